@@ -1,0 +1,583 @@
+//! Conversion of Kubernetes API objects (k8s-openapi types) into the compact internal forms.
+//!
+//! This is the only place the engine touches the API schema. It applies the API server's
+//! defaulting that scheduling depends on (container requests default to limits; node
+//! allocatable defaults to capacity) and computes effective pod requests as kube's
+//! `resourcehelper.PodRequests` does (sum of containers, init containers as a running maximum
+//! with restartable sidecars accumulated, plus overhead).
+
+use super::intern::Sym;
+use super::labels::{LabelSelector, Labels, NodeSelector, NodeSelectorTerm, Operator, Requirement};
+use super::node::{Node, Taint};
+use super::pod::{HostPort, Pod, PodKey, PodSpecInfo, TaintEffect, Toleration, WeightedTerm};
+use super::quantity::Quantity;
+use super::resource::{DEFAULT_MEMORY_REQUEST, DEFAULT_MILLI_CPU_REQUEST, Resource};
+use k8s_openapi::api::core::v1 as core;
+use k8s_openapi::apimachinery::pkg::api::resource::Quantity as KQuantity;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1 as meta;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+/// A field that could not be converted, with its API field path.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{field}: Invalid value: {value:?}: {detail}")]
+pub struct ConvertError {
+    pub field: String,
+    pub value: String,
+    pub detail: String,
+}
+
+fn invalid(field: String, value: &str, detail: impl Into<String>) -> ConvertError {
+    ConvertError {
+        field,
+        value: value.to_string(),
+        detail: detail.into(),
+    }
+}
+
+/// kube's `IsScalarResourceName`: extended resources, hugepages and attachable volumes.
+pub fn is_scalar_resource_name(name: &str) -> bool {
+    if name.starts_with("hugepages-") || name.starts_with("attachable-volumes-") {
+        return true;
+    }
+    // Extended resource: fully qualified, outside the kubernetes.io namespace, not "requests.".
+    name.contains('/')
+        && !name.starts_with("requests.")
+        && !name
+            .split_once('/')
+            .is_some_and(|(p, _)| p == "kubernetes.io" || p.ends_with(".kubernetes.io"))
+}
+
+fn parse_quantity(field: impl FnOnce() -> String, q: &KQuantity) -> Result<Quantity, ConvertError> {
+    Quantity::parse(&q.0).map_err(|e| invalid(field(), &q.0, e.to_string()))
+}
+
+/// Converts a resource list (`requests`, `limits`, `capacity`, ...) into a vector.
+/// `pods` is kept only when `with_pods`.
+pub fn resource_list(
+    list: &BTreeMap<String, KQuantity>,
+    path: &str,
+    with_pods: bool,
+) -> Result<Resource, ConvertError> {
+    let mut r = Resource::default();
+    for (name, q) in list {
+        let v = parse_quantity(|| format!("{path}[{name}]"), q)?;
+        match name.as_str() {
+            "cpu" => r.milli_cpu = v.milli_value(),
+            "memory" => r.memory = v.value(),
+            "ephemeral-storage" => r.ephemeral_storage = v.value(),
+            "pods" => {
+                if with_pods {
+                    r.allowed_pod_number = v.value();
+                }
+            }
+            n if is_scalar_resource_name(n) => r.set_scalar(Sym::new(n), v.value()),
+            _ => {}
+        }
+    }
+    Ok(r)
+}
+
+/// A container's requests after API defaulting (requests default to limits per resource).
+fn container_requests(c: &core::Container, path: &str) -> Result<Resource, ConvertError> {
+    let Some(res) = &c.resources else {
+        return Ok(Resource::default());
+    };
+    let mut merged: BTreeMap<String, KQuantity> = res.requests.clone().unwrap_or_default();
+    if let Some(limits) = &res.limits {
+        for (k, v) in limits {
+            merged.entry(k.clone()).or_insert_with(|| v.clone());
+        }
+    }
+    resource_list(&merged, &format!("{path}.resources.requests"), false)
+}
+
+fn with_non_zero(mut r: Resource, c: &core::Container) -> Resource {
+    let has = |name: &str| {
+        c.resources.as_ref().is_some_and(|res| {
+            res.requests.as_ref().is_some_and(|m| m.contains_key(name))
+                || res.limits.as_ref().is_some_and(|m| m.contains_key(name))
+        })
+    };
+    if !has("cpu") {
+        r.milli_cpu = DEFAULT_MILLI_CPU_REQUEST;
+    }
+    if !has("memory") {
+        r.memory = DEFAULT_MEMORY_REQUEST;
+    }
+    r
+}
+
+/// Effective pod requests, as kube's `PodRequests`; returns `(requests, non_zero_requests)`.
+pub fn pod_requests(spec: &core::PodSpec) -> Result<(Resource, Resource), ConvertError> {
+    let mut reqs = Resource::default();
+    let mut nz = Resource::default();
+    for (i, c) in spec.containers.iter().enumerate() {
+        let r = container_requests(c, &format!("spec.containers[{i}]"))?;
+        nz.add(&with_non_zero(r.clone(), c));
+        reqs.add(&r);
+    }
+    let mut sidecars = Resource::default();
+    let mut sidecars_nz = Resource::default();
+    let mut max_init = Resource::default();
+    let mut max_init_nz = Resource::default();
+    for (i, c) in spec.init_containers.iter().flatten().enumerate() {
+        let r = container_requests(c, &format!("spec.initContainers[{i}]"))?;
+        let r_nz = with_non_zero(r.clone(), c);
+        if c.restart_policy.as_deref() == Some("Always") {
+            // Restartable (sidecar) init containers run alongside everything after them.
+            reqs.add(&r);
+            nz.add(&r_nz);
+            sidecars.add(&r);
+            sidecars_nz.add(&r_nz);
+            let mut s = sidecars.clone();
+            let mut s_nz = sidecars_nz.clone();
+            s.set_max(&Resource::default());
+            s_nz.set_max(&Resource::default());
+            max_init.set_max(&s);
+            max_init_nz.set_max(&s_nz);
+        } else {
+            let mut at = r;
+            at.add(&sidecars);
+            max_init.set_max(&at);
+            let mut at_nz = r_nz;
+            at_nz.add(&sidecars_nz);
+            max_init_nz.set_max(&at_nz);
+        }
+    }
+    reqs.set_max(&max_init);
+    nz.set_max(&max_init_nz);
+    if let Some(overhead) = &spec.overhead {
+        let o = resource_list(overhead, "spec.overhead", false)?;
+        reqs.add(&o);
+        nz.add(&o);
+    }
+    Ok((reqs, nz))
+}
+
+fn requirement(
+    key: &str,
+    op: &str,
+    values: &[String],
+    path: &str,
+    allow_numeric: bool,
+) -> Result<Requirement, ConvertError> {
+    let op = Operator::parse(op)
+        .filter(|o| allow_numeric || !matches!(o, Operator::Gt | Operator::Lt))
+        .ok_or_else(|| {
+            invalid(
+                format!("{path}.operator"),
+                op,
+                "not a valid selector operator",
+            )
+        })?;
+    let mut int_value = 0;
+    if matches!(op, Operator::Gt | Operator::Lt) {
+        let v = values.first().map(String::as_str).unwrap_or("");
+        int_value = v.parse::<i64>().map_err(|_| {
+            invalid(
+                format!("{path}.values[0]"),
+                v,
+                "must be an integer for Gt and Lt",
+            )
+        })?;
+    }
+    Ok(Requirement {
+        key: Sym::new(key),
+        op,
+        values: values.iter().map(|v| Sym::new(v)).collect(),
+        int_value,
+    })
+}
+
+fn node_selector_term(
+    t: &core::NodeSelectorTerm,
+    path: &str,
+) -> Result<NodeSelectorTerm, ConvertError> {
+    let mut out = NodeSelectorTerm::default();
+    for (i, e) in t.match_expressions.iter().flatten().enumerate() {
+        out.match_expressions.push(requirement(
+            &e.key,
+            &e.operator,
+            e.values.as_deref().unwrap_or(&[]),
+            &format!("{path}.matchExpressions[{i}]"),
+            true,
+        )?);
+    }
+    for (i, e) in t.match_fields.iter().flatten().enumerate() {
+        let p = format!("{path}.matchFields[{i}]");
+        if e.key != "metadata.name" {
+            return Err(invalid(
+                format!("{p}.key"),
+                &e.key,
+                "not a valid field selector key",
+            ));
+        }
+        out.match_fields.push(requirement(
+            &e.key,
+            &e.operator,
+            e.values.as_deref().unwrap_or(&[]),
+            &p,
+            false,
+        )?);
+    }
+    Ok(out)
+}
+
+/// Converts a `metav1.LabelSelector`.
+pub fn label_selector(s: &meta::LabelSelector, path: &str) -> Result<LabelSelector, ConvertError> {
+    let mut requirements = Vec::new();
+    for (k, v) in s.match_labels.iter().flatten() {
+        requirements.push(Requirement {
+            key: Sym::new(k),
+            op: Operator::In,
+            values: vec![Sym::new(v)],
+            int_value: 0,
+        });
+    }
+    for (i, e) in s.match_expressions.iter().flatten().enumerate() {
+        requirements.push(requirement(
+            &e.key,
+            &e.operator,
+            e.values.as_deref().unwrap_or(&[]),
+            &format!("{path}.matchExpressions[{i}]"),
+            false,
+        )?);
+    }
+    Ok(LabelSelector { requirements })
+}
+
+fn labels_of(m: &Option<BTreeMap<String, String>>) -> Labels {
+    Labels::from_pairs(m.iter().flatten().map(|(k, v)| (k.as_str(), v.as_str())))
+}
+
+/// Converts the scheduling-relevant part of a pod spec.
+pub fn pod_spec_info(spec: &core::PodSpec) -> Result<PodSpecInfo, ConvertError> {
+    let (requests, non_zero_requests) = pod_requests(spec)?;
+    let mut info = PodSpecInfo {
+        priority: spec.priority.unwrap_or(0),
+        scheduler_name: Sym::new(
+            spec.scheduler_name
+                .as_deref()
+                .unwrap_or("default-scheduler"),
+        ),
+        node_name: Sym::new(spec.node_name.as_deref().unwrap_or("")),
+        scheduling_gates: spec
+            .scheduling_gates
+            .iter()
+            .flatten()
+            .map(|g| Arc::from(g.name.as_str()))
+            .collect(),
+        requests,
+        non_zero_requests,
+        node_selector: labels_of(&spec.node_selector),
+        ..Default::default()
+    };
+    if let Some(aff) = &spec.affinity {
+        if let Some(na) = &aff.node_affinity {
+            if let Some(req) = &na.required_during_scheduling_ignored_during_execution {
+                let mut sel = NodeSelector::default();
+                for (i, t) in req.node_selector_terms.iter().enumerate() {
+                    sel.terms.push(node_selector_term(
+                        t,
+                        &format!(
+                            "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[{i}]"
+                        ),
+                    )?);
+                }
+                info.required_node_affinity = Some(sel);
+            }
+            for (i, p) in na
+                .preferred_during_scheduling_ignored_during_execution
+                .iter()
+                .flatten()
+                .enumerate()
+            {
+                info.preferred_node_affinity.push(WeightedTerm {
+                    weight: p.weight,
+                    term: node_selector_term(
+                        &p.preference,
+                        &format!(
+                            "spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution[{i}].preference"
+                        ),
+                    )?,
+                });
+            }
+        }
+        if aff.pod_affinity.is_some() {
+            info.unsupported
+                .push("InterPodAffinity (spec.affinity.podAffinity)");
+        }
+        if aff.pod_anti_affinity.is_some() {
+            info.unsupported
+                .push("InterPodAffinity (spec.affinity.podAntiAffinity)");
+        }
+    }
+    for (i, t) in spec.tolerations.iter().flatten().enumerate() {
+        let effect = match t.effect.as_deref() {
+            None | Some("") => None,
+            Some(e) => Some(TaintEffect::parse(e).ok_or_else(|| {
+                invalid(
+                    format!("spec.tolerations[{i}].effect"),
+                    e,
+                    "unsupported taint effect",
+                )
+            })?),
+        };
+        let exists = match t.operator.as_deref() {
+            Some("Exists") => true,
+            None | Some("") | Some("Equal") => false,
+            Some(o) => {
+                return Err(invalid(
+                    format!("spec.tolerations[{i}].operator"),
+                    o,
+                    "supported values: \"Equal\", \"Exists\"",
+                ));
+            }
+        };
+        info.tolerations.push(Toleration {
+            key: Sym::new(t.key.as_deref().unwrap_or("")),
+            exists,
+            value: Sym::new(t.value.as_deref().unwrap_or("")),
+            effect,
+        });
+    }
+    let all_containers = spec
+        .containers
+        .iter()
+        .chain(spec.init_containers.iter().flatten());
+    for c in all_containers {
+        for p in c.ports.iter().flatten() {
+            if let Some(hp) = p.host_port.filter(|&hp| hp > 0) {
+                info.host_ports.push(HostPort {
+                    ip: Sym::new(p.host_ip.as_deref().unwrap_or("0.0.0.0")),
+                    protocol: Sym::new(p.protocol.as_deref().unwrap_or("TCP")),
+                    port: hp,
+                });
+            }
+        }
+    }
+    if spec
+        .topology_spread_constraints
+        .as_ref()
+        .is_some_and(|v| !v.is_empty())
+    {
+        info.unsupported
+            .push("PodTopologySpread (spec.topologySpreadConstraints)");
+    }
+    if spec
+        .volumes
+        .iter()
+        .flatten()
+        .any(|v| v.persistent_volume_claim.is_some() || v.ephemeral.is_some())
+    {
+        info.unsupported
+            .push("volume plugins (persistentVolumeClaim/ephemeral volumes are out of scope)");
+    }
+    if spec.resource_claims.as_ref().is_some_and(|v| !v.is_empty()) {
+        info.unsupported
+            .push("DynamicResources (spec.resourceClaims; DRA is out of scope)");
+    }
+    Ok(info)
+}
+
+/// Converts a pod whose spec was already converted (`spec` may be shared between pods).
+pub fn pod_with_spec(pod: &core::Pod, spec: Arc<PodSpecInfo>) -> Pod {
+    let m = &pod.metadata;
+    let namespace = m.namespace.as_deref().unwrap_or("default");
+    let name = m.name.as_deref().unwrap_or("");
+    let node = pod
+        .spec
+        .as_ref()
+        .and_then(|s| s.node_name.as_deref())
+        .filter(|n| !n.is_empty())
+        .map(Sym::new);
+    Pod {
+        key: PodKey::new(namespace, name),
+        namespace: Sym::new(namespace),
+        name: Arc::from(name),
+        uid: Arc::from(m.uid.as_deref().unwrap_or("")),
+        labels: Arc::new(labels_of(&m.labels)),
+        spec,
+        node_name: node,
+        nominated_node_name: pod
+            .status
+            .as_ref()
+            .and_then(|s| s.nominated_node_name.as_deref())
+            .filter(|n| !n.is_empty())
+            .map(Sym::new),
+        deletion_timestamp: m.deletion_timestamp.is_some(),
+        resource_version: m
+            .resource_version
+            .as_deref()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0),
+    }
+}
+
+/// Converts a pod.
+pub fn pod(pod: &core::Pod) -> Result<Pod, ConvertError> {
+    let spec = match &pod.spec {
+        Some(s) => pod_spec_info(s)?,
+        None => PodSpecInfo {
+            scheduler_name: Sym::new("default-scheduler"),
+            ..Default::default()
+        },
+    };
+    Ok(pod_with_spec(pod, Arc::new(spec)))
+}
+
+/// Converts a node. Allocatable defaults to capacity when the node gives none.
+pub fn node(n: &core::Node) -> Result<Node, ConvertError> {
+    let status = n.status.as_ref();
+    let (list, path) = match (
+        status.and_then(|s| s.allocatable.as_ref()),
+        status.and_then(|s| s.capacity.as_ref()),
+    ) {
+        (Some(a), _) => (Some(a), "status.allocatable"),
+        (None, Some(c)) => (Some(c), "status.capacity"),
+        (None, None) => (None, "status.capacity"),
+    };
+    let allocatable = match list {
+        Some(l) => resource_list(l, path, true)?,
+        None => Resource::default(),
+    };
+    let spec = n.spec.as_ref();
+    let mut taints = Vec::new();
+    for (i, t) in spec
+        .and_then(|s| s.taints.as_ref())
+        .into_iter()
+        .flatten()
+        .enumerate()
+    {
+        let effect = TaintEffect::parse(&t.effect).ok_or_else(|| {
+            invalid(
+                format!("spec.taints[{i}].effect"),
+                &t.effect,
+                "unsupported taint effect",
+            )
+        })?;
+        taints.push(Taint {
+            key: Sym::new(&t.key),
+            value: Sym::new(t.value.as_deref().unwrap_or("")),
+            effect,
+        });
+    }
+    Ok(Node {
+        name: Sym::new(n.metadata.name.as_deref().unwrap_or("")),
+        labels: Arc::new(labels_of(&n.metadata.labels)),
+        taints: taints.into(),
+        unschedulable: spec.and_then(|s| s.unschedulable).unwrap_or(false),
+        allocatable,
+        resource_version: n
+            .metadata
+            .resource_version
+            .as_deref()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn q(s: &str) -> KQuantity {
+        KQuantity(s.to_string())
+    }
+
+    fn container(req: &[(&str, &str)], lim: &[(&str, &str)]) -> core::Container {
+        let map = |v: &[(&str, &str)]| {
+            (!v.is_empty()).then(|| v.iter().map(|(k, x)| (k.to_string(), q(x))).collect())
+        };
+        core::Container {
+            name: "c".into(),
+            resources: Some(core::ResourceRequirements {
+                requests: map(req),
+                limits: map(lim),
+                ..Default::default()
+            }),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn requests_default_to_limits_and_non_zero_defaults_apply() {
+        let spec = core::PodSpec {
+            containers: vec![
+                container(&[("cpu", "100m")], &[("cpu", "200m"), ("memory", "500Mi")]),
+                container(&[], &[]),
+            ],
+            ..Default::default()
+        };
+        let (r, nz) = pod_requests(&spec).unwrap();
+        assert_eq!(r.milli_cpu, 100);
+        assert_eq!(r.memory, 500 * 1024 * 1024);
+        assert_eq!(nz.milli_cpu, 100 + DEFAULT_MILLI_CPU_REQUEST);
+        assert_eq!(nz.memory, 500 * 1024 * 1024 + DEFAULT_MEMORY_REQUEST);
+    }
+
+    #[test]
+    fn init_containers_take_the_max_and_sidecars_add_up() {
+        let mut sidecar = container(&[("cpu", "300m")], &[]);
+        sidecar.restart_policy = Some("Always".into());
+        let spec = core::PodSpec {
+            containers: vec![container(&[("cpu", "500m")], &[])],
+            init_containers: Some(vec![
+                container(&[("cpu", "2")], &[]),
+                sidecar,
+                container(&[("cpu", "1")], &[]),
+            ]),
+            overhead: Some([("cpu".to_string(), q("10m"))].into()),
+            ..Default::default()
+        };
+        let (r, _) = pod_requests(&spec).unwrap();
+        // containers 500m + sidecar 300m = 800m; init max(2000, 1000+300) = 2000; + 10m overhead.
+        assert_eq!(r.milli_cpu, 2010);
+    }
+
+    #[test]
+    fn node_allocatable_defaults_to_capacity() {
+        let n = core::Node {
+            metadata: meta::ObjectMeta {
+                name: Some("n1".into()),
+                ..Default::default()
+            },
+            status: Some(core::NodeStatus {
+                capacity: Some(
+                    [
+                        ("cpu".to_string(), q("4")),
+                        ("memory".to_string(), q("32Gi")),
+                        ("pods".to_string(), q("110")),
+                    ]
+                    .into(),
+                ),
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        let n = node(&n).unwrap();
+        assert_eq!(n.allocatable.milli_cpu, 4000);
+        assert_eq!(n.allocatable.memory, 32 << 30);
+        assert_eq!(n.allocatable.allowed_pod_number, 110);
+    }
+
+    #[test]
+    fn bad_quantity_names_the_field() {
+        let spec = core::PodSpec {
+            containers: vec![container(&[("cpu", "lots")], &[])],
+            ..Default::default()
+        };
+        let e = pod_requests(&spec).unwrap_err();
+        assert_eq!(e.field, "spec.containers[0].resources.requests[cpu]");
+        assert_eq!(e.value, "lots");
+    }
+
+    #[test]
+    fn scalar_resource_names() {
+        assert!(is_scalar_resource_name("example.com/gpu"));
+        assert!(is_scalar_resource_name("hugepages-2Mi"));
+        assert!(!is_scalar_resource_name("kubernetes.io/foo"));
+        assert!(!is_scalar_resource_name("storage"));
+    }
+}

@@ -1,0 +1,25 @@
+//! The compact internal form of a Node.
+
+use super::intern::Sym;
+use super::labels::Labels;
+use super::pod::TaintEffect;
+use super::resource::Resource;
+use std::sync::Arc;
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Taint {
+    pub key: Sym,
+    pub value: Sym,
+    pub effect: TaintEffect,
+}
+
+#[derive(Clone, Debug)]
+pub struct Node {
+    pub name: Sym,
+    pub labels: Arc<Labels>,
+    pub taints: Arc<[Taint]>,
+    pub unschedulable: bool,
+    /// `status.allocatable`, defaulted to `status.capacity` where absent (as the API server does).
+    pub allocatable: Resource,
+    pub resource_version: u64,
+}

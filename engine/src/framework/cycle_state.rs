@@ -1,0 +1,35 @@
+//! `CycleState`: per-scheduling-cycle data that plugins write in PreFilter/PreScore and read in
+//! Filter/Score (shared read-only across the rayon workers).
+
+use ahash::AHashMap;
+use std::any::Any;
+
+/// Data a plugin stores in the cycle state.
+pub type StateData = Box<dyn Any + Send + Sync>;
+
+#[derive(Default)]
+pub struct CycleState {
+    data: AHashMap<&'static str, StateData>,
+    /// Filter plugins whose PreFilter returned Skip.
+    pub skip_filter_plugins: Vec<&'static str>,
+    /// Score plugins whose PreScore returned Skip.
+    pub skip_score_plugins: Vec<&'static str>,
+}
+
+impl CycleState {
+    pub fn new() -> CycleState {
+        CycleState::default()
+    }
+
+    pub fn write<T: Any + Send + Sync>(&mut self, key: &'static str, value: T) {
+        self.data.insert(key, Box::new(value));
+    }
+
+    pub fn read<T: Any + Send + Sync>(&self, key: &'static str) -> Option<&T> {
+        self.data.get(key).and_then(|b| b.downcast_ref::<T>())
+    }
+
+    pub fn delete(&mut self, key: &'static str) {
+        self.data.remove(key);
+    }
+}

@@ -1,0 +1,186 @@
+//! Cluster events: `(resource, action)` pairs, kube's matching rule, and their labels.
+
+use std::fmt;
+
+/// Event resources (kube's `EventResource`, restricted to what tidegate models).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum EventResource {
+    /// Any pod: matches both assigned and unscheduled pods.
+    Pod,
+    AssignedPod,
+    UnscheduledPod,
+    Node,
+    Namespace,
+    Service,
+    /// The wildcard resource `*`.
+    Wildcard,
+}
+
+impl EventResource {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EventResource::Pod => "Pod",
+            EventResource::AssignedPod => "AssignedPod",
+            EventResource::UnscheduledPod => "UnscheduledPod",
+            EventResource::Node => "Node",
+            EventResource::Namespace => "Namespace",
+            EventResource::Service => "Service",
+            EventResource::Wildcard => "*",
+        }
+    }
+}
+
+/// ActionType bitmask, in kube's bit order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ActionType(pub u32);
+
+impl ActionType {
+    pub const ADD: ActionType = ActionType(1 << 0);
+    pub const DELETE: ActionType = ActionType(1 << 1);
+    pub const UPDATE_NODE_ALLOCATABLE: ActionType = ActionType(1 << 2);
+    pub const UPDATE_NODE_LABEL: ActionType = ActionType(1 << 3);
+    pub const UPDATE_NODE_TAINT: ActionType = ActionType(1 << 4);
+    pub const UPDATE_NODE_CONDITION: ActionType = ActionType(1 << 5);
+    pub const UPDATE_NODE_ANNOTATION: ActionType = ActionType(1 << 6);
+    pub const UPDATE_POD_LABEL: ActionType = ActionType(1 << 7);
+    pub const UPDATE_POD_SCALE_DOWN: ActionType = ActionType(1 << 8);
+    pub const UPDATE_POD_TOLERATIONS: ActionType = ActionType(1 << 9);
+    pub const UPDATE_POD_SCHEDULING_GATES_ELIMINATED: ActionType = ActionType(1 << 10);
+    pub const UPDATE_POD_GENERATED_RESOURCE_CLAIM: ActionType = ActionType(1 << 11);
+    /// Every update bit.
+    pub const UPDATE: ActionType = ActionType(((1 << 12) - 1) & !0b11);
+    pub const ALL: ActionType = ActionType((1 << 12) - 1);
+
+    pub const fn union(self, o: ActionType) -> ActionType {
+        ActionType(self.0 | o.0)
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ActionType::ADD => "Add",
+            ActionType::DELETE => "Delete",
+            ActionType::UPDATE_NODE_ALLOCATABLE => "UpdateNodeAllocatable",
+            ActionType::UPDATE_NODE_LABEL => "UpdateNodeLabel",
+            ActionType::UPDATE_NODE_TAINT => "UpdateNodeTaint",
+            ActionType::UPDATE_NODE_CONDITION => "UpdateNodeCondition",
+            ActionType::UPDATE_NODE_ANNOTATION => "UpdateNodeAnnotation",
+            ActionType::UPDATE_POD_LABEL => "UpdatePodLabel",
+            ActionType::UPDATE_POD_SCALE_DOWN => "UpdatePodScaleDown",
+            ActionType::UPDATE_POD_TOLERATIONS => "UpdatePodToleration",
+            ActionType::UPDATE_POD_SCHEDULING_GATES_ELIMINATED => {
+                "UpdatePodSchedulingGatesEliminated"
+            }
+            ActionType::UPDATE_POD_GENERATED_RESOURCE_CLAIM => "UpdatePodGeneratedResourceClaim",
+            ActionType::UPDATE => "Update",
+            ActionType::ALL => "All",
+            _ => "Mixed",
+        }
+    }
+}
+
+/// A cluster event. A custom label (e.g. `ScheduleAttemptFailure`) replaces the derived one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ClusterEvent {
+    pub resource: EventResource,
+    pub action: ActionType,
+    pub custom_label: Option<&'static str>,
+}
+
+impl ClusterEvent {
+    pub const fn new(resource: EventResource, action: ActionType) -> ClusterEvent {
+        ClusterEvent {
+            resource,
+            action,
+            custom_label: None,
+        }
+    }
+
+    pub const fn wildcard(label: &'static str) -> ClusterEvent {
+        ClusterEvent {
+            resource: EventResource::Wildcard,
+            action: ActionType::ALL,
+            custom_label: Some(label),
+        }
+    }
+
+    pub fn is_wildcard(&self) -> bool {
+        self.resource == EventResource::Wildcard && self.action == ActionType::ALL
+    }
+
+    /// kube's `ClusterEvent.Match`: does registration `self` match incoming event `ev`?
+    pub fn matches(&self, ev: &ClusterEvent) -> bool {
+        if self.is_wildcard() {
+            return true;
+        }
+        if ev.is_wildcard() {
+            return false;
+        }
+        let resource_ok = self.resource == ev.resource
+            || (self.resource == EventResource::Pod
+                && matches!(
+                    ev.resource,
+                    EventResource::AssignedPod | EventResource::UnscheduledPod
+                ));
+        resource_ok && (self.action.0 & ev.action.0) != 0 && ev.action.0 <= self.action.0
+    }
+
+    /// The label used in metrics: the custom label, else resource + action (`NodeAdd`).
+    pub fn label(&self) -> String {
+        match self.custom_label {
+            Some(l) => l.to_string(),
+            None => format!("{}{}", self.resource.as_str(), self.action.as_str()),
+        }
+    }
+}
+
+impl fmt::Display for ClusterEvent {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.label())
+    }
+}
+
+/// Well-known special events.
+pub mod labels {
+    pub const SCHEDULE_ATTEMPT_FAILURE: &str = "ScheduleAttemptFailure";
+    pub const BACKOFF_COMPLETE: &str = "BackoffComplete";
+    pub const FORCE_ACTIVATE: &str = "ForceActivate";
+    pub const UNSCHEDULABLE_TIMEOUT: &str = "UnschedulableTimeout";
+    pub const UNSCHEDULED_POD_ADD: &str = "UnscheduledPodAdd";
+    pub const UNSCHEDULED_POD_UPDATE: &str = "UnscheduledPodUpdate";
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn matching_follows_kube_rules() {
+        let reg = ClusterEvent::new(EventResource::Pod, ActionType::DELETE);
+        let ev = ClusterEvent::new(EventResource::AssignedPod, ActionType::DELETE);
+        assert!(reg.matches(&ev));
+        assert!(!ev.matches(&ClusterEvent::new(EventResource::Node, ActionType::DELETE)));
+        // A generic Update does not match a registration for one sub-update.
+        let gates = ClusterEvent::new(
+            EventResource::Pod,
+            ActionType::UPDATE_POD_SCHEDULING_GATES_ELIMINATED,
+        );
+        let generic = ClusterEvent::new(EventResource::UnscheduledPod, ActionType::UPDATE);
+        assert!(!gates.matches(&generic));
+        // ...but a specific update matches a generic Update registration.
+        let reg_update = ClusterEvent::new(EventResource::Pod, ActionType::UPDATE);
+        let specific = ClusterEvent::new(
+            EventResource::UnscheduledPod,
+            ActionType::UPDATE_POD_SCHEDULING_GATES_ELIMINATED,
+        );
+        assert!(reg_update.matches(&specific));
+        // Wildcards: a wildcard registration matches everything, an incoming wildcard only a
+        // wildcard registration.
+        let timeout = ClusterEvent::wildcard(labels::UNSCHEDULABLE_TIMEOUT);
+        assert!(!gates.matches(&timeout));
+        assert!(timeout.matches(&gates));
+        assert_eq!(
+            ClusterEvent::new(EventResource::Node, ActionType::ADD).label(),
+            "NodeAdd"
+        );
+    }
+}

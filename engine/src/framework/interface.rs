@@ -1,0 +1,193 @@
+//! The extension points of the scheduling framework (KEP-624), as traits.
+//!
+//! A plugin is one value that implements [`Plugin`] plus the extension-point traits it takes
+//! part in. It advertises them through the `into_*` methods (a `self: Arc<Self>` receiver keeps
+//! the trait object-safe), so the runtime can hold one typed list per extension point, in the
+//! configured order, without downcasts on the hot path.
+
+use super::cycle_state::CycleState;
+use super::events::ClusterEvent;
+use super::node_info::NodeInfo;
+use super::status::Status;
+use crate::api::{Pod, Sym};
+use crate::queue::QueuedPodInfo;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// kube's `MaxNodeScore`.
+pub const MAX_NODE_SCORE: i64 = 100;
+/// kube's `MinNodeScore`.
+pub const MIN_NODE_SCORE: i64 = 0;
+
+/// The root trait. Implement the `into_*` methods for the extension points the plugin serves.
+pub trait Plugin: Send + Sync + 'static {
+    fn name(&self) -> &'static str;
+
+    fn into_pre_enqueue(self: Arc<Self>) -> Option<Arc<dyn PreEnqueuePlugin>> {
+        None
+    }
+    fn into_queue_sort(self: Arc<Self>) -> Option<Arc<dyn QueueSortPlugin>> {
+        None
+    }
+    fn into_pre_filter(self: Arc<Self>) -> Option<Arc<dyn PreFilterPlugin>> {
+        None
+    }
+    fn into_filter(self: Arc<Self>) -> Option<Arc<dyn FilterPlugin>> {
+        None
+    }
+    fn into_post_filter(self: Arc<Self>) -> Option<Arc<dyn PostFilterPlugin>> {
+        None
+    }
+    fn into_pre_score(self: Arc<Self>) -> Option<Arc<dyn PreScorePlugin>> {
+        None
+    }
+    fn into_score(self: Arc<Self>) -> Option<Arc<dyn ScorePlugin>> {
+        None
+    }
+    fn into_reserve(self: Arc<Self>) -> Option<Arc<dyn ReservePlugin>> {
+        None
+    }
+    fn into_permit(self: Arc<Self>) -> Option<Arc<dyn PermitPlugin>> {
+        None
+    }
+    fn into_pre_bind(self: Arc<Self>) -> Option<Arc<dyn PreBindPlugin>> {
+        None
+    }
+    fn into_bind(self: Arc<Self>) -> Option<Arc<dyn BindPlugin>> {
+        None
+    }
+    fn into_post_bind(self: Arc<Self>) -> Option<Arc<dyn PostBindPlugin>> {
+        None
+    }
+    fn into_enqueue_extensions(self: Arc<Self>) -> Option<Arc<dyn EnqueueExtensions>> {
+        None
+    }
+}
+
+/// Runs before a pod may enter activeQ. Non-success keeps the pod out (gated).
+pub trait PreEnqueuePlugin: Plugin {
+    fn pre_enqueue(&self, pod: &Pod) -> Status;
+}
+
+/// Orders activeQ.
+pub trait QueueSortPlugin: Plugin {
+    fn less(&self, a: &QueuedPodInfo, b: &QueuedPodInfo) -> bool;
+}
+
+/// What PreFilter may return besides a status: the only nodes worth filtering.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PreFilterResult {
+    /// `None` = all nodes.
+    pub node_names: Option<Vec<Sym>>,
+}
+
+/// Adds/removes a pod to/from the PreFilter state (preemption, nominated pods).
+pub trait PreFilterExtensions: Send + Sync {
+    fn add_pod(&self, state: &mut CycleState, pod: &Pod, to_add: &Pod, node: &NodeInfo) -> Status;
+    fn remove_pod(
+        &self,
+        state: &mut CycleState,
+        pod: &Pod,
+        to_remove: &Pod,
+        node: &NodeInfo,
+    ) -> Status;
+}
+
+pub trait PreFilterPlugin: Plugin {
+    /// Skip means the coupled Filter of this plugin is not run for this pod.
+    fn pre_filter(
+        &self,
+        state: &mut CycleState,
+        pod: &Pod,
+        nodes: &[Arc<NodeInfo>],
+    ) -> (Option<PreFilterResult>, Status);
+    fn pre_filter_extensions(&self) -> Option<&dyn PreFilterExtensions> {
+        None
+    }
+}
+
+/// Per-node feasibility. Runs concurrently on many nodes: `&CycleState` is shared.
+pub trait FilterPlugin: Plugin {
+    fn filter(&self, state: &CycleState, pod: &Pod, node: &NodeInfo) -> Status;
+}
+
+/// Why nodes failed, handed to PostFilter.
+#[derive(Clone, Debug, Default)]
+pub struct Diagnosis {
+    /// `(node, status)` for every node that was rejected.
+    pub node_statuses: Vec<(Sym, Status)>,
+    pub unschedulable_plugins: Vec<&'static str>,
+    pub pending_plugins: Vec<&'static str>,
+    pub pre_filter_msg: String,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PostFilterResult {
+    pub nominated_node_name: Option<Sym>,
+}
+
+pub trait PostFilterPlugin: Plugin {
+    fn post_filter(
+        &self,
+        state: &mut CycleState,
+        pod: &Pod,
+        diagnosis: &Diagnosis,
+    ) -> (Option<PostFilterResult>, Status);
+}
+
+pub trait PreScorePlugin: Plugin {
+    /// Skip means the coupled Score of this plugin is not run for this pod.
+    fn pre_score(&self, state: &mut CycleState, pod: &Pod, nodes: &[Arc<NodeInfo>]) -> Status;
+}
+
+pub trait ScorePlugin: Plugin {
+    fn score(&self, state: &CycleState, pod: &Pod, node: &NodeInfo) -> Result<i64, Status>;
+    /// Whether [`ScorePlugin::normalize_score`] does anything (kube's ScoreExtensions != nil).
+    fn has_normalize(&self) -> bool {
+        false
+    }
+    /// Rescales the raw scores of all feasible nodes into `[0, MAX_NODE_SCORE]`.
+    fn normalize_score(&self, _state: &CycleState, _pod: &Pod, _scores: &mut [i64]) -> Status {
+        Status::success()
+    }
+}
+
+pub trait ReservePlugin: Plugin {
+    fn reserve(&self, state: &mut CycleState, pod: &Pod, node: Sym) -> Status;
+    fn unreserve(&self, state: &mut CycleState, pod: &Pod, node: Sym);
+}
+
+pub trait PermitPlugin: Plugin {
+    /// Success, Wait (with a timeout) or a rejection.
+    fn permit(&self, state: &mut CycleState, pod: &Pod, node: Sym) -> (Status, Duration);
+}
+
+pub trait PreBindPlugin: Plugin {
+    fn pre_bind(&self, state: &mut CycleState, pod: &Pod, node: Sym) -> Status;
+}
+
+pub trait BindPlugin: Plugin {
+    /// Skip passes the pod to the next bind plugin.
+    fn bind(&self, state: &mut CycleState, pod: &Pod, node: Sym) -> Status;
+}
+
+pub trait PostBindPlugin: Plugin {
+    fn post_bind(&self, state: &mut CycleState, pod: &Pod, node: Sym);
+}
+
+/// The cluster events that may make a pod rejected by this plugin schedulable.
+pub trait EnqueueExtensions: Send + Sync {
+    fn events_to_register(&self) -> Vec<ClusterEvent>;
+}
+
+/// What the engine needs from the API server: the harness (or a real client) implements it.
+pub trait ClusterClient: Send + Sync {
+    /// POST pods/binding. Errors are messages (a 409 Conflict for a gated pod, for example).
+    fn bind(&self, pod: &Pod, node: Sym) -> Result<(), String>;
+    /// Records a `PodScheduled=False` condition with `reason` and `message` after a failed
+    /// attempt (kube's status patch). Default: ignored.
+    fn set_unschedulable(&self, _pod: &Pod, _reason: &str, _message: &str) {}
+    /// Whether the pod still exists and is still unassigned (kube asks its informer's lister
+    /// before putting a failed pod back in the queue).
+    fn pod_exists_unassigned(&self, pod: &Pod) -> bool;
+}

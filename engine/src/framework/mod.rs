@@ -1,0 +1,17 @@
+//! The scheduling framework (KEP-624): extension-point traits, Status, CycleState, NodeInfo,
+//! cluster events, and the runtime that runs a profile's plugins.
+
+pub mod cycle_state;
+pub mod events;
+pub mod interface;
+pub mod node_info;
+pub mod parallelize;
+pub mod runtime;
+pub mod status;
+
+pub use cycle_state::CycleState;
+pub use events::{ActionType, ClusterEvent, EventResource};
+pub use interface::*;
+pub use node_info::NodeInfo;
+pub use runtime::{Framework, FrameworkError, Profile};
+pub use status::{Code, Status};

@@ -1,0 +1,80 @@
+//! `NodeInfo`: a node plus the aggregate of the pods assigned (or assumed) to it.
+//!
+//! It holds aggregates only (requested resources, pod count, used host ports), not the pod list,
+//! so a copy-on-write clone for the snapshot is a few small copies regardless of how many pods
+//! the node runs.
+
+use crate::api::{HostPort, Node, Pod, Resource, Sym};
+use std::sync::Arc;
+
+#[derive(Clone, Debug)]
+pub struct NodeInfo {
+    pub node: Arc<Node>,
+    /// Sum of the effective requests of the node's pods.
+    pub requested: Resource,
+    /// The same with kube's non-zero defaults (used by scoring).
+    pub non_zero_requested: Resource,
+    pub pod_count: i64,
+    /// Host ports in use with a reference count.
+    pub used_ports: Vec<(HostPort, u32)>,
+    /// Bumped on every change; the snapshot copies only nodes whose generation moved.
+    pub generation: u64,
+}
+
+impl NodeInfo {
+    pub fn new(node: Arc<Node>) -> NodeInfo {
+        NodeInfo {
+            node,
+            requested: Resource::default(),
+            non_zero_requested: Resource::default(),
+            pod_count: 0,
+            used_ports: Vec::new(),
+            generation: 0,
+        }
+    }
+
+    pub fn name(&self) -> Sym {
+        self.node.name
+    }
+
+    pub fn allocatable(&self) -> &Resource {
+        &self.node.allocatable
+    }
+
+    pub fn add_pod(&mut self, pod: &Pod) {
+        self.requested.add(&pod.spec.requests);
+        self.non_zero_requested.add(&pod.spec.non_zero_requests);
+        self.pod_count += 1;
+        for hp in &pod.spec.host_ports {
+            match self.used_ports.iter_mut().find(|(p, _)| p == hp) {
+                Some((_, n)) => *n += 1,
+                None => self.used_ports.push((*hp, 1)),
+            }
+        }
+    }
+
+    pub fn remove_pod(&mut self, pod: &Pod) {
+        self.requested.sub(&pod.spec.requests);
+        self.non_zero_requested.sub(&pod.spec.non_zero_requests);
+        self.pod_count -= 1;
+        for hp in &pod.spec.host_ports {
+            if let Some(i) = self.used_ports.iter().position(|(p, _)| p == hp) {
+                self.used_ports[i].1 -= 1;
+                if self.used_ports[i].1 == 0 {
+                    self.used_ports.swap_remove(i);
+                }
+            }
+        }
+    }
+
+    /// kube's `HostPortInfo.CheckConflict`: same protocol and port, and either IP is 0.0.0.0
+    /// or the IPs are equal.
+    pub fn port_conflicts(&self, want: &HostPort) -> bool {
+        let any = Sym::new("0.0.0.0");
+        self.used_ports.iter().any(|(p, _)| {
+            p.port == want.port
+                && p.protocol == want.protocol
+                && (p.ip == want.ip || p.ip == any || want.ip == any)
+        })
+    }
+}

@@ -1,0 +1,215 @@
+//! Parallel Filter across nodes, with kube's node-count arithmetic and early stop.
+//!
+//! Protocol (kube's `findNodesThatPassFilters`): node `i` of this cycle is
+//! `nodes[(start + i) mod N]`. Workers check nodes in chunks; a feasible node takes the next
+//! slot from an atomic counter; once the counter passes `num_to_find` the finder raises a stop
+//! flag, undoes its increment and every worker stops taking chunks. An `Error` status also
+//! stops everything. Results: up to `num_to_find` feasible node indices (in no particular order
+//! when run in parallel), the statuses of rejected nodes, and how many nodes were examined.
+
+use super::status::{Code, Status};
+use rayon::prelude::*;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
+/// kube's `minFeasibleNodesToFind`.
+pub const MIN_FEASIBLE_NODES_TO_FIND: usize = 100;
+/// kube's `minFeasibleNodesPercentageToFind`.
+pub const MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND: usize = 5;
+
+/// kube's `numFeasibleNodesToFind(percentageOfNodesToScore, numAllNodes)`.
+/// `pct` None or 0 selects the adaptive default `50 − N/125`, floored at 5 %.
+pub fn num_feasible_nodes_to_find(pct: Option<u32>, num_all_nodes: usize) -> usize {
+    let n = num_all_nodes;
+    if n < MIN_FEASIBLE_NODES_TO_FIND {
+        return n;
+    }
+    let mut pct = pct.unwrap_or(0) as usize;
+    if pct == 0 {
+        pct = 50usize.saturating_sub(n / 125);
+        if pct < MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND {
+            pct = MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND;
+        }
+    }
+    if pct >= 100 {
+        return n;
+    }
+    let num = n * pct / 100;
+    num.max(MIN_FEASIBLE_NODES_TO_FIND)
+}
+
+/// kube's chunk size: `max(1, min(⌊√N⌋, N/parallelism + 1))`.
+pub fn chunk_size(n: usize, parallelism: usize) -> usize {
+    let sqrt = (n as f64).sqrt() as usize;
+    sqrt.min(n / parallelism.max(1) + 1).max(1)
+}
+
+/// What a filter pass found.
+#[derive(Debug, Default)]
+pub struct FilterOutcome {
+    /// Indices into the node list of feasible nodes (at most `num_to_find`).
+    pub feasible: Vec<usize>,
+    /// `(index, status)` of rejected nodes.
+    pub rejected: Vec<(usize, Status)>,
+    /// The first `Error` status, if any (the pass was aborted).
+    pub error: Option<Status>,
+}
+
+/// Runs `check` over the `n` nodes starting at `start`, stopping once `num_to_find` feasible
+/// nodes are found. With `pool` None (or a tiny cluster) it runs inline.
+pub fn find_feasible(
+    pool: Option<&rayon::ThreadPool>,
+    n: usize,
+    start: usize,
+    num_to_find: usize,
+    check: impl Fn(usize) -> Status + Sync,
+) -> FilterOutcome {
+    let mut out = FilterOutcome::default();
+    if n == 0 || num_to_find == 0 {
+        return out;
+    }
+    let parallel = pool.filter(|p| p.current_num_threads() > 1 && n >= 32);
+    let Some(pool) = parallel else {
+        for i in 0..n {
+            let idx = (start + i) % n;
+            let st = check(idx);
+            match st.code() {
+                Code::Success => {
+                    out.feasible.push(idx);
+                    if out.feasible.len() >= num_to_find {
+                        break;
+                    }
+                }
+                Code::Error => {
+                    out.error = Some(st);
+                    break;
+                }
+                _ => out.rejected.push((idx, st)),
+            }
+        }
+        return out;
+    };
+
+    let found = AtomicUsize::new(0);
+    let stop = AtomicBool::new(false);
+    let slots: Vec<AtomicUsize> = (0..num_to_find).map(|_| AtomicUsize::new(0)).collect();
+    let rejected = Mutex::new(Vec::new());
+    let error = Mutex::new(None);
+    let chunk = chunk_size(n, pool.current_num_threads());
+    pool.install(|| {
+        (0..n).into_par_iter().with_min_len(chunk).for_each(|i| {
+            if stop.load(Ordering::Relaxed) {
+                return;
+            }
+            let idx = (start + i) % n;
+            let st = check(idx);
+            match st.code() {
+                Code::Success => {
+                    let c = found.fetch_add(1, Ordering::AcqRel) + 1;
+                    if c > num_to_find {
+                        stop.store(true, Ordering::Relaxed);
+                        found.fetch_sub(1, Ordering::AcqRel);
+                    } else {
+                        slots[c - 1].store(idx, Ordering::Relaxed);
+                        if c == num_to_find {
+                            stop.store(true, Ordering::Relaxed);
+                        }
+                    }
+                }
+                Code::Error => {
+                    stop.store(true, Ordering::Relaxed);
+                    let mut e = error.lock().unwrap_or_else(|p| p.into_inner());
+                    if e.is_none() {
+                        *e = Some(st);
+                    }
+                }
+                _ => rejected
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .push((idx, st)),
+            }
+        });
+    });
+    let k = found.load(Ordering::Acquire).min(num_to_find);
+    out.feasible = slots[..k]
+        .iter()
+        .map(|s| s.load(Ordering::Relaxed))
+        .collect();
+    out.rejected = rejected.into_inner().unwrap_or_else(|p| p.into_inner());
+    out.error = error.into_inner().unwrap_or_else(|p| p.into_inner());
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // Ported from kubernetes/kubernetes pkg/scheduler/schedule_one_test.go (TestNumFeasibleNodesToFind)
+    #[test]
+    fn num_feasible_nodes_table() {
+        let cases = [
+            (None, 10, 10),
+            (Some(40), 10, 10),
+            (None, 1000, 420),
+            (Some(40), 1000, 400),
+            (None, 6000, 300),
+            (Some(40), 6000, 2400),
+            (None, 500, 230),
+            (None, 5000, 500),
+            (None, 15000, 750),
+            (None, 20000, 1000),
+            (Some(100), 5000, 5000),
+            (Some(1), 1000, 100),
+        ];
+        for (pct, n, want) in cases {
+            assert_eq!(
+                num_feasible_nodes_to_find(pct, n),
+                want,
+                "pct {pct:?} n {n}"
+            );
+        }
+    }
+
+    #[test]
+    fn chunk_sizes() {
+        assert_eq!(chunk_size(5000, 16), 70);
+        assert_eq!(chunk_size(100, 16), 7);
+        assert_eq!(chunk_size(1, 16), 1);
+    }
+
+    #[test]
+    fn parallel_and_sequential_find_the_same_count_and_stop_early() {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(4)
+            .build()
+            .unwrap();
+        let check = |i: usize| {
+            if i % 3 == 0 {
+                Status::new(Code::Unschedulable, "no")
+            } else {
+                Status::success()
+            }
+        };
+        for p in [None, Some(&pool)] {
+            let out = find_feasible(p, 1000, 17, 100, check);
+            assert_eq!(out.feasible.len(), 100);
+            assert!(out.feasible.iter().all(|i| i % 3 != 0));
+            let mut dedup = out.feasible.clone();
+            dedup.sort_unstable();
+            dedup.dedup();
+            assert_eq!(dedup.len(), 100, "no node counted twice");
+            assert!(out.error.is_none());
+        }
+        let all = find_feasible(Some(&pool), 1000, 0, 1000, check);
+        assert_eq!(all.feasible.len(), 666);
+        assert_eq!(all.rejected.len(), 334);
+        let err = find_feasible(Some(&pool), 1000, 0, 1000, |i| {
+            if i == 500 {
+                Status::error("boom")
+            } else {
+                Status::success()
+            }
+        });
+        assert_eq!(err.error.map(|s| s.message()), Some("boom".to_string()));
+    }
+}

@@ -1,0 +1,397 @@
+//! Metrics with kube-scheduler's names, labels and buckets.
+//!
+//! Every duration is recorded on every call (kube samples plugin durations at 10 %; we do not)
+//! into an hdrhistogram at nanosecond resolution. Recording goes to a recorder owned by the
+//! calling thread (`thread_local::ThreadLocal`, one uncontended lock), and readers merge all
+//! recorders off the hot path. Two estimators are offered for each histogram: exact
+//! hdrhistogram percentiles, and kube's bucket interpolation (what perf-dash sees).
+
+pub mod names;
+
+use crate::framework::status::Code;
+use ahash::AHashMap;
+use hdrhistogram::Histogram;
+use parking_lot::Mutex;
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use thread_local::ThreadLocal;
+
+/// Extension points, with kube's label spelling.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ExtensionPoint {
+    PreEnqueue,
+    PreFilter,
+    Filter,
+    PostFilter,
+    PreScore,
+    Score,
+    Reserve,
+    Unreserve,
+    Permit,
+    PreBind,
+    Bind,
+    PostBind,
+}
+
+impl ExtensionPoint {
+    pub const ALL: [ExtensionPoint; 12] = [
+        ExtensionPoint::PreEnqueue,
+        ExtensionPoint::PreFilter,
+        ExtensionPoint::Filter,
+        ExtensionPoint::PostFilter,
+        ExtensionPoint::PreScore,
+        ExtensionPoint::Score,
+        ExtensionPoint::Reserve,
+        ExtensionPoint::Unreserve,
+        ExtensionPoint::Permit,
+        ExtensionPoint::PreBind,
+        ExtensionPoint::Bind,
+        ExtensionPoint::PostBind,
+    ];
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ExtensionPoint::PreEnqueue => "PreEnqueue",
+            ExtensionPoint::PreFilter => "PreFilter",
+            ExtensionPoint::Filter => "Filter",
+            ExtensionPoint::PostFilter => "PostFilter",
+            ExtensionPoint::PreScore => "PreScore",
+            ExtensionPoint::Score => "Score",
+            ExtensionPoint::Reserve => "Reserve",
+            ExtensionPoint::Unreserve => "Unreserve",
+            ExtensionPoint::Permit => "Permit",
+            ExtensionPoint::PreBind => "PreBind",
+            ExtensionPoint::Bind => "Bind",
+            ExtensionPoint::PostBind => "PostBind",
+        }
+    }
+}
+
+/// Results of a scheduling attempt (`result` label).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum AttemptResult {
+    Scheduled,
+    Unschedulable,
+    Error,
+}
+
+impl AttemptResult {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AttemptResult::Scheduled => "scheduled",
+            AttemptResult::Unschedulable => "unschedulable",
+            AttemptResult::Error => "error",
+        }
+    }
+}
+
+/// One histogram series: a metric family plus its label values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Series {
+    /// `scheduler_framework_extension_point_duration_seconds{extension_point,status}`
+    ExtensionPoint(ExtensionPoint, Code),
+    /// `scheduler_plugin_execution_duration_seconds{plugin,extension_point,status}`
+    Plugin(&'static str, ExtensionPoint, Code),
+    /// `scheduler_scheduling_attempt_duration_seconds{result}`
+    AttemptDuration(AttemptResult),
+    /// `scheduler_scheduling_algorithm_duration_seconds`
+    AlgorithmDuration,
+    /// `scheduler_pod_scheduling_sli_duration_seconds{attempts}` (15 = "15+")
+    SliDuration(u8),
+    /// `scheduler_pod_scheduling_attempts` (a count, not a duration)
+    PodSchedulingAttempts,
+}
+
+impl Series {
+    pub fn metric_name(&self) -> &'static str {
+        match self {
+            Series::ExtensionPoint(..) => names::EXTENSION_POINT_DURATION,
+            Series::Plugin(..) => names::PLUGIN_EXECUTION_DURATION,
+            Series::AttemptDuration(_) => names::SCHEDULING_ATTEMPT_DURATION,
+            Series::AlgorithmDuration => names::SCHEDULING_ALGORITHM_DURATION,
+            Series::SliDuration(_) => names::POD_SCHEDULING_SLI_DURATION,
+            Series::PodSchedulingAttempts => names::POD_SCHEDULING_ATTEMPTS,
+        }
+    }
+
+    /// Label pairs as kube spells them.
+    pub fn labels(&self) -> Vec<(&'static str, String)> {
+        match *self {
+            Series::ExtensionPoint(p, c) => vec![
+                ("extension_point", p.as_str().into()),
+                ("status", c.as_str().into()),
+            ],
+            Series::Plugin(pl, p, c) => vec![
+                ("plugin", pl.into()),
+                ("extension_point", p.as_str().into()),
+                ("status", c.as_str().into()),
+            ],
+            Series::AttemptDuration(r) => vec![("result", r.as_str().into())],
+            Series::SliDuration(a) => vec![(
+                "attempts",
+                if a >= 15 { "15+".into() } else { a.to_string() },
+            )],
+            Series::AlgorithmDuration | Series::PodSchedulingAttempts => vec![],
+        }
+    }
+
+    /// kube's bucket upper bounds for this family, in the family's unit (seconds or count).
+    pub fn buckets(&self) -> Vec<f64> {
+        match self {
+            Series::ExtensionPoint(..) => exponential(0.0001, 2.0, 12),
+            Series::Plugin(..) => exponential(0.00001, 1.5, 20),
+            Series::AttemptDuration(_) | Series::AlgorithmDuration => exponential(0.001, 2.0, 15),
+            Series::SliDuration(_) => exponential(0.01, 2.0, 20),
+            Series::PodSchedulingAttempts => exponential(1.0, 2.0, 5),
+        }
+    }
+
+    /// Whether values are durations in nanoseconds (else plain counts).
+    pub fn is_duration(&self) -> bool {
+        !matches!(self, Series::PodSchedulingAttempts)
+    }
+}
+
+/// `start × factor^k` for k in 0..count.
+pub fn exponential(start: f64, factor: f64, count: usize) -> Vec<f64> {
+    (0..count).map(|k| start * factor.powi(k as i32)).collect()
+}
+
+fn new_histogram() -> Histogram<u64> {
+    // 3 significant digits, auto-resizing: nanoseconds from 1 ns up to hours.
+    Histogram::new(3).expect("3 significant digits is a valid precision")
+}
+
+#[derive(Default)]
+struct LocalRecorder {
+    hists: AHashMap<Series, Histogram<u64>>,
+    sums: AHashMap<Series, u128>,
+}
+
+/// Counter of pods entering a queue: `scheduler_queue_incoming_pods_total{queue,event}`.
+#[derive(Default)]
+struct LocalCounters {
+    incoming: AHashMap<(&'static str, String), u64>,
+}
+
+/// The engine's metrics registry (one per scheduler instance).
+#[derive(Default)]
+pub struct Metrics {
+    recorders: ThreadLocal<Mutex<LocalRecorder>>,
+    counters: ThreadLocal<Mutex<LocalCounters>>,
+    unschedulable_pods: Mutex<AHashMap<&'static str, i64>>,
+    attempts_total: [AtomicU64; 3],
+    gated_pods_total: AtomicI64,
+}
+
+/// A merged histogram with its exact sum (in the recorded unit).
+#[derive(Clone, Debug)]
+pub struct HistogramSnapshot {
+    pub series: Series,
+    pub hist: Histogram<u64>,
+    pub sum: u128,
+}
+
+impl HistogramSnapshot {
+    /// Exact percentile (hdrhistogram), in seconds for durations, else in the value unit.
+    pub fn exact_quantile(&self, q: f64) -> f64 {
+        self.scale(self.hist.value_at_quantile(q) as f64)
+    }
+
+    pub fn mean(&self) -> f64 {
+        if self.hist.is_empty() {
+            return 0.0;
+        }
+        self.scale(self.sum as f64 / self.hist.len() as f64)
+    }
+
+    fn scale(&self, v: f64) -> f64 {
+        if self.series.is_duration() {
+            v / 1e9
+        } else {
+            v
+        }
+    }
+
+    /// Cumulative counts at each of kube's bucket bounds, then the total (the `+Inf` bucket).
+    pub fn bucket_counts(&self) -> (Vec<(f64, u64)>, u64) {
+        let mult = if self.series.is_duration() { 1e9 } else { 1.0 };
+        let buckets = self
+            .series
+            .buckets()
+            .into_iter()
+            .map(|b| {
+                let bound = (b * mult).round() as u64;
+                (b, self.hist.count_between(0, bound))
+            })
+            .collect();
+        (buckets, self.hist.len())
+    }
+
+    /// kube/Prometheus `histogram_quantile` over kube's buckets: linear interpolation inside the
+    /// bucket holding the rank; the highest finite bound when it falls in `+Inf`.
+    pub fn bucket_quantile(&self, q: f64) -> f64 {
+        let (buckets, total) = self.bucket_counts();
+        if total == 0 {
+            return f64::NAN;
+        }
+        let rank = q * total as f64;
+        let mut prev_bound = 0.0;
+        let mut prev_count = 0u64;
+        for (bound, count) in &buckets {
+            if *count as f64 >= rank {
+                let in_bucket = (count - prev_count) as f64;
+                if in_bucket == 0.0 {
+                    return *bound;
+                }
+                return prev_bound
+                    + (bound - prev_bound) * ((rank - prev_count as f64) / in_bucket);
+            }
+            prev_bound = *bound;
+            prev_count = *count;
+        }
+        buckets.last().map_or(f64::NAN, |b| b.0)
+    }
+}
+
+impl Metrics {
+    pub fn new() -> Metrics {
+        Metrics::default()
+    }
+
+    /// Records a duration in nanoseconds (or a count for count-valued series).
+    #[inline]
+    pub fn observe(&self, series: Series, value: u64) {
+        let rec = self.recorders.get_or_default();
+        let mut rec = rec.lock();
+        let h = rec.hists.entry(series).or_insert_with(new_histogram);
+        // Auto-resizing histograms only fail on values beyond u64 range; clamp anyway.
+        let _ = h.record(value.max(1));
+        *rec.sums.entry(series).or_default() += u128::from(value);
+    }
+
+    pub fn inc_incoming(&self, queue: &'static str, event: &str) {
+        let c = self.counters.get_or_default();
+        let mut c = c.lock();
+        match c.incoming.get_mut(&(queue, event.to_string())) {
+            Some(n) => *n += 1,
+            None => {
+                c.incoming.insert((queue, event.to_string()), 1);
+            }
+        }
+    }
+
+    pub fn add_unschedulable(&self, plugin: &'static str, delta: i64) {
+        *self.unschedulable_pods.lock().entry(plugin).or_default() += delta;
+    }
+
+    pub fn inc_attempt(&self, result: AttemptResult) {
+        self.attempts_total[result as usize].fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub fn attempts_total(&self, result: AttemptResult) -> u64 {
+        self.attempts_total[result as usize].load(Ordering::Relaxed)
+    }
+
+    /// Merged histograms of every series with at least one sample.
+    pub fn histograms(&self) -> Vec<HistogramSnapshot> {
+        let mut merged: AHashMap<Series, HistogramSnapshot> = AHashMap::new();
+        for rec in self.recorders.iter() {
+            let rec = rec.lock();
+            for (series, h) in &rec.hists {
+                let e = merged.entry(*series).or_insert_with(|| HistogramSnapshot {
+                    series: *series,
+                    hist: new_histogram(),
+                    sum: 0,
+                });
+                let _ = e.hist.add(h);
+                e.sum += rec.sums.get(series).copied().unwrap_or(0);
+            }
+        }
+        let mut v: Vec<_> = merged.into_values().collect();
+        v.sort_by_key(|s| s.series);
+        v
+    }
+
+    /// `scheduler_queue_incoming_pods_total`, merged.
+    pub fn incoming_pods(&self) -> Vec<((&'static str, String), u64)> {
+        let mut m: AHashMap<(&'static str, String), u64> = AHashMap::new();
+        for c in self.counters.iter() {
+            for (k, v) in &c.lock().incoming {
+                *m.entry(k.clone()).or_default() += v;
+            }
+        }
+        let mut v: Vec<_> = m.into_iter().collect();
+        v.sort();
+        v
+    }
+
+    /// `scheduler_unschedulable_pods{plugin}`.
+    pub fn unschedulable_pods(&self) -> Vec<(&'static str, i64)> {
+        let mut v: Vec<_> = self
+            .unschedulable_pods
+            .lock()
+            .iter()
+            .map(|(k, v)| (*k, *v))
+            .collect();
+        v.sort();
+        v
+    }
+
+    /// Clears every histogram and counter (a metrics-collection window starts). Gauges are
+    /// derived from the queue and are not affected.
+    pub fn reset_histograms(&self) {
+        for rec in self.recorders.iter() {
+            let mut rec = rec.lock();
+            rec.hists.clear();
+            rec.sums.clear();
+        }
+        for c in self.counters.iter() {
+            c.lock().incoming.clear();
+        }
+        let _ = &self.gated_pods_total;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn records_from_many_threads_and_merges() {
+        let m = Metrics::new();
+        let s = Series::ExtensionPoint(ExtensionPoint::PreEnqueue, Code::Success);
+        std::thread::scope(|sc| {
+            for t in 0..4u64 {
+                let m = &m;
+                sc.spawn(move || {
+                    for i in 0..1000u64 {
+                        m.observe(s, 100 + t * 1000 + i);
+                    }
+                });
+            }
+        });
+        let h = m.histograms();
+        assert_eq!(h.len(), 1);
+        assert_eq!(h[0].hist.len(), 4000);
+        let p50 = h[0].exact_quantile(0.5) * 1e9;
+        assert!((1500.0..2700.0).contains(&p50), "p50 {p50}");
+        m.reset_histograms();
+        assert!(m.histograms().is_empty());
+    }
+
+    #[test]
+    fn bucket_quantile_interpolates_like_prometheus() {
+        let m = Metrics::new();
+        let s = Series::ExtensionPoint(ExtensionPoint::Filter, Code::Success);
+        // 10 samples of 150us (bucket 0.1ms..0.2ms) and 10 of 300us (0.2ms..0.4ms).
+        for _ in 0..10 {
+            m.observe(s, 150_000);
+            m.observe(s, 300_000);
+        }
+        let h = &m.histograms()[0];
+        // rank 10 of 20 sits at the top of the 0.2 ms bucket.
+        assert!((h.bucket_quantile(0.5) - 0.0002).abs() < 1e-12);
+        // rank 18: 8 of 10 into (0.2ms, 0.4ms] -> 0.2 + 0.2*0.8 = 0.36 ms.
+        assert!((h.bucket_quantile(0.9) - 0.00036).abs() < 1e-12);
+        assert!((h.mean() - 0.000225).abs() < 1e-9);
+    }
+}

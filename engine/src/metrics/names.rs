@@ -1,0 +1,15 @@
+//! Every metric name in one place (kube-scheduler's, plus tidegate's extras).
+
+pub const PENDING_PODS: &str = "scheduler_pending_pods";
+pub const EXTENSION_POINT_DURATION: &str = "scheduler_framework_extension_point_duration_seconds";
+pub const PLUGIN_EXECUTION_DURATION: &str = "scheduler_plugin_execution_duration_seconds";
+pub const SCHEDULING_ATTEMPT_DURATION: &str = "scheduler_scheduling_attempt_duration_seconds";
+pub const SCHEDULING_ALGORITHM_DURATION: &str = "scheduler_scheduling_algorithm_duration_seconds";
+pub const POD_SCHEDULING_SLI_DURATION: &str = "scheduler_pod_scheduling_sli_duration_seconds";
+pub const POD_SCHEDULING_ATTEMPTS: &str = "scheduler_pod_scheduling_attempts";
+pub const QUEUE_INCOMING_PODS: &str = "scheduler_queue_incoming_pods_total";
+pub const SCHEDULE_ATTEMPTS: &str = "scheduler_schedule_attempts_total";
+pub const UNSCHEDULABLE_PODS: &str = "scheduler_unschedulable_pods";
+pub const QUEUEING_HINT_DURATION: &str = "scheduler_queueing_hint_execution_duration_seconds";
+/// tidegate: gated pods per gate name.
+pub const TIDEGATE_GATED_PODS: &str = "tidegate_gated_pods";

@@ -1,0 +1,101 @@
+//! The in-tree plugins and the registry that builds them by name.
+//!
+//! Each plugin lives in its own file, named after kube's plugin folder. The [`Registry`] maps a
+//! plugin name to a factory, so plugins written outside the engine register the same way.
+
+pub mod balanced_allocation;
+pub mod default_binder;
+pub mod helper;
+pub mod node_affinity;
+pub mod node_name;
+pub mod node_ports;
+pub mod node_resources_fit;
+pub mod node_unschedulable;
+pub mod priority_sort;
+pub mod scheduling_gates;
+pub mod taint_toleration;
+
+use crate::framework::interface::{ClusterClient, Plugin};
+use ahash::AHashMap;
+use std::sync::Arc;
+
+/// What a factory gets to build a plugin.
+pub struct PluginContext {
+    pub client: Arc<dyn ClusterClient>,
+}
+
+pub type PluginFactory = Arc<dyn Fn(&PluginContext) -> Arc<dyn Plugin> + Send + Sync>;
+
+/// Plugin name → factory.
+#[derive(Clone, Default)]
+pub struct Registry {
+    factories: AHashMap<String, PluginFactory>,
+}
+
+impl Registry {
+    /// The in-tree plugins of this build.
+    pub fn in_tree() -> Registry {
+        let mut r = Registry::default();
+        r.register(scheduling_gates::NAME, |_| {
+            Arc::new(scheduling_gates::SchedulingGates)
+        });
+        r.register(priority_sort::NAME, |_| {
+            Arc::new(priority_sort::PrioritySort)
+        });
+        r.register(node_unschedulable::NAME, |_| {
+            Arc::new(node_unschedulable::NodeUnschedulable::default())
+        });
+        r.register(node_name::NAME, |_| Arc::new(node_name::NodeName));
+        r.register(taint_toleration::NAME, |_| {
+            Arc::new(taint_toleration::TaintToleration)
+        });
+        r.register(node_affinity::NAME, |_| {
+            Arc::new(node_affinity::NodeAffinity)
+        });
+        r.register(node_ports::NAME, |_| Arc::new(node_ports::NodePorts));
+        r.register(node_resources_fit::NAME, |_| {
+            Arc::new(node_resources_fit::NodeResourcesFit)
+        });
+        r.register(balanced_allocation::NAME, |_| {
+            Arc::new(balanced_allocation::BalancedAllocation)
+        });
+        r.register(default_binder::NAME, |ctx| {
+            Arc::new(default_binder::DefaultBinder::new(ctx.client.clone()))
+        });
+        r
+    }
+
+    pub fn register(
+        &mut self,
+        name: &str,
+        f: impl Fn(&PluginContext) -> Arc<dyn Plugin> + Send + Sync + 'static,
+    ) {
+        self.factories.insert(name.to_string(), Arc::new(f));
+    }
+
+    pub fn get(&self, name: &str) -> Option<&PluginFactory> {
+        self.factories.get(name)
+    }
+
+    pub fn names(&self) -> Vec<&str> {
+        let mut v: Vec<&str> = self.factories.keys().map(String::as_str).collect();
+        v.sort_unstable();
+        v
+    }
+}
+
+/// kube's default plugins in MultiPoint order, with score weights, restricted to the plugins
+/// this build has. Volume plugins and DRA are out of scope; PodTopologySpread,
+/// InterPodAffinity, DefaultPreemption and ImageLocality come with the framework issue.
+pub const DEFAULT_PLUGINS: &[(&str, i64)] = &[
+    (scheduling_gates::NAME, 0),
+    (priority_sort::NAME, 0),
+    (node_unschedulable::NAME, 0),
+    (node_name::NAME, 0),
+    (taint_toleration::NAME, 3),
+    (node_affinity::NAME, 2),
+    (node_ports::NAME, 0),
+    (node_resources_fit::NAME, 1),
+    (balanced_allocation::NAME, 1),
+    (default_binder::NAME, 0),
+];

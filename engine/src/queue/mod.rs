@@ -1,0 +1,648 @@
+//! The scheduling queue (kube's `PriorityQueue`). See `README.md` beside this file for the
+//! protocol and its invariants.
+
+pub mod clock;
+pub mod gated;
+pub mod heap;
+
+use crate::api::{Pod, PodKey, Sym};
+use crate::framework::events::{ActionType, ClusterEvent, EventResource, labels};
+use crate::framework::interface::{PreEnqueuePlugin, QueueSortPlugin};
+use crate::framework::status::Code;
+use crate::metrics::{ExtensionPoint, Metrics, Series};
+use ahash::AHashMap;
+use clock::{Clock, Time};
+use gated::GatedPods;
+use heap::KeyedHeap;
+use parking_lot::{Condvar, Mutex};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// A pod in the queue with its scheduling bookkeeping (kube's `QueuedPodInfo`).
+#[derive(Clone, Debug)]
+pub struct QueuedPodInfo {
+    pub pod: Arc<Pod>,
+    /// When the pod was added; refreshed when it comes back after a failed attempt.
+    pub timestamp: Time,
+    /// Incremented on every Pop.
+    pub attempts: u32,
+    pub unschedulable_count: u32,
+    pub consecutive_errors_count: u32,
+    /// Set the first time the pod enters activeQ (so SLI latency excludes time spent gated).
+    pub initial_attempt_timestamp: Option<Time>,
+    pub unschedulable_plugins: Vec<&'static str>,
+    pub pending_plugins: Vec<&'static str>,
+    /// The PreEnqueue plugin that keeps the pod gated, if any.
+    pub gating_plugin: Option<&'static str>,
+}
+
+impl QueuedPodInfo {
+    pub fn new(pod: Arc<Pod>, now: Time) -> QueuedPodInfo {
+        QueuedPodInfo {
+            pod,
+            timestamp: now,
+            attempts: 0,
+            unschedulable_count: 0,
+            consecutive_errors_count: 0,
+            initial_attempt_timestamp: None,
+            unschedulable_plugins: Vec::new(),
+            pending_plugins: Vec::new(),
+            gating_plugin: None,
+        }
+    }
+
+    pub fn key(&self) -> &PodKey {
+        &self.pod.key
+    }
+
+    pub fn gated(&self) -> bool {
+        self.gating_plugin.is_some()
+    }
+
+    fn rejectors(&self) -> impl Iterator<Item = &'static str> + '_ {
+        self.unschedulable_plugins
+            .iter()
+            .chain(self.pending_plugins.iter())
+            .copied()
+    }
+}
+
+/// Queue tunables (kube's defaults).
+#[derive(Clone, Debug)]
+pub struct QueueConfig {
+    pub initial_backoff: Duration,
+    pub max_backoff: Duration,
+    pub max_in_unschedulable: Duration,
+    pub backoff_flush_period: Duration,
+    pub unschedulable_flush_period: Duration,
+}
+
+impl Default for QueueConfig {
+    fn default() -> Self {
+        QueueConfig {
+            initial_backoff: Duration::from_secs(1),
+            max_backoff: Duration::from_secs(10),
+            max_in_unschedulable: Duration::from_secs(300),
+            backoff_flush_period: Duration::from_secs(1),
+            unschedulable_flush_period: Duration::from_secs(30),
+        }
+    }
+}
+
+/// Pending pods per queue (the `scheduler_pending_pods` gauges), plus pods popped and not done.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PendingCounts {
+    pub active: usize,
+    pub backoff: usize,
+    pub unschedulable: usize,
+    pub gated: usize,
+    pub in_flight: usize,
+}
+
+impl PendingCounts {
+    pub fn total(&self) -> usize {
+        self.active + self.backoff + self.unschedulable + self.gated + self.in_flight
+    }
+}
+
+/// An in-flight pod: popped, not yet Done.
+struct InFlight {
+    /// The latest object seen while in flight (kube refreshes it from the informer).
+    latest: Option<Arc<Pod>>,
+    deleted: bool,
+}
+
+struct Inner {
+    active: KeyedHeap<PodKey, QueuedPodInfo>,
+    backoff: KeyedHeap<PodKey, (Time, QueuedPodInfo)>,
+    unschedulable: AHashMap<PodKey, QueuedPodInfo>,
+    gated: GatedPods,
+    in_flight: AHashMap<PodKey, InFlight>,
+    sched_cycle: i64,
+    move_request_cycle: i64,
+    closed: bool,
+    next_backoff_flush: Time,
+    next_unschedulable_flush: Time,
+}
+
+/// The scheduling queue.
+pub struct SchedulingQueue {
+    inner: Mutex<Inner>,
+    cond: Condvar,
+    /// PreEnqueue plugins per profile (`spec.schedulerName`).
+    pre_enqueue: AHashMap<Sym, Vec<Arc<dyn PreEnqueuePlugin>>>,
+    /// Events registered by each plugin (EnqueueExtensions).
+    plugin_events: AHashMap<&'static str, Vec<ClusterEvent>>,
+    clock: Arc<dyn Clock>,
+    metrics: Arc<Metrics>,
+    cfg: QueueConfig,
+}
+
+/// Why AddUnschedulableIfNotPresent refused a pod.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum QueueError {
+    #[error("a pod {0} is already present in the scheduling queue")]
+    AlreadyPresent(PodKey),
+}
+
+impl SchedulingQueue {
+    pub fn new(
+        queue_sort: Arc<dyn QueueSortPlugin>,
+        pre_enqueue: AHashMap<Sym, Vec<Arc<dyn PreEnqueuePlugin>>>,
+        plugin_events: AHashMap<&'static str, Vec<ClusterEvent>>,
+        clock: Arc<dyn Clock>,
+        metrics: Arc<Metrics>,
+        cfg: QueueConfig,
+    ) -> SchedulingQueue {
+        let qs = queue_sort.clone();
+        let now = clock.now();
+        SchedulingQueue {
+            inner: Mutex::new(Inner {
+                active: KeyedHeap::new(Arc::new(move |a: &QueuedPodInfo, b: &QueuedPodInfo| {
+                    qs.less(a, b)
+                })),
+                backoff: KeyedHeap::new(Arc::new(
+                    |a: &(Time, QueuedPodInfo), b: &(Time, QueuedPodInfo)| a.0 < b.0,
+                )),
+                unschedulable: AHashMap::new(),
+                gated: GatedPods::default(),
+                in_flight: AHashMap::new(),
+                sched_cycle: 0,
+                move_request_cycle: -1,
+                closed: false,
+                next_backoff_flush: now + cfg.backoff_flush_period,
+                next_unschedulable_flush: now + cfg.unschedulable_flush_period,
+            }),
+            cond: Condvar::new(),
+            pre_enqueue,
+            plugin_events,
+            clock,
+            metrics,
+            cfg,
+        }
+    }
+
+    pub fn clock(&self) -> &Arc<dyn Clock> {
+        &self.clock
+    }
+
+    // ---- PreEnqueue ---------------------------------------------------------------------
+
+    /// Runs the PreEnqueue plugins (the one that gated the pod last time first). Returns
+    /// whether the pod may enter activeQ; on rejection sets `gating_plugin` and records the
+    /// plugin among the pod's rejectors. Every run is timed.
+    fn run_pre_enqueue(&self, q: &mut QueuedPodInfo) -> bool {
+        let start = Instant::now();
+        let mut rejected: Option<(&'static str, Code)> = None;
+        let first = q.gating_plugin;
+        let plugins: &[Arc<dyn PreEnqueuePlugin>] = self
+            .pre_enqueue
+            .get(&q.pod.spec.scheduler_name)
+            .map_or(&[], Vec::as_slice);
+        let order = first
+            .and_then(|f| plugins.iter().find(|p| p.name() == f))
+            .into_iter()
+            .chain(plugins.iter().filter(|p| Some(p.name()) != first));
+        for p in order {
+            let t = Instant::now();
+            let st = p.pre_enqueue(&q.pod);
+            self.metrics.observe(
+                Series::Plugin(p.name(), ExtensionPoint::PreEnqueue, st.code()),
+                t.elapsed().as_nanos() as u64,
+            );
+            if !st.is_success() {
+                rejected = Some((p.name(), st.code()));
+                break;
+            }
+        }
+        let code = rejected.map_or(Code::Success, |(_, c)| c);
+        self.metrics.observe(
+            Series::ExtensionPoint(ExtensionPoint::PreEnqueue, code),
+            start.elapsed().as_nanos() as u64,
+        );
+        match rejected {
+            None => {
+                q.gating_plugin = None;
+                true
+            }
+            Some((name, _)) => {
+                if !q.unschedulable_plugins.contains(&name) {
+                    q.unschedulable_plugins.push(name);
+                    self.metrics.add_unschedulable(name, 1);
+                }
+                q.gating_plugin = Some(name);
+                false
+            }
+        }
+    }
+
+    // ---- internal moves (lock held) -------------------------------------------------------
+
+    /// kube's moveToActiveQ: PreEnqueue at the door; a gated pod goes to the gated set.
+    fn move_to_active(&self, inner: &mut Inner, mut q: QueuedPodInfo, event: &str) -> bool {
+        if !self.run_pre_enqueue(&mut q) {
+            self.metrics.inc_incoming("unschedulable", event);
+            inner.gated.insert(q);
+            return false;
+        }
+        self.push_active(inner, q, event);
+        true
+    }
+
+    /// Pushes a pod that already passed PreEnqueue.
+    fn push_active(&self, inner: &mut Inner, mut q: QueuedPodInfo, event: &str) {
+        if q.initial_attempt_timestamp.is_none() {
+            q.initial_attempt_timestamp = Some(self.clock.now());
+        }
+        let key = q.pod.key.clone();
+        inner.unschedulable.remove(&key);
+        inner.backoff.remove(&key);
+        inner.active.push(key, q);
+        self.metrics.inc_incoming("active", event);
+        self.cond.notify_one();
+    }
+
+    fn move_to_backoff(&self, inner: &mut Inner, q: QueuedPodInfo, event: &str) {
+        let key = q.pod.key.clone();
+        inner.unschedulable.remove(&key);
+        let expiry = self.backoff_expiry(&q);
+        inner.backoff.push(key, (expiry, q));
+        self.metrics.inc_incoming("backoff", event);
+    }
+
+    /// Backoff: `initial × 2^(attempts−1)`, capped at max; zero attempts means no backoff.
+    pub fn backoff_duration(&self, q: &QueuedPodInfo) -> Duration {
+        if q.attempts == 0 {
+            return Duration::ZERO;
+        }
+        let shift = (q.attempts - 1).min(30);
+        let d = self.cfg.initial_backoff.saturating_mul(1u32 << shift);
+        d.min(self.cfg.max_backoff)
+    }
+
+    fn backoff_expiry(&self, q: &QueuedPodInfo) -> Time {
+        q.timestamp + self.backoff_duration(q)
+    }
+
+    fn is_backing_off(&self, q: &QueuedPodInfo, now: Time) -> bool {
+        q.attempts > 0 && self.backoff_expiry(q) > now
+    }
+
+    fn requeue(&self, inner: &mut Inner, q: QueuedPodInfo, event: &str, now: Time) {
+        if self.is_backing_off(&q, now) {
+            self.move_to_backoff(inner, q, event);
+        } else {
+            let key = q.pod.key.clone();
+            inner.unschedulable.remove(&key);
+            self.move_to_active(inner, q, event);
+        }
+    }
+
+    /// Whether one of the pod's rejector plugins registered an event that matches `ev`
+    /// (kube's isPodWorthRequeuing with registrations that have no hint function).
+    fn worth_requeuing(&self, q: &QueuedPodInfo, ev: &ClusterEvent) -> bool {
+        let mut any = false;
+        for p in q.rejectors() {
+            any = true;
+            if self
+                .plugin_events
+                .get(p)
+                .is_some_and(|evs| evs.iter().any(|r| r.matches(ev)))
+            {
+                return true;
+            }
+        }
+        // No rejector plugins (an error) or a wildcard event: requeue.
+        !any || ev.is_wildcard()
+    }
+
+    // ---- informer-facing operations -------------------------------------------------------
+
+    /// A new unassigned pod.
+    pub fn add(&self, pod: Arc<Pod>) {
+        let now = self.clock.now();
+        let q = QueuedPodInfo::new(pod, now);
+        let mut inner = self.inner.lock();
+        let key = q.pod.key.clone();
+        if inner.active.contains(&key)
+            || inner.backoff.contains(&key)
+            || inner.unschedulable.contains_key(&key)
+            || inner.gated.contains(&key)
+            || inner.in_flight.contains_key(&key)
+        {
+            return;
+        }
+        self.move_to_active(&mut inner, q, labels::UNSCHEDULED_POD_ADD);
+    }
+
+    /// An update of an unassigned pod.
+    pub fn update(&self, old: &Pod, new: Arc<Pod>) {
+        let now = self.clock.now();
+        let key = new.key.clone();
+        let mut inner = self.inner.lock();
+        if let Some(f) = inner.in_flight.get_mut(&key) {
+            f.latest = Some(new);
+            return;
+        }
+        if let Some(q) = inner.active.get(&key) {
+            let mut q = q.clone();
+            q.pod = new;
+            inner.active.push(key, q);
+            return;
+        }
+        if let Some((exp, q)) = inner.backoff.get(&key) {
+            let (exp, mut q) = (*exp, q.clone());
+            q.pod = new;
+            inner.backoff.push(key, (exp, q));
+            return;
+        }
+        if let Some(mut q) = inner.gated.remove(&key) {
+            q.pod = new.clone();
+            let gates_eliminated = old.is_gated() && !new.is_gated();
+            let event = ClusterEvent::new(
+                EventResource::UnscheduledPod,
+                if gates_eliminated {
+                    ActionType::UPDATE_POD_SCHEDULING_GATES_ELIMINATED
+                } else {
+                    ActionType::UPDATE
+                },
+            );
+            // Only an event the gating plugin registered re-runs PreEnqueue.
+            let registered = q.gating_plugin.is_none_or(|g| {
+                self.plugin_events
+                    .get(g)
+                    .is_some_and(|evs| evs.iter().any(|r| r.matches(&event)))
+            });
+            if registered {
+                self.requeue(&mut inner, q, &event.label(), now);
+            } else {
+                inner.gated.insert(q);
+            }
+            return;
+        }
+        if let Some(mut q) = inner.unschedulable.remove(&key) {
+            let changed = old.labels != new.labels || !Arc::ptr_eq(&old.spec, &new.spec);
+            q.pod = new;
+            if changed {
+                self.requeue(&mut inner, q, labels::UNSCHEDULED_POD_UPDATE, now);
+            } else {
+                inner.unschedulable.insert(key, q);
+            }
+            return;
+        }
+        self.move_to_active(
+            &mut inner,
+            QueuedPodInfo::new(new, now),
+            labels::UNSCHEDULED_POD_UPDATE,
+        );
+    }
+
+    /// A pod was deleted (or got assigned): remove it wherever it is.
+    pub fn delete(&self, key: &PodKey) {
+        let mut inner = self.inner.lock();
+        if let Some(f) = inner.in_flight.get_mut(key) {
+            f.deleted = true;
+            return;
+        }
+        let removed = inner
+            .active
+            .remove(key)
+            .or_else(|| inner.backoff.remove(key).map(|(_, q)| q))
+            .or_else(|| inner.unschedulable.remove(key))
+            .or_else(|| inner.gated.remove(key));
+        if let Some(q) = removed {
+            for p in q.rejectors() {
+                self.metrics.add_unschedulable(p, -1);
+            }
+        }
+    }
+
+    /// Takes the best pod from activeQ, if any (lock held).
+    fn pop_ready(&self, inner: &mut Inner) -> Option<QueuedPodInfo> {
+        let mut q = inner.active.pop()?;
+        q.attempts += 1;
+        inner.sched_cycle += 1;
+        for p in q.rejectors() {
+            self.metrics.add_unschedulable(p, -1);
+        }
+        q.unschedulable_plugins.clear();
+        q.pending_plugins.clear();
+        inner.in_flight.insert(
+            q.pod.key.clone(),
+            InFlight {
+                latest: None,
+                deleted: false,
+            },
+        );
+        Some(q)
+    }
+
+    /// Blocks until a pod is ready to be scheduled, or the queue is closed (`None`).
+    pub fn pop(&self) -> Option<QueuedPodInfo> {
+        let mut inner = self.inner.lock();
+        loop {
+            self.run_due_flushes(&mut inner);
+            if let Some(q) = self.pop_ready(&mut inner) {
+                return Some(q);
+            }
+            if inner.closed {
+                return None;
+            }
+            // Wake for the next flush tick at the latest (real time; capped so that a virtual
+            // clock moved by another thread is noticed).
+            let now = self.clock.now();
+            let next = inner.next_backoff_flush.min(inner.next_unschedulable_flush);
+            let wait = next
+                .saturating_sub(now)
+                .clamp(Duration::from_millis(1), Duration::from_millis(50));
+            self.cond.wait_for(&mut inner, wait);
+        }
+    }
+
+    /// Non-blocking pop: runs the flushes that are due, then takes the best pod if any.
+    pub fn try_pop(&self) -> Option<QueuedPodInfo> {
+        let mut inner = self.inner.lock();
+        self.run_due_flushes(&mut inner);
+        self.pop_ready(&mut inner)
+    }
+
+    /// The pod finished its cycle (bound, or handed back through
+    /// [`SchedulingQueue::add_unschedulable_if_not_present`]).
+    pub fn done(&self, key: &PodKey) {
+        self.inner.lock().in_flight.remove(key);
+    }
+
+    /// The current scheduling cycle (number of pops so far).
+    pub fn scheduling_cycle(&self) -> i64 {
+        self.inner.lock().sched_cycle
+    }
+
+    /// Puts back a pod whose attempt failed (kube's AddUnschedulableIfNotPresent, with
+    /// QueueingHints off: backoffQ if a move request arrived during its cycle or it failed with
+    /// an error, else the unschedulable pool). A pod deleted while in flight is dropped.
+    pub fn add_unschedulable_if_not_present(
+        &self,
+        mut q: QueuedPodInfo,
+        pod_sched_cycle: i64,
+    ) -> Result<(), QueueError> {
+        let now = self.clock.now();
+        let mut inner = self.inner.lock();
+        let key = q.pod.key.clone();
+        if let Some(f) = inner.in_flight.remove(&key) {
+            if f.deleted {
+                return Ok(());
+            }
+            if let Some(latest) = f.latest {
+                q.pod = latest;
+            }
+        }
+        if inner.active.contains(&key)
+            || inner.backoff.contains(&key)
+            || inner.unschedulable.contains_key(&key)
+            || inner.gated.contains(&key)
+        {
+            return Err(QueueError::AlreadyPresent(key));
+        }
+        let has_rejectors = q.rejectors().next().is_some();
+        if has_rejectors {
+            q.unschedulable_count += 1;
+            q.consecutive_errors_count = 0;
+        } else {
+            q.consecutive_errors_count += 1;
+        }
+        q.timestamp = now;
+        for p in q.rejectors() {
+            self.metrics.add_unschedulable(p, 1);
+        }
+        if inner.move_request_cycle >= pod_sched_cycle || !has_rejectors {
+            self.move_to_backoff(&mut inner, q, labels::SCHEDULE_ATTEMPT_FAILURE);
+        } else {
+            self.metrics
+                .inc_incoming("unschedulable", labels::SCHEDULE_ATTEMPT_FAILURE);
+            inner.unschedulable.insert(key, q);
+        }
+        Ok(())
+    }
+
+    /// A cluster event: move the unschedulable pods it may help (never gated pods: they are
+    /// not in this pool).
+    pub fn move_all_to_active_or_backoff(&self, event: ClusterEvent) {
+        let now = self.clock.now();
+        let mut inner = self.inner.lock();
+        inner.move_request_cycle = inner.sched_cycle;
+        if inner.unschedulable.is_empty() {
+            return;
+        }
+        let keys: Vec<PodKey> = inner
+            .unschedulable
+            .values()
+            .filter(|q| self.worth_requeuing(q, &event))
+            .map(|q| q.pod.key.clone())
+            .collect();
+        let label = event.label();
+        for k in keys {
+            if let Some(q) = inner.unschedulable.remove(&k) {
+                self.requeue(&mut inner, q, &label, now);
+            }
+        }
+    }
+
+    /// Moves the named pods from the unschedulable pool or backoffQ to activeQ (PreEnqueue
+    /// runs, so a pod that is still gated stays gated).
+    pub fn activate(&self, keys: &[PodKey]) {
+        let mut inner = self.inner.lock();
+        for k in keys {
+            let q = inner
+                .unschedulable
+                .remove(k)
+                .or_else(|| inner.backoff.remove(k).map(|(_, q)| q));
+            if let Some(q) = q {
+                self.move_to_active(&mut inner, q, labels::FORCE_ACTIVATE);
+            }
+        }
+    }
+
+    fn run_due_flushes(&self, inner: &mut Inner) {
+        let now = self.clock.now();
+        if now >= inner.next_backoff_flush {
+            inner.next_backoff_flush = now + self.cfg.backoff_flush_period;
+            let done = inner.backoff.pop_while(|(exp, _)| *exp <= now);
+            for (_, q) in done {
+                self.move_to_active(inner, q, labels::BACKOFF_COMPLETE);
+            }
+        }
+        if now >= inner.next_unschedulable_flush {
+            inner.next_unschedulable_flush = now + self.cfg.unschedulable_flush_period;
+            let stale: Vec<PodKey> = inner
+                .unschedulable
+                .values()
+                .filter(|q| now.saturating_sub(q.timestamp) > self.cfg.max_in_unschedulable)
+                .map(|q| q.pod.key.clone())
+                .collect();
+            for k in stale {
+                if let Some(q) = inner.unschedulable.remove(&k) {
+                    self.requeue(inner, q, labels::UNSCHEDULABLE_TIMEOUT, now);
+                }
+            }
+        }
+    }
+
+    /// Runs the periodic flushes that are due now (backoff completion every second, the
+    /// unschedulable leftover every 30 s). `pop` does this by itself.
+    pub fn flush(&self) {
+        let mut inner = self.inner.lock();
+        self.run_due_flushes(&mut inner);
+    }
+
+    /// Closes the queue: `pop` returns `None` once activeQ is empty.
+    pub fn close(&self) {
+        self.inner.lock().closed = true;
+        self.cond.notify_all();
+    }
+
+    pub fn counts(&self) -> PendingCounts {
+        let inner = self.inner.lock();
+        PendingCounts {
+            active: inner.active.len(),
+            backoff: inner.backoff.len(),
+            unschedulable: inner.unschedulable.len(),
+            gated: inner.gated.len(),
+            in_flight: inner.in_flight.len(),
+        }
+    }
+
+    /// `tidegate_gated_pods{gate}`.
+    pub fn gated_per_gate(&self) -> Vec<(Arc<str>, i64)> {
+        self.inner.lock().gated.per_gate()
+    }
+
+    /// Where a pod is: `"active"`, `"backoff"`, `"unschedulable"`, `"gated"`, `"in-flight"`.
+    pub fn locate(&self, key: &PodKey) -> Option<&'static str> {
+        let inner = self.inner.lock();
+        if inner.active.contains(key) {
+            Some("active")
+        } else if inner.backoff.contains(key) {
+            Some("backoff")
+        } else if inner.unschedulable.contains_key(key) {
+            Some("unschedulable")
+        } else if inner.gated.contains(key) {
+            Some("gated")
+        } else if inner.in_flight.contains_key(key) {
+            Some("in-flight")
+        } else {
+            None
+        }
+    }
+
+    /// The queued info of a pending pod (not in flight), for reports.
+    pub fn pending_info(&self, key: &PodKey) -> Option<QueuedPodInfo> {
+        let inner = self.inner.lock();
+        inner
+            .active
+            .get(key)
+            .cloned()
+            .or_else(|| inner.backoff.get(key).map(|(_, q)| q.clone()))
+            .or_else(|| inner.unschedulable.get(key).cloned())
+            .or_else(|| inner.gated.get(key).cloned())
+    }
+}

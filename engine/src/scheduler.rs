@@ -1,0 +1,640 @@
+//! `schedule_one`: pop → snapshot → PreFilter/Filter/Score → assume → Reserve/Permit → binding
+//! cycle, and the event handlers through which the cluster (an informer, or the harness's object
+//! store) tells the scheduler what changed.
+//!
+//! Source of behaviour: `pkg/scheduler/schedule_one.go` and `eventhandlers.go`.
+
+use crate::api::{Node, Pod, PodKey, Sym};
+use crate::cache::{Cache, Snapshot};
+use crate::framework::events::{ActionType, ClusterEvent, EventResource};
+use crate::framework::interface::{ClusterClient, Diagnosis};
+use crate::framework::parallelize::{find_feasible, num_feasible_nodes_to_find};
+use crate::framework::runtime::{Framework, FrameworkError, Profile};
+use crate::framework::{Code, CycleState, Status};
+use crate::metrics::{AttemptResult, ExtensionPoint, Metrics, Series};
+use crate::plugins::{PluginContext, Registry};
+use crate::queue::clock::{Clock, RealClock};
+use crate::queue::{QueueConfig, QueuedPodInfo, SchedulingQueue};
+use ahash::AHashMap;
+use parking_lot::Mutex;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use rayon::prelude::*;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::thread::JoinHandle;
+use std::time::Instant;
+
+/// Scheduler-wide configuration (the parts of KubeSchedulerConfiguration this build honours).
+#[derive(Clone, Debug)]
+pub struct SchedulerConfig {
+    pub profiles: Vec<Profile>,
+    /// Global `percentageOfNodesToScore` (None/0 = adaptive).
+    pub percentage_of_nodes_to_score: Option<u32>,
+    /// Threads for Filter/Score (the rayon pool size); 1 runs everything inline.
+    pub parallelism: usize,
+    /// Seed for host selection among equal scores.
+    pub seed: u64,
+    pub queue: QueueConfig,
+}
+
+impl Default for SchedulerConfig {
+    fn default() -> Self {
+        SchedulerConfig {
+            profiles: vec![Profile::default_profile()],
+            percentage_of_nodes_to_score: None,
+            parallelism: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            seed: 0,
+            queue: QueueConfig::default(),
+        }
+    }
+}
+
+/// Counters of what the scheduler did.
+#[derive(Debug, Default)]
+pub struct SchedulerStats {
+    pub attempts: AtomicU64,
+    pub scheduled: AtomicU64,
+    pub unschedulable: AtomicU64,
+    pub errors: AtomicU64,
+}
+
+pub struct Scheduler {
+    frameworks: Vec<Framework>,
+    pub queue: SchedulingQueue,
+    pub cache: Cache,
+    snapshot: Mutex<Snapshot>,
+    metrics: Arc<Metrics>,
+    client: Arc<dyn ClusterClient>,
+    rng: Mutex<ChaCha8Rng>,
+    next_start_node_index: AtomicUsize,
+    pool: Option<rayon::ThreadPool>,
+    global_pct: Option<u32>,
+    pub stats: SchedulerStats,
+}
+
+/// A failed attempt: the status, and for a fit error the diagnosis.
+struct Failure {
+    status: Status,
+    diagnosis: Option<Diagnosis>,
+}
+
+impl Scheduler {
+    pub fn new(
+        cfg: SchedulerConfig,
+        registry: &Registry,
+        client: Arc<dyn ClusterClient>,
+        clock: Option<Arc<dyn Clock>>,
+    ) -> Result<Arc<Scheduler>, FrameworkError> {
+        let metrics = Arc::new(Metrics::new());
+        let ctx = PluginContext {
+            client: client.clone(),
+        };
+        let frameworks = cfg
+            .profiles
+            .iter()
+            .map(|p| Framework::new(p, registry, &ctx, metrics.clone()))
+            .collect::<Result<Vec<_>, _>>()?;
+        let first = frameworks
+            .first()
+            .ok_or_else(|| FrameworkError::QueueSort("(no profiles)".into()))?;
+        let mut pre_enqueue = AHashMap::new();
+        let mut events = AHashMap::new();
+        for f in &frameworks {
+            pre_enqueue.insert(f.scheduler_name, f.pre_enqueue.clone());
+            for (k, v) in &f.events {
+                events.insert(*k, v.clone());
+            }
+        }
+        let clock = clock.unwrap_or_else(|| Arc::new(RealClock::new()));
+        let queue = SchedulingQueue::new(
+            first.queue_sort.clone(),
+            pre_enqueue,
+            events,
+            clock,
+            metrics.clone(),
+            cfg.queue.clone(),
+        );
+        let pool = (cfg.parallelism > 1).then(|| {
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(cfg.parallelism)
+                .thread_name(|i| format!("tidegate-filter-{i}"))
+                .build()
+                .expect("rayon pool")
+        });
+        Ok(Arc::new(Scheduler {
+            frameworks,
+            queue,
+            cache: Cache::new(),
+            snapshot: Mutex::new(Snapshot::default()),
+            metrics,
+            client,
+            rng: Mutex::new(ChaCha8Rng::seed_from_u64(cfg.seed)),
+            next_start_node_index: AtomicUsize::new(0),
+            pool,
+            global_pct: cfg.percentage_of_nodes_to_score,
+            stats: SchedulerStats::default(),
+        }))
+    }
+
+    pub fn metrics(&self) -> &Arc<Metrics> {
+        &self.metrics
+    }
+
+    fn framework_for(&self, pod: &Pod) -> Option<&Framework> {
+        self.frameworks
+            .iter()
+            .find(|f| f.scheduler_name == pod.spec.scheduler_name)
+    }
+
+    /// Whether one of our profiles is responsible for this pod.
+    pub fn responsible_for(&self, pod: &Pod) -> bool {
+        self.framework_for(pod).is_some()
+    }
+
+    // ---- event handlers (informer-facing) --------------------------------------------------
+
+    pub fn on_node_add(&self, node: Arc<Node>) {
+        self.cache.add_node(node);
+        self.queue
+            .move_all_to_active_or_backoff(ClusterEvent::new(EventResource::Node, ActionType::ADD));
+    }
+
+    pub fn on_node_update(&self, old: &Node, new: Arc<Node>) {
+        let mut action = 0u32;
+        if old.allocatable != new.allocatable {
+            action |= ActionType::UPDATE_NODE_ALLOCATABLE.0;
+        }
+        if old.labels != new.labels {
+            action |= ActionType::UPDATE_NODE_LABEL.0;
+        }
+        if old.taints != new.taints || old.unschedulable != new.unschedulable {
+            action |= ActionType::UPDATE_NODE_TAINT.0;
+        }
+        self.cache.update_node(new);
+        // One event per changed aspect, as kube's nodeSchedulingPropertiesChange does.
+        for bit in 0..12 {
+            let a = 1u32 << bit;
+            if action & a != 0 {
+                self.queue.move_all_to_active_or_backoff(ClusterEvent::new(
+                    EventResource::Node,
+                    ActionType(a),
+                ));
+            }
+        }
+    }
+
+    pub fn on_node_delete(&self, name: Sym) {
+        self.cache.remove_node(name);
+    }
+
+    pub fn on_pod_add(&self, pod: Arc<Pod>) {
+        if pod.is_assigned() {
+            self.cache.add_pod(pod);
+            self.queue.move_all_to_active_or_backoff(ClusterEvent::new(
+                EventResource::AssignedPod,
+                ActionType::ADD,
+            ));
+        } else if self.responsible_for(&pod) {
+            self.queue.add(pod);
+        }
+    }
+
+    pub fn on_pod_update(&self, old: &Pod, new: Arc<Pod>) {
+        match (old.is_assigned(), new.is_assigned()) {
+            (false, false) => {
+                if self.responsible_for(&new) {
+                    self.queue.update(old, new);
+                }
+            }
+            (false, true) => {
+                // Left the unscheduled informer, entered the assigned one.
+                self.queue.delete(&new.key);
+                self.cache.add_pod(new);
+                self.queue.move_all_to_active_or_backoff(ClusterEvent::new(
+                    EventResource::AssignedPod,
+                    ActionType::ADD,
+                ));
+            }
+            (true, _) => {
+                let labels_changed = old.labels != new.labels;
+                self.cache.add_pod(new);
+                if labels_changed {
+                    self.queue.move_all_to_active_or_backoff(ClusterEvent::new(
+                        EventResource::AssignedPod,
+                        ActionType::UPDATE_POD_LABEL,
+                    ));
+                }
+            }
+        }
+    }
+
+    pub fn on_pod_delete(&self, pod: &Pod) {
+        if pod.is_assigned() {
+            self.cache.remove_pod(&pod.key);
+            self.queue.move_all_to_active_or_backoff(ClusterEvent::new(
+                EventResource::AssignedPod,
+                ActionType::DELETE,
+            ));
+        } else {
+            self.queue.delete(&pod.key);
+        }
+    }
+
+    // ---- the scheduling loop --------------------------------------------------------------
+
+    /// Runs `schedule_one` on a dedicated thread until the queue is closed.
+    pub fn run(self: &Arc<Self>) -> JoinHandle<()> {
+        let s = self.clone();
+        std::thread::Builder::new()
+            .name("tidegate-scheduler".into())
+            .spawn(move || while s.schedule_one() {})
+            .expect("spawn scheduler thread")
+    }
+
+    /// Stops the loop started by [`Scheduler::run`] once the current cycle ends.
+    pub fn stop(&self) {
+        self.queue.close();
+    }
+
+    /// One scheduling attempt. Returns false when the queue is closed.
+    pub fn schedule_one(&self) -> bool {
+        let Some(qpi) = self.queue.pop() else {
+            return false;
+        };
+        self.schedule_popped(qpi);
+        true
+    }
+
+    /// Schedules a pod that was already popped (used by `schedule_one` and by tests that drive
+    /// the queue with `try_pop`).
+    pub fn schedule_popped(&self, qpi: QueuedPodInfo) {
+        let pod = qpi.pod.clone();
+        let Some(fwk) = self.framework_for(&pod) else {
+            self.queue.done(&pod.key);
+            return;
+        };
+        if pod.deletion_timestamp || self.cache.is_assumed(&pod.key) {
+            self.queue.done(&pod.key);
+            return;
+        }
+        self.stats.attempts.fetch_add(1, Ordering::Relaxed);
+        let start = Instant::now();
+        let cycle = self.queue.scheduling_cycle();
+        let mut state = CycleState::new();
+        let host = match self.schedule_pod(fwk, &mut state, &pod) {
+            Ok(h) => h,
+            Err(f) => {
+                self.handle_failure(fwk, qpi, f, start, cycle);
+                return;
+            }
+        };
+        self.metrics
+            .observe(Series::AlgorithmDuration, start.elapsed().as_nanos() as u64);
+
+        // Assume, Reserve, Permit.
+        let mut assumed = (*pod).clone();
+        assumed.node_name = Some(host);
+        let assumed = Arc::new(assumed);
+        if !self.cache.assume_pod(&assumed, host) {
+            let f = Failure {
+                status: Status::error(format!("pod {} could not be assumed", pod.key)),
+                diagnosis: None,
+            };
+            self.handle_failure(fwk, qpi, f, start, cycle);
+            return;
+        }
+        let st = fwk.run_reserve(&mut state, &assumed, host);
+        if !st.is_success() {
+            fwk.run_unreserve(&mut state, &assumed, host);
+            self.cache.forget_pod(&pod.key);
+            self.handle_failure(fwk, qpi, rejection(st), start, cycle);
+            return;
+        }
+        let (st, _wait) = fwk.run_permit(&mut state, &assumed, host);
+        if !st.is_success() {
+            let st = if st.is_wait() {
+                // Waiting pods need the waiting-pods map of the complete framework.
+                Status::error("Permit returned Wait, which this build does not support yet")
+            } else {
+                st
+            };
+            fwk.run_unreserve(&mut state, &assumed, host);
+            self.cache.forget_pod(&pod.key);
+            self.handle_failure(fwk, qpi, rejection(st), start, cycle);
+            return;
+        }
+
+        // Binding cycle (inline in this build).
+        self.queue.done(&pod.key);
+        let mut st = fwk.run_pre_bind(&mut state, &assumed, host);
+        if st.is_success() {
+            st = fwk.run_bind(&mut state, &assumed, host);
+        }
+        if !st.is_success() {
+            fwk.run_unreserve(&mut state, &assumed, host);
+            self.cache.forget_pod(&pod.key);
+            // The resources it held are free again.
+            self.queue.move_all_to_active_or_backoff(ClusterEvent::new(
+                EventResource::AssignedPod,
+                ActionType::DELETE,
+            ));
+            self.handle_failure(fwk, qpi, rejection(st), start, cycle);
+            return;
+        }
+        let elapsed = start.elapsed().as_nanos() as u64;
+        self.metrics
+            .observe(Series::AttemptDuration(AttemptResult::Scheduled), elapsed);
+        self.metrics.inc_attempt(AttemptResult::Scheduled);
+        self.metrics
+            .observe(Series::PodSchedulingAttempts, u64::from(qpi.attempts));
+        if let Some(t0) = qpi.initial_attempt_timestamp {
+            let now = self.queue.clock().now();
+            let a = qpi.attempts.min(15) as u8;
+            self.metrics.observe(
+                Series::SliDuration(a),
+                now.saturating_sub(t0).as_nanos() as u64,
+            );
+        }
+        self.stats.scheduled.fetch_add(1, Ordering::Relaxed);
+        fwk.run_post_bind(&mut state, &assumed, host);
+    }
+
+    fn handle_failure(
+        &self,
+        _fwk: &Framework,
+        mut qpi: QueuedPodInfo,
+        f: Failure,
+        start: Instant,
+        cycle: i64,
+    ) {
+        let rejected = f.status.is_rejected();
+        let result = if rejected {
+            self.stats.unschedulable.fetch_add(1, Ordering::Relaxed);
+            AttemptResult::Unschedulable
+        } else {
+            self.stats.errors.fetch_add(1, Ordering::Relaxed);
+            AttemptResult::Error
+        };
+        self.metrics.inc_attempt(result);
+        self.metrics.observe(
+            Series::AttemptDuration(result),
+            start.elapsed().as_nanos() as u64,
+        );
+        if let Some(d) = &f.diagnosis {
+            qpi.unschedulable_plugins = d.unschedulable_plugins.clone();
+            qpi.pending_plugins = d.pending_plugins.clone();
+        } else if rejected && !f.status.plugin().is_empty() {
+            qpi.unschedulable_plugins = vec![f.status.plugin()];
+        }
+        let pod = qpi.pod.clone();
+        let message = f.status.message();
+        if self.client.pod_exists_unassigned(&pod) {
+            // An error here means the pod was re-added by an update meanwhile: nothing is lost.
+            let _ = self.queue.add_unschedulable_if_not_present(qpi, cycle);
+        } else {
+            self.queue.done(&pod.key);
+        }
+        let reason = if rejected {
+            "Unschedulable"
+        } else {
+            "SchedulerError"
+        };
+        self.client.set_unschedulable(&pod, reason, &message);
+    }
+
+    /// kube's `SchedulePod`: the host, or why there is none.
+    fn schedule_pod(
+        &self,
+        fwk: &Framework,
+        state: &mut CycleState,
+        pod: &Pod,
+    ) -> Result<Sym, Failure> {
+        let mut snap = self.snapshot.lock();
+        self.cache.update_snapshot(&mut snap);
+        let all = snap.nodes.len();
+        if all == 0 {
+            return Err(Failure {
+                status: Status::new(
+                    Code::UnschedulableAndUnresolvable,
+                    "no nodes available to schedule pods",
+                ),
+                diagnosis: None,
+            });
+        }
+
+        // PreFilter.
+        let (pre, st) = fwk.run_pre_filter(state, pod, &snap.nodes);
+        if !st.is_success() {
+            if st.is_rejected() {
+                let msg = st.message();
+                let diagnosis = Diagnosis {
+                    unschedulable_plugins: vec![st.plugin()],
+                    pre_filter_msg: msg.clone(),
+                    ..Default::default()
+                };
+                return Err(Failure {
+                    status: Status::new(st.code(), format!("0/{all} nodes are available: {msg}."))
+                        .with_plugin(st.plugin()),
+                    diagnosis: Some(diagnosis),
+                });
+            }
+            return Err(Failure {
+                status: st,
+                diagnosis: None,
+            });
+        }
+        let subset: Option<Vec<Arc<crate::framework::NodeInfo>>> = pre
+            .and_then(|r| r.node_names)
+            .map(|names| names.iter().filter_map(|n| snap.get(*n).cloned()).collect());
+        let nodes: &[Arc<crate::framework::NodeInfo>] = subset.as_deref().unwrap_or(&snap.nodes);
+        let excluded = all - nodes.len();
+
+        // Filter.
+        let pct = fwk.percentage_of_nodes_to_score.or(self.global_pct);
+        let num_to_find = if fwk.has_score_plugins() {
+            num_feasible_nodes_to_find(pct, nodes.len())
+        } else {
+            1
+        };
+        let t = Instant::now();
+        let n = nodes.len();
+        let start_index = if n == 0 {
+            0
+        } else {
+            self.next_start_node_index.load(Ordering::Relaxed) % n
+        };
+        let outcome = find_feasible(self.pool.as_ref(), n, start_index, num_to_find, |i| {
+            fwk.run_filter_plugins(state, pod, &nodes[i])
+        });
+        let phase_code = if outcome.error.is_some() {
+            Code::Error
+        } else {
+            Code::Success
+        };
+        fwk.observe_phase(ExtensionPoint::Filter, phase_code, t.elapsed());
+        if n > 0 && subset.is_none() {
+            let processed = outcome.feasible.len() + outcome.rejected.len();
+            self.next_start_node_index
+                .store((start_index + processed) % all, Ordering::Relaxed);
+        }
+        if let Some(e) = outcome.error {
+            return Err(Failure {
+                status: e,
+                diagnosis: None,
+            });
+        }
+        if outcome.feasible.is_empty() {
+            return Err(fit_error(all, excluded, outcome.rejected, nodes));
+        }
+        if outcome.feasible.len() == 1 {
+            return Ok(nodes[outcome.feasible[0]].name());
+        }
+
+        // Score.
+        let feasible: Vec<Arc<crate::framework::NodeInfo>> =
+            outcome.feasible.iter().map(|&i| nodes[i].clone()).collect();
+        let st = fwk.run_pre_score(state, pod, &feasible);
+        if !st.is_success() {
+            return Err(Failure {
+                status: st,
+                diagnosis: None,
+            });
+        }
+        let t = Instant::now();
+        let totals = match self.score_nodes(fwk, state, pod, &feasible) {
+            Ok(t) => t,
+            Err(st) => {
+                fwk.observe_phase(ExtensionPoint::Score, Code::Error, t.elapsed());
+                return Err(Failure {
+                    status: st,
+                    diagnosis: None,
+                });
+            }
+        };
+        fwk.observe_phase(ExtensionPoint::Score, Code::Success, t.elapsed());
+        Ok(feasible[self.select_host(&totals)].name())
+    }
+
+    /// Score, NormalizeScore and weights; returns the total per feasible node.
+    fn score_nodes(
+        &self,
+        fwk: &Framework,
+        state: &CycleState,
+        pod: &Pod,
+        feasible: &[Arc<crate::framework::NodeInfo>],
+    ) -> Result<Vec<i64>, Status> {
+        let plugins = fwk.active_score_plugins(state);
+        let f = feasible.len();
+        if plugins.is_empty() {
+            return Ok(vec![1; f]);
+        }
+        let p = plugins.len();
+        let mut scores = vec![0i64; f * p];
+        let score_row = |(i, row): (usize, &mut [i64])| -> Result<(), Status> {
+            for (j, (pl, _)) in plugins.iter().enumerate() {
+                row[j] = pl
+                    .score(state, pod, &feasible[i])
+                    .map_err(|s| s.with_plugin(pl.name()))?;
+            }
+            Ok(())
+        };
+        match self.pool.as_ref().filter(|_| f >= 64) {
+            Some(pool) => pool.install(|| {
+                scores
+                    .par_chunks_mut(p)
+                    .enumerate()
+                    .with_min_len(16)
+                    .try_for_each(score_row)
+            })?,
+            None => scores.chunks_mut(p).enumerate().try_for_each(score_row)?,
+        }
+        let mut column = vec![0i64; f];
+        let mut totals = vec![0i64; f];
+        for (j, (pl, w)) in plugins.iter().enumerate() {
+            for i in 0..f {
+                column[i] = scores[i * p + j];
+            }
+            if pl.has_normalize() {
+                let st = pl.normalize_score(state, pod, &mut column);
+                if !st.is_success() {
+                    return Err(st.with_plugin(pl.name()));
+                }
+            }
+            for i in 0..f {
+                totals[i] += column[i] * w;
+            }
+        }
+        Ok(totals)
+    }
+
+    /// Uniform random choice among the nodes with the highest total (reservoir sampling).
+    fn select_host(&self, totals: &[i64]) -> usize {
+        let mut rng = self.rng.lock();
+        let mut best = 0;
+        let mut ties = 1u64;
+        for i in 1..totals.len() {
+            if totals[i] > totals[best] {
+                best = i;
+                ties = 1;
+            } else if totals[i] == totals[best] {
+                ties += 1;
+                if rng.random_range(0..ties) == 0 {
+                    best = i;
+                }
+            }
+        }
+        best
+    }
+}
+
+fn rejection(st: Status) -> Failure {
+    Failure {
+        status: st,
+        diagnosis: None,
+    }
+}
+
+/// kube's FitError message: `0/N nodes are available: <count> <reason>, ...` with the reason
+/// strings sorted.
+fn fit_error(
+    all: usize,
+    excluded: usize,
+    rejected: Vec<(usize, Status)>,
+    nodes: &[Arc<crate::framework::NodeInfo>],
+) -> Failure {
+    let mut counts: AHashMap<String, usize> = AHashMap::new();
+    let mut diagnosis = Diagnosis::default();
+    for (i, st) in rejected {
+        for r in st.reasons() {
+            *counts.entry(r.clone()).or_default() += 1;
+        }
+        let plugin = st.plugin();
+        if st.code() == Code::Pending {
+            if !diagnosis.pending_plugins.contains(&plugin) {
+                diagnosis.pending_plugins.push(plugin);
+            }
+        } else if !diagnosis.unschedulable_plugins.contains(&plugin) {
+            diagnosis.unschedulable_plugins.push(plugin);
+        }
+        diagnosis.node_statuses.push((nodes[i].name(), st));
+    }
+    if excluded > 0 {
+        *counts
+            .entry("node(s) didn't satisfy plugin(s) [PreFilter result]".to_string())
+            .or_default() += excluded;
+    }
+    let mut parts: Vec<String> = counts
+        .into_iter()
+        .map(|(r, c)| format!("{c} {r}"))
+        .collect();
+    parts.sort();
+    let msg = format!("0/{all} nodes are available: {}.", parts.join(", "));
+    Failure {
+        status: Status::new(Code::Unschedulable, msg),
+        diagnosis: Some(diagnosis),
+    }
+}
+
+/// Re-exported for harnesses that build pods by key.
+pub type Key = PodKey;
