@@ -1,1 +1,7 @@
-pub fn _x() {}
+//! tidegate-bench: runs kube-scheduler's `scheduler_perf` workload files against the tidegate
+//! engine and reports perf-dash JSON.
+#![forbid(unsafe_code)]
+
+pub mod config;
+pub mod error;
+pub mod yaml;
