@@ -4,4 +4,8 @@
 
 pub mod config;
 pub mod error;
+pub mod manifest;
+pub mod report;
+pub mod store;
+pub mod template;
 pub mod yaml;

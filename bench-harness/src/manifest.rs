@@ -1,0 +1,242 @@
+//! Object templates: Go-template text rendered per object, parsed as YAML, typed as a
+//! Kubernetes object (k8s-openapi), and converted to the engine's compact form.
+//!
+//! A template without actions is parsed and converted once and then stamped out per object,
+//! so creating pods costs a clone, not a parse. Errors point at the template file, the
+//! line:column of the offending field, and its API path.
+
+use crate::error::{InputError, Pos};
+use crate::template::Template;
+use crate::yaml::{SNode, locate, parse, pos_of};
+use k8s_openapi::api::core::v1 as core;
+use serde::de::DeserializeOwned;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use tidegate_engine::api::convert;
+use tidegate_engine::api::{Node, PodSpecInfo};
+
+/// A parsed object: its positioned tree (for error locations) and its JSON form.
+#[derive(Clone, Debug)]
+pub struct Rendered {
+    pub file: PathBuf,
+    pub tree: SNode,
+    pub json: serde_json::Value,
+}
+
+impl Rendered {
+    pub fn kind(&self) -> &str {
+        self.json.get("kind").and_then(|k| k.as_str()).unwrap_or("")
+    }
+
+    pub fn error_at(&self, path: &str, message: impl Into<String>) -> InputError {
+        InputError::new(&self.file, Some(locate(&self.tree, path)), path, message)
+    }
+
+    /// Deserializes as a Kubernetes type; a type error names the field path.
+    pub fn typed<T: DeserializeOwned>(&self, want_kind: &str) -> Result<T, InputError> {
+        if self.kind() != want_kind {
+            return Err(self.error_at(
+                "kind",
+                format!("expected kind {want_kind:?}, found {:?}", self.kind()),
+            ));
+        }
+        serde_path_to_error::deserialize(&self.json).map_err(|e| {
+            let path = e.path().to_string();
+            let path = if path == "." { String::new() } else { path };
+            self.error_at(&path, e.inner().to_string())
+        })
+    }
+}
+
+/// A template file.
+pub struct ObjectTemplate {
+    pub path: PathBuf,
+    template: Template,
+    /// The parsed object when the template has no actions.
+    fixed: Option<Rendered>,
+}
+
+impl ObjectTemplate {
+    pub fn load(path: &Path) -> Result<ObjectTemplate, InputError> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| InputError::new(path, None, "", format!("cannot read template: {e}")))?;
+        let template = Template::parse(&text).map_err(|e| {
+            let pos = e.line().map(|l| Pos {
+                line: l as u64,
+                column: e.column().unwrap_or(1) as u64,
+            });
+            InputError::new(path, pos, "", e.to_string())
+        })?;
+        let fixed = if template.is_static() {
+            Some(Rendered {
+                file: path.to_path_buf(),
+                tree: parse(path, &text)?,
+                json: serde_json::Value::Null,
+            })
+            .map(|mut r| {
+                r.json = r.tree.value.to_json();
+                r
+            })
+        } else {
+            None
+        };
+        Ok(ObjectTemplate {
+            path: path.to_path_buf(),
+            template,
+            fixed,
+        })
+    }
+
+    pub fn is_static(&self) -> bool {
+        self.fixed.is_some()
+    }
+
+    /// Renders the object for `index` of `count` with `params`.
+    pub fn render(
+        &self,
+        index: usize,
+        count: usize,
+        params: &serde_json::Map<String, serde_json::Value>,
+    ) -> Result<Rendered, InputError> {
+        if let Some(f) = &self.fixed {
+            return Ok(f.clone());
+        }
+        let mut data = params.clone();
+        data.insert("Index".into(), index.into());
+        data.insert("Count".into(), count.into());
+        let text = self.template.render(&data).map_err(|e| {
+            InputError::new(
+                &self.path,
+                None,
+                "",
+                format!("rendering object {index}: {e}"),
+            )
+        })?;
+        let tree = parse(&self.path, &text).map_err(|mut e| {
+            e.message = format!("{} (in object {index} as rendered)", e.message);
+            e
+        })?;
+        Ok(Rendered {
+            file: self.path.clone(),
+            json: tree.value.to_json(),
+            tree,
+        })
+    }
+}
+
+/// kube's default pod when a createPods op names no template.
+pub fn default_pod() -> core::Pod {
+    let json = serde_json::json!({
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": {"generateName": "pod-"},
+        "spec": {"containers": [{
+            "name": "pause", "image": "registry.k8s.io/pause:3.10",
+            "ports": [{"containerPort": 80}],
+            "resources": {
+                "limits": {"cpu": "100m", "memory": "500Mi"},
+                "requests": {"cpu": "100m", "memory": "500Mi"}
+            }
+        }]}
+    });
+    serde_json::from_value(json).expect("the default pod is valid")
+}
+
+/// kube's default node when a createNodes op names no template.
+pub fn default_node(op_index: usize) -> core::Node {
+    let json = serde_json::json!({
+        "apiVersion": "v1", "kind": "Node",
+        "metadata": {"generateName": format!("node-{op_index}-")},
+        "status": {
+            "capacity": {"pods": "110", "cpu": "4", "memory": "32Gi"},
+            "allocatable": {"pods": "110", "cpu": "4", "memory": "32Gi"},
+            "conditions": [{"type": "Ready", "status": "True"}],
+            "phase": "Running"
+        }
+    });
+    serde_json::from_value(json).expect("the default node is valid")
+}
+
+/// Converts a pod's spec, mapping a conversion error to the template position.
+pub fn pod_spec_info(r: Option<&Rendered>, pod: &core::Pod) -> Result<PodSpecInfo, InputError> {
+    let spec = pod.spec.clone().unwrap_or_default();
+    convert::pod_spec_info(&spec).map_err(|e| match r {
+        Some(r) => r.error_at(
+            &e.field,
+            format!("Invalid value: {:?}: {}", e.value, e.detail),
+        ),
+        None => InputError::new(Path::new("<default pod>"), None, e.field, e.detail),
+    })
+}
+
+/// Converts a node, mapping a conversion error to the template position.
+pub fn node(r: Option<&Rendered>, n: &core::Node) -> Result<Node, InputError> {
+    convert::node(n).map_err(|e| match r {
+        Some(r) => r.error_at(
+            &e.field,
+            format!("Invalid value: {:?}: {}", e.value, e.detail),
+        ),
+        None => InputError::new(Path::new("<default node>"), None, e.field, e.detail),
+    })
+}
+
+/// A pod template, typed and converted once where possible.
+pub struct PodSource {
+    template: Option<ObjectTemplate>,
+    /// For static templates (and the default pod): the object and its shared spec.
+    fixed: Option<(Arc<core::Pod>, Arc<PodSpecInfo>)>,
+}
+
+impl PodSource {
+    pub fn new(path: Option<&Path>) -> Result<PodSource, InputError> {
+        let Some(path) = path else {
+            let pod = default_pod();
+            let spec = pod_spec_info(None, &pod)?;
+            return Ok(PodSource {
+                template: None,
+                fixed: Some((Arc::new(pod), Arc::new(spec))),
+            });
+        };
+        let t = ObjectTemplate::load(path)?;
+        let mut src = PodSource {
+            template: Some(t),
+            fixed: None,
+        };
+        if src.template.as_ref().is_some_and(ObjectTemplate::is_static) {
+            let (pod, spec, _) = src.make(0, 1, &serde_json::Map::new())?;
+            src.fixed = Some((pod, spec));
+        }
+        Ok(src)
+    }
+
+    /// The pod for `index`: the object, its converted spec (shared for static templates), and
+    /// the rendered tree for error locations (None when shared).
+    pub fn make(
+        &self,
+        index: usize,
+        count: usize,
+        params: &serde_json::Map<String, serde_json::Value>,
+    ) -> Result<(Arc<core::Pod>, Arc<PodSpecInfo>, Option<Rendered>), InputError> {
+        if let Some((p, s)) = &self.fixed {
+            return Ok((p.clone(), s.clone(), None));
+        }
+        let t = self.template.as_ref().expect("template or fixed");
+        let r = t.render(index, count, params)?;
+        let pod: core::Pod = r.typed("Pod")?;
+        let spec = pod_spec_info(Some(&r), &pod)?;
+        Ok((Arc::new(pod), Arc::new(spec), Some(r)))
+    }
+
+    pub fn path(&self) -> Option<&Path> {
+        self.template.as_ref().map(|t| t.path.as_path())
+    }
+}
+
+/// Positions of a rendered object's fields, for errors raised after parsing.
+pub fn position_of(r: &Rendered, path: &str) -> Pos {
+    locate(&r.tree, path)
+}
+
+/// The position of the object itself.
+pub fn object_pos(r: &Rendered) -> Pos {
+    pos_of(&r.tree)
+}

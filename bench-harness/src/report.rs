@@ -1,0 +1,401 @@
+//! scheduler_perf-compatible results: data items (`{"version":"v1","dataItems":[...]}`),
+//! throughput sampling with scheduler_perf's rules, histogram percentiles with two
+//! estimators, thresholds, and the output file.
+
+use crate::config::{MetricSelector, Threshold};
+use serde::Serialize;
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+use tidegate_engine::metrics::{HistogramSnapshot, Metrics, Series};
+
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct DataItem {
+    pub data: BTreeMap<String, f64>,
+    pub unit: String,
+    pub labels: BTreeMap<String, String>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct DataItems {
+    pub version: &'static str,
+    #[serde(rename = "dataItems")]
+    pub data_items: Vec<DataItem>,
+}
+
+/// The throughput sampling interval for a run whose pods were bound over `span`: the largest
+/// of these that gives at least 22 intervals (1 s, as upstream, for runs of 22 s and more).
+pub fn sampling_interval(span: Duration) -> Duration {
+    const CANDIDATES_US: &[u64] = &[
+        1_000_000, 500_000, 200_000, 100_000, 50_000, 20_000, 10_000, 5_000, 2_000, 1_000, 500,
+        200, 100, 50, 20, 10,
+    ];
+    for &us in CANDIDATES_US {
+        let w = Duration::from_micros(us);
+        if span.as_secs_f64() / w.as_secs_f64() >= 22.0 {
+            return w;
+        }
+    }
+    Duration::from_micros(10)
+}
+
+/// scheduler_perf's throughput samples over ticks of `interval` from the collection start:
+/// ticks before the first bind are skipped, the first non-zero tick only sets the baseline,
+/// intervals with no new pods are counted and the next rate is repeated for each of them.
+/// `binds` must be sorted; they are offsets from the collection start.
+pub fn throughput_samples(binds: &[Duration], duration: Duration, interval: Duration) -> Vec<f64> {
+    let ticks = (duration.as_nanos() / interval.as_nanos().max(1)) as u64;
+    let mut samples = Vec::new();
+    let mut idx = 0usize;
+    let mut last: Option<(usize, f64)> = None;
+    let mut skipped = 0usize;
+    for k in 1..=ticks {
+        let t = interval * k as u32;
+        while idx < binds.len() && binds[idx] <= t {
+            idx += 1;
+        }
+        if idx == 0 {
+            continue;
+        }
+        let now = t.as_secs_f64();
+        match last {
+            None => last = Some((idx, now)),
+            Some((count, at)) if idx == count => {
+                let _ = at;
+                skipped += 1;
+            }
+            Some((count, at)) => {
+                let rate = (idx - count) as f64 / (now - at);
+                samples.extend(std::iter::repeat_n(rate, skipped + 1));
+                skipped = 0;
+                last = Some((idx, now));
+            }
+        }
+    }
+    samples
+}
+
+/// `PercN = sorted[ceil(len × N / 100) − 1]`, and the mean.
+pub fn summarize(samples: &[f64]) -> BTreeMap<String, f64> {
+    let mut s = samples.to_vec();
+    s.sort_by(|a, b| a.total_cmp(b));
+    let mut data = BTreeMap::new();
+    if s.is_empty() {
+        return data;
+    }
+    data.insert("Average".into(), s.iter().sum::<f64>() / s.len() as f64);
+    for n in [50usize, 90, 95, 99] {
+        let i = (s.len() * n).div_ceil(100).max(1) - 1;
+        data.insert(format!("Perc{n}"), s[i]);
+    }
+    data
+}
+
+fn base_labels(metric: &str, name: &str) -> BTreeMap<String, String> {
+    let mut l = BTreeMap::new();
+    l.insert("Metric".into(), metric.into());
+    l.insert("Name".into(), name.into());
+    l
+}
+
+/// The SchedulingThroughput item, with the sampling interval in a label.
+pub fn throughput_item(binds: &[Duration], duration: Duration, name: &str) -> DataItem {
+    let mut binds = binds.to_vec();
+    binds.sort_unstable();
+    let span = match (binds.first(), binds.last()) {
+        (Some(a), Some(b)) => *b - *a,
+        _ => duration,
+    };
+    let interval = sampling_interval(span);
+    let samples = throughput_samples(&binds, duration, interval);
+    let mut labels = base_labels("SchedulingThroughput", name);
+    labels.insert("SamplingInterval".into(), format!("{:?}", interval));
+    DataItem {
+        data: summarize(&samples),
+        unit: "pods/s".into(),
+        labels,
+    }
+}
+
+/// One family + label set, statuses merged (scheduler_perf collects by these labels).
+fn group_key(s: &Series) -> Option<(&'static str, Vec<(&'static str, String)>)> {
+    let labels: Vec<(&'static str, String)> = s
+        .labels()
+        .into_iter()
+        .filter(|(k, _)| *k != "status")
+        .collect();
+    match s {
+        Series::PodSchedulingAttempts | Series::SliDuration(_) => None,
+        _ => Some((s.metric_name(), labels)),
+    }
+}
+
+/// Histogram items: for each series with samples, `estimator=exact` (hdrhistogram) and
+/// `estimator=buckets` (kube's buckets, as perf-dash computes), in ms.
+pub fn histogram_items(metrics: &Metrics, name: &str) -> Vec<DataItem> {
+    let mut groups: BTreeMap<(&'static str, Vec<(&'static str, String)>), HistogramSnapshot> =
+        BTreeMap::new();
+    for h in metrics.histograms() {
+        let Some(key) = group_key(&h.series) else {
+            continue;
+        };
+        match groups.get_mut(&key) {
+            Some(g) => {
+                let _ = g.hist.add(&h.hist);
+                g.sum += h.sum;
+            }
+            None => {
+                groups.insert(key, h);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for ((metric, labels), h) in groups {
+        if h.hist.is_empty() {
+            continue;
+        }
+        for estimator in ["exact", "buckets"] {
+            let mut l = base_labels(metric, name);
+            for (k, v) in &labels {
+                l.insert((*k).to_string(), v.clone());
+            }
+            l.insert("estimator".into(), estimator.into());
+            let mut data = BTreeMap::new();
+            for (key, q) in [
+                ("Perc50", 0.5),
+                ("Perc90", 0.9),
+                ("Perc95", 0.95),
+                ("Perc99", 0.99),
+            ] {
+                let v = if estimator == "exact" {
+                    h.exact_quantile(q)
+                } else {
+                    h.bucket_quantile(q)
+                };
+                data.insert(key.to_string(), v * 1000.0);
+            }
+            data.insert("Average".into(), h.mean() * 1000.0);
+            out.push(DataItem {
+                data,
+                unit: "ms".into(),
+                labels: l,
+            });
+        }
+    }
+    out
+}
+
+/// The per-workload summary of counts.
+pub fn summary_item(name: &str, counts: &[(&str, u64)]) -> DataItem {
+    DataItem {
+        data: counts
+            .iter()
+            .map(|(k, v)| (k.to_string(), *v as f64))
+            .collect(),
+        unit: "pods".into(),
+        labels: base_labels("tidegate_summary", name),
+    }
+}
+
+/// Gives every item every label key used by any item (`"not applicable"`), as perf-dash needs.
+pub fn fill_not_applicable(items: &mut [DataItem]) {
+    let keys: BTreeSet<String> = items
+        .iter()
+        .flat_map(|i| i.labels.keys().cloned())
+        .collect();
+    for i in items.iter_mut() {
+        for k in &keys {
+            i.labels
+                .entry(k.clone())
+                .or_insert_with(|| "not applicable".into());
+        }
+    }
+}
+
+/// A threshold violation.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ThresholdFailure {
+    pub message: String,
+}
+
+/// Applies a workload's threshold to its items (scheduler_perf's rule: the selected bucket must
+/// be strictly greater than the threshold, or strictly lower with `expectLower`).
+pub fn apply_threshold(
+    items: &mut [DataItem],
+    threshold: Option<&Threshold>,
+    topic: &str,
+    selector: &MetricSelector,
+) -> Vec<ThresholdFailure> {
+    let t = match threshold {
+        Some(Threshold::Value(v)) => *v,
+        Some(Threshold::PerTopic(m)) => m.get(topic).copied().unwrap_or(0.0),
+        None => 0.0,
+    };
+    if t == 0.0 {
+        return vec![];
+    }
+    let mut failures = vec![];
+    for item in items.iter_mut() {
+        if item.labels.get("Metric").map(String::as_str) != Some(selector.name.as_str()) {
+            continue;
+        }
+        if !selector
+            .labels
+            .iter()
+            .all(|(k, v)| item.labels.get(k) == Some(v))
+        {
+            continue;
+        }
+        // Our histogram items come in two estimators; thresholds apply to the exact one.
+        if item.labels.get("estimator").is_some_and(|e| e != "exact") {
+            continue;
+        }
+        let bucket = &selector.data_bucket;
+        item.data.insert(format!("{bucket}Threshold"), t);
+        let name = item.labels.get("Name").cloned().unwrap_or_default();
+        match item.data.get(bucket) {
+            None => failures.push(ThresholdFailure {
+                message: format!("{name}: no data for {} {bucket}", selector.name),
+            }),
+            Some(&v) => {
+                let ok = if selector.expect_lower { v < t } else { v > t };
+                if !ok {
+                    failures.push(ThresholdFailure {
+                        message: format!(
+                            "{name}: expected {} {bucket} to be {}: got {v:.2}, want {t}",
+                            selector.name,
+                            if selector.expect_lower {
+                                "lower"
+                            } else {
+                                "higher"
+                            }
+                        ),
+                    });
+                }
+            }
+        }
+    }
+    failures
+}
+
+/// `BenchmarkPerfScheduling_benchmark_<topic>_<YYYY-MM-DDTHH:MM:SSZ>.json`.
+pub fn file_name(topic: &str, unix_secs: u64) -> String {
+    let days = (unix_secs / 86_400) as i64;
+    let secs = unix_secs % 86_400;
+    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!(
+        "BenchmarkPerfScheduling_benchmark_{topic}_{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z.json",
+        secs / 3600,
+        (secs / 60) % 60,
+        secs % 60
+    )
+}
+
+/// Writes `contents` to `dir/name` atomically (a temporary file renamed into place).
+pub fn write_atomic(dir: &Path, name: &str, contents: &[u8]) -> std::io::Result<PathBuf> {
+    std::fs::create_dir_all(dir)?;
+    let path = dir.join(name);
+    let tmp = dir.join(format!(".{name}.tmp"));
+    std::fs::write(&tmp, contents)?;
+    std::fs::rename(&tmp, &path)?;
+    Ok(path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ms(v: u64) -> Duration {
+        Duration::from_millis(v)
+    }
+
+    #[test]
+    fn throughput_rules_against_hand_computed_samples() {
+        // Interval 1 s. Binds: 5 by t=1 (baseline), 15 by t=2, none by t=3, 25 by t=4.
+        let mut binds = vec![ms(500); 5];
+        binds.extend(vec![ms(1500); 10]);
+        binds.extend(vec![ms(3500); 10]);
+        let s = throughput_samples(&binds, ms(4000), ms(1000));
+        // t=2: 10 pods / 1 s; t=3 skipped; t=4: 10 pods / 2 s, appended twice.
+        assert_eq!(s, vec![10.0, 5.0, 5.0]);
+        let d = summarize(&s);
+        assert!((d["Average"] - 20.0 / 3.0).abs() < 1e-9);
+        assert_eq!(d["Perc50"], 5.0);
+        assert_eq!(d["Perc99"], 10.0);
+    }
+
+    #[test]
+    fn leading_empty_ticks_are_ignored_and_interval_adapts() {
+        let binds: Vec<Duration> = (0..100).map(|i| ms(2000 + i * 10)).collect();
+        let s = throughput_samples(&binds, ms(3100), ms(1000));
+        // t=1 s: nothing yet (skipped); t=2 s: the bind at exactly 2.0 s sets the baseline;
+        // t=3 s: the other 99 in one second.
+        assert_eq!(s, vec![99.0]);
+        let item = throughput_item(&binds, ms(3100), "N");
+        assert_eq!(item.labels["SamplingInterval"], "20ms");
+        assert!(item.data.len() == 5 && (item.data["Perc50"] - 100.0).abs() < 1e-6);
+        assert_eq!(
+            sampling_interval(Duration::from_secs(60)),
+            Duration::from_secs(1)
+        );
+    }
+
+    #[test]
+    fn thresholds_pass_fail_and_expect_lower() {
+        let mk = |v: f64| DataItem {
+            data: [("Average".to_string(), v)].into(),
+            unit: "pods/s".into(),
+            labels: base_labels("SchedulingThroughput", "X"),
+        };
+        let sel = MetricSelector::default();
+        let mut ok = vec![mk(100.0)];
+        assert!(apply_threshold(&mut ok, Some(&Threshold::Value(50.0)), "misc", &sel).is_empty());
+        assert_eq!(ok[0].data["AverageThreshold"], 50.0);
+        let mut bad = vec![mk(10.0)];
+        let f = apply_threshold(&mut bad, Some(&Threshold::Value(50.0)), "misc", &sel);
+        assert_eq!(
+            f[0].message,
+            "X: expected SchedulingThroughput Average to be higher: got 10.00, want 50"
+        );
+        let lower = MetricSelector {
+            expect_lower: true,
+            ..MetricSelector::default()
+        };
+        let mut l = vec![mk(10.0)];
+        assert!(apply_threshold(&mut l, Some(&Threshold::Value(50.0)), "misc", &lower).is_empty());
+        let topics = Threshold::PerTopic([("other".to_string(), 1e9)].into());
+        assert!(apply_threshold(&mut vec![mk(1.0)], Some(&topics), "misc", &sel).is_empty());
+    }
+
+    #[test]
+    fn file_name_and_not_applicable() {
+        assert_eq!(
+            file_name("misc", 1_795_000_000),
+            "BenchmarkPerfScheduling_benchmark_misc_2026-11-18T11:06:40Z.json"
+        );
+        let mut items = vec![
+            DataItem {
+                data: BTreeMap::new(),
+                unit: "ms".into(),
+                labels: [("a".to_string(), "1".to_string())].into(),
+            },
+            DataItem {
+                data: BTreeMap::new(),
+                unit: "ms".into(),
+                labels: [("b".to_string(), "2".to_string())].into(),
+            },
+        ];
+        fill_not_applicable(&mut items);
+        assert_eq!(items[0].labels["b"], "not applicable");
+        assert_eq!(items[1].labels["a"], "not applicable");
+    }
+}

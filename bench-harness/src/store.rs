@@ -1,0 +1,587 @@
+//! An in-process object store that stands in for the API server.
+//!
+//! It validates creates and updates as the API server does (scheduling-gate rules), names
+//! objects (`generateName` + a random suffix from a seeded RNG), sets `PodScheduled=False,
+//! reason SchedulingGated` on gated pods at creation, and delivers add, update and delete
+//! events to the scheduler's handlers as an informer would. Events are delivered while the
+//! store lock is held, so the scheduler sees every object's events in order.
+//!
+//! Accounting (the counts in the run summary): `created` pods, pods `deleted`, and pods
+//! currently bound; pending pods are counted by the scheduler's queue.
+
+use crate::error::InputError;
+use ahash::{AHashMap, AHashSet};
+use k8s_openapi::api::core::v1 as core;
+use parking_lot::{Condvar, Mutex, RwLock};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tidegate_engine::Scheduler;
+use tidegate_engine::api::validation::{validate_pod_create, validate_pod_update};
+use tidegate_engine::api::{Pod, PodKey, PodSpecInfo, Sym, convert};
+use tidegate_engine::framework::ClusterClient;
+
+/// Per-namespace counters used by barriers and waits.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NsStats {
+    /// Pods that exist in the namespace.
+    pub pods: usize,
+    /// Pods currently bound.
+    pub bound: usize,
+    /// Unbound pods that carry a PodScheduled condition (gated, or tried and failed).
+    pub attempted_unbound: usize,
+}
+
+struct PodRec {
+    obj: Arc<core::Pod>,
+    pod: Arc<Pod>,
+    node: Option<String>,
+    condition: Option<(String, String)>,
+}
+
+#[derive(Default)]
+struct Collector {
+    namespaces: AHashSet<String>,
+    start: Option<Instant>,
+    binds: Vec<Duration>,
+}
+
+struct State {
+    pods: AHashMap<PodKey, PodRec>,
+    nodes: AHashMap<String, (Arc<core::Node>, Arc<tidegate_engine::api::Node>)>,
+    namespaces: BTreeMap<String, Arc<core::Namespace>>,
+    ns: AHashMap<String, NsStats>,
+    rv: u64,
+    uid: u64,
+    rng: ChaCha8Rng,
+    created: u64,
+    deleted: u64,
+    binds: u64,
+    collectors: Vec<Option<Collector>>,
+}
+
+/// Final counts of a run.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct StoreCounts {
+    pub created: u64,
+    pub deleted: u64,
+    pub bound: u64,
+    /// Successful bindings, including pods deleted afterwards.
+    pub binds: u64,
+    pub unbound: u64,
+}
+
+pub struct Store {
+    state: Mutex<State>,
+    changed: Condvar,
+    scheduler: RwLock<Option<Arc<Scheduler>>>,
+}
+
+const SUFFIX_CHARS: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
+
+/// Why a request to the store failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum StoreError {
+    #[error("{0}")]
+    Invalid(String),
+    #[error("{kind} {name:?} already exists")]
+    AlreadyExists { kind: &'static str, name: String },
+    #[error("{kind} {name:?} not found")]
+    NotFound { kind: &'static str, name: String },
+}
+
+impl StoreError {
+    /// As bad input found while running `file`.
+    pub fn into_input(self, file: &Path, field: &str) -> InputError {
+        InputError::new(file, None, field, self.to_string())
+    }
+}
+
+impl Store {
+    pub fn new(seed: u64) -> Arc<Store> {
+        Arc::new(Store {
+            state: Mutex::new(State {
+                pods: AHashMap::new(),
+                nodes: AHashMap::new(),
+                namespaces: BTreeMap::new(),
+                ns: AHashMap::new(),
+                rv: 0,
+                uid: 0,
+                rng: ChaCha8Rng::seed_from_u64(seed ^ 0x7469_6465_6761_7465),
+                created: 0,
+                deleted: 0,
+                binds: 0,
+                collectors: Vec::new(),
+            }),
+            changed: Condvar::new(),
+            scheduler: RwLock::new(None),
+        })
+    }
+
+    /// Connects the scheduler's event handlers. Objects already stored are replayed as adds
+    /// (an informer's initial list).
+    pub fn attach(&self, s: Arc<Scheduler>) {
+        let st = self.state.lock();
+        for (_, n) in st.nodes.values() {
+            s.on_node_add(n.clone());
+        }
+        for r in st.pods.values() {
+            s.on_pod_add(r.pod.clone());
+        }
+        *self.scheduler.write() = Some(s);
+    }
+
+    /// Disconnects the scheduler (breaks the reference cycle at the end of a workload).
+    pub fn detach(&self) {
+        *self.scheduler.write() = None;
+    }
+
+    fn sched(&self) -> Option<Arc<Scheduler>> {
+        self.scheduler.read().clone()
+    }
+
+    fn name_for(
+        st: &mut State,
+        meta: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+    ) -> Result<String, StoreError> {
+        if let Some(n) = meta.name.as_ref().filter(|n| !n.is_empty()) {
+            return Ok(n.clone());
+        }
+        let prefix = meta
+            .generate_name
+            .as_deref()
+            .filter(|p| !p.is_empty())
+            .ok_or_else(|| {
+                StoreError::Invalid(
+                    "metadata.name: Required value: name or generateName is required".into(),
+                )
+            })?;
+        let suffix: String = (0..5)
+            .map(|_| SUFFIX_CHARS[st.rng.random_range(0..SUFFIX_CHARS.len())] as char)
+            .collect();
+        Ok(format!("{prefix}{suffix}"))
+    }
+
+    pub fn create_namespace(&self, mut ns: core::Namespace) -> Result<String, StoreError> {
+        let mut st = self.state.lock();
+        let name = Self::name_for(&mut st, &ns.metadata)?;
+        if st.namespaces.contains_key(&name) {
+            return Err(StoreError::AlreadyExists {
+                kind: "namespace",
+                name,
+            });
+        }
+        ns.metadata.name = Some(name.clone());
+        st.namespaces.insert(name.clone(), Arc::new(ns));
+        st.ns.entry(name.clone()).or_default();
+        Ok(name)
+    }
+
+    fn ensure_namespace(st: &mut State, name: &str) {
+        if !st.namespaces.contains_key(name) {
+            let ns = core::Namespace {
+                metadata: k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+                    name: Some(name.to_string()),
+                    ..Default::default()
+                },
+                ..Default::default()
+            };
+            st.namespaces.insert(name.to_string(), Arc::new(ns));
+        }
+        st.ns.entry(name.to_string()).or_default();
+    }
+
+    pub fn create_node(
+        &self,
+        mut node: core::Node,
+        converted: tidegate_engine::api::Node,
+    ) -> Result<String, StoreError> {
+        let mut st = self.state.lock();
+        let name = Self::name_for(&mut st, &node.metadata)?;
+        if st.nodes.contains_key(&name) {
+            return Err(StoreError::AlreadyExists { kind: "node", name });
+        }
+        st.rv += 1;
+        node.metadata.name = Some(name.clone());
+        node.metadata.resource_version = Some(st.rv.to_string());
+        let mut internal = converted;
+        internal.name = Sym::new(&name);
+        internal.resource_version = st.rv;
+        let internal = Arc::new(internal);
+        st.nodes
+            .insert(name.clone(), (Arc::new(node), internal.clone()));
+        if let Some(s) = self.sched() {
+            s.on_node_add(internal);
+        }
+        Ok(name)
+    }
+
+    /// Creates a pod. `spec` is the converted spec, shared between pods of one template.
+    pub fn create_pod(
+        &self,
+        pod: &core::Pod,
+        namespace: &str,
+        spec: Arc<PodSpecInfo>,
+    ) -> Result<PodKey, StoreError> {
+        let mut obj = pod.clone();
+        let mut st = self.state.lock();
+        let name = Self::name_for(&mut st, &obj.metadata)?;
+        obj.metadata.name = Some(name.clone());
+        obj.metadata.namespace = Some(namespace.to_string());
+        let errs = validate_pod_create(&obj);
+        if !errs.is_empty() {
+            return Err(StoreError::Invalid(format!(
+                "Pod {name:?} is invalid: {}",
+                errs.iter()
+                    .map(|e| e.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )));
+        }
+        let key = PodKey::new(namespace, &name);
+        if st.pods.contains_key(&key) {
+            return Err(StoreError::AlreadyExists { kind: "pod", name });
+        }
+        Self::ensure_namespace(&mut st, namespace);
+        st.rv += 1;
+        st.uid += 1;
+        obj.metadata.resource_version = Some(st.rv.to_string());
+        obj.metadata.uid = Some(format!("uid-{:08}", st.uid));
+        let node = obj
+            .spec
+            .as_ref()
+            .and_then(|s| s.node_name.clone())
+            .filter(|n| !n.is_empty());
+        let obj = Arc::new(obj);
+        let internal = Arc::new(convert::pod_with_spec(&obj, spec));
+        let gated = internal.is_gated();
+        let condition = gated.then(|| {
+            (
+                "SchedulingGated".to_string(),
+                "Scheduling is blocked due to non-empty scheduling gates".to_string(),
+            )
+        });
+        {
+            let ns = st.ns.entry(namespace.to_string()).or_default();
+            ns.pods += 1;
+            if node.is_some() {
+                ns.bound += 1;
+            } else if condition.is_some() {
+                ns.attempted_unbound += 1;
+            }
+        }
+        st.created += 1;
+        st.pods.insert(
+            key.clone(),
+            PodRec {
+                obj,
+                pod: internal.clone(),
+                node,
+                condition,
+            },
+        );
+        if let Some(s) = self.sched() {
+            s.on_pod_add(internal);
+        }
+        self.changed.notify_all();
+        Ok(key)
+    }
+
+    /// PUT of a pod object (the `updateAny` op). Status and binding are kept.
+    pub fn update_pod(&self, new: &core::Pod, namespace: &str) -> Result<(), StoreError> {
+        let name = new
+            .metadata
+            .name
+            .clone()
+            .filter(|n| !n.is_empty())
+            .ok_or_else(|| StoreError::Invalid("metadata.name: Required value".into()))?;
+        let key = PodKey::new(namespace, &name);
+        let mut st = self.state.lock();
+        let rec = st.pods.get(&key).ok_or(StoreError::NotFound {
+            kind: "pod",
+            name: key.to_string(),
+        })?;
+        let mut old_obj = (*rec.obj).clone();
+        if let (Some(n), Some(spec)) = (&rec.node, old_obj.spec.as_mut()) {
+            spec.node_name = Some(n.clone());
+        }
+        let mut obj = new.clone();
+        obj.metadata.namespace = Some(namespace.to_string());
+        obj.metadata.uid = old_obj.metadata.uid.clone();
+        if let (Some(n), Some(spec)) = (&rec.node, obj.spec.as_mut())
+            && spec.node_name.as_deref().is_none_or(str::is_empty)
+        {
+            spec.node_name = Some(n.clone());
+        }
+        let errs = validate_pod_update(&obj, &old_obj);
+        if !errs.is_empty() {
+            return Err(StoreError::Invalid(format!(
+                "Pod {name:?} is invalid: {}",
+                errs.iter()
+                    .map(|e| e.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )));
+        }
+        let spec = obj.spec.clone().unwrap_or_default();
+        let info = convert::pod_spec_info(&spec)
+            .map_err(|e| StoreError::Invalid(format!("Pod {name:?} is invalid: {e}")))?;
+        let old_internal = rec.pod.clone();
+        st.rv += 1;
+        obj.metadata.resource_version = Some(st.rv.to_string());
+        let obj = Arc::new(obj);
+        let mut internal = convert::pod_with_spec(&obj, Arc::new(info));
+        internal.node_name = old_internal.node_name;
+        let internal = Arc::new(internal);
+        let rec = st.pods.get_mut(&key).expect("checked");
+        let was_gated = old_internal.is_gated();
+        rec.obj = obj;
+        rec.pod = internal.clone();
+        // Ungating clears the SchedulingGated condition (the scheduler sets its own later).
+        let cleared = was_gated && !internal.is_gated() && rec.node.is_none();
+        if cleared {
+            rec.condition = None;
+            if let Some(ns) = st.ns.get_mut(namespace) {
+                ns.attempted_unbound -= 1;
+            }
+        }
+        if let Some(s) = self.sched() {
+            s.on_pod_update(&old_internal, internal);
+        }
+        self.changed.notify_all();
+        Ok(())
+    }
+
+    pub fn delete_pod(&self, key: &PodKey) -> bool {
+        let mut st = self.state.lock();
+        let Some(rec) = st.pods.remove(key) else {
+            return false;
+        };
+        st.deleted += 1;
+        let (ns, _) = key.split();
+        if let Some(n) = st.ns.get_mut(ns) {
+            n.pods -= 1;
+            if rec.node.is_some() {
+                n.bound -= 1;
+            } else if rec.condition.is_some() {
+                n.attempted_unbound -= 1;
+            }
+        }
+        let mut gone = (*rec.pod).clone();
+        gone.node_name = rec.node.as_deref().map(Sym::new);
+        if let Some(s) = self.sched() {
+            s.on_pod_delete(&gone);
+        }
+        self.changed.notify_all();
+        true
+    }
+
+    /// Pods of a namespace (optionally matching labels), sorted by name.
+    pub fn list_pods(&self, namespace: &str, selector: &BTreeMap<String, String>) -> Vec<PodKey> {
+        let st = self.state.lock();
+        let mut v: Vec<PodKey> = st
+            .pods
+            .iter()
+            .filter(|(k, _)| k.split().0 == namespace)
+            .filter(|(_, r)| {
+                selector.iter().all(|(lk, lv)| {
+                    r.obj
+                        .metadata
+                        .labels
+                        .as_ref()
+                        .and_then(|l| l.get(lk))
+                        .is_some_and(|v| v == lv)
+                })
+            })
+            .map(|(k, _)| k.clone())
+            .collect();
+        v.sort();
+        v
+    }
+
+    pub fn ns_stats(&self, namespace: &str) -> NsStats {
+        self.state
+            .lock()
+            .ns
+            .get(namespace)
+            .copied()
+            .unwrap_or_default()
+    }
+
+    pub fn namespaces(&self) -> Vec<String> {
+        self.state.lock().namespaces.keys().cloned().collect()
+    }
+
+    /// Waits until `done(stats)` holds for `namespace`, or `timeout` passes (false).
+    pub fn wait_ns(
+        &self,
+        namespace: &str,
+        timeout: Duration,
+        done: impl Fn(&NsStats) -> bool,
+    ) -> bool {
+        let deadline = Instant::now() + timeout;
+        let mut st = self.state.lock();
+        loop {
+            let s = st.ns.get(namespace).copied().unwrap_or_default();
+            if done(&s) {
+                return true;
+            }
+            if Instant::now() >= deadline {
+                return false;
+            }
+            self.changed.wait_for(
+                &mut st,
+                Duration::from_millis(100).min(deadline - Instant::now()),
+            );
+        }
+    }
+
+    /// Starts recording bind times of pods in `namespaces`.
+    pub fn start_collecting(&self, namespaces: &[String]) -> usize {
+        let mut st = self.state.lock();
+        st.collectors.push(Some(Collector {
+            namespaces: namespaces.iter().cloned().collect(),
+            start: Some(Instant::now()),
+            binds: Vec::new(),
+        }));
+        st.collectors.len() - 1
+    }
+
+    /// Stops a collector: bind times since its start, and its duration.
+    pub fn stop_collecting(&self, id: usize) -> (Vec<Duration>, Duration) {
+        let mut st = self.state.lock();
+        let c = st
+            .collectors
+            .get_mut(id)
+            .and_then(Option::take)
+            .unwrap_or_default();
+        let d = c.start.map_or(Duration::ZERO, |s| s.elapsed());
+        (c.binds, d)
+    }
+
+    pub fn counts(&self) -> StoreCounts {
+        let st = self.state.lock();
+        let bound = st.pods.values().filter(|r| r.node.is_some()).count() as u64;
+        StoreCounts {
+            created: st.created,
+            deleted: st.deleted,
+            bound,
+            binds: st.binds,
+            unbound: st.pods.len() as u64 - bound,
+        }
+    }
+
+    /// `(namespace, name, node)` of every bound pod, sorted.
+    pub fn placements(&self) -> Vec<(String, String, String)> {
+        let st = self.state.lock();
+        let mut v: Vec<_> = st
+            .pods
+            .iter()
+            .filter_map(|(k, r)| {
+                let (ns, name) = k.split();
+                r.node
+                    .as_ref()
+                    .map(|n| (ns.to_string(), name.to_string(), n.clone()))
+            })
+            .collect();
+        v.sort();
+        v
+    }
+
+    /// Unbound pods, for the pending report: key and PodScheduled condition.
+    pub fn unbound_pods(&self) -> Vec<(PodKey, Option<(String, String)>)> {
+        let st = self.state.lock();
+        let mut v: Vec<_> = st
+            .pods
+            .iter()
+            .filter(|(_, r)| r.node.is_none())
+            .map(|(k, r)| (k.clone(), r.condition.clone()))
+            .collect();
+        v.sort_by(|a, b| a.0.cmp(&b.0));
+        v
+    }
+}
+
+impl ClusterClient for Store {
+    fn bind(&self, pod: &Pod, node: Sym) -> Result<(), String> {
+        let node_name = node.to_string_lossy();
+        let mut st = self.state.lock();
+        if !st.nodes.contains_key(&node_name) {
+            return Err(format!("nodes {node_name:?} not found"));
+        }
+        let Some(rec) = st.pods.get_mut(&pod.key) else {
+            return Err(format!("pods {:?} not found", pod.key.to_string()));
+        };
+        if rec.node.is_some() {
+            return Err(format!(
+                "Operation cannot be fulfilled on pods/binding {:?}: pod {} is already assigned to node {:?}",
+                pod.name,
+                pod.name,
+                rec.node.as_deref().unwrap_or("")
+            ));
+        }
+        if rec.pod.is_gated() {
+            return Err(format!(
+                "Operation cannot be fulfilled on pods/binding {:?}: pod {} has non-empty .spec.schedulingGates",
+                pod.name, pod.name
+            ));
+        }
+        rec.node = Some(node_name);
+        let had_condition = rec.condition.take().is_some();
+        let old = rec.pod.clone();
+        let mut new = (*old).clone();
+        new.node_name = Some(node);
+        let new = Arc::new(new);
+        rec.pod = new.clone();
+        st.rv += 1;
+        st.binds += 1;
+        let ns = pod.key.split().0.to_string();
+        if let Some(n) = st.ns.get_mut(&ns) {
+            n.bound += 1;
+            if had_condition {
+                n.attempted_unbound -= 1;
+            }
+        }
+        let now = Instant::now();
+        for c in st.collectors.iter_mut().flatten() {
+            if c.namespaces.contains(&ns)
+                && let Some(start) = c.start
+            {
+                c.binds.push(now.saturating_duration_since(start));
+            }
+        }
+        if let Some(s) = self.sched() {
+            s.on_pod_update(&old, new);
+        }
+        self.changed.notify_all();
+        Ok(())
+    }
+
+    fn set_unschedulable(&self, pod: &Pod, reason: &str, message: &str) {
+        let mut st = self.state.lock();
+        let ns = pod.key.split().0.to_string();
+        let Some(rec) = st.pods.get_mut(&pod.key) else {
+            return;
+        };
+        if rec.node.is_some() {
+            return;
+        }
+        let first = rec.condition.is_none();
+        rec.condition = Some((reason.to_string(), message.to_string()));
+        if first && let Some(n) = st.ns.get_mut(&ns) {
+            n.attempted_unbound += 1;
+        }
+        self.changed.notify_all();
+    }
+
+    fn pod_exists_unassigned(&self, pod: &Pod) -> bool {
+        self.state
+            .lock()
+            .pods
+            .get(&pod.key)
+            .is_some_and(|r| r.node.is_none())
+    }
+}
