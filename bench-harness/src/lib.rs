@@ -6,6 +6,7 @@ pub mod config;
 pub mod error;
 pub mod manifest;
 pub mod report;
+pub mod runner;
 pub mod store;
 pub mod template;
 pub mod yaml;

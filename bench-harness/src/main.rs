@@ -1,1 +1,237 @@
-fn main() {}
+//! `tidegate`: run kube-scheduler `scheduler_perf` workload files against the tidegate engine.
+
+use clap::{Parser, Subcommand};
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+use tidegate_bench::config;
+use tidegate_bench::error::HarnessError;
+use tidegate_bench::report::{self, DataItems};
+use tidegate_bench::runner::{self, Outcome, RunOptions, WorkloadReport};
+
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+#[derive(Parser)]
+#[command(
+    name = "tidegate",
+    version,
+    about = "kube-scheduler's scheduling queue and framework in Rust, driven by scheduler_perf workload files"
+)]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Run the workloads of a scheduler_perf config file.
+    ///
+    /// Example: tidegate run ../shared/upstream/scheduler_perf/misc/performance-config.yaml
+    ///          --workload SchedulingBasic/5000Nodes_10000Pods --data-items-dir out/
+    Run(RunArgs),
+}
+
+#[derive(clap::Args)]
+struct RunArgs {
+    /// The scheduler_perf config (a list of test cases). Paths inside resolve relative to it.
+    config: PathBuf,
+    /// `TestCase/Workload`, or `TestCase` for all its workloads (e.g. SchedulingBasic/5000Nodes_10000Pods).
+    #[arg(long)]
+    workload: Option<String>,
+    /// scheduler_perf label filter: `performance`, `integration-test,-performance`, `+short`.
+    /// Default: `performance`, or no filter when --workload is given.
+    #[arg(long)]
+    label_filter: Option<String>,
+    /// Write the data-items JSON (perf-dash format) into this folder.
+    #[arg(long)]
+    data_items_dir: Option<PathBuf>,
+    /// Seed for node names and host selection among equal scores.
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// Filter/Score threads (rayon pool size). Default: the number of CPUs.
+    #[arg(long)]
+    threads: Option<usize>,
+    /// Write one JSON line {"namespace","name","node"} per bound pod to this file.
+    #[arg(long)]
+    placements: Option<PathBuf>,
+    /// Longest wait for pods to be scheduled in one op (seconds).
+    #[arg(long, default_value_t = 600)]
+    timeout: u64,
+}
+
+fn fmt_ms(v: Option<f64>) -> String {
+    match v {
+        None => "-".into(),
+        Some(ms) if ms < 0.001 => format!("{:.0} ns", ms * 1e6),
+        Some(ms) if ms < 1.0 => format!("{:.2} µs", ms * 1e3),
+        Some(ms) => format!("{ms:.2} ms"),
+    }
+}
+
+fn print_table(reports: &[WorkloadReport]) {
+    println!(
+        "{:<58} {:>10} {:>10} {:>10} {:>10} {:>12} {:>8} {:>8} {:>8}  {}",
+        "workload",
+        "avg pods/s",
+        "p50",
+        "p90",
+        "p99",
+        "PreEnq p90",
+        "bound",
+        "pending",
+        "deleted",
+        "verdict"
+    );
+    for r in reports {
+        let name = format!("{}/{}", r.test_case, r.workload);
+        match &r.outcome {
+            Outcome::Skipped(why) => println!("{name:<58} skipped: unsupported: {why}"),
+            Outcome::Ran(res) => {
+                let tp = res.items.iter().find(|i| {
+                    i.labels
+                        .get("Metric")
+                        .is_some_and(|m| m == "SchedulingThroughput")
+                });
+                let g = |k: &str| {
+                    tp.and_then(|i| i.data.get(k))
+                        .map_or("-".to_string(), |v| format!("{v:.0}"))
+                };
+                let pe = res.items.iter().find(|i| {
+                    i.labels
+                        .get("extension_point")
+                        .is_some_and(|e| e == "PreEnqueue")
+                        && i.labels.get("estimator").is_some_and(|e| e == "exact")
+                        && i.labels.get("Metric").is_some_and(|m| {
+                            m == tidegate_engine::metrics::names::EXTENSION_POINT_DURATION
+                        })
+                });
+                let verdict = if res.threshold_failures.is_empty() {
+                    "ok"
+                } else {
+                    "BELOW THRESHOLD"
+                };
+                println!(
+                    "{name:<58} {:>10} {:>10} {:>10} {:>10} {:>12} {:>8} {:>8} {:>8}  {verdict}",
+                    g("Average"),
+                    g("Perc50"),
+                    g("Perc90"),
+                    g("Perc99"),
+                    fmt_ms(pe.and_then(|i| i.data.get("Perc90").copied())),
+                    res.summary.bound,
+                    res.summary.pending(),
+                    res.summary.deleted,
+                );
+            }
+        }
+        if !r.ignored_gates.is_empty() {
+            println!(
+                "    feature gates accepted and ignored: {}",
+                r.ignored_gates.join(", ")
+            );
+        }
+    }
+}
+
+fn run(args: RunArgs) -> Result<ExitCode, HarnessError> {
+    let cfg = config::load(&args.config)?;
+    let opts = RunOptions {
+        workload: args.workload.clone(),
+        label_filter: args.label_filter.clone(),
+        seed: args.seed,
+        threads: args
+            .threads
+            .unwrap_or_else(|| RunOptions::default().threads),
+        timeout: Duration::from_secs(args.timeout),
+        verbose: true,
+        ..RunOptions::default()
+    };
+    if runner::select(&cfg, &opts).is_empty() {
+        return Err(HarnessError::Input(tidegate_bench::error::InputError::new(
+            &args.config,
+            None,
+            "",
+            format!(
+                "no workload matches --workload {:?} and --label-filter {:?}",
+                args.workload.as_deref().unwrap_or(""),
+                opts.label_filter
+                    .as_deref()
+                    .unwrap_or(if args.workload.is_some() {
+                        ""
+                    } else {
+                        "performance"
+                    })
+            ),
+        )));
+    }
+    let reports = runner::run_config(&cfg, &opts)?;
+    print_table(&reports);
+    let mut all_items = vec![];
+    let mut failures = vec![];
+    let mut placements = vec![];
+    for r in &reports {
+        if let Outcome::Ran(res) = &r.outcome {
+            all_items.extend(res.items.iter().cloned());
+            failures.extend(res.threshold_failures.iter().map(|f| f.message.clone()));
+            placements.extend(res.placements.iter().cloned());
+        }
+    }
+    if let Some(dir) = &args.data_items_dir {
+        report::fill_not_applicable(&mut all_items);
+        let doc = DataItems {
+            version: "v1",
+            data_items: all_items,
+        };
+        let json = serde_json::to_vec_pretty(&doc).map_err(|e| HarnessError::Run(e.to_string()))?;
+        let secs = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
+        let path = report::write_atomic(dir, &report::file_name(&cfg.topic, secs), &json)
+            .map_err(|e| HarnessError::Run(format!("{}: {e}", dir.display())))?;
+        println!("data items: {}", path.display());
+    }
+    if let Some(file) = &args.placements {
+        let mut out = Vec::new();
+        for (ns, name, node) in &placements {
+            let line = serde_json::json!({"namespace": ns, "name": name, "node": node});
+            let _ = writeln!(out, "{line}");
+        }
+        let dir = file
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(std::path::Path::new("."));
+        let name = file
+            .file_name()
+            .and_then(|s| s.to_str())
+            .unwrap_or("placements.jsonl");
+        report::write_atomic(dir, name, &out)
+            .map_err(|e| HarnessError::Run(format!("{}: {e}", file.display())))?;
+    }
+    for f in &failures {
+        eprintln!("threshold: {f}");
+    }
+    Ok(if failures.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.cmd {
+        Cmd::Run(a) => run(a),
+    };
+    match result {
+        Ok(code) => code,
+        Err(HarnessError::Input(e)) => {
+            eprintln!("error: {e}");
+            ExitCode::from(2)
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::from(1)
+        }
+    }
+}

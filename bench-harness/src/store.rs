@@ -40,6 +40,8 @@ struct PodRec {
     pod: Arc<Pod>,
     node: Option<String>,
     condition: Option<(String, String)>,
+    /// Deletion requested while finalizers remain: the object stays with a deletionTimestamp.
+    terminating: bool,
 }
 
 #[derive(Default)]
@@ -69,8 +71,11 @@ pub struct StoreCounts {
     pub created: u64,
     pub deleted: u64,
     pub bound: u64,
+    /// Pods whose deletion waits on finalizers (bound or not).
+    pub terminating: u64,
     /// Successful bindings, including pods deleted afterwards.
     pub binds: u64,
+    /// Unbound pods that are not terminating.
     pub unbound: u64,
 }
 
@@ -143,9 +148,13 @@ impl Store {
         self.scheduler.read().clone()
     }
 
+    /// The object's name, or one generated from `generateName` with a random 5-character
+    /// suffix. Like the API server (RetryGenerateName), a generated name that is taken is
+    /// drawn again, up to 8 times.
     fn name_for(
         st: &mut State,
         meta: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+        taken: impl Fn(&State, &str) -> bool,
     ) -> Result<String, StoreError> {
         if let Some(n) = meta.name.as_ref().filter(|n| !n.is_empty()) {
             return Ok(n.clone());
@@ -159,15 +168,22 @@ impl Store {
                     "metadata.name: Required value: name or generateName is required".into(),
                 )
             })?;
-        let suffix: String = (0..5)
-            .map(|_| SUFFIX_CHARS[st.rng.random_range(0..SUFFIX_CHARS.len())] as char)
-            .collect();
-        Ok(format!("{prefix}{suffix}"))
+        let mut name = String::new();
+        for _ in 0..8 {
+            let suffix: String = (0..5)
+                .map(|_| SUFFIX_CHARS[st.rng.random_range(0..SUFFIX_CHARS.len())] as char)
+                .collect();
+            name = format!("{prefix}{suffix}");
+            if !taken(st, &name) {
+                break;
+            }
+        }
+        Ok(name)
     }
 
     pub fn create_namespace(&self, mut ns: core::Namespace) -> Result<String, StoreError> {
         let mut st = self.state.lock();
-        let name = Self::name_for(&mut st, &ns.metadata)?;
+        let name = Self::name_for(&mut st, &ns.metadata, |s, n| s.namespaces.contains_key(n))?;
         if st.namespaces.contains_key(&name) {
             return Err(StoreError::AlreadyExists {
                 kind: "namespace",
@@ -200,7 +216,7 @@ impl Store {
         converted: tidegate_engine::api::Node,
     ) -> Result<String, StoreError> {
         let mut st = self.state.lock();
-        let name = Self::name_for(&mut st, &node.metadata)?;
+        let name = Self::name_for(&mut st, &node.metadata, |s, n| s.nodes.contains_key(n))?;
         if st.nodes.contains_key(&name) {
             return Err(StoreError::AlreadyExists { kind: "node", name });
         }
@@ -228,7 +244,9 @@ impl Store {
     ) -> Result<PodKey, StoreError> {
         let mut obj = pod.clone();
         let mut st = self.state.lock();
-        let name = Self::name_for(&mut st, &obj.metadata)?;
+        let name = Self::name_for(&mut st, &obj.metadata, |s, n| {
+            s.pods.contains_key(&PodKey::new(namespace, n))
+        })?;
         obj.metadata.name = Some(name.clone());
         obj.metadata.namespace = Some(namespace.to_string());
         let errs = validate_pod_create(&obj);
@@ -281,6 +299,7 @@ impl Store {
                 pod: internal.clone(),
                 node,
                 condition,
+                terminating: false,
             },
         );
         if let Some(s) = self.sched() {
@@ -355,8 +374,36 @@ impl Store {
         Ok(())
     }
 
+    /// Deletes a pod. A pod with finalizers only gets a deletionTimestamp (it is
+    /// "terminating" until its finalizers are removed, which nothing here does).
     pub fn delete_pod(&self, key: &PodKey) -> bool {
         let mut st = self.state.lock();
+        let Some(rec) = st.pods.get_mut(key) else {
+            return false;
+        };
+        if rec.terminating {
+            return true;
+        }
+        if rec
+            .obj
+            .metadata
+            .finalizers
+            .as_ref()
+            .is_some_and(|f| !f.is_empty())
+        {
+            rec.terminating = true;
+            let old = rec.pod.clone();
+            let mut new = (*old).clone();
+            new.deletion_timestamp = true;
+            let new = Arc::new(new);
+            rec.pod = new.clone();
+            st.rv += 1;
+            if let Some(s) = self.sched() {
+                s.on_pod_update(&old, new);
+            }
+            self.changed.notify_all();
+            return true;
+        }
         let Some(rec) = st.pods.remove(key) else {
             return false;
         };
@@ -464,13 +511,16 @@ impl Store {
 
     pub fn counts(&self) -> StoreCounts {
         let st = self.state.lock();
-        let bound = st.pods.values().filter(|r| r.node.is_some()).count() as u64;
+        let live = || st.pods.values().filter(|r| !r.terminating);
+        let bound = live().filter(|r| r.node.is_some()).count() as u64;
+        let unbound = live().filter(|r| r.node.is_none()).count() as u64;
         StoreCounts {
             created: st.created,
             deleted: st.deleted,
             bound,
+            terminating: st.pods.len() as u64 - bound - unbound,
             binds: st.binds,
-            unbound: st.pods.len() as u64 - bound,
+            unbound,
         }
     }
 
@@ -522,6 +572,9 @@ impl ClusterClient for Store {
                 pod.name,
                 rec.node.as_deref().unwrap_or("")
             ));
+        }
+        if rec.terminating {
+            return Err(format!("pods {:?} is being deleted", pod.key.to_string()));
         }
         if rec.pod.is_gated() {
             return Err(format!(
@@ -582,6 +635,6 @@ impl ClusterClient for Store {
             .lock()
             .pods
             .get(&pod.key)
-            .is_some_and(|r| r.node.is_none())
+            .is_some_and(|r| r.node.is_none() && !r.terminating)
     }
 }

@@ -25,6 +25,9 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::thread::JoinHandle;
 use std::time::Instant;
 
+/// Below this many nodes to evaluate, Filter and Score run inline on the scheduling thread.
+pub const PARALLEL_MIN_NODES: usize = 1000;
+
 /// Scheduler-wide configuration (the parts of KubeSchedulerConfiguration this build honours).
 #[derive(Clone, Debug)]
 pub struct SchedulerConfig {
@@ -203,7 +206,11 @@ impl Scheduler {
     pub fn on_pod_update(&self, old: &Pod, new: Arc<Pod>) {
         match (old.is_assigned(), new.is_assigned()) {
             (false, false) => {
-                if self.responsible_for(&new) {
+                if new.deletion_timestamp {
+                    // Terminating: it will never be scheduled (kube pops and skips it; we drop
+                    // it at once).
+                    self.queue.delete(&new.key);
+                } else if self.responsible_for(&new) {
                     self.queue.update(old, new);
                 }
             }
@@ -464,8 +471,15 @@ impl Scheduler {
         } else {
             self.next_start_node_index.load(Ordering::Relaxed) % n
         };
-        let outcome = find_feasible(self.pool.as_ref(), n, start_index, num_to_find, |i| {
-            fwk.run_filter_plugins(state, pod, &nodes[i])
+        let filters = fwk.active_filter_plugins(state);
+        // Fanning out costs a few microseconds of wake-ups; it pays only for big evaluations.
+        let pool = self
+            .pool
+            .as_ref()
+            .filter(|_| num_to_find >= PARALLEL_MIN_NODES);
+        let state_ref: &CycleState = state;
+        let outcome = find_feasible(pool, n, start_index, num_to_find, |i| {
+            Framework::run_filter_plugins(&filters, state_ref, pod, &nodes[i])
         });
         let phase_code = if outcome.error.is_some() {
             Code::Error
@@ -492,8 +506,8 @@ impl Scheduler {
         }
 
         // Score.
-        let feasible: Vec<Arc<crate::framework::NodeInfo>> =
-            outcome.feasible.iter().map(|&i| nodes[i].clone()).collect();
+        let feasible: Vec<&crate::framework::NodeInfo> =
+            outcome.feasible.iter().map(|&i| &*nodes[i]).collect();
         let st = fwk.run_pre_score(state, pod, &feasible);
         if !st.is_success() {
             return Err(Failure {
@@ -522,7 +536,7 @@ impl Scheduler {
         fwk: &Framework,
         state: &CycleState,
         pod: &Pod,
-        feasible: &[Arc<crate::framework::NodeInfo>],
+        feasible: &[&crate::framework::NodeInfo],
     ) -> Result<Vec<i64>, Status> {
         let plugins = fwk.active_score_plugins(state);
         let f = feasible.len();
@@ -534,12 +548,12 @@ impl Scheduler {
         let score_row = |(i, row): (usize, &mut [i64])| -> Result<(), Status> {
             for (j, (pl, _)) in plugins.iter().enumerate() {
                 row[j] = pl
-                    .score(state, pod, &feasible[i])
+                    .score(state, pod, feasible[i])
                     .map_err(|s| s.with_plugin(pl.name()))?;
             }
             Ok(())
         };
-        match self.pool.as_ref().filter(|_| f >= 64) {
+        match self.pool.as_ref().filter(|_| f >= PARALLEL_MIN_NODES) {
             Some(pool) => pool.install(|| {
                 scores
                     .par_chunks_mut(p)

@@ -137,7 +137,7 @@ pub trait PostFilterPlugin: Plugin {
 
 pub trait PreScorePlugin: Plugin {
     /// Skip means the coupled Score of this plugin is not run for this pod.
-    fn pre_score(&self, state: &mut CycleState, pod: &Pod, nodes: &[Arc<NodeInfo>]) -> Status;
+    fn pre_score(&self, state: &mut CycleState, pod: &Pod, nodes: &[&NodeInfo]) -> Status;
 }
 
 pub trait ScorePlugin: Plugin {

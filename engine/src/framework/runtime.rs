@@ -205,15 +205,25 @@ impl Framework {
         (result, status)
     }
 
-    /// Runs every (non-skipped) Filter plugin on one node; the first non-success wins.
+    /// The Filter plugins that run for this pod (those whose PreFilter did not Skip), computed
+    /// once per cycle.
+    pub fn active_filter_plugins(&self, state: &CycleState) -> Vec<&dyn FilterPlugin> {
+        self.filter
+            .iter()
+            .filter(|p| !state.skip_filter_plugins.contains(&p.name()))
+            .map(|p| &**p)
+            .collect()
+    }
+
+    /// Runs the given Filter plugins on one node; the first non-success wins.
     #[inline]
-    pub fn run_filter_plugins(&self, state: &CycleState, pod: &Pod, node: &NodeInfo) -> Status {
-        for p in &self.filter {
-            if !state.skip_filter_plugins.is_empty()
-                && state.skip_filter_plugins.contains(&p.name())
-            {
-                continue;
-            }
+    pub fn run_filter_plugins(
+        plugins: &[&dyn FilterPlugin],
+        state: &CycleState,
+        pod: &Pod,
+        node: &NodeInfo,
+    ) -> Status {
+        for p in plugins {
             let s = p.filter(state, pod, node);
             if !s.is_success() {
                 return s.with_plugin(p.name());
@@ -252,12 +262,7 @@ impl Framework {
         out
     }
 
-    pub fn run_pre_score(
-        &self,
-        state: &mut CycleState,
-        pod: &Pod,
-        nodes: &[Arc<NodeInfo>],
-    ) -> Status {
+    pub fn run_pre_score(&self, state: &mut CycleState, pod: &Pod, nodes: &[&NodeInfo]) -> Status {
         let start = Instant::now();
         let mut status = Status::success();
         for p in &self.pre_score {

@@ -57,7 +57,7 @@ pub fn balanced_score(pairs: &[(i64, i64)]) -> i64 {
 }
 
 impl PreScorePlugin for BalancedAllocation {
-    fn pre_score(&self, _: &mut CycleState, _: &Pod, _: &[Arc<NodeInfo>]) -> Status {
+    fn pre_score(&self, _: &mut CycleState, _: &Pod, _: &[&NodeInfo]) -> Status {
         Status::success()
     }
 }

@@ -119,7 +119,7 @@ impl FilterPlugin for NodeAffinity {
 }
 
 impl PreScorePlugin for NodeAffinity {
-    fn pre_score(&self, _: &mut CycleState, pod: &Pod, _: &[Arc<NodeInfo>]) -> Status {
+    fn pre_score(&self, _: &mut CycleState, pod: &Pod, _: &[&NodeInfo]) -> Status {
         if pod.spec.preferred_node_affinity.is_empty() {
             return Status::skip();
         }

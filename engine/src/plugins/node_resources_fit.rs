@@ -122,7 +122,7 @@ pub fn least_allocated_score(pod: &Pod, node: &NodeInfo) -> i64 {
 }
 
 impl PreScorePlugin for NodeResourcesFit {
-    fn pre_score(&self, _: &mut CycleState, _: &Pod, _: &[Arc<NodeInfo>]) -> Status {
+    fn pre_score(&self, _: &mut CycleState, _: &Pod, _: &[&NodeInfo]) -> Status {
         Status::success()
     }
 }

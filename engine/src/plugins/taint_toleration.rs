@@ -72,7 +72,7 @@ impl FilterPlugin for TaintToleration {
 }
 
 impl PreScorePlugin for TaintToleration {
-    fn pre_score(&self, _: &mut CycleState, _: &Pod, _: &[Arc<NodeInfo>]) -> Status {
+    fn pre_score(&self, _: &mut CycleState, _: &Pod, _: &[&NodeInfo]) -> Status {
         Status::success()
     }
 }

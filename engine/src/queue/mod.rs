@@ -437,16 +437,17 @@ impl SchedulingQueue {
         Some(q)
     }
 
-    /// Blocks until a pod is ready to be scheduled, or the queue is closed (`None`).
+    /// Blocks until a pod is ready to be scheduled, or the queue is closed (`None`; pods still
+    /// queued stay where they are and are counted as pending).
     pub fn pop(&self) -> Option<QueuedPodInfo> {
         let mut inner = self.inner.lock();
         loop {
+            if inner.closed {
+                return None;
+            }
             self.run_due_flushes(&mut inner);
             if let Some(q) = self.pop_ready(&mut inner) {
                 return Some(q);
-            }
-            if inner.closed {
-                return None;
             }
             // Wake for the next flush tick at the latest (real time; capped so that a virtual
             // clock moved by another thread is noticed).
@@ -594,7 +595,7 @@ impl SchedulingQueue {
         self.run_due_flushes(&mut inner);
     }
 
-    /// Closes the queue: `pop` returns `None` once activeQ is empty.
+    /// Closes the queue: `pop` returns `None` from now on.
     pub fn close(&self) {
         self.inner.lock().closed = true;
         self.cond.notify_all();

@@ -1,0 +1,632 @@
+//! Runs the workloads of a config: plans every selected workload first (so bad input is
+//! reported before anything runs or is written), then executes the ops of each against a fresh
+//! object store and scheduler, and collects the data items.
+
+use crate::config::{self, Config, Op, TestCase, Workload};
+use crate::error::{HarnessError, InputError};
+use crate::manifest::{self, ObjectTemplate, PodSource};
+use crate::report::{self, DataItem, ThresholdFailure};
+use crate::store::Store;
+use k8s_openapi::api::core::v1 as core;
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+use tidegate_engine::api::validation::validate_pod_create;
+use tidegate_engine::plugins::Registry;
+use tidegate_engine::{Scheduler, SchedulerConfig};
+
+/// How to run.
+#[derive(Clone)]
+pub struct RunOptions {
+    /// `TestCase/Workload` or `TestCase` (all its workloads), as the Go benchmark path.
+    pub workload: Option<String>,
+    /// scheduler_perf label filter; `None` = `performance`, unless `workload` is given.
+    pub label_filter: Option<String>,
+    pub seed: u64,
+    /// Filter/Score threads (the rayon pool size).
+    pub threads: usize,
+    /// How long one wait (createPods, barrier) may take.
+    pub timeout: Duration,
+    /// Plugins available to profiles (in-tree plus the caller's).
+    pub registry: Registry,
+    /// Progress lines on stderr.
+    pub verbose: bool,
+}
+
+impl Default for RunOptions {
+    fn default() -> Self {
+        RunOptions {
+            workload: None,
+            label_filter: None,
+            seed: 0,
+            threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            timeout: Duration::from_secs(600),
+            registry: Registry::in_tree(),
+            verbose: false,
+        }
+    }
+}
+
+/// Counts at the end of a workload. `created = bound + deleted + pending (all queues)`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Summary {
+    pub created: u64,
+    pub bound: u64,
+    pub deleted: u64,
+    /// Deleted while finalizers remain (the object stays, with a deletionTimestamp).
+    pub terminating: u64,
+    pub pending_active: u64,
+    pub pending_backoff: u64,
+    pub pending_unschedulable: u64,
+    pub pending_gated: u64,
+    /// Unbound pods that no profile of ours is responsible for (other schedulerName).
+    pub pending_other_scheduler: u64,
+    pub attempts: u64,
+    pub binds: u64,
+}
+
+impl Summary {
+    pub fn pending(&self) -> u64 {
+        self.pending_active
+            + self.pending_backoff
+            + self.pending_unschedulable
+            + self.pending_gated
+            + self.pending_other_scheduler
+    }
+    pub fn adds_up(&self) -> bool {
+        self.created == self.bound + self.deleted + self.terminating + self.pending()
+    }
+    pub fn as_pairs(&self) -> Vec<(&'static str, u64)> {
+        vec![
+            ("created", self.created),
+            ("bound", self.bound),
+            ("deleted", self.deleted),
+            ("terminating", self.terminating),
+            ("pending_active", self.pending_active),
+            ("pending_backoff", self.pending_backoff),
+            ("pending_unschedulable", self.pending_unschedulable),
+            ("pending_gated", self.pending_gated),
+            ("pending_other_scheduler", self.pending_other_scheduler),
+            ("attempts", self.attempts),
+            ("binds", self.binds),
+        ]
+    }
+}
+
+/// What happened to one workload.
+pub struct WorkloadReport {
+    pub test_case: String,
+    pub workload: String,
+    pub outcome: Outcome,
+    /// Feature gates accepted and ignored (they change nothing in tidegate).
+    pub ignored_gates: Vec<String>,
+}
+
+pub enum Outcome {
+    Ran(Box<RunResult>),
+    Skipped(String),
+}
+
+pub struct RunResult {
+    pub items: Vec<DataItem>,
+    pub summary: Summary,
+    pub threshold_failures: Vec<ThresholdFailure>,
+    pub placements: Vec<(String, String, String)>,
+    pub wall: Duration,
+}
+
+/// A workload ready to run.
+struct Plan<'c> {
+    tc: &'c TestCase,
+    wl: &'c Workload,
+    ops: Vec<Op>,
+    /// Per op index: the pod source of createPods ops.
+    pods: BTreeMap<usize, PodSource>,
+    /// Per op index: node/namespace/update templates.
+    templates: BTreeMap<usize, ObjectTemplate>,
+}
+
+/// The workloads selected by `--workload` and `--label-filter`.
+pub fn select<'c>(cfg: &'c Config, opts: &RunOptions) -> Vec<(&'c TestCase, &'c Workload)> {
+    let filter = opts.label_filter.clone().unwrap_or_else(|| {
+        if opts.workload.is_some() {
+            String::new()
+        } else {
+            "performance".into()
+        }
+    });
+    let mut out = vec![];
+    for tc in &cfg.test_cases {
+        for wl in &tc.workloads {
+            if let Some(p) = &opts.workload {
+                let (ptc, pwl) = match p.split_once('/') {
+                    Some((a, b)) => (a, Some(b)),
+                    None => (p.as_str(), None),
+                };
+                if ptc != tc.name || pwl.is_some_and(|w| w != wl.name) {
+                    continue;
+                }
+            }
+            let mut labels = tc.labels.clone();
+            labels.extend(wl.labels.iter().cloned());
+            if config::label_filter_matches(&filter, &labels) {
+                out.push((tc, wl));
+            }
+        }
+    }
+    out
+}
+
+fn plan<'c>(
+    cfg: &'c Config,
+    tc: &'c TestCase,
+    wl: &'c Workload,
+) -> Result<Result<Plan<'c>, String>, InputError> {
+    let ops = config::resolve_ops(cfg, tc, wl)?;
+    if !ops.iter().any(|o| {
+        matches!(
+            o,
+            Op::CreatePods {
+                collect_metrics: true,
+                ..
+            }
+        )
+    }) && !ops.iter().any(|o| matches!(o, Op::Unsupported { .. }))
+    {
+        return Err(InputError::new(
+            &cfg.path,
+            Some(tc.pos),
+            format!("{}.workloadTemplate", tc.name),
+            "at least one op must collect metrics (collectMetrics: true)",
+        ));
+    }
+    let mut unsupported: Option<String> = tc.scheduler_config_path.as_ref().map(|p| {
+        format!("schedulerConfigPath {p:?} (KubeSchedulerConfiguration arrives with the framework issue)")
+    });
+    let mut p = Plan {
+        tc,
+        wl,
+        ops: vec![],
+        pods: BTreeMap::new(),
+        templates: BTreeMap::new(),
+    };
+    for (i, op) in ops.iter().enumerate() {
+        match op {
+            Op::Unsupported { opcode, reason } => {
+                unsupported.get_or_insert_with(|| format!("{opcode}: {reason}"));
+            }
+            Op::CreatePods {
+                template,
+                template_params,
+                ..
+            } => {
+                let src = PodSource::new(template.as_deref())?;
+                let (pod, spec, rendered) = src.make(0, 1, template_params)?;
+                let mut sample = (*pod).clone();
+                if sample.metadata.name.is_none() {
+                    sample.metadata.name = Some("sample".into());
+                }
+                if let Some(e) = validate_pod_create(&sample).into_iter().next() {
+                    let file = src.path().unwrap_or(Path::new("<default pod>"));
+                    let pos = rendered
+                        .as_ref()
+                        .map(|r| manifest::position_of(r, &e.field))
+                        .or_else(|| {
+                            ObjectTemplate::load(file)
+                                .ok()
+                                .and_then(|t| t.render(0, 1, template_params).ok())
+                                .map(|r| manifest::position_of(&r, &e.field))
+                        });
+                    return Err(InputError::new(
+                        file,
+                        pos,
+                        e.field.clone(),
+                        e.to_string()
+                            .trim_start_matches(&format!("{}: ", e.field))
+                            .to_string(),
+                    ));
+                }
+                if let Some(u) = spec.unsupported.first() {
+                    let file = src
+                        .path()
+                        .map_or("<default pod>".into(), |p| p.display().to_string());
+                    unsupported.get_or_insert_with(|| format!("{u}, used by {file}"));
+                }
+                p.pods.insert(i, src);
+            }
+            Op::CreateNodes {
+                template: Some(path),
+                template_params,
+                ..
+            } => {
+                let t = ObjectTemplate::load(path)?;
+                let r = t.render(0, 1, template_params)?;
+                let n: core::Node = r.typed("Node")?;
+                manifest::node(Some(&r), &n)?;
+                p.templates.insert(i, t);
+            }
+            Op::CreateNamespaces {
+                template: Some(path),
+                ..
+            } => {
+                let t = ObjectTemplate::load(path)?;
+                let r = t.render(0, 1, &Default::default())?;
+                let _: core::Namespace = r.typed("Namespace")?;
+                p.templates.insert(i, t);
+            }
+            Op::UpdateAny {
+                template,
+                template_params,
+                ..
+            } => {
+                let t = ObjectTemplate::load(template)?;
+                let r = t.render(0, 1, template_params)?;
+                if r.kind() != "Pod" {
+                    unsupported.get_or_insert_with(|| {
+                        format!(
+                            "updateAny of kind {:?} (only Pod updates are supported)",
+                            r.kind()
+                        )
+                    });
+                } else {
+                    let _: core::Pod = r.typed("Pod")?;
+                }
+                p.templates.insert(i, t);
+            }
+            _ => {}
+        }
+    }
+    p.ops = ops;
+    Ok(match unsupported {
+        Some(u) => Err(u),
+        None => Ok(p),
+    })
+}
+
+/// Background ops (async deletes) of a workload, stopped when it ends.
+#[derive(Default)]
+struct Background {
+    stop: Arc<AtomicBool>,
+    threads: Vec<JoinHandle<()>>,
+}
+
+impl Background {
+    fn finish(self) {
+        self.stop.store(true, Ordering::SeqCst);
+        for t in self.threads {
+            let _ = t.join();
+        }
+    }
+}
+
+/// Sleeps until `deadline`, in small steps so that `stop` is honoured.
+fn sleep_until(deadline: Instant, stop: &AtomicBool) {
+    loop {
+        let now = Instant::now();
+        if now >= deadline || stop.load(Ordering::Relaxed) {
+            return;
+        }
+        std::thread::sleep((deadline - now).min(Duration::from_millis(20)));
+    }
+}
+
+/// Runs every selected workload. Bad input anywhere aborts before anything runs.
+pub fn run_config(cfg: &Config, opts: &RunOptions) -> Result<Vec<WorkloadReport>, HarnessError> {
+    let selected = select(cfg, opts);
+    let mut plans = vec![];
+    for (tc, wl) in &selected {
+        plans.push((tc, wl, plan(cfg, tc, wl)?));
+    }
+    let mut reports = vec![];
+    for (tc, wl, p) in plans {
+        let mut gates: BTreeMap<String, bool> = tc.feature_gates.clone();
+        gates.extend(wl.feature_gates.clone());
+        let ignored_gates = gates.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        let outcome = match p {
+            Err(reason) => Outcome::Skipped(reason),
+            Ok(p) => {
+                if opts.verbose {
+                    eprintln!("running {}/{}", tc.name, wl.name);
+                }
+                Outcome::Ran(Box::new(execute(cfg, &p, opts)?))
+            }
+        };
+        reports.push(WorkloadReport {
+            test_case: tc.name.clone(),
+            workload: wl.name.clone(),
+            outcome,
+            ignored_gates,
+        });
+    }
+    Ok(reports)
+}
+
+fn execute(cfg: &Config, p: &Plan, opts: &RunOptions) -> Result<RunResult, HarnessError> {
+    let started = Instant::now();
+    let store = Store::new(opts.seed);
+    let sched_cfg = SchedulerConfig {
+        parallelism: opts.threads.max(1),
+        seed: opts.seed,
+        ..SchedulerConfig::default()
+    };
+    let sched = Scheduler::new(sched_cfg, &opts.registry, store.clone(), None)
+        .map_err(|e| HarnessError::Run(e.to_string()))?;
+    store.attach(sched.clone());
+    let handle = sched.run();
+    let mut bg = Background::default();
+    let result = run_ops(cfg, p, opts, &store, &sched, &mut bg);
+    bg.finish();
+    sched.stop();
+    let _ = handle.join();
+    store.detach();
+    let items = result?;
+
+    let counts = store.counts();
+    let q = sched.queue.counts();
+    let summary = Summary {
+        created: counts.created,
+        bound: counts.bound,
+        deleted: counts.deleted,
+        terminating: counts.terminating,
+        pending_active: (q.active + q.in_flight) as u64,
+        pending_backoff: q.backoff as u64,
+        pending_unschedulable: q.unschedulable as u64,
+        pending_gated: q.gated as u64,
+        pending_other_scheduler: counts.unbound.saturating_sub(
+            (q.active + q.in_flight + q.backoff + q.unschedulable + q.gated) as u64,
+        ),
+        attempts: sched.stats.attempts.load(Ordering::Relaxed),
+        binds: counts.binds,
+    };
+    let queued = (q.active + q.in_flight + q.backoff + q.unschedulable + q.gated) as u64;
+    if queued > counts.unbound || !summary.adds_up() {
+        return Err(HarnessError::Run(format!(
+            "{}/{}: pods unaccounted for: {summary:?}, unbound in store {}",
+            p.tc.name, p.wl.name, counts.unbound
+        )));
+    }
+    let name = format!("BenchmarkPerfScheduling/{}/{}", p.tc.name, p.wl.name);
+    let mut items = items;
+    items.push(report::summary_item(&name, &summary.as_pairs()));
+    let selector =
+        p.wl.threshold_metric_selector
+            .clone()
+            .or_else(|| p.tc.default_threshold_metric_selector.clone())
+            .unwrap_or_default();
+    let threshold_failures =
+        report::apply_threshold(&mut items, p.wl.threshold.as_ref(), &cfg.topic, &selector);
+    Ok(RunResult {
+        items,
+        summary,
+        threshold_failures,
+        placements: store.placements(),
+        wall: started.elapsed(),
+    })
+}
+
+fn run_ops(
+    cfg: &Config,
+    p: &Plan,
+    opts: &RunOptions,
+    store: &Arc<Store>,
+    sched: &Arc<Scheduler>,
+    bg: &mut Background,
+) -> Result<Vec<DataItem>, HarnessError> {
+    let mut items = vec![];
+    let mut pending_ns: BTreeMap<String, usize> = BTreeMap::new();
+    let field = |i: usize| format!("{}.workloadTemplate[{i}]", p.tc.name);
+    for (i, op) in p.ops.iter().enumerate() {
+        match op {
+            Op::CreateNodes {
+                count,
+                template,
+                template_params,
+                strategy,
+            } => {
+                let t = p.templates.get(&i);
+                for j in 0..*count {
+                    let (mut n, r) = match (template, t) {
+                        (Some(_), Some(t)) => {
+                            let r = t.render(j, *count, template_params)?;
+                            (r.typed::<core::Node>("Node")?, Some(r))
+                        }
+                        _ => (manifest::default_node(i), None),
+                    };
+                    if let Some(s) = strategy {
+                        let labels = n.metadata.labels.get_or_insert_with(Default::default);
+                        match s {
+                            config::NodeStrategy::Label { key, values } if !values.is_empty() => {
+                                labels.insert(key.clone(), values[j % values.len()].clone());
+                            }
+                            config::NodeStrategy::Unique { key } => {
+                                labels.insert(key.clone(), format!("node-{j}"));
+                            }
+                            _ => {}
+                        }
+                    }
+                    let converted = manifest::node(r.as_ref(), &n)?;
+                    store
+                        .create_node(n, converted)
+                        .map_err(|e| e.into_input(&cfg.path, &field(i)))?;
+                }
+            }
+            Op::CreateNamespaces {
+                prefix,
+                count,
+                template,
+            } => {
+                for j in 0..*count {
+                    let mut ns: core::Namespace = match (template, p.templates.get(&i)) {
+                        (Some(_), Some(t)) => t
+                            .render(j, *count, &Default::default())?
+                            .typed("Namespace")?,
+                        _ => core::Namespace::default(),
+                    };
+                    ns.metadata.name = Some(format!("{prefix}-{j}"));
+                    store
+                        .create_namespace(ns)
+                        .map_err(|e| e.into_input(&cfg.path, &field(i)))?;
+                }
+            }
+            Op::CreatePods {
+                count,
+                namespace,
+                template_params,
+                collect_metrics,
+                skip_wait,
+                ..
+            } => {
+                let src = p.pods.get(&i).expect("planned");
+                let before = store.ns_stats(namespace).bound;
+                let collector = collect_metrics.then(|| {
+                    sched.metrics().reset_histograms();
+                    store.start_collecting(std::slice::from_ref(namespace))
+                });
+                for j in 0..*count {
+                    let (pod, spec, _) = src.make(j, *count, template_params)?;
+                    store.create_pod(&pod, namespace, spec).map_err(|e| {
+                        e.into_input(src.path().unwrap_or(Path::new("<default pod>")), "")
+                    })?;
+                }
+                if *skip_wait {
+                    *pending_ns.entry(namespace.clone()).or_default() += count;
+                } else {
+                    let want = before + count;
+                    if !store.wait_ns(namespace, opts.timeout, |s| s.bound >= want) {
+                        return Err(timeout_error(store, sched, namespace, want, opts.timeout));
+                    }
+                }
+                if let Some(cid) = collector {
+                    let (binds, dur) = store.stop_collecting(cid);
+                    let name = format!(
+                        "BenchmarkPerfScheduling/{}/{}/{namespace}",
+                        p.tc.name, p.wl.name
+                    );
+                    items.push(report::throughput_item(&binds, dur, &name));
+                    items.extend(report::histogram_items(sched.metrics(), &name));
+                }
+            }
+            Op::Barrier {
+                namespaces,
+                label_selector: _,
+                attempted,
+            } => {
+                let targets: Vec<String> = if namespaces.is_empty() {
+                    pending_ns.keys().cloned().collect()
+                } else {
+                    namespaces.clone()
+                };
+                for ns in targets {
+                    let want = pending_ns.get(&ns).copied().unwrap_or(0);
+                    let ok = store.wait_ns(&ns, opts.timeout, |s| {
+                        s.bound + if *attempted { s.attempted_unbound } else { 0 } >= want
+                    });
+                    if !ok {
+                        return Err(timeout_error(store, sched, &ns, want, opts.timeout));
+                    }
+                    pending_ns.remove(&ns);
+                }
+            }
+            Op::DeletePods {
+                namespace,
+                label_selector,
+                per_second,
+                skip_wait,
+            } => {
+                let keys = store.list_pods(namespace, label_selector);
+                let st = store.clone();
+                let stop = bg.stop.clone();
+                let rate = *per_second;
+                let work = move || {
+                    let start = Instant::now();
+                    for (n, k) in keys.iter().enumerate() {
+                        if stop.load(Ordering::Relaxed) {
+                            return;
+                        }
+                        if rate > 0.0 {
+                            sleep_until(start + Duration::from_secs_f64(n as f64 / rate), &stop);
+                            if stop.load(Ordering::Relaxed) {
+                                return;
+                            }
+                        }
+                        st.delete_pod(k);
+                    }
+                };
+                if *skip_wait {
+                    bg.threads.push(std::thread::spawn(work));
+                } else {
+                    work();
+                }
+            }
+            Op::UpdateAny {
+                namespace,
+                count,
+                per_second,
+                template_params,
+                ..
+            } => {
+                let t = p.templates.get(&i).expect("planned");
+                let start = Instant::now();
+                for j in 0..*count {
+                    if *per_second > 0.0 {
+                        sleep_until(
+                            start + Duration::from_secs_f64(j as f64 / per_second),
+                            &bg.stop,
+                        );
+                    }
+                    let r = t.render(j, *count, template_params)?;
+                    let pod: core::Pod = r.typed("Pod")?;
+                    let ns = namespace
+                        .clone()
+                        .or_else(|| pod.metadata.namespace.clone())
+                        .unwrap_or_else(|| "default".into());
+                    store.update_pod(&pod, &ns).map_err(|e| {
+                        InputError::new(
+                            &t.path,
+                            Some(manifest::object_pos(&r)),
+                            format!("updateAny[{j}]"),
+                            e.to_string(),
+                        )
+                    })?;
+                }
+            }
+            Op::Sleep { duration } => std::thread::sleep(*duration),
+            Op::Unsupported { .. } => unreachable!("unsupported workloads are not executed"),
+        }
+    }
+    Ok(items)
+}
+
+fn timeout_error(
+    store: &Store,
+    sched: &Scheduler,
+    ns: &str,
+    want: usize,
+    timeout: Duration,
+) -> HarnessError {
+    let s = store.ns_stats(ns);
+    let q = sched.queue.counts();
+    let mut reasons: BTreeMap<String, usize> = BTreeMap::new();
+    for (_, cond) in store.unbound_pods() {
+        let key = cond.map_or("not attempted yet".to_string(), |(r, m)| {
+            format!("{r}: {m}")
+        });
+        *reasons.entry(key).or_default() += 1;
+    }
+    let mut top: Vec<(String, usize)> = reasons.into_iter().collect();
+    top.sort_by(|a, b| b.1.cmp(&a.1));
+    let why: Vec<String> = top
+        .iter()
+        .take(5)
+        .map(|(r, n)| format!("{n} × {r}"))
+        .collect();
+    HarnessError::Run(format!(
+        "timed out after {timeout:?} waiting for {want} pods in namespace {ns} (bound {}, attempted {}); queues: {q:?}; pending because: {}",
+        s.bound,
+        s.attempted_unbound,
+        why.join("; ")
+    ))
+}
