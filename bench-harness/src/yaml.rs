@@ -143,7 +143,7 @@ pub fn locate(root: &SNode, path: &str) -> Pos {
                     v
                 })
             }
-            (YNode::Seq(v), PathSeg::Index(i)) => v.get(i),
+            (YNode::Seq(v), PathSeg::Index(i)) => v.get(i).inspect(|n| best = pos_of(n)),
             // `requests[cpu]`: a map entry written in index form.
             (YNode::Map(m), PathSeg::Bracket(k)) => {
                 m.iter().find(|(key, _)| key.value == k).map(|(key, v)| {

@@ -4,6 +4,8 @@
 pub mod clock;
 pub mod gated;
 pub mod heap;
+#[cfg(test)]
+mod tests;
 
 use crate::api::{Pod, PodKey, Sym};
 use crate::framework::events::{ActionType, ClusterEvent, EventResource, labels};

@@ -1,0 +1,287 @@
+//! The `tidegate` binary: bad input gives one line naming file, line:column and field, exit
+//! code 2, and no output file.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_tidegate"))
+}
+
+fn workloads() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../perf-data/workloads")
+}
+
+/// Writes `files` into a fresh folder, runs `tidegate run <dir>/config.yaml --data-items-dir
+/// <dir>/out`, and returns (exit code, stderr, whether out/ has files).
+fn run_bad(files: &[(&str, &str)]) -> (i32, String, bool) {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, text) in files {
+        std::fs::write(dir.path().join(name), text).unwrap();
+    }
+    let out = dir.path().join("out");
+    let o = bin()
+        .arg("run")
+        .arg(dir.path().join("config.yaml"))
+        .arg("--label-filter")
+        .arg("")
+        .arg("--data-items-dir")
+        .arg(&out)
+        .output()
+        .unwrap();
+    let wrote = out.exists() && std::fs::read_dir(&out).unwrap().next().is_some();
+    let stderr = String::from_utf8_lossy(&o.stderr).to_string();
+    let stderr = stderr.replace(&dir.path().display().to_string(), "DIR");
+    (o.status.code().unwrap_or(-1), stderr, wrote)
+}
+
+const GOOD: &str = "\
+- name: T
+  workloadTemplate:
+  - opcode: createNodes
+    count: 2
+  - opcode: createPods
+    count: 3
+    podTemplatePath: pod.yaml
+    collectMetrics: true
+  workloads:
+  - name: w
+";
+
+const POD: &str = "\
+apiVersion: v1
+kind: Pod
+metadata:
+  generateName: p-
+spec:
+  containers:
+  - name: c
+    image: pause
+    resources:
+      requests:
+        cpu: 100m
+";
+
+#[test]
+fn good_input_writes_data_items() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("config.yaml"), GOOD).unwrap();
+    std::fs::write(dir.path().join("pod.yaml"), POD).unwrap();
+    let out = dir.path().join("out");
+    let place = dir.path().join("placements.jsonl");
+    let o = bin()
+        .args(["run"])
+        .arg(dir.path().join("config.yaml"))
+        .args(["--workload", "T/w", "--data-items-dir"])
+        .arg(&out)
+        .arg("--placements")
+        .arg(&place)
+        .output()
+        .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let files: Vec<_> = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(files.len(), 1);
+    let name = files[0].file_name().unwrap().to_str().unwrap().to_string();
+    assert!(
+        name.starts_with("BenchmarkPerfScheduling_benchmark_"),
+        "{name}"
+    );
+    let doc: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&files[0]).unwrap()).unwrap();
+    assert_eq!(doc["version"], "v1");
+    let items = doc["dataItems"].as_array().unwrap();
+    let metric = |m: &str| items.iter().filter(|i| i["labels"]["Metric"] == m).count();
+    assert_eq!(metric("SchedulingThroughput"), 1);
+    assert_eq!(metric("tidegate_summary"), 1);
+    let ep = |p: &str, est: &str| {
+        items.iter().any(|i| {
+            i["labels"]["Metric"] == "scheduler_framework_extension_point_duration_seconds"
+                && i["labels"]["extension_point"] == p
+                && i["labels"]["estimator"] == est
+                && i["unit"] == "ms"
+                && i["data"]["Perc90"].is_number()
+        })
+    };
+    for p in [
+        "PreEnqueue",
+        "PreFilter",
+        "Filter",
+        "PreScore",
+        "Score",
+        "Reserve",
+        "Permit",
+        "PreBind",
+        "Bind",
+        "PostBind",
+    ] {
+        assert!(ep(p, "exact") && ep(p, "buckets"), "extension point {p}");
+    }
+    assert!(items.iter().any(|i| i["labels"]["Metric"]
+        == "scheduler_plugin_execution_duration_seconds"
+        && i["labels"]["plugin"] == "SchedulingGates"
+        && i["labels"]["extension_point"] == "PreEnqueue"));
+    // Every item has every label key.
+    let keys = |i: &serde_json::Value| i["labels"].as_object().unwrap().len();
+    assert!(items.iter().all(|i| keys(i) == keys(&items[0])));
+    let summary = items
+        .iter()
+        .find(|i| i["labels"]["Metric"] == "tidegate_summary")
+        .unwrap();
+    assert_eq!(summary["data"]["created"], 3.0);
+    assert_eq!(summary["data"]["bound"], 3.0);
+    let lines = std::fs::read_to_string(&place).unwrap();
+    assert_eq!(lines.lines().count(), 3);
+    let first: serde_json::Value = serde_json::from_str(lines.lines().next().unwrap()).unwrap();
+    assert_eq!(first["namespace"], "namespace-1");
+}
+
+#[test]
+fn bad_inputs_give_one_line_exit_2_and_no_output() {
+    let cases: Vec<(&str, Vec<(&str, String)>, &str)> = vec![
+        (
+            "yaml syntax",
+            vec![("config.yaml", "- name: [\n".into())],
+            "DIR/config.yaml:1:9: YAML syntax: unclosed bracket '['",
+        ),
+        (
+            "unknown op",
+            vec![
+                ("config.yaml", GOOD.replace("createNodes", "createNode")),
+                ("pod.yaml", POD.into()),
+            ],
+            "DIR/config.yaml:3:13: T.workloadTemplate[0].opcode: unknown op \"createNode\"",
+        ),
+        (
+            "unknown field",
+            vec![
+                (
+                    "config.yaml",
+                    GOOD.replace("    count: 2", "    count: 2\n    colour: red"),
+                ),
+                ("pod.yaml", POD.into()),
+            ],
+            "DIR/config.yaml:5:5: T.workloadTemplate[0].colour: unknown field \"colour\"",
+        ),
+        (
+            "missing template",
+            vec![("config.yaml", GOOD.into())],
+            "DIR/pod.yaml: cannot read template:",
+        ),
+        (
+            "bad quantity",
+            vec![
+                ("config.yaml", GOOD.into()),
+                ("pod.yaml", POD.replace("100m", "lots")),
+            ],
+            "DIR/pod.yaml:11:14: spec.containers[0].resources.requests[cpu]: Invalid value: \"lots\": quantities must match the regular expression",
+        ),
+        (
+            "unused param",
+            vec![
+                (
+                    "config.yaml",
+                    format!("{GOOD}    params:\n      spare: 3\n"),
+                ),
+                ("pod.yaml", POD.into()),
+            ],
+            "DIR/config.yaml:12:7: T.workloads[w].params: parameter(s) spare unused",
+        ),
+        (
+            "invalid gate name",
+            vec![
+                ("config.yaml", GOOD.into()),
+                (
+                    "pod.yaml",
+                    POD.replace(
+                        "spec:\n",
+                        "spec:\n  schedulingGates:\n  - name: \"bad gate\"\n",
+                    ),
+                ),
+            ],
+            "DIR/pod.yaml:7:5: spec.schedulingGates[0]: Invalid value: \"bad gate\"",
+        ),
+        (
+            "duplicate gate",
+            vec![
+                ("config.yaml", GOOD.into()),
+                (
+                    "pod.yaml",
+                    POD.replace(
+                        "spec:\n",
+                        "spec:\n  schedulingGates:\n  - name: a\n  - name: a\n",
+                    ),
+                ),
+            ],
+            "DIR/pod.yaml:8:5: spec.schedulingGates[1]: Duplicate value: \"a\"",
+        ),
+        (
+            "nodeName with gates",
+            vec![
+                ("config.yaml", GOOD.into()),
+                (
+                    "pod.yaml",
+                    POD.replace(
+                        "spec:\n",
+                        "spec:\n  nodeName: n1\n  schedulingGates:\n  - name: a\n",
+                    ),
+                ),
+            ],
+            "DIR/pod.yaml:6:13: spec.nodeName: Forbidden: cannot be set until all schedulingGates have been cleared",
+        ),
+        (
+            "negative count",
+            vec![
+                ("config.yaml", GOOD.replace("count: 2", "count: -2")),
+                ("pod.yaml", POD.into()),
+            ],
+            "DIR/config.yaml:4:12: T.workloadTemplate[0].count: must not be negative, got -2",
+        ),
+        (
+            "wrong kind",
+            vec![
+                ("config.yaml", GOOD.into()),
+                ("pod.yaml", POD.replace("kind: Pod", "kind: Node")),
+            ],
+            "DIR/pod.yaml:2:7: kind: expected kind \"Pod\", found \"Node\"",
+        ),
+    ];
+    for (what, files, want) in cases {
+        let files: Vec<(&str, &str)> = files.iter().map(|(n, t)| (*n, t.as_str())).collect();
+        let (code, stderr, wrote) = run_bad(&files);
+        assert_eq!(code, 2, "{what}: {stderr}");
+        assert!(!wrote, "{what}: wrote output");
+        let lines: Vec<&str> = stderr.lines().collect();
+        assert_eq!(lines.len(), 1, "{what}: {stderr}");
+        assert!(
+            lines[0].starts_with(&format!("error: {want}")),
+            "{what}:\n got: {}\nwant: error: {want}",
+            lines[0]
+        );
+        assert!(!stderr.contains("panicked"), "{what}");
+    }
+}
+
+#[test]
+fn readme_default_workload_parses_and_lists() {
+    let o = bin()
+        .arg("run")
+        .arg(workloads().join("default.yaml"))
+        .args(["--workload", "SchedulingBasic/5Nodes"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(String::from_utf8_lossy(&o.stdout).contains("SchedulingBasic/5Nodes"));
+}

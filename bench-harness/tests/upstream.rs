@@ -1,0 +1,135 @@
+//! kube-scheduler's own scheduler_perf files, run unchanged when `../shared` is present
+//! (CI and developer machines); skipped on a bare clone.
+
+use std::path::{Path, PathBuf};
+use tidegate_bench::config;
+use tidegate_bench::manifest::ObjectTemplate;
+use tidegate_bench::runner::{Outcome, RunOptions, run_config};
+
+fn upstream() -> Option<PathBuf> {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/upstream/scheduler_perf");
+    p.exists().then_some(p)
+}
+
+#[test]
+fn every_upstream_template_parses_as_a_kubernetes_object() {
+    let Some(root) = upstream() else {
+        eprintln!("../shared absent: skipped");
+        return;
+    };
+    let mut n = 0;
+    let mut stack = vec![root];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.extension().is_some_and(|x| x == "yaml")
+                && !p
+                    .file_name()
+                    .unwrap()
+                    .to_str()
+                    .unwrap()
+                    .contains("performance-config")
+            {
+                let t = ObjectTemplate::load(&p).unwrap_or_else(|e| panic!("{e}"));
+                let mut params = serde_json::Map::new();
+                for (k, v) in [
+                    ("priority", serde_json::json!(5)),
+                    ("disruptionMode", "single".into()),
+                    ("cpuRequest", "100m".into()),
+                    ("minCount", 3.into()),
+                    ("podsPerGroup", 2.into()),
+                ] {
+                    params.insert(k.into(), v);
+                }
+                let r = t.render(7, 100, &params).unwrap_or_else(|e| panic!("{e}"));
+                match r.kind() {
+                    "Pod" => {
+                        let pod: k8s_openapi::api::core::v1::Pod =
+                            r.typed("Pod").unwrap_or_else(|e| panic!("{e}"));
+                        tidegate_bench::manifest::pod_spec_info(Some(&r), &pod)
+                            .unwrap_or_else(|e| panic!("{e}"));
+                    }
+                    "Node" => {
+                        let node: k8s_openapi::api::core::v1::Node =
+                            r.typed("Node").unwrap_or_else(|e| panic!("{e}"));
+                        tidegate_bench::manifest::node(Some(&r), &node)
+                            .unwrap_or_else(|e| panic!("{e}"));
+                    }
+                    "Namespace" => {
+                        let _: k8s_openapi::api::core::v1::Namespace =
+                            r.typed("Namespace").unwrap();
+                    }
+                    _ => {}
+                }
+                n += 1;
+            }
+        }
+    }
+    assert!(n > 80, "only {n} templates found");
+}
+
+#[test]
+fn every_upstream_config_parses() {
+    let Some(root) = upstream() else { return };
+    for topic in [
+        "misc",
+        "affinity",
+        "topology_spreading",
+        "event_handling",
+        "default_preemption",
+    ] {
+        let cfg = config::load(&root.join(topic).join("performance-config.yaml"))
+            .unwrap_or_else(|e| panic!("{e}"));
+        for tc in &cfg.test_cases {
+            for wl in &tc.workloads {
+                config::resolve_ops(&cfg, tc, wl).unwrap_or_else(|e| panic!("{e}"));
+            }
+        }
+    }
+}
+
+#[test]
+fn misc_integration_workloads_run_unchanged() {
+    let Some(root) = upstream() else { return };
+    let cfg = config::load(&root.join("misc/performance-config.yaml")).unwrap();
+    let opts = RunOptions {
+        label_filter: Some("integration-test".into()),
+        threads: 2,
+        ..RunOptions::default()
+    };
+    let reports = run_config(&cfg, &opts).unwrap();
+    let ran = |n: &str| {
+        reports
+            .iter()
+            .find(|r| format!("{}/{}", r.test_case, r.workload) == n)
+            .map(|r| match &r.outcome {
+                Outcome::Ran(res) => res.summary,
+                Outcome::Skipped(w) => panic!("{n} skipped: {w}"),
+            })
+            .unwrap()
+    };
+    let basic = ran("SchedulingBasic/5Nodes");
+    assert_eq!((basic.created, basic.bound), (15, 15));
+    let gated = ran("SchedulingWhileGated/1Node_10GatedPods");
+    assert_eq!(gated.pending_gated, 10);
+    assert!(gated.adds_up());
+    for r in &reports {
+        if let Outcome::Ran(res) = &r.outcome {
+            assert!(
+                res.summary.adds_up(),
+                "{}/{}: {:?}",
+                r.test_case,
+                r.workload,
+                res.summary
+            );
+        }
+    }
+    // Unsupported cases are reported, naming what is missing.
+    let churn = reports
+        .iter()
+        .find(|r| r.test_case == "SchedulingWithMixedChurn")
+        .unwrap();
+    assert!(matches!(&churn.outcome, Outcome::Skipped(w) if w.contains("churn")));
+}

@@ -1,0 +1,331 @@
+//! Queue behaviour tests. Cases follow kube-scheduler's
+//! `pkg/scheduler/backend/queue/scheduling_queue_test.go` (TestPriorityQueue_Add,
+//! TestPriorityQueue_Pop, TestPriorityQueue_Update, TestPriorityQueue_Delete,
+//! TestPriorityQueue_MoveAllToActiveOrBackoffQueue, TestBackOffFlow,
+//! TestPriorityQueue_flushUnschedulablePodsLeftover, TestPodSchedulingGates...) re-expressed for
+//! this API.
+
+use super::clock::{Clock, VirtualClock};
+use super::*;
+use crate::api::{PodSpecInfo, Sym};
+use crate::framework::events::{ActionType, ClusterEvent, EventResource};
+use crate::framework::interface::{Plugin, PreEnqueuePlugin};
+use crate::framework::status::{Code, Status};
+use crate::plugins::priority_sort::PrioritySort;
+use crate::plugins::scheduling_gates::SchedulingGates;
+use std::sync::Mutex as StdMutex;
+
+fn pod(name: &str, priority: i32, gates: &[&str]) -> Arc<Pod> {
+    let spec = PodSpecInfo {
+        priority,
+        scheduler_name: Sym::new("default-scheduler"),
+        scheduling_gates: gates.iter().map(|g| Arc::from(*g)).collect(),
+        ..Default::default()
+    };
+    Arc::new(Pod {
+        key: PodKey::new("ns", name),
+        namespace: Sym::new("ns"),
+        name: Arc::from(name),
+        uid: Arc::from(name),
+        labels: Arc::default(),
+        spec: Arc::new(spec),
+        node_name: None,
+        nominated_node_name: None,
+        deletion_timestamp: false,
+        resource_version: 1,
+    })
+}
+
+/// A PreEnqueue plugin that rejects pods whose name is in its deny list and records calls.
+struct Recorder {
+    name: &'static str,
+    deny: StdMutex<Vec<String>>,
+    calls: Arc<StdMutex<Vec<&'static str>>>,
+}
+
+impl Plugin for Recorder {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+}
+
+impl PreEnqueuePlugin for Recorder {
+    fn pre_enqueue(&self, pod: &Pod) -> Status {
+        self.calls.lock().unwrap().push(self.name);
+        if self.deny.lock().unwrap().iter().any(|n| **n == *pod.name) {
+            Status::new(Code::Unschedulable, "denied")
+        } else {
+            Status::success()
+        }
+    }
+}
+
+struct Fixture {
+    q: SchedulingQueue,
+    clock: Arc<VirtualClock>,
+    metrics: Arc<Metrics>,
+}
+
+fn fixture_with(pre_enqueue: Vec<Arc<dyn PreEnqueuePlugin>>) -> Fixture {
+    let clock = Arc::new(VirtualClock::new());
+    let metrics = Arc::new(Metrics::new());
+    let mut pe = AHashMap::new();
+    pe.insert(Sym::new("default-scheduler"), pre_enqueue);
+    let mut events = AHashMap::new();
+    events.insert(
+        "SchedulingGates",
+        vec![ClusterEvent::new(
+            EventResource::Pod,
+            ActionType::UPDATE_POD_SCHEDULING_GATES_ELIMINATED,
+        )],
+    );
+    events.insert(
+        "NodeResourcesFit",
+        vec![ClusterEvent::new(EventResource::Node, ActionType::ADD)],
+    );
+    let q = SchedulingQueue::new(
+        Arc::new(PrioritySort),
+        pe,
+        events,
+        clock.clone(),
+        metrics.clone(),
+        QueueConfig::default(),
+    );
+    Fixture { q, clock, metrics }
+}
+
+fn fixture() -> Fixture {
+    fixture_with(vec![Arc::new(SchedulingGates)])
+}
+
+fn pop_name(q: &SchedulingQueue) -> Option<String> {
+    q.try_pop().map(|p| p.pod.name.to_string())
+}
+
+#[test]
+fn pops_by_priority_then_enqueue_time() {
+    let f = fixture();
+    f.q.add(pod("low", 1, &[]));
+    f.clock.advance(Duration::from_millis(1));
+    f.q.add(pod("high", 10, &[]));
+    f.clock.advance(Duration::from_millis(1));
+    f.q.add(pod("low2", 1, &[]));
+    assert_eq!(pop_name(&f.q).as_deref(), Some("high"));
+    assert_eq!(pop_name(&f.q).as_deref(), Some("low"));
+    assert_eq!(pop_name(&f.q).as_deref(), Some("low2"));
+    assert_eq!(pop_name(&f.q), None);
+}
+
+#[test]
+fn gated_pods_are_held_apart_and_never_popped() {
+    let f = fixture();
+    f.q.add(pod("g", 100, &["a", "b"]));
+    f.q.add(pod("p", 0, &[]));
+    let c = f.q.counts();
+    assert_eq!((c.active, c.gated), (1, 1));
+    assert_eq!(f.q.locate(&PodKey::new("ns", "g")), Some("gated"));
+    assert_eq!(pop_name(&f.q).as_deref(), Some("p"));
+    assert_eq!(pop_name(&f.q), None);
+    let info = f.q.pending_info(&PodKey::new("ns", "g")).unwrap();
+    assert_eq!(info.gating_plugin, Some("SchedulingGates"));
+    assert_eq!(info.attempts, 0);
+    assert_eq!(f.metrics.unschedulable_pods(), vec![("SchedulingGates", 1)]);
+    assert_eq!(
+        f.q.gated_per_gate(),
+        vec![(Arc::from("a"), 1), (Arc::from("b"), 1)]
+    );
+}
+
+#[test]
+fn removing_some_gates_keeps_the_pod_gated_and_the_last_one_moves_it() {
+    let f = fixture();
+    let two = pod("g", 0, &["a", "b"]);
+    f.q.add(two.clone());
+    let one = pod("g", 0, &["b"]);
+    f.q.update(&two, one.clone());
+    assert_eq!(f.q.locate(&two.key), Some("gated"));
+    assert_eq!(f.q.gated_per_gate(), vec![(Arc::from("b"), 1)]);
+    let none = pod("g", 0, &[]);
+    f.q.update(&one, none);
+    assert_eq!(f.q.locate(&two.key), Some("active"));
+    let c = f.q.counts();
+    assert_eq!((c.active, c.gated), (1, 0));
+    let popped = f.q.try_pop().unwrap();
+    assert!(popped.initial_attempt_timestamp.is_some());
+    assert_eq!(popped.attempts, 1);
+    // The per-plugin gauge drops when the pod is popped.
+    assert_eq!(f.metrics.unschedulable_pods(), vec![("SchedulingGates", 0)]);
+}
+
+#[test]
+fn ungated_pod_keeps_its_original_enqueue_time() {
+    let f = fixture();
+    let g = pod("early-gated", 0, &["a"]);
+    f.q.add(g.clone());
+    f.clock.advance(Duration::from_secs(5));
+    f.q.add(pod("later", 0, &[]));
+    f.q.update(&g, pod("early-gated", 0, &[]));
+    // Same priority: the pod added first goes first even though it was ungated later.
+    assert_eq!(pop_name(&f.q).as_deref(), Some("early-gated"));
+}
+
+#[test]
+fn delete_removes_the_pod_wherever_it_is() {
+    let f = fixture();
+    f.q.add(pod("a", 0, &[]));
+    f.q.add(pod("g", 0, &["x"]));
+    f.q.delete(&PodKey::new("ns", "a"));
+    f.q.delete(&PodKey::new("ns", "g"));
+    assert_eq!(f.q.counts(), PendingCounts::default());
+    assert_eq!(f.metrics.unschedulable_pods(), vec![("SchedulingGates", 0)]);
+    // Deleted while in flight: dropped when handed back.
+    f.q.add(pod("b", 0, &[]));
+    let b = f.q.try_pop().unwrap();
+    f.q.delete(&b.pod.key);
+    f.q.add_unschedulable_if_not_present(b, 1).unwrap();
+    assert_eq!(f.q.counts(), PendingCounts::default());
+}
+
+#[test]
+fn pre_enqueue_runs_the_gating_plugin_first() {
+    let calls = Arc::new(StdMutex::new(Vec::new()));
+    let first = Arc::new(Recorder {
+        name: "First",
+        deny: StdMutex::new(vec![]),
+        calls: calls.clone(),
+    });
+    let second = Arc::new(Recorder {
+        name: "Second",
+        deny: StdMutex::new(vec!["p".into()]),
+        calls: calls.clone(),
+    });
+    let f = fixture_with(vec![first.clone(), second.clone()]);
+    f.q.add(pod("p", 0, &[]));
+    assert_eq!(*calls.lock().unwrap(), vec!["First", "Second"]);
+    assert_eq!(f.q.locate(&PodKey::new("ns", "p")), Some("gated"));
+    assert_eq!(
+        f.q.pending_info(&PodKey::new("ns", "p"))
+            .unwrap()
+            .gating_plugin,
+        Some("Second")
+    );
+    // Re-run (Activate): the plugin that gated it runs first, and it stops there.
+    calls.lock().unwrap().clear();
+    let mut info = f.q.pending_info(&PodKey::new("ns", "p")).unwrap();
+    assert!(!f.q.run_pre_enqueue(&mut info));
+    assert_eq!(*calls.lock().unwrap(), vec!["Second"]);
+    // Once it passes, the others run after it.
+    second.deny.lock().unwrap().clear();
+    calls.lock().unwrap().clear();
+    assert!(f.q.run_pre_enqueue(&mut info));
+    assert_eq!(*calls.lock().unwrap(), vec!["Second", "First"]);
+    assert_eq!(info.gating_plugin, None);
+}
+
+#[test]
+fn scheduling_gates_message_is_kubes() {
+    let st = SchedulingGates.pre_enqueue(&pod("x", 0, &["a", "b"]));
+    assert_eq!(st.code(), Code::UnschedulableAndUnresolvable);
+    assert_eq!(st.message(), "waiting for scheduling gates: [a b]");
+    assert!(SchedulingGates.pre_enqueue(&pod("y", 0, &[])).is_success());
+}
+
+#[test]
+fn backoff_doubles_from_1s_to_10s() {
+    let f = fixture();
+    let mut q = QueuedPodInfo::new(pod("a", 0, &[]), Duration::ZERO);
+    let want = [0, 1, 2, 4, 8, 10, 10];
+    for (attempts, secs) in want.iter().enumerate() {
+        q.attempts = attempts as u32;
+        assert_eq!(f.q.backoff_duration(&q), Duration::from_secs(*secs));
+    }
+}
+
+#[test]
+fn failed_pods_wait_in_backoff_and_return_after_the_flush() {
+    let f = fixture();
+    f.q.add(pod("a", 0, &[]));
+    let a = f.q.try_pop().unwrap();
+    // An error (no rejector plugins) goes to backoff; attempts = 1 -> 1 s.
+    f.q.add_unschedulable_if_not_present(a, f.q.scheduling_cycle())
+        .unwrap();
+    assert_eq!(f.q.counts().backoff, 1);
+    f.clock.advance(Duration::from_millis(900));
+    assert!(f.q.try_pop().is_none());
+    f.clock.advance(Duration::from_millis(200));
+    let again = f.q.try_pop().expect("backoff done after the 1 s flush");
+    assert_eq!(again.attempts, 2);
+    assert_eq!(again.consecutive_errors_count, 1);
+}
+
+#[test]
+fn unschedulable_pods_move_only_on_events_their_rejectors_registered() {
+    let f = fixture();
+    f.q.add(pod("a", 0, &[]));
+    let mut a = f.q.try_pop().unwrap();
+    a.unschedulable_plugins = vec!["NodeResourcesFit"];
+    f.q.add_unschedulable_if_not_present(a, f.q.scheduling_cycle())
+        .unwrap();
+    assert_eq!(f.q.counts().unschedulable, 1);
+    // An event nobody registered does nothing.
+    f.q.move_all_to_active_or_backoff(ClusterEvent::new(
+        EventResource::AssignedPod,
+        ActionType::ADD,
+    ));
+    assert_eq!(f.q.counts().unschedulable, 1);
+    // NodeAdd helps; the pod is still backing off (attempts 1, 1 s), so it goes to backoffQ.
+    f.q.move_all_to_active_or_backoff(ClusterEvent::new(EventResource::Node, ActionType::ADD));
+    let c = f.q.counts();
+    assert_eq!((c.unschedulable, c.backoff), (0, 1));
+}
+
+#[test]
+fn a_move_request_during_the_cycle_sends_the_pod_to_backoff() {
+    let f = fixture();
+    f.q.add(pod("a", 0, &[]));
+    let mut a = f.q.try_pop().unwrap();
+    let cycle = f.q.scheduling_cycle();
+    f.q.move_all_to_active_or_backoff(ClusterEvent::new(EventResource::Node, ActionType::ADD));
+    a.unschedulable_plugins = vec!["NodeResourcesFit"];
+    f.q.add_unschedulable_if_not_present(a, cycle).unwrap();
+    assert_eq!(f.q.counts().backoff, 1);
+}
+
+#[test]
+fn leftover_flush_moves_stale_unschedulable_pods_but_never_gated_ones() {
+    let f = fixture();
+    f.q.add(pod("g", 0, &["hold"]));
+    f.q.add(pod("a", 0, &[]));
+    let mut a = f.q.try_pop().unwrap();
+    a.unschedulable_plugins = vec!["NodeResourcesFit"];
+    f.q.add_unschedulable_if_not_present(a, f.q.scheduling_cycle())
+        .unwrap();
+    f.clock.advance(Duration::from_secs(301));
+    f.q.flush();
+    let c = f.q.counts();
+    assert_eq!((c.unschedulable, c.gated), (0, 1));
+    assert_eq!(c.active + c.backoff, 1);
+}
+
+#[test]
+fn activate_reruns_pre_enqueue() {
+    let f = fixture();
+    f.q.add(pod("a", 0, &[]));
+    let mut a = f.q.try_pop().unwrap();
+    a.unschedulable_plugins = vec!["NodeResourcesFit"];
+    f.q.add_unschedulable_if_not_present(a, f.q.scheduling_cycle())
+        .unwrap();
+    f.q.activate(&[PodKey::new("ns", "a")]);
+    assert_eq!(f.q.counts().active, 1);
+}
+
+#[test]
+fn close_wakes_a_blocked_pop() {
+    let f = Arc::new(fixture());
+    let f2 = f.clone();
+    let t = std::thread::spawn(move || f2.q.pop().is_none());
+    std::thread::sleep(Duration::from_millis(20));
+    f.q.close();
+    assert!(t.join().unwrap());
+    let _ = f.clock.now();
+}
