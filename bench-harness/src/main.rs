@@ -72,17 +72,8 @@ fn fmt_ms(v: Option<f64>) -> String {
 
 fn print_table(reports: &[WorkloadReport]) {
     println!(
-        "{:<58} {:>10} {:>10} {:>10} {:>10} {:>12} {:>8} {:>8} {:>8}  {}",
-        "workload",
-        "avg pods/s",
-        "p50",
-        "p90",
-        "p99",
-        "PreEnq p90",
-        "bound",
-        "pending",
-        "deleted",
-        "verdict"
+        "{:<58} {:>10} {:>10} {:>10} {:>10} {:>12} {:>8} {:>8} {:>8}  verdict",
+        "workload", "avg pods/s", "p50", "p90", "p99", "PreEnq p90", "bound", "pending", "deleted",
     );
     for r in reports {
         let name = format!("{}/{}", r.test_case, r.workload);

@@ -179,6 +179,10 @@ pub fn node(r: Option<&Rendered>, n: &core::Node) -> Result<Node, InputError> {
     })
 }
 
+/// A pod made from a template: the object, its converted spec (shared for static templates),
+/// and the rendered tree for error locations (None when shared).
+pub type MadePod = (Arc<core::Pod>, Arc<PodSpecInfo>, Option<Rendered>);
+
 /// A pod template, typed and converted once where possible.
 pub struct PodSource {
     template: Option<ObjectTemplate>,
@@ -215,7 +219,7 @@ impl PodSource {
         index: usize,
         count: usize,
         params: &serde_json::Map<String, serde_json::Value>,
-    ) -> Result<(Arc<core::Pod>, Arc<PodSpecInfo>, Option<Rendered>), InputError> {
+    ) -> Result<MadePod, InputError> {
         if let Some((p, s)) = &self.fixed {
             return Ok((p.clone(), s.clone(), None));
         }

@@ -117,8 +117,11 @@ pub fn throughput_item(binds: &[Duration], duration: Duration, name: &str) -> Da
     }
 }
 
+/// A metric family and its label pairs.
+type GroupKey = (&'static str, Vec<(&'static str, String)>);
+
 /// One family + label set, statuses merged (scheduler_perf collects by these labels).
-fn group_key(s: &Series) -> Option<(&'static str, Vec<(&'static str, String)>)> {
+fn group_key(s: &Series) -> Option<GroupKey> {
     let labels: Vec<(&'static str, String)> = s
         .labels()
         .into_iter()
@@ -133,8 +136,7 @@ fn group_key(s: &Series) -> Option<(&'static str, Vec<(&'static str, String)>)> 
 /// Histogram items: for each series with samples, `estimator=exact` (hdrhistogram) and
 /// `estimator=buckets` (kube's buckets, as perf-dash computes), in ms.
 pub fn histogram_items(metrics: &Metrics, name: &str) -> Vec<DataItem> {
-    let mut groups: BTreeMap<(&'static str, Vec<(&'static str, String)>), HistogramSnapshot> =
-        BTreeMap::new();
+    let mut groups: BTreeMap<GroupKey, HistogramSnapshot> = BTreeMap::new();
     for h in metrics.histograms() {
         let Some(key) = group_key(&h.series) else {
             continue;
@@ -373,7 +375,7 @@ mod tests {
         let mut l = vec![mk(10.0)];
         assert!(apply_threshold(&mut l, Some(&Threshold::Value(50.0)), "misc", &lower).is_empty());
         let topics = Threshold::PerTopic([("other".to_string(), 1e9)].into());
-        assert!(apply_threshold(&mut vec![mk(1.0)], Some(&topics), "misc", &sel).is_empty());
+        assert!(apply_threshold(&mut [mk(1.0)], Some(&topics), "misc", &sel).is_empty());
     }
 
     #[test]

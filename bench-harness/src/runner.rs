@@ -617,7 +617,7 @@ fn timeout_error(
         *reasons.entry(key).or_default() += 1;
     }
     let mut top: Vec<(String, usize)> = reasons.into_iter().collect();
-    top.sort_by(|a, b| b.1.cmp(&a.1));
+    top.sort_by_key(|t| std::cmp::Reverse(t.1));
     let why: Vec<String> = top
         .iter()
         .take(5)

@@ -145,7 +145,8 @@ fn good_input_writes_data_items() {
 
 #[test]
 fn bad_inputs_give_one_line_exit_2_and_no_output() {
-    let cases: Vec<(&str, Vec<(&str, String)>, &str)> = vec![
+    type Case<'a> = (&'a str, Vec<(&'a str, String)>, &'a str);
+    let cases: Vec<Case> = vec![
         (
             "yaml syntax",
             vec![("config.yaml", "- name: [\n".into())],

@@ -79,7 +79,7 @@ pub struct Scheduler {
 /// A failed attempt: the status, and for a fit error the diagnosis.
 struct Failure {
     status: Status,
-    diagnosis: Option<Diagnosis>,
+    diagnosis: Option<Box<Diagnosis>>,
 }
 
 impl Scheduler {
@@ -443,7 +443,7 @@ impl Scheduler {
                 return Err(Failure {
                     status: Status::new(st.code(), format!("0/{all} nodes are available: {msg}."))
                         .with_plugin(st.plugin()),
-                    diagnosis: Some(diagnosis),
+                    diagnosis: Some(Box::new(diagnosis)),
                 });
             }
             return Err(Failure {
@@ -646,7 +646,7 @@ fn fit_error(
     let msg = format!("0/{all} nodes are available: {}.", parts.join(", "));
     Failure {
         status: Status::new(Code::Unschedulable, msg),
-        diagnosis: Some(diagnosis),
+        diagnosis: Some(Box::new(diagnosis)),
     }
 }
 

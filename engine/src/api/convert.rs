@@ -66,11 +66,8 @@ pub fn resource_list(
             "cpu" => r.milli_cpu = v.milli_value(),
             "memory" => r.memory = v.value(),
             "ephemeral-storage" => r.ephemeral_storage = v.value(),
-            "pods" => {
-                if with_pods {
-                    r.allowed_pod_number = v.value();
-                }
-            }
+            "pods" if with_pods => r.allowed_pod_number = v.value(),
+            "pods" => {}
             n if is_scalar_resource_name(n) => r.set_scalar(Sym::new(n), v.value()),
             _ => {}
         }

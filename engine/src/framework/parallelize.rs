@@ -184,7 +184,7 @@ mod tests {
             .build()
             .unwrap();
         let check = |i: usize| {
-            if i % 3 == 0 {
+            if i.is_multiple_of(3) {
                 Status::new(Code::Unschedulable, "no")
             } else {
                 Status::success()
