@@ -1,7 +1,7 @@
 //! `tidegate`: run kube-scheduler `scheduler_perf` workload files against the tidegate engine.
 
 use clap::{Parser, Subcommand};
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -135,7 +135,8 @@ fn run(args: RunArgs) -> Result<ExitCode, HarnessError> {
             .threads
             .unwrap_or_else(|| RunOptions::default().threads),
         timeout: Duration::from_secs(args.timeout),
-        verbose: true,
+        // Progress lines only for a person watching; pipes and CI get the table alone.
+        verbose: std::io::stderr().is_terminal(),
         ..RunOptions::default()
     };
     if runner::select(&cfg, &opts).is_empty() {

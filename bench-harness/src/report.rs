@@ -199,6 +199,27 @@ pub fn summary_item(name: &str, counts: &[(&str, u64)]) -> DataItem {
     }
 }
 
+/// The scheduler's gauges at the end of a workload, one item each (`Value`).
+pub fn gauge_items(
+    gauges: &[(&'static str, Vec<(&'static str, String)>, i64)],
+    name: &str,
+) -> Vec<DataItem> {
+    gauges
+        .iter()
+        .map(|(metric, labels, v)| {
+            let mut l = base_labels(metric, name);
+            for (k, val) in labels {
+                l.insert((*k).to_string(), val.clone());
+            }
+            DataItem {
+                data: [("Value".to_string(), *v as f64)].into(),
+                unit: "pods".into(),
+                labels: l,
+            }
+        })
+        .collect()
+}
+
 /// Gives every item every label key used by any item (`"not applicable"`), as perf-dash needs.
 pub fn fill_not_applicable(items: &mut [DataItem]) {
     let keys: BTreeSet<String> = items

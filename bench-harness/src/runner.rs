@@ -362,7 +362,8 @@ fn execute(cfg: &Config, p: &Plan, opts: &RunOptions) -> Result<RunResult, Harne
     sched.stop();
     let _ = handle.join();
     store.detach();
-    let items = result?;
+    let mut items = result?;
+    let gauges = sched.gauges();
 
     let counts = store.counts();
     let q = sched.queue.counts();
@@ -389,8 +390,8 @@ fn execute(cfg: &Config, p: &Plan, opts: &RunOptions) -> Result<RunResult, Harne
         )));
     }
     let name = format!("BenchmarkPerfScheduling/{}/{}", p.tc.name, p.wl.name);
-    let mut items = items;
     items.push(report::summary_item(&name, &summary.as_pairs()));
+    items.extend(report::gauge_items(&gauges, &name));
     let selector =
         p.wl.threshold_metric_selector
             .clone()

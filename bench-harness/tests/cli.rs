@@ -137,6 +137,16 @@ fn good_input_writes_data_items() {
         .unwrap();
     assert_eq!(summary["data"]["created"], 3.0);
     assert_eq!(summary["data"]["bound"], 3.0);
+    let gauge = |q: &str| {
+        items
+            .iter()
+            .find(|i| {
+                i["labels"]["Metric"] == "scheduler_pending_pods" && i["labels"]["queue"] == q
+            })
+            .map(|i| i["data"]["Value"].as_f64().unwrap())
+    };
+    assert_eq!(gauge("active"), Some(0.0));
+    assert_eq!(gauge("gated"), Some(0.0));
     let lines = std::fs::read_to_string(&place).unwrap();
     assert_eq!(lines.lines().count(), 3);
     let first: serde_json::Value = serde_json::from_str(lines.lines().next().unwrap()).unwrap();
@@ -285,4 +295,40 @@ fn readme_default_workload_parses_and_lists() {
         String::from_utf8_lossy(&o.stderr)
     );
     assert!(String::from_utf8_lossy(&o.stdout).contains("SchedulingBasic/5Nodes"));
+}
+
+#[test]
+fn an_invalid_update_is_bad_input() {
+    let config = "\
+- name: T
+  workloadTemplate:
+  - opcode: createNodes
+    count: 2
+  - opcode: createPods
+    count: 3
+    namespace: ns
+    podTemplatePath: plain.yaml
+  - opcode: updateAny
+    count: 3
+    namespace: ns
+    templatePath: gated.yaml
+  - opcode: createPods
+    count: 1
+    collectMetrics: true
+  workloads:
+  - name: w
+";
+    let plain = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p-{{ .Index }}\nspec:\n  containers:\n  - name: c\n    image: pause\n";
+    let gated = plain.replace("spec:\n", "spec:\n  schedulingGates:\n  - name: late\n");
+    let (code, stderr, wrote) = run_bad(&[
+        ("config.yaml", config),
+        ("plain.yaml", plain),
+        ("gated.yaml", &gated),
+    ]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(!wrote);
+    assert_eq!(
+        stderr.trim_end(),
+        "error: DIR/gated.yaml:1:1: updateAny[0]: Pod \"p-0\" is invalid: spec.schedulingGates[0].name: Forbidden: only deletion is allowed, but found new scheduling gate 'late'"
+    );
 }

@@ -144,6 +144,42 @@ impl Scheduler {
         &self.metrics
     }
 
+    /// The gauges, as `(metric name, labels, value)`: `scheduler_pending_pods{queue}` (pods in
+    /// flight count as active), `tidegate_gated_pods{gate}` and
+    /// `scheduler_unschedulable_pods{plugin}`.
+    pub fn gauges(&self) -> Vec<(&'static str, Vec<(&'static str, String)>, i64)> {
+        use crate::metrics::names;
+        let c = self.queue.counts();
+        let mut out = vec![];
+        for (q, n) in [
+            ("active", c.active + c.in_flight),
+            ("backoff", c.backoff),
+            ("unschedulable", c.unschedulable),
+            ("gated", c.gated),
+        ] {
+            out.push((
+                names::PENDING_PODS,
+                vec![("queue", q.to_string())],
+                n as i64,
+            ));
+        }
+        for (gate, n) in self.queue.gated_per_gate() {
+            out.push((
+                names::TIDEGATE_GATED_PODS,
+                vec![("gate", gate.to_string())],
+                n,
+            ));
+        }
+        for (plugin, n) in self.metrics.unschedulable_pods() {
+            out.push((
+                names::UNSCHEDULABLE_PODS,
+                vec![("plugin", plugin.to_string())],
+                n,
+            ));
+        }
+        out
+    }
+
     fn framework_for(&self, pod: &Pod) -> Option<&Framework> {
         self.frameworks
             .iter()
