@@ -1,11 +1,13 @@
 //! The scheduling queue (kube's `PriorityQueue`). See `README.md` beside this file for the
 //! protocol and its invariants.
 
+pub mod backoff;
 pub mod clock;
 pub mod gated;
 pub mod heap;
 #[cfg(test)]
 mod tests;
+pub mod unschedulable;
 
 use crate::api::{Pod, PodKey, Sym};
 use crate::framework::events::{ActionType, ClusterEvent, EventResource, labels};
@@ -13,12 +15,14 @@ use crate::framework::interface::{PreEnqueuePlugin, QueueSortPlugin};
 use crate::framework::status::Code;
 use crate::metrics::{ExtensionPoint, Metrics, Series};
 use ahash::AHashMap;
+use backoff::BackoffQueue;
 use clock::{Clock, Time};
 use gated::GatedPods;
 use heap::KeyedHeap;
 use parking_lot::{Condvar, Mutex};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+use unschedulable::UnschedulablePods;
 
 /// A pod in the queue with its scheduling bookkeeping (kube's `QueuedPodInfo`).
 #[derive(Clone, Debug)]
@@ -61,7 +65,7 @@ impl QueuedPodInfo {
         self.gating_plugin.is_some()
     }
 
-    fn rejectors(&self) -> impl Iterator<Item = &'static str> + '_ {
+    pub(crate) fn rejectors(&self) -> impl Iterator<Item = &'static str> + '_ {
         self.unschedulable_plugins
             .iter()
             .chain(self.pending_plugins.iter())
@@ -116,8 +120,8 @@ struct InFlight {
 
 struct Inner {
     active: KeyedHeap<PodKey, QueuedPodInfo>,
-    backoff: KeyedHeap<PodKey, (Time, QueuedPodInfo)>,
-    unschedulable: AHashMap<PodKey, QueuedPodInfo>,
+    backoff: BackoffQueue,
+    unschedulable: UnschedulablePods,
     gated: GatedPods,
     in_flight: AHashMap<PodKey, InFlight>,
     sched_cycle: i64,
@@ -163,10 +167,8 @@ impl SchedulingQueue {
                 active: KeyedHeap::new(Arc::new(move |a: &QueuedPodInfo, b: &QueuedPodInfo| {
                     qs.less(a, b)
                 })),
-                backoff: KeyedHeap::new(Arc::new(
-                    |a: &(Time, QueuedPodInfo), b: &(Time, QueuedPodInfo)| a.0 < b.0,
-                )),
-                unschedulable: AHashMap::new(),
+                backoff: BackoffQueue::default(),
+                unschedulable: UnschedulablePods::default(),
                 gated: GatedPods::default(),
                 in_flight: AHashMap::new(),
                 sched_cycle: 0,
@@ -265,10 +267,9 @@ impl SchedulingQueue {
     }
 
     fn move_to_backoff(&self, inner: &mut Inner, q: QueuedPodInfo, event: &str) {
-        let key = q.pod.key.clone();
-        inner.unschedulable.remove(&key);
+        inner.unschedulable.remove(&q.pod.key);
         let expiry = self.backoff_expiry(&q);
-        inner.backoff.push(key, (expiry, q));
+        inner.backoff.push(expiry, q);
         self.metrics.inc_incoming("backoff", event);
     }
 
@@ -300,24 +301,6 @@ impl SchedulingQueue {
         }
     }
 
-    /// Whether one of the pod's rejector plugins registered an event that matches `ev`
-    /// (kube's isPodWorthRequeuing with registrations that have no hint function).
-    fn worth_requeuing(&self, q: &QueuedPodInfo, ev: &ClusterEvent) -> bool {
-        let mut any = false;
-        for p in q.rejectors() {
-            any = true;
-            if self
-                .plugin_events
-                .get(p)
-                .is_some_and(|evs| evs.iter().any(|r| r.matches(ev)))
-            {
-                return true;
-            }
-        }
-        // No rejector plugins (an error) or a wildcard event: requeue.
-        !any || ev.is_wildcard()
-    }
-
     // ---- informer-facing operations -------------------------------------------------------
 
     /// A new unassigned pod.
@@ -328,7 +311,7 @@ impl SchedulingQueue {
         let key = q.pod.key.clone();
         if inner.active.contains(&key)
             || inner.backoff.contains(&key)
-            || inner.unschedulable.contains_key(&key)
+            || inner.unschedulable.contains(&key)
             || inner.gated.contains(&key)
             || inner.in_flight.contains_key(&key)
         {
@@ -352,10 +335,7 @@ impl SchedulingQueue {
             inner.active.push(key, q);
             return;
         }
-        if let Some((exp, q)) = inner.backoff.get(&key) {
-            let (exp, mut q) = (*exp, q.clone());
-            q.pod = new;
-            inner.backoff.push(key, (exp, q));
+        if inner.backoff.update_pod(&key, new.clone()) {
             return;
         }
         if let Some(mut q) = inner.gated.remove(&key) {
@@ -388,7 +368,7 @@ impl SchedulingQueue {
             if changed {
                 self.requeue(&mut inner, q, labels::UNSCHEDULED_POD_UPDATE, now);
             } else {
-                inner.unschedulable.insert(key, q);
+                inner.unschedulable.insert(q);
             }
             return;
         }
@@ -409,7 +389,7 @@ impl SchedulingQueue {
         let removed = inner
             .active
             .remove(key)
-            .or_else(|| inner.backoff.remove(key).map(|(_, q)| q))
+            .or_else(|| inner.backoff.remove(key))
             .or_else(|| inner.unschedulable.remove(key))
             .or_else(|| inner.gated.remove(key));
         if let Some(q) = removed {
@@ -501,7 +481,7 @@ impl SchedulingQueue {
         }
         if inner.active.contains(&key)
             || inner.backoff.contains(&key)
-            || inner.unschedulable.contains_key(&key)
+            || inner.unschedulable.contains(&key)
             || inner.gated.contains(&key)
         {
             return Err(QueueError::AlreadyPresent(key));
@@ -522,13 +502,14 @@ impl SchedulingQueue {
         } else {
             self.metrics
                 .inc_incoming("unschedulable", labels::SCHEDULE_ATTEMPT_FAILURE);
-            inner.unschedulable.insert(key, q);
+            inner.unschedulable.insert(q);
         }
         Ok(())
     }
 
-    /// A cluster event: move the unschedulable pods it may help (never gated pods: they are
-    /// not in this pool).
+    /// A cluster event: move the unschedulable pods it may help. Only pods filed under a
+    /// plugin that registered a matching event are visited (plus pods without rejectors); gated
+    /// pods are not in this pool at all.
     pub fn move_all_to_active_or_backoff(&self, event: ClusterEvent) {
         let now = self.clock.now();
         let mut inner = self.inner.lock();
@@ -536,12 +517,16 @@ impl SchedulingQueue {
         if inner.unschedulable.is_empty() {
             return;
         }
-        let keys: Vec<PodKey> = inner
-            .unschedulable
-            .values()
-            .filter(|q| self.worth_requeuing(q, &event))
-            .map(|q| q.pod.key.clone())
-            .collect();
+        let keys = if event.is_wildcard() {
+            inner.unschedulable.keys()
+        } else {
+            let plugins = self
+                .plugin_events
+                .iter()
+                .filter(|(_, evs)| evs.iter().any(|r| r.matches(&event)))
+                .map(|(p, _)| *p);
+            inner.unschedulable.candidates(plugins)
+        };
         let label = event.label();
         for k in keys {
             if let Some(q) = inner.unschedulable.remove(&k) {
@@ -558,7 +543,7 @@ impl SchedulingQueue {
             let q = inner
                 .unschedulable
                 .remove(k)
-                .or_else(|| inner.backoff.remove(k).map(|(_, q)| q));
+                .or_else(|| inner.backoff.remove(k));
             if let Some(q) = q {
                 self.move_to_active(&mut inner, q, labels::FORCE_ACTIVATE);
             }
@@ -569,8 +554,8 @@ impl SchedulingQueue {
         let now = self.clock.now();
         if now >= inner.next_backoff_flush {
             inner.next_backoff_flush = now + self.cfg.backoff_flush_period;
-            let done = inner.backoff.pop_while(|(exp, _)| *exp <= now);
-            for (_, q) in done {
+            let done = inner.backoff.pop_expired(now);
+            for q in done {
                 self.move_to_active(inner, q, labels::BACKOFF_COMPLETE);
             }
         }
@@ -614,6 +599,11 @@ impl SchedulingQueue {
         }
     }
 
+    /// backoffQ sizes: `(rejected by plugins, failed with an error)`.
+    pub fn backoff_lens(&self) -> (usize, usize) {
+        self.inner.lock().backoff.lens()
+    }
+
     /// `tidegate_gated_pods{gate}`.
     pub fn gated_per_gate(&self) -> Vec<(Arc<str>, i64)> {
         self.inner.lock().gated.per_gate()
@@ -626,7 +616,7 @@ impl SchedulingQueue {
             Some("active")
         } else if inner.backoff.contains(key) {
             Some("backoff")
-        } else if inner.unschedulable.contains_key(key) {
+        } else if inner.unschedulable.contains(key) {
             Some("unschedulable")
         } else if inner.gated.contains(key) {
             Some("gated")

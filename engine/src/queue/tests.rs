@@ -329,3 +329,23 @@ fn close_wakes_a_blocked_pop() {
     assert!(t.join().unwrap());
     let _ = f.clock.now();
 }
+
+#[test]
+fn errors_and_rejections_back_off_in_separate_heaps() {
+    let f = fixture();
+    f.q.add(pod("err", 0, &[]));
+    f.q.add(pod("rej", 0, &[]));
+    let e = f.q.try_pop().unwrap();
+    let mut r = f.q.try_pop().unwrap();
+    let cycle = f.q.scheduling_cycle();
+    f.q.add_unschedulable_if_not_present(e, cycle).unwrap();
+    // A move request during the cycle sends the rejected pod to backoff too.
+    f.q.move_all_to_active_or_backoff(ClusterEvent::new(EventResource::Node, ActionType::ADD));
+    r.unschedulable_plugins = vec!["NodeResourcesFit"];
+    f.q.add_unschedulable_if_not_present(r, cycle).unwrap();
+    assert_eq!(f.q.backoff_lens(), (1, 1));
+    f.clock.advance(Duration::from_millis(1100));
+    let mut names = vec![pop_name(&f.q).unwrap(), pop_name(&f.q).unwrap()];
+    names.sort();
+    assert_eq!(names, vec!["err", "rej"]);
+}
