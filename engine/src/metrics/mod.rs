@@ -98,6 +98,8 @@ pub enum Series {
     SliDuration(u8),
     /// `scheduler_pod_scheduling_attempts` (a count, not a duration)
     PodSchedulingAttempts,
+    /// `tidegate_gate_wait_seconds`: from a pod's creation to the removal of its last gate.
+    GateWait,
 }
 
 impl Series {
@@ -109,6 +111,7 @@ impl Series {
             Series::AlgorithmDuration => names::SCHEDULING_ALGORITHM_DURATION,
             Series::SliDuration(_) => names::POD_SCHEDULING_SLI_DURATION,
             Series::PodSchedulingAttempts => names::POD_SCHEDULING_ATTEMPTS,
+            Series::GateWait => names::TIDEGATE_GATE_WAIT,
         }
     }
 
@@ -129,7 +132,9 @@ impl Series {
                 "attempts",
                 if a >= 15 { "15+".into() } else { a.to_string() },
             )],
-            Series::AlgorithmDuration | Series::PodSchedulingAttempts => vec![],
+            Series::AlgorithmDuration | Series::PodSchedulingAttempts | Series::GateWait => {
+                vec![]
+            }
         }
     }
 
@@ -141,6 +146,7 @@ impl Series {
             Series::AttemptDuration(_) | Series::AlgorithmDuration => exponential(0.001, 2.0, 15),
             Series::SliDuration(_) => exponential(0.01, 2.0, 20),
             Series::PodSchedulingAttempts => exponential(1.0, 2.0, 5),
+            Series::GateWait => exponential(0.001, 2.0, 22),
         }
     }
 

@@ -13,3 +13,5 @@ pub const UNSCHEDULABLE_PODS: &str = "scheduler_unschedulable_pods";
 pub const QUEUEING_HINT_DURATION: &str = "scheduler_queueing_hint_execution_duration_seconds";
 /// tidegate: gated pods per gate name.
 pub const TIDEGATE_GATED_PODS: &str = "tidegate_gated_pods";
+/// tidegate: seconds from a pod's creation to the removal of its last scheduling gate.
+pub const TIDEGATE_GATE_WAIT: &str = "tidegate_gate_wait_seconds";

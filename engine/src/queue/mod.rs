@@ -356,7 +356,16 @@ impl SchedulingQueue {
                     .is_some_and(|evs| evs.iter().any(|r| r.matches(&event)))
             });
             if registered {
+                let was = q.gating_plugin;
+                let since = q.timestamp;
+                let key = q.pod.key.clone();
                 self.requeue(&mut inner, q, &event.label(), now);
+                if was.is_some() && !inner.gated.contains(&key) {
+                    self.metrics.observe(
+                        Series::GateWait,
+                        now.saturating_sub(since).as_nanos() as u64,
+                    );
+                }
             } else {
                 inner.gated.insert(q);
             }

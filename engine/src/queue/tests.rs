@@ -349,3 +349,27 @@ fn errors_and_rejections_back_off_in_separate_heaps() {
     names.sort();
     assert_eq!(names, vec!["err", "rej"]);
 }
+
+#[test]
+fn gate_wait_is_measured_from_creation_to_the_last_gate() {
+    let f = fixture();
+    let g = pod("g", 0, &["a", "b"]);
+    f.q.add(g.clone());
+    f.clock.advance(Duration::from_secs(3));
+    let one = pod("g", 0, &["b"]);
+    f.q.update(&g, one.clone());
+    f.clock.advance(Duration::from_secs(4));
+    f.q.update(&one, pod("g", 0, &[]));
+    let h = f
+        .metrics
+        .histograms()
+        .into_iter()
+        .find(|h| h.series == Series::GateWait)
+        .expect("one sample");
+    assert_eq!(h.hist.len(), 1);
+    assert!(
+        (h.exact_quantile(0.5) - 7.0).abs() < 0.01,
+        "{}",
+        h.exact_quantile(0.5)
+    );
+}
