@@ -200,10 +200,7 @@ pub fn summary_item(name: &str, counts: &[(&str, u64)]) -> DataItem {
 }
 
 /// The scheduler's gauges at the end of a workload, one item each (`Value`).
-pub fn gauge_items(
-    gauges: &[(&'static str, Vec<(&'static str, String)>, i64)],
-    name: &str,
-) -> Vec<DataItem> {
+pub fn gauge_items(gauges: &[tidegate_engine::metrics::Gauge], name: &str) -> Vec<DataItem> {
     gauges
         .iter()
         .map(|(metric, labels, v)| {

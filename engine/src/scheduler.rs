@@ -147,7 +147,7 @@ impl Scheduler {
     /// The gauges, as `(metric name, labels, value)`: `scheduler_pending_pods{queue}` (pods in
     /// flight count as active), `tidegate_gated_pods{gate}` and
     /// `scheduler_unschedulable_pods{plugin}`.
-    pub fn gauges(&self) -> Vec<(&'static str, Vec<(&'static str, String)>, i64)> {
+    pub fn gauges(&self) -> Vec<crate::metrics::Gauge> {
         use crate::metrics::names;
         let c = self.queue.counts();
         let mut out = vec![];

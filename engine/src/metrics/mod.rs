@@ -65,6 +65,9 @@ impl ExtensionPoint {
     }
 }
 
+/// A gauge reading: metric name, label pairs, value.
+pub type Gauge = (&'static str, Vec<(&'static str, String)>, i64);
+
 /// Results of a scheduling attempt (`result` label).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum AttemptResult {
