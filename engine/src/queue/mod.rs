@@ -1,6 +1,7 @@
 //! The scheduling queue (kube's `PriorityQueue`). See `README.md` beside this file for the
 //! protocol and its invariants.
 
+pub mod active;
 pub mod backoff;
 pub mod clock;
 pub mod gated;
@@ -14,13 +15,14 @@ use crate::framework::events::{ActionType, ClusterEvent, EventResource, labels};
 use crate::framework::interface::{PreEnqueuePlugin, QueueSortPlugin};
 use crate::framework::status::Code;
 use crate::metrics::{ExtensionPoint, Metrics, Series};
+use active::ActiveQ;
 use ahash::AHashMap;
 use backoff::BackoffQueue;
 use clock::{Clock, Time};
 use gated::GatedPods;
-use heap::KeyedHeap;
 use parking_lot::{Condvar, Mutex};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 use unschedulable::UnschedulablePods;
 
@@ -81,6 +83,8 @@ pub struct QueueConfig {
     pub max_in_unschedulable: Duration,
     pub backoff_flush_period: Duration,
     pub unschedulable_flush_period: Duration,
+    /// activeQ shards; 0 = one per available thread (at least 2).
+    pub active_shards: usize,
 }
 
 impl Default for QueueConfig {
@@ -91,6 +95,7 @@ impl Default for QueueConfig {
             max_in_unschedulable: Duration::from_secs(300),
             backoff_flush_period: Duration::from_secs(1),
             unschedulable_flush_period: Duration::from_secs(30),
+            active_shards: 0,
         }
     }
 }
@@ -119,7 +124,6 @@ struct InFlight {
 }
 
 struct Inner {
-    active: KeyedHeap<PodKey, QueuedPodInfo>,
     backoff: BackoffQueue,
     unschedulable: UnschedulablePods,
     gated: GatedPods,
@@ -133,6 +137,11 @@ struct Inner {
 
 /// The scheduling queue.
 pub struct SchedulingQueue {
+    /// activeQ, outside the queue lock (sharded; see `active.rs`).
+    active: ActiveQ,
+    /// Set by a `pop` about to block, so that lock-free pushes know to wake it.
+    waiting: AtomicBool,
+    /// Everything else: backoffQ, the unschedulable pool, the gated set, in-flight pods.
     inner: Mutex<Inner>,
     cond: Condvar,
     /// PreEnqueue plugins per profile (`spec.schedulerName`).
@@ -162,11 +171,18 @@ impl SchedulingQueue {
     ) -> SchedulingQueue {
         let qs = queue_sort.clone();
         let now = clock.now();
+        let shards = if cfg.active_shards == 0 {
+            active::default_shards()
+        } else {
+            cfg.active_shards
+        };
         SchedulingQueue {
+            active: ActiveQ::new(
+                shards,
+                Arc::new(move |a: &QueuedPodInfo, b: &QueuedPodInfo| qs.less(a, b)),
+            ),
+            waiting: AtomicBool::new(false),
             inner: Mutex::new(Inner {
-                active: KeyedHeap::new(Arc::new(move |a: &QueuedPodInfo, b: &QueuedPodInfo| {
-                    qs.less(a, b)
-                })),
                 backoff: BackoffQueue::default(),
                 unschedulable: UnschedulablePods::default(),
                 gated: GatedPods::default(),
@@ -261,9 +277,18 @@ impl SchedulingQueue {
         let key = q.pod.key.clone();
         inner.unschedulable.remove(&key);
         inner.backoff.remove(&key);
-        inner.active.push(key, q);
+        self.active.push(q);
         self.metrics.inc_incoming("active", event);
+        // The lock is held: a popper is either waiting (and gets this) or not yet checking.
         self.cond.notify_one();
+    }
+
+    /// Wakes a blocked `pop` after a push made without the queue lock.
+    fn wake(&self) {
+        if self.waiting.load(Ordering::SeqCst) {
+            let _g = self.inner.lock();
+            self.cond.notify_one();
+        }
     }
 
     fn move_to_backoff(&self, inner: &mut Inner, q: QueuedPodInfo, event: &str) {
@@ -303,21 +328,27 @@ impl SchedulingQueue {
 
     // ---- informer-facing operations -------------------------------------------------------
 
-    /// A new unassigned pod.
+    /// A new unassigned pod (informer add: each pod is added once, before its updates and
+    /// its delete). PreEnqueue runs without any queue lock; a pod that passes goes straight to
+    /// its home activeQ shard, so producers on different threads do not contend.
     pub fn add(&self, pod: Arc<Pod>) {
         let now = self.clock.now();
-        let q = QueuedPodInfo::new(pod, now);
-        let mut inner = self.inner.lock();
-        let key = q.pod.key.clone();
-        if inner.active.contains(&key)
-            || inner.backoff.contains(&key)
-            || inner.unschedulable.contains(&key)
-            || inner.gated.contains(&key)
-            || inner.in_flight.contains_key(&key)
-        {
+        let mut q = QueuedPodInfo::new(pod, now);
+        if self.active.contains(&q.pod.key) {
             return;
         }
-        self.move_to_active(&mut inner, q, labels::UNSCHEDULED_POD_ADD);
+        if self.run_pre_enqueue(&mut q) {
+            q.initial_attempt_timestamp = Some(now);
+            self.active.push(q);
+            self.metrics
+                .inc_incoming("active", labels::UNSCHEDULED_POD_ADD);
+            self.wake();
+        } else {
+            let mut inner = self.inner.lock();
+            self.metrics
+                .inc_incoming("unschedulable", labels::UNSCHEDULED_POD_ADD);
+            inner.gated.insert(q);
+        }
     }
 
     /// An update of an unassigned pod.
@@ -329,10 +360,9 @@ impl SchedulingQueue {
             f.latest = Some(new);
             return;
         }
-        if let Some(q) = inner.active.get(&key) {
-            let mut q = q.clone();
+        if let Some(mut q) = self.active.get(&key) {
             q.pod = new;
-            inner.active.push(key, q);
+            self.active.push(q);
             return;
         }
         if inner.backoff.update_pod(&key, new.clone()) {
@@ -395,7 +425,7 @@ impl SchedulingQueue {
             f.deleted = true;
             return;
         }
-        let removed = inner
+        let removed = self
             .active
             .remove(key)
             .or_else(|| inner.backoff.remove(key))
@@ -410,7 +440,7 @@ impl SchedulingQueue {
 
     /// Takes the best pod from activeQ, if any (lock held).
     fn pop_ready(&self, inner: &mut Inner) -> Option<QueuedPodInfo> {
-        let mut q = inner.active.pop()?;
+        let mut q = self.active.try_pop()?;
         q.attempts += 1;
         inner.sched_cycle += 1;
         for p in q.rejectors() {
@@ -440,6 +470,13 @@ impl SchedulingQueue {
             if let Some(q) = self.pop_ready(&mut inner) {
                 return Some(q);
             }
+            // Announce the wait, then look once more: a lock-free push either sees the flag
+            // (and notifies under the lock, after we wait) or happened before this second look.
+            self.waiting.store(true, Ordering::SeqCst);
+            if let Some(q) = self.pop_ready(&mut inner) {
+                self.waiting.store(false, Ordering::SeqCst);
+                return Some(q);
+            }
             // Wake for the next flush tick at the latest (real time; capped so that a virtual
             // clock moved by another thread is noticed).
             let now = self.clock.now();
@@ -448,6 +485,7 @@ impl SchedulingQueue {
                 .saturating_sub(now)
                 .clamp(Duration::from_millis(1), Duration::from_millis(50));
             self.cond.wait_for(&mut inner, wait);
+            self.waiting.store(false, Ordering::SeqCst);
         }
     }
 
@@ -488,7 +526,7 @@ impl SchedulingQueue {
                 q.pod = latest;
             }
         }
-        if inner.active.contains(&key)
+        if self.active.contains(&key)
             || inner.backoff.contains(&key)
             || inner.unschedulable.contains(&key)
             || inner.gated.contains(&key)
@@ -600,7 +638,7 @@ impl SchedulingQueue {
     pub fn counts(&self) -> PendingCounts {
         let inner = self.inner.lock();
         PendingCounts {
-            active: inner.active.len(),
+            active: self.active.len(),
             backoff: inner.backoff.len(),
             unschedulable: inner.unschedulable.len(),
             gated: inner.gated.len(),
@@ -621,7 +659,7 @@ impl SchedulingQueue {
     /// Where a pod is: `"active"`, `"backoff"`, `"unschedulable"`, `"gated"`, `"in-flight"`.
     pub fn locate(&self, key: &PodKey) -> Option<&'static str> {
         let inner = self.inner.lock();
-        if inner.active.contains(key) {
+        if self.active.contains(key) {
             Some("active")
         } else if inner.backoff.contains(key) {
             Some("backoff")
@@ -639,10 +677,8 @@ impl SchedulingQueue {
     /// The queued info of a pending pod (not in flight), for reports.
     pub fn pending_info(&self, key: &PodKey) -> Option<QueuedPodInfo> {
         let inner = self.inner.lock();
-        inner
-            .active
+        self.active
             .get(key)
-            .cloned()
             .or_else(|| inner.backoff.get(key).map(|(_, q)| q.clone()))
             .or_else(|| inner.unschedulable.get(key).cloned())
             .or_else(|| inner.gated.get(key).cloned())

@@ -1,0 +1,380 @@
+//! activeQ as sharded concurrent heaps.
+//!
+//! ## Protocol
+//!
+//! - `N` shards, each a binary heap (ordered by the QueueSort `less`) behind its own mutex, with
+//!   its top entry cached in an [`ArcSwapOption`] that is rewritten, under the shard lock, every
+//!   time the heap's top changes.
+//! - A concurrent index (papaya) maps each pod in activeQ to its one **live** entry. An entry is
+//!   live iff the index points at that very `Arc`. Delete removes the index entry (O(1), no heap
+//!   work); update pushes a new entry and repoints the index. Old entries stay in their heap as
+//!   *stale* and are discarded when they reach a top (lazy deletion).
+//! - **Push** goes to the calling thread's home shard, so producers on different threads do not
+//!   share a lock.
+//! - **Pop** reads the cached tops without locking, picks the best by `less`, locks that shard and
+//!   checks that the same entry is still its top. If so it pops it and claims it by removing the
+//!   index entry *only if it still points at this entry*; a stale or changed top means retry.
+//!
+//! ## Ordering guarantee
+//!
+//! When no push, update or delete runs concurrently with a pop, the pop returns a pod that no
+//! other pod in activeQ is `less` than (the best of the shard tops is the global best, and the
+//! winning shard is verified under its lock). Under concurrency a pop may miss a pod pushed
+//! while it runs, exactly as a single-lock queue may order the two operations either way.
+//!
+//! ## Invariants
+//!
+//! 1. `len()` equals the number of index entries (live pods).
+//! 2. Every live entry is in exactly one shard heap; a popped entry is returned at most once
+//!    (the index removal is the claim).
+//! 3. Each shard's cached top is its heap's first element whenever the shard lock is free.
+
+use super::QueuedPodInfo;
+use crate::api::PodKey;
+use arc_swap::ArcSwapOption;
+use parking_lot::Mutex;
+use std::cell::Cell;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// The queue-sort order.
+pub type LessFn = Arc<dyn Fn(&QueuedPodInfo, &QueuedPodInfo) -> bool + Send + Sync>;
+
+/// An entry in a shard heap.
+pub struct Entry {
+    pub q: QueuedPodInfo,
+}
+
+struct Shard {
+    heap: Mutex<Vec<Arc<Entry>>>,
+    top: ArcSwapOption<Entry>,
+}
+
+pub struct ActiveQ {
+    shards: Box<[Shard]>,
+    index: papaya::HashMap<PodKey, Arc<Entry>, ahash::RandomState>,
+    len: AtomicUsize,
+    less: LessFn,
+}
+
+static NEXT_HOME: AtomicUsize = AtomicUsize::new(0);
+thread_local! {
+    static HOME: Cell<usize> = const { Cell::new(usize::MAX) };
+}
+
+fn home_shard(n: usize) -> usize {
+    HOME.with(|h| {
+        let mut v = h.get();
+        if v == usize::MAX {
+            v = NEXT_HOME.fetch_add(1, Ordering::Relaxed);
+            h.set(v);
+        }
+        v % n
+    })
+}
+
+/// The default shard count: one per available thread, at least 2.
+pub fn default_shards() -> usize {
+    std::thread::available_parallelism()
+        .map_or(2, |n| n.get())
+        .max(2)
+}
+
+impl ActiveQ {
+    pub fn new(shards: usize, less: LessFn) -> ActiveQ {
+        let n = shards.max(1);
+        ActiveQ {
+            shards: (0..n)
+                .map(|_| Shard {
+                    heap: Mutex::new(Vec::new()),
+                    top: ArcSwapOption::empty(),
+                })
+                .collect(),
+            index: papaya::HashMap::builder()
+                .hasher(ahash::RandomState::new())
+                .build(),
+            len: AtomicUsize::new(0),
+            less,
+        }
+    }
+
+    pub fn shard_count(&self) -> usize {
+        self.shards.len()
+    }
+
+    pub fn len(&self) -> usize {
+        self.len.load(Ordering::Acquire)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    pub fn contains(&self, k: &PodKey) -> bool {
+        self.index.pin().contains_key(k)
+    }
+
+    /// The live info of a pod in activeQ.
+    pub fn get(&self, k: &PodKey) -> Option<QueuedPodInfo> {
+        self.index.pin().get(k).map(|e| e.q.clone())
+    }
+
+    /// Inserts a pod, or replaces the one with the same key (its old entry becomes stale).
+    pub fn push(&self, q: QueuedPodInfo) {
+        let key = q.pod.key.clone();
+        let e = Arc::new(Entry { q });
+        if self.index.pin().insert(key, e.clone()).is_none() {
+            self.len.fetch_add(1, Ordering::AcqRel);
+        }
+        let shard = &self.shards[home_shard(self.shards.len())];
+        let mut heap = shard.heap.lock();
+        heap.push(e);
+        let i = heap.len() - 1;
+        if sift_up(&mut heap, i, &*self.less) == 0 {
+            // The new entry is the shard's top now.
+            shard.top.store(Some(heap[0].clone()));
+        }
+    }
+
+    /// Removes a pod; its heap entry becomes stale.
+    pub fn remove(&self, k: &PodKey) -> Option<QueuedPodInfo> {
+        let pin = self.index.pin();
+        let e = pin.remove(k)?;
+        self.len.fetch_sub(1, Ordering::AcqRel);
+        Some(e.q.clone())
+    }
+
+    /// Pops the best pod, if any.
+    pub fn try_pop(&self) -> Option<QueuedPodInfo> {
+        loop {
+            // 1. Pick the best cached top without locking.
+            let mut best: Option<(usize, Arc<Entry>)> = None;
+            for (i, s) in self.shards.iter().enumerate() {
+                if let Some(t) = s.top.load_full() {
+                    let better = match &best {
+                        None => true,
+                        Some((_, b)) => (self.less)(&t.q, &b.q),
+                    };
+                    if better {
+                        best = Some((i, t));
+                    }
+                }
+            }
+            let (i, cand) = best?;
+            // 2. Lock its shard and verify.
+            let shard = &self.shards[i];
+            let mut heap = shard.heap.lock();
+            let same = heap.first().is_some_and(|t| Arc::ptr_eq(t, &cand));
+            if !same {
+                drop(heap);
+                continue;
+            }
+            let e = pop_heap(&mut heap, &*self.less);
+            shard.top.store(heap.first().cloned());
+            drop(heap);
+            // 3. Claim it: only if the index still points at this entry.
+            let pin = self.index.pin();
+            let claimed = pin
+                .remove_if(&e.q.pod.key, |_, v| Arc::ptr_eq(v, &e))
+                .is_ok_and(|r| r.is_some());
+            if claimed {
+                self.len.fetch_sub(1, Ordering::AcqRel);
+                return Some(e.q.clone());
+            }
+            // Stale (deleted or replaced): discarded; try again.
+        }
+    }
+
+    /// Entries held by the heaps, stale ones included (for tests and memory reports).
+    pub fn heap_entries(&self) -> usize {
+        self.shards.iter().map(|s| s.heap.lock().len()).sum()
+    }
+
+    /// Checks invariants 1 and 3 (tests; call when quiescent).
+    pub fn check(&self) -> Result<(), String> {
+        let live = self.index.pin().len();
+        if live != self.len() {
+            return Err(format!("len {} but {live} live entries", self.len()));
+        }
+        for (i, s) in self.shards.iter().enumerate() {
+            let heap = s.heap.lock();
+            let top = s.top.load_full();
+            match (heap.first(), top) {
+                (None, None) => {}
+                (Some(a), Some(b)) if Arc::ptr_eq(a, &b) => {}
+                _ => return Err(format!("shard {i}: cached top is not the heap top")),
+            }
+            for c in 1..heap.len() {
+                if (self.less)(&heap[c].q, &heap[(c - 1) / 2].q) {
+                    return Err(format!("shard {i}: heap order broken at {c}"));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Moves `h[i]` up to its place; returns where it ended.
+fn sift_up(
+    h: &mut [Arc<Entry>],
+    mut i: usize,
+    less: &dyn Fn(&QueuedPodInfo, &QueuedPodInfo) -> bool,
+) -> usize {
+    while i > 0 {
+        let p = (i - 1) / 2;
+        if !less(&h[i].q, &h[p].q) {
+            break;
+        }
+        h.swap(i, p);
+        i = p;
+    }
+    i
+}
+
+fn sift_down(
+    h: &mut [Arc<Entry>],
+    mut i: usize,
+    less: &dyn Fn(&QueuedPodInfo, &QueuedPodInfo) -> bool,
+) {
+    let n = h.len();
+    loop {
+        let l = 2 * i + 1;
+        if l >= n {
+            return;
+        }
+        let mut c = l;
+        if l + 1 < n && less(&h[l + 1].q, &h[l].q) {
+            c = l + 1;
+        }
+        if !less(&h[c].q, &h[i].q) {
+            return;
+        }
+        h.swap(i, c);
+        i = c;
+    }
+}
+
+fn pop_heap(
+    h: &mut Vec<Arc<Entry>>,
+    less: &dyn Fn(&QueuedPodInfo, &QueuedPodInfo) -> bool,
+) -> Arc<Entry> {
+    let last = h.len() - 1;
+    h.swap(0, last);
+    let e = h.pop().expect("non-empty");
+    if !h.is_empty() {
+        sift_down(h, 0, less);
+    }
+    e
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::api::{Pod, PodSpecInfo, Sym};
+    use proptest::prelude::*;
+    use std::time::Duration;
+
+    fn q(name: &str, priority: i32, ts: u64) -> QueuedPodInfo {
+        let pod = Pod {
+            key: PodKey::new("ns", name),
+            namespace: Sym::new("ns"),
+            name: Arc::from(name),
+            uid: Arc::from(name),
+            labels: Arc::default(),
+            spec: Arc::new(PodSpecInfo {
+                priority,
+                ..Default::default()
+            }),
+            node_name: None,
+            nominated_node_name: None,
+            deletion_timestamp: false,
+            resource_version: 0,
+        };
+        QueuedPodInfo::new(Arc::new(pod), Duration::from_nanos(ts))
+    }
+
+    fn prio_less() -> LessFn {
+        Arc::new(|a: &QueuedPodInfo, b: &QueuedPodInfo| {
+            let (pa, pb) = (a.pod.priority(), b.pod.priority());
+            pa > pb || (pa == pb && (a.timestamp, &a.pod.key) < (b.timestamp, &b.pod.key))
+        })
+    }
+
+    proptest! {
+        /// Single-threaded, the sharded queue behaves exactly like an ordered map (the model).
+        #[test]
+        fn matches_a_sorted_model(ops in proptest::collection::vec((0u8..4, 0u32..40, -3i32..3), 1..300), shards in 1usize..5) {
+            let aq = ActiveQ::new(shards, prio_less());
+            // model: key -> (priority, ts)
+            let mut model: std::collections::BTreeMap<u32, (i32, u64)> = Default::default();
+            let mut ts = 0u64;
+            for (op, k, p) in ops {
+                ts += 1;
+                let name = format!("p{k:03}");
+                match op {
+                    0 | 1 => { aq.push(q(&name, p, ts)); model.insert(k, (p, ts)); }
+                    2 => { prop_assert_eq!(aq.remove(&PodKey::new("ns", &name)).is_some(), model.remove(&k).is_some()); }
+                    _ => {
+                        let want = model.iter().min_by(|a, b| (-(a.1.0), a.1.1, a.0).cmp(&(-(b.1.0), b.1.1, b.0))).map(|(k, _)| *k);
+                        let got = aq.try_pop().map(|x| x.pod.name.to_string());
+                        prop_assert_eq!(got, want.map(|k| format!("p{k:03}")));
+                        if let Some(k) = want { model.remove(&k); }
+                    }
+                }
+                prop_assert_eq!(aq.len(), model.len());
+                prop_assert!(aq.check().is_ok(), "{:?}", aq.check());
+            }
+        }
+    }
+
+    #[test]
+    fn concurrent_producers_and_a_consumer_lose_and_duplicate_nothing() {
+        let n_threads = 4;
+        let per = if cfg!(miri) { 50 } else { 20_000 };
+        let aq = Arc::new(ActiveQ::new(4, prio_less()));
+        let done = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let consumer = {
+            let aq = aq.clone();
+            let done = done.clone();
+            std::thread::spawn(move || {
+                let mut seen = std::collections::HashSet::new();
+                loop {
+                    match aq.try_pop() {
+                        Some(x) => assert!(seen.insert(x.pod.key.clone()), "popped twice"),
+                        None if done.load(Ordering::Acquire) && aq.is_empty() => break,
+                        None => std::thread::yield_now(),
+                    }
+                }
+                seen.len()
+            })
+        };
+        let producers: Vec<_> = (0..n_threads)
+            .map(|t| {
+                let aq = aq.clone();
+                std::thread::spawn(move || {
+                    let mut removed = 0;
+                    for i in 0..per {
+                        aq.push(q(&format!("t{t}-{i}"), (i % 7) as i32, i as u64));
+                        if i % 10 == 0 {
+                            // Delete some (the consumer may win the race), update others.
+                            removed += usize::from(
+                                aq.remove(&PodKey::new("ns", &format!("t{t}-{i}")))
+                                    .is_some(),
+                            );
+                        } else if i % 10 == 1 {
+                            aq.push(q(&format!("t{t}-{i}"), 100, i as u64));
+                        }
+                    }
+                    removed
+                })
+            })
+            .collect();
+        let removed: usize = producers.into_iter().map(|p| p.join().unwrap()).sum();
+        done.store(true, Ordering::Release);
+        let popped = consumer.join().unwrap();
+        // Every pod ends exactly once: popped or removed (an update is not a second pod).
+        assert_eq!(popped + removed, n_threads * per);
+        assert_eq!(aq.len(), 0);
+        aq.check().unwrap();
+    }
+}
