@@ -5,7 +5,8 @@
 //! - `N` shards, each a binary heap (ordered by the QueueSort `less`) behind its own mutex, with
 //!   its top entry cached in an [`ArcSwapOption`] that is rewritten, under the shard lock, every
 //!   time the heap's top changes.
-//! - A concurrent index (papaya) maps each pod in activeQ to its one **live** entry. An entry is
+//! - A concurrent index (64 lock stripes, each an `AHashMap`, chosen by key hash) maps each pod
+//!   in activeQ to its one **live** entry. An entry is
 //!   live iff the index points at that very `Arc`. Delete removes the index entry (O(1), no heap
 //!   work); update pushes a new entry and repoints the index. Old entries stay in their heap as
 //!   *stale* and are discarded when they reach a top (lazy deletion).
@@ -31,6 +32,7 @@
 
 use super::QueuedPodInfo;
 use crate::api::PodKey;
+use ahash::AHashMap;
 use arc_swap::ArcSwapOption;
 use parking_lot::Mutex;
 use std::cell::Cell;
@@ -52,7 +54,7 @@ struct Shard {
 
 pub struct ActiveQ {
     shards: Box<[Shard]>,
-    index: papaya::HashMap<PodKey, Arc<Entry>, ahash::RandomState>,
+    index: Index,
     len: AtomicUsize,
     less: LessFn,
 }
@@ -60,6 +62,32 @@ pub struct ActiveQ {
 static NEXT_HOME: AtomicUsize = AtomicUsize::new(0);
 thread_local! {
     static HOME: Cell<usize> = const { Cell::new(usize::MAX) };
+}
+
+const STRIPES: usize = 64;
+
+/// One lock stripe of the index.
+type Stripe = Mutex<AHashMap<PodKey, Arc<Entry>>>;
+
+/// The concurrent index: lock stripes chosen by key hash.
+struct Index {
+    stripes: Box<[Stripe]>,
+    hasher: ahash::RandomState,
+}
+
+impl Index {
+    fn new() -> Index {
+        Index {
+            stripes: (0..STRIPES).map(|_| Mutex::new(AHashMap::new())).collect(),
+            hasher: ahash::RandomState::new(),
+        }
+    }
+    fn stripe(&self, k: &PodKey) -> &Stripe {
+        &self.stripes[(self.hasher.hash_one(k) as usize) % STRIPES]
+    }
+    fn len(&self) -> usize {
+        self.stripes.iter().map(|s| s.lock().len()).sum()
+    }
 }
 
 fn home_shard(n: usize) -> usize {
@@ -90,9 +118,7 @@ impl ActiveQ {
                     top: ArcSwapOption::empty(),
                 })
                 .collect(),
-            index: papaya::HashMap::builder()
-                .hasher(ahash::RandomState::new())
-                .build(),
+            index: Index::new(),
             len: AtomicUsize::new(0),
             less,
         }
@@ -111,19 +137,25 @@ impl ActiveQ {
     }
 
     pub fn contains(&self, k: &PodKey) -> bool {
-        self.index.pin().contains_key(k)
+        self.index.stripe(k).lock().contains_key(k)
     }
 
     /// The live info of a pod in activeQ.
     pub fn get(&self, k: &PodKey) -> Option<QueuedPodInfo> {
-        self.index.pin().get(k).map(|e| e.q.clone())
+        self.index.stripe(k).lock().get(k).map(|e| e.q.clone())
     }
 
     /// Inserts a pod, or replaces the one with the same key (its old entry becomes stale).
     pub fn push(&self, q: QueuedPodInfo) {
         let key = q.pod.key.clone();
         let e = Arc::new(Entry { q });
-        if self.index.pin().insert(key, e.clone()).is_none() {
+        if self
+            .index
+            .stripe(&key)
+            .lock()
+            .insert(key, e.clone())
+            .is_none()
+        {
             self.len.fetch_add(1, Ordering::AcqRel);
         }
         let shard = &self.shards[home_shard(self.shards.len())];
@@ -138,8 +170,7 @@ impl ActiveQ {
 
     /// Removes a pod; its heap entry becomes stale.
     pub fn remove(&self, k: &PodKey) -> Option<QueuedPodInfo> {
-        let pin = self.index.pin();
-        let e = pin.remove(k)?;
+        let e = self.index.stripe(k).lock().remove(k)?;
         self.len.fetch_sub(1, Ordering::AcqRel);
         Some(e.q.clone())
     }
@@ -173,10 +204,15 @@ impl ActiveQ {
             shard.top.store(heap.first().cloned());
             drop(heap);
             // 3. Claim it: only if the index still points at this entry.
-            let pin = self.index.pin();
-            let claimed = pin
-                .remove_if(&e.q.pod.key, |_, v| Arc::ptr_eq(v, &e))
-                .is_ok_and(|r| r.is_some());
+            let key = &e.q.pod.key;
+            let claimed = {
+                let mut stripe = self.index.stripe(key).lock();
+                let live = stripe.get(key).is_some_and(|v| Arc::ptr_eq(v, &e));
+                if live {
+                    stripe.remove(key);
+                }
+                live
+            };
             if claimed {
                 self.len.fetch_sub(1, Ordering::AcqRel);
                 return Some(e.q.clone());
@@ -192,7 +228,7 @@ impl ActiveQ {
 
     /// Checks invariants 1 and 3 (tests; call when quiescent).
     pub fn check(&self) -> Result<(), String> {
-        let live = self.index.pin().len();
+        let live = self.index.len();
         if live != self.len() {
             return Err(format!("len {} but {live} live entries", self.len()));
         }

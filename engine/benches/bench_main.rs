@@ -1,0 +1,205 @@
+//! Engine benchmarks (criterion). One binary, a module per topic.
+//!
+//! `cargo bench -p tidegate-engine --bench bench_main -- queue` runs the queue group.
+
+use criterion::{criterion_group, criterion_main};
+
+mod queue {
+    use criterion::{BenchmarkId, Criterion, Throughput};
+    use parking_lot::Mutex;
+    use std::hint::black_box;
+    use std::sync::Arc;
+    use std::time::{Duration, Instant};
+    use tidegate_engine::api::{Pod, PodKey, PodSpecInfo, Sym};
+    use tidegate_engine::queue::QueuedPodInfo;
+    use tidegate_engine::queue::active::{ActiveQ, LessFn};
+    use tidegate_engine::queue::heap::KeyedHeap;
+
+    fn pods(n: usize, tag: &str) -> Vec<QueuedPodInfo> {
+        let spec = Arc::new(PodSpecInfo::default());
+        (0..n)
+            .map(|i| {
+                let name = format!("{tag}-{i}");
+                let pod = Pod {
+                    key: PodKey::new("bench", &name),
+                    namespace: Sym::new("bench"),
+                    name: Arc::from(name.as_str()),
+                    uid: Arc::from(name.as_str()),
+                    labels: Arc::default(),
+                    spec: spec.clone(),
+                    node_name: None,
+                    nominated_node_name: None,
+                    deletion_timestamp: false,
+                    resource_version: 0,
+                };
+                QueuedPodInfo::new(Arc::new(pod), Duration::from_nanos(i as u64))
+            })
+            .collect()
+    }
+
+    fn less() -> LessFn {
+        Arc::new(|a: &QueuedPodInfo, b: &QueuedPodInfo| {
+            let (pa, pb) = (a.pod.priority(), b.pod.priority());
+            pa > pb || (pa == pb && a.timestamp < b.timestamp)
+        })
+    }
+
+    /// kube-scheduler's shape: one mutex around a heap with a key index.
+    struct Baseline(Mutex<KeyedHeap<PodKey, QueuedPodInfo>>);
+
+    impl Baseline {
+        fn new() -> Baseline {
+            let l = less();
+            Baseline(Mutex::new(KeyedHeap::new(Arc::new(move |a, b| l(a, b)))))
+        }
+        fn push(&self, q: QueuedPodInfo) {
+            self.0.lock().push(q.pod.key.clone(), q);
+        }
+        fn pop(&self) -> Option<QueuedPodInfo> {
+            self.0.lock().pop()
+        }
+        fn remove(&self, k: &PodKey) -> Option<QueuedPodInfo> {
+            self.0.lock().remove(k)
+        }
+    }
+
+    trait Q: Sync {
+        fn push(&self, q: QueuedPodInfo);
+        fn pop(&self) -> Option<QueuedPodInfo>;
+        fn remove(&self, k: &PodKey) -> Option<QueuedPodInfo>;
+    }
+    impl Q for Baseline {
+        fn push(&self, q: QueuedPodInfo) {
+            Baseline::push(self, q)
+        }
+        fn pop(&self) -> Option<QueuedPodInfo> {
+            Baseline::pop(self)
+        }
+        fn remove(&self, k: &PodKey) -> Option<QueuedPodInfo> {
+            Baseline::remove(self, k)
+        }
+    }
+    impl Q for ActiveQ {
+        fn push(&self, q: QueuedPodInfo) {
+            ActiveQ::push(self, q)
+        }
+        fn pop(&self) -> Option<QueuedPodInfo> {
+            self.try_pop()
+        }
+        fn remove(&self, k: &PodKey) -> Option<QueuedPodInfo> {
+            ActiveQ::remove(self, k)
+        }
+    }
+
+    fn make(kind: &str) -> Box<dyn Q> {
+        match kind {
+            "sharded" => Box::new(ActiveQ::new(2, less())),
+            _ => Box::new(Baseline::new()),
+        }
+    }
+
+    const KINDS: [&str; 2] = ["single-lock", "sharded"];
+
+    pub fn bench(c: &mut Criterion) {
+        let mut g = c.benchmark_group("activeq");
+        g.sample_size(10);
+        g.warm_up_time(Duration::from_millis(500));
+        g.measurement_time(Duration::from_secs(2));
+        for &n in &[1_000usize, 100_000] {
+            let ps = pods(n, "p");
+            g.throughput(Throughput::Elements(n as u64));
+            for kind in KINDS {
+                g.bench_with_input(BenchmarkId::new(format!("push/{kind}"), n), &n, |b, _| {
+                    b.iter_custom(|iters| {
+                        let mut total = Duration::ZERO;
+                        for _ in 0..iters {
+                            let q = make(kind);
+                            let items = ps.clone();
+                            let t = Instant::now();
+                            for p in items {
+                                q.push(p);
+                            }
+                            total += t.elapsed();
+                        }
+                        total
+                    })
+                });
+                g.bench_with_input(BenchmarkId::new(format!("pop/{kind}"), n), &n, |b, _| {
+                    b.iter_custom(|iters| {
+                        let mut total = Duration::ZERO;
+                        for _ in 0..iters {
+                            let q = make(kind);
+                            for p in ps.clone() {
+                                q.push(p);
+                            }
+                            let t = Instant::now();
+                            while let Some(x) = q.pop() {
+                                black_box(x);
+                            }
+                            total += t.elapsed();
+                        }
+                        total
+                    })
+                });
+                g.bench_with_input(BenchmarkId::new(format!("delete/{kind}"), n), &n, |b, _| {
+                    b.iter_custom(|iters| {
+                        let mut total = Duration::ZERO;
+                        for _ in 0..iters {
+                            let q = make(kind);
+                            for p in ps.clone() {
+                                q.push(p);
+                            }
+                            let t = Instant::now();
+                            for p in &ps {
+                                black_box(q.remove(&p.pod.key));
+                            }
+                            total += t.elapsed();
+                        }
+                        total
+                    })
+                });
+                // Two producers pushing at once (each half of the pods).
+                g.bench_with_input(
+                    BenchmarkId::new(format!("push-2-producers/{kind}"), n),
+                    &n,
+                    |b, _| {
+                        let halves: Vec<Vec<QueuedPodInfo>> =
+                            ps.chunks(n / 2).map(|c| c.to_vec()).collect();
+                        b.iter_custom(|iters| {
+                            let mut total = Duration::ZERO;
+                            for _ in 0..iters {
+                                let q = make(kind);
+                                let parts = halves.clone();
+                                let barrier = std::sync::Barrier::new(2);
+                                let t = std::thread::scope(|s| {
+                                    let mut hs = vec![];
+                                    for part in parts {
+                                        let q = &q;
+                                        let barrier = &barrier;
+                                        hs.push(s.spawn(move || {
+                                            barrier.wait();
+                                            let t = Instant::now();
+                                            for p in part {
+                                                q.push(p);
+                                            }
+                                            t
+                                        }));
+                                    }
+                                    let starts: Vec<Instant> =
+                                        hs.into_iter().map(|h| h.join().unwrap()).collect();
+                                    starts.into_iter().min().unwrap().elapsed()
+                                });
+                                total += t;
+                            }
+                            total
+                        })
+                    },
+                );
+            }
+        }
+        g.finish();
+    }
+}
+
+criterion_group!(benches, queue::bench);
+criterion_main!(benches);
