@@ -1,21 +1,36 @@
 //! The gated set: pods that a PreEnqueue plugin keeps out of activeQ.
 //!
 //! Gated pods are held apart from activeQ, backoffQ and the unschedulable pool, so no cluster
-//! event, flush or scan ever touches them: only the pod's own update or delete does. The set
-//! also keeps a per-gate-name count for the `tidegate_gated_pods{gate}` gauge.
+//! event, flush or scan ever touches them: only the pod's own update or delete does. The set is
+//! a lock-free hash map (papaya), so admitting a gated pod takes no queue lock, and it keeps a
+//! count per gate name for the `tidegate_gated_pods{gate}` gauge.
 //!
-//! This first version lives under the queue lock; the lock-free version replaces it behind the
-//! same methods.
+//! Protocol: the informer delivers one pod's add, updates and delete in order, so two
+//! operations on the same key never overlap; operations on different keys run concurrently.
+//! `insert` adds the new gate counts before it subtracts those of a replaced entry, so a gauge
+//! never dips below the true count of a gate that stays.
 
 use super::QueuedPodInfo;
 use crate::api::PodKey;
-use ahash::AHashMap;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, Ordering};
 
-#[derive(Default)]
 pub struct GatedPods {
-    pods: AHashMap<PodKey, QueuedPodInfo>,
-    per_gate: AHashMap<Arc<str>, i64>,
+    pods: papaya::HashMap<PodKey, QueuedPodInfo, ahash::RandomState>,
+    per_gate: papaya::HashMap<Arc<str>, AtomicI64, ahash::RandomState>,
+}
+
+impl Default for GatedPods {
+    fn default() -> Self {
+        GatedPods {
+            pods: papaya::HashMap::builder()
+                .hasher(ahash::RandomState::new())
+                .build(),
+            per_gate: papaya::HashMap::builder()
+                .hasher(ahash::RandomState::new())
+                .build(),
+        }
+    }
 }
 
 impl GatedPods {
@@ -26,43 +41,51 @@ impl GatedPods {
         self.pods.is_empty()
     }
     pub fn contains(&self, k: &PodKey) -> bool {
-        self.pods.contains_key(k)
+        self.pods.pin().contains_key(k)
     }
-    pub fn get(&self, k: &PodKey) -> Option<&QueuedPodInfo> {
-        self.pods.get(k)
+    pub fn get(&self, k: &PodKey) -> Option<QueuedPodInfo> {
+        self.pods.pin().get(k).cloned()
     }
 
-    fn count(&mut self, q: &QueuedPodInfo, delta: i64) {
+    fn count(&self, q: &QueuedPodInfo, delta: i64) {
+        let m = self.per_gate.pin();
         for g in &q.pod.spec.scheduling_gates {
-            let e = self.per_gate.entry(g.clone()).or_default();
-            *e += delta;
-            if *e == 0 {
-                self.per_gate.remove(g);
-            }
+            m.get_or_insert_with(g.clone(), || AtomicI64::new(0))
+                .fetch_add(delta, Ordering::Relaxed);
         }
     }
 
-    pub fn insert(&mut self, q: QueuedPodInfo) {
+    pub fn insert(&self, q: QueuedPodInfo) {
         self.count(&q, 1);
-        if let Some(old) = self.pods.insert(q.pod.key.clone(), q) {
-            self.count(&old, -1);
+        let key = q.pod.key.clone();
+        let pin = self.pods.pin();
+        if let Some(old) = pin.insert(key, q) {
+            self.count(old, -1);
         }
     }
 
-    pub fn remove(&mut self, k: &PodKey) -> Option<QueuedPodInfo> {
-        let q = self.pods.remove(k)?;
+    pub fn remove(&self, k: &PodKey) -> Option<QueuedPodInfo> {
+        let pin = self.pods.pin();
+        let q = pin.remove(k)?.clone();
         self.count(&q, -1);
         Some(q)
     }
 
-    /// Gated pods per gate name, sorted by name.
+    /// Gated pods per gate name (names with a zero count left out), sorted by name.
     pub fn per_gate(&self) -> Vec<(Arc<str>, i64)> {
-        let mut v: Vec<_> = self.per_gate.iter().map(|(k, v)| (k.clone(), *v)).collect();
+        let mut v: Vec<_> = self
+            .per_gate
+            .pin()
+            .iter()
+            .map(|(k, v)| (k.clone(), v.load(Ordering::Relaxed)))
+            .filter(|(_, n)| *n != 0)
+            .collect();
         v.sort();
         v
     }
 
-    pub fn iter(&self) -> impl Iterator<Item = &QueuedPodInfo> {
-        self.pods.values()
+    /// All gated pods' keys (reports; not used by any scheduling path).
+    pub fn keys(&self) -> Vec<PodKey> {
+        self.pods.pin().keys().cloned().collect()
     }
 }

@@ -126,7 +126,6 @@ struct InFlight {
 struct Inner {
     backoff: BackoffQueue,
     unschedulable: UnschedulablePods,
-    gated: GatedPods,
     in_flight: AHashMap<PodKey, InFlight>,
     sched_cycle: i64,
     move_request_cycle: i64,
@@ -141,7 +140,9 @@ pub struct SchedulingQueue {
     active: ActiveQ,
     /// Set by a `pop` about to block, so that lock-free pushes know to wake it.
     waiting: AtomicBool,
-    /// Everything else: backoffQ, the unschedulable pool, the gated set, in-flight pods.
+    /// Pods a PreEnqueue plugin refused (lock-free; see `gated.rs`).
+    gated: GatedPods,
+    /// Everything else: backoffQ, the unschedulable pool, in-flight pods.
     inner: Mutex<Inner>,
     cond: Condvar,
     /// PreEnqueue plugins per profile (`spec.schedulerName`).
@@ -182,10 +183,10 @@ impl SchedulingQueue {
                 Arc::new(move |a: &QueuedPodInfo, b: &QueuedPodInfo| qs.less(a, b)),
             ),
             waiting: AtomicBool::new(false),
+            gated: GatedPods::default(),
             inner: Mutex::new(Inner {
                 backoff: BackoffQueue::default(),
                 unschedulable: UnschedulablePods::default(),
-                gated: GatedPods::default(),
                 in_flight: AHashMap::new(),
                 sched_cycle: 0,
                 move_request_cycle: -1,
@@ -262,7 +263,7 @@ impl SchedulingQueue {
     fn move_to_active(&self, inner: &mut Inner, mut q: QueuedPodInfo, event: &str) -> bool {
         if !self.run_pre_enqueue(&mut q) {
             self.metrics.inc_incoming("unschedulable", event);
-            inner.gated.insert(q);
+            self.gated.insert(q);
             return false;
         }
         self.push_active(inner, q, event);
@@ -344,10 +345,9 @@ impl SchedulingQueue {
                 .inc_incoming("active", labels::UNSCHEDULED_POD_ADD);
             self.wake();
         } else {
-            let mut inner = self.inner.lock();
             self.metrics
                 .inc_incoming("unschedulable", labels::UNSCHEDULED_POD_ADD);
-            inner.gated.insert(q);
+            self.gated.insert(q);
         }
     }
 
@@ -368,7 +368,7 @@ impl SchedulingQueue {
         if inner.backoff.update_pod(&key, new.clone()) {
             return;
         }
-        if let Some(mut q) = inner.gated.remove(&key) {
+        if let Some(mut q) = self.gated.remove(&key) {
             q.pod = new.clone();
             let gates_eliminated = old.is_gated() && !new.is_gated();
             let event = ClusterEvent::new(
@@ -390,14 +390,14 @@ impl SchedulingQueue {
                 let since = q.timestamp;
                 let key = q.pod.key.clone();
                 self.requeue(&mut inner, q, &event.label(), now);
-                if was.is_some() && !inner.gated.contains(&key) {
+                if was.is_some() && !self.gated.contains(&key) {
                     self.metrics.observe(
                         Series::GateWait,
                         now.saturating_sub(since).as_nanos() as u64,
                     );
                 }
             } else {
-                inner.gated.insert(q);
+                self.gated.insert(q);
             }
             return;
         }
@@ -430,7 +430,7 @@ impl SchedulingQueue {
             .remove(key)
             .or_else(|| inner.backoff.remove(key))
             .or_else(|| inner.unschedulable.remove(key))
-            .or_else(|| inner.gated.remove(key));
+            .or_else(|| self.gated.remove(key));
         if let Some(q) = removed {
             for p in q.rejectors() {
                 self.metrics.add_unschedulable(p, -1);
@@ -529,7 +529,7 @@ impl SchedulingQueue {
         if self.active.contains(&key)
             || inner.backoff.contains(&key)
             || inner.unschedulable.contains(&key)
-            || inner.gated.contains(&key)
+            || self.gated.contains(&key)
         {
             return Err(QueueError::AlreadyPresent(key));
         }
@@ -641,7 +641,7 @@ impl SchedulingQueue {
             active: self.active.len(),
             backoff: inner.backoff.len(),
             unschedulable: inner.unschedulable.len(),
-            gated: inner.gated.len(),
+            gated: self.gated.len(),
             in_flight: inner.in_flight.len(),
         }
     }
@@ -653,7 +653,7 @@ impl SchedulingQueue {
 
     /// `tidegate_gated_pods{gate}`.
     pub fn gated_per_gate(&self) -> Vec<(Arc<str>, i64)> {
-        self.inner.lock().gated.per_gate()
+        self.gated.per_gate()
     }
 
     /// Where a pod is: `"active"`, `"backoff"`, `"unschedulable"`, `"gated"`, `"in-flight"`.
@@ -665,7 +665,7 @@ impl SchedulingQueue {
             Some("backoff")
         } else if inner.unschedulable.contains(key) {
             Some("unschedulable")
-        } else if inner.gated.contains(key) {
+        } else if self.gated.contains(key) {
             Some("gated")
         } else if inner.in_flight.contains_key(key) {
             Some("in-flight")
@@ -681,6 +681,6 @@ impl SchedulingQueue {
             .get(key)
             .or_else(|| inner.backoff.get(key).map(|(_, q)| q.clone()))
             .or_else(|| inner.unschedulable.get(key).cloned())
-            .or_else(|| inner.gated.get(key).cloned())
+            .or_else(|| self.gated.get(key))
     }
 }
