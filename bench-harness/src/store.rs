@@ -63,6 +63,8 @@ struct State {
     deleted: u64,
     binds: u64,
     collectors: Vec<Option<Collector>>,
+    /// The labels of the last template seen, shared by the pods stamped from it.
+    last_labels: Option<(Arc<core::Pod>, Arc<tidegate_engine::api::Labels>)>,
 }
 
 /// Final counts of a run.
@@ -120,6 +122,7 @@ impl Store {
                 deleted: 0,
                 binds: 0,
                 collectors: Vec::new(),
+                last_labels: None,
             }),
             changed: Condvar::new(),
             scheduler: RwLock::new(None),
@@ -235,21 +238,20 @@ impl Store {
         Ok(name)
     }
 
-    /// Creates a pod. `spec` is the converted spec, shared between pods of one template.
+    /// Creates a pod from `template` (its metadata's name or generateName, its spec). The
+    /// template object and `spec` (its converted spec) are shared, not copied: the store keeps
+    /// only the pod's identity besides them and builds the full object when an update needs it.
     pub fn create_pod(
         &self,
-        pod: &core::Pod,
+        template: &Arc<core::Pod>,
         namespace: &str,
         spec: Arc<PodSpecInfo>,
     ) -> Result<PodKey, StoreError> {
-        let mut obj = pod.clone();
+        let errs = validate_pod_create(template);
         let mut st = self.state.lock();
-        let name = Self::name_for(&mut st, &obj.metadata, |s, n| {
+        let name = Self::name_for(&mut st, &template.metadata, |s, n| {
             s.pods.contains_key(&PodKey::new(namespace, n))
         })?;
-        obj.metadata.name = Some(name.clone());
-        obj.metadata.namespace = Some(namespace.to_string());
-        let errs = validate_pod_create(&obj);
         if !errs.is_empty() {
             return Err(StoreError::Invalid(format!(
                 "Pod {name:?} is invalid: {}",
@@ -266,15 +268,31 @@ impl Store {
         Self::ensure_namespace(&mut st, namespace);
         st.rv += 1;
         st.uid += 1;
-        obj.metadata.resource_version = Some(st.rv.to_string());
-        obj.metadata.uid = Some(format!("uid-{:08}", st.uid));
-        let node = obj
+        let node = template
             .spec
             .as_ref()
             .and_then(|s| s.node_name.clone())
             .filter(|n| !n.is_empty());
-        let obj = Arc::new(obj);
-        let internal = Arc::new(convert::pod_with_spec(&obj, spec));
+        let labels = match &st.last_labels {
+            Some((t, l)) if Arc::ptr_eq(t, template) => l.clone(),
+            _ => {
+                let l = Arc::new(convert::labels_of(&template.metadata.labels));
+                st.last_labels = Some((template.clone(), l.clone()));
+                l
+            }
+        };
+        let uid = format!("uid-{:08}", st.uid);
+        let internal = Arc::new(convert::pod_from_parts(
+            convert::PodParts {
+                namespace,
+                name: &name,
+                uid: &uid,
+                resource_version: st.rv,
+                node_name: node.as_deref().map(Sym::new),
+            },
+            labels,
+            spec,
+        ));
         let gated = internal.is_gated();
         let condition = gated.then(|| {
             (
@@ -295,7 +313,7 @@ impl Store {
         st.pods.insert(
             key.clone(),
             PodRec {
-                obj,
+                obj: template.clone(),
                 pod: internal.clone(),
                 node,
                 condition,
@@ -307,6 +325,20 @@ impl Store {
         }
         self.changed.notify_all();
         Ok(key)
+    }
+
+    /// The full object of a stored pod (template or last PUT, with its identity and binding).
+    fn materialize(key: &PodKey, rec: &PodRec) -> core::Pod {
+        let mut o = (*rec.obj).clone();
+        let (ns, name) = key.split();
+        o.metadata.name = Some(name.to_string());
+        o.metadata.namespace = Some(ns.to_string());
+        o.metadata.uid = Some(rec.pod.uid.to_string());
+        o.metadata.resource_version = Some(rec.pod.resource_version.to_string());
+        if let (Some(n), Some(spec)) = (&rec.node, o.spec.as_mut()) {
+            spec.node_name = Some(n.clone());
+        }
+        o
     }
 
     /// PUT of a pod object (the `updateAny` op). Status and binding are kept.
@@ -323,10 +355,7 @@ impl Store {
             kind: "pod",
             name: key.to_string(),
         })?;
-        let mut old_obj = (*rec.obj).clone();
-        if let (Some(n), Some(spec)) = (&rec.node, old_obj.spec.as_mut()) {
-            spec.node_name = Some(n.clone());
-        }
+        let old_obj = Self::materialize(&key, rec);
         let mut obj = new.clone();
         obj.metadata.namespace = Some(namespace.to_string());
         obj.metadata.uid = old_obj.metadata.uid.clone();

@@ -45,7 +45,9 @@ fn setup() -> (Arc<Store>, Arc<Scheduler>, std::thread::JoinHandle<()>) {
 
 fn create(store: &Store, p: &core::Pod) {
     let spec = Arc::new(convert::pod_spec_info(p.spec.as_ref().unwrap()).unwrap());
-    store.create_pod(p, "default", spec).unwrap();
+    store
+        .create_pod(&Arc::new(p.clone()), "default", spec)
+        .unwrap();
 }
 
 #[test]
@@ -86,7 +88,7 @@ fn the_store_rejects_invalid_gate_operations() {
     bad.spec.as_mut().unwrap().node_name = Some("n1".into());
     let spec = Arc::new(convert::pod_spec_info(bad.spec.as_ref().unwrap()).unwrap());
     let e = store
-        .create_pod(&bad, "default", spec)
+        .create_pod(&Arc::new(bad), "default", spec)
         .unwrap_err()
         .to_string();
     assert!(

@@ -244,7 +244,8 @@ pub fn label_selector(s: &meta::LabelSelector, path: &str) -> Result<LabelSelect
     Ok(LabelSelector { requirements })
 }
 
-fn labels_of(m: &Option<BTreeMap<String, String>>) -> Labels {
+/// Interned labels of an object's metadata.
+pub fn labels_of(m: &Option<BTreeMap<String, String>>) -> Labels {
     Labels::from_pairs(m.iter().flatten().map(|(k, v)| (k.as_str(), v.as_str())))
 }
 
@@ -376,6 +377,33 @@ pub fn pod_spec_info(spec: &core::PodSpec) -> Result<PodSpecInfo, ConvertError> 
             .push("DynamicResources (spec.resourceClaims; DRA is out of scope)");
     }
     Ok(info)
+}
+
+/// The identity of a pod stamped from a shared template object.
+#[derive(Clone, Debug)]
+pub struct PodParts<'a> {
+    pub namespace: &'a str,
+    pub name: &'a str,
+    pub uid: &'a str,
+    pub resource_version: u64,
+    pub node_name: Option<Sym>,
+}
+
+/// Builds a pod from its identity and shared parts (labels and spec from its template), so
+/// that stamping many pods from one template copies nothing but names.
+pub fn pod_from_parts(parts: PodParts<'_>, labels: Arc<Labels>, spec: Arc<PodSpecInfo>) -> Pod {
+    Pod {
+        key: PodKey::new(parts.namespace, parts.name),
+        namespace: Sym::new(parts.namespace),
+        name: Arc::from(parts.name),
+        uid: Arc::from(parts.uid),
+        labels,
+        spec,
+        node_name: parts.node_name,
+        nominated_node_name: None,
+        deletion_timestamp: false,
+        resource_version: parts.resource_version,
+    }
 }
 
 /// Converts a pod whose spec was already converted (`spec` may be shared between pods).

@@ -373,31 +373,33 @@ mod tests {
             let aq = aq.clone();
             let done = done.clone();
             std::thread::spawn(move || {
-                let mut seen = std::collections::HashSet::new();
+                let mut seen: std::collections::HashMap<PodKey, usize> = Default::default();
                 loop {
                     match aq.try_pop() {
-                        Some(x) => assert!(seen.insert(x.pod.key.clone()), "popped twice"),
+                        Some(x) => *seen.entry(x.pod.key.clone()).or_default() += 1,
                         None if done.load(Ordering::Acquire) && aq.is_empty() => break,
                         None => std::thread::yield_now(),
                     }
                 }
-                seen.len()
+                seen
             })
         };
         let producers: Vec<_> = (0..n_threads)
             .map(|t| {
                 let aq = aq.clone();
                 std::thread::spawn(move || {
-                    let mut removed = 0;
+                    let mut removed = std::collections::HashSet::new();
                     for i in 0..per {
+                        let key = PodKey::new("ns", &format!("t{t}-{i}"));
                         aq.push(q(&format!("t{t}-{i}"), (i % 7) as i32, i as u64));
                         if i % 10 == 0 {
-                            // Delete some (the consumer may win the race), update others.
-                            removed += usize::from(
-                                aq.remove(&PodKey::new("ns", &format!("t{t}-{i}")))
-                                    .is_some(),
-                            );
+                            // Delete some (the consumer may win the race).
+                            if aq.remove(&key).is_some() {
+                                removed.insert(key);
+                            }
                         } else if i % 10 == 1 {
+                            // A second push of the same key: replaces the entry if it is still
+                            // queued, or queues it again if it was popped meanwhile.
                             aq.push(q(&format!("t{t}-{i}"), 100, i as u64));
                         }
                     }
@@ -405,11 +407,25 @@ mod tests {
                 })
             })
             .collect();
-        let removed: usize = producers.into_iter().map(|p| p.join().unwrap()).sum();
+        let removed: std::collections::HashSet<PodKey> = producers
+            .into_iter()
+            .flat_map(|p| p.join().unwrap())
+            .collect();
         done.store(true, Ordering::Release);
-        let popped = consumer.join().unwrap();
-        // Every pod ends exactly once: popped or removed (an update is not a second pod).
-        assert_eq!(popped + removed, n_threads * per);
+        let seen = consumer.join().unwrap();
+        for t in 0..n_threads {
+            for i in 0..per {
+                let key = PodKey::new("ns", &format!("t{t}-{i}"));
+                let n = seen.get(&key).copied().unwrap_or(0);
+                if removed.contains(&key) {
+                    assert_eq!(n, 0, "{key} was removed, then popped");
+                } else if i % 10 == 1 {
+                    assert!((1..=2).contains(&n), "{key} popped {n} times");
+                } else {
+                    assert_eq!(n, 1, "{key} popped {n} times");
+                }
+            }
+        }
         assert_eq!(aq.len(), 0);
         aq.check().unwrap();
     }
