@@ -366,7 +366,7 @@ mod tests {
     #[test]
     fn concurrent_producers_and_a_consumer_lose_and_duplicate_nothing() {
         let n_threads = 4;
-        let per = if cfg!(miri) { 50 } else { 20_000 };
+        let per: usize = if cfg!(miri) { 50 } else { 20_000 };
         let aq = Arc::new(ActiveQ::new(4, prio_less()));
         let done = Arc::new(std::sync::atomic::AtomicBool::new(false));
         let consumer = {
