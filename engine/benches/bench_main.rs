@@ -201,5 +201,139 @@ mod queue {
     }
 }
 
-criterion_group!(benches, queue::bench);
+mod gated {
+    //! PreEnqueue and ungating with 1k versus 1M gated pods already held.
+    use ahash::AHashMap;
+    use criterion::{BenchmarkId, Criterion};
+    use std::sync::Arc;
+    use std::time::{Duration, Instant};
+    use tidegate_engine::api::{Pod, PodKey, PodSpecInfo, Sym};
+    use tidegate_engine::framework::events::{ActionType, ClusterEvent, EventResource};
+    use tidegate_engine::framework::{Plugin, PreEnqueuePlugin};
+    use tidegate_engine::metrics::Metrics;
+    use tidegate_engine::plugins::priority_sort::PrioritySort;
+    use tidegate_engine::plugins::scheduling_gates::SchedulingGates;
+    use tidegate_engine::queue::clock::RealClock;
+    use tidegate_engine::queue::{QueueConfig, SchedulingQueue};
+
+    fn queue() -> SchedulingQueue {
+        let g = Arc::new(SchedulingGates);
+        let mut pre = AHashMap::new();
+        pre.insert(
+            Sym::new("default-scheduler"),
+            vec![g.clone() as Arc<dyn PreEnqueuePlugin>],
+        );
+        let mut ev = AHashMap::new();
+        ev.insert(
+            g.name(),
+            vec![ClusterEvent::new(
+                EventResource::Pod,
+                ActionType::UPDATE_POD_SCHEDULING_GATES_ELIMINATED,
+            )],
+        );
+        SchedulingQueue::new(
+            Arc::new(PrioritySort),
+            pre,
+            ev,
+            Arc::new(RealClock::new()),
+            Arc::new(Metrics::new()),
+            QueueConfig::default(),
+        )
+    }
+
+    fn pod(name: &str, spec: &Arc<PodSpecInfo>) -> Arc<Pod> {
+        Arc::new(Pod {
+            key: PodKey::new("b", name),
+            namespace: Sym::new("b"),
+            name: Arc::from(name),
+            uid: Arc::from(name),
+            labels: Arc::default(),
+            spec: spec.clone(),
+            node_name: None,
+            nominated_node_name: None,
+            deletion_timestamp: false,
+            resource_version: 0,
+        })
+    }
+
+    pub fn bench(c: &mut Criterion) {
+        let gated_spec = Arc::new(PodSpecInfo {
+            scheduler_name: Sym::new("default-scheduler"),
+            scheduling_gates: vec![Arc::from("example.com/hold")],
+            ..Default::default()
+        });
+        let free_spec = Arc::new(PodSpecInfo {
+            scheduler_name: Sym::new("default-scheduler"),
+            ..Default::default()
+        });
+        let mut g = c.benchmark_group("gated");
+        g.sample_size(10);
+        g.warm_up_time(Duration::from_millis(300));
+        g.measurement_time(Duration::from_secs(2));
+        for &held in &[1_000usize, 1_000_000] {
+            let fill = || {
+                let q = queue();
+                for i in 0..held {
+                    q.add(pod(&format!("held-{i}"), &gated_spec));
+                }
+                q
+            };
+            let q = fill();
+            // Admitting one more gated pod (PreEnqueue rejects it into the gated set).
+            let mut n = 0usize;
+            g.bench_function(BenchmarkId::new("add-gated", held), |b| {
+                b.iter_custom(|iters| {
+                    let pods: Vec<_> = (0..iters)
+                        .map(|_| {
+                            n += 1;
+                            pod(&format!("extra-{n}"), &gated_spec)
+                        })
+                        .collect();
+                    let t = Instant::now();
+                    for p in pods {
+                        q.add(p);
+                    }
+                    t.elapsed()
+                })
+            });
+            // Removing the last gate of a held pod: gated set -> activeQ (a fresh queue holding
+            // exactly `held` gated pods). Also reports the p99 over every ungate timed.
+            drop(q);
+            let q = fill();
+            let mut hist = hdrhistogram::Histogram::<u64>::new(3).unwrap();
+            let mut next = 0usize;
+            g.bench_function(BenchmarkId::new("ungate", held), |b| {
+                b.iter_custom(|iters| {
+                    let mut total = Duration::ZERO;
+                    for _ in 0..iters {
+                        let name = format!("held-{}", next % held);
+                        next += 1;
+                        let old = pod(&name, &gated_spec);
+                        let new = pod(&name, &free_spec);
+                        if q.locate(&old.key) != Some("gated") {
+                            // Already ungated in an earlier sample: gate it again untimed.
+                            q.delete(&old.key);
+                            q.add(old.clone());
+                        }
+                        let t = Instant::now();
+                        q.update(&old, new);
+                        let d = t.elapsed();
+                        let _ = hist.record(d.as_nanos() as u64);
+                        total += d;
+                    }
+                    total
+                })
+            });
+            println!(
+                "gated/ungate/{held}: p50 {} ns, p99 {} ns over {} ungates",
+                hist.value_at_quantile(0.5),
+                hist.value_at_quantile(0.99),
+                hist.len()
+            );
+        }
+        g.finish();
+    }
+}
+
+criterion_group!(benches, queue::bench, gated::bench);
 criterion_main!(benches);

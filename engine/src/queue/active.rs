@@ -166,6 +166,28 @@ impl ActiveQ {
             // The new entry is the shard's top now.
             shard.top.store(Some(heap[0].clone()));
         }
+        // Deletes and updates leave stale entries behind; when they dominate a shard, drop
+        // them (O(n) once per ~n stale entries: amortised O(1) per operation).
+        let fair_share = self.len() / self.shards.len() + 64;
+        if heap.len() > 4 * fair_share {
+            self.compact(&mut heap);
+            shard.top.store(heap.first().cloned());
+        }
+    }
+
+    /// Removes stale entries from one shard's heap and restores the heap order.
+    fn compact(&self, heap: &mut Vec<Arc<Entry>>) {
+        heap.retain(|e| {
+            let key = &e.q.pod.key;
+            self.index
+                .stripe(key)
+                .lock()
+                .get(key)
+                .is_some_and(|v| Arc::ptr_eq(v, e))
+        });
+        for i in (0..heap.len() / 2).rev() {
+            sift_down(heap, i, &*self.less);
+        }
     }
 
     /// Removes a pod; its heap entry becomes stale.
@@ -221,7 +243,8 @@ impl ActiveQ {
         }
     }
 
-    /// Entries held by the heaps, stale ones included (for tests and memory reports).
+    /// Entries held by the heaps, stale ones included (for tests and memory reports; stays
+    /// within a constant factor of `len()` plus 64 per shard).
     pub fn heap_entries(&self) -> usize {
         self.shards.iter().map(|s| s.heap.lock().len()).sum()
     }
@@ -427,6 +450,22 @@ mod tests {
             }
         }
         assert_eq!(aq.len(), 0);
+        aq.check().unwrap();
+    }
+
+    #[test]
+    fn stale_entries_are_compacted_away() {
+        let aq = ActiveQ::new(2, prio_less());
+        for round in 0..2_000u64 {
+            aq.push(q("churn", 0, round));
+            aq.remove(&PodKey::new("ns", "churn"));
+        }
+        assert_eq!(aq.len(), 0);
+        assert!(
+            aq.heap_entries() <= 2 * 4 * 64,
+            "{} stale entries kept",
+            aq.heap_entries()
+        );
         aq.check().unwrap();
     }
 }
