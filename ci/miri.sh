@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Miri over the engine's concurrent queue structures (activeQ shards and index, the gated set,
+# the unschedulable index). tidegate has no `unsafe` of its own; this checks the lock-free
+# crates it builds on (papaya, arc-swap) as we use them. Tests shrink under cfg(miri).
+# Skips cleanly where Miri is not installed.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+if ! cargo +nightly miri --version >/dev/null 2>&1; then
+  echo "ci/miri.sh: Miri is not installed (rustup +nightly component add miri); skipping"
+  exit 0
+fi
+export MIRIFLAGS="${MIRIFLAGS:--Zmiri-disable-isolation}"
+cargo +nightly miri test -p tidegate-engine --lib -- queue::active queue::unschedulable queue::tests
