@@ -6,6 +6,7 @@ pub mod backoff;
 pub mod clock;
 pub mod gated;
 pub mod heap;
+pub mod nominator;
 #[cfg(test)]
 mod tests;
 pub mod unschedulable;
@@ -20,6 +21,7 @@ use ahash::AHashMap;
 use backoff::BackoffQueue;
 use clock::{Clock, Time};
 use gated::GatedPods;
+use nominator::{Nominating, Nominator};
 use parking_lot::{Condvar, Mutex};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -142,6 +144,8 @@ pub struct SchedulingQueue {
     waiting: AtomicBool,
     /// Pods a PreEnqueue plugin refused (lock-free; see `gated.rs`).
     gated: GatedPods,
+    /// Nominated pods per node (`nominatedNodeName`).
+    pub nominator: Nominator,
     /// Everything else: backoffQ, the unschedulable pool, in-flight pods.
     inner: Mutex<Inner>,
     cond: Condvar,
@@ -184,6 +188,7 @@ impl SchedulingQueue {
             ),
             waiting: AtomicBool::new(false),
             gated: GatedPods::default(),
+            nominator: Nominator::default(),
             inner: Mutex::new(Inner {
                 backoff: BackoffQueue::default(),
                 unschedulable: UnschedulablePods::default(),
@@ -358,6 +363,9 @@ impl SchedulingQueue {
         }
         if self.run_pre_enqueue(&mut q) {
             q.initial_attempt_timestamp = Some(now);
+            if q.pod.nominated_node_name.is_some() {
+                self.nominator.add(&q.pod, Nominating::FromStatus);
+            }
             self.active.push(q);
             self.metrics
                 .inc_incoming("active", labels::UNSCHEDULED_POD_ADD);
@@ -374,6 +382,9 @@ impl SchedulingQueue {
         let now = self.clock.now();
         let key = new.key.clone();
         let mut inner = self.inner.lock();
+        if !new.is_gated() {
+            self.nominator.update(old, &new);
+        }
         if let Some(f) = inner.in_flight.get_mut(&key) {
             f.latest = Some(new);
             return;
@@ -438,6 +449,7 @@ impl SchedulingQueue {
 
     /// A pod was deleted (or got assigned): remove it wherever it is.
     pub fn delete(&self, key: &PodKey) {
+        self.nominator.delete(key);
         let mut inner = self.inner.lock();
         if let Some(f) = inner.in_flight.get_mut(key) {
             f.deleted = true;
