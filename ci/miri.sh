@@ -9,5 +9,5 @@ if ! cargo +nightly miri --version >/dev/null 2>&1; then
   echo "ci/miri.sh: Miri is not installed (rustup +nightly component add miri); skipping"
   exit 0
 fi
-export MIRIFLAGS="${MIRIFLAGS:--Zmiri-disable-isolation}"
+export MIRIFLAGS="${MIRIFLAGS:--Zmiri-disable-isolation -Zmiri-permissive-provenance}"
 cargo +nightly miri test -p tidegate-engine --lib -- queue::active queue::unschedulable queue::tests

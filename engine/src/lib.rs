@@ -21,5 +21,6 @@ pub mod metrics;
 pub mod plugins;
 pub mod queue;
 pub mod scheduler;
+pub mod sync;
 
 pub use scheduler::{Scheduler, SchedulerConfig};

@@ -3,7 +3,7 @@
 //! ## Protocol
 //!
 //! - `N` shards, each a binary heap (ordered by the QueueSort `less`) behind its own mutex, with
-//!   its top entry cached in an [`ArcSwapOption`] that is rewritten, under the shard lock, every
+//!   its top entry cached in an atomically replaceable cell (arc-swap) that is rewritten, under the shard lock, every
 //!   time the heap's top changes.
 //! - A concurrent index (64 lock stripes, each an `AHashMap`, chosen by key hash) maps each pod
 //!   in activeQ to its one **live** entry. An entry is
@@ -32,12 +32,9 @@
 
 use super::QueuedPodInfo;
 use crate::api::PodKey;
+use crate::sync::{ArcCell, AtomicUsize, Mutex, Ordering};
 use ahash::AHashMap;
-use arc_swap::ArcSwapOption;
-use parking_lot::Mutex;
-use std::cell::Cell;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// The queue-sort order.
 pub type LessFn = Arc<dyn Fn(&QueuedPodInfo, &QueuedPodInfo) -> bool + Send + Sync>;
@@ -49,7 +46,7 @@ pub struct Entry {
 
 struct Shard {
     heap: Mutex<Vec<Arc<Entry>>>,
-    top: ArcSwapOption<Entry>,
+    top: ArcCell<Entry>,
 }
 
 pub struct ActiveQ {
@@ -57,11 +54,16 @@ pub struct ActiveQ {
     index: Index,
     len: AtomicUsize,
     less: LessFn,
+    /// Under loom: round-robin home shards (loom allows no statics or thread-locals here).
+    #[cfg(loom)]
+    rr: AtomicUsize,
 }
 
-static NEXT_HOME: AtomicUsize = AtomicUsize::new(0);
+#[cfg(not(loom))]
+static NEXT_HOME: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+#[cfg(not(loom))]
 thread_local! {
-    static HOME: Cell<usize> = const { Cell::new(usize::MAX) };
+    static HOME: std::cell::Cell<usize> = const { std::cell::Cell::new(usize::MAX) };
 }
 
 const STRIPES: usize = 64;
@@ -90,11 +92,13 @@ impl Index {
     }
 }
 
+/// The calling thread's home shard: threads are numbered on first use.
+#[cfg(not(loom))]
 fn home_shard(n: usize) -> usize {
     HOME.with(|h| {
         let mut v = h.get();
         if v == usize::MAX {
-            v = NEXT_HOME.fetch_add(1, Ordering::Relaxed);
+            v = NEXT_HOME.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             h.set(v);
         }
         v % n
@@ -115,12 +119,14 @@ impl ActiveQ {
             shards: (0..n)
                 .map(|_| Shard {
                     heap: Mutex::new(Vec::new()),
-                    top: ArcSwapOption::empty(),
+                    top: ArcCell::empty(),
                 })
                 .collect(),
             index: Index::new(),
             len: AtomicUsize::new(0),
             less,
+            #[cfg(loom)]
+            rr: AtomicUsize::new(0),
         }
     }
 
@@ -158,7 +164,7 @@ impl ActiveQ {
         {
             self.len.fetch_add(1, Ordering::AcqRel);
         }
-        let shard = &self.shards[home_shard(self.shards.len())];
+        let shard = &self.shards[self.home()];
         let mut heap = shard.heap.lock();
         heap.push(e);
         let i = heap.len() - 1;
@@ -173,6 +179,16 @@ impl ActiveQ {
             self.compact(&mut heap);
             shard.top.store(heap.first().cloned());
         }
+    }
+
+    #[cfg(not(loom))]
+    fn home(&self) -> usize {
+        home_shard(self.shards.len())
+    }
+
+    #[cfg(loom)]
+    fn home(&self) -> usize {
+        self.rr.fetch_add(1, Ordering::Relaxed) % self.shards.len()
     }
 
     /// Removes stale entries from one shard's heap and restores the heap order.

@@ -1,0 +1,64 @@
+//! The one place the engine's lock-based protocols take their primitives from, so that loom can
+//! replace them (`RUSTFLAGS="--cfg loom"`, see `ci/loom.sh`) and explore every interleaving of
+//! the real code.
+//!
+//! Under `cfg(loom)`: loom's `Mutex` and atomics, and a mutex-backed cell in place of
+//! `ArcSwapOption`. Otherwise: parking_lot's `Mutex` and arc-swap.
+
+#[cfg(not(loom))]
+mod imp {
+    pub use std::sync::atomic::{AtomicUsize, Ordering};
+
+    /// A mutex with parking_lot's API (`lock` returns the guard).
+    pub type Mutex<T> = parking_lot::Mutex<T>;
+    pub type MutexGuard<'a, T> = parking_lot::MutexGuard<'a, T>;
+
+    /// An atomically replaceable `Option<Arc<T>>`.
+    pub struct ArcCell<T>(arc_swap::ArcSwapOption<T>);
+
+    impl<T> ArcCell<T> {
+        pub fn empty() -> Self {
+            ArcCell(arc_swap::ArcSwapOption::empty())
+        }
+        pub fn load_full(&self) -> Option<std::sync::Arc<T>> {
+            self.0.load_full()
+        }
+        pub fn store(&self, v: Option<std::sync::Arc<T>>) {
+            self.0.store(v)
+        }
+    }
+}
+
+#[cfg(loom)]
+mod imp {
+    pub use loom::sync::atomic::{AtomicUsize, Ordering};
+
+    /// loom's mutex behind parking_lot's API.
+    pub struct Mutex<T>(loom::sync::Mutex<T>);
+    pub type MutexGuard<'a, T> = loom::sync::MutexGuard<'a, T>;
+
+    impl<T> Mutex<T> {
+        pub fn new(v: T) -> Self {
+            Mutex(loom::sync::Mutex::new(v))
+        }
+        pub fn lock(&self) -> MutexGuard<'_, T> {
+            self.0.lock().expect("loom mutex poisoned")
+        }
+    }
+
+    pub struct ArcCell<T>(loom::sync::Mutex<Option<std::sync::Arc<T>>>);
+
+    impl<T> ArcCell<T> {
+        pub fn empty() -> Self {
+            ArcCell(loom::sync::Mutex::new(None))
+        }
+        pub fn load_full(&self) -> Option<std::sync::Arc<T>> {
+            self.0.lock().expect("loom mutex poisoned").clone()
+        }
+        pub fn store(&self, v: Option<std::sync::Arc<T>>) {
+            *self.0.lock().expect("loom mutex poisoned") = v;
+        }
+    }
+}
+
+pub use imp::*;
