@@ -89,4 +89,10 @@ fn the_same_seed_gives_the_same_placements() {
     assert_eq!(a.len(), 1500);
     let nodes: std::collections::BTreeSet<_> = a.iter().map(|p| &p.2).collect();
     assert!(nodes.len() > 100, "pods spread over nodes: {}", nodes.len());
+    assert_eq!(a, placements(7), "same seed, same placements");
+    assert_ne!(
+        a,
+        placements(8),
+        "another seed names nodes and breaks ties differently"
+    );
 }

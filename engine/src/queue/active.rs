@@ -376,6 +376,10 @@ mod tests {
     }
 
     proptest! {
+        #![proptest_config(ProptestConfig {
+            cases: if cfg!(miri) { 3 } else { 256 },
+            ..ProptestConfig::default()
+        })]
         /// Single-threaded, the sharded queue behaves exactly like an ordered map (the model).
         #[test]
         fn matches_a_sorted_model(ops in proptest::collection::vec((0u8..4, 0u32..40, -3i32..3), 1..300), shards in 1usize..5) {

@@ -145,6 +145,10 @@ mod tests {
     use proptest::prelude::*;
 
     proptest! {
+        #![proptest_config(ProptestConfig {
+            cases: if cfg!(miri) { 3 } else { 256 },
+            ..ProptestConfig::default()
+        })]
         #[test]
         fn behaves_like_a_sorted_map(ops in proptest::collection::vec((0u8..3, 0u32..50, 0i64..100), 1..300)) {
             let mut h: KeyedHeap<u32, (i64, u32)> = KeyedHeap::new(Arc::new(|a: &(i64, u32), b: &(i64, u32)| a < b));

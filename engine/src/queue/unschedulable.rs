@@ -179,6 +179,10 @@ mod tests {
     }
 
     proptest! {
+        #![proptest_config(ProptestConfig {
+            cases: if cfg!(miri) { 3 } else { 256 },
+            ..ProptestConfig::default()
+        })]
         #[test]
         fn index_stays_consistent(ops in proptest::collection::vec((0u8..2, 0usize..20, proptest::collection::vec(0usize..3, 0..3)), 1..200)) {
             let mut u = UnschedulablePods::default();
