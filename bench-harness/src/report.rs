@@ -199,6 +199,24 @@ pub fn summary_item(name: &str, counts: &[(&str, u64)]) -> DataItem {
     }
 }
 
+/// `scheduler_queue_incoming_pods_total{queue,event}` over the collection window.
+pub fn counter_items(metrics: &Metrics, name: &str) -> Vec<DataItem> {
+    metrics
+        .incoming_pods()
+        .into_iter()
+        .map(|((queue, event), n)| {
+            let mut l = base_labels(tidegate_engine::metrics::names::QUEUE_INCOMING_PODS, name);
+            l.insert("queue".into(), queue.to_string());
+            l.insert("event".into(), event);
+            DataItem {
+                data: [("Value".to_string(), n as f64)].into(),
+                unit: "pods".into(),
+                labels: l,
+            }
+        })
+        .collect()
+}
+
 /// The scheduler's gauges at the end of a workload, one item each (`Value`).
 pub fn gauge_items(gauges: &[tidegate_engine::metrics::Gauge], name: &str) -> Vec<DataItem> {
     gauges

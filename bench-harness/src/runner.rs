@@ -508,6 +508,7 @@ fn run_ops(
                     );
                     items.push(report::throughput_item(&binds, dur, &name));
                     items.extend(report::histogram_items(sched.metrics(), &name));
+                    items.extend(report::counter_items(sched.metrics(), &name));
                 }
             }
             Op::Barrier {

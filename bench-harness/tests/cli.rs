@@ -146,6 +146,16 @@ fn good_input_writes_data_items() {
             .map(|i| i["data"]["Value"].as_f64().unwrap())
     };
     assert_eq!(gauge("active"), Some(0.0));
+    let incoming: f64 = items
+        .iter()
+        .filter(|i| {
+            i["labels"]["Metric"] == "scheduler_queue_incoming_pods_total"
+                && i["labels"]["queue"] == "active"
+                && i["labels"]["event"] == "UnscheduledPodAdd"
+        })
+        .map(|i| i["data"]["Value"].as_f64().unwrap())
+        .sum();
+    assert_eq!(incoming, 3.0, "the 3 measured pods entered activeQ");
     assert_eq!(gauge("gated"), Some(0.0));
     let lines = std::fs::read_to_string(&place).unwrap();
     assert_eq!(lines.lines().count(), 3);
