@@ -18,6 +18,9 @@ use tidegate_engine::api::validation::validate_pod_create;
 use tidegate_engine::plugins::Registry;
 use tidegate_engine::{Scheduler, SchedulerConfig};
 
+/// Feature gates that change tidegate's behaviour (the others are accepted and ignored).
+pub const HONOURED_GATES: &[&str] = &["SchedulerQueueingHints"];
+
 /// How to run.
 #[derive(Clone)]
 pub struct RunOptions {
@@ -324,7 +327,11 @@ pub fn run_config(cfg: &Config, opts: &RunOptions) -> Result<Vec<WorkloadReport>
     for (tc, wl, p) in plans {
         let mut gates: BTreeMap<String, bool> = tc.feature_gates.clone();
         gates.extend(wl.feature_gates.clone());
-        let ignored_gates = gates.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        let ignored_gates = gates
+            .iter()
+            .filter(|(k, _)| !HONOURED_GATES.contains(&k.as_str()))
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect();
         let outcome = match p {
             Err(reason) => Outcome::Skipped(reason),
             Ok(p) => {
@@ -347,11 +354,16 @@ pub fn run_config(cfg: &Config, opts: &RunOptions) -> Result<Vec<WorkloadReport>
 fn execute(cfg: &Config, p: &Plan, opts: &RunOptions) -> Result<RunResult, HarnessError> {
     let started = Instant::now();
     let store = Store::new(opts.seed);
-    let sched_cfg = SchedulerConfig {
+    let mut gates = p.tc.feature_gates.clone();
+    gates.extend(p.wl.feature_gates.clone());
+    let mut sched_cfg = SchedulerConfig {
         parallelism: opts.threads.max(1),
         seed: opts.seed,
         ..SchedulerConfig::default()
     };
+    if let Some(&on) = gates.get("SchedulerQueueingHints") {
+        sched_cfg.queue.queueing_hints = on;
+    }
     let sched = Scheduler::new(sched_cfg, &opts.registry, store.clone(), None)
         .map_err(|e| HarnessError::Run(e.to_string()))?;
     store.attach(sched.clone());

@@ -6,7 +6,7 @@
 
 use crate::api::{Node, Pod, PodKey, Sym};
 use crate::cache::{Cache, Snapshot};
-use crate::framework::events::{ActionType, ClusterEvent, EventResource};
+use crate::framework::events::{ActionType, ClusterEvent, EventObject, EventResource};
 use crate::framework::interface::{ClusterClient, Diagnosis};
 use crate::framework::parallelize::{find_feasible, num_feasible_nodes_to_find};
 use crate::framework::runtime::{Framework, FrameworkError, Profile};
@@ -103,10 +103,14 @@ impl Scheduler {
             .ok_or_else(|| FrameworkError::QueueSort("(no profiles)".into()))?;
         let mut pre_enqueue = AHashMap::new();
         let mut events = AHashMap::new();
+        let mut hints = AHashMap::new();
         for f in &frameworks {
             pre_enqueue.insert(f.scheduler_name, f.pre_enqueue.clone());
             for (k, v) in &f.events {
                 events.insert(*k, v.clone());
+            }
+            for (k, v) in &f.enqueue_extensions {
+                hints.insert(*k, v.clone());
             }
         }
         let clock = clock.unwrap_or_else(|| Arc::new(RealClock::new()));
@@ -117,7 +121,8 @@ impl Scheduler {
             clock,
             metrics.clone(),
             cfg.queue.clone(),
-        );
+        )
+        .with_queueing_hints(hints);
         let pool = (cfg.parallelism > 1).then(|| {
             rayon::ThreadPoolBuilder::new()
                 .num_threads(cfg.parallelism)
@@ -194,9 +199,12 @@ impl Scheduler {
     // ---- event handlers (informer-facing) --------------------------------------------------
 
     pub fn on_node_add(&self, node: Arc<Node>) {
-        self.cache.add_node(node);
-        self.queue
-            .move_all_to_active_or_backoff(ClusterEvent::new(EventResource::Node, ActionType::ADD));
+        self.cache.add_node(node.clone());
+        self.queue.on_cluster_event(
+            ClusterEvent::new(EventResource::Node, ActionType::ADD),
+            EventObject::None,
+            EventObject::Node(node),
+        );
     }
 
     pub fn on_node_update(&self, old: &Node, new: Arc<Node>) {
@@ -210,15 +218,17 @@ impl Scheduler {
         if old.taints != new.taints || old.unschedulable != new.unschedulable {
             action |= ActionType::UPDATE_NODE_TAINT.0;
         }
-        self.cache.update_node(new);
+        self.cache.update_node(new.clone());
         // One event per changed aspect, as kube's nodeSchedulingPropertiesChange does.
+        let old = EventObject::Node(Arc::new(old.clone()));
         for bit in 0..12 {
             let a = 1u32 << bit;
             if action & a != 0 {
-                self.queue.move_all_to_active_or_backoff(ClusterEvent::new(
-                    EventResource::Node,
-                    ActionType(a),
-                ));
+                self.queue.on_cluster_event(
+                    ClusterEvent::new(EventResource::Node, ActionType(a)),
+                    old.clone(),
+                    EventObject::Node(new.clone()),
+                );
             }
         }
     }
@@ -229,11 +239,12 @@ impl Scheduler {
 
     pub fn on_pod_add(&self, pod: Arc<Pod>) {
         if pod.is_assigned() {
-            self.cache.add_pod(pod);
-            self.queue.move_all_to_active_or_backoff(ClusterEvent::new(
-                EventResource::AssignedPod,
-                ActionType::ADD,
-            ));
+            self.cache.add_pod(pod.clone());
+            self.queue.on_cluster_event(
+                ClusterEvent::new(EventResource::AssignedPod, ActionType::ADD),
+                EventObject::None,
+                EventObject::Pod(pod),
+            );
         } else if self.responsible_for(&pod) {
             self.queue.add(pod);
         }
@@ -253,11 +264,12 @@ impl Scheduler {
             (false, true) => {
                 // Left the unscheduled informer, entered the assigned one.
                 self.queue.delete(&new.key);
-                self.cache.add_pod(new);
-                self.queue.move_all_to_active_or_backoff(ClusterEvent::new(
-                    EventResource::AssignedPod,
-                    ActionType::ADD,
-                ));
+                self.cache.add_pod(new.clone());
+                self.queue.on_cluster_event(
+                    ClusterEvent::new(EventResource::AssignedPod, ActionType::ADD),
+                    EventObject::None,
+                    EventObject::Pod(new),
+                );
             }
             (true, _) => {
                 let labels_changed = old.labels != new.labels;
@@ -275,10 +287,11 @@ impl Scheduler {
     pub fn on_pod_delete(&self, pod: &Pod) {
         if pod.is_assigned() {
             self.cache.remove_pod(&pod.key);
-            self.queue.move_all_to_active_or_backoff(ClusterEvent::new(
-                EventResource::AssignedPod,
-                ActionType::DELETE,
-            ));
+            self.queue.on_cluster_event(
+                ClusterEvent::new(EventResource::AssignedPod, ActionType::DELETE),
+                EventObject::Pod(Arc::new(pod.clone())),
+                EventObject::None,
+            );
         } else {
             self.queue.delete(&pod.key);
         }

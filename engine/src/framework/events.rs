@@ -3,7 +3,7 @@
 use std::fmt;
 
 /// Event resources (kube's `EventResource`, restricted to what tidegate models).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum EventResource {
     /// Any pod: matches both assigned and unscheduled pods.
     Pod,
@@ -79,7 +79,7 @@ impl ActionType {
 }
 
 /// A cluster event. A custom label (e.g. `ScheduleAttemptFailure`) replaces the derived one.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct ClusterEvent {
     pub resource: EventResource,
     pub action: ActionType,
@@ -137,6 +137,79 @@ impl fmt::Display for ClusterEvent {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.label())
     }
+}
+
+/// The objects an event carries (the old and the new version of what changed).
+#[derive(Clone, Debug, Default)]
+pub enum EventObject {
+    #[default]
+    None,
+    Pod(std::sync::Arc<crate::api::Pod>),
+    Node(std::sync::Arc<crate::api::Node>),
+}
+
+impl EventObject {
+    pub fn pod(&self) -> Option<&crate::api::Pod> {
+        match self {
+            EventObject::Pod(p) => Some(p),
+            _ => None,
+        }
+    }
+}
+
+/// What a plugin's QueueingHint says about an event for a pod it rejected.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum QueueingHint {
+    /// The event may make the pod schedulable: requeue it.
+    Queue,
+    /// The event cannot help: leave the pod where it is.
+    QueueSkip,
+}
+
+impl QueueingHint {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            QueueingHint::Queue => "Queue",
+            QueueingHint::QueueSkip => "QueueSkip",
+        }
+    }
+}
+
+/// Which events changed on an unassigned pod (kube's `PodSchedulingPropertiesChange`): one
+/// event per extractor that fires, or a single generic `Update`.
+pub fn pod_scheduling_properties_change(
+    old: &crate::api::Pod,
+    new: &crate::api::Pod,
+) -> Vec<ClusterEvent> {
+    let resource = if new.is_assigned() {
+        EventResource::AssignedPod
+    } else {
+        EventResource::UnscheduledPod
+    };
+    let mut out = Vec::new();
+    if old.labels != new.labels {
+        out.push(ActionType::UPDATE_POD_LABEL);
+    }
+    let (o, n) = (&old.spec.requests, &new.spec.requests);
+    let scaled_down = n.milli_cpu < o.milli_cpu
+        || n.memory < o.memory
+        || n.ephemeral_storage < o.ephemeral_storage
+        || o.scalar.iter().any(|&(k, v)| n.scalar(k) < v);
+    if scaled_down {
+        out.push(ActionType::UPDATE_POD_SCALE_DOWN);
+    }
+    if !old.spec.scheduling_gates.is_empty() && new.spec.scheduling_gates.is_empty() {
+        out.push(ActionType::UPDATE_POD_SCHEDULING_GATES_ELIMINATED);
+    }
+    if old.spec.tolerations.len() != new.spec.tolerations.len() {
+        out.push(ActionType::UPDATE_POD_TOLERATIONS);
+    }
+    if out.is_empty() {
+        out.push(ActionType::UPDATE);
+    }
+    out.into_iter()
+        .map(|a| ClusterEvent::new(resource, a))
+        .collect()
 }
 
 /// Well-known special events.

@@ -6,7 +6,7 @@
 //! configured order, without downcasts on the hot path.
 
 use super::cycle_state::CycleState;
-use super::events::ClusterEvent;
+use super::events::{ClusterEvent, EventObject, QueueingHint};
 use super::node_info::NodeInfo;
 use super::status::Status;
 use crate::api::{Pod, Sym};
@@ -178,6 +178,18 @@ pub trait PostBindPlugin: Plugin {
 /// The cluster events that may make a pod rejected by this plugin schedulable.
 pub trait EnqueueExtensions: Send + Sync {
     fn events_to_register(&self) -> Vec<ClusterEvent>;
+
+    /// The QueueingHint for one registered event and one pod this plugin rejected. The default
+    /// (kube: a registration without a hint function) is Queue; an `Err` counts as Queue.
+    fn queueing_hint(
+        &self,
+        _event: &ClusterEvent,
+        _pod: &Pod,
+        _old: &EventObject,
+        _new: &EventObject,
+    ) -> Result<QueueingHint, String> {
+        Ok(QueueingHint::Queue)
+    }
 }
 
 /// What the engine needs from the API server: the harness (or a real client) implements it.

@@ -71,6 +71,8 @@ pub struct Framework {
     post_bind: Vec<Arc<dyn PostBindPlugin>>,
     /// Events each plugin registered (EnqueueExtensions).
     pub events: AHashMap<&'static str, Vec<ClusterEvent>>,
+    /// The plugins' EnqueueExtensions, for QueueingHints.
+    pub enqueue_extensions: AHashMap<&'static str, Arc<dyn EnqueueExtensions>>,
     metrics: Arc<Metrics>,
 }
 
@@ -102,6 +104,7 @@ impl Framework {
             bind: vec![],
             post_bind: vec![],
             events: AHashMap::new(),
+            enqueue_extensions: AHashMap::new(),
             metrics,
         };
         for (name, weight) in &profile.plugins {
@@ -135,6 +138,7 @@ impl Framework {
             fwk.post_bind.extend(p.clone().into_post_bind());
             if let Some(e) = p.into_enqueue_extensions() {
                 fwk.events.insert(pname, e.events_to_register());
+                fwk.enqueue_extensions.insert(pname, e);
             }
         }
         fwk.queue_sort =

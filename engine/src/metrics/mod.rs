@@ -103,6 +103,13 @@ pub enum Series {
     PodSchedulingAttempts,
     /// `tidegate_gate_wait_seconds`: from a pod's creation to the removal of its last gate.
     GateWait,
+    /// `scheduler_queueing_hint_execution_duration_seconds{plugin,event,hint}` (hint `Error`
+    /// when the function failed).
+    QueueingHint(
+        &'static str,
+        crate::framework::events::ClusterEvent,
+        Option<crate::framework::events::QueueingHint>,
+    ),
 }
 
 impl Series {
@@ -115,6 +122,7 @@ impl Series {
             Series::SliDuration(_) => names::POD_SCHEDULING_SLI_DURATION,
             Series::PodSchedulingAttempts => names::POD_SCHEDULING_ATTEMPTS,
             Series::GateWait => names::TIDEGATE_GATE_WAIT,
+            Series::QueueingHint(..) => names::QUEUEING_HINT_DURATION,
         }
     }
 
@@ -138,6 +146,11 @@ impl Series {
             Series::AlgorithmDuration | Series::PodSchedulingAttempts | Series::GateWait => {
                 vec![]
             }
+            Series::QueueingHint(p, ev, h) => vec![
+                ("plugin", p.into()),
+                ("event", ev.label()),
+                ("hint", h.map_or("Error", |h| h.as_str()).into()),
+            ],
         }
     }
 
@@ -150,6 +163,7 @@ impl Series {
             Series::SliDuration(_) => exponential(0.01, 2.0, 20),
             Series::PodSchedulingAttempts => exponential(1.0, 2.0, 5),
             Series::GateWait => exponential(0.001, 2.0, 22),
+            Series::QueueingHint(..) => exponential(0.00001, 1.5, 20),
         }
     }
 

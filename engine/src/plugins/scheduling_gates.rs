@@ -2,7 +2,9 @@
 //! Source of behaviour: `pkg/scheduler/framework/plugins/schedulinggates/scheduling_gates.go`.
 
 use crate::api::Pod;
-use crate::framework::events::{ActionType, ClusterEvent, EventResource};
+use crate::framework::events::{
+    ActionType, ClusterEvent, EventObject, EventResource, QueueingHint,
+};
 use crate::framework::interface::{EnqueueExtensions, Plugin, PreEnqueuePlugin};
 use crate::framework::status::{Code, Status};
 use std::fmt::Write;
@@ -51,5 +53,21 @@ impl EnqueueExtensions for SchedulingGates {
             EventResource::Pod,
             ActionType::UPDATE_POD_SCHEDULING_GATES_ELIMINATED,
         )]
+    }
+
+    /// Queue only when the updated pod is the queued pod itself (kube ≤ 1.33's hint; newer
+    /// kube registers the TargetPod resource, which means the same).
+    fn queueing_hint(
+        &self,
+        _event: &ClusterEvent,
+        pod: &Pod,
+        _old: &EventObject,
+        new: &EventObject,
+    ) -> Result<QueueingHint, String> {
+        match new.pod() {
+            Some(p) if p.uid == pod.uid && p.key == pod.key => Ok(QueueingHint::Queue),
+            Some(_) => Ok(QueueingHint::QueueSkip),
+            None => Err("SchedulingGates: the event carries no pod".into()),
+        }
     }
 }

@@ -13,7 +13,8 @@ pub mod unschedulable;
 
 use crate::api::{Pod, PodKey, Sym};
 use crate::framework::events::{ActionType, ClusterEvent, EventResource, labels};
-use crate::framework::interface::{PreEnqueuePlugin, QueueSortPlugin};
+use crate::framework::events::{EventObject, QueueingHint, pod_scheduling_properties_change};
+use crate::framework::interface::{EnqueueExtensions, PreEnqueuePlugin, QueueSortPlugin};
 use crate::framework::status::Code;
 use crate::metrics::{ExtensionPoint, Metrics, Series};
 use active::ActiveQ;
@@ -23,6 +24,7 @@ use clock::{Clock, Time};
 use gated::GatedPods;
 use nominator::{Nominating, Nominator};
 use parking_lot::{Condvar, Mutex};
+use std::collections::VecDeque;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -87,6 +89,10 @@ pub struct QueueConfig {
     pub unschedulable_flush_period: Duration,
     /// activeQ shards; 0 = one per available thread (at least 2).
     pub active_shards: usize,
+    /// The `SchedulerQueueingHints` feature gate (on by default, as in kube 1.34): hint
+    /// functions decide requeues, and events that arrive while pods are in flight are replayed
+    /// when those pods come back. Off: kube's older move-request-cycle rule.
+    pub queueing_hints: bool,
 }
 
 impl Default for QueueConfig {
@@ -98,6 +104,7 @@ impl Default for QueueConfig {
             backoff_flush_period: Duration::from_secs(1),
             unschedulable_flush_period: Duration::from_secs(30),
             active_shards: 0,
+            queueing_hints: true,
         }
     }
 }
@@ -118,6 +125,19 @@ impl PendingCounts {
     }
 }
 
+enum InFlightItem {
+    Popped(PodKey),
+    Event(ClusterEvent, EventObject, EventObject),
+}
+
+/// kube's queueing strategies.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Strategy {
+    Skip,
+    AfterBackoff,
+    Immediately,
+}
+
 /// An in-flight pod: popped, not yet Done.
 struct InFlight {
     /// The latest object seen while in flight (kube refreshes it from the informer).
@@ -129,6 +149,9 @@ struct Inner {
     backoff: BackoffQueue,
     unschedulable: UnschedulablePods,
     in_flight: AHashMap<PodKey, InFlight>,
+    /// With QueueingHints: popped-pod markers and the cluster events received while any pod is
+    /// in flight, in arrival order.
+    in_flight_events: VecDeque<InFlightItem>,
     sched_cycle: i64,
     move_request_cycle: i64,
     closed: bool,
@@ -153,6 +176,8 @@ pub struct SchedulingQueue {
     pre_enqueue: AHashMap<Sym, Vec<Arc<dyn PreEnqueuePlugin>>>,
     /// Events registered by each plugin (EnqueueExtensions).
     plugin_events: AHashMap<&'static str, Vec<ClusterEvent>>,
+    /// The plugins' QueueingHint functions.
+    hints: AHashMap<&'static str, Arc<dyn EnqueueExtensions>>,
     clock: Arc<dyn Clock>,
     metrics: Arc<Metrics>,
     cfg: QueueConfig,
@@ -193,6 +218,7 @@ impl SchedulingQueue {
                 backoff: BackoffQueue::default(),
                 unschedulable: UnschedulablePods::default(),
                 in_flight: AHashMap::new(),
+                in_flight_events: VecDeque::new(),
                 sched_cycle: 0,
                 move_request_cycle: -1,
                 closed: false,
@@ -202,10 +228,21 @@ impl SchedulingQueue {
             cond: Condvar::new(),
             pre_enqueue,
             plugin_events,
+            hints: AHashMap::new(),
             clock,
             metrics,
             cfg,
         }
+    }
+
+    /// Installs the plugins' QueueingHint functions (without them every registration behaves
+    /// as Queue).
+    pub fn with_queueing_hints(
+        mut self,
+        hints: AHashMap<&'static str, Arc<dyn EnqueueExtensions>>,
+    ) -> SchedulingQueue {
+        self.hints = hints;
+        self
     }
 
     pub fn clock(&self) -> &Arc<dyn Clock> {
@@ -350,6 +387,94 @@ impl SchedulingQueue {
         }
     }
 
+    /// kube's isPodWorthRequeuing: what `event` means for a pod rejected by its rejector
+    /// plugins. Each hint call is timed.
+    fn worth_requeuing(
+        &self,
+        q: &QueuedPodInfo,
+        event: &ClusterEvent,
+        old: &EventObject,
+        new: &EventObject,
+    ) -> Strategy {
+        if q.rejectors().next().is_none() || event.is_wildcard() {
+            return Strategy::AfterBackoff;
+        }
+        let mut result = Strategy::Skip;
+        for p in q.rejectors() {
+            let registered = self
+                .plugin_events
+                .get(p)
+                .is_some_and(|evs| evs.iter().any(|r| r.matches(event)));
+            if !registered {
+                continue;
+            }
+            let hint = match self.hints.get(p) {
+                Some(ext) => {
+                    let t = Instant::now();
+                    let h = ext.queueing_hint(event, &q.pod, old, new);
+                    self.metrics.observe(
+                        Series::QueueingHint(p, *event, h.as_ref().ok().copied()),
+                        t.elapsed().as_nanos() as u64,
+                    );
+                    h.unwrap_or(QueueingHint::Queue)
+                }
+                None => QueueingHint::Queue,
+            };
+            if hint == QueueingHint::QueueSkip {
+                continue;
+            }
+            if q.pending_plugins.contains(&p) {
+                return Strategy::Immediately;
+            }
+            result = Strategy::AfterBackoff;
+            if q.pending_plugins.is_empty() {
+                return result;
+            }
+        }
+        result
+    }
+
+    /// kube's requeuePodWithQueueingStrategy.
+    fn requeue_with(
+        &self,
+        inner: &mut Inner,
+        q: QueuedPodInfo,
+        s: Strategy,
+        event: &str,
+        now: Time,
+    ) {
+        match s {
+            Strategy::Skip => {
+                self.metrics.inc_incoming("unschedulable", event);
+                inner.unschedulable.insert(q);
+            }
+            Strategy::AfterBackoff if self.is_backing_off(&q, now) => {
+                self.move_to_backoff(inner, q, event)
+            }
+            _ => {
+                inner.unschedulable.remove(&q.pod.key);
+                self.move_to_active(inner, q, event);
+            }
+        }
+    }
+
+    /// Drops a popped pod's marker and the events no remaining in-flight pod needs.
+    fn forget_in_flight(&self, inner: &mut Inner, key: &PodKey) {
+        if let Some(i) = inner
+            .in_flight_events
+            .iter()
+            .position(|it| matches!(it, InFlightItem::Popped(k) if k == key))
+        {
+            inner.in_flight_events.remove(i);
+        }
+        while matches!(
+            inner.in_flight_events.front(),
+            Some(InFlightItem::Event(..))
+        ) {
+            inner.in_flight_events.pop_front();
+        }
+    }
+
     // ---- informer-facing operations -------------------------------------------------------
 
     /// A new unassigned pod (informer add: each pod is added once, before its updates and
@@ -431,6 +556,24 @@ impl SchedulingQueue {
             return;
         }
         if let Some(mut q) = inner.unschedulable.remove(&key) {
+            if self.cfg.queueing_hints {
+                // One event per changed scheduling property; the first that helps moves it.
+                let events = pod_scheduling_properties_change(old, &new);
+                let (o, n) = (
+                    EventObject::Pod(Arc::new(old.clone())),
+                    EventObject::Pod(new.clone()),
+                );
+                q.pod = new;
+                for ev in events {
+                    let s = self.worth_requeuing(&q, &ev, &o, &n);
+                    if s != Strategy::Skip {
+                        self.requeue_with(&mut inner, q, s, &ev.label(), now);
+                        return;
+                    }
+                }
+                inner.unschedulable.insert(q);
+                return;
+            }
             let changed = old.labels != new.labels || !Arc::ptr_eq(&old.spec, &new.spec);
             q.pod = new;
             if changed {
@@ -485,6 +628,11 @@ impl SchedulingQueue {
                 deleted: false,
             },
         );
+        if self.cfg.queueing_hints {
+            inner
+                .in_flight_events
+                .push_back(InFlightItem::Popped(q.pod.key.clone()));
+        }
         Some(q)
     }
 
@@ -529,7 +677,9 @@ impl SchedulingQueue {
     /// The pod finished its cycle (bound, or handed back through
     /// [`SchedulingQueue::add_unschedulable_if_not_present`]).
     pub fn done(&self, key: &PodKey) {
-        self.inner.lock().in_flight.remove(key);
+        let mut inner = self.inner.lock();
+        inner.in_flight.remove(key);
+        self.forget_in_flight(&mut inner, key);
     }
 
     /// The current scheduling cycle (number of pops so far).
@@ -548,6 +698,29 @@ impl SchedulingQueue {
         let now = self.clock.now();
         let mut inner = self.inner.lock();
         let key = q.pod.key.clone();
+        // With QueueingHints: what the events that arrived while the pod was in flight say.
+        let mut strategy = None;
+        if self.cfg.queueing_hints {
+            let mut s = if q.rejectors().next().is_none() {
+                Strategy::AfterBackoff
+            } else {
+                Strategy::Skip
+            };
+            let mut after_marker = false;
+            for it in &inner.in_flight_events {
+                match it {
+                    InFlightItem::Popped(k) if *k == key => after_marker = true,
+                    InFlightItem::Event(ev, old, new)
+                        if after_marker && s != Strategy::Immediately =>
+                    {
+                        s = s.max(self.worth_requeuing(&q, ev, old, new));
+                    }
+                    _ => {}
+                }
+            }
+            strategy = Some(s);
+        }
+        self.forget_in_flight(&mut inner, &key);
         if let Some(f) = inner.in_flight.remove(&key) {
             if f.deleted {
                 return Ok(());
@@ -574,12 +747,16 @@ impl SchedulingQueue {
         for p in q.rejectors() {
             self.metrics.add_unschedulable(p, 1);
         }
-        if inner.move_request_cycle >= pod_sched_cycle || !has_rejectors {
-            self.move_to_backoff(&mut inner, q, labels::SCHEDULE_ATTEMPT_FAILURE);
-        } else {
-            self.metrics
-                .inc_incoming("unschedulable", labels::SCHEDULE_ATTEMPT_FAILURE);
-            inner.unschedulable.insert(q);
+        match strategy {
+            Some(s) => self.requeue_with(&mut inner, q, s, labels::SCHEDULE_ATTEMPT_FAILURE, now),
+            None if inner.move_request_cycle >= pod_sched_cycle || !has_rejectors => {
+                self.move_to_backoff(&mut inner, q, labels::SCHEDULE_ATTEMPT_FAILURE)
+            }
+            None => {
+                self.metrics
+                    .inc_incoming("unschedulable", labels::SCHEDULE_ATTEMPT_FAILURE);
+                inner.unschedulable.insert(q);
+            }
         }
         Ok(())
     }
@@ -588,27 +765,48 @@ impl SchedulingQueue {
     /// plugin that registered a matching event are visited (plus pods without rejectors); gated
     /// pods are not in this pool at all.
     pub fn move_all_to_active_or_backoff(&self, event: ClusterEvent) {
+        self.on_cluster_event(event, EventObject::None, EventObject::None);
+    }
+
+    /// A cluster event with the objects it carries (for QueueingHints).
+    pub fn on_cluster_event(&self, event: ClusterEvent, old: EventObject, new: EventObject) {
         let now = self.clock.now();
         let mut inner = self.inner.lock();
         inner.move_request_cycle = inner.sched_cycle;
-        if inner.unschedulable.is_empty() {
-            return;
-        }
-        let keys = if event.is_wildcard() {
-            inner.unschedulable.keys()
-        } else {
-            let plugins = self
-                .plugin_events
-                .iter()
-                .filter(|(_, evs)| evs.iter().any(|r| r.matches(&event)))
-                .map(|(p, _)| *p);
-            inner.unschedulable.candidates(plugins)
-        };
-        let label = event.label();
-        for k in keys {
-            if let Some(q) = inner.unschedulable.remove(&k) {
-                self.requeue(&mut inner, q, &label, now);
+        if !inner.unschedulable.is_empty() {
+            let keys = if event.is_wildcard() {
+                inner.unschedulable.keys()
+            } else {
+                let plugins = self
+                    .plugin_events
+                    .iter()
+                    .filter(|(_, evs)| evs.iter().any(|r| r.matches(&event)))
+                    .map(|(p, _)| *p);
+                inner.unschedulable.candidates(plugins)
+            };
+            let label = event.label();
+            for k in keys {
+                let Some(q) = inner.unschedulable.get(&k) else {
+                    continue;
+                };
+                let s = if self.cfg.queueing_hints {
+                    self.worth_requeuing(q, &event, &old, &new)
+                } else {
+                    Strategy::AfterBackoff
+                };
+                if s == Strategy::Skip {
+                    continue;
+                }
+                if let Some(q) = inner.unschedulable.remove(&k) {
+                    self.requeue_with(&mut inner, q, s, &label, now);
+                }
             }
+        }
+        // Pods in flight see this event when they come back.
+        if self.cfg.queueing_hints && !inner.in_flight.is_empty() {
+            inner
+                .in_flight_events
+                .push_back(InFlightItem::Event(event, old, new));
         }
     }
 
@@ -679,6 +877,12 @@ impl SchedulingQueue {
     /// backoffQ sizes: `(rejected by plugins, failed with an error)`.
     pub fn backoff_lens(&self) -> (usize, usize) {
         self.inner.lock().backoff.lens()
+    }
+
+    /// Items in the in-flight event list (kube's `scheduler_inflight_events`): markers of
+    /// popped pods plus events received while they were in flight.
+    pub fn in_flight_events(&self) -> usize {
+        self.inner.lock().in_flight_events.len()
     }
 
     /// `tidegate_gated_pods{gate}`.

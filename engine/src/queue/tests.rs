@@ -373,3 +373,179 @@ fn gate_wait_is_measured_from_creation_to_the_last_gate() {
         h.exact_quantile(0.5)
     );
 }
+
+// ---- QueueingHints ---------------------------------------------------------------------------
+
+/// A plugin whose hint answers QueueSkip unless the event's node is named "helpful".
+struct Picky;
+
+impl crate::framework::interface::EnqueueExtensions for Picky {
+    fn events_to_register(&self) -> Vec<ClusterEvent> {
+        vec![
+            ClusterEvent::new(EventResource::Node, ActionType::ADD),
+            ClusterEvent::new(EventResource::Pod, ActionType::UPDATE_POD_LABEL),
+        ]
+    }
+    fn queueing_hint(
+        &self,
+        event: &ClusterEvent,
+        _pod: &Pod,
+        _old: &crate::framework::events::EventObject,
+        new: &crate::framework::events::EventObject,
+    ) -> Result<crate::framework::events::QueueingHint, String> {
+        use crate::framework::events::{EventObject, QueueingHint};
+        Ok(match new {
+            EventObject::Node(n) if &*n.name.as_arc() == "helpful" => QueueingHint::Queue,
+            _ if event.action == ActionType::UPDATE_POD_LABEL => QueueingHint::Queue,
+            _ => QueueingHint::QueueSkip,
+        })
+    }
+}
+
+fn hinted() -> Fixture {
+    let clock = Arc::new(VirtualClock::new());
+    let metrics = Arc::new(Metrics::new());
+    let mut pe = AHashMap::new();
+    pe.insert(
+        Sym::new("default-scheduler"),
+        vec![Arc::new(SchedulingGates) as Arc<dyn PreEnqueuePlugin>],
+    );
+    let picky = Arc::new(Picky);
+    let mut events = AHashMap::new();
+    events.insert(
+        "Picky",
+        crate::framework::interface::EnqueueExtensions::events_to_register(&*picky),
+    );
+    let mut hints: AHashMap<&'static str, Arc<dyn crate::framework::interface::EnqueueExtensions>> =
+        AHashMap::new();
+    hints.insert("Picky", picky);
+    let q = SchedulingQueue::new(
+        Arc::new(PrioritySort),
+        pe,
+        events,
+        clock.clone(),
+        metrics.clone(),
+        QueueConfig::default(),
+    )
+    .with_queueing_hints(hints);
+    Fixture { q, clock, metrics }
+}
+
+fn node(name: &str) -> crate::framework::events::EventObject {
+    crate::framework::events::EventObject::Node(Arc::new(crate::api::Node {
+        name: Sym::new(name),
+        labels: Arc::default(),
+        taints: Arc::new([]),
+        unschedulable: false,
+        allocatable: Default::default(),
+        resource_version: 0,
+    }))
+}
+
+fn park(f: &Fixture, name: &str, plugins: Vec<&'static str>, pending: Vec<&'static str>) {
+    f.q.add(pod(name, 0, &[]));
+    let mut p = f.q.try_pop().unwrap();
+    p.unschedulable_plugins = plugins;
+    p.pending_plugins = pending;
+    f.q.add_unschedulable_if_not_present(p, f.q.scheduling_cycle())
+        .unwrap();
+}
+
+#[test]
+fn hints_decide_which_events_requeue() {
+    use crate::framework::events::EventObject;
+    let f = hinted();
+    park(&f, "a", vec!["Picky"], vec![]);
+    assert_eq!(f.q.counts().unschedulable, 1);
+    let node_add = ClusterEvent::new(EventResource::Node, ActionType::ADD);
+    f.q.on_cluster_event(node_add, EventObject::None, node("useless"));
+    assert_eq!(
+        f.q.counts().unschedulable,
+        1,
+        "QueueSkip leaves the pod parked"
+    );
+    f.q.on_cluster_event(node_add, EventObject::None, node("helpful"));
+    assert_eq!(
+        f.q.counts().backoff,
+        1,
+        "Queue: after backoff, still backing off"
+    );
+    let timed: Vec<_> = f
+        .metrics
+        .histograms()
+        .into_iter()
+        .filter(|h| matches!(h.series, Series::QueueingHint("Picky", ..)))
+        .collect();
+    assert_eq!(
+        timed.iter().map(|h| h.hist.len()).sum::<u64>(),
+        2,
+        "every hint call is timed"
+    );
+}
+
+#[test]
+fn a_pending_plugin_queue_requeues_immediately() {
+    use crate::framework::events::EventObject;
+    let f = hinted();
+    park(&f, "a", vec![], vec!["Picky"]);
+    assert_eq!(f.q.counts().unschedulable, 1);
+    f.q.on_cluster_event(
+        ClusterEvent::new(EventResource::Node, ActionType::ADD),
+        EventObject::None,
+        node("helpful"),
+    );
+    assert_eq!(f.q.counts().active, 1, "Pending + Queue skips the backoff");
+}
+
+#[test]
+fn events_seen_in_flight_are_replayed_when_the_pod_comes_back() {
+    use crate::framework::events::EventObject;
+    let f = hinted();
+    f.q.add(pod("a", 0, &[]));
+    let mut p = f.q.try_pop().unwrap();
+    let node_add = ClusterEvent::new(EventResource::Node, ActionType::ADD);
+    f.q.on_cluster_event(node_add, EventObject::None, node("helpful"));
+    assert_eq!(f.q.in_flight_events(), 2, "marker + event");
+    p.unschedulable_plugins = vec!["Picky"];
+    f.q.add_unschedulable_if_not_present(p, f.q.scheduling_cycle())
+        .unwrap();
+    assert_eq!(
+        f.q.counts().backoff,
+        1,
+        "the helpful NodeAdd during the cycle counts"
+    );
+    assert_eq!(
+        f.q.in_flight_events(),
+        0,
+        "nothing left once no pod is in flight"
+    );
+    // An unhelpful event during the cycle: parked.
+    f.clock.advance(Duration::from_secs(2));
+    let mut p = f.q.try_pop().unwrap();
+    f.q.on_cluster_event(node_add, EventObject::None, node("useless"));
+    p.unschedulable_plugins = vec!["Picky"];
+    f.q.add_unschedulable_if_not_present(p, f.q.scheduling_cycle())
+        .unwrap();
+    assert_eq!(f.q.counts().unschedulable, 1);
+    // done() also prunes.
+    f.q.add(pod("b", 0, &[]));
+    let b = f.q.try_pop().unwrap();
+    f.q.on_cluster_event(node_add, EventObject::None, node("x"));
+    f.q.done(&b.pod.key);
+    assert_eq!(f.q.in_flight_events(), 0);
+}
+
+#[test]
+fn a_label_update_requeues_an_unschedulable_pod_whose_rejector_registered_it() {
+    let f = hinted();
+    park(&f, "a", vec!["Picky"], vec![]);
+    let old = pod("a", 0, &[]);
+    // A generic update (nothing the plugins registered): stays.
+    f.q.update(&old, pod("a", 0, &[]));
+    assert_eq!(f.q.counts().unschedulable, 1);
+    let mut relabelled = (*pod("a", 0, &[])).clone();
+    relabelled.labels = Arc::new(crate::api::Labels::from_pairs([("tier", "web")]));
+    f.q.update(&old, Arc::new(relabelled));
+    assert_eq!(f.q.counts().unschedulable, 0);
+    assert_eq!(f.q.counts().backoff, 1);
+}
