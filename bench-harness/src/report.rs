@@ -28,7 +28,7 @@ pub struct DataItems {
 pub fn sampling_interval(span: Duration) -> Duration {
     const CANDIDATES_US: &[u64] = &[
         1_000_000, 500_000, 200_000, 100_000, 50_000, 20_000, 10_000, 5_000, 2_000, 1_000, 500,
-        200, 100, 50, 20, 10,
+        200, 100, 50, 20, 10, 5, 2, 1,
     ];
     for &us in CANDIDATES_US {
         let w = Duration::from_micros(us);
@@ -36,7 +36,7 @@ pub fn sampling_interval(span: Duration) -> Duration {
             return w;
         }
     }
-    Duration::from_micros(10)
+    Duration::from_micros(1)
 }
 
 /// scheduler_perf's throughput samples over ticks of `interval` from the collection start:
@@ -385,6 +385,18 @@ mod tests {
             sampling_interval(Duration::from_secs(60)),
             Duration::from_secs(1)
         );
+    }
+
+    #[test]
+    fn even_a_ten_pod_run_gets_twenty_samples() {
+        // 10 binds 3 µs apart in a 40 µs window.
+        let binds: Vec<Duration> = (0..10).map(|i| Duration::from_micros(5 + 3 * i)).collect();
+        let item = throughput_item(&binds, Duration::from_micros(40), "N");
+        assert_eq!(item.labels["SamplingInterval"], "1µs");
+        let samples =
+            throughput_samples(&binds, Duration::from_micros(40), Duration::from_micros(1));
+        assert!(samples.len() >= 20, "{} samples", samples.len());
+        assert!(item.data.contains_key("Perc99"));
     }
 
     #[test]
