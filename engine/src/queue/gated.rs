@@ -23,8 +23,11 @@ pub struct GatedPods {
 impl Default for GatedPods {
     fn default() -> Self {
         GatedPods {
+            // Blocking resizes: the insert that grows the map pays for the copy, instead of
+            // spreading migration work over later operations (ungates) as incremental mode does.
             pods: papaya::HashMap::builder()
                 .hasher(ahash::RandomState::new())
+                .resize_mode(papaya::ResizeMode::Blocking)
                 .build(),
             per_gate: papaya::HashMap::builder()
                 .hasher(ahash::RandomState::new())
