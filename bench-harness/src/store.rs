@@ -107,6 +107,12 @@ impl StoreError {
     }
 }
 
+/// The API server's "Pod X is invalid: a, b" for validation errors.
+fn invalid_pod(name: &str, errs: &[tidegate_engine::api::validation::FieldError]) -> StoreError {
+    let list: Vec<String> = errs.iter().map(|e| e.to_string()).collect();
+    StoreError::Invalid(format!("Pod {name:?} is invalid: {}", list.join(", ")))
+}
+
 impl Store {
     pub fn new(seed: u64) -> Arc<Store> {
         Arc::new(Store {
@@ -253,13 +259,7 @@ impl Store {
             s.pods.contains_key(&PodKey::new(namespace, n))
         })?;
         if !errs.is_empty() {
-            return Err(StoreError::Invalid(format!(
-                "Pod {name:?} is invalid: {}",
-                errs.iter()
-                    .map(|e| e.to_string())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )));
+            return Err(invalid_pod(&name, &errs));
         }
         let key = PodKey::new(namespace, &name);
         if st.pods.contains_key(&key) {
@@ -366,13 +366,7 @@ impl Store {
         }
         let errs = validate_pod_update(&obj, &old_obj);
         if !errs.is_empty() {
-            return Err(StoreError::Invalid(format!(
-                "Pod {name:?} is invalid: {}",
-                errs.iter()
-                    .map(|e| e.to_string())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )));
+            return Err(invalid_pod(&name, &errs));
         }
         let spec = obj.spec.clone().unwrap_or_default();
         let info = convert::pod_spec_info(&spec)

@@ -10,7 +10,7 @@ mod queue {
     use std::hint::black_box;
     use std::sync::Arc;
     use std::time::{Duration, Instant};
-    use tidegate_engine::api::{Pod, PodKey, PodSpecInfo, Sym};
+    use tidegate_engine::api::{Pod, PodKey, PodSpecInfo};
     use tidegate_engine::queue::QueuedPodInfo;
     use tidegate_engine::queue::active::{ActiveQ, LessFn};
     use tidegate_engine::queue::heap::KeyedHeap;
@@ -20,18 +20,7 @@ mod queue {
         (0..n)
             .map(|i| {
                 let name = format!("{tag}-{i}");
-                let pod = Pod {
-                    key: PodKey::new("bench", &name),
-                    namespace: Sym::new("bench"),
-                    name: Arc::from(name.as_str()),
-                    uid: Arc::from(name.as_str()),
-                    labels: Arc::default(),
-                    spec: spec.clone(),
-                    node_name: None,
-                    nominated_node_name: None,
-                    deletion_timestamp: false,
-                    resource_version: 0,
-                };
+                let pod = Pod::new("bench", &name, spec.clone());
                 QueuedPodInfo::new(Arc::new(pod), Duration::from_nanos(i as u64))
             })
             .collect()
@@ -207,7 +196,7 @@ mod gated {
     use criterion::{BenchmarkId, Criterion};
     use std::sync::Arc;
     use std::time::{Duration, Instant};
-    use tidegate_engine::api::{Pod, PodKey, PodSpecInfo, Sym};
+    use tidegate_engine::api::{Pod, PodSpecInfo, Sym};
     use tidegate_engine::framework::events::{ActionType, ClusterEvent, EventResource};
     use tidegate_engine::framework::{Plugin, PreEnqueuePlugin};
     use tidegate_engine::metrics::Metrics;
@@ -242,18 +231,7 @@ mod gated {
     }
 
     fn pod(name: &str, spec: &Arc<PodSpecInfo>) -> Arc<Pod> {
-        Arc::new(Pod {
-            key: PodKey::new("b", name),
-            namespace: Sym::new("b"),
-            name: Arc::from(name),
-            uid: Arc::from(name),
-            labels: Arc::default(),
-            spec: spec.clone(),
-            node_name: None,
-            nominated_node_name: None,
-            deletion_timestamp: false,
-            resource_version: 0,
-        })
+        Arc::new(Pod::new("b", name, spec.clone()))
     }
 
     pub fn bench(c: &mut Criterion) {

@@ -6,26 +6,19 @@
 use loom::thread;
 use std::sync::Arc;
 use std::time::Duration;
-use tidegate_engine::api::{Pod, PodKey, PodSpecInfo, Sym};
+use tidegate_engine::api::{Pod, PodKey, PodSpecInfo};
 use tidegate_engine::queue::QueuedPodInfo;
 use tidegate_engine::queue::active::{ActiveQ, LessFn};
 
 fn q(name: &str, priority: i32, ts: u64) -> QueuedPodInfo {
-    let pod = Pod {
-        key: PodKey::new("l", name),
-        namespace: Sym::new("l"),
-        name: Arc::from(name),
-        uid: Arc::from(name),
-        labels: Arc::default(),
-        spec: Arc::new(PodSpecInfo {
+    let pod = Pod::new(
+        "l",
+        name,
+        Arc::new(PodSpecInfo {
             priority,
             ..Default::default()
         }),
-        node_name: None,
-        nominated_node_name: None,
-        deletion_timestamp: false,
-        resource_version: 0,
-    };
+    );
     QueuedPodInfo::new(Arc::new(pod), Duration::from_nanos(ts))
 }
 

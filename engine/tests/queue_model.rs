@@ -20,23 +20,13 @@ const GATES: [&str; 2] = ["g/a", "g/b"];
 
 fn pod(i: u8, gates: usize) -> Arc<Pod> {
     let name = format!("p{i}");
-    Arc::new(Pod {
-        key: PodKey::new("m", &name),
-        namespace: Sym::new("m"),
-        name: Arc::from(name.as_str()),
-        uid: Arc::from(name.as_str()),
-        labels: Arc::default(),
-        spec: Arc::new(PodSpecInfo {
-            scheduler_name: Sym::new("default-scheduler"),
-            priority: i32::from(i % 3),
-            scheduling_gates: GATES[..gates].iter().map(|g| Arc::from(*g)).collect(),
-            ..Default::default()
-        }),
-        node_name: None,
-        nominated_node_name: None,
-        deletion_timestamp: false,
-        resource_version: 0,
-    })
+    let spec = PodSpecInfo {
+        scheduler_name: Sym::new("default-scheduler"),
+        priority: i32::from(i % 3),
+        scheduling_gates: GATES[..gates].iter().map(|g| Arc::from(*g)).collect(),
+        ..Default::default()
+    };
+    Arc::new(Pod::new("m", &name, Arc::new(spec)))
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -28,23 +28,13 @@ fn total_ops() -> usize {
 }
 
 fn pod(name: &str, gates: &[&'static str]) -> Arc<Pod> {
-    Arc::new(Pod {
-        key: PodKey::new("stress", name),
-        namespace: Sym::new("stress"),
-        name: Arc::from(name),
-        uid: Arc::from(name),
-        labels: Arc::default(),
-        spec: Arc::new(PodSpecInfo {
-            scheduler_name: Sym::new("default-scheduler"),
-            priority: (name.len() % 3) as i32,
-            scheduling_gates: gates.iter().map(|g| Arc::from(*g)).collect(),
-            ..Default::default()
-        }),
-        node_name: None,
-        nominated_node_name: None,
-        deletion_timestamp: false,
-        resource_version: 0,
-    })
+    let spec = PodSpecInfo {
+        scheduler_name: Sym::new("default-scheduler"),
+        priority: (name.len() % 3) as i32,
+        scheduling_gates: gates.iter().map(|g| Arc::from(*g)).collect(),
+        ..Default::default()
+    };
+    Arc::new(Pod::new("stress", name, Arc::new(spec)))
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]

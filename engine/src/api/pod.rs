@@ -130,6 +130,22 @@ pub struct Pod {
 }
 
 impl Pod {
+    /// An unassigned pod with no labels whose uid is its name (tests, benches, tools).
+    pub fn new(namespace: &str, name: &str, spec: Arc<PodSpecInfo>) -> Pod {
+        Pod {
+            key: PodKey::new(namespace, name),
+            namespace: Sym::new(namespace),
+            name: Arc::from(name),
+            uid: Arc::from(name),
+            labels: Arc::default(),
+            spec,
+            node_name: None,
+            nominated_node_name: None,
+            deletion_timestamp: false,
+            resource_version: 0,
+        }
+    }
+
     pub fn is_gated(&self) -> bool {
         !self.spec.scheduling_gates.is_empty()
     }

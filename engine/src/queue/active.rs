@@ -345,26 +345,19 @@ fn pop_heap(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::api::{Pod, PodSpecInfo, Sym};
+    use crate::api::{Pod, PodSpecInfo};
     use proptest::prelude::*;
     use std::time::Duration;
 
     fn q(name: &str, priority: i32, ts: u64) -> QueuedPodInfo {
-        let pod = Pod {
-            key: PodKey::new("ns", name),
-            namespace: Sym::new("ns"),
-            name: Arc::from(name),
-            uid: Arc::from(name),
-            labels: Arc::default(),
-            spec: Arc::new(PodSpecInfo {
+        let pod = Pod::new(
+            "ns",
+            name,
+            Arc::new(PodSpecInfo {
                 priority,
                 ..Default::default()
             }),
-            node_name: None,
-            nominated_node_name: None,
-            deletion_timestamp: false,
-            resource_version: 0,
-        };
+        );
         QueuedPodInfo::new(Arc::new(pod), Duration::from_nanos(ts))
     }
 

@@ -22,18 +22,7 @@ fn pod(name: &str, priority: i32, gates: &[&str]) -> Arc<Pod> {
         scheduling_gates: gates.iter().map(|g| Arc::from(*g)).collect(),
         ..Default::default()
     };
-    Arc::new(Pod {
-        key: PodKey::new("ns", name),
-        namespace: Sym::new("ns"),
-        name: Arc::from(name),
-        uid: Arc::from(name),
-        labels: Arc::default(),
-        spec: Arc::new(spec),
-        node_name: None,
-        nominated_node_name: None,
-        deletion_timestamp: false,
-        resource_version: 1,
-    })
+    Arc::new(Pod::new("ns", name, Arc::new(spec)))
 }
 
 /// A PreEnqueue plugin that rejects pods whose name is in its deny list and records calls.

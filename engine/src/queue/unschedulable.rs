@@ -132,23 +132,12 @@ impl UnschedulablePods {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::api::{Pod, PodSpecInfo, Sym};
+    use crate::api::{Pod, PodSpecInfo};
     use proptest::prelude::*;
     use std::sync::Arc;
 
     fn qpi(name: &str, plugins: &[&'static str]) -> QueuedPodInfo {
-        let pod = Pod {
-            key: PodKey::new("ns", name),
-            namespace: Sym::new("ns"),
-            name: Arc::from(name),
-            uid: Arc::from(name),
-            labels: Arc::default(),
-            spec: Arc::new(PodSpecInfo::default()),
-            node_name: None,
-            nominated_node_name: None,
-            deletion_timestamp: false,
-            resource_version: 0,
-        };
+        let pod = Pod::new("ns", name, Arc::new(PodSpecInfo::default()));
         let mut q = QueuedPodInfo::new(Arc::new(pod), std::time::Duration::ZERO);
         q.unschedulable_plugins = plugins.to_vec();
         q
