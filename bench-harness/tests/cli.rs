@@ -342,3 +342,45 @@ fn an_invalid_update_is_bad_input() {
         "error: DIR/gated.yaml:1:1: updateAny[0]: Pod \"p-0\" is invalid: spec.schedulingGates[0].name: Forbidden: only deletion is allowed, but found new scheduling gate 'late'"
     );
 }
+
+#[test]
+fn a_violated_threshold_exits_1_and_still_writes_the_results() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = format!("{GOOD}    threshold: 1000000000000\n");
+    std::fs::write(dir.path().join("config.yaml"), config).unwrap();
+    std::fs::write(dir.path().join("pod.yaml"), POD).unwrap();
+    let out = dir.path().join("out");
+    let o = bin()
+        .arg("run")
+        .arg(dir.path().join("config.yaml"))
+        .args(["--workload", "T/w", "--data-items-dir"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        stderr.contains("expected SchedulingThroughput Average to be higher"),
+        "{stderr}"
+    );
+    let file = std::fs::read_dir(&out)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(file).unwrap()).unwrap();
+    let tp = doc["dataItems"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|i| i["labels"]["Metric"] == "SchedulingThroughput")
+        .unwrap()
+        .clone();
+    assert_eq!(tp["data"]["AverageThreshold"], 1e12);
+}
