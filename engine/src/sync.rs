@@ -12,6 +12,12 @@ mod imp {
     /// A mutex with parking_lot's API (`lock` returns the guard).
     pub type Mutex<T> = parking_lot::Mutex<T>;
     pub type MutexGuard<'a, T> = parking_lot::MutexGuard<'a, T>;
+    pub type Condvar = parking_lot::Condvar;
+
+    /// Waits on `cv` for at most `d`, releasing the guard's lock meanwhile.
+    pub fn wait_for<T>(cv: &Condvar, guard: &mut MutexGuard<'_, T>, d: std::time::Duration) {
+        cv.wait_for(guard, d);
+    }
 
     /// An atomically replaceable `Option<Arc<T>>`.
     pub struct ArcCell<T>(arc_swap::ArcSwapOption<T>);
@@ -44,6 +50,21 @@ mod imp {
         pub fn lock(&self) -> MutexGuard<'_, T> {
             self.0.lock().expect("loom mutex poisoned")
         }
+    }
+
+    /// Under loom, waiting is a yield: the models use non-blocking pops.
+    pub struct Condvar;
+
+    impl Condvar {
+        pub fn new() -> Self {
+            Condvar
+        }
+        pub fn notify_one(&self) {}
+        pub fn notify_all(&self) {}
+    }
+
+    pub fn wait_for<T>(_cv: &Condvar, _guard: &mut MutexGuard<'_, T>, _d: std::time::Duration) {
+        loom::thread::yield_now();
     }
 
     pub struct ArcCell<T>(loom::sync::Mutex<Option<std::sync::Arc<T>>>);

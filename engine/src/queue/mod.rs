@@ -17,13 +17,13 @@ use crate::framework::events::{EventObject, QueueingHint, pod_scheduling_propert
 use crate::framework::interface::{EnqueueExtensions, PreEnqueuePlugin, QueueSortPlugin};
 use crate::framework::status::Code;
 use crate::metrics::{ExtensionPoint, Metrics, Series};
+use crate::sync::{Condvar, Mutex};
 use active::ActiveQ;
 use ahash::AHashMap;
 use backoff::BackoffQueue;
 use clock::{Clock, Time};
 use gated::GatedPods;
 use nominator::{Nominating, Nominator};
-use parking_lot::{Condvar, Mutex};
 use std::collections::VecDeque;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -662,7 +662,7 @@ impl SchedulingQueue {
             let wait = next
                 .saturating_sub(now)
                 .clamp(Duration::from_millis(1), Duration::from_millis(50));
-            self.cond.wait_for(&mut inner, wait);
+            crate::sync::wait_for(&self.cond, &mut inner, wait);
             self.waiting.store(false, Ordering::SeqCst);
         }
     }
