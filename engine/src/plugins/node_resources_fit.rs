@@ -5,7 +5,9 @@
 
 use crate::api::{Pod, Resource};
 use crate::framework::cycle_state::CycleState;
-use crate::framework::events::{ActionType, ClusterEvent, EventResource};
+use crate::framework::events::{
+    ActionType, ClusterEvent, EventObject, EventResource, QueueingHint,
+};
 use crate::framework::interface::{
     EnqueueExtensions, FilterPlugin, MAX_NODE_SCORE, Plugin, PreFilterPlugin, PreFilterResult,
     PreScorePlugin, ScorePlugin,
@@ -133,7 +135,70 @@ impl ScorePlugin for NodeResourcesFit {
     }
 }
 
+/// Whether `freed` gives back any resource `want` asks for.
+fn frees_something_needed(want: &Resource, freed: &Resource) -> bool {
+    (want.milli_cpu > 0 && freed.milli_cpu > 0)
+        || (want.memory > 0 && freed.memory > 0)
+        || (want.ephemeral_storage > 0 && freed.ephemeral_storage > 0)
+        || want
+            .scalar
+            .iter()
+            .any(|&(n, v)| v > 0 && freed.scalar(n) > 0)
+        // Every pod takes a pod slot: freeing one can help a pod rejected for "Too many pods".
+        || want.is_zero()
+}
+
+/// Whether an empty node with `alloc` could hold `want` at all.
+fn could_ever_fit(want: &Resource, alloc: &Resource) -> bool {
+    alloc.allowed_pod_number > 0
+        && want.milli_cpu <= alloc.milli_cpu
+        && want.memory <= alloc.memory
+        && want.ephemeral_storage <= alloc.ephemeral_storage
+        && want.scalar.iter().all(|&(n, v)| v <= alloc.scalar(n))
+}
+
 impl EnqueueExtensions for NodeResourcesFit {
+    /// After kube's `isSchedulableAfterPodEvent` / `isSchedulableAfterNodeChange`: a deleted
+    /// pod helps if it was bound; a scaled-down pod only if it frees a resource the pod asks
+    /// for; a node only if it could hold the pod at all.
+    fn queueing_hint(
+        &self,
+        event: &ClusterEvent,
+        pod: &Pod,
+        old: &EventObject,
+        new: &EventObject,
+    ) -> Result<QueueingHint, String> {
+        let want = &pod.spec.requests;
+        let hint = |b: bool| {
+            if b {
+                QueueingHint::Queue
+            } else {
+                QueueingHint::QueueSkip
+            }
+        };
+        match (event.resource, old, new) {
+            (EventResource::Node, _, EventObject::Node(n)) => {
+                Ok(hint(could_ever_fit(want, &n.allocatable)))
+            }
+            // A deleted pod that was bound frees at least a pod slot (kube queues on any
+            // assigned pod's delete); one that never ran frees nothing.
+            (EventResource::AssignedPod | EventResource::Pod, EventObject::Pod(gone), _)
+                if event.action == ActionType::DELETE =>
+            {
+                Ok(hint(gone.is_assigned()))
+            }
+            (_, EventObject::Pod(before), EventObject::Pod(after))
+                if event.action == ActionType::UPDATE_POD_SCALE_DOWN =>
+            {
+                let mut freed = before.spec.requests.clone();
+                freed.sub(&after.spec.requests);
+                Ok(hint(frees_something_needed(want, &freed)))
+            }
+            // Anything else (no objects to judge by): assume it may help.
+            _ => Ok(QueueingHint::Queue),
+        }
+    }
+
     fn events_to_register(&self) -> Vec<ClusterEvent> {
         vec![
             ClusterEvent::new(
@@ -154,6 +219,70 @@ impl EnqueueExtensions for NodeResourcesFit {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn hints_requeue_only_when_the_event_can_help() {
+        use crate::api::{Node, PodSpecInfo, Sym};
+        use std::sync::Arc;
+        let with = |cpu: i64, mem: i64| PodSpecInfo {
+            requests: Resource {
+                milli_cpu: cpu,
+                memory: mem,
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        let pending = Pod::new("ns", "p", Arc::new(with(2000, 0)));
+        let bound = |name: &str, spec: PodSpecInfo| {
+            let mut p = Pod::new("ns", name, Arc::new(spec));
+            p.node_name = Some(Sym::new("n"));
+            Arc::new(p)
+        };
+        let f = NodeResourcesFit;
+        let h = |ev, old: &EventObject, new: &EventObject| {
+            f.queueing_hint(&ev, &pending, old, new).unwrap()
+        };
+        // Any bound pod's delete frees at least a pod slot; a never-bound one frees nothing.
+        let del = ClusterEvent::new(EventResource::AssignedPod, ActionType::DELETE);
+        let gone_mem = EventObject::Pod(bound("m", with(0, 1 << 30)));
+        assert_eq!(h(del, &gone_mem, &EventObject::None), QueueingHint::Queue);
+        let never_ran = EventObject::Pod(Arc::new(Pod::new("ns", "u", Arc::new(with(500, 0)))));
+        assert_eq!(
+            h(del, &never_ran, &EventObject::None),
+            QueueingHint::QueueSkip
+        );
+        // A scale-down helps only if it frees something the pod asks for.
+        let down = ClusterEvent::new(
+            EventResource::AssignedPod,
+            ActionType::UPDATE_POD_SCALE_DOWN,
+        );
+        let before = EventObject::Pod(bound("s", with(1000, 1 << 30)));
+        let less_mem = EventObject::Pod(bound("s", with(1000, 1 << 20)));
+        let less_cpu = EventObject::Pod(bound("s", with(200, 1 << 30)));
+        assert_eq!(h(down, &before, &less_mem), QueueingHint::QueueSkip);
+        assert_eq!(h(down, &before, &less_cpu), QueueingHint::Queue);
+        let node = |cpu: i64| {
+            EventObject::Node(Arc::new(Node {
+                name: Sym::new("n"),
+                labels: Arc::default(),
+                taints: Arc::new([]),
+                unschedulable: false,
+                allocatable: Resource {
+                    milli_cpu: cpu,
+                    memory: 8 << 30,
+                    allowed_pod_number: 110,
+                    ..Default::default()
+                },
+                resource_version: 0,
+            }))
+        };
+        let add = ClusterEvent::new(EventResource::Node, ActionType::ADD);
+        assert_eq!(h(add, &EventObject::None, &node(4000)), QueueingHint::Queue);
+        assert_eq!(
+            h(add, &EventObject::None, &node(1000)),
+            QueueingHint::QueueSkip
+        );
+    }
 
     #[test]
     fn least_requested_formula() {
