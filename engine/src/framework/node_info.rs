@@ -70,7 +70,9 @@ impl NodeInfo {
     /// kube's `HostPortInfo.CheckConflict`: same protocol and port, and either IP is 0.0.0.0
     /// or the IPs are equal.
     pub fn port_conflicts(&self, want: &HostPort) -> bool {
-        let any = Sym::new("0.0.0.0");
+        // Interned once: this runs in Filter, per node.
+        static ANY: std::sync::LazyLock<Sym> = std::sync::LazyLock::new(|| Sym::new("0.0.0.0"));
+        let any = *ANY;
         self.used_ports.iter().any(|(p, _)| {
             p.port == want.port
                 && p.protocol == want.protocol

@@ -189,10 +189,11 @@ struct LocalRecorder {
     sums: AHashMap<Series, u128>,
 }
 
-/// Counter of pods entering a queue: `scheduler_queue_incoming_pods_total{queue,event}`.
+/// Counter of pods entering a queue: `scheduler_queue_incoming_pods_total{queue,event}`,
+/// keyed queue → event so that counting an event already seen allocates nothing.
 #[derive(Default)]
 struct LocalCounters {
-    incoming: AHashMap<(&'static str, String), u64>,
+    incoming: AHashMap<&'static str, AHashMap<String, u64>>,
 }
 
 /// The engine's metrics registry (one per scheduler instance).
@@ -294,10 +295,11 @@ impl Metrics {
     pub fn inc_incoming(&self, queue: &'static str, event: &str) {
         let c = self.counters.get_or_default();
         let mut c = c.lock();
-        match c.incoming.get_mut(&(queue, event.to_string())) {
+        let per_event = c.incoming.entry(queue).or_default();
+        match per_event.get_mut(event) {
             Some(n) => *n += 1,
             None => {
-                c.incoming.insert((queue, event.to_string()), 1);
+                per_event.insert(event.to_string(), 1);
             }
         }
     }
@@ -338,8 +340,10 @@ impl Metrics {
     pub fn incoming_pods(&self) -> Vec<((&'static str, String), u64)> {
         let mut m: AHashMap<(&'static str, String), u64> = AHashMap::new();
         for c in self.counters.iter() {
-            for (k, v) in &c.lock().incoming {
-                *m.entry(k.clone()).or_default() += v;
+            for (queue, events) in &c.lock().incoming {
+                for (event, v) in events {
+                    *m.entry((*queue, event.clone())).or_default() += v;
+                }
             }
         }
         let mut v: Vec<_> = m.into_iter().collect();
