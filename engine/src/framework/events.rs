@@ -1,5 +1,6 @@
 //! Cluster events: `(resource, action)` pairs, kube's matching rule, and their labels.
 
+use std::borrow::Cow;
 use std::fmt;
 
 /// Event resources (kube's `EventResource`, restricted to what tidegate models).
@@ -125,11 +126,40 @@ impl ClusterEvent {
     }
 
     /// The label used in metrics: the custom label, else resource + action (`NodeAdd`).
-    pub fn label(&self) -> String {
-        match self.custom_label {
-            Some(l) => l.to_string(),
-            None => format!("{}{}", self.resource.as_str(), self.action.as_str()),
+    /// The events the engine raises have static labels, so labelling them allocates nothing.
+    pub fn label(&self) -> Cow<'static, str> {
+        use ActionType as A;
+        use EventResource as R;
+        if let Some(l) = self.custom_label {
+            return Cow::Borrowed(l);
         }
+        let known = match (self.resource, self.action) {
+            (R::Node, A::ADD) => "NodeAdd",
+            (R::Node, A::DELETE) => "NodeDelete",
+            (R::Node, A::UPDATE_NODE_ALLOCATABLE) => "NodeUpdateNodeAllocatable",
+            (R::Node, A::UPDATE_NODE_LABEL) => "NodeUpdateNodeLabel",
+            (R::Node, A::UPDATE_NODE_TAINT) => "NodeUpdateNodeTaint",
+            (R::AssignedPod, A::ADD) => "AssignedPodAdd",
+            (R::AssignedPod, A::DELETE) => "AssignedPodDelete",
+            (R::AssignedPod, A::UPDATE_POD_LABEL) => "AssignedPodUpdatePodLabel",
+            (R::AssignedPod, A::UPDATE_POD_SCALE_DOWN) => "AssignedPodUpdatePodScaleDown",
+            (R::UnscheduledPod, A::ADD) => "UnscheduledPodAdd",
+            (R::UnscheduledPod, A::UPDATE) => "UnscheduledPodUpdate",
+            (R::UnscheduledPod, A::UPDATE_POD_LABEL) => "UnscheduledPodUpdatePodLabel",
+            (R::UnscheduledPod, A::UPDATE_POD_SCALE_DOWN) => "UnscheduledPodUpdatePodScaleDown",
+            (R::UnscheduledPod, A::UPDATE_POD_TOLERATIONS) => "UnscheduledPodUpdatePodToleration",
+            (R::UnscheduledPod, A::UPDATE_POD_SCHEDULING_GATES_ELIMINATED) => {
+                "UnscheduledPodUpdatePodSchedulingGatesEliminated"
+            }
+            _ => {
+                return Cow::Owned(format!(
+                    "{}{}",
+                    self.resource.as_str(),
+                    self.action.as_str()
+                ));
+            }
+        };
+        Cow::Borrowed(known)
     }
 }
 
@@ -255,5 +285,18 @@ mod tests {
             ClusterEvent::new(EventResource::Node, ActionType::ADD).label(),
             "NodeAdd"
         );
+        // Every static label spells resource + action, as the derived ones do.
+        let resources = [
+            EventResource::Node,
+            EventResource::AssignedPod,
+            EventResource::UnscheduledPod,
+        ];
+        for r in resources {
+            for bit in 0..12 {
+                let ev = ClusterEvent::new(r, ActionType(1 << bit));
+                let derived = format!("{}{}", r.as_str(), ev.action.as_str());
+                assert_eq!(ev.label(), derived);
+            }
+        }
     }
 }

@@ -148,7 +148,7 @@ impl Series {
             }
             Series::QueueingHint(p, ev, h) => vec![
                 ("plugin", p.into()),
-                ("event", ev.label()),
+                ("event", ev.label().into_owned()),
                 ("hint", h.map_or("Error", |h| h.as_str()).into()),
             ],
         }
