@@ -212,38 +212,19 @@ mod queue {
 
 mod gated {
     //! PreEnqueue and ungating with 1k versus 1M gated pods already held.
-    use ahash::AHashMap;
+
     use criterion::{BenchmarkId, Criterion};
     use std::sync::Arc;
     use std::time::{Duration, Instant};
     use tidegate_engine::api::{Pod, PodSpecInfo, Sym};
-    use tidegate_engine::framework::events::{ActionType, ClusterEvent, EventResource};
-    use tidegate_engine::framework::{Plugin, PreEnqueuePlugin};
+
     use tidegate_engine::metrics::Metrics;
-    use tidegate_engine::plugins::priority_sort::PrioritySort;
-    use tidegate_engine::plugins::scheduling_gates::SchedulingGates;
+
     use tidegate_engine::queue::clock::RealClock;
     use tidegate_engine::queue::{QueueConfig, SchedulingQueue};
 
     fn queue() -> SchedulingQueue {
-        let g = Arc::new(SchedulingGates);
-        let mut pre = AHashMap::new();
-        pre.insert(
-            Sym::new("default-scheduler"),
-            vec![g.clone() as Arc<dyn PreEnqueuePlugin>],
-        );
-        let mut ev = AHashMap::new();
-        ev.insert(
-            g.name(),
-            vec![ClusterEvent::new(
-                EventResource::Pod,
-                ActionType::UPDATE_POD_SCHEDULING_GATES_ELIMINATED,
-            )],
-        );
-        SchedulingQueue::new(
-            Arc::new(PrioritySort),
-            pre,
-            ev,
+        SchedulingQueue::gates_only(
             Arc::new(RealClock::new()),
             Arc::new(Metrics::new()),
             QueueConfig::default(),

@@ -4,15 +4,10 @@
 //! `bash ci/loom.sh` runs it.
 #![cfg(loom)]
 
-use ahash::AHashMap;
 use loom::thread;
 use std::sync::Arc;
 use tidegate_engine::api::{Pod, PodKey, PodSpecInfo, Sym};
-use tidegate_engine::framework::events::{ActionType, ClusterEvent, EventResource};
-use tidegate_engine::framework::{Plugin, PreEnqueuePlugin};
 use tidegate_engine::metrics::Metrics;
-use tidegate_engine::plugins::priority_sort::PrioritySort;
-use tidegate_engine::plugins::scheduling_gates::SchedulingGates;
 use tidegate_engine::queue::clock::VirtualClock;
 use tidegate_engine::queue::{QueueConfig, SchedulingQueue};
 
@@ -26,32 +21,11 @@ fn pod(gates: &[&str]) -> Arc<Pod> {
 }
 
 fn queue() -> SchedulingQueue {
-    let g = Arc::new(SchedulingGates);
-    let mut pre = AHashMap::new();
-    pre.insert(
-        Sym::new("default-scheduler"),
-        vec![g.clone() as Arc<dyn PreEnqueuePlugin>],
-    );
-    let mut ev = AHashMap::new();
-    ev.insert(
-        g.name(),
-        vec![ClusterEvent::new(
-            EventResource::Pod,
-            ActionType::UPDATE_POD_SCHEDULING_GATES_ELIMINATED,
-        )],
-    );
     let cfg = QueueConfig {
         active_shards: 2,
         ..QueueConfig::default()
     };
-    SchedulingQueue::new(
-        Arc::new(PrioritySort),
-        pre,
-        ev,
-        Arc::new(VirtualClock::new()),
-        Arc::new(Metrics::new()),
-        cfg,
-    )
+    SchedulingQueue::gates_only(Arc::new(VirtualClock::new()), Arc::new(Metrics::new()), cfg)
 }
 
 #[test]

@@ -2,17 +2,13 @@
 //! for the unschedulable pool), and proptest comparing random operation sequences against the
 //! real `SchedulingQueue`: after every operation each pod must be where the model says.
 
-use ahash::AHashMap;
 use proptest::prelude::*;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 use tidegate_engine::api::{Pod, PodKey, PodSpecInfo, Sym};
 use tidegate_engine::framework::events::{ActionType, ClusterEvent, EventResource};
-use tidegate_engine::framework::{Plugin, PreEnqueuePlugin};
 use tidegate_engine::metrics::Metrics;
-use tidegate_engine::plugins::priority_sort::PrioritySort;
-use tidegate_engine::plugins::scheduling_gates::SchedulingGates;
 use tidegate_engine::queue::clock::{Clock, VirtualClock};
 use tidegate_engine::queue::{QueueConfig, QueuedPodInfo, SchedulingQueue};
 
@@ -151,31 +147,14 @@ fn op() -> impl Strategy<Value = Op> {
 }
 
 fn queue(clock: Arc<VirtualClock>) -> SchedulingQueue {
-    let g = Arc::new(SchedulingGates);
-    let mut pre = AHashMap::new();
-    pre.insert(
-        Sym::new("default-scheduler"),
-        vec![g.clone() as Arc<dyn PreEnqueuePlugin>],
-    );
-    let mut ev = AHashMap::new();
-    ev.insert(
-        g.name(),
-        vec![ClusterEvent::new(
-            EventResource::Pod,
-            ActionType::UPDATE_POD_SCHEDULING_GATES_ELIMINATED,
-        )],
-    );
-    ev.insert(
+    // The model encodes the QueueingHints-off rules (move-request cycle).
+    let cfg = QueueConfig {
+        queueing_hints: false,
+        ..QueueConfig::default()
+    };
+    SchedulingQueue::gates_only(clock, Arc::new(Metrics::new()), cfg).with_plugin_events(
         "NodeResourcesFit",
         vec![ClusterEvent::new(EventResource::Node, ActionType::ADD)],
-    );
-    SchedulingQueue::new(
-        Arc::new(PrioritySort),
-        pre,
-        ev,
-        clock,
-        Arc::new(Metrics::new()),
-        QueueConfig::default(),
     )
 }
 

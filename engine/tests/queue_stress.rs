@@ -12,11 +12,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 use tidegate_engine::api::{Pod, PodKey, PodSpecInfo, Sym};
-use tidegate_engine::framework::Plugin;
 use tidegate_engine::framework::events::{ActionType, ClusterEvent, EventResource};
 use tidegate_engine::metrics::Metrics;
-use tidegate_engine::plugins::priority_sort::PrioritySort;
-use tidegate_engine::plugins::scheduling_gates::SchedulingGates;
 use tidegate_engine::queue::clock::VirtualClock;
 use tidegate_engine::queue::{QueueConfig, SchedulingQueue};
 
@@ -48,35 +45,16 @@ enum Model {
 fn a_million_random_operations_keep_every_pod_in_exactly_one_place() {
     let clock = Arc::new(VirtualClock::new());
     let metrics = Arc::new(Metrics::new());
-    let gates = Arc::new(SchedulingGates);
-    let mut pre = AHashMap::new();
-    pre.insert(
-        Sym::new("default-scheduler"),
-        vec![gates.clone() as Arc<dyn tidegate_engine::framework::PreEnqueuePlugin>],
+    let cfg = QueueConfig {
+        active_shards: 4,
+        ..QueueConfig::default()
+    };
+    let q = Arc::new(
+        SchedulingQueue::gates_only(clock.clone(), metrics.clone(), cfg).with_plugin_events(
+            "NodeResourcesFit",
+            vec![ClusterEvent::new(EventResource::Node, ActionType::ADD)],
+        ),
     );
-    let mut events = AHashMap::new();
-    events.insert(
-        gates.name(),
-        vec![ClusterEvent::new(
-            EventResource::Pod,
-            ActionType::UPDATE_POD_SCHEDULING_GATES_ELIMINATED,
-        )],
-    );
-    events.insert(
-        "NodeResourcesFit",
-        vec![ClusterEvent::new(EventResource::Node, ActionType::ADD)],
-    );
-    let q = Arc::new(SchedulingQueue::new(
-        Arc::new(PrioritySort),
-        pre,
-        events,
-        clock.clone(),
-        metrics.clone(),
-        QueueConfig {
-            active_shards: 4,
-            ..QueueConfig::default()
-        },
-    ));
     let stop = Arc::new(AtomicBool::new(false));
     let per_worker = total_ops() / WORKERS;
 

@@ -235,6 +235,30 @@ impl SchedulingQueue {
         }
     }
 
+    /// A queue with the default profile's queue-side plugins only: PrioritySort, and
+    /// SchedulingGates at PreEnqueue (with its event and hint) for `default-scheduler`. For
+    /// tests, benches and tools that exercise the queue without a framework.
+    pub fn gates_only(clock: Arc<dyn Clock>, metrics: Arc<Metrics>, cfg: QueueConfig) -> Self {
+        use crate::framework::interface::Plugin;
+        use crate::plugins::priority_sort::PrioritySort;
+        use crate::plugins::scheduling_gates::SchedulingGates;
+        let gates = Arc::new(SchedulingGates);
+        let mut pre: AHashMap<Sym, Vec<Arc<dyn PreEnqueuePlugin>>> = AHashMap::new();
+        pre.insert(Sym::new("default-scheduler"), vec![gates.clone()]);
+        let mut events = AHashMap::new();
+        events.insert(gates.name(), gates.events_to_register());
+        let mut hints: AHashMap<&'static str, Arc<dyn EnqueueExtensions>> = AHashMap::new();
+        hints.insert(gates.name(), gates);
+        SchedulingQueue::new(Arc::new(PrioritySort), pre, events, clock, metrics, cfg)
+            .with_queueing_hints(hints)
+    }
+
+    /// Registers `events` for `plugin` (as if its EnqueueExtensions said so; no hint).
+    pub fn with_plugin_events(mut self, plugin: &'static str, events: Vec<ClusterEvent>) -> Self {
+        self.plugin_events.insert(plugin, events);
+        self
+    }
+
     /// Installs the plugins' QueueingHint functions (without them every registration behaves
     /// as Queue).
     pub fn with_queueing_hints(
