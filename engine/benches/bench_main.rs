@@ -4,6 +4,10 @@
 
 use criterion::{criterion_group, criterion_main};
 
+// The same allocator as the `tidegate` binary, so the figures match what a run sees.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 mod queue {
     use criterion::{BenchmarkId, Criterion, Throughput};
     use parking_lot::Mutex;

@@ -12,30 +12,72 @@ use std::fmt;
 use std::sync::Arc;
 
 /// Identity of a pod in the queue and the cache: `namespace/name`, as kube keys its queue.
-#[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct PodKey(Arc<str>);
+///
+/// The key carries a hash of its text computed once at creation: every map keyed by pods
+/// (activeQ's index, backoffQ, the gated set, the unschedulable pool, the cache) hashes a
+/// `u64` instead of rehashing the string, and unequal keys usually differ at the first word.
+#[derive(Clone)]
+pub struct PodKey {
+    hash: u64,
+    text: Arc<str>,
+}
+
+/// Fixed seeds: the hash is a property of the key, the same in every map and every run. The
+/// maps still mix it with their own random state.
+const KEY_HASHER: ahash::RandomState = ahash::RandomState::with_seeds(
+    0x243f_6a88_85a3_08d3,
+    0x1319_8a2e_0370_7344,
+    0xa409_3822_299f_31d0,
+    0x082e_fa98_ec4e_6c89,
+);
 
 impl PodKey {
     pub fn new(namespace: &str, name: &str) -> PodKey {
-        PodKey(Arc::from(format!("{namespace}/{name}")))
+        let text: Arc<str> = Arc::from(format!("{namespace}/{name}"));
+        PodKey {
+            hash: KEY_HASHER.hash_one(&*text),
+            text,
+        }
     }
     pub fn as_str(&self) -> &str {
-        &self.0
+        &self.text
     }
     /// `(namespace, name)`.
     pub fn split(&self) -> (&str, &str) {
-        self.0.split_once('/').unwrap_or(("", &self.0))
+        self.text.split_once('/').unwrap_or(("", &self.text))
+    }
+}
+
+impl PartialEq for PodKey {
+    fn eq(&self, other: &PodKey) -> bool {
+        self.hash == other.hash && (Arc::ptr_eq(&self.text, &other.text) || self.text == other.text)
+    }
+}
+impl Eq for PodKey {}
+impl std::hash::Hash for PodKey {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        state.write_u64(self.hash);
+    }
+}
+impl PartialOrd for PodKey {
+    fn partial_cmp(&self, other: &PodKey) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for PodKey {
+    fn cmp(&self, other: &PodKey) -> std::cmp::Ordering {
+        self.text.cmp(&other.text)
     }
 }
 
 impl fmt::Debug for PodKey {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
+        f.write_str(&self.text)
     }
 }
 impl fmt::Display for PodKey {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
+        f.write_str(&self.text)
     }
 }
 

@@ -9,14 +9,23 @@
 //! operations on the same key never overlap; operations on different keys run concurrently.
 //! `insert` adds the new gate counts before it subtracts those of a replaced entry, so a gauge
 //! never dips below the true count of a gate that stays.
+//!
+//! Each entry holds its `QueuedPodInfo` in an uncontended cell, and `remove` takes it out
+//! rather than cloning it: the caller owns the pod's queue record with no allocation, and the
+//! entry papaya retires (freed later, in batches, by its collector) holds nothing that costs
+//! anything to drop. Only the pod's own operations touch the cell, so its lock never waits.
 
 use super::QueuedPodInfo;
 use crate::api::PodKey;
+use parking_lot::Mutex;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
 
+/// A gated pod's record; `None` once `remove` has taken it.
+type Entry = Mutex<Option<QueuedPodInfo>>;
+
 pub struct GatedPods {
-    pods: papaya::HashMap<PodKey, QueuedPodInfo, ahash::RandomState>,
+    pods: papaya::HashMap<PodKey, Entry, ahash::RandomState>,
     per_gate: papaya::HashMap<Arc<str>, AtomicI64, ahash::RandomState>,
 }
 
@@ -47,14 +56,17 @@ impl GatedPods {
         self.pods.pin().contains_key(k)
     }
     pub fn get(&self, k: &PodKey) -> Option<QueuedPodInfo> {
-        self.pods.pin().get(k).cloned()
+        self.pods.pin().get(k).and_then(|e| e.lock().clone())
     }
 
     fn count(&self, q: &QueuedPodInfo, delta: i64) {
         let m = self.per_gate.pin();
         for g in &q.pod.spec.scheduling_gates {
-            m.get_or_insert_with(g.clone(), || AtomicI64::new(0))
-                .fetch_add(delta, Ordering::Relaxed);
+            match m.get(g) {
+                Some(n) => n,
+                None => m.get_or_insert_with(g.clone(), || AtomicI64::new(0)),
+            }
+            .fetch_add(delta, Ordering::Relaxed);
         }
     }
 
@@ -62,14 +74,16 @@ impl GatedPods {
         self.count(&q, 1);
         let key = q.pod.key.clone();
         let pin = self.pods.pin();
-        if let Some(old) = pin.insert(key, q) {
-            self.count(old, -1);
+        if let Some(old) = pin.insert(key, Mutex::new(Some(q)))
+            && let Some(old) = old.lock().take()
+        {
+            self.count(&old, -1);
         }
     }
 
     pub fn remove(&self, k: &PodKey) -> Option<QueuedPodInfo> {
         let pin = self.pods.pin();
-        let q = pin.remove(k)?.clone();
+        let q = pin.remove(k)?.lock().take()?;
         self.count(&q, -1);
         Some(q)
     }

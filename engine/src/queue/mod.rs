@@ -530,10 +530,16 @@ impl SchedulingQueue {
     pub fn update(&self, old: &Pod, new: Arc<Pod>) {
         let now = self.clock.now();
         let key = new.key.clone();
-        let mut inner = self.inner.lock();
         if !new.is_gated() {
             self.nominator.update(old, &new);
         }
+        // A gated pod is in no other structure (not in flight, not in any heap or pool), so
+        // its update needs no queue lock unless it must go to backoffQ.
+        if let Some(q) = self.gated.remove(&key) {
+            self.update_gated(q, old, new, now);
+            return;
+        }
+        let mut inner = self.inner.lock();
         if let Some(f) = inner.in_flight.get_mut(&key) {
             f.latest = Some(new);
             return;
@@ -544,39 +550,6 @@ impl SchedulingQueue {
             return;
         }
         if inner.backoff.update_pod(&key, new.clone()) {
-            return;
-        }
-        if let Some(mut q) = self.gated.remove(&key) {
-            q.pod = new.clone();
-            let gates_eliminated = old.is_gated() && !new.is_gated();
-            let event = ClusterEvent::new(
-                EventResource::UnscheduledPod,
-                if gates_eliminated {
-                    ActionType::UPDATE_POD_SCHEDULING_GATES_ELIMINATED
-                } else {
-                    ActionType::UPDATE
-                },
-            );
-            // Only an event the gating plugin registered re-runs PreEnqueue.
-            let registered = q.gating_plugin.is_none_or(|g| {
-                self.plugin_events
-                    .get(g)
-                    .is_some_and(|evs| evs.iter().any(|r| r.matches(&event)))
-            });
-            if registered {
-                let was = q.gating_plugin;
-                let since = q.timestamp;
-                let key = q.pod.key.clone();
-                self.requeue(&mut inner, q, &event.label(), now);
-                if was.is_some() && !self.gated.contains(&key) {
-                    self.metrics.observe(
-                        Series::GateWait,
-                        now.saturating_sub(since).as_nanos() as u64,
-                    );
-                }
-            } else {
-                self.gated.insert(q);
-            }
             return;
         }
         if let Some(mut q) = inner.unschedulable.remove(&key) {
@@ -612,6 +585,54 @@ impl SchedulingQueue {
             QueuedPodInfo::new(new, now),
             labels::UNSCHEDULED_POD_UPDATE,
         );
+    }
+
+    /// The update of a pod taken out of the gated set: PreEnqueue again if the gating plugin
+    /// registered the event (UpdatePodSchedulingGatesEliminated when the last gate went),
+    /// then activeQ (without the queue lock, as `add`), backoffQ, or back to the gated set.
+    fn update_gated(&self, mut q: QueuedPodInfo, old: &Pod, new: Arc<Pod>, now: Time) {
+        let gates_eliminated = old.is_gated() && !new.is_gated();
+        q.pod = new;
+        let event = ClusterEvent::new(
+            EventResource::UnscheduledPod,
+            if gates_eliminated {
+                ActionType::UPDATE_POD_SCHEDULING_GATES_ELIMINATED
+            } else {
+                ActionType::UPDATE
+            },
+        );
+        // Only an event the gating plugin registered re-runs PreEnqueue.
+        let registered = q.gating_plugin.is_none_or(|g| {
+            self.plugin_events
+                .get(g)
+                .is_some_and(|evs| evs.iter().any(|r| r.matches(&event)))
+        });
+        if !registered {
+            self.gated.insert(q);
+            return;
+        }
+        let label = event.label();
+        let gated_since = q.gating_plugin.map(|_| q.timestamp);
+        if self.is_backing_off(&q, now) {
+            // Gated after a failed attempt: its backoff still runs (kube's requeuePodViaQueueingHint).
+            let mut inner = self.inner.lock();
+            self.move_to_backoff(&mut inner, q, &label);
+        } else if self.run_pre_enqueue(&mut q) {
+            q.initial_attempt_timestamp.get_or_insert(now);
+            self.active.push(q);
+            self.metrics.inc_incoming("active", &label);
+            self.wake();
+        } else {
+            self.metrics.inc_incoming("unschedulable", &label);
+            self.gated.insert(q);
+            return;
+        }
+        if let Some(since) = gated_since {
+            self.metrics.observe(
+                Series::GateWait,
+                now.saturating_sub(since).as_nanos() as u64,
+            );
+        }
     }
 
     /// A pod was deleted (or got assigned): remove it wherever it is.
