@@ -21,7 +21,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tidegate_engine::Scheduler;
 use tidegate_engine::api::validation::{validate_pod_create, validate_pod_update};
-use tidegate_engine::api::{Pod, PodKey, PodSpecInfo, Sym, convert};
+use tidegate_engine::api::{Labels, Pod, PodKey, PodSpecInfo, Sym, convert};
 use tidegate_engine::framework::ClusterClient;
 
 /// Per-namespace counters used by barriers and waits.
@@ -85,7 +85,13 @@ pub struct Store {
     state: Mutex<State>,
     changed: Condvar,
     scheduler: RwLock<Option<Arc<Scheduler>>>,
+    /// Namespace labels for the scheduler's namespace lister (read by PreFilter without the
+    /// store lock).
+    ns_labels: RwLock<AHashMap<Sym, Arc<Labels>>>,
 }
+
+/// The label the API server puts on every namespace (`kubernetes.io/metadata.name`).
+const NAMESPACE_NAME_LABEL: &str = "kubernetes.io/metadata.name";
 
 const SUFFIX_CHARS: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
 
@@ -132,6 +138,7 @@ impl Store {
             }),
             changed: Condvar::new(),
             scheduler: RwLock::new(None),
+            ns_labels: RwLock::new(AHashMap::new()),
         })
     }
 
@@ -200,16 +207,30 @@ impl Store {
             });
         }
         ns.metadata.name = Some(name.clone());
+        ns.metadata
+            .labels
+            .get_or_insert_default()
+            .insert(NAMESPACE_NAME_LABEL.to_string(), name.clone());
+        self.ns_labels.write().insert(
+            Sym::new(&name),
+            Arc::new(convert::labels_of(&ns.metadata.labels)),
+        );
         st.namespaces.insert(name.clone(), Arc::new(ns));
         st.ns.entry(name.clone()).or_default();
         Ok(name)
     }
 
-    fn ensure_namespace(st: &mut State, name: &str) {
+    fn ensure_namespace(&self, st: &mut State, name: &str) {
         if !st.namespaces.contains_key(name) {
+            let labels = BTreeMap::from([(NAMESPACE_NAME_LABEL.to_string(), name.to_string())]);
+            self.ns_labels.write().insert(
+                Sym::new(name),
+                Arc::new(convert::labels_of(&Some(labels.clone()))),
+            );
             let ns = core::Namespace {
                 metadata: k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
                     name: Some(name.to_string()),
+                    labels: Some(labels),
                     ..Default::default()
                 },
                 ..Default::default()
@@ -265,7 +286,7 @@ impl Store {
         if st.pods.contains_key(&key) {
             return Err(StoreError::AlreadyExists { kind: "pod", name });
         }
-        Self::ensure_namespace(&mut st, namespace);
+        self.ensure_namespace(&mut st, namespace);
         st.rv += 1;
         st.uid += 1;
         let node = template
@@ -659,5 +680,9 @@ impl ClusterClient for Store {
             .pods
             .get(&pod.key)
             .is_some_and(|r| r.node.is_none() && !r.terminating)
+    }
+
+    fn namespace_labels(&self, namespace: Sym) -> Option<Arc<Labels>> {
+        self.ns_labels.read().get(&namespace).cloned()
     }
 }

@@ -6,6 +6,10 @@
 //! `resourcehelper.PodRequests` does (sum of containers, init containers as a running maximum
 //! with restartable sidecars accumulated, plus overhead).
 
+use super::affinity::{
+    NodeInclusionPolicy, PodAffinityTerm, TopologySpreadConstraint, UnsatisfiableConstraintAction,
+    WeightedPodAffinityTerm,
+};
 use super::intern::Sym;
 use super::labels::{LabelSelector, Labels, NodeSelector, NodeSelectorTerm, Operator, Requirement};
 use super::node::{Node, Taint};
@@ -15,6 +19,7 @@ use super::resource::{DEFAULT_MEMORY_REQUEST, DEFAULT_MILLI_CPU_REQUEST, Resourc
 use k8s_openapi::api::core::v1 as core;
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity as KQuantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1 as meta;
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -244,6 +249,170 @@ pub fn label_selector(s: &meta::LabelSelector, path: &str) -> Result<LabelSelect
     Ok(LabelSelector { requirements })
 }
 
+/// kube's `normalizedImageName`: an image without a tag (and without a digest) means `:latest`.
+pub fn normalized_image_name(name: &str) -> Cow<'_, str> {
+    let colon = name.rfind(':').map_or(-1, |i| i as i64);
+    let slash = name.rfind('/').map_or(-1, |i| i as i64);
+    if colon <= slash && !name.contains('@') {
+        Cow::Owned(format!("{name}:latest"))
+    } else {
+        Cow::Borrowed(name)
+    }
+}
+
+fn sym_list(v: Option<&[String]>) -> Vec<Sym> {
+    v.unwrap_or(&[]).iter().map(|s| Sym::new(s)).collect()
+}
+
+fn affinity_term(t: &core::PodAffinityTerm, path: &str) -> Result<PodAffinityTerm, ConvertError> {
+    if t.topology_key.is_empty() {
+        return Err(invalid(
+            format!("{path}.topologyKey"),
+            "",
+            "can not be empty",
+        ));
+    }
+    let selector = t
+        .label_selector
+        .as_ref()
+        .map(|s| label_selector(s, &format!("{path}.labelSelector")))
+        .transpose()?;
+    let namespace_selector = t
+        .namespace_selector
+        .as_ref()
+        .map(|s| label_selector(s, &format!("{path}.namespaceSelector")))
+        .transpose()?;
+    Ok(PodAffinityTerm {
+        label_selector: selector,
+        namespaces: sym_list(t.namespaces.as_deref()),
+        namespace_selector,
+        topology_key: Sym::new(&t.topology_key),
+        match_label_keys: sym_list(t.match_label_keys.as_deref()),
+        mismatch_label_keys: sym_list(t.mismatch_label_keys.as_deref()),
+    })
+}
+
+fn affinity_terms(
+    v: Option<&[core::PodAffinityTerm]>,
+    path: &str,
+) -> Result<Vec<PodAffinityTerm>, ConvertError> {
+    v.unwrap_or(&[])
+        .iter()
+        .enumerate()
+        .map(|(i, t)| affinity_term(t, &format!("{path}[{i}]")))
+        .collect()
+}
+
+fn weighted_affinity_terms(
+    v: Option<&[core::WeightedPodAffinityTerm]>,
+    path: &str,
+) -> Result<Vec<WeightedPodAffinityTerm>, ConvertError> {
+    v.unwrap_or(&[])
+        .iter()
+        .enumerate()
+        .map(|(i, w)| {
+            if !(1..=100).contains(&w.weight) {
+                return Err(invalid(
+                    format!("{path}[{i}].weight"),
+                    &w.weight.to_string(),
+                    "must be in the range 1-100",
+                ));
+            }
+            Ok(WeightedPodAffinityTerm {
+                weight: w.weight,
+                term: affinity_term(
+                    &w.pod_affinity_term,
+                    &format!("{path}[{i}].podAffinityTerm"),
+                )?,
+            })
+        })
+        .collect()
+}
+
+fn inclusion_policy(
+    v: Option<&str>,
+    default: NodeInclusionPolicy,
+    path: String,
+) -> Result<NodeInclusionPolicy, ConvertError> {
+    match v {
+        None | Some("") => Ok(default),
+        Some("Honor") => Ok(NodeInclusionPolicy::Honor),
+        Some("Ignore") => Ok(NodeInclusionPolicy::Ignore),
+        Some(o) => Err(invalid(path, o, "supported values: \"Honor\", \"Ignore\"")),
+    }
+}
+
+/// A topology spread constraint, with the API server's validation and defaults.
+fn spread_constraint(
+    c: &core::TopologySpreadConstraint,
+    path: &str,
+) -> Result<TopologySpreadConstraint, ConvertError> {
+    if c.max_skew <= 0 {
+        return Err(invalid(
+            format!("{path}.maxSkew"),
+            &c.max_skew.to_string(),
+            "must be greater than zero",
+        ));
+    }
+    if c.topology_key.is_empty() {
+        return Err(invalid(
+            format!("{path}.topologyKey"),
+            "",
+            "can not be empty",
+        ));
+    }
+    let when_unsatisfiable = match c.when_unsatisfiable.as_str() {
+        "DoNotSchedule" => UnsatisfiableConstraintAction::DoNotSchedule,
+        "ScheduleAnyway" => UnsatisfiableConstraintAction::ScheduleAnyway,
+        o => {
+            return Err(invalid(
+                format!("{path}.whenUnsatisfiable"),
+                o,
+                "supported values: \"DoNotSchedule\", \"ScheduleAnyway\"",
+            ));
+        }
+    };
+    if let Some(m) = c.min_domains {
+        if m <= 0 {
+            return Err(invalid(
+                format!("{path}.minDomains"),
+                &m.to_string(),
+                "must be greater than zero",
+            ));
+        }
+        if when_unsatisfiable != UnsatisfiableConstraintAction::DoNotSchedule {
+            return Err(invalid(
+                format!("{path}.minDomains"),
+                &m.to_string(),
+                "can only use minDomains if whenUnsatisfiable=DoNotSchedule, not ScheduleAnyway",
+            ));
+        }
+    }
+    let selector = c
+        .label_selector
+        .as_ref()
+        .map(|s| label_selector(s, &format!("{path}.labelSelector")))
+        .transpose()?;
+    Ok(TopologySpreadConstraint {
+        max_skew: c.max_skew,
+        topology_key: Sym::new(&c.topology_key),
+        when_unsatisfiable,
+        label_selector: selector,
+        min_domains: c.min_domains,
+        node_affinity_policy: inclusion_policy(
+            c.node_affinity_policy.as_deref(),
+            NodeInclusionPolicy::Honor,
+            format!("{path}.nodeAffinityPolicy"),
+        )?,
+        node_taints_policy: inclusion_policy(
+            c.node_taints_policy.as_deref(),
+            NodeInclusionPolicy::Ignore,
+            format!("{path}.nodeTaintsPolicy"),
+        )?,
+        match_label_keys: sym_list(c.match_label_keys.as_deref()),
+    })
+}
+
 /// Interned labels of an object's metadata.
 pub fn labels_of(m: &Option<BTreeMap<String, String>>) -> Labels {
     Labels::from_pairs(m.iter().flatten().map(|(k, v)| (k.as_str(), v.as_str())))
@@ -302,13 +471,31 @@ pub fn pod_spec_info(spec: &core::PodSpec) -> Result<PodSpecInfo, ConvertError> 
                 });
             }
         }
-        if aff.pod_affinity.is_some() {
-            info.unsupported
-                .push("InterPodAffinity (spec.affinity.podAffinity)");
+        if let Some(pa) = &aff.pod_affinity {
+            let path = "spec.affinity.podAffinity";
+            info.pod_affinity.required_affinity = affinity_terms(
+                pa.required_during_scheduling_ignored_during_execution
+                    .as_deref(),
+                &format!("{path}.requiredDuringSchedulingIgnoredDuringExecution"),
+            )?;
+            info.pod_affinity.preferred_affinity = weighted_affinity_terms(
+                pa.preferred_during_scheduling_ignored_during_execution
+                    .as_deref(),
+                &format!("{path}.preferredDuringSchedulingIgnoredDuringExecution"),
+            )?;
         }
-        if aff.pod_anti_affinity.is_some() {
-            info.unsupported
-                .push("InterPodAffinity (spec.affinity.podAntiAffinity)");
+        if let Some(pa) = &aff.pod_anti_affinity {
+            let path = "spec.affinity.podAntiAffinity";
+            info.pod_affinity.required_anti_affinity = affinity_terms(
+                pa.required_during_scheduling_ignored_during_execution
+                    .as_deref(),
+                &format!("{path}.requiredDuringSchedulingIgnoredDuringExecution"),
+            )?;
+            info.pod_affinity.preferred_anti_affinity = weighted_affinity_terms(
+                pa.preferred_during_scheduling_ignored_during_execution
+                    .as_deref(),
+                &format!("{path}.preferredDuringSchedulingIgnoredDuringExecution"),
+            )?;
         }
     }
     for (i, t) in spec.tolerations.iter().flatten().enumerate() {
@@ -355,14 +542,33 @@ pub fn pod_spec_info(spec: &core::PodSpec) -> Result<PodSpecInfo, ConvertError> 
             }
         }
     }
-    if spec
+    for (i, c) in spec
         .topology_spread_constraints
-        .as_ref()
-        .is_some_and(|v| !v.is_empty())
+        .iter()
+        .flatten()
+        .enumerate()
     {
+        info.topology_spread_constraints.push(spread_constraint(
+            c,
+            &format!("spec.topologySpreadConstraints[{i}]"),
+        )?);
+    }
+    // Until the plugins land, workloads that depend on them are refused rather than
+    // scheduled as if the constraints were absent.
+    if !info.pod_affinity.is_empty() {
+        info.unsupported
+            .push("InterPodAffinity (spec.affinity.podAffinity/podAntiAffinity)");
+    }
+    if !info.topology_spread_constraints.is_empty() {
         info.unsupported
             .push("PodTopologySpread (spec.topologySpreadConstraints)");
     }
+    info.images = spec
+        .containers
+        .iter()
+        .filter_map(|c| c.image.as_deref())
+        .map(|i| Sym::new(&normalized_image_name(i)))
+        .collect();
     if spec
         .volumes
         .iter()
@@ -494,6 +700,18 @@ pub fn node(n: &core::Node) -> Result<Node, ConvertError> {
         taints: taints.into(),
         unschedulable: spec.and_then(|s| s.unschedulable).unwrap_or(false),
         allocatable,
+        images: status
+            .and_then(|s| s.images.as_ref())
+            .into_iter()
+            .flatten()
+            .flat_map(|img| {
+                let size = img.size_bytes.unwrap_or(0);
+                img.names
+                    .iter()
+                    .flatten()
+                    .map(move |n| (Sym::new(&normalized_image_name(n)), size))
+            })
+            .collect(),
         resource_version: n
             .metadata
             .resource_version

@@ -5,6 +5,7 @@
 //!   directives that may change while a pod is gated.
 //! - [`convert`]: k8s-openapi types to [`Pod`]/[`Node`] (interned, integer resources).
 
+pub mod affinity;
 pub mod convert;
 pub mod intern;
 pub mod labels;
@@ -14,6 +15,10 @@ pub mod quantity;
 pub mod resource;
 pub mod validation;
 
+pub use affinity::{
+    NodeInclusionPolicy, PodAffinity, PodAffinityTerm, TopologySpreadConstraint,
+    UnsatisfiableConstraintAction, WeightedPodAffinityTerm,
+};
 pub use intern::Sym;
 pub use labels::{LabelSelector, Labels, NodeSelector, NodeSelectorTerm, Operator, Requirement};
 pub use node::{Node, Taint};

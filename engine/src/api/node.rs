@@ -13,7 +13,7 @@ pub struct Taint {
     pub effect: TaintEffect,
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 pub struct Node {
     pub name: Sym,
     pub labels: Arc<Labels>,
@@ -21,5 +21,17 @@ pub struct Node {
     pub unschedulable: bool,
     /// `status.allocatable`, defaulted to `status.capacity` where absent (as the API server does).
     pub allocatable: Resource,
+    /// `status.images`: every name of every image, normalized, with the image's size in bytes.
+    pub images: Vec<(Sym, i64)>,
     pub resource_version: u64,
+}
+
+impl Node {
+    /// A schedulable node with no labels, taints or resources (tests, tools).
+    pub fn named(name: &str) -> Node {
+        Node {
+            name: Sym::new(name),
+            ..Default::default()
+        }
+    }
 }

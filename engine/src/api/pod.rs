@@ -5,6 +5,7 @@
 //! tolerations. The part derived only from `spec` lives in [`PodSpecInfo`] behind an `Arc`, so
 //! pods stamped from one template share it.
 
+use super::affinity::{PodAffinity, TopologySpreadConstraint};
 use super::intern::Sym;
 use super::labels::{Labels, NodeSelector, NodeSelectorTerm};
 use super::resource::Resource;
@@ -150,6 +151,12 @@ pub struct PodSpecInfo {
     pub preferred_node_affinity: Vec<WeightedTerm>,
     pub tolerations: Vec<Toleration>,
     pub host_ports: Vec<HostPort>,
+    /// `spec.affinity.podAffinity` / `podAntiAffinity`.
+    pub pod_affinity: PodAffinity,
+    pub topology_spread_constraints: Vec<TopologySpreadConstraint>,
+    /// `spec.containers[*].image` (ImageLocality), normalized as kube does (`:latest` added
+    /// when there is no tag or digest).
+    pub images: Vec<Sym>,
     /// Scheduling features this pod uses that no plugin of this build handles, e.g.
     /// `"InterPodAffinity (spec.affinity.podAffinity)"`. The harness refuses such workloads.
     pub unsupported: Vec<&'static str>,
@@ -196,5 +203,14 @@ impl Pod {
     }
     pub fn is_assigned(&self) -> bool {
         self.node_name.is_some()
+    }
+    /// kube's `podInfo.RequiredAffinityTerms`/`PreferredAffinityTerms`… non-empty: the pod has
+    /// any pod affinity or anti-affinity (kube's `NodeInfo.PodsWithAffinity`).
+    pub fn has_pod_affinity(&self) -> bool {
+        !self.spec.pod_affinity.is_empty()
+    }
+    /// The pod has required anti-affinity terms (`NodeInfo.PodsWithRequiredAntiAffinity`).
+    pub fn has_required_anti_affinity(&self) -> bool {
+        !self.spec.pod_affinity.required_anti_affinity.is_empty()
     }
 }

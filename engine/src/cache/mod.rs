@@ -28,6 +28,10 @@ struct Inner {
     dirty: Vec<usize>,
     structural: bool,
     generation: u64,
+    /// A pod with pod (anti-)affinity came or went since the last snapshot.
+    affinity_dirty: bool,
+    /// Image name → number of nodes that have it (kube's `ImageStateSummary.NumNodes`).
+    image_nodes: Arc<AHashMap<Sym, u32>>,
 }
 
 /// The cluster as one scheduling cycle sees it.
@@ -37,6 +41,12 @@ pub struct Snapshot {
     /// Node name → index into `nodes`.
     pub index: AHashMap<Sym, usize>,
     slot_to_index: AHashMap<usize, usize>,
+    /// Indices into `nodes` of the nodes running a pod with pod affinity or anti-affinity.
+    pub have_pods_with_affinity: Vec<usize>,
+    /// Indices into `nodes` of the nodes running a pod with required anti-affinity.
+    pub have_pods_with_required_anti_affinity: Vec<usize>,
+    /// Image name → number of nodes that have it.
+    pub image_num_nodes: Arc<AHashMap<Sym, u32>>,
 }
 
 impl Snapshot {
@@ -66,6 +76,8 @@ impl Cache {
                 dirty: Vec::new(),
                 structural: true,
                 generation: 0,
+                affinity_dirty: false,
+                image_nodes: Arc::default(),
             }),
         }
     }
@@ -79,15 +91,40 @@ impl Cache {
         Some(ni)
     }
 
+    fn count_images(inner: &mut Inner, node: &Node, delta: i64) {
+        if node.images.is_empty() {
+            return;
+        }
+        let m = Arc::make_mut(&mut inner.image_nodes);
+        for (name, _) in &node.images {
+            let n = m.entry(*name).or_insert(0);
+            *n = (*n as i64 + delta).max(0) as u32;
+            if *n == 0 {
+                m.remove(name);
+            }
+        }
+    }
+
+    fn note_pod(inner: &mut Inner, pod: &Pod) {
+        if pod.has_pod_affinity() {
+            inner.affinity_dirty = true;
+        }
+    }
+
     pub fn add_node(&self, node: Arc<Node>) {
         let mut inner = self.inner.lock();
         let name = node.name;
         if let Some(&slot) = inner.slot_of.get(&name) {
+            if let Some(old) = inner.nodes[slot].as_ref().map(|ni| ni.node.clone()) {
+                Self::count_images(&mut inner, &old, -1);
+            }
+            Self::count_images(&mut inner, &node, 1);
             if let Some(ni) = Self::touch(&mut inner, slot) {
                 ni.node = node;
             }
             return;
         }
+        Self::count_images(&mut inner, &node, 1);
         let slot = inner.nodes.len();
         let mut ni = NodeInfo::new(node);
         // Pods that arrived before their node.
@@ -114,7 +151,9 @@ impl Cache {
     pub fn remove_node(&self, name: Sym) {
         let mut inner = self.inner.lock();
         if let Some(slot) = inner.slot_of.remove(&name) {
-            inner.nodes[slot] = None;
+            if let Some(ni) = inner.nodes[slot].take() {
+                Self::count_images(&mut inner, &ni.node, -1);
+            }
             inner.structural = true;
         }
     }
@@ -131,6 +170,7 @@ impl Cache {
         if let Some(ni) = Self::touch(&mut inner, slot) {
             ni.add_pod(pod);
         }
+        Self::note_pod(&mut inner, pod);
         inner
             .pods
             .insert(pod.key.clone(), (node, pod.clone(), PodState::Assumed));
@@ -142,6 +182,7 @@ impl Cache {
         let mut inner = self.inner.lock();
         if let Some((node, pod, PodState::Assumed)) = inner.pods.get(key).cloned() {
             inner.pods.remove(key);
+            Self::note_pod(&mut inner, &pod);
             if let Some(&slot) = inner.slot_of.get(&node)
                 && let Some(ni) = Self::touch(&mut inner, slot)
             {
@@ -162,8 +203,11 @@ impl Cache {
         let Some(node) = pod.node_name else { return };
         let mut inner = self.inner.lock();
         if let Some((n, old, state)) = inner.pods.get(&pod.key).cloned() {
-            if state == PodState::Assumed && n == node {
-                // Confirmation of an assumed pod: resources are already counted.
+            Self::note_pod(&mut inner, &old);
+            Self::note_pod(&mut inner, &pod);
+            if state == PodState::Assumed && n == node && Arc::ptr_eq(&old.labels, &pod.labels) {
+                // Confirmation of an assumed pod: resources are already counted (the pod the
+                // node holds is the assumed object, which differs only by its binding).
                 inner
                     .pods
                     .insert(pod.key.clone(), (node, pod, PodState::Bound));
@@ -176,6 +220,7 @@ impl Cache {
                 ni.remove_pod(&old);
             }
         }
+        Self::note_pod(&mut inner, &pod);
         match inner.slot_of.get(&node).copied() {
             Some(slot) => {
                 if let Some(ni) = Self::touch(&mut inner, slot) {
@@ -194,8 +239,11 @@ impl Cache {
     pub fn remove_pod(&self, key: &PodKey) {
         let mut inner = self.inner.lock();
         inner.orphans.remove(key);
-        if let Some((node, pod, _)) = inner.pods.remove(key)
-            && let Some(&slot) = inner.slot_of.get(&node)
+        let Some((node, pod, _)) = inner.pods.remove(key) else {
+            return;
+        };
+        Self::note_pod(&mut inner, &pod);
+        if let Some(&slot) = inner.slot_of.get(&node)
             && let Some(ni) = Self::touch(&mut inner, slot)
         {
             ni.remove_pod(&pod);
@@ -213,6 +261,26 @@ impl Cache {
     /// Brings `snap` up to date, copying only what changed.
     pub fn update_snapshot(&self, snap: &mut Snapshot) {
         let mut inner = self.inner.lock();
+        if !Arc::ptr_eq(&snap.image_num_nodes, &inner.image_nodes) {
+            snap.image_num_nodes = inner.image_nodes.clone();
+        }
+        let affinity = std::mem::take(&mut inner.affinity_dirty) || inner.structural;
+        self.refresh_nodes(&mut inner, snap);
+        if affinity {
+            snap.have_pods_with_affinity.clear();
+            snap.have_pods_with_required_anti_affinity.clear();
+            for (i, ni) in snap.nodes.iter().enumerate() {
+                if !ni.pods_with_affinity.is_empty() {
+                    snap.have_pods_with_affinity.push(i);
+                }
+                if !ni.pods_with_required_anti_affinity.is_empty() {
+                    snap.have_pods_with_required_anti_affinity.push(i);
+                }
+            }
+        }
+    }
+
+    fn refresh_nodes(&self, inner: &mut Inner, snap: &mut Snapshot) {
         if inner.structural {
             inner.structural = false;
             inner.dirty.clear();

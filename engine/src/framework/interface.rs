@@ -9,7 +9,7 @@ use super::cycle_state::CycleState;
 use super::events::{ClusterEvent, EventObject, QueueingHint};
 use super::node_info::NodeInfo;
 use super::status::Status;
-use crate::api::{Pod, Sym};
+use crate::api::{Labels, Pod, Sym};
 use crate::queue::QueuedPodInfo;
 use std::sync::Arc;
 use std::time::Duration;
@@ -202,4 +202,9 @@ pub trait ClusterClient: Send + Sync {
     /// Whether the pod still exists and is still unassigned (kube asks its informer's lister
     /// before putting a failed pod back in the queue).
     fn pod_exists_unassigned(&self, pod: &Pod) -> bool;
+    /// The labels of a namespace (kube's namespace lister, for `namespaceSelector` in pod
+    /// affinity terms). `None` when the namespace does not exist. Default: none exist.
+    fn namespace_labels(&self, _namespace: Sym) -> Option<Arc<Labels>> {
+        None
+    }
 }

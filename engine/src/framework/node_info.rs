@@ -1,8 +1,8 @@
 //! `NodeInfo`: a node plus the aggregate of the pods assigned (or assumed) to it.
 //!
-//! It holds aggregates only (requested resources, pod count, used host ports), not the pod list,
-//! so a copy-on-write clone for the snapshot is a few small copies regardless of how many pods
-//! the node runs.
+//! It holds aggregates (requested resources, pod count, used host ports) and the pods themselves
+//! as `Arc`s (kube's `NodeInfo.Pods`, `PodsWithAffinity`, `PodsWithRequiredAntiAffinity`): a
+//! copy-on-write clone for the snapshot copies one pointer per pod on the node.
 
 use crate::api::{HostPort, Node, Pod, Resource, Sym};
 use std::sync::Arc;
@@ -19,6 +19,18 @@ pub struct NodeInfo {
     pub used_ports: Vec<(HostPort, u32)>,
     /// Bumped on every change; the snapshot copies only nodes whose generation moved.
     pub generation: u64,
+    /// The pods assigned or assumed to the node.
+    pub pods: Vec<Arc<Pod>>,
+    /// Those with any pod affinity or anti-affinity.
+    pub pods_with_affinity: Vec<Arc<Pod>>,
+    /// Those with required anti-affinity.
+    pub pods_with_required_anti_affinity: Vec<Arc<Pod>>,
+}
+
+fn remove_by_key(v: &mut Vec<Arc<Pod>>, pod: &Pod) {
+    if let Some(i) = v.iter().position(|p| p.key == pod.key) {
+        v.swap_remove(i);
+    }
 }
 
 impl NodeInfo {
@@ -30,6 +42,9 @@ impl NodeInfo {
             pod_count: 0,
             used_ports: Vec::new(),
             generation: 0,
+            pods: Vec::new(),
+            pods_with_affinity: Vec::new(),
+            pods_with_required_anti_affinity: Vec::new(),
         }
     }
 
@@ -41,7 +56,14 @@ impl NodeInfo {
         &self.node.allocatable
     }
 
-    pub fn add_pod(&mut self, pod: &Pod) {
+    pub fn add_pod(&mut self, pod: &Arc<Pod>) {
+        self.pods.push(pod.clone());
+        if pod.has_pod_affinity() {
+            self.pods_with_affinity.push(pod.clone());
+        }
+        if pod.has_required_anti_affinity() {
+            self.pods_with_required_anti_affinity.push(pod.clone());
+        }
         self.requested.add(&pod.spec.requests);
         self.non_zero_requested.add(&pod.spec.non_zero_requests);
         self.pod_count += 1;
@@ -54,6 +76,13 @@ impl NodeInfo {
     }
 
     pub fn remove_pod(&mut self, pod: &Pod) {
+        remove_by_key(&mut self.pods, pod);
+        if pod.has_pod_affinity() {
+            remove_by_key(&mut self.pods_with_affinity, pod);
+        }
+        if pod.has_required_anti_affinity() {
+            remove_by_key(&mut self.pods_with_required_anti_affinity, pod);
+        }
         self.requested.sub(&pod.spec.requests);
         self.non_zero_requested.sub(&pod.spec.non_zero_requests);
         self.pod_count -= 1;

@@ -273,7 +273,7 @@ mod tests {
                     allowed_pod_number: 110,
                     ..Default::default()
                 },
-                resource_version: 0,
+                ..Default::default()
             }))
         };
         let add = ClusterEvent::new(EventResource::Node, ActionType::ADD);

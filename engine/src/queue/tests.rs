@@ -427,7 +427,7 @@ fn node(name: &str) -> crate::framework::events::EventObject {
         taints: Arc::new([]),
         unschedulable: false,
         allocatable: Default::default(),
-        resource_version: 0,
+        ..Default::default()
     }))
 }
 
