@@ -480,7 +480,7 @@ impl Scheduler {
         }
 
         // PreFilter.
-        let (pre, st) = fwk.run_pre_filter(state, pod, &snap.nodes);
+        let (pre, st) = fwk.run_pre_filter(state, pod, &snap);
         if !st.is_success() {
             if st.is_rejected() {
                 let msg = st.message();
@@ -557,7 +557,7 @@ impl Scheduler {
         // Score.
         let feasible: Vec<&crate::framework::NodeInfo> =
             outcome.feasible.iter().map(|&i| &*nodes[i]).collect();
-        let st = fwk.run_pre_score(state, pod, &feasible);
+        let st = fwk.run_pre_score(state, pod, &feasible, &snap);
         if !st.is_success() {
             return Err(Failure {
                 status: st,

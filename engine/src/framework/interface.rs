@@ -10,6 +10,7 @@ use super::events::{ClusterEvent, EventObject, QueueingHint};
 use super::node_info::NodeInfo;
 use super::status::Status;
 use crate::api::{Labels, Pod, Sym};
+use crate::cache::Snapshot;
 use crate::queue::QueuedPodInfo;
 use std::sync::Arc;
 use std::time::Duration;
@@ -95,11 +96,12 @@ pub trait PreFilterExtensions: Send + Sync {
 
 pub trait PreFilterPlugin: Plugin {
     /// Skip means the coupled Filter of this plugin is not run for this pod.
+    /// `snapshot` is the cluster this cycle sees (all nodes, the nodes with affinity pods…).
     fn pre_filter(
         &self,
         state: &mut CycleState,
         pod: &Pod,
-        nodes: &[Arc<NodeInfo>],
+        snapshot: &Snapshot,
     ) -> (Option<PreFilterResult>, Status);
     fn pre_filter_extensions(&self) -> Option<&dyn PreFilterExtensions> {
         None
@@ -137,7 +139,14 @@ pub trait PostFilterPlugin: Plugin {
 
 pub trait PreScorePlugin: Plugin {
     /// Skip means the coupled Score of this plugin is not run for this pod.
-    fn pre_score(&self, state: &mut CycleState, pod: &Pod, nodes: &[&NodeInfo]) -> Status;
+    /// `nodes` are the feasible nodes; `snapshot` is the whole cluster of this cycle.
+    fn pre_score(
+        &self,
+        state: &mut CycleState,
+        pod: &Pod,
+        nodes: &[&NodeInfo],
+        snapshot: &Snapshot,
+    ) -> Status;
 }
 
 pub trait ScorePlugin: Plugin {

@@ -11,6 +11,7 @@ use super::interface::*;
 use super::node_info::NodeInfo;
 use super::status::{Code, Status};
 use crate::api::{Pod, Sym};
+use crate::cache::Snapshot;
 use crate::metrics::{ExtensionPoint, Metrics, Series};
 use crate::plugins::{PluginContext, Registry};
 use ahash::AHashMap;
@@ -168,14 +169,14 @@ impl Framework {
         &self,
         state: &mut CycleState,
         pod: &Pod,
-        nodes: &[Arc<NodeInfo>],
+        snapshot: &Snapshot,
     ) -> (Option<PreFilterResult>, Status) {
         let start = Instant::now();
         let mut result: Option<PreFilterResult> = None;
         let mut status = Status::success();
         for p in &self.pre_filter {
             let t = Instant::now();
-            let (r, s) = p.pre_filter(state, pod, nodes);
+            let (r, s) = p.pre_filter(state, pod, snapshot);
             self.metrics.observe(
                 Series::Plugin(p.name(), ExtensionPoint::PreFilter, s.code()),
                 nanos(t),
@@ -266,12 +267,18 @@ impl Framework {
         out
     }
 
-    pub fn run_pre_score(&self, state: &mut CycleState, pod: &Pod, nodes: &[&NodeInfo]) -> Status {
+    pub fn run_pre_score(
+        &self,
+        state: &mut CycleState,
+        pod: &Pod,
+        nodes: &[&NodeInfo],
+        snapshot: &Snapshot,
+    ) -> Status {
         let start = Instant::now();
         let mut status = Status::success();
         for p in &self.pre_score {
             let t = Instant::now();
-            let s = p.pre_score(state, pod, nodes);
+            let s = p.pre_score(state, pod, nodes, snapshot);
             self.metrics.observe(
                 Series::Plugin(p.name(), ExtensionPoint::PreScore, s.code()),
                 nanos(t),

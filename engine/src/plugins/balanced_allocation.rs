@@ -4,6 +4,7 @@
 //! Source of behaviour: `pkg/scheduler/framework/plugins/noderesources/balanced_allocation.go`.
 
 use crate::api::Pod;
+use crate::cache::Snapshot;
 use crate::framework::cycle_state::CycleState;
 use crate::framework::events::{ActionType, ClusterEvent, EventResource};
 use crate::framework::interface::{
@@ -57,7 +58,7 @@ pub fn balanced_score(pairs: &[(i64, i64)]) -> i64 {
 }
 
 impl PreScorePlugin for BalancedAllocation {
-    fn pre_score(&self, _: &mut CycleState, _: &Pod, _: &[&NodeInfo]) -> Status {
+    fn pre_score(&self, _: &mut CycleState, _: &Pod, _: &[&NodeInfo], _: &Snapshot) -> Status {
         Status::success()
     }
 }

@@ -4,6 +4,7 @@
 
 use super::helper::default_normalize_score;
 use crate::api::{Operator, Pod, Sym};
+use crate::cache::Snapshot;
 use crate::framework::cycle_state::CycleState;
 use crate::framework::events::{ActionType, ClusterEvent, EventResource};
 use crate::framework::interface::{
@@ -63,7 +64,7 @@ impl PreFilterPlugin for NodeAffinity {
         &self,
         _: &mut CycleState,
         pod: &Pod,
-        _: &[Arc<NodeInfo>],
+        _: &Snapshot,
     ) -> (Option<PreFilterResult>, Status) {
         let spec = &pod.spec;
         let Some(req) = &spec.required_node_affinity else {
@@ -119,7 +120,7 @@ impl FilterPlugin for NodeAffinity {
 }
 
 impl PreScorePlugin for NodeAffinity {
-    fn pre_score(&self, _: &mut CycleState, pod: &Pod, _: &[&NodeInfo]) -> Status {
+    fn pre_score(&self, _: &mut CycleState, pod: &Pod, _: &[&NodeInfo], _: &Snapshot) -> Status {
         if pod.spec.preferred_node_affinity.is_empty() {
             return Status::skip();
         }

@@ -2,6 +2,7 @@
 //! Source of behaviour: `pkg/scheduler/framework/plugins/nodeports/node_ports.go`.
 
 use crate::api::Pod;
+use crate::cache::Snapshot;
 use crate::framework::cycle_state::CycleState;
 use crate::framework::events::{ActionType, ClusterEvent, EventResource};
 use crate::framework::interface::{
@@ -37,7 +38,7 @@ impl PreFilterPlugin for NodePorts {
         &self,
         _: &mut CycleState,
         pod: &Pod,
-        _: &[Arc<NodeInfo>],
+        _: &Snapshot,
     ) -> (Option<PreFilterResult>, Status) {
         if pod.spec.host_ports.is_empty() {
             return (None, Status::skip());

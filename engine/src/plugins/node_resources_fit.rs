@@ -4,6 +4,7 @@
 //! `least_allocated.go`, `resource_allocation.go`.
 
 use crate::api::{Pod, Resource};
+use crate::cache::Snapshot;
 use crate::framework::cycle_state::CycleState;
 use crate::framework::events::{
     ActionType, ClusterEvent, EventObject, EventResource, QueueingHint,
@@ -77,7 +78,7 @@ impl PreFilterPlugin for NodeResourcesFit {
         &self,
         _: &mut CycleState,
         _: &Pod,
-        _: &[Arc<NodeInfo>],
+        _: &Snapshot,
     ) -> (Option<PreFilterResult>, Status) {
         // The pod's requests are precomputed at the API boundary (PodSpecInfo::requests).
         (None, Status::success())
@@ -124,7 +125,7 @@ pub fn least_allocated_score(pod: &Pod, node: &NodeInfo) -> i64 {
 }
 
 impl PreScorePlugin for NodeResourcesFit {
-    fn pre_score(&self, _: &mut CycleState, _: &Pod, _: &[&NodeInfo]) -> Status {
+    fn pre_score(&self, _: &mut CycleState, _: &Pod, _: &[&NodeInfo], _: &Snapshot) -> Status {
         Status::success()
     }
 }

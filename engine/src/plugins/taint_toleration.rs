@@ -4,6 +4,7 @@
 
 use super::helper::default_normalize_score;
 use crate::api::{Pod, Taint, TaintEffect, Toleration};
+use crate::cache::Snapshot;
 use crate::framework::cycle_state::CycleState;
 use crate::framework::events::{ActionType, ClusterEvent, EventResource};
 use crate::framework::interface::{
@@ -72,7 +73,7 @@ impl FilterPlugin for TaintToleration {
 }
 
 impl PreScorePlugin for TaintToleration {
-    fn pre_score(&self, _: &mut CycleState, _: &Pod, _: &[&NodeInfo]) -> Status {
+    fn pre_score(&self, _: &mut CycleState, _: &Pod, _: &[&NodeInfo], _: &Snapshot) -> Status {
         Status::success()
     }
 }
