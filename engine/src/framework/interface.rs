@@ -9,7 +9,7 @@ use super::cycle_state::CycleState;
 use super::events::{ClusterEvent, EventObject, QueueingHint};
 use super::node_info::NodeInfo;
 use super::status::Status;
-use crate::api::{Labels, Pod, Sym};
+use crate::api::{LabelSelector, Labels, Pod, Sym};
 use crate::cache::Snapshot;
 use crate::queue::QueuedPodInfo;
 use std::sync::Arc;
@@ -214,6 +214,13 @@ pub trait ClusterClient: Send + Sync {
     /// The labels of a namespace (kube's namespace lister, for `namespaceSelector` in pod
     /// affinity terms). `None` when the namespace does not exist. Default: none exist.
     fn namespace_labels(&self, _namespace: Sym) -> Option<Arc<Labels>> {
+        None
+    }
+    /// kube's `helper.DefaultSelector`: the selectors of the Services, ReplicationControllers,
+    /// ReplicaSets and StatefulSets that own or select the pod, merged into one (PodTopologySpread
+    /// uses it for system default constraints). `None` when nothing selects the pod (the default
+    /// constraints then do not apply). Default: `None`.
+    fn default_spread_selector(&self, _pod: &Pod) -> Option<LabelSelector> {
         None
     }
 }

@@ -31,6 +31,12 @@ pub enum FrameworkError {
     QueueSort(String),
     #[error("profiles[{0}]: at least one Bind plugin must be enabled")]
     NoBind(String),
+    #[error("profiles[{profile}].pluginConfig[{name}].args: {msg}")]
+    PluginArgs {
+        profile: String,
+        name: String,
+        msg: String,
+    },
 }
 
 /// A profile: a scheduler name and its enabled plugins (with score weights).
@@ -39,6 +45,8 @@ pub struct Profile {
     pub scheduler_name: String,
     pub plugins: Vec<(String, i64)>,
     pub percentage_of_nodes_to_score: Option<u32>,
+    /// `pluginConfig`: plugin name → args (JSON form of the YAML).
+    pub plugin_args: AHashMap<String, serde_json::Value>,
 }
 
 impl Profile {
@@ -51,6 +59,7 @@ impl Profile {
                 .map(|(n, w)| (n.to_string(), *w))
                 .collect(),
             percentage_of_nodes_to_score: None,
+            plugin_args: AHashMap::new(),
         }
     }
 }
@@ -116,7 +125,13 @@ impl Framework {
                     name: name.clone(),
                     known: registry.names().join(", "),
                 })?;
-            let p = factory(ctx);
+            let p = factory(ctx, profile.plugin_args.get(name)).map_err(|msg| {
+                FrameworkError::PluginArgs {
+                    profile: profile.scheduler_name.clone(),
+                    name: name.clone(),
+                    msg,
+                }
+            })?;
             let pname = p.name();
             if let Some(x) = p.clone().into_queue_sort() {
                 if queue_sort.is_some() {

@@ -24,7 +24,23 @@ pub struct PluginContext {
     pub client: Arc<dyn ClusterClient>,
 }
 
-pub type PluginFactory = Arc<dyn Fn(&PluginContext) -> Arc<dyn Plugin> + Send + Sync>;
+/// Builds a plugin from the context and its `pluginConfig` args (`None`: none given, use the
+/// defaults). An `Err` is the message of kube's args validation.
+pub type PluginFactory = Arc<
+    dyn Fn(&PluginContext, Option<&serde_json::Value>) -> Result<Arc<dyn Plugin>, String>
+        + Send
+        + Sync,
+>;
+
+/// Decodes a plugin's args (camelCase fields, unknown fields refused) over its defaults.
+pub fn decode_args<T: serde::de::DeserializeOwned + Default>(
+    args: Option<&serde_json::Value>,
+) -> Result<T, String> {
+    match args {
+        None => Ok(T::default()),
+        Some(v) => serde_json::from_value(v.clone()).map_err(|e| e.to_string()),
+    }
+}
 
 /// Plugin name → factory.
 #[derive(Clone, Default)]
@@ -65,10 +81,30 @@ impl Registry {
         r
     }
 
+    /// Registers a plugin that takes no args.
     pub fn register(
         &mut self,
         name: &str,
         f: impl Fn(&PluginContext) -> Arc<dyn Plugin> + Send + Sync + 'static,
+    ) {
+        let name_owned = name.to_string();
+        self.factories.insert(
+            name.to_string(),
+            Arc::new(move |ctx, args| match args {
+                Some(_) => Err(format!("plugin {name_owned:?} takes no args")),
+                None => Ok(f(ctx)),
+            }),
+        );
+    }
+
+    /// Registers a plugin built from its args.
+    pub fn register_with_args(
+        &mut self,
+        name: &str,
+        f: impl Fn(&PluginContext, Option<&serde_json::Value>) -> Result<Arc<dyn Plugin>, String>
+        + Send
+        + Sync
+        + 'static,
     ) {
         self.factories.insert(name.to_string(), Arc::new(f));
     }
