@@ -7,6 +7,7 @@ pub mod error;
 pub mod manifest;
 pub mod report;
 pub mod runner;
+pub mod sched_config;
 pub mod store;
 pub mod template;
 pub mod yaml;

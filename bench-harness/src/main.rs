@@ -50,7 +50,13 @@ struct RunArgs {
     /// Seed for node names and host selection among equal scores.
     #[arg(long, default_value_t = 0)]
     seed: u64,
-    /// Filter/Score threads (rayon pool size). Default: the number of CPUs.
+    /// A KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1) for the test cases that
+    /// have no `schedulerConfigPath` of their own.
+    #[arg(long, value_name = "FILE")]
+    scheduler_config: Option<PathBuf>,
+
+    /// Filter/Score threads (rayon pool size). Default: the scheduler config's `parallelism`
+    /// when it sets one, else the number of CPUs.
     #[arg(long)]
     threads: Option<usize>,
     /// Write one JSON line {"namespace","name","node"} per bound pod to this file.
@@ -131,9 +137,8 @@ fn run(args: RunArgs) -> Result<ExitCode, HarnessError> {
         workload: args.workload.clone(),
         label_filter: args.label_filter.clone(),
         seed: args.seed,
-        threads: args
-            .threads
-            .unwrap_or_else(|| RunOptions::default().threads),
+        threads: args.threads,
+        scheduler_config: args.scheduler_config.clone(),
         timeout: Duration::from_secs(args.timeout),
         // Progress lines only for a person watching; pipes and CI get the table alone.
         verbose: std::io::stderr().is_terminal(),

@@ -6,10 +6,11 @@ use crate::config::{self, Config, Op, TestCase, Workload};
 use crate::error::{HarnessError, InputError};
 use crate::manifest::{self, ObjectTemplate, PodSource};
 use crate::report::{self, DataItem, ThresholdFailure};
+use crate::sched_config::{self, SchedulerConfigFile};
 use crate::store::Store;
 use k8s_openapi::api::core::v1 as core;
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
@@ -29,8 +30,11 @@ pub struct RunOptions {
     /// scheduler_perf label filter; `None` = `performance`, unless `workload` is given.
     pub label_filter: Option<String>,
     pub seed: u64,
-    /// Filter/Score threads (the rayon pool size).
-    pub threads: usize,
+    /// Filter/Score threads (the rayon pool size). `None`: the scheduler config's
+    /// `parallelism` when it sets one, else the number of CPUs.
+    pub threads: Option<usize>,
+    /// A KubeSchedulerConfiguration for test cases without `schedulerConfigPath`.
+    pub scheduler_config: Option<PathBuf>,
     /// How long one wait (createPods, barrier) may take.
     pub timeout: Duration,
     /// Plugins available to profiles (in-tree plus the caller's).
@@ -45,7 +49,8 @@ impl Default for RunOptions {
             workload: None,
             label_filter: None,
             seed: 0,
-            threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            threads: None,
+            scheduler_config: None,
             timeout: Duration::from_secs(600),
             registry: Registry::in_tree(),
             verbose: false,
@@ -123,6 +128,8 @@ pub struct RunResult {
 
 /// A workload ready to run.
 struct Plan<'c> {
+    /// The scheduler configuration (schedulerConfigPath, or --scheduler-config).
+    sched_config: Option<SchedulerConfigFile>,
     tc: &'c TestCase,
     wl: &'c Workload,
     ops: Vec<Op>,
@@ -167,6 +174,7 @@ fn plan<'c>(
     cfg: &'c Config,
     tc: &'c TestCase,
     wl: &'c Workload,
+    opts: &RunOptions,
 ) -> Result<Result<Plan<'c>, String>, InputError> {
     let ops = config::resolve_ops(cfg, tc, wl)?;
     if !ops.iter().any(|o| {
@@ -186,10 +194,19 @@ fn plan<'c>(
             "at least one op must collect metrics (collectMetrics: true)",
         ));
     }
-    let mut unsupported: Option<String> = tc.scheduler_config_path.as_ref().map(|p| {
-        format!("schedulerConfigPath {p:?} (KubeSchedulerConfiguration arrives with the framework issue)")
-    });
+    let mut unsupported: Option<String> = None;
+    // Paths in a config resolve relative to the config file, as upstream's do.
+    let sched_path = tc
+        .scheduler_config_path
+        .as_ref()
+        .map(|p| cfg.path.parent().unwrap_or(Path::new(".")).join(p))
+        .or_else(|| opts.scheduler_config.clone());
+    let sched_config = match sched_path {
+        Some(path) => Some(sched_config::load(&path, &opts.registry)?),
+        None => None,
+    };
     let mut p = Plan {
+        sched_config,
         tc,
         wl,
         ops: vec![],
@@ -321,7 +338,7 @@ pub fn run_config(cfg: &Config, opts: &RunOptions) -> Result<Vec<WorkloadReport>
     let selected = select(cfg, opts);
     let mut plans = vec![];
     for (tc, wl) in &selected {
-        plans.push((tc, wl, plan(cfg, tc, wl)?));
+        plans.push((tc, wl, plan(cfg, tc, wl, opts)?));
     }
     let mut reports = vec![];
     for (tc, wl, p) in plans {
@@ -356,11 +373,21 @@ fn execute(cfg: &Config, p: &Plan, opts: &RunOptions) -> Result<RunResult, Harne
     let store = Store::new(opts.seed);
     let mut gates = p.tc.feature_gates.clone();
     gates.extend(p.wl.feature_gates.clone());
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
     let mut sched_cfg = SchedulerConfig {
-        parallelism: opts.threads.max(1),
+        parallelism: opts.threads.unwrap_or(cpus).max(1),
         seed: opts.seed,
         ..SchedulerConfig::default()
     };
+    if let Some(sc) = &p.sched_config {
+        let r = &sc.resolved;
+        sched_cfg.profiles = r.profiles.clone();
+        sched_cfg.percentage_of_nodes_to_score = r.percentage_of_nodes_to_score;
+        sched_cfg.queue = r.queue.clone();
+        if opts.threads.is_none() && sc.explicit_parallelism {
+            sched_cfg.parallelism = r.parallelism;
+        }
+    }
     if let Some(&on) = gates.get("SchedulerQueueingHints") {
         sched_cfg.queue.queueing_hints = on;
     }

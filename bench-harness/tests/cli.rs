@@ -384,3 +384,112 @@ fn a_violated_threshold_exits_1_and_still_writes_the_results() {
         .clone();
     assert_eq!(tp["data"]["AverageThreshold"], 1e12);
 }
+
+/// A one-node cluster with room for one pod, four pods, and a scheduler config. Returns (exit
+/// code, stderr, the `tidegate_summary` data of the run if it wrote one).
+fn with_scheduler_config(sched: &str) -> (i32, String, Option<serde_json::Value>) {
+    let config = "\
+- name: T
+  schedulerConfigPath: sched.yaml
+  workloadTemplate:
+  - opcode: createNodes
+    count: 1
+    nodeTemplatePath: node.yaml
+  - opcode: createPods
+    count: 1
+    podTemplatePath: pod.yaml
+    collectMetrics: true
+  - opcode: createPods
+    count: 3
+    podTemplatePath: pod.yaml
+    skipWaitToCompletion: true
+  - opcode: barrier
+    stageRequirement: Attempted
+  workloads:
+  - name: w
+";
+    let node = "\
+apiVersion: v1
+kind: Node
+metadata:
+  generateName: n-
+status:
+  capacity:
+    cpu: \"4\"
+    memory: 8Gi
+    pods: \"1\"
+";
+    let dir = tempfile::tempdir().unwrap();
+    for (name, text) in [
+        ("config.yaml", config),
+        ("node.yaml", node),
+        ("pod.yaml", POD),
+        ("sched.yaml", sched),
+    ] {
+        std::fs::write(dir.path().join(name), text).unwrap();
+    }
+    let out = dir.path().join("out");
+    let o = bin()
+        .arg("run")
+        .arg(dir.path().join("config.yaml"))
+        .args(["--workload", "T/w", "--data-items-dir"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    let stderr =
+        String::from_utf8_lossy(&o.stderr).replace(&dir.path().display().to_string(), "DIR");
+    let summary = std::fs::read_dir(&out).ok().and_then(|mut d| {
+        let f = d.next()?.ok()?.path();
+        let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(f).ok()?).ok()?;
+        v["dataItems"]
+            .as_array()?
+            .iter()
+            .find(|i| i["labels"]["Metric"] == "tidegate_summary")
+            .map(|i| i["data"].clone())
+    });
+    (o.status.code().unwrap_or(-1), stderr, summary)
+}
+
+#[test]
+fn scheduler_config_errors_name_file_line_and_field() {
+    let (code, stderr, summary) = with_scheduler_config(
+        "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles:\n- schedulerName: default-scheduler\n  percentageOfNodesToScore: 150\n",
+    );
+    assert_eq!(code, 2, "{stderr}");
+    assert!(summary.is_none());
+    assert_eq!(
+        stderr.trim_end(),
+        "error: DIR/sched.yaml:5:29: profiles[0].percentageOfNodesToScore: Invalid value: 150: not in valid range [0-100]"
+    );
+    let (code, stderr, summary) = with_scheduler_config(
+        "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles:\n- plugins:\n    filter:\n      enabled:\n      - name: NoSuchPlugin\n",
+    );
+    assert_eq!(code, 2, "{stderr}");
+    assert!(summary.is_none());
+    assert!(
+        stderr.starts_with(
+            "error: DIR/sched.yaml:5:5: profiles[0].plugins.filter: plugin \"NoSuchPlugin\" does not exist"
+        ),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn scheduler_config_changes_what_the_scheduler_does() {
+    // The node holds one pod. With the default plugins one of the four pods binds; with
+    // NodeResourcesFit's Filter disabled nothing checks the pod limit and all four bind.
+    let bound = |sched: &str| {
+        let (code, stderr, summary) = with_scheduler_config(sched);
+        assert_eq!(code, 0, "{stderr}");
+        let s = summary.expect("summary item");
+        s["bound"].as_f64().unwrap_or_else(|| panic!("{s}"))
+    };
+    let head = "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n";
+    assert_eq!(bound(head), 1.0);
+    assert_eq!(
+        bound(&format!(
+            "{head}profiles:\n- schedulerName: default-scheduler\n  plugins:\n    filter:\n      disabled:\n      - name: NodeResourcesFit\n"
+        )),
+        4.0
+    );
+}

@@ -96,7 +96,7 @@ fn misc_integration_workloads_run_unchanged() {
     let cfg = config::load(&root.join("misc/performance-config.yaml")).unwrap();
     let opts = RunOptions {
         label_filter: Some("integration-test".into()),
-        threads: 2,
+        threads: Some(2),
         ..RunOptions::default()
     };
     let reports = run_config(&cfg, &opts).unwrap();

@@ -13,7 +13,7 @@ fn run(file: &Path, filter: &str, workload: Option<&str>) -> Vec<(String, Summar
     let opts = RunOptions {
         label_filter: Some(filter.to_string()),
         workload: workload.map(str::to_string),
-        threads: 2,
+        threads: Some(2),
         ..RunOptions::default()
     };
     let reports = run_config(&cfg, &opts).expect("runs");
@@ -75,7 +75,7 @@ fn the_same_seed_gives_the_same_placements() {
         let opts = RunOptions {
             workload: Some("SchedulingBasic/500Nodes".into()),
             seed,
-            threads: 1,
+            threads: Some(1),
             ..RunOptions::default()
         };
         match run_config(&cfg, &opts).unwrap().remove(0).outcome {

@@ -16,6 +16,7 @@
 
 pub mod api;
 pub mod cache;
+pub mod config;
 pub mod framework;
 pub mod metrics;
 pub mod plugins;

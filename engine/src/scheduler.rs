@@ -96,11 +96,10 @@ impl Scheduler {
         let frameworks = cfg
             .profiles
             .iter()
-            .map(|p| Framework::new(p, registry, &ctx, metrics.clone()))
+            .enumerate()
+            .map(|(i, p)| Framework::new(i, p, registry, &ctx, metrics.clone()))
             .collect::<Result<Vec<_>, _>>()?;
-        let first = frameworks
-            .first()
-            .ok_or_else(|| FrameworkError::QueueSort("(no profiles)".into()))?;
+        let first = frameworks.first().ok_or(FrameworkError::QueueSort(0))?;
         let mut pre_enqueue = AHashMap::new();
         let mut events = AHashMap::new();
         let mut hints = AHashMap::new();

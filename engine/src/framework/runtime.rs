@@ -18,50 +18,200 @@ use ahash::AHashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// Error building a framework from a profile.
+/// Error building a framework from a profile. `profile` is the index in the config's
+/// `profiles` list; the messages follow kube's where kube has one.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum FrameworkError {
-    #[error("profiles[{profile}].plugins: plugin {name:?} is not registered (known: {known})")]
+    #[error(
+        "profiles[{profile}].plugins.{point}: plugin {name:?} does not exist (registered: {known})"
+    )]
     UnknownPlugin {
-        profile: String,
+        profile: usize,
+        point: &'static str,
         name: String,
         known: String,
     },
-    #[error("profiles[{0}]: exactly one QueueSort plugin must be enabled")]
-    QueueSort(String),
-    #[error("profiles[{0}]: at least one Bind plugin must be enabled")]
-    NoBind(String),
+    #[error("profiles[{profile}].plugins.{point}: plugin {name:?} does not extend {point}")]
+    WrongExtensionPoint {
+        profile: usize,
+        point: &'static str,
+        name: String,
+    },
+    #[error("profiles[{profile}].plugins.{point}: plugin {name:?} already registered as {point}")]
+    Duplicate {
+        profile: usize,
+        point: &'static str,
+        name: String,
+    },
+    #[error("profiles[{0}].plugins.queueSort: exactly one queue sort plugin must be enabled")]
+    QueueSort(usize),
+    #[error("profiles[{0}].plugins.bind: at least one bind plugin is needed")]
+    NoBind(usize),
     #[error("profiles[{profile}].pluginConfig[{name}].args: {msg}")]
     PluginArgs {
-        profile: String,
+        profile: usize,
         name: String,
         msg: String,
     },
 }
 
-/// A profile: a scheduler name and its enabled plugins (with score weights).
+/// One extension point's plugins (kube's `PluginSet`): enabled in order, with score weights
+/// (0 = unset), and disabled names (`*` = every default).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PluginSet {
+    pub enabled: Vec<(String, i64)>,
+    pub disabled: Vec<String>,
+}
+
+/// The extension points a profile configures (kube's `Plugins`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Plugins {
+    pub pre_enqueue: PluginSet,
+    pub queue_sort: PluginSet,
+    pub pre_filter: PluginSet,
+    pub filter: PluginSet,
+    pub post_filter: PluginSet,
+    pub pre_score: PluginSet,
+    pub score: PluginSet,
+    pub reserve: PluginSet,
+    pub permit: PluginSet,
+    pub pre_bind: PluginSet,
+    pub bind: PluginSet,
+    pub post_bind: PluginSet,
+    pub multi_point: PluginSet,
+}
+
+impl Plugins {
+    /// The specific extension points with their config names, in kube's order.
+    pub fn points(&self) -> [(&'static str, &PluginSet); 12] {
+        [
+            ("preEnqueue", &self.pre_enqueue),
+            ("queueSort", &self.queue_sort),
+            ("preFilter", &self.pre_filter),
+            ("filter", &self.filter),
+            ("postFilter", &self.post_filter),
+            ("preScore", &self.pre_score),
+            ("score", &self.score),
+            ("reserve", &self.reserve),
+            ("permit", &self.permit),
+            ("preBind", &self.pre_bind),
+            ("bind", &self.bind),
+            ("postBind", &self.post_bind),
+        ]
+    }
+}
+
+/// A profile: a scheduler name and its plugins, after defaulting (see `crate::config`).
 #[derive(Clone, Debug)]
 pub struct Profile {
     pub scheduler_name: String,
-    pub plugins: Vec<(String, i64)>,
+    pub plugins: Plugins,
     pub percentage_of_nodes_to_score: Option<u32>,
     /// `pluginConfig`: plugin name → args (JSON form of the YAML).
     pub plugin_args: AHashMap<String, serde_json::Value>,
 }
 
 impl Profile {
-    /// kube's default profile (restricted to the plugins of this build).
+    /// kube's default profile: the default plugins through `multiPoint` (restricted to the
+    /// plugins of this build).
     pub fn default_profile() -> Profile {
         Profile {
             scheduler_name: "default-scheduler".into(),
-            plugins: crate::plugins::DEFAULT_PLUGINS
-                .iter()
-                .map(|(n, w)| (n.to_string(), *w))
-                .collect(),
+            plugins: Plugins {
+                multi_point: PluginSet {
+                    enabled: crate::plugins::DEFAULT_PLUGINS
+                        .iter()
+                        .map(|(n, w)| (n.to_string(), *w))
+                        .collect(),
+                    disabled: vec![],
+                },
+                ..Default::default()
+            },
             percentage_of_nodes_to_score: None,
             plugin_args: AHashMap::new(),
         }
     }
+}
+
+/// Whether a plugin implements an extension point (by its config name).
+fn implements(p: &Arc<dyn Plugin>, point: &str) -> bool {
+    let p = p.clone();
+    match point {
+        "preEnqueue" => p.into_pre_enqueue().is_some(),
+        "queueSort" => p.into_queue_sort().is_some(),
+        "preFilter" => p.into_pre_filter().is_some(),
+        "filter" => p.into_filter().is_some(),
+        "postFilter" => p.into_post_filter().is_some(),
+        "preScore" => p.into_pre_score().is_some(),
+        "score" => p.into_score().is_some(),
+        "reserve" => p.into_reserve().is_some(),
+        "permit" => p.into_permit().is_some(),
+        "preBind" => p.into_pre_bind().is_some(),
+        "bind" => p.into_bind().is_some(),
+        "postBind" => p.into_post_bind().is_some(),
+        _ => false,
+    }
+}
+
+/// kube's `expandMultiPointPlugins` for one extension point: the plugin names that run there,
+/// in order. Order: plugins enabled both at the point and through multiPoint (the specific
+/// config overrides), then multiPoint-only plugins, then the point's other plugins.
+fn expand_point(
+    profile: usize,
+    point: &'static str,
+    set: &PluginSet,
+    multi: &PluginSet,
+    instances: &AHashMap<String, Arc<dyn Plugin>>,
+) -> Result<Vec<String>, FrameworkError> {
+    let mut specific: Vec<String> = Vec::new();
+    for (name, _) in &set.enabled {
+        let p = &instances[name];
+        if !implements(p, point) {
+            return Err(FrameworkError::WrongExtensionPoint {
+                profile,
+                point,
+                name: name.clone(),
+            });
+        }
+        if specific.contains(name) {
+            return Err(FrameworkError::Duplicate {
+                profile,
+                point,
+                name: name.clone(),
+            });
+        }
+        specific.push(name.clone());
+    }
+    if set.disabled.iter().any(|d| d == "*") {
+        return Ok(specific);
+    }
+    let mut overrides = Vec::new();
+    let mut from_multi: Vec<String> = Vec::new();
+    for (name, _) in &multi.enabled {
+        if !implements(&instances[name], point) || set.disabled.contains(name) {
+            continue;
+        }
+        if specific.contains(name) {
+            overrides.push(name.clone());
+            continue;
+        }
+        if from_multi.contains(name) {
+            return Err(FrameworkError::Duplicate {
+                profile,
+                point,
+                name: name.clone(),
+            });
+        }
+        from_multi.push(name.clone());
+    }
+    let mut out: Vec<String> = specific
+        .iter()
+        .filter(|n| overrides.contains(n))
+        .cloned()
+        .collect();
+    out.extend(from_multi);
+    out.extend(specific.into_iter().filter(|n| !overrides.contains(n)));
+    Ok(out)
 }
 
 pub struct Framework {
@@ -91,78 +241,160 @@ fn nanos(t: Instant) -> u64 {
 }
 
 impl Framework {
+    /// Builds profile number `index` (kube's `NewFramework`): one instance per plugin, the
+    /// extension points expanded from `multiPoint`, score weights from `score` first, then
+    /// `multiPoint` (0 means 1).
     pub fn new(
+        index: usize,
         profile: &Profile,
         registry: &Registry,
         ctx: &PluginContext,
         metrics: Arc<Metrics>,
     ) -> Result<Framework, FrameworkError> {
-        let mut queue_sort = None;
-        let mut fwk = Framework {
-            scheduler_name: Sym::new(&profile.scheduler_name),
-            percentage_of_nodes_to_score: profile.percentage_of_nodes_to_score,
-            queue_sort: Arc::new(crate::plugins::priority_sort::PrioritySort),
-            pre_enqueue: vec![],
-            pre_filter: vec![],
-            filter: vec![],
-            post_filter: vec![],
-            pre_score: vec![],
-            score: vec![],
-            reserve: vec![],
-            permit: vec![],
-            pre_bind: vec![],
-            bind: vec![],
-            post_bind: vec![],
-            events: AHashMap::new(),
-            enqueue_extensions: AHashMap::new(),
-            metrics,
-        };
-        for (name, weight) in &profile.plugins {
+        let pl = &profile.plugins;
+        // Instantiate every plugin named anywhere, once, in first-mention order.
+        let mut instances: AHashMap<String, Arc<dyn Plugin>> = AHashMap::new();
+        let mut order: Vec<String> = Vec::new();
+        let named = pl
+            .points()
+            .into_iter()
+            .chain([("multiPoint", &pl.multi_point)])
+            .flat_map(|(point, set)| set.enabled.iter().map(move |(n, _)| (point, n)));
+        for (point, name) in named {
+            if instances.contains_key(name) {
+                continue;
+            }
             let factory = registry
                 .get(name)
                 .ok_or_else(|| FrameworkError::UnknownPlugin {
-                    profile: profile.scheduler_name.clone(),
+                    profile: index,
+                    point,
                     name: name.clone(),
                     known: registry.names().join(", "),
                 })?;
             let p = factory(ctx, profile.plugin_args.get(name)).map_err(|msg| {
                 FrameworkError::PluginArgs {
-                    profile: profile.scheduler_name.clone(),
+                    profile: index,
                     name: name.clone(),
                     msg,
                 }
             })?;
+            instances.insert(name.clone(), p);
+            order.push(name.clone());
+        }
+        let mut at: AHashMap<&'static str, Vec<Arc<dyn Plugin>>> = AHashMap::new();
+        for (point, set) in pl.points() {
+            let names = expand_point(index, point, set, &pl.multi_point, &instances)?;
+            at.insert(point, names.iter().map(|n| instances[n].clone()).collect());
+        }
+        let list = |point: &str| at.get(point).cloned().unwrap_or_default();
+        let mut weights: AHashMap<&str, i64> = AHashMap::new();
+        for (name, w) in pl.score.enabled.iter().chain(&pl.multi_point.enabled) {
+            weights
+                .entry(name.as_str())
+                .or_insert(if *w == 0 { 1 } else { *w });
+        }
+        let mut queue_sort: Vec<_> = list("queueSort")
+            .into_iter()
+            .filter_map(|p| p.into_queue_sort())
+            .collect();
+        if queue_sort.len() != 1 {
+            return Err(FrameworkError::QueueSort(index));
+        }
+        let mut fwk = Framework {
+            scheduler_name: Sym::new(&profile.scheduler_name),
+            percentage_of_nodes_to_score: profile.percentage_of_nodes_to_score,
+            queue_sort: queue_sort.remove(0),
+            pre_enqueue: list("preEnqueue")
+                .into_iter()
+                .filter_map(|p| p.into_pre_enqueue())
+                .collect(),
+            pre_filter: list("preFilter")
+                .into_iter()
+                .filter_map(|p| p.into_pre_filter())
+                .collect(),
+            filter: list("filter")
+                .into_iter()
+                .filter_map(|p| p.into_filter())
+                .collect(),
+            post_filter: list("postFilter")
+                .into_iter()
+                .filter_map(|p| p.into_post_filter())
+                .collect(),
+            pre_score: list("preScore")
+                .into_iter()
+                .filter_map(|p| p.into_pre_score())
+                .collect(),
+            score: list("score")
+                .into_iter()
+                .filter_map(|p| {
+                    let w = weights.get(p.name()).copied().unwrap_or(1);
+                    p.into_score().map(|s| (s, w))
+                })
+                .collect(),
+            reserve: list("reserve")
+                .into_iter()
+                .filter_map(|p| p.into_reserve())
+                .collect(),
+            permit: list("permit")
+                .into_iter()
+                .filter_map(|p| p.into_permit())
+                .collect(),
+            pre_bind: list("preBind")
+                .into_iter()
+                .filter_map(|p| p.into_pre_bind())
+                .collect(),
+            bind: list("bind")
+                .into_iter()
+                .filter_map(|p| p.into_bind())
+                .collect(),
+            post_bind: list("postBind")
+                .into_iter()
+                .filter_map(|p| p.into_post_bind())
+                .collect(),
+            events: AHashMap::new(),
+            enqueue_extensions: AHashMap::new(),
+            metrics,
+        };
+        if fwk.bind.is_empty() {
+            return Err(FrameworkError::NoBind(index));
+        }
+        // EnqueueExtensions of every enabled plugin (kube registers the events of all of them).
+        for name in &order {
+            let p = instances[name].clone();
             let pname = p.name();
-            if let Some(x) = p.clone().into_queue_sort() {
-                if queue_sort.is_some() {
-                    return Err(FrameworkError::QueueSort(profile.scheduler_name.clone()));
-                }
-                queue_sort = Some(x);
-            }
-            fwk.pre_enqueue.extend(p.clone().into_pre_enqueue());
-            fwk.pre_filter.extend(p.clone().into_pre_filter());
-            fwk.filter.extend(p.clone().into_filter());
-            fwk.post_filter.extend(p.clone().into_post_filter());
-            fwk.pre_score.extend(p.clone().into_pre_score());
-            if let Some(s) = p.clone().into_score() {
-                fwk.score.push((s, (*weight).max(1)));
-            }
-            fwk.reserve.extend(p.clone().into_reserve());
-            fwk.permit.extend(p.clone().into_permit());
-            fwk.pre_bind.extend(p.clone().into_pre_bind());
-            fwk.bind.extend(p.clone().into_bind());
-            fwk.post_bind.extend(p.clone().into_post_bind());
             if let Some(e) = p.into_enqueue_extensions() {
                 fwk.events.insert(pname, e.events_to_register());
                 fwk.enqueue_extensions.insert(pname, e);
             }
         }
-        fwk.queue_sort =
-            queue_sort.ok_or_else(|| FrameworkError::QueueSort(profile.scheduler_name.clone()))?;
-        if fwk.bind.is_empty() {
-            return Err(FrameworkError::NoBind(profile.scheduler_name.clone()));
-        }
         Ok(fwk)
+    }
+
+    /// Plugin names per extension point, in run order (for reports and tests).
+    pub fn plugin_names(&self) -> Vec<(&'static str, Vec<&'static str>)> {
+        fn names<T: Plugin + ?Sized>(v: &[Arc<T>]) -> Vec<&'static str> {
+            v.iter().map(|p| p.name()).collect()
+        }
+        vec![
+            ("preEnqueue", names(&self.pre_enqueue)),
+            ("queueSort", vec![self.queue_sort.name()]),
+            ("preFilter", names(&self.pre_filter)),
+            ("filter", names(&self.filter)),
+            ("postFilter", names(&self.post_filter)),
+            ("preScore", names(&self.pre_score)),
+            ("score", self.score.iter().map(|(p, _)| p.name()).collect()),
+            ("reserve", names(&self.reserve)),
+            ("permit", names(&self.permit)),
+            ("preBind", names(&self.pre_bind)),
+            ("bind", names(&self.bind)),
+            ("postBind", names(&self.post_bind)),
+        ]
+    }
+
+    /// Score plugins with their weights, in order.
+    pub fn score_weights(&self) -> Vec<(&'static str, i64)> {
+        self.score.iter().map(|(p, w)| (p.name(), *w)).collect()
     }
 
     pub fn metrics(&self) -> &Arc<Metrics> {
