@@ -50,6 +50,7 @@ pub fn load(path: &Path, registry: &Registry) -> Result<SchedulerConfigFile, Inp
     let resolved = cfg.resolve().map_err(|e| at(path, &root, e))?;
     let ctx = PluginContext {
         client: Arc::new(TrialClient),
+        waiting_pods: Default::default(),
     };
     for (i, p) in resolved.profiles.iter().enumerate() {
         Framework::new(i, p, registry, &ctx, Arc::new(Metrics::new())).map_err(|e| {

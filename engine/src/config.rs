@@ -398,8 +398,8 @@ pub fn merge_plugins(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::framework::runtime::Framework;
     use crate::framework::ClusterClient;
+    use crate::framework::runtime::Framework;
     use crate::metrics::Metrics;
     use crate::plugins::{PluginContext, Registry};
     use std::sync::Arc;
@@ -421,6 +421,7 @@ mod tests {
     fn build(p: &Profile) -> Framework {
         let ctx = PluginContext {
             client: Arc::new(NoClient),
+            waiting_pods: Default::default(),
         };
         Framework::new(0, p, &Registry::in_tree(), &ctx, Arc::new(Metrics::new())).unwrap()
     }
@@ -448,6 +449,7 @@ mod tests {
                 Registry::in_tree().get(n).is_some_and(|fac| {
                     let ctx = PluginContext {
                         client: Arc::new(NoClient),
+                        waiting_pods: Default::default(),
                     };
                     fac(&ctx, None).unwrap().into_score().is_some()
                 })
@@ -605,6 +607,7 @@ mod tests {
         .unwrap();
         let ctx = PluginContext {
             client: Arc::new(NoClient),
+            waiting_pods: Default::default(),
         };
         let err = Framework::new(
             0,

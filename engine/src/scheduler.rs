@@ -10,18 +10,18 @@ use crate::framework::events::{ActionType, ClusterEvent, EventObject, EventResou
 use crate::framework::interface::{ClusterClient, Diagnosis};
 use crate::framework::parallelize::{find_feasible, num_feasible_nodes_to_find};
 use crate::framework::runtime::{Framework, FrameworkError, Profile};
-use crate::framework::{Code, CycleState, Status};
+use crate::framework::{Code, CycleState, Status, WaitingPods};
 use crate::metrics::{AttemptResult, ExtensionPoint, Metrics, Series};
 use crate::plugins::{PluginContext, Registry};
 use crate::queue::clock::{Clock, RealClock};
 use crate::queue::{QueueConfig, QueuedPodInfo, SchedulingQueue};
 use ahash::AHashMap;
-use parking_lot::Mutex;
+use parking_lot::{Mutex, RwLock};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rayon::prelude::*;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Weak};
 use std::thread::JoinHandle;
 use std::time::Instant;
 
@@ -39,6 +39,9 @@ pub struct SchedulerConfig {
     /// Seed for host selection among equal scores.
     pub seed: u64,
     pub queue: QueueConfig,
+    /// Threads that run binding cycles (WaitOnPermit, PreBind, Bind, PostBind) once
+    /// [`Scheduler::run`] starts; until then binding runs inline.
+    pub binding_workers: usize,
 }
 
 impl Default for SchedulerConfig {
@@ -49,6 +52,7 @@ impl Default for SchedulerConfig {
             parallelism: std::thread::available_parallelism().map_or(1, |n| n.get()),
             seed: 0,
             queue: QueueConfig::default(),
+            binding_workers: 1,
         }
     }
 }
@@ -63,7 +67,14 @@ pub struct SchedulerStats {
 }
 
 pub struct Scheduler {
+    /// Itself, for the continuations of pods waiting at Permit.
+    me: Weak<Scheduler>,
     frameworks: Vec<Framework>,
+    /// Pods waiting at Permit.
+    pub waiting_pods: WaitingPods,
+    /// Where binding cycles go while [`Scheduler::run`] is active; `None`: run them inline.
+    binder: RwLock<Option<crossbeam::channel::Sender<BindingTask>>>,
+    binding_workers: usize,
     pub queue: SchedulingQueue,
     pub cache: Cache,
     snapshot: Mutex<Snapshot>,
@@ -74,6 +85,20 @@ pub struct Scheduler {
     pool: Option<rayon::ThreadPool>,
     global_pct: Option<u32>,
     pub stats: SchedulerStats,
+}
+
+/// A pod that passed the scheduling cycle (assumed, reserved, permitted or waiting), on its way
+/// through the binding cycle.
+struct BindingTask {
+    fwk: usize,
+    state: CycleState,
+    qpi: QueuedPodInfo,
+    assumed: Arc<Pod>,
+    host: Sym,
+    start: Instant,
+    cycle: i64,
+    /// The outcome of WaitOnPermit for a pod that waited.
+    permit: Option<Status>,
 }
 
 /// A failed attempt: the status, and for a fit error the diagnosis.
@@ -90,8 +115,10 @@ impl Scheduler {
         clock: Option<Arc<dyn Clock>>,
     ) -> Result<Arc<Scheduler>, FrameworkError> {
         let metrics = Arc::new(Metrics::new());
+        let waiting_pods = WaitingPods::new();
         let ctx = PluginContext {
             client: client.clone(),
+            waiting_pods: waiting_pods.clone(),
         };
         let frameworks = cfg
             .profiles
@@ -129,8 +156,12 @@ impl Scheduler {
                 .build()
                 .expect("rayon pool")
         });
-        Ok(Arc::new(Scheduler {
+        Ok(Arc::new_cyclic(|me| Scheduler {
+            me: me.clone(),
             frameworks,
+            waiting_pods,
+            binder: RwLock::new(None),
+            binding_workers: cfg.binding_workers.max(1),
             queue,
             cache: Cache::new(),
             snapshot: Mutex::new(Snapshot::default()),
@@ -184,10 +215,10 @@ impl Scheduler {
         out
     }
 
-    fn framework_for(&self, pod: &Pod) -> Option<&Framework> {
+    fn framework_for(&self, pod: &Pod) -> Option<usize> {
         self.frameworks
             .iter()
-            .find(|f| f.scheduler_name == pod.spec.scheduler_name)
+            .position(|f| f.scheduler_name == pod.spec.scheduler_name)
     }
 
     /// Whether one of our profiles is responsible for this pod.
@@ -298,18 +329,58 @@ impl Scheduler {
 
     // ---- the scheduling loop --------------------------------------------------------------
 
-    /// Runs `schedule_one` on a dedicated thread until the queue is closed.
+    /// Runs `schedule_one` on a dedicated thread until the queue is closed, with binding
+    /// cycles on `binding_workers` threads of their own (kube runs each in a goroutine), so
+    /// the next scheduling cycle starts while earlier pods bind. The returned handle finishes
+    /// after the binding workers have drained.
     pub fn run(self: &Arc<Self>) -> JoinHandle<()> {
+        let (tx, rx) = crossbeam::channel::unbounded::<BindingTask>();
+        let workers: Vec<JoinHandle<()>> = (0..self.binding_workers)
+            .map(|i| {
+                let s = self.clone();
+                let rx = rx.clone();
+                std::thread::Builder::new()
+                    .name(format!("tidegate-binder-{i}"))
+                    .spawn(move || {
+                        for task in rx {
+                            s.binding_cycle(task);
+                        }
+                    })
+                    .expect("spawn binder thread")
+            })
+            .collect();
+        *self.binder.write() = Some(tx);
         let s = self.clone();
         std::thread::Builder::new()
             .name("tidegate-scheduler".into())
-            .spawn(move || while s.schedule_one() {})
+            .spawn(move || {
+                while s.schedule_one() {}
+                // Pods still waiting at Permit go back to the queue; then the workers drain.
+                s.waiting_pods.reject_all("scheduler stopped");
+                s.waiting_pods.stop();
+                s.binder.write().take();
+                for w in workers {
+                    let _ = w.join();
+                }
+            })
             .expect("spawn scheduler thread")
     }
 
     /// Stops the loop started by [`Scheduler::run`] once the current cycle ends.
     pub fn stop(&self) {
         self.queue.close();
+    }
+
+    /// Hands a binding cycle to the workers, or runs it here when none run.
+    fn submit_binding(&self, task: BindingTask) {
+        let task = match self.binder.read().as_ref() {
+            Some(tx) => match tx.send(task) {
+                Ok(()) => return,
+                Err(e) => e.into_inner(),
+            },
+            None => task,
+        };
+        self.binding_cycle(task);
     }
 
     /// One scheduling attempt. Returns false when the queue is closed.
@@ -325,10 +396,11 @@ impl Scheduler {
     /// the queue with `try_pop`).
     pub fn schedule_popped(&self, qpi: QueuedPodInfo) {
         let pod = qpi.pod.clone();
-        let Some(fwk) = self.framework_for(&pod) else {
+        let Some(fi) = self.framework_for(&pod) else {
             self.queue.done(&pod.key);
             return;
         };
+        let fwk = &self.frameworks[fi];
         if pod.deletion_timestamp || self.cache.is_assumed(&pod.key) {
             self.queue.done(&pod.key);
             return;
@@ -340,7 +412,7 @@ impl Scheduler {
         let host = match self.schedule_pod(fwk, &mut state, &pod) {
             Ok(h) => h,
             Err(f) => {
-                self.handle_failure(fwk, qpi, f, start, cycle);
+                self.handle_failure(qpi, f, start, cycle);
                 return;
             }
         };
@@ -356,73 +428,118 @@ impl Scheduler {
                 status: Status::error(format!("pod {} could not be assumed", pod.key)),
                 diagnosis: None,
             };
-            self.handle_failure(fwk, qpi, f, start, cycle);
+            self.handle_failure(qpi, f, start, cycle);
             return;
         }
         let st = fwk.run_reserve(&mut state, &assumed, host);
         if !st.is_success() {
             fwk.run_unreserve(&mut state, &assumed, host);
             self.cache.forget_pod(&pod.key);
-            self.handle_failure(fwk, qpi, rejection(st), start, cycle);
+            self.handle_failure(qpi, rejection(st), start, cycle);
             return;
         }
-        let (st, _wait) = fwk.run_permit(&mut state, &assumed, host);
-        if !st.is_success() {
-            let st = if st.is_wait() {
-                // Waiting pods need the waiting-pods map of the complete framework.
-                Status::error("Permit returned Wait, which this build does not support yet")
-            } else {
-                st
-            };
+        let (st, waits) = fwk.run_permit(&mut state, &assumed, host);
+        if !st.is_success() && !st.is_wait() {
             fwk.run_unreserve(&mut state, &assumed, host);
             self.cache.forget_pod(&pod.key);
-            self.handle_failure(fwk, qpi, rejection(st), start, cycle);
+            self.handle_failure(qpi, rejection(st), start, cycle);
             return;
         }
+        if !state.pods_to_activate.is_empty() {
+            self.queue
+                .activate(&std::mem::take(&mut state.pods_to_activate));
+        }
+        let task = BindingTask {
+            fwk: fi,
+            state,
+            qpi,
+            assumed: assumed.clone(),
+            host,
+            start,
+            cycle,
+            permit: None,
+        };
+        if st.is_wait() {
+            // The binding cycle continues when the pod is allowed, rejected or times out.
+            let me = self.me.clone();
+            let mut task = task;
+            self.waiting_pods.add(
+                assumed,
+                host,
+                waits,
+                Box::new(move |outcome| {
+                    if let Some(s) = me.upgrade() {
+                        task.permit = Some(outcome);
+                        s.submit_binding(task);
+                    }
+                }),
+            );
+            return;
+        }
+        self.submit_binding(task);
+    }
 
-        // Binding cycle (inline in this build).
-        self.queue.done(&pod.key);
-        let mut st = fwk.run_pre_bind(&mut state, &assumed, host);
+    /// kube's `bindingCycle` and `handleBindingCycleError`: WaitOnPermit's outcome, Done,
+    /// PreBind, Bind, PostBind; on failure Unreserve, forget, requeue.
+    fn binding_cycle(&self, mut t: BindingTask) {
+        let fwk = &self.frameworks[t.fwk];
+        let key = t.assumed.key.clone();
+        let mut st = match t.permit.take() {
+            Some(s) if !s.is_success() => s,
+            _ => Status::success(),
+        };
+        let permit_rejected = st.is_rejected();
         if st.is_success() {
-            st = fwk.run_bind(&mut state, &assumed, host);
+            // Past Permit a failure no longer makes the pod unschedulable: release the events
+            // kept for it now (kube calls Done here).
+            self.queue.done(&key);
+            st = fwk.run_pre_bind(&mut t.state, &t.assumed, t.host);
+            if st.is_success() {
+                st = fwk.run_bind(&mut t.state, &t.assumed, t.host);
+            }
         }
         if !st.is_success() {
-            fwk.run_unreserve(&mut state, &assumed, host);
-            self.cache.forget_pod(&pod.key);
-            // The resources it held are free again.
+            fwk.run_unreserve(&mut t.state, &t.assumed, t.host);
+            self.cache.forget_pod(&key);
+            // The resources it held are free again (kube: an AssignedPodDelete event; after a
+            // Permit rejection the pod itself is not moved by it).
             self.queue.move_all_to_active_or_backoff(ClusterEvent::new(
                 EventResource::AssignedPod,
                 ActionType::DELETE,
             ));
-            self.handle_failure(fwk, qpi, rejection(st), start, cycle);
+            let f = if permit_rejected {
+                rejection(st)
+            } else {
+                Failure {
+                    status: st,
+                    diagnosis: None,
+                }
+            };
+            self.handle_failure(t.qpi, f, t.start, t.cycle);
             return;
         }
-        let elapsed = start.elapsed().as_nanos() as u64;
+        let elapsed = t.start.elapsed().as_nanos() as u64;
         self.metrics
             .observe(Series::AttemptDuration(AttemptResult::Scheduled), elapsed);
         self.metrics.inc_attempt(AttemptResult::Scheduled);
         self.metrics
-            .observe(Series::PodSchedulingAttempts, u64::from(qpi.attempts));
-        if let Some(t0) = qpi.initial_attempt_timestamp {
+            .observe(Series::PodSchedulingAttempts, u64::from(t.qpi.attempts));
+        if let Some(t0) = t.qpi.initial_attempt_timestamp {
             let now = self.queue.clock().now();
-            let a = qpi.attempts.min(15) as u8;
+            let a = t.qpi.attempts.min(15) as u8;
             self.metrics.observe(
                 Series::SliDuration(a),
                 now.saturating_sub(t0).as_nanos() as u64,
             );
         }
         self.stats.scheduled.fetch_add(1, Ordering::Relaxed);
-        fwk.run_post_bind(&mut state, &assumed, host);
+        fwk.run_post_bind(&mut t.state, &t.assumed, t.host);
+        if !t.state.pods_to_activate.is_empty() {
+            self.queue.activate(&t.state.pods_to_activate);
+        }
     }
 
-    fn handle_failure(
-        &self,
-        _fwk: &Framework,
-        mut qpi: QueuedPodInfo,
-        f: Failure,
-        start: Instant,
-        cycle: i64,
-    ) {
+    fn handle_failure(&self, mut qpi: QueuedPodInfo, f: Failure, start: Instant, cycle: i64) {
         let rejected = f.status.is_rejected();
         let result = if rejected {
             self.stats.unschedulable.fetch_add(1, Ordering::Relaxed);

@@ -14,6 +14,9 @@ pub struct CycleState {
     pub skip_filter_plugins: Vec<&'static str>,
     /// Score plugins whose PreScore returned Skip.
     pub skip_score_plugins: Vec<&'static str>,
+    /// kube's `PodsToActivate`: pods a plugin wants moved to activeQ at the end of a
+    /// successful scheduling cycle and again after a successful binding cycle.
+    pub pods_to_activate: Vec<crate::api::PodKey>,
 }
 
 impl CycleState {

@@ -8,6 +8,7 @@ pub mod node_info;
 pub mod parallelize;
 pub mod runtime;
 pub mod status;
+pub mod waiting_pods;
 
 pub use cycle_state::CycleState;
 pub use events::{ActionType, ClusterEvent, EventResource};
@@ -15,3 +16,4 @@ pub use interface::*;
 pub use node_info::NodeInfo;
 pub use runtime::{Framework, FrameworkError, Profile};
 pub use status::{Code, Status};
+pub use waiting_pods::{WaitingPod, WaitingPods};

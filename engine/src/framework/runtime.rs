@@ -595,16 +595,18 @@ impl Framework {
         );
     }
 
-    /// Permit. Returns Success, a rejection, or Wait with the shortest timeout.
+    /// Permit. Returns Success, a rejection, or Wait with the plugins that said Wait and
+    /// their timeouts (kube caps each at 15 minutes).
     pub fn run_permit(
         &self,
         state: &mut CycleState,
         pod: &Pod,
         node: Sym,
-    ) -> (Status, Option<Duration>) {
+    ) -> (Status, Vec<(&'static str, Duration)>) {
+        const MAX_TIMEOUT: Duration = Duration::from_secs(15 * 60);
         let start = Instant::now();
         let mut status = Status::success();
-        let mut wait: Option<Duration> = None;
+        let mut waits = Vec::new();
         for p in &self.permit {
             let t = Instant::now();
             let (s, timeout) = p.permit(state, pod, node);
@@ -613,7 +615,7 @@ impl Framework {
                 nanos(t),
             );
             if s.is_wait() {
-                wait = Some(wait.map_or(timeout, |w| w.min(timeout)));
+                waits.push((p.name(), timeout.min(MAX_TIMEOUT)));
                 continue;
             }
             if !s.is_success() {
@@ -621,14 +623,14 @@ impl Framework {
                 break;
             }
         }
-        if status.is_success() && wait.is_some() {
+        if status.is_success() && !waits.is_empty() {
             status = Status::code_only(Code::Wait);
         }
         self.metrics.observe(
             Series::ExtensionPoint(ExtensionPoint::Permit, status.code()),
             nanos(start),
         );
-        (status, wait)
+        (status, waits)
     }
 
     pub fn run_pre_bind(&self, state: &mut CycleState, pod: &Pod, node: Sym) -> Status {

@@ -22,6 +22,8 @@ use std::sync::Arc;
 /// What a factory gets to build a plugin.
 pub struct PluginContext {
     pub client: Arc<dyn ClusterClient>,
+    /// Pods waiting at Permit: Permit plugins allow or reject them through this.
+    pub waiting_pods: crate::framework::WaitingPods,
 }
 
 /// Builds a plugin from the context and its `pluginConfig` args (`None`: none given, use the
