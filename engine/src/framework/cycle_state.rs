@@ -32,6 +32,12 @@ impl CycleState {
         self.data.get(key).and_then(|b| b.downcast_ref::<T>())
     }
 
+    /// Mutable access, for PreFilterExtensions AddPod/RemovePod that update a plugin's
+    /// pre-computed state in place.
+    pub fn read_mut<T: Any + Send + Sync>(&mut self, key: &'static str) -> Option<&mut T> {
+        self.data.get_mut(key).and_then(|b| b.downcast_mut::<T>())
+    }
+
     pub fn delete(&mut self, key: &'static str) {
         self.data.remove(key);
     }
