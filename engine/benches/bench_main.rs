@@ -318,5 +318,124 @@ mod gated {
     }
 }
 
-criterion_group!(benches, queue::bench, gated::bench);
+mod events {
+    //! The cost of an AssignedPodAdd against the size of the unschedulable pool: kube scans
+    //! every parked pod's affinity terms (`getUnschedulablePodsWithCrossTopologyTerm`); the
+    //! anchor index visits only the pods filed under the added pod's labels.
+    use ahash::AHashMap;
+    use criterion::{BenchmarkId, Criterion};
+    use std::hint::black_box;
+    use std::sync::Arc;
+    use std::time::{Duration, Instant};
+    use tidegate_engine::api::labels::{LabelSelector, Labels, Operator, Requirement};
+    use tidegate_engine::api::{Pod, PodAffinity, PodAffinityTerm, PodSpecInfo, Sym};
+    use tidegate_engine::framework::events::{ActionType, ClusterEvent, EventResource};
+    use tidegate_engine::framework::interface::PreEnqueuePlugin;
+    use tidegate_engine::metrics::Metrics;
+    use tidegate_engine::plugins::priority_sort::PrioritySort;
+    use tidegate_engine::queue::clock::VirtualClock;
+    use tidegate_engine::queue::{QueueConfig, SchedulingQueue};
+
+    fn wants(name: &str, app: &str) -> Arc<Pod> {
+        let spec = PodSpecInfo {
+            scheduler_name: Sym::new("default-scheduler"),
+            pod_affinity: PodAffinity {
+                required_affinity: vec![PodAffinityTerm {
+                    label_selector: Some(LabelSelector {
+                        requirements: vec![Requirement {
+                            key: Sym::new("app"),
+                            op: Operator::In,
+                            values: vec![Sym::new(app)],
+                            int_value: 0,
+                        }],
+                    }),
+                    namespaces: vec![],
+                    namespace_selector: None,
+                    topology_key: Sym::new("kubernetes.io/hostname"),
+                    match_label_keys: vec![],
+                    mismatch_label_keys: vec![],
+                }],
+                ..PodAffinity::default()
+            },
+            ..Default::default()
+        };
+        Arc::new(Pod::new("b", name, Arc::new(spec)))
+    }
+
+    /// `parked` pods in the unschedulable pool, rejected by InterPodAffinity, each wanting
+    /// its own `app` value.
+    fn parked_queue(parked: usize) -> (SchedulingQueue, Vec<Arc<Pod>>) {
+        let mut pe: AHashMap<Sym, Vec<Arc<dyn PreEnqueuePlugin>>> = AHashMap::new();
+        pe.insert(Sym::new("default-scheduler"), vec![]);
+        let mut events = AHashMap::new();
+        events.insert(
+            "InterPodAffinity",
+            vec![ClusterEvent::new(
+                EventResource::AssignedPod,
+                ActionType::ADD,
+            )],
+        );
+        let q = SchedulingQueue::new(
+            Arc::new(PrioritySort),
+            pe,
+            events,
+            Arc::new(VirtualClock::new()),
+            Arc::new(Metrics::new()),
+            QueueConfig::default(),
+        );
+        let mut all = Vec::with_capacity(parked);
+        for i in 0..parked {
+            let p = wants(&format!("p{i}"), &format!("app-{i}"));
+            all.push(p.clone());
+            q.add(p);
+            let mut qp = q.try_pop().unwrap();
+            qp.unschedulable_plugins = vec!["InterPodAffinity"];
+            q.add_unschedulable_if_not_present(qp, q.scheduling_cycle())
+                .unwrap();
+        }
+        (q, all)
+    }
+
+    pub fn bench(c: &mut Criterion) {
+        let mut g = c.benchmark_group("assigned-pod-add");
+        g.sample_size(10);
+        g.warm_up_time(Duration::from_millis(300));
+        g.measurement_time(Duration::from_secs(2));
+        for &parked in &[1_000usize, 100_000] {
+            let (q, all) = parked_queue(parked);
+            // A pod none of them wants: the event moves nothing.
+            let mut bystander = Pod::new("b", "bystander", Arc::new(PodSpecInfo::default()));
+            bystander.labels = Arc::new(Labels::from_pairs([("app", "nobody")]));
+            bystander.node_name = Some(Sym::new("n1"));
+            let bystander = Arc::new(bystander);
+            g.bench_function(BenchmarkId::new("indexed", parked), |b| {
+                b.iter(|| q.assigned_pod_added(bystander.clone(), None))
+            });
+            // kube's pre-filter: every parked pod's terms checked against the added pod.
+            g.bench_function(BenchmarkId::new("scan", parked), |b| {
+                b.iter_custom(|iters| {
+                    let t = Instant::now();
+                    for _ in 0..iters {
+                        let n = all
+                            .iter()
+                            .filter(|p| {
+                                p.spec
+                                    .pod_affinity
+                                    .required_affinity
+                                    .iter()
+                                    .any(|t| t.matches_pod(p, &bystander, None))
+                            })
+                            .count();
+                        black_box(n);
+                    }
+                    t.elapsed()
+                })
+            });
+            assert_eq!(q.counts().unschedulable, parked, "nothing moved");
+        }
+        g.finish();
+    }
+}
+
+criterion_group!(benches, queue::bench, gated::bench, events::bench);
 criterion_main!(benches);

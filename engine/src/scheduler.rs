@@ -6,7 +6,9 @@
 
 use crate::api::{Node, Pod, PodKey, Sym};
 use crate::cache::{Cache, Snapshot};
-use crate::framework::events::{ActionType, ClusterEvent, EventObject, EventResource};
+use crate::framework::events::{
+    ActionType, ClusterEvent, EventObject, EventResource, pod_scheduling_properties_change,
+};
 use crate::framework::interface::{ClusterClient, Diagnosis};
 use crate::framework::parallelize::{find_feasible, num_feasible_nodes_to_find};
 use crate::framework::runtime::{Framework, FrameworkError, Profile};
@@ -270,11 +272,8 @@ impl Scheduler {
     pub fn on_pod_add(&self, pod: Arc<Pod>) {
         if pod.is_assigned() {
             self.cache.add_pod(pod.clone());
-            self.queue.on_cluster_event(
-                ClusterEvent::new(EventResource::AssignedPod, ActionType::ADD),
-                EventObject::None,
-                EventObject::Pod(pod),
-            );
+            let ns = self.client.namespace_labels(pod.namespace);
+            self.queue.assigned_pod_added(pod, ns.as_deref());
         } else if self.responsible_for(&pod) {
             self.queue.add(pod);
         }
@@ -295,20 +294,16 @@ impl Scheduler {
                 // Left the unscheduled informer, entered the assigned one.
                 self.queue.delete(&new.key);
                 self.cache.add_pod(new.clone());
-                self.queue.on_cluster_event(
-                    ClusterEvent::new(EventResource::AssignedPod, ActionType::ADD),
-                    EventObject::None,
-                    EventObject::Pod(new),
-                );
+                let ns = self.client.namespace_labels(new.namespace);
+                self.queue.assigned_pod_added(new, ns.as_deref());
             }
             (true, _) => {
-                let labels_changed = old.labels != new.labels;
-                self.cache.add_pod(new);
-                if labels_changed {
-                    self.queue.move_all_to_active_or_backoff(ClusterEvent::new(
-                        EventResource::AssignedPod,
-                        ActionType::UPDATE_POD_LABEL,
-                    ));
+                self.cache.add_pod(new.clone());
+                let ns = self.client.namespace_labels(new.namespace);
+                let old = Arc::new(old.clone());
+                for event in pod_scheduling_properties_change(&old, &new) {
+                    self.queue
+                        .assigned_pod_updated(old.clone(), new.clone(), event, ns.as_deref());
                 }
             }
         }

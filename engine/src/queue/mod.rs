@@ -11,6 +11,7 @@ pub mod nominator;
 mod tests;
 pub mod unschedulable;
 
+use crate::api::labels::Labels;
 use crate::api::{Pod, PodKey, Sym};
 use crate::framework::events::{ActionType, ClusterEvent, EventResource, labels};
 use crate::framework::events::{EventObject, QueueingHint, pod_scheduling_properties_change};
@@ -815,20 +816,83 @@ impl SchedulingQueue {
 
     /// A cluster event with the objects it carries (for QueueingHints).
     pub fn on_cluster_event(&self, event: ClusterEvent, old: EventObject, new: EventObject) {
-        let now = self.clock.now();
         let mut inner = self.inner.lock();
+        let keys = if inner.unschedulable.is_empty() {
+            Vec::new()
+        } else if event.is_wildcard() {
+            inner.unschedulable.keys()
+        } else {
+            let plugins = self
+                .plugin_events
+                .iter()
+                .filter(|(_, evs)| evs.iter().any(|r| r.matches(&event)))
+                .map(|(p, _)| *p);
+            inner.unschedulable.candidates(plugins)
+        };
+        self.move_candidates(&mut inner, keys, event, old, new);
+    }
+
+    /// kube's `AssignedPodAdded`: a pod appeared on a node (bound by us or by anyone). Only
+    /// the pods it can help are visited: those rejected by PodTopologySpread in its namespace
+    /// and those with a required affinity term that selects it (`ns_labels`: the labels of its
+    /// namespace), found through the pool's anchor index; then each goes through
+    /// `isPodWorthRequeuing` as for any event.
+    pub fn assigned_pod_added(&self, pod: Arc<Pod>, ns_labels: Option<&Labels>) {
+        let event = ClusterEvent::new(EventResource::AssignedPod, ActionType::ADD);
+        let mut inner = self.inner.lock();
+        let keys = inner
+            .unschedulable
+            .cross_topology_candidates(&pod, ns_labels);
+        self.move_candidates(
+            &mut inner,
+            keys,
+            event,
+            EventObject::None,
+            EventObject::Pod(pod),
+        );
+    }
+
+    /// kube's `AssignedPodUpdated`, once per event of `PodSchedulingPropertiesChange`: a
+    /// scale-down may help any pod (resources freed), so it goes to every pod whose rejector
+    /// registered it; every other event only to the cross-topology candidates of the new pod,
+    /// as for an add.
+    pub fn assigned_pod_updated(
+        &self,
+        old: Arc<Pod>,
+        new: Arc<Pod>,
+        event: ClusterEvent,
+        ns_labels: Option<&Labels>,
+    ) {
+        if event.action.0 & ActionType::UPDATE_POD_SCALE_DOWN.0 != 0 {
+            self.on_cluster_event(event, EventObject::Pod(old), EventObject::Pod(new));
+            return;
+        }
+        let mut inner = self.inner.lock();
+        let keys = inner
+            .unschedulable
+            .cross_topology_candidates(&new, ns_labels);
+        self.move_candidates(
+            &mut inner,
+            keys,
+            event,
+            EventObject::Pod(old),
+            EventObject::Pod(new),
+        );
+    }
+
+    /// Moves the candidate pods an event may help (`isPodWorthRequeuing` decides each), and
+    /// records the event for the pods in flight.
+    fn move_candidates(
+        &self,
+        inner: &mut Inner,
+        keys: Vec<PodKey>,
+        event: ClusterEvent,
+        old: EventObject,
+        new: EventObject,
+    ) {
+        let now = self.clock.now();
         inner.move_request_cycle = inner.sched_cycle;
-        if !inner.unschedulable.is_empty() {
-            let keys = if event.is_wildcard() {
-                inner.unschedulable.keys()
-            } else {
-                let plugins = self
-                    .plugin_events
-                    .iter()
-                    .filter(|(_, evs)| evs.iter().any(|r| r.matches(&event)))
-                    .map(|(p, _)| *p);
-                inner.unschedulable.candidates(plugins)
-            };
+        if !keys.is_empty() {
             let label = event.label();
             for k in keys {
                 let Some(q) = inner.unschedulable.get(&k) else {
@@ -836,14 +900,16 @@ impl SchedulingQueue {
                 };
                 let s = if self.cfg.queueing_hints {
                     self.worth_requeuing(q, &event, &old, &new)
-                } else {
+                } else if self.registered_for(q, &event) {
                     Strategy::AfterBackoff
+                } else {
+                    Strategy::Skip
                 };
                 if s == Strategy::Skip {
                     continue;
                 }
                 if let Some(q) = inner.unschedulable.remove(&k) {
-                    self.requeue_with(&mut inner, q, s, &label, now);
+                    self.requeue_with(inner, q, s, &label, now);
                 }
             }
         }
@@ -853,6 +919,18 @@ impl SchedulingQueue {
                 .in_flight_events
                 .push_back(InFlightItem::Event(event, old, new));
         }
+    }
+
+    /// Without QueueingHints every registered event is a Queue: whether some rejector of the
+    /// pod registered `event` (or it has none, or the event is a wildcard).
+    fn registered_for(&self, q: &QueuedPodInfo, event: &ClusterEvent) -> bool {
+        event.is_wildcard()
+            || q.rejectors().next().is_none()
+            || q.rejectors().any(|p| {
+                self.plugin_events
+                    .get(p)
+                    .is_some_and(|evs| evs.iter().any(|r| r.matches(event)))
+            })
     }
 
     /// Moves the named pods from the unschedulable pool or backoffQ to activeQ (PreEnqueue

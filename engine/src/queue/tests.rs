@@ -538,3 +538,94 @@ fn a_label_update_requeues_an_unschedulable_pod_whose_rejector_registered_it() {
     assert_eq!(f.q.counts().unschedulable, 0);
     assert_eq!(f.q.counts().backoff, 1);
 }
+
+/// kube's `AssignedPodAdded` pre-filter (TestPriorityQueue_AssignedPodAdded,
+/// `pkg/scheduler/backend/queue/scheduling_queue_test.go`): only the pods with a required
+/// affinity term that selects the added pod, and the pods PodTopologySpread rejected in its
+/// namespace, are considered; of those, only the ones whose rejector registered the event move.
+#[test]
+fn assigned_pod_add_moves_only_the_affinity_and_spread_candidates() {
+    use crate::api::labels::{LabelSelector, Labels, Operator, Requirement};
+    use crate::api::{PodAffinity, PodAffinityTerm};
+    let clock = Arc::new(VirtualClock::new());
+    let metrics = Arc::new(Metrics::new());
+    let mut pe: AHashMap<Sym, Vec<Arc<dyn PreEnqueuePlugin>>> = AHashMap::new();
+    pe.insert(
+        Sym::new("default-scheduler"),
+        vec![Arc::new(SchedulingGates)],
+    );
+    let add = ClusterEvent::new(EventResource::AssignedPod, ActionType::ADD);
+    let mut events = AHashMap::new();
+    events.insert("InterPodAffinity", vec![add]);
+    events.insert("PodTopologySpread", vec![add]);
+    events.insert(
+        "NodeResourcesFit",
+        vec![ClusterEvent::new(EventResource::Node, ActionType::ADD)],
+    );
+    let q = SchedulingQueue::new(
+        Arc::new(PrioritySort),
+        pe,
+        events,
+        clock.clone(),
+        metrics,
+        QueueConfig::default(),
+    );
+    let wants = |name: &str, value: &str| {
+        let spec = PodSpecInfo {
+            scheduler_name: Sym::new("default-scheduler"),
+            pod_affinity: PodAffinity {
+                required_affinity: vec![PodAffinityTerm {
+                    label_selector: Some(LabelSelector {
+                        requirements: vec![Requirement {
+                            key: Sym::new("app"),
+                            op: Operator::In,
+                            values: vec![Sym::new(value)],
+                            int_value: 0,
+                        }],
+                    }),
+                    namespaces: vec![],
+                    namespace_selector: None,
+                    topology_key: Sym::new("zone"),
+                    match_label_keys: vec![],
+                    mismatch_label_keys: vec![],
+                }],
+                ..PodAffinity::default()
+            },
+            ..Default::default()
+        };
+        Arc::new(Pod::new("ns", name, Arc::new(spec)))
+    };
+    let park = |p: Arc<Pod>, rejector: &'static str| {
+        q.add(p);
+        let mut qp = q.try_pop().unwrap();
+        qp.unschedulable_plugins = vec![rejector];
+        q.add_unschedulable_if_not_present(qp, q.scheduling_cycle())
+            .unwrap();
+    };
+    park(wants("aff", "x"), "InterPodAffinity");
+    park(wants("aff-y", "y"), "InterPodAffinity");
+    park(wants("aff-fit", "x"), "NodeResourcesFit");
+    park(pod("spread", 0, &[]), "PodTopologySpread");
+    park(pod("fit", 0, &[]), "NodeResourcesFit");
+    // A later event in the pods' own cycles would send them to backoff; none came.
+    assert_eq!(q.counts().unschedulable, 5);
+
+    let mut added = Pod::new("ns", "web", Arc::new(PodSpecInfo::default()));
+    added.labels = Arc::new(Labels::from_pairs([("app", "x")]));
+    added.node_name = Some(Sym::new("n1"));
+    q.assigned_pod_added(Arc::new(added), None);
+
+    let at = |n: &str| q.locate(&PodKey::new("ns", n));
+    assert_eq!(at("aff"), Some("backoff"));
+    assert_eq!(at("spread"), Some("backoff"));
+    assert_eq!(at("aff-y"), Some("unschedulable"));
+    assert_eq!(at("aff-fit"), Some("unschedulable"));
+    assert_eq!(at("fit"), Some("unschedulable"));
+
+    // A pod added in another namespace helps neither the spread pod nor same-namespace terms.
+    let mut other = Pod::new("other", "web", Arc::new(PodSpecInfo::default()));
+    other.labels = Arc::new(Labels::from_pairs([("app", "y")]));
+    other.node_name = Some(Sym::new("n1"));
+    q.assigned_pod_added(Arc::new(other), None);
+    assert_eq!(at("aff-y"), Some("unschedulable"));
+}

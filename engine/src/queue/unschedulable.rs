@@ -7,16 +7,88 @@
 //!
 //! Invariant: `by_plugin[p]` contains `k` iff `pods[k]` exists and `p` is one of its
 //! rejectors; `no_rejector` holds the pods with none.
+//!
+//! A second index serves kube's pre-filter for assigned-pod events
+//! (`getUnschedulablePodsWithCrossTopologyTerm`): an added or relabelled pod on a node can only
+//! help the pods rejected by PodTopologySpread in its namespace and the pods with a required
+//! affinity term that selects it. kube scans the whole pool for them; here
+//!
+//! - `spread_by_ns[ns]` holds the pods in `ns` whose rejectors include PodTopologySpread;
+//! - each required affinity term of each pod is filed under one *anchor* of its selector: the
+//!   first `In` requirement files it under every `(key, value)` it names (`by_label`), else the
+//!   first `Exists` under its key (`by_key`), else (only `NotIn`/`DoesNotExist`, or an empty
+//!   selector) under `any_label`. A term whose selector is absent selects nothing and is not filed.
+//!
+//! Every pod a term selects carries its anchor label, so the lookup by the added pod's labels
+//! finds a superset of the matching pods; the exact `AffinityTerm.Matches` check then keeps
+//! the right ones. Invariant: a pod is filed under an anchor iff it is in `pods` and one of its
+//! required affinity terms has that anchor.
 
 use super::QueuedPodInfo;
-use crate::api::PodKey;
+use crate::api::labels::{Labels, Operator};
+use crate::api::{Pod, PodKey, Sym};
 use ahash::{AHashMap, AHashSet};
+
+/// The PodTopologySpread plugin's name (kube's pre-filter looks for it among the rejectors).
+const POD_TOPOLOGY_SPREAD: &str = "PodTopologySpread";
+
+/// Where a required affinity term is filed.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+enum Anchor {
+    Label(Sym, Sym),
+    Key(Sym),
+    Any,
+}
+
+/// The anchors of a pod's required affinity terms (deduplicated).
+fn anchors(pod: &Pod) -> Vec<Anchor> {
+    let mut out: Vec<Anchor> = Vec::new();
+    for term in &pod.spec.pod_affinity.required_affinity {
+        let Some(sel) = term.selector_for(&pod.labels) else {
+            continue;
+        };
+        let reqs = &sel.requirements;
+        if let Some(r) = reqs.iter().find(|r| r.op == Operator::In) {
+            out.extend(r.values.iter().map(|&v| Anchor::Label(r.key, v)));
+        } else if let Some(r) = reqs.iter().find(|r| r.op == Operator::Exists) {
+            out.push(Anchor::Key(r.key));
+        } else {
+            out.push(Anchor::Any);
+        }
+    }
+    out.sort_unstable_by_key(|a| match *a {
+        Anchor::Label(k, v) => (0, k, v),
+        Anchor::Key(k) => (1, k, k),
+        Anchor::Any => (2, Sym::default(), Sym::default()),
+    });
+    out.dedup();
+    out
+}
 
 #[derive(Default)]
 pub struct UnschedulablePods {
     pods: AHashMap<PodKey, QueuedPodInfo>,
     by_plugin: AHashMap<&'static str, AHashSet<PodKey>>,
     no_rejector: AHashSet<PodKey>,
+    spread_by_ns: AHashMap<Sym, AHashSet<PodKey>>,
+    by_anchor: AHashMap<Anchor, AHashSet<PodKey>>,
+}
+
+fn file_in<K: std::hash::Hash + Eq>(map: &mut AHashMap<K, AHashSet<PodKey>>, k: K, key: &PodKey) {
+    map.entry(k).or_default().insert(key.clone());
+}
+
+fn unfile_from<K: std::hash::Hash + Eq>(
+    map: &mut AHashMap<K, AHashSet<PodKey>>,
+    k: &K,
+    key: &PodKey,
+) {
+    if let Some(set) = map.get_mut(k) {
+        set.remove(key);
+        if set.is_empty() {
+            map.remove(k);
+        }
+    }
 }
 
 impl UnschedulablePods {
@@ -46,19 +118,24 @@ impl UnschedulablePods {
         if !any {
             self.no_rejector.insert(key.clone());
         }
+        if q.rejectors().any(|p| p == POD_TOPOLOGY_SPREAD) {
+            file_in(&mut self.spread_by_ns, q.pod.namespace, key);
+        }
+        for a in anchors(&q.pod) {
+            file_in(&mut self.by_anchor, a, key);
+        }
     }
 
     fn unfile(&mut self, q: &QueuedPodInfo) {
         let key = &q.pod.key;
         for p in q.rejectors() {
-            if let Some(set) = self.by_plugin.get_mut(p) {
-                set.remove(key);
-                if set.is_empty() {
-                    self.by_plugin.remove(p);
-                }
-            }
+            unfile_from(&mut self.by_plugin, &p, key);
         }
         self.no_rejector.remove(key);
+        unfile_from(&mut self.spread_by_ns, &q.pod.namespace, key);
+        for a in anchors(&q.pod) {
+            unfile_from(&mut self.by_anchor, &a, key);
+        }
     }
 
     pub fn insert(&mut self, q: QueuedPodInfo) {
@@ -97,6 +174,41 @@ impl UnschedulablePods {
         out
     }
 
+    /// kube's `getUnschedulablePodsWithCrossTopologyTerm(pod)`: the pods rejected by
+    /// PodTopologySpread in `pod`'s namespace, and the pods with a required affinity term that
+    /// selects `pod` (`ns_labels`: the labels of `pod`'s namespace). Found through the anchor
+    /// index: the cost is the number of pods filed under `pod`'s labels, not the pool size.
+    pub fn cross_topology_candidates(&self, pod: &Pod, ns_labels: Option<&Labels>) -> Vec<PodKey> {
+        let mut seen: AHashSet<&PodKey> = AHashSet::new();
+        let mut out = Vec::new();
+        if let Some(set) = self.spread_by_ns.get(&pod.namespace) {
+            for k in set {
+                if seen.insert(k) {
+                    out.push(k.clone());
+                }
+            }
+        }
+        let mut sets: Vec<&AHashSet<PodKey>> = Vec::new();
+        for (k, v) in pod.labels.iter() {
+            sets.extend(self.by_anchor.get(&Anchor::Label(k, v)));
+            sets.extend(self.by_anchor.get(&Anchor::Key(k)));
+        }
+        sets.extend(self.by_anchor.get(&Anchor::Any));
+        for k in sets.into_iter().flatten() {
+            if seen.contains(k) {
+                continue;
+            }
+            let Some(q) = self.pods.get(k) else { continue };
+            let owner = &q.pod;
+            let terms = &owner.spec.pod_affinity.required_affinity;
+            if terms.iter().any(|t| t.matches_pod(owner, pod, ns_labels)) {
+                seen.insert(k);
+                out.push(k.clone());
+            }
+        }
+        out
+    }
+
     /// All keys (wildcard events, flushes).
     pub fn keys(&self) -> Vec<PodKey> {
         self.pods.keys().cloned().collect()
@@ -125,6 +237,40 @@ impl UnschedulablePods {
         if filed != expected {
             return Err(format!("{filed} filings for {expected} rejections"));
         }
+        let mut anchored = 0;
+        for (k, q) in &self.pods {
+            for a in anchors(&q.pod) {
+                anchored += 1;
+                if !self.by_anchor.get(&a).is_some_and(|s| s.contains(k)) {
+                    return Err(format!("{k} not filed under anchor {a:?}"));
+                }
+            }
+            let spread = q.rejectors().any(|p| p == POD_TOPOLOGY_SPREAD);
+            let filed = self
+                .spread_by_ns
+                .get(&q.pod.namespace)
+                .is_some_and(|s| s.contains(k));
+            if spread != filed {
+                return Err(format!(
+                    "{k}: spread filing {filed}, rejected by spread {spread}"
+                ));
+            }
+        }
+        let filed: usize = self.by_anchor.values().map(|s| s.len()).sum();
+        if filed != anchored {
+            return Err(format!("{filed} anchor filings for {anchored} anchors"));
+        }
+        let spread_filed: usize = self.spread_by_ns.values().map(|s| s.len()).sum();
+        let spread_expected = self
+            .pods
+            .values()
+            .filter(|q| q.rejectors().any(|p| p == POD_TOPOLOGY_SPREAD))
+            .count();
+        if spread_filed != spread_expected {
+            return Err(format!(
+                "{spread_filed} spread filings for {spread_expected} pods"
+            ));
+        }
         Ok(())
     }
 }
@@ -144,6 +290,179 @@ mod tests {
     }
 
     const PLUGINS: [&str; 3] = ["A", "B", "C"];
+
+    use crate::api::labels::{LabelSelector, Requirement};
+    use crate::api::{PodAffinity, PodAffinityTerm};
+
+    /// A generated requirement: (key 0..2, op 0..4, values ⊆ 0..2).
+    type GenReq = (usize, u8, Vec<usize>);
+    /// A generated term: requirements (None: absent selector), own namespace / listed
+    /// namespaces / namespace selector.
+    type GenTerm = (Option<Vec<GenReq>>, u8);
+
+    const KEYS: [&str; 2] = ["app", "tier"];
+    const VALUES: [&str; 2] = ["x", "y"];
+    const NAMESPACES: [&str; 2] = ["ns1", "ns2"];
+
+    fn requirement(&(k, op, ref vs): &GenReq) -> Requirement {
+        let op = [
+            Operator::In,
+            Operator::NotIn,
+            Operator::Exists,
+            Operator::DoesNotExist,
+        ][op as usize % 4];
+        let values = match op {
+            Operator::In | Operator::NotIn => {
+                let mut v: Vec<Sym> = vs.iter().map(|&i| Sym::new(VALUES[i])).collect();
+                if v.is_empty() {
+                    v.push(Sym::new(VALUES[0]));
+                }
+                v
+            }
+            _ => Vec::new(),
+        };
+        Requirement {
+            key: Sym::new(KEYS[k]),
+            op,
+            values,
+            int_value: 0,
+        }
+    }
+
+    fn term((reqs, ns): &GenTerm) -> PodAffinityTerm {
+        PodAffinityTerm {
+            label_selector: reqs.as_ref().map(|r| LabelSelector {
+                requirements: r.iter().map(requirement).collect(),
+            }),
+            namespaces: if *ns == 1 {
+                vec![Sym::new("ns2")]
+            } else {
+                vec![]
+            },
+            namespace_selector: match ns {
+                2 => Some(LabelSelector::default()),
+                3 => Some(LabelSelector {
+                    requirements: vec![requirement(&(0, 0, vec![0]))],
+                }),
+                _ => None,
+            },
+            topology_key: Sym::new("zone"),
+            match_label_keys: vec![],
+            mismatch_label_keys: vec![],
+        }
+    }
+
+    fn labels(ls: &[(usize, usize)]) -> Labels {
+        Labels::from_pairs(ls.iter().map(|&(k, v)| (KEYS[k], VALUES[v])))
+    }
+
+    fn affinity_pod(
+        name: &str,
+        ns: usize,
+        own: &[(usize, usize)],
+        terms: &[GenTerm],
+        plugins: &[&'static str],
+    ) -> QueuedPodInfo {
+        let spec = PodSpecInfo {
+            pod_affinity: PodAffinity {
+                required_affinity: terms.iter().map(term).collect(),
+                ..PodAffinity::default()
+            },
+            ..PodSpecInfo::default()
+        };
+        let mut pod = Pod::new(NAMESPACES[ns], name, Arc::new(spec));
+        pod.labels = Arc::new(labels(own));
+        let mut q = QueuedPodInfo::new(Arc::new(pod), std::time::Duration::ZERO);
+        q.unschedulable_plugins = plugins.to_vec();
+        q
+    }
+
+    /// kube's `getUnschedulablePodsWithCrossTopologyTerm`, as the scan it is.
+    fn scan(u: &UnschedulablePods, added: &Pod, ns_labels: Option<&Labels>) -> Vec<PodKey> {
+        let mut v: Vec<PodKey> = u
+            .values()
+            .filter(|q| {
+                (q.rejectors().any(|p| p == POD_TOPOLOGY_SPREAD)
+                    && q.pod.namespace == added.namespace)
+                    || q.pod
+                        .spec
+                        .pod_affinity
+                        .required_affinity
+                        .iter()
+                        .any(|t| t.matches_pod(&q.pod, added, ns_labels))
+            })
+            .map(|q| q.pod.key.clone())
+            .collect();
+        v.sort();
+        v
+    }
+
+    #[test]
+    fn assigned_pod_add_visits_only_the_pods_whose_terms_can_select_it() {
+        let mut u = UnschedulablePods::default();
+        let want_x: GenTerm = (Some(vec![(0, 0, vec![0])]), 0); // app In (x)
+        let want_y: GenTerm = (Some(vec![(0, 0, vec![1])]), 0); // app In (y)
+        for i in 0..1000 {
+            u.insert(affinity_pod(
+                &format!("x{i}"),
+                0,
+                &[],
+                std::slice::from_ref(&want_x),
+                &["InterPodAffinity"],
+            ));
+            u.insert(affinity_pod(
+                &format!("y{i}"),
+                0,
+                &[],
+                std::slice::from_ref(&want_y),
+                &["InterPodAffinity"],
+            ));
+        }
+        // Rejected by spread in each namespace; no affinity.
+        u.insert(affinity_pod("spread1", 0, &[], &[], &[POD_TOPOLOGY_SPREAD]));
+        u.insert(affinity_pod("spread2", 1, &[], &[], &[POD_TOPOLOGY_SPREAD]));
+        // tier Exists, and tier DoesNotExist (filed under "any").
+        u.insert(affinity_pod(
+            "tier",
+            0,
+            &[],
+            &[(Some(vec![(1, 2, vec![])]), 0)],
+            &["A"],
+        ));
+        u.insert(affinity_pod(
+            "notier",
+            0,
+            &[],
+            &[(Some(vec![(1, 3, vec![])]), 0)],
+            &["A"],
+        ));
+        // app In (x), but the term looks only in ns2.
+        u.insert(affinity_pod(
+            "elsewhere",
+            0,
+            &[],
+            &[(want_x.0.clone(), 1)],
+            &["A"],
+        ));
+        u.check().unwrap();
+
+        let mut added = Pod::new("ns1", "added", Arc::new(PodSpecInfo::default()));
+        added.labels = Arc::new(labels(&[(0, 0)])); // app=x
+        let mut got = u.cross_topology_candidates(&added, None);
+        got.sort();
+        assert_eq!(got, scan(&u, &added, None));
+        assert_eq!(got.len(), 1000 + 2); // the x pods, spread1, notier
+        assert!(got.contains(&PodKey::new("ns1", "notier")));
+        assert!(!got.contains(&PodKey::new("ns1", "elsewhere")));
+        assert!(!got.contains(&PodKey::new("ns2", "spread2")));
+
+        // Removing the pods empties the index.
+        for k in u.keys() {
+            u.remove(&k);
+        }
+        u.check().unwrap();
+        assert!(u.by_anchor.is_empty() && u.spread_by_ns.is_empty());
+    }
 
     #[test]
     fn candidates_are_only_the_pods_an_event_can_help() {
@@ -187,6 +506,44 @@ mod tests {
                 }
                 prop_assert!(u.check().is_ok(), "{:?}", u.check());
             }
+        }
+
+        /// The anchor index finds exactly the pods kube's scan finds, for random pools,
+        /// selectors (all four operators, absent, empty), namespaces and added pods.
+        #[test]
+        fn cross_topology_candidates_equal_the_scan(
+            pods in proptest::collection::vec((
+                0usize..2,
+                proptest::collection::vec((0usize..2, 0usize..2), 0..3),
+                proptest::collection::vec((
+                    proptest::option::weighted(0.9, proptest::collection::vec((0usize..2, 0u8..4, proptest::collection::vec(0usize..2, 0..3)), 0..3)),
+                    0u8..4,
+                ), 0..3),
+                proptest::bool::ANY,
+            ), 0..40),
+            added_ns in 0usize..2,
+            added_labels in proptest::collection::vec((0usize..2, 0usize..2), 0..3),
+            ns_labelled in proptest::bool::ANY,
+            removals in proptest::collection::vec(0usize..40, 0..10),
+        ) {
+            let mut u = UnschedulablePods::default();
+            for (i, (ns, own, terms, spread)) in pods.iter().enumerate() {
+                let plugins: &[&'static str] = if *spread { &[POD_TOPOLOGY_SPREAD] } else { &["InterPodAffinity"] };
+                u.insert(affinity_pod(&format!("p{i}"), *ns, own, terms, plugins));
+            }
+            for r in removals {
+                for ns in NAMESPACES {
+                    u.remove(&PodKey::new(ns, &format!("p{r}")));
+                }
+            }
+            prop_assert!(u.check().is_ok(), "{:?}", u.check());
+            let mut added = Pod::new(NAMESPACES[added_ns], "added", Arc::new(PodSpecInfo::default()));
+            added.labels = Arc::new(labels(&added_labels));
+            let ns_labels = labels(&[(0, 0)]);
+            let ns_labels = ns_labelled.then_some(&ns_labels);
+            let mut got = u.cross_topology_candidates(&added, ns_labels);
+            got.sort();
+            prop_assert_eq!(got, scan(&u, &added, ns_labels));
         }
     }
 }
