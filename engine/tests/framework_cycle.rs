@@ -1,0 +1,317 @@
+//! The scheduling and binding cycles through the real scheduler: Permit Wait (allow, timeout),
+//! Unreserve in reverse order on a later failure, and binding running beside the next
+//! scheduling cycles. Behaviour after kube-scheduler's `schedule_one.go` and
+//! `framework/runtime/framework.go` (WaitOnPermit, RunReservePluginsUnreserve), and the cases of
+//! `pkg/scheduler/schedule_one_test.go` / `framework/runtime/framework_test.go`
+//! (TestPermitPlugins, TestUnReserve...) in kubernetes/kubernetes.
+
+use parking_lot::{Condvar, Mutex};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tidegate_engine::api::resource::Resource;
+use tidegate_engine::api::{Node, Pod, PodKey, PodSpecInfo, Sym};
+use tidegate_engine::framework::runtime::PluginSet;
+use tidegate_engine::framework::{
+    ClusterClient, Code, CycleState, PermitPlugin, Plugin, PreBindPlugin, Profile, ReservePlugin,
+    Status,
+};
+use tidegate_engine::plugins::Registry;
+use tidegate_engine::queue::clock::VirtualClock;
+use tidegate_engine::scheduler::{Scheduler, SchedulerConfig};
+
+#[derive(Default)]
+struct Client {
+    binds: Mutex<Vec<(String, Sym)>>,
+}
+
+impl ClusterClient for Client {
+    fn bind(&self, pod: &Pod, node: Sym) -> Result<(), String> {
+        self.binds.lock().push((pod.name.to_string(), node));
+        Ok(())
+    }
+    fn pod_exists_unassigned(&self, _: &Pod) -> bool {
+        true
+    }
+}
+
+/// What the test plugins saw, in order, with a condition to wait on.
+#[derive(Default)]
+struct Log {
+    lines: Mutex<Vec<String>>,
+    changed: Condvar,
+}
+
+impl Log {
+    fn push(&self, s: String) {
+        self.lines.lock().push(s);
+        self.changed.notify_all();
+    }
+    fn lines(&self) -> Vec<String> {
+        self.lines.lock().clone()
+    }
+    /// Waits (up to 5 s) until `line` has been logged.
+    fn wait_for(&self, line: &str) -> bool {
+        let deadline = Instant::now() + Duration::from_secs(5);
+        let mut l = self.lines.lock();
+        while !l.iter().any(|x| x == line) {
+            if self.changed.wait_until(&mut l, deadline).timed_out() {
+                return l.iter().any(|x| x == line);
+            }
+        }
+        true
+    }
+}
+
+/// Reserve plugin that logs `reserve:<plugin>:<pod>` and `unreserve:<plugin>:<pod>`.
+struct Recorder {
+    name: &'static str,
+    log: Arc<Log>,
+}
+
+impl Plugin for Recorder {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+    fn into_reserve(self: Arc<Self>) -> Option<Arc<dyn ReservePlugin>> {
+        Some(self)
+    }
+}
+
+impl ReservePlugin for Recorder {
+    fn reserve(&self, _: &mut CycleState, pod: &Pod, _: Sym) -> Status {
+        self.log.push(format!("reserve:{}:{}", self.name, pod.name));
+        Status::success()
+    }
+    fn unreserve(&self, _: &mut CycleState, pod: &Pod, _: Sym) {
+        self.log
+            .push(format!("unreserve:{}:{}", self.name, pod.name));
+    }
+}
+
+/// Permit plugin that makes pods named `wait-*` wait.
+struct Gang {
+    timeout: Duration,
+}
+
+impl Plugin for Gang {
+    fn name(&self) -> &'static str {
+        "Gang"
+    }
+    fn into_permit(self: Arc<Self>) -> Option<Arc<dyn PermitPlugin>> {
+        Some(self)
+    }
+}
+
+impl PermitPlugin for Gang {
+    fn permit(&self, _: &mut CycleState, pod: &Pod, _: Sym) -> (Status, Duration) {
+        if pod.name.starts_with("wait-") {
+            (Status::code_only(Code::Wait), self.timeout)
+        } else {
+            (Status::success(), Duration::ZERO)
+        }
+    }
+}
+
+/// PreBind plugin: fails pods named `fail-*`; for pods named `slow-*`, waits until the log
+/// shows `reserve:R1:<next>` (the next pod's scheduling cycle) before it lets them bind.
+struct Gate {
+    log: Arc<Log>,
+}
+
+impl Plugin for Gate {
+    fn name(&self) -> &'static str {
+        "Gate"
+    }
+    fn into_pre_bind(self: Arc<Self>) -> Option<Arc<dyn PreBindPlugin>> {
+        Some(self)
+    }
+}
+
+impl PreBindPlugin for Gate {
+    fn pre_bind(&self, _: &mut CycleState, pod: &Pod, _: Sym) -> Status {
+        if pod.name.starts_with("fail-") {
+            return Status::error("pre-bind failed on purpose");
+        }
+        if pod.name.starts_with("slow-") {
+            let saw = self.log.wait_for("reserve:R1:next");
+            self.log
+                .push(format!("prebind {} saw next: {saw}", pod.name));
+        }
+        Status::success()
+    }
+}
+
+struct Setup {
+    sched: Arc<Scheduler>,
+    client: Arc<Client>,
+    log: Arc<Log>,
+}
+
+fn setup(permit_timeout: Duration) -> Setup {
+    let log = Arc::new(Log::default());
+    let mut registry = Registry::in_tree();
+    for name in ["R1", "R2"] {
+        let log = log.clone();
+        registry.register(name, move |_| {
+            Arc::new(Recorder {
+                name,
+                log: log.clone(),
+            })
+        });
+    }
+    registry.register("Gang", move |_| {
+        Arc::new(Gang {
+            timeout: permit_timeout,
+        })
+    });
+    let gate_log = log.clone();
+    registry.register("Gate", move |_| {
+        Arc::new(Gate {
+            log: gate_log.clone(),
+        })
+    });
+    let mut profile = Profile::default_profile();
+    let set = |names: &[&str]| PluginSet {
+        enabled: names.iter().map(|n| (n.to_string(), 0)).collect(),
+        disabled: vec![],
+    };
+    profile.plugins.reserve = set(&["R1", "R2"]);
+    profile.plugins.permit = set(&["Gang"]);
+    profile.plugins.pre_bind = set(&["Gate"]);
+    let cfg = SchedulerConfig {
+        profiles: vec![profile],
+        parallelism: 1,
+        // Backoff never expires: a failed pod stays where the failure handler put it.
+        ..SchedulerConfig::default()
+    };
+    let client = Arc::new(Client::default());
+    let sched = Scheduler::new(
+        cfg,
+        &registry,
+        client.clone(),
+        Some(Arc::new(VirtualClock::new())),
+    )
+    .expect("valid profile");
+    let mut node = Node::named("n1");
+    node.allocatable = Resource {
+        milli_cpu: 4000,
+        memory: 8 << 30,
+        allowed_pod_number: 110,
+        ..Resource::default()
+    };
+    sched.on_node_add(Arc::new(node));
+    Setup { sched, client, log }
+}
+
+fn pod(name: &str) -> Arc<Pod> {
+    let spec = PodSpecInfo {
+        scheduler_name: Sym::new("default-scheduler"),
+        ..PodSpecInfo::default()
+    };
+    Arc::new(Pod::new("ns", name, Arc::new(spec)))
+}
+
+/// Polls `f` for up to 5 s.
+fn eventually(mut f: impl FnMut() -> bool) -> bool {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while Instant::now() < deadline {
+        if f() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    f()
+}
+
+#[test]
+fn a_waiting_pod_binds_once_its_permit_plugin_allows_it() {
+    let s = setup(Duration::from_secs(60));
+    let handle = s.sched.run();
+    s.sched.on_pod_add(pod("wait-a"));
+    let key = PodKey::new("ns", "wait-a");
+    assert!(eventually(|| s.sched.waiting_pods.get(&key).is_some()));
+    let wp = s.sched.waiting_pods.get(&key).unwrap();
+    assert_eq!(wp.pending_plugins(), vec!["Gang"]);
+    assert_eq!(wp.node(), Sym::new("n1"));
+    // Waiting: reserved, not bound.
+    std::thread::sleep(Duration::from_millis(20));
+    assert!(s.client.binds.lock().is_empty());
+    wp.allow("Gang");
+    assert!(eventually(|| s.client.binds.lock().len() == 1));
+    assert_eq!(s.client.binds.lock()[0], ("wait-a".into(), Sym::new("n1")));
+    assert!(s.sched.waiting_pods.get(&key).is_none());
+    assert!(!s.log.lines().iter().any(|l| l.starts_with("unreserve")));
+    s.sched.stop();
+    handle.join().unwrap();
+}
+
+#[test]
+fn a_permit_timeout_unreserves_in_reverse_order_and_requeues_with_the_plugin() {
+    let s = setup(Duration::from_millis(50));
+    let handle = s.sched.run();
+    s.sched.on_pod_add(pod("wait-b"));
+    let key = PodKey::new("ns", "wait-b");
+    assert!(eventually(|| {
+        s.sched.queue.locate(&key) == Some("unschedulable")
+    }));
+    assert!(s.client.binds.lock().is_empty());
+    assert_eq!(
+        s.log.lines(),
+        vec![
+            "reserve:R1:wait-b",
+            "reserve:R2:wait-b",
+            "unreserve:R2:wait-b",
+            "unreserve:R1:wait-b"
+        ]
+    );
+    let info = s.sched.queue.pending_info(&key).unwrap();
+    assert_eq!(info.unschedulable_plugins, vec!["Gang"]);
+    assert_eq!(info.attempts, 1);
+    // The assumed pod was forgotten: the node holds nothing.
+    assert!(!s.sched.cache.is_assumed(&key));
+    s.sched.stop();
+    handle.join().unwrap();
+}
+
+#[test]
+fn a_pre_bind_error_unreserves_in_reverse_order_and_backs_off() {
+    let s = setup(Duration::from_secs(60));
+    let handle = s.sched.run();
+    s.sched.on_pod_add(pod("fail-c"));
+    let key = PodKey::new("ns", "fail-c");
+    assert!(eventually(|| s.sched.queue.locate(&key) == Some("backoff")));
+    assert!(s.client.binds.lock().is_empty());
+    assert_eq!(
+        s.log.lines(),
+        vec![
+            "reserve:R1:fail-c",
+            "reserve:R2:fail-c",
+            "unreserve:R2:fail-c",
+            "unreserve:R1:fail-c"
+        ]
+    );
+    // An error names no rejector plugin.
+    let info = s.sched.queue.pending_info(&key).unwrap();
+    assert!(info.unschedulable_plugins.is_empty());
+    s.sched.stop();
+    handle.join().unwrap();
+}
+
+#[test]
+fn binding_runs_beside_the_next_scheduling_cycle() {
+    let s = setup(Duration::from_secs(60));
+    let handle = s.sched.run();
+    // The first pod's PreBind holds until the second pod has been reserved: with binding on
+    // the scheduling thread this could not happen (it would wait out its 5 s and say so).
+    s.sched.on_pod_add(pod("slow-a"));
+    assert!(s.log.wait_for("reserve:R1:slow-a"));
+    s.sched.on_pod_add(pod("next"));
+    assert!(eventually(|| s.client.binds.lock().len() == 2));
+    let lines = s.log.lines();
+    assert!(
+        lines.contains(&"prebind slow-a saw next: true".to_string()),
+        "{lines:?}"
+    );
+    s.sched.stop();
+    handle.join().unwrap();
+}
