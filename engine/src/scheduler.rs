@@ -638,9 +638,23 @@ impl Scheduler {
             .as_ref()
             .filter(|_| num_to_find >= PARALLEL_MIN_NODES);
         let state_ref: &CycleState = state;
-        let outcome = find_feasible(pool, n, start_index, num_to_find, |i| {
-            Framework::run_filter_plugins(&filters, state_ref, pod, &nodes[i])
-        });
+        let nominated = if self.queue.nominator.is_empty() {
+            AHashMap::new()
+        } else {
+            self.queue.nominator.nominated_at_least(pod)
+        };
+        let outcome = if nominated.is_empty() {
+            find_feasible(pool, n, start_index, num_to_find, |i| {
+                Framework::run_filter_plugins(&filters, state_ref, pod, &nodes[i])
+            })
+        } else {
+            find_feasible(pool, n, start_index, num_to_find, |i| {
+                let noms = nominated.get(&nodes[i].name()).map_or(&[][..], |v| &v[..]);
+                fwk.run_filter_plugins_with_nominated_pods(
+                    &filters, state_ref, pod, &nodes[i], noms,
+                )
+            })
+        };
         let phase_code = if outcome.error.is_some() {
             Code::Error
         } else {

@@ -315,3 +315,57 @@ fn binding_runs_beside_the_next_scheduling_cycle() {
     s.sched.stop();
     handle.join().unwrap();
 }
+
+/// kube's two-pass filter (`RunFilterPluginsWithNominatedPods`, framework/runtime/framework.go;
+/// cases after TestFilterPluginsWithNominatedPods in framework_test.go): a pod nominated to a
+/// node with at least the incoming pod's priority keeps its room; a lower one does not.
+#[test]
+fn nominated_pods_of_higher_or_equal_priority_keep_their_room() {
+    use tidegate_engine::queue::nominator::Nominating;
+    let s = setup(Duration::from_secs(60));
+    // n1 has one pod slot left after nothing: make it exactly one.
+    let mut node = Node::named("n1");
+    node.allocatable = Resource {
+        milli_cpu: 4000,
+        memory: 8 << 30,
+        allowed_pod_number: 1,
+        ..Resource::default()
+    };
+    s.sched.on_node_update(&Node::named("n1"), Arc::new(node));
+    let with_priority = |name: &str, priority: i32| {
+        let spec = PodSpecInfo {
+            scheduler_name: Sym::new("default-scheduler"),
+            priority,
+            ..PodSpecInfo::default()
+        };
+        Arc::new(Pod::new("ns", name, Arc::new(spec)))
+    };
+    let nominated = with_priority("nominated", 100);
+    s.sched
+        .queue
+        .nominator
+        .add(&nominated, Nominating::Override(Sym::new("n1")));
+
+    // Lower priority: the nominated pod takes the only slot.
+    s.sched.on_pod_add(with_priority("low", 10));
+    let low = s.sched.queue.try_pop().unwrap();
+    s.sched.schedule_popped(low);
+    assert!(s.client.binds.lock().is_empty());
+    assert_eq!(
+        s.sched.queue.locate(&PodKey::new("ns", "low")),
+        Some("unschedulable")
+    );
+    let info = s
+        .sched
+        .queue
+        .pending_info(&PodKey::new("ns", "low"))
+        .unwrap();
+    assert_eq!(info.unschedulable_plugins, vec!["NodeResourcesFit"]);
+
+    // Higher priority: the nomination does not count against it.
+    s.sched.on_pod_add(with_priority("high", 1000));
+    let high = s.sched.queue.try_pop().unwrap();
+    s.sched.schedule_popped(high);
+    assert_eq!(s.client.binds.lock().len(), 1);
+    assert_eq!(s.client.binds.lock()[0].0, "high");
+}

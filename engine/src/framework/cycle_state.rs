@@ -4,12 +4,29 @@
 use ahash::AHashMap;
 use std::any::Any;
 
-/// Data a plugin stores in the cycle state.
-pub type StateData = Box<dyn Any + Send + Sync>;
+/// Data a plugin stores in the cycle state: any `Clone` value (kube's `StateData` with its
+/// `Clone`), so the state can be copied for the nominated-pods pass and preemption's dry runs.
+pub trait StateData: Any + Send + Sync {
+    fn clone_data(&self) -> Box<dyn StateData>;
+    fn as_any(&self) -> &dyn Any;
+    fn as_any_mut(&mut self) -> &mut dyn Any;
+}
+
+impl<T: Any + Send + Sync + Clone> StateData for T {
+    fn clone_data(&self) -> Box<dyn StateData> {
+        Box::new(self.clone())
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+    fn as_any_mut(&mut self) -> &mut dyn Any {
+        self
+    }
+}
 
 #[derive(Default)]
 pub struct CycleState {
-    data: AHashMap<&'static str, StateData>,
+    data: AHashMap<&'static str, Box<dyn StateData>>,
     /// Filter plugins whose PreFilter returned Skip.
     pub skip_filter_plugins: Vec<&'static str>,
     /// Score plugins whose PreScore returned Skip.
@@ -19,26 +36,67 @@ pub struct CycleState {
     pub pods_to_activate: Vec<crate::api::PodKey>,
 }
 
+impl Clone for CycleState {
+    /// kube's `CycleState.Clone`: every plugin's data cloned, the skip lists copied.
+    fn clone(&self) -> CycleState {
+        CycleState {
+            data: self
+                .data
+                .iter()
+                .map(|(k, v)| (*k, (**v).clone_data()))
+                .collect(),
+            skip_filter_plugins: self.skip_filter_plugins.clone(),
+            skip_score_plugins: self.skip_score_plugins.clone(),
+            pods_to_activate: self.pods_to_activate.clone(),
+        }
+    }
+}
+
 impl CycleState {
     pub fn new() -> CycleState {
         CycleState::default()
     }
 
-    pub fn write<T: Any + Send + Sync>(&mut self, key: &'static str, value: T) {
+    pub fn write<T: Any + Send + Sync + Clone>(&mut self, key: &'static str, value: T) {
         self.data.insert(key, Box::new(value));
     }
 
     pub fn read<T: Any + Send + Sync>(&self, key: &'static str) -> Option<&T> {
-        self.data.get(key).and_then(|b| b.downcast_ref::<T>())
+        self.data
+            .get(key)
+            .and_then(|b| (**b).as_any().downcast_ref::<T>())
     }
 
     /// Mutable access, for PreFilterExtensions AddPod/RemovePod that update a plugin's
     /// pre-computed state in place.
     pub fn read_mut<T: Any + Send + Sync>(&mut self, key: &'static str) -> Option<&mut T> {
-        self.data.get_mut(key).and_then(|b| b.downcast_mut::<T>())
+        self.data
+            .get_mut(key)
+            .and_then(|b| (**b).as_any_mut().downcast_mut::<T>())
     }
 
     pub fn delete(&mut self, key: &'static str) {
         self.data.remove(key);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Clone, Debug, PartialEq)]
+    struct Counts(Vec<u32>);
+
+    #[test]
+    fn a_clone_is_independent_of_the_original() {
+        let mut s = CycleState::new();
+        s.write("Counts", Counts(vec![1, 2]));
+        s.skip_filter_plugins.push("X");
+        let mut c = s.clone();
+        c.read_mut::<Counts>("Counts").unwrap().0.push(3);
+        assert_eq!(s.read::<Counts>("Counts"), Some(&Counts(vec![1, 2])));
+        assert_eq!(c.read::<Counts>("Counts"), Some(&Counts(vec![1, 2, 3])));
+        assert_eq!(c.skip_filter_plugins, vec!["X"]);
+        assert!(c.read::<u32>("Counts").is_none());
     }
 }

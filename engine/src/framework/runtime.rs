@@ -457,6 +457,89 @@ impl Framework {
         (result, status)
     }
 
+    /// kube's `RunPreFilterExtensionAddPod`: every PreFilter plugin that did not Skip and has
+    /// extensions learns that `to_add` is on `node` (nominated pods, preemption's reprieves).
+    pub fn run_pre_filter_extension_add_pod(
+        &self,
+        state: &mut CycleState,
+        pod: &Pod,
+        to_add: &Pod,
+        node: &NodeInfo,
+    ) -> Status {
+        for p in &self.pre_filter {
+            if state.skip_filter_plugins.contains(&p.name()) {
+                continue;
+            }
+            if let Some(ext) = p.pre_filter_extensions() {
+                let s = ext.add_pod(state, pod, to_add, node);
+                if !s.is_success() {
+                    return Status::error(format!(
+                        "running AddPod on PreFilter plugin {:?}: {}",
+                        p.name(),
+                        s.message()
+                    ));
+                }
+            }
+        }
+        Status::success()
+    }
+
+    /// kube's `RunPreFilterExtensionRemovePod` (preemption's dry run takes victims away).
+    pub fn run_pre_filter_extension_remove_pod(
+        &self,
+        state: &mut CycleState,
+        pod: &Pod,
+        to_remove: &Pod,
+        node: &NodeInfo,
+    ) -> Status {
+        for p in &self.pre_filter {
+            if state.skip_filter_plugins.contains(&p.name()) {
+                continue;
+            }
+            if let Some(ext) = p.pre_filter_extensions() {
+                let s = ext.remove_pod(state, pod, to_remove, node);
+                if !s.is_success() {
+                    return Status::error(format!(
+                        "running RemovePod on PreFilter plugin {:?}: {}",
+                        p.name(),
+                        s.message()
+                    ));
+                }
+            }
+        }
+        Status::success()
+    }
+
+    /// kube's `RunFilterPluginsWithNominatedPods`: when pods of at least this priority are
+    /// nominated to the node, Filter runs twice, once as if they were there (they must still
+    /// fit after this pod) and once without them (this pod must not rely on what they would
+    /// add, e.g. affinity); both must pass. `nominated` is empty for most nodes.
+    pub fn run_filter_plugins_with_nominated_pods(
+        &self,
+        plugins: &[&dyn FilterPlugin],
+        state: &CycleState,
+        pod: &Pod,
+        node: &NodeInfo,
+        nominated: &[Arc<Pod>],
+    ) -> Status {
+        if !nominated.is_empty() {
+            let mut with = node.clone();
+            let mut st = state.clone();
+            for p in nominated {
+                with.add_pod(p);
+                let s = self.run_pre_filter_extension_add_pod(&mut st, pod, p, &with);
+                if !s.is_success() {
+                    return s;
+                }
+            }
+            let s = Self::run_filter_plugins(plugins, &st, pod, &with);
+            if !s.is_success() {
+                return s;
+            }
+        }
+        Self::run_filter_plugins(plugins, state, pod, node)
+    }
+
     /// The Filter plugins that run for this pod (those whose PreFilter did not Skip), computed
     /// once per cycle.
     pub fn active_filter_plugins(&self, state: &CycleState) -> Vec<&dyn FilterPlugin> {

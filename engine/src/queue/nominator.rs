@@ -100,6 +100,25 @@ impl Nominator {
             .unwrap_or_default()
     }
 
+    /// For the two-pass filter (kube's `addGENominatedPods`): per node, the pods nominated
+    /// there whose priority is at least `pod`'s, other than `pod` itself. Empty (and cheap)
+    /// when nothing is nominated.
+    pub fn nominated_at_least(&self, pod: &Pod) -> AHashMap<Sym, Vec<Arc<Pod>>> {
+        let inner = self.inner.lock();
+        let mut out = AHashMap::new();
+        for (node, pods) in &inner.by_node {
+            let v: Vec<Arc<Pod>> = pods
+                .iter()
+                .filter(|p| p.uid != pod.uid && p.priority() >= pod.priority())
+                .cloned()
+                .collect();
+            if !v.is_empty() {
+                out.insert(*node, v);
+            }
+        }
+        out
+    }
+
     pub fn len(&self) -> usize {
         self.inner.lock().by_pod.len()
     }
