@@ -674,6 +674,16 @@ impl ClusterClient for Store {
         self.changed.notify_all();
     }
 
+    /// Preemption's victims: deleted as the API server would (finalizers honoured), with the
+    /// informer's delete event to the scheduler; they count as deleted in the summary.
+    fn delete_pod(&self, pod: &Pod) -> Result<(), String> {
+        if Store::delete_pod(self, &pod.key) {
+            Ok(())
+        } else {
+            Err(format!("pods {:?} not found", pod.key.to_string()))
+        }
+    }
+
     fn pod_exists_unassigned(&self, pod: &Pod) -> bool {
         self.state
             .lock()

@@ -9,7 +9,7 @@ use crate::cache::{Cache, Snapshot};
 use crate::framework::events::{
     ActionType, ClusterEvent, EventObject, EventResource, pod_scheduling_properties_change,
 };
-use crate::framework::interface::{ClusterClient, Diagnosis};
+use crate::framework::interface::{ClusterClient, Diagnosis, PostFilterContext};
 use crate::framework::parallelize::{find_feasible, num_feasible_nodes_to_find};
 use crate::framework::runtime::{Framework, FrameworkError, Profile};
 use crate::framework::{Code, CycleState, Status, WaitingPods};
@@ -406,7 +406,29 @@ impl Scheduler {
         let mut state = CycleState::new();
         let host = match self.schedule_pod(fwk, &mut state, &pod) {
             Ok(h) => h,
-            Err(f) => {
+            Err(mut f) => {
+                // kube runs PostFilter (preemption) on a FitError only.
+                if let Some(d) = f.diagnosis.as_deref()
+                    && fwk.has_post_filter_plugins()
+                {
+                    let snap = self.snapshot.lock();
+                    let ctx = PostFilterContext {
+                        snapshot: &snap,
+                        framework: fwk,
+                        nominator: &self.queue.nominator,
+                        waiting_pods: &self.waiting_pods,
+                    };
+                    let (r, st) = fwk.run_post_filter(&ctx, &mut state, &pod, d);
+                    drop(snap);
+                    let post = st.message();
+                    if !post.is_empty() {
+                        let msg = format!("{} {post}.", f.status.message());
+                        f.status = Status::new(f.status.code(), msg);
+                    }
+                    if let Some(node) = r.and_then(|r| r.nominated_node_name) {
+                        self.nominate(&pod, node);
+                    }
+                }
                 self.handle_failure(qpi, f, start, cycle);
                 return;
             }
@@ -472,6 +494,18 @@ impl Scheduler {
             return;
         }
         self.submit_binding(task);
+    }
+
+    /// Records a nomination from PostFilter (`Sym::EMPTY` clears it): in the nominator now,
+    /// and in the pod's status through the client (kube patches `status.nominatedNodeName`).
+    fn nominate(&self, pod: &Arc<Pod>, node: Sym) {
+        use crate::queue::nominator::Nominating;
+        if node.is_empty() && self.queue.nominator.node_of(&pod.key).is_none() {
+            return;
+        }
+        self.queue.nominator.add(pod, Nominating::Override(node));
+        self.client
+            .set_nominated_node_name(pod, (!node.is_empty()).then_some(node));
     }
 
     /// kube's `bindingCycle` and `handleBindingCycleError`: WaitOnPermit's outcome, Done,

@@ -423,6 +423,7 @@ pub fn pod_spec_info(spec: &core::PodSpec) -> Result<PodSpecInfo, ConvertError> 
     let (requests, non_zero_requests) = pod_requests(spec)?;
     let mut info = PodSpecInfo {
         priority: spec.priority.unwrap_or(0),
+        preempt_never: spec.preemption_policy.as_deref() == Some("Never"),
         scheduler_name: Sym::new(
             spec.scheduler_name
                 .as_deref()

@@ -137,6 +137,8 @@ pub struct WeightedTerm {
 #[derive(Clone, Debug, Default)]
 pub struct PodSpecInfo {
     pub priority: i32,
+    /// `spec.preemptionPolicy: Never`: the pod never preempts others.
+    pub preempt_never: bool,
     pub scheduler_name: Sym,
     /// `spec.nodeName` as requested at creation (pods with it set never reach the queue).
     pub node_name: Sym,

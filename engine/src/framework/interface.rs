@@ -128,9 +128,20 @@ pub struct PostFilterResult {
     pub nominated_node_name: Option<Sym>,
 }
 
+/// What PostFilter sees besides the pod and the state: the cycle's snapshot, the framework
+/// (to run Filter and the PreFilter extensions in dry runs) and the nominator (kube passes the
+/// framework handle to the plugin instead).
+pub struct PostFilterContext<'a> {
+    pub snapshot: &'a Snapshot,
+    pub framework: &'a crate::framework::runtime::Framework,
+    pub nominator: &'a crate::queue::nominator::Nominator,
+    pub waiting_pods: &'a crate::framework::WaitingPods,
+}
+
 pub trait PostFilterPlugin: Plugin {
     fn post_filter(
         &self,
+        ctx: &PostFilterContext<'_>,
         state: &mut CycleState,
         pod: &Pod,
         diagnosis: &Diagnosis,
@@ -223,4 +234,10 @@ pub trait ClusterClient: Send + Sync {
     fn default_spread_selector(&self, _pod: &Pod) -> Option<LabelSelector> {
         None
     }
+    /// DELETE a pod (preemption's victims). Default: not supported.
+    fn delete_pod(&self, pod: &Pod) -> Result<(), String> {
+        Err(format!("this client cannot delete pod {}", pod.key))
+    }
+    /// Patches `status.nominatedNodeName` (`None` clears it). Default: ignored.
+    fn set_nominated_node_name(&self, _pod: &Pod, _node: Option<Sym>) {}
 }

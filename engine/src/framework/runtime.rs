@@ -567,29 +567,50 @@ impl Framework {
         Status::success()
     }
 
+    /// kube's `RunPostFilterPlugins`: the first success (or unresolvable, or error) wins;
+    /// otherwise Unschedulable with every plugin's reasons, the first rejector named, and the
+    /// last non-empty result (a nomination to clear, say).
     pub fn run_post_filter(
         &self,
+        ctx: &PostFilterContext<'_>,
         state: &mut CycleState,
         pod: &Pod,
         diagnosis: &Diagnosis,
     ) -> (Option<PostFilterResult>, Status) {
         let start = Instant::now();
-        let mut out = (
-            None,
-            Status::new(Code::Unschedulable, "no PostFilter plugin helped"),
-        );
+        let mut result = None;
+        let mut reasons: Vec<String> = Vec::new();
+        let mut rejector: Option<&'static str> = None;
+        let mut out = None;
         for p in &self.post_filter {
             let t = Instant::now();
-            let (r, s) = p.post_filter(state, pod, diagnosis);
+            let (r, s) = p.post_filter(ctx, state, pod, diagnosis);
             self.metrics.observe(
                 Series::Plugin(p.name(), ExtensionPoint::PostFilter, s.code()),
                 nanos(t),
             );
-            if s.is_success() || s.code() == Code::Error {
-                out = (r, s.with_plugin(p.name()));
+            if s.is_success() {
+                out = Some((r, s));
                 break;
             }
+            if s.code() == Code::UnschedulableAndUnresolvable {
+                out = Some((r, s.with_plugin(p.name())));
+                break;
+            }
+            if !s.is_rejected() {
+                out = Some((None, s.with_plugin(p.name())));
+                break;
+            }
+            if r.is_some() {
+                result = r;
+            }
+            reasons.extend(s.reasons().iter().cloned());
+            rejector.get_or_insert(p.name());
         }
+        let out = out.unwrap_or_else(|| {
+            let st = Status::new(Code::Unschedulable, reasons.join(", "));
+            (result, rejector.map_or(st.clone(), |r| st.with_plugin(r)))
+        });
         self.metrics.observe(
             Series::ExtensionPoint(ExtensionPoint::PostFilter, out.1.code()),
             nanos(start),

@@ -5,6 +5,7 @@
 
 pub mod balanced_allocation;
 pub mod default_binder;
+pub mod default_preemption;
 pub mod helper;
 pub mod node_affinity;
 pub mod node_name;
@@ -77,6 +78,14 @@ impl Registry {
         r.register(balanced_allocation::NAME, |_| {
             Arc::new(balanced_allocation::BalancedAllocation)
         });
+        r.register_with_args(default_preemption::NAME, |ctx, args| {
+            let a: default_preemption::DefaultPreemptionArgs = decode_args(args)?;
+            a.validate()?;
+            Ok(Arc::new(default_preemption::DefaultPreemption::new(
+                a,
+                ctx.client.clone(),
+            )))
+        });
         r.register(default_binder::NAME, |ctx| {
             Arc::new(default_binder::DefaultBinder::new(ctx.client.clone()))
         });
@@ -134,6 +143,7 @@ pub const DEFAULT_PLUGINS: &[(&str, i64)] = &[
     (node_affinity::NAME, 2),
     (node_ports::NAME, 0),
     (node_resources_fit::NAME, 1),
+    (default_preemption::NAME, 0),
     (balanced_allocation::NAME, 1),
     (default_binder::NAME, 0),
 ];

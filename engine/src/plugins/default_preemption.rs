@@ -1,0 +1,481 @@
+//! DefaultPreemption (PostFilter): when no node fits, find nodes where evicting lower-priority
+//! pods would make room, pick one, delete the victims and nominate the pod there.
+//!
+//! Behaviour after kube-scheduler 1.34, `pkg/scheduler/framework/plugins/defaultpreemption/`
+//! and `pkg/scheduler/framework/preemption/preemption.go`:
+//!
+//! 1. **Eligibility**: `preemptionPolicy: Never` never preempts.
+//! 2. **Potential nodes**: the nodes Filter rejected with `Unschedulable` (not
+//!    `UnschedulableAndUnresolvable`, and not the nodes a PreFilterResult excluded): evicting
+//!    pods cannot fix the others.
+//! 3. **Dry run** over the potential nodes from a random offset, until
+//!    `max(n × minCandidateNodesPercentage / 100, minCandidateNodesAbsolute)` (at most n)
+//!    candidates are found. On a copy of the node and of the cycle state: remove every pod of
+//!    lower priority (PreFilter RemovePod), check the pod fits (Filter with nominated pods);
+//!    then reprieve the removed pods, most important first (higher priority, then earlier
+//!    start), keeping each one that still lets the pod fit. The rest are the victims.
+//! 4. **Pick one node** (kube's `pickOneNodeForPreemption`), each criterion breaking the ties
+//!    of the one before: fewest PDB violations (always 0 here: PodDisruptionBudgets are not
+//!    modelled), lowest highest-victim priority, lowest sum of victim priorities (each shifted
+//!    by 2^31 so negatives count), fewest victims, latest start of the highest-priority
+//!    victims; then the first in dry-run order (kube: map order, i.e. random).
+//! 5. **Prepare**: victims waiting at Permit are rejected, the others deleted through the
+//!    client; pods of lower priority nominated to the node lose their nomination. The pod is
+//!    nominated to the node and goes back to the queue; the victims' deletion events bring it
+//!    back.
+//!
+//! Start times: the harness runs no kubelet, so pods have no `status.startTime`; as in
+//! scheduler_perf, where kube falls back to "now" for every pod, start time breaks no ties, and
+//! the pod key orders equal pods deterministically.
+
+use crate::api::{Pod, Sym};
+use crate::framework::interface::{
+    ClusterClient, Diagnosis, Plugin, PostFilterContext, PostFilterPlugin, PostFilterResult,
+};
+use crate::framework::{Code, CycleState, NodeInfo, Status};
+use parking_lot::Mutex;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use serde::Deserialize;
+use std::cmp::Ordering;
+use std::sync::Arc;
+
+pub const NAME: &str = "DefaultPreemption";
+
+/// `DefaultPreemptionArgs`.
+#[derive(Clone, Debug, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct DefaultPreemptionArgs {
+    #[serde(default = "default_pct")]
+    pub min_candidate_nodes_percentage: i32,
+    #[serde(default = "default_abs")]
+    pub min_candidate_nodes_absolute: i32,
+}
+
+fn default_pct() -> i32 {
+    10
+}
+fn default_abs() -> i32 {
+    100
+}
+
+impl Default for DefaultPreemptionArgs {
+    fn default() -> Self {
+        DefaultPreemptionArgs {
+            min_candidate_nodes_percentage: default_pct(),
+            min_candidate_nodes_absolute: default_abs(),
+        }
+    }
+}
+
+impl DefaultPreemptionArgs {
+    /// kube's `ValidateDefaultPreemptionArgs`.
+    pub fn validate(&self) -> Result<(), String> {
+        let mut errs = Vec::new();
+        let pct = self.min_candidate_nodes_percentage;
+        let abs = self.min_candidate_nodes_absolute;
+        if !(0..=100).contains(&pct) {
+            errs.push(format!(
+                "minCandidateNodesPercentage: Invalid value: {pct}: not in valid range [0, 100]"
+            ));
+        }
+        if abs < 0 {
+            errs.push(format!(
+                "minCandidateNodesAbsolute: Invalid value: {abs}: not in valid range [0, inf)"
+            ));
+        }
+        if pct == 0 && abs == 0 {
+            errs.push(
+                "minCandidateNodesPercentage: Invalid value: 0: cannot be zero at the same time \
+                 as minCandidateNodesAbsolute"
+                    .to_string(),
+            );
+        }
+        if errs.is_empty() {
+            Ok(())
+        } else {
+            Err(errs.join(", "))
+        }
+    }
+}
+
+pub struct DefaultPreemption {
+    args: DefaultPreemptionArgs,
+    client: Arc<dyn ClusterClient>,
+    rng: Mutex<ChaCha8Rng>,
+}
+
+/// A node where preemption would work, with its victims (most important first).
+#[derive(Clone, Debug)]
+pub struct Candidate {
+    pub node: Sym,
+    pub victims: Vec<Arc<Pod>>,
+}
+
+/// kube's `MoreImportantPod`: higher priority, then earlier start (not modelled: see the
+/// module doc), then the key, for a deterministic order.
+fn more_important(a: &Pod, b: &Pod) -> Ordering {
+    b.priority()
+        .cmp(&a.priority())
+        .then_with(|| a.key.cmp(&b.key))
+}
+
+impl DefaultPreemption {
+    pub fn new(args: DefaultPreemptionArgs, client: Arc<dyn ClusterClient>) -> DefaultPreemption {
+        DefaultPreemption {
+            args,
+            client,
+            rng: Mutex::new(ChaCha8Rng::seed_from_u64(0)),
+        }
+    }
+
+    /// kube's `calculateNumCandidates`.
+    fn num_candidates(&self, n: usize) -> usize {
+        let pct = self.args.min_candidate_nodes_percentage.max(0) as usize;
+        let abs = self.args.min_candidate_nodes_absolute.max(0) as usize;
+        (n * pct / 100).max(abs).min(n)
+    }
+
+    /// kube's `SelectVictimsOnNode` on copies of the node and the state: the victims, or why
+    /// preemption cannot help on this node.
+    pub fn select_victims_on_node(
+        &self,
+        ctx: &PostFilterContext<'_>,
+        state: &CycleState,
+        pod: &Pod,
+        node: &NodeInfo,
+    ) -> Result<Vec<Arc<Pod>>, Status> {
+        let fwk = ctx.framework;
+        let mut state = state.clone();
+        let mut ni = node.clone();
+        let priority = pod.priority();
+        let mut potential: Vec<Arc<Pod>> = ni
+            .pods
+            .iter()
+            .filter(|p| p.priority() < priority)
+            .cloned()
+            .collect();
+        if potential.is_empty() {
+            return Err(Status::new(
+                Code::UnschedulableAndUnresolvable,
+                "No preemption victims found for incoming pod",
+            ));
+        }
+        for v in &potential {
+            ni.remove_pod(v);
+            let s = fwk.run_pre_filter_extension_remove_pod(&mut state, pod, v, &ni);
+            if !s.is_success() {
+                return Err(s);
+            }
+        }
+        let filters = fwk.active_filter_plugins(&state);
+        let nominated = ctx.nominator.nominated_at_least(pod);
+        let noms = nominated.get(&ni.name()).map_or(&[][..], |v| &v[..]);
+        let s = fwk.run_filter_plugins_with_nominated_pods(&filters, &state, pod, &ni, noms);
+        if !s.is_success() {
+            return Err(s);
+        }
+        potential.sort_by(|a, b| more_important(a, b));
+        let mut victims = Vec::new();
+        for p in potential {
+            ni.add_pod(&p);
+            let s = fwk.run_pre_filter_extension_add_pod(&mut state, pod, &p, &ni);
+            if !s.is_success() {
+                return Err(s);
+            }
+            let fits = fwk
+                .run_filter_plugins_with_nominated_pods(&filters, &state, pod, &ni, noms)
+                .is_success();
+            if !fits {
+                ni.remove_pod(&p);
+                let s = fwk.run_pre_filter_extension_remove_pod(&mut state, pod, &p, &ni);
+                if !s.is_success() {
+                    return Err(s);
+                }
+                victims.push(p);
+            }
+        }
+        Ok(victims)
+    }
+
+    /// kube's `findCandidates` + `DryRunPreemption`.
+    pub fn find_candidates(
+        &self,
+        ctx: &PostFilterContext<'_>,
+        state: &CycleState,
+        pod: &Pod,
+        diagnosis: &Diagnosis,
+    ) -> (Vec<Candidate>, Vec<(Sym, Status)>) {
+        let potential: Vec<&Arc<NodeInfo>> = diagnosis
+            .node_statuses
+            .iter()
+            .filter(|(_, st)| st.code() != Code::UnschedulableAndUnresolvable)
+            .filter_map(|(n, _)| ctx.snapshot.get(*n))
+            .collect();
+        let mut statuses = Vec::new();
+        if potential.is_empty() {
+            return (Vec::new(), statuses);
+        }
+        let n = potential.len();
+        let offset = self.rng.lock().random_range(0..n);
+        let want = self.num_candidates(n);
+        let mut out = Vec::new();
+        for i in 0..n {
+            let node = potential[(offset + i) % n];
+            match self.select_victims_on_node(ctx, state, pod, node) {
+                Ok(v) if !v.is_empty() => {
+                    out.push(Candidate {
+                        node: node.name(),
+                        victims: v,
+                    });
+                    if out.len() >= want {
+                        break;
+                    }
+                }
+                Ok(_) => statuses.push((
+                    node.name(),
+                    Status::error(format!(
+                        "expected at least one victim pod on node {:?}",
+                        node.name().to_string_lossy()
+                    )),
+                )),
+                Err(s) => statuses.push((node.name(), s)),
+            }
+        }
+        (out, statuses)
+    }
+}
+
+/// kube's `pickOneNodeForPreemption` (see the module doc for the order of criteria).
+pub fn pick_one_node_for_preemption(candidates: &[Candidate]) -> Option<usize> {
+    if candidates.is_empty() {
+        return None;
+    }
+    let mut best: Vec<usize> = (0..candidates.len()).collect();
+    let keep_max = |best: &mut Vec<usize>, score: &dyn Fn(&Candidate) -> i64| {
+        let max = best
+            .iter()
+            .map(|&i| score(&candidates[i]))
+            .max()
+            .unwrap_or(0);
+        best.retain(|&i| score(&candidates[i]) == max);
+    };
+    // Highest-priority victim: victims are most important first.
+    keep_max(&mut best, &|c| {
+        -(c.victims
+            .first()
+            .map_or(i64::MIN + 1, |v| i64::from(v.priority())))
+    });
+    keep_max(&mut best, &|c| {
+        -c.victims
+            .iter()
+            .map(|v| i64::from(v.priority()) + i64::from(i32::MAX) + 1)
+            .sum::<i64>()
+    });
+    keep_max(&mut best, &|c| -(c.victims.len() as i64));
+    best.first().copied()
+}
+
+impl Plugin for DefaultPreemption {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+    fn into_post_filter(self: Arc<Self>) -> Option<Arc<dyn PostFilterPlugin>> {
+        Some(self)
+    }
+}
+
+impl PostFilterPlugin for DefaultPreemption {
+    fn post_filter(
+        &self,
+        ctx: &PostFilterContext<'_>,
+        state: &mut CycleState,
+        pod: &Pod,
+        diagnosis: &Diagnosis,
+    ) -> (Option<PostFilterResult>, Status) {
+        if pod.spec.preempt_never {
+            return (
+                None,
+                Status::new(
+                    Code::Unschedulable,
+                    "not eligible due to preemptionPolicy=Never.",
+                ),
+            );
+        }
+        let (candidates, statuses) = self.find_candidates(ctx, state, pod, diagnosis);
+        if let Some((_, st)) = statuses.iter().find(|(_, s)| s.code() == Code::Error)
+            && candidates.is_empty()
+        {
+            return (None, st.clone());
+        }
+        let Some(best) = pick_one_node_for_preemption(&candidates) else {
+            // kube clears the pod's nomination and reports why, per node.
+            let all = ctx.snapshot.nodes.len();
+            let mut counts: ahash::AHashMap<String, usize> = ahash::AHashMap::new();
+            let tried: Vec<Sym> = statuses.iter().map(|(n, _)| *n).collect();
+            for (_, s) in &statuses {
+                for r in s.reasons() {
+                    *counts.entry(r.clone()).or_default() += 1;
+                }
+            }
+            let unresolvable = all - tried.len();
+            if unresolvable > 0 {
+                *counts
+                    .entry("Preemption is not helpful for scheduling".to_string())
+                    .or_default() += unresolvable;
+            }
+            let mut parts: Vec<String> = counts
+                .into_iter()
+                .map(|(r, c)| format!("{c} {r}"))
+                .collect();
+            parts.sort();
+            let msg = format!(
+                "preemption: 0/{all} nodes are available: {}.",
+                parts.join(", ")
+            );
+            return (
+                Some(PostFilterResult {
+                    nominated_node_name: Some(Sym::EMPTY),
+                }),
+                Status::new(Code::Unschedulable, msg),
+            );
+        };
+        let c = &candidates[best];
+        // kube's prepareCandidate.
+        for v in &c.victims {
+            if let Some(wp) = ctx.waiting_pods.get(&v.key) {
+                wp.reject(NAME, "preempted");
+                continue;
+            }
+            if let Err(e) = self.client.delete_pod(v) {
+                return (
+                    None,
+                    Status::error(format!("preemption: deleting {}: {e}", v.key)),
+                );
+            }
+        }
+        for p in ctx.nominator.pods_for_node(c.node) {
+            if p.priority() < pod.priority() {
+                ctx.nominator.add(
+                    &p,
+                    crate::queue::nominator::Nominating::Override(Sym::EMPTY),
+                );
+                self.client.set_nominated_node_name(&p, None);
+            }
+        }
+        (
+            Some(PostFilterResult {
+                nominated_node_name: Some(c.node),
+            }),
+            Status::success(),
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::api::PodSpecInfo;
+
+    fn victim(name: &str, priority: i32) -> Arc<Pod> {
+        let spec = PodSpecInfo {
+            priority,
+            ..PodSpecInfo::default()
+        };
+        Arc::new(Pod::new("ns", name, Arc::new(spec)))
+    }
+
+    fn cand(node: &str, prios: &[i32]) -> Candidate {
+        let mut victims: Vec<Arc<Pod>> = prios
+            .iter()
+            .enumerate()
+            .map(|(i, &p)| victim(&format!("{node}-{i}"), p))
+            .collect();
+        victims.sort_by(|a, b| more_important(a, b));
+        Candidate {
+            node: Sym::new(node),
+            victims,
+        }
+    }
+
+    /// After TestPickOneNodeForPreemption
+    /// (pkg/scheduler/framework/preemption/preemption_test.go, kubernetes/kubernetes).
+    #[test]
+    fn pick_one_node_for_preemption_orders_the_criteria_as_kube() {
+        let cases: &[(&str, Vec<Candidate>, &str)] = &[
+            (
+                "lowest highest-priority victim",
+                vec![cand("n1", &[5, 1]), cand("n2", &[3, 3, 3])],
+                "n2",
+            ),
+            (
+                "then the lowest sum of priorities",
+                vec![cand("n1", &[5, 4]), cand("n2", &[5, 1])],
+                "n2",
+            ),
+            (
+                "negative priorities count by their shift, so fewer pods win there",
+                vec![cand("n1", &[-5, -5]), cand("n2", &[-5])],
+                "n2",
+            ),
+            (
+                "then the fewest victims (equal sums)",
+                vec![cand("n1", &[0, 0]), cand("n2", &[0])],
+                "n2",
+            ),
+            (
+                "ties keep dry-run order",
+                vec![cand("n1", &[1]), cand("n2", &[1])],
+                "n1",
+            ),
+        ];
+        for (name, cs, want) in cases {
+            let got = pick_one_node_for_preemption(cs).map(|i| cs[i].node);
+            assert_eq!(got, Some(Sym::new(want)), "{name}");
+        }
+        assert_eq!(pick_one_node_for_preemption(&[]), None);
+    }
+
+    /// After TestValidateDefaultPreemptionArgs
+    /// (pkg/scheduler/apis/config/validation/validation_pluginargs_test.go).
+    #[test]
+    fn args_are_validated_as_kube() {
+        let a = |pct, abs| DefaultPreemptionArgs {
+            min_candidate_nodes_percentage: pct,
+            min_candidate_nodes_absolute: abs,
+        };
+        assert!(a(10, 100).validate().is_ok());
+        assert!(a(0, 1).validate().is_ok());
+        assert!(a(101, 1).validate().unwrap_err().contains("[0, 100]"));
+        assert!(a(10, -1).validate().unwrap_err().contains("[0, inf)"));
+        assert!(a(0, 0).validate().unwrap_err().contains("cannot be zero"));
+        let d: DefaultPreemptionArgs =
+            crate::plugins::decode_args(Some(&serde_json::json!({"minCandidateNodesAbsolute": 5})))
+                .unwrap();
+        assert_eq!(d, a(10, 5));
+        assert!(
+            crate::plugins::decode_args::<DefaultPreemptionArgs>(Some(
+                &serde_json::json!({"minCandidates": 5})
+            ))
+            .is_err()
+        );
+    }
+
+    #[test]
+    fn the_number_of_candidates_follows_kube() {
+        let p = DefaultPreemption::new(DefaultPreemptionArgs::default(), Arc::new(NoClient));
+        assert_eq!(p.num_candidates(50), 50);
+        assert_eq!(p.num_candidates(5000), 500);
+        assert_eq!(p.num_candidates(500), 100);
+    }
+
+    struct NoClient;
+    impl ClusterClient for NoClient {
+        fn bind(&self, _: &Pod, _: Sym) -> Result<(), String> {
+            Ok(())
+        }
+        fn pod_exists_unassigned(&self, _: &Pod) -> bool {
+            true
+        }
+    }
+}

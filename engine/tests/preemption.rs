@@ -1,0 +1,163 @@
+//! DefaultPreemption through the real scheduler. Cases after kube-scheduler's
+//! `pkg/scheduler/framework/plugins/defaultpreemption/default_preemption_test.go`
+//! (TestPostFilter, TestDryRunPreemption "a pod that would fit after reprieving",
+//! TestSelectBestCandidate, TestPodEligibleToPreemptOthers) in kubernetes/kubernetes.
+
+use parking_lot::Mutex;
+use std::sync::{Arc, Weak};
+use tidegate_engine::api::resource::Resource;
+use tidegate_engine::api::{Node, Pod, PodKey, PodSpecInfo, Sym};
+use tidegate_engine::framework::ClusterClient;
+use tidegate_engine::plugins::Registry;
+use tidegate_engine::queue::clock::VirtualClock;
+use tidegate_engine::scheduler::{Scheduler, SchedulerConfig};
+
+/// An API server stand-in: binds and deletes, and tells the scheduler as its informers would.
+#[derive(Default)]
+struct Client {
+    sched: Mutex<Weak<Scheduler>>,
+    binds: Mutex<Vec<(String, Sym)>>,
+    deleted: Mutex<Vec<String>>,
+    pods: Mutex<Vec<Arc<Pod>>>,
+}
+
+impl ClusterClient for Client {
+    fn bind(&self, pod: &Pod, node: Sym) -> Result<(), String> {
+        self.binds.lock().push((pod.name.to_string(), node));
+        Ok(())
+    }
+    fn pod_exists_unassigned(&self, pod: &Pod) -> bool {
+        !self.deleted.lock().contains(&pod.name.to_string())
+    }
+    fn delete_pod(&self, pod: &Pod) -> Result<(), String> {
+        self.deleted.lock().push(pod.name.to_string());
+        let stored = self.pods.lock().iter().find(|p| p.key == pod.key).cloned();
+        if let (Some(s), Some(p)) = (self.sched.lock().upgrade(), stored) {
+            s.on_pod_delete(&p);
+        }
+        Ok(())
+    }
+}
+
+fn setup(nodes: &[(&str, i64)]) -> (Arc<Scheduler>, Arc<Client>) {
+    let client = Arc::new(Client::default());
+    let cfg = SchedulerConfig {
+        parallelism: 1,
+        ..SchedulerConfig::default()
+    };
+    let sched = Scheduler::new(
+        cfg,
+        &Registry::in_tree(),
+        client.clone(),
+        Some(Arc::new(VirtualClock::new())),
+    )
+    .unwrap();
+    *client.sched.lock() = Arc::downgrade(&sched);
+    for (name, cpu) in nodes {
+        let mut n = Node::named(name);
+        n.allocatable = Resource {
+            milli_cpu: *cpu,
+            memory: 1 << 30,
+            allowed_pod_number: 110,
+            ..Resource::default()
+        };
+        sched.on_node_add(Arc::new(n));
+    }
+    (sched, client)
+}
+
+fn pod(name: &str, priority: i32, cpu: i64, node: Option<&str>) -> Arc<Pod> {
+    let req = Resource {
+        milli_cpu: cpu,
+        ..Resource::default()
+    };
+    let spec = PodSpecInfo {
+        scheduler_name: Sym::new("default-scheduler"),
+        priority,
+        requests: req.clone(),
+        non_zero_requests: req,
+        ..PodSpecInfo::default()
+    };
+    let mut p = Pod::new("ns", name, Arc::new(spec));
+    p.node_name = node.map(Sym::new);
+    Arc::new(p)
+}
+
+fn running(s: &Scheduler, c: &Client, name: &str, priority: i32, cpu: i64, node: &str) {
+    let p = pod(name, priority, cpu, Some(node));
+    c.pods.lock().push(p.clone());
+    s.on_pod_add(p);
+}
+
+fn attempt(s: &Scheduler, p: Arc<Pod>) {
+    s.on_pod_add(p);
+    let q = s.queue.try_pop().expect("the pod is in activeQ");
+    s.schedule_popped(q);
+}
+
+#[test]
+fn the_node_with_the_least_important_victims_is_chosen_and_the_pod_lands_there() {
+    let (s, c) = setup(&[("n1", 1000), ("n2", 1000)]);
+    running(&s, &c, "p1", 5, 1000, "n1");
+    running(&s, &c, "p2", 1, 1000, "n2");
+    let high = pod("high", 100, 1000, None);
+    attempt(&s, high.clone());
+    // Victims are deleted, the pod is nominated and waits for the deletions.
+    assert_eq!(*c.deleted.lock(), vec!["p2"]);
+    assert!(c.binds.lock().is_empty());
+    assert_eq!(s.queue.nominator.node_of(&high.key), Some(Sym::new("n2")));
+    // The victim's deletion (AssignedPodDelete) moved it; after its backoff it binds on n2.
+    assert_ne!(s.queue.locate(&high.key), Some("unschedulable"));
+    s.queue.activate(std::slice::from_ref(&high.key));
+    let q = s.queue.try_pop().expect("requeued");
+    s.schedule_popped(q);
+    assert_eq!(*c.binds.lock(), vec![("high".to_string(), Sym::new("n2"))]);
+}
+
+#[test]
+fn reprieved_pods_stay_and_only_the_needed_victims_go() {
+    // One node: 3 pods of 300m (priorities 1, 2, 3) on 1000m; the incoming pod needs 400m,
+    // so one pod must go. Reprieve goes most important first: 3 and 2 stay, 1 goes.
+    let (s, c) = setup(&[("n1", 1000)]);
+    running(&s, &c, "prio1", 1, 300, "n1");
+    running(&s, &c, "prio2", 2, 300, "n1");
+    running(&s, &c, "prio3", 3, 300, "n1");
+    attempt(&s, pod("high", 10, 400, None));
+    assert_eq!(*c.deleted.lock(), vec!["prio1"]);
+}
+
+#[test]
+fn pods_of_equal_or_higher_priority_are_never_victims() {
+    let (s, c) = setup(&[("n1", 1000)]);
+    running(&s, &c, "same", 10, 1000, "n1");
+    let p = pod("p", 10, 500, None);
+    attempt(&s, p.clone());
+    assert!(c.deleted.lock().is_empty());
+    let info = s.queue.pending_info(&p.key).unwrap();
+    assert_eq!(info.unschedulable_plugins, vec!["NodeResourcesFit"]);
+    assert_eq!(s.queue.nominator.node_of(&p.key), None);
+}
+
+#[test]
+fn preemption_policy_never_preempts_nothing() {
+    let (s, c) = setup(&[("n1", 1000)]);
+    running(&s, &c, "low", 1, 1000, "n1");
+    let mut spec = (*pod("never", 100, 500, None).spec).clone();
+    spec.preempt_never = true;
+    let never = Arc::new(Pod::new("ns", "never", Arc::new(spec)));
+    attempt(&s, never.clone());
+    assert!(c.deleted.lock().is_empty());
+    assert_eq!(s.queue.nominator.node_of(&PodKey::new("ns", "never")), None);
+}
+
+#[test]
+fn the_fewest_victims_win_when_priorities_tie() {
+    // n1: two pods of priority 1 (500m each); n2: one pod of priority 1 (1000m). Same highest
+    // priority; sums differ (two pods shift twice), so n2 with one victim wins.
+    let (s, c) = setup(&[("n1", 1000), ("n2", 1000)]);
+    running(&s, &c, "a1", 1, 500, "n1");
+    running(&s, &c, "a2", 1, 500, "n1");
+    running(&s, &c, "b1", 1, 1000, "n2");
+    attempt(&s, pod("high", 10, 1000, None));
+    assert_eq!(*c.deleted.lock(), vec!["b1"]);
+}
