@@ -12,6 +12,7 @@ pub mod node_ports;
 pub mod node_resources_fit;
 pub mod node_unschedulable;
 pub mod priority_sort;
+pub mod resource_allocation;
 pub mod scheduling_gates;
 pub mod taint_toleration;
 
@@ -71,11 +72,15 @@ impl Registry {
             Arc::new(node_affinity::NodeAffinity)
         });
         r.register(node_ports::NAME, |_| Arc::new(node_ports::NodePorts));
-        r.register(node_resources_fit::NAME, |_| {
-            Arc::new(node_resources_fit::NodeResourcesFit)
+        r.register_with_args(node_resources_fit::NAME, |_, args| {
+            Ok(Arc::new(node_resources_fit::NodeResourcesFit::from_args(
+                args,
+            )?))
         });
-        r.register(balanced_allocation::NAME, |_| {
-            Arc::new(balanced_allocation::BalancedAllocation)
+        r.register_with_args(balanced_allocation::NAME, |_, args| {
+            Ok(Arc::new(
+                balanced_allocation::BalancedAllocation::from_args(args)?,
+            ))
         });
         r.register(default_binder::NAME, |ctx| {
             Arc::new(default_binder::DefaultBinder::new(ctx.client.clone()))
