@@ -6,6 +6,7 @@
 pub mod balanced_allocation;
 pub mod default_binder;
 pub mod helper;
+pub mod image_locality;
 pub mod node_affinity;
 pub mod node_name;
 pub mod node_ports;
@@ -82,6 +83,9 @@ impl Registry {
                 balanced_allocation::BalancedAllocation::from_args(args)?,
             ))
         });
+        r.register(image_locality::NAME, |_| {
+            Arc::new(image_locality::ImageLocality)
+        });
         r.register(default_binder::NAME, |ctx| {
             Arc::new(default_binder::DefaultBinder::new(ctx.client.clone()))
         });
@@ -140,5 +144,6 @@ pub const DEFAULT_PLUGINS: &[(&str, i64)] = &[
     (node_ports::NAME, 0),
     (node_resources_fit::NAME, 1),
     (balanced_allocation::NAME, 1),
+    (image_locality::NAME, 1),
     (default_binder::NAME, 0),
 ];
