@@ -249,6 +249,43 @@ pub fn label_selector(s: &meta::LabelSelector, path: &str) -> Result<LabelSelect
     Ok(LabelSelector { requirements })
 }
 
+/// Converts a `v1.NodeAffinity` found at `path` (a pod's, or NodeAffinity's `addedAffinity`):
+/// the required node selector and the preferred terms.
+pub fn node_affinity(
+    na: &core::NodeAffinity,
+    path: &str,
+) -> Result<(Option<NodeSelector>, Vec<WeightedTerm>), ConvertError> {
+    let mut required = None;
+    if let Some(req) = &na.required_during_scheduling_ignored_during_execution {
+        let mut sel = NodeSelector::default();
+        for (i, t) in req.node_selector_terms.iter().enumerate() {
+            sel.terms.push(node_selector_term(
+                t,
+                &format!(
+                    "{path}.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[{i}]"
+                ),
+            )?);
+        }
+        required = Some(sel);
+    }
+    let mut preferred = Vec::new();
+    for (i, p) in na
+        .preferred_during_scheduling_ignored_during_execution
+        .iter()
+        .flatten()
+        .enumerate()
+    {
+        preferred.push(WeightedTerm {
+            weight: p.weight,
+            term: node_selector_term(
+                &p.preference,
+                &format!("{path}.preferredDuringSchedulingIgnoredDuringExecution[{i}].preference"),
+            )?,
+        });
+    }
+    Ok((required, preferred))
+}
+
 /// kube's `normalizedImageName` (ImageLocality): an image whose last `:` does not come after
 /// its last `/` has no tag (nor digest), and `:latest` is appended.
 pub fn normalized_image_name(name: &str) -> Cow<'_, str> {
@@ -443,34 +480,9 @@ pub fn pod_spec_info(spec: &core::PodSpec) -> Result<PodSpecInfo, ConvertError> 
     };
     if let Some(aff) = &spec.affinity {
         if let Some(na) = &aff.node_affinity {
-            if let Some(req) = &na.required_during_scheduling_ignored_during_execution {
-                let mut sel = NodeSelector::default();
-                for (i, t) in req.node_selector_terms.iter().enumerate() {
-                    sel.terms.push(node_selector_term(
-                        t,
-                        &format!(
-                            "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[{i}]"
-                        ),
-                    )?);
-                }
-                info.required_node_affinity = Some(sel);
-            }
-            for (i, p) in na
-                .preferred_during_scheduling_ignored_during_execution
-                .iter()
-                .flatten()
-                .enumerate()
-            {
-                info.preferred_node_affinity.push(WeightedTerm {
-                    weight: p.weight,
-                    term: node_selector_term(
-                        &p.preference,
-                        &format!(
-                            "spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution[{i}].preference"
-                        ),
-                    )?,
-                });
-            }
+            let (required, preferred) = node_affinity(na, "spec.affinity.nodeAffinity")?;
+            info.required_node_affinity = required;
+            info.preferred_node_affinity = preferred;
         }
         if let Some(pa) = &aff.pod_affinity {
             let path = "spec.affinity.podAffinity";

@@ -69,8 +69,8 @@ impl Registry {
         r.register(taint_toleration::NAME, |_| {
             Arc::new(taint_toleration::TaintToleration)
         });
-        r.register(node_affinity::NAME, |_| {
-            Arc::new(node_affinity::NodeAffinity)
+        r.register_with_args(node_affinity::NAME, |_, args| {
+            Ok(Arc::new(node_affinity::NodeAffinity::from_args(args)?))
         });
         r.register(node_ports::NAME, |_| Arc::new(node_ports::NodePorts));
         r.register_with_args(node_resources_fit::NAME, |_, args| {
