@@ -160,6 +160,8 @@ impl EnqueueExtensions for TaintToleration {
 }
 
 #[cfg(test)]
+// Test tables read better with the taints written inline.
+#[allow(clippy::cloned_ref_to_slice_refs)]
 mod tests {
     use super::*;
     use crate::api::Sym;
