@@ -642,4 +642,82 @@ mod tests {
             "profiles[0].pluginConfig[NodeName].args: plugin \"NodeName\" takes no args"
         );
     }
+
+    /// `pluginConfig` args reach the plugin: NodeResourcesFit with MostAllocated prefers the
+    /// fuller node where the default (LeastAllocated) prefers the emptier one.
+    #[test]
+    fn node_resources_fit_args_from_plugin_config_change_the_score() {
+        use crate::framework::CycleState;
+        use crate::plugins::resource_allocation::test_util::{node, node_infos, pod};
+        let fit_score = |json: serde_json::Value| {
+            let r = cfg(json).unwrap();
+            let f = build(&r.profiles[0]);
+            let (fit, _) = f
+                .active_score_plugins(&CycleState::new())
+                .into_iter()
+                .find(|(p, _)| p.name() == "NodeResourcesFit")
+                .unwrap();
+            let nodes = [
+                node("empty", &[("cpu", "4"), ("memory", "8Gi")]),
+                node("half", &[("cpu", "4"), ("memory", "8Gi")]),
+            ];
+            let existing = [pod(
+                "e",
+                Some("half"),
+                &[&[("cpu", "2"), ("memory", "4Gi")]],
+            )];
+            let p = pod("p", None, &[&[("cpu", "1"), ("memory", "1Gi")]]);
+            node_infos(&nodes, &existing)
+                .iter()
+                .map(|ni| fit.score(&CycleState::new(), &p, ni).unwrap())
+                .collect::<Vec<_>>()
+        };
+        // LeastAllocated: (75 + 87) / 2 = 81 and (25 + 37) / 2 = 31.
+        assert_eq!(fit_score(serde_json::json!({})), [81, 31]);
+        let most = fit_score(serde_json::json!({
+            "apiVersion": API_VERSION,
+            "kind": KIND,
+            "profiles": [{
+                "pluginConfig": [{
+                    "name": "NodeResourcesFit",
+                    "args": {
+                        "apiVersion": API_VERSION,
+                        "kind": "NodeResourcesFitArgs",
+                        "scoringStrategy": {
+                            "type": "MostAllocated",
+                            "resources": [{"name": "cpu", "weight": 1}, {"name": "memory", "weight": 1}]
+                        }
+                    }
+                }]
+            }]
+        }));
+        // MostAllocated: (25 + 12) / 2 = 18 and (75 + 62) / 2 = 68.
+        assert_eq!(most, [18, 68]);
+        // Bad args fail with kube's validation message when the framework is built.
+        let r = cfg(serde_json::json!({"profiles": [{"pluginConfig": [{
+            "name": "NodeResourcesFit",
+            "args": {"scoringStrategy": {"type": "Bogus"}}
+        }]}]}))
+        .unwrap();
+        let ctx = PluginContext {
+            client: Arc::new(NoClient),
+            waiting_pods: Default::default(),
+        };
+        let err = Framework::new(
+            0,
+            &r.profiles[0],
+            &Registry::in_tree(),
+            &ctx,
+            Arc::new(Metrics::new()),
+        )
+        .err()
+        .unwrap()
+        .to_string();
+        assert!(
+            err.starts_with(
+                "profiles[0].pluginConfig[NodeResourcesFit].args: scoringStrategy.type: Unsupported value: \"Bogus\""
+            ),
+            "{err}"
+        );
+    }
 }

@@ -249,11 +249,49 @@ pub fn label_selector(s: &meta::LabelSelector, path: &str) -> Result<LabelSelect
     Ok(LabelSelector { requirements })
 }
 
-/// kube's `normalizedImageName`: an image without a tag (and without a digest) means `:latest`.
+/// Converts a `v1.NodeAffinity` found at `path` (a pod's, or NodeAffinity's `addedAffinity`):
+/// the required node selector and the preferred terms.
+pub fn node_affinity(
+    na: &core::NodeAffinity,
+    path: &str,
+) -> Result<(Option<NodeSelector>, Vec<WeightedTerm>), ConvertError> {
+    let mut required = None;
+    if let Some(req) = &na.required_during_scheduling_ignored_during_execution {
+        let mut sel = NodeSelector::default();
+        for (i, t) in req.node_selector_terms.iter().enumerate() {
+            sel.terms.push(node_selector_term(
+                t,
+                &format!(
+                    "{path}.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[{i}]"
+                ),
+            )?);
+        }
+        required = Some(sel);
+    }
+    let mut preferred = Vec::new();
+    for (i, p) in na
+        .preferred_during_scheduling_ignored_during_execution
+        .iter()
+        .flatten()
+        .enumerate()
+    {
+        preferred.push(WeightedTerm {
+            weight: p.weight,
+            term: node_selector_term(
+                &p.preference,
+                &format!("{path}.preferredDuringSchedulingIgnoredDuringExecution[{i}].preference"),
+            )?,
+        });
+    }
+    Ok((required, preferred))
+}
+
+/// kube's `normalizedImageName` (ImageLocality): an image whose last `:` does not come after
+/// its last `/` has no tag (nor digest), and `:latest` is appended.
 pub fn normalized_image_name(name: &str) -> Cow<'_, str> {
     let colon = name.rfind(':').map_or(-1, |i| i as i64);
     let slash = name.rfind('/').map_or(-1, |i| i as i64);
-    if colon <= slash && !name.contains('@') {
+    if colon <= slash {
         Cow::Owned(format!("{name}:latest"))
     } else {
         Cow::Borrowed(name)
@@ -443,34 +481,9 @@ pub fn pod_spec_info(spec: &core::PodSpec) -> Result<PodSpecInfo, ConvertError> 
     };
     if let Some(aff) = &spec.affinity {
         if let Some(na) = &aff.node_affinity {
-            if let Some(req) = &na.required_during_scheduling_ignored_during_execution {
-                let mut sel = NodeSelector::default();
-                for (i, t) in req.node_selector_terms.iter().enumerate() {
-                    sel.terms.push(node_selector_term(
-                        t,
-                        &format!(
-                            "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[{i}]"
-                        ),
-                    )?);
-                }
-                info.required_node_affinity = Some(sel);
-            }
-            for (i, p) in na
-                .preferred_during_scheduling_ignored_during_execution
-                .iter()
-                .flatten()
-                .enumerate()
-            {
-                info.preferred_node_affinity.push(WeightedTerm {
-                    weight: p.weight,
-                    term: node_selector_term(
-                        &p.preference,
-                        &format!(
-                            "spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution[{i}].preference"
-                        ),
-                    )?,
-                });
-            }
+            let (required, preferred) = node_affinity(na, "spec.affinity.nodeAffinity")?;
+            info.required_node_affinity = required;
+            info.preferred_node_affinity = preferred;
         }
         if let Some(pa) = &aff.pod_affinity {
             let path = "spec.affinity.podAffinity";
@@ -564,11 +577,13 @@ pub fn pod_spec_info(spec: &core::PodSpec) -> Result<PodSpecInfo, ConvertError> 
         info.unsupported
             .push("PodTopologySpread (spec.topologySpreadConstraints)");
     }
+    // ImageLocality: one entry per init container and container (kube scales by their count).
     info.images = spec
-        .containers
+        .init_containers
         .iter()
-        .filter_map(|c| c.image.as_deref())
-        .map(|i| Sym::new(&normalized_image_name(i)))
+        .flatten()
+        .chain(&spec.containers)
+        .map(|c| Sym::new(&normalized_image_name(c.image.as_deref().unwrap_or(""))))
         .collect();
     if spec
         .volumes
@@ -659,6 +674,22 @@ pub fn pod(pod: &core::Pod) -> Result<Pod, ConvertError> {
     Ok(pod_with_spec(pod, Arc::new(spec)))
 }
 
+/// `status.images` as kube's cache keys them: every name as reported (not normalized: a pod's
+/// `nginx` only matches a node's `nginx:latest`), each name once, with its image's size.
+fn node_images(status: Option<&core::NodeStatus>) -> Vec<(Sym, i64)> {
+    let mut out: Vec<(Sym, i64)> = Vec::new();
+    for img in status.and_then(|s| s.images.as_ref()).into_iter().flatten() {
+        let size = img.size_bytes.unwrap_or(0);
+        for n in img.names.iter().flatten() {
+            let name = Sym::new(n);
+            if !out.iter().any(|&(o, _)| o == name) {
+                out.push((name, size));
+            }
+        }
+    }
+    out
+}
+
 /// Converts a node. Allocatable defaults to capacity when the node gives none.
 pub fn node(n: &core::Node) -> Result<Node, ConvertError> {
     let status = n.status.as_ref();
@@ -701,18 +732,7 @@ pub fn node(n: &core::Node) -> Result<Node, ConvertError> {
         taints: taints.into(),
         unschedulable: spec.and_then(|s| s.unschedulable).unwrap_or(false),
         allocatable,
-        images: status
-            .and_then(|s| s.images.as_ref())
-            .into_iter()
-            .flatten()
-            .flat_map(|img| {
-                let size = img.size_bytes.unwrap_or(0);
-                img.names
-                    .iter()
-                    .flatten()
-                    .map(move |n| (Sym::new(&normalized_image_name(n)), size))
-            })
-            .collect(),
+        images: node_images(status),
         resource_version: n
             .metadata
             .resource_version

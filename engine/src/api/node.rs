@@ -21,7 +21,8 @@ pub struct Node {
     pub unschedulable: bool,
     /// `status.allocatable`, defaulted to `status.capacity` where absent (as the API server does).
     pub allocatable: Resource,
-    /// `status.images`: every name of every image, normalized, with the image's size in bytes.
+    /// `status.images`: every name of every image as reported (kube does not normalize node
+    /// image names), each once, with the image's size in bytes.
     pub images: Vec<(Sym, i64)>,
     pub resource_version: u64,
 }

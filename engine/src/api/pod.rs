@@ -156,8 +156,8 @@ pub struct PodSpecInfo {
     /// `spec.affinity.podAffinity` / `podAntiAffinity`.
     pub pod_affinity: PodAffinity,
     pub topology_spread_constraints: Vec<TopologySpreadConstraint>,
-    /// `spec.containers[*].image` (ImageLocality), normalized as kube does (`:latest` added
-    /// when there is no tag or digest).
+    /// `spec.initContainers[*].image` then `spec.containers[*].image` (ImageLocality), one
+    /// per container, normalized as kube does (`:latest` added when there is no tag).
     pub images: Vec<Sym>,
     /// Scheduling features this pod uses that no plugin of this build handles, e.g.
     /// `"InterPodAffinity (spec.affinity.podAffinity)"`. The harness refuses such workloads.

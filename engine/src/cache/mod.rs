@@ -30,8 +30,9 @@ struct Inner {
     generation: u64,
     /// A pod with pod (anti-)affinity came or went since the last snapshot.
     affinity_dirty: bool,
-    /// Image name → number of nodes that have it (kube's `ImageStateSummary.NumNodes`).
-    image_nodes: Arc<AHashMap<Sym, u32>>,
+    /// Image name → its size and the number of nodes that have it (kube's cache
+    /// `imageStates`).
+    image_nodes: Arc<AHashMap<Sym, ImageStateSummary>>,
 }
 
 /// The cluster as one scheduling cycle sees it.
@@ -45,8 +46,16 @@ pub struct Snapshot {
     pub have_pods_with_affinity: Vec<usize>,
     /// Indices into `nodes` of the nodes running a pod with required anti-affinity.
     pub have_pods_with_required_anti_affinity: Vec<usize>,
-    /// Image name → number of nodes that have it.
-    pub image_num_nodes: Arc<AHashMap<Sym, u32>>,
+    /// Image name → its size and the number of nodes that have it.
+    pub image_states: Arc<AHashMap<Sym, ImageStateSummary>>,
+}
+
+/// kube's `ImageStateSummary`: the size of an image (as the first node that reported the name
+/// gave it, as kube's cache keeps it) and how many nodes have it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ImageStateSummary {
+    pub size: i64,
+    pub num_nodes: u32,
 }
 
 impl Snapshot {
@@ -96,11 +105,17 @@ impl Cache {
             return;
         }
         let m = Arc::make_mut(&mut inner.image_nodes);
-        for (name, _) in &node.images {
-            let n = m.entry(*name).or_insert(0);
-            *n = (*n as i64 + delta).max(0) as u32;
-            if *n == 0 {
-                m.remove(name);
+        for (i, &(name, size)) in node.images.iter().enumerate() {
+            // A name listed twice on one node counts the node once (kube keeps a node set).
+            if node.images[..i].iter().any(|&(n, _)| n == name) {
+                continue;
+            }
+            let st = m
+                .entry(name)
+                .or_insert(ImageStateSummary { size, num_nodes: 0 });
+            st.num_nodes = (i64::from(st.num_nodes) + delta).max(0) as u32;
+            if st.num_nodes == 0 {
+                m.remove(&name);
             }
         }
     }
@@ -261,8 +276,8 @@ impl Cache {
     /// Brings `snap` up to date, copying only what changed.
     pub fn update_snapshot(&self, snap: &mut Snapshot) {
         let mut inner = self.inner.lock();
-        if !Arc::ptr_eq(&snap.image_num_nodes, &inner.image_nodes) {
-            snap.image_num_nodes = inner.image_nodes.clone();
+        if !Arc::ptr_eq(&snap.image_states, &inner.image_nodes) {
+            snap.image_states = inner.image_nodes.clone();
         }
         let affinity = std::mem::take(&mut inner.affinity_dirty) || inner.structural;
         self.refresh_nodes(&mut inner, snap);

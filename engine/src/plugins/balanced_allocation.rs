@@ -1,23 +1,103 @@
-//! NodeResourcesBalancedAllocation: favours nodes whose cpu and memory utilisation fractions are
-//! close: score = (1 − standard deviation of the fractions) × 100, with the pod's requests
-//! added (actual requests, not the non-zero defaults).
-//! Source of behaviour: `pkg/scheduler/framework/plugins/noderesources/balanced_allocation.go`.
+//! NodeResourcesBalancedAllocation: favours nodes whose utilisation fractions of the configured
+//! resources (cpu and memory by default) are close: score = (1 − standard deviation of the
+//! fractions) × 100, with the pod's requests added (actual requests, not the non-zero
+//! defaults). Best-effort pods (no request for any of the resources) are not scored.
+//! Source of behaviour: `pkg/scheduler/framework/plugins/noderesources/balanced_allocation.go`,
+//! `resource_allocation.go`; args: `v1/defaults.go`
+//! (`SetDefaults_NodeResourcesBalancedAllocationArgs`), `validation/validation_pluginargs.go`.
 
+use super::resource_allocation::{
+    ResourceAllocationScorer, ResourceSpec, Strategy, aggregate, default_resources, field_error,
+    quote,
+};
 use crate::api::Pod;
+use crate::api::validation::ErrorType;
 use crate::cache::Snapshot;
 use crate::framework::cycle_state::CycleState;
 use crate::framework::events::{ActionType, ClusterEvent, EventResource};
-use crate::framework::interface::{
-    EnqueueExtensions, MAX_NODE_SCORE, Plugin, PreScorePlugin, ScorePlugin,
-};
+use crate::framework::interface::{EnqueueExtensions, Plugin, PreScorePlugin, ScorePlugin};
 use crate::framework::node_info::NodeInfo;
 use crate::framework::status::Status;
+use serde::Deserialize;
 use std::sync::Arc;
 
 pub const NAME: &str = "NodeResourcesBalancedAllocation";
+const PRE_SCORE_KEY: &str = "PreScoreNodeResourcesBalancedAllocation";
 
-#[derive(Debug, Default)]
-pub struct BalancedAllocation;
+/// `NodeResourcesBalancedAllocationArgs` (v1).
+#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct BalancedAllocationArgs {
+    #[serde(default)]
+    pub resources: Vec<ResourceSpec>,
+}
+
+impl BalancedAllocationArgs {
+    /// kube's defaults: cpu and memory when no resource is listed; weight 0 becomes 1.
+    pub fn set_defaults(&mut self) {
+        if self.resources.is_empty() {
+            self.resources = default_resources();
+            return;
+        }
+        for r in &mut self.resources {
+            if r.weight == 0 {
+                r.weight = 1;
+            }
+        }
+    }
+
+    /// kube's `ValidateNodeResourcesBalancedAllocationArgs`: no duplicate names, weights 1.
+    pub fn validate(&self) -> Result<(), String> {
+        let mut errs = Vec::new();
+        for (i, r) in self.resources.iter().enumerate() {
+            if self.resources[..i].iter().any(|o| o.name == r.name) {
+                errs.push(field_error(
+                    ErrorType::Duplicate,
+                    format!("resources[{i}].name"),
+                    Some(quote(&r.name)),
+                    "",
+                ));
+            }
+            if r.weight != 1 {
+                errs.push(field_error(
+                    ErrorType::Invalid,
+                    format!("resources[{i}].weight"),
+                    Some(r.weight.to_string()),
+                    "must be 1",
+                ));
+            }
+        }
+        aggregate(&errs)
+    }
+}
+
+#[derive(Debug)]
+pub struct BalancedAllocation {
+    scorer: ResourceAllocationScorer,
+}
+
+impl Default for BalancedAllocation {
+    /// The plugin with kube's default args (cpu and memory).
+    fn default() -> Self {
+        BalancedAllocation::new(&default_resources())
+    }
+}
+
+impl BalancedAllocation {
+    pub fn new(resources: &[ResourceSpec]) -> BalancedAllocation {
+        BalancedAllocation {
+            scorer: ResourceAllocationScorer::new(resources, true, Strategy::Balanced),
+        }
+    }
+
+    /// The registry's factory: decode, default, validate.
+    pub fn from_args(args: Option<&serde_json::Value>) -> Result<BalancedAllocation, String> {
+        let mut a: BalancedAllocationArgs = super::decode_args(args)?;
+        a.set_defaults();
+        a.validate()?;
+        Ok(BalancedAllocation::new(&a.resources))
+    }
+}
 
 impl Plugin for BalancedAllocation {
     fn name(&self) -> &'static str {
@@ -34,44 +114,45 @@ impl Plugin for BalancedAllocation {
     }
 }
 
-/// kube's `balancedResourceScorer` over the given (requested, allocatable) pairs.
+/// The pod's requests of the configured resources, computed once in PreScore.
+struct PreScoreState(Vec<i64>);
+
+/// kube's `balancedResourceScorer` over `(requested, allocatable)` pairs.
 pub fn balanced_score(pairs: &[(i64, i64)]) -> i64 {
-    let fractions: Vec<f64> = pairs
-        .iter()
-        .filter(|&&(_, a)| a != 0)
-        .map(|&(r, a)| (r as f64 / a as f64).min(1.0))
-        .collect();
-    let std = match fractions.len() {
-        0 | 1 => 0.0,
-        2 => (fractions[0] - fractions[1]).abs() / 2.0,
-        n => {
-            let mean = fractions.iter().sum::<f64>() / n as f64;
-            let var = fractions
-                .iter()
-                .map(|f| (f - mean) * (f - mean))
-                .sum::<f64>()
-                / n as f64;
-            var.sqrt()
-        }
-    };
-    ((1.0 - std) * MAX_NODE_SCORE as f64) as i64
+    let (r, a): (Vec<i64>, Vec<i64>) = pairs.iter().copied().unzip();
+    super::resource_allocation::balanced_resource_score(&r, &a)
 }
 
 impl PreScorePlugin for BalancedAllocation {
-    fn pre_score(&self, _: &mut CycleState, _: &Pod, _: &[&NodeInfo], _: &Snapshot) -> Status {
+    fn pre_score(
+        &self,
+        state: &mut CycleState,
+        pod: &Pod,
+        _: &[&NodeInfo],
+        _: &Snapshot,
+    ) -> Status {
+        let reqs = self.scorer.pod_requests(pod);
+        // kube skips best-effort pods so that they do not all pile onto one node (#129138).
+        if ResourceAllocationScorer::is_best_effort(&reqs) {
+            return Status::skip();
+        }
+        state.write(PRE_SCORE_KEY, PreScoreState(reqs));
         Status::success()
     }
 }
 
 impl ScorePlugin for BalancedAllocation {
-    fn score(&self, _: &CycleState, pod: &Pod, node: &NodeInfo) -> Result<i64, Status> {
-        let alloc = node.allocatable();
-        let used = &node.requested;
-        let req = &pod.spec.requests;
-        Ok(balanced_score(&[
-            (used.milli_cpu + req.milli_cpu, alloc.milli_cpu),
-            (used.memory + req.memory, alloc.memory),
-        ]))
+    fn score(&self, state: &CycleState, pod: &Pod, node: &NodeInfo) -> Result<i64, Status> {
+        match state.read::<PreScoreState>(PRE_SCORE_KEY) {
+            Some(s) => Ok(self.scorer.score(node, &s.0)),
+            None => {
+                let reqs = self.scorer.pod_requests(pod);
+                if ResourceAllocationScorer::is_best_effort(&reqs) {
+                    return Ok(0);
+                }
+                Ok(self.scorer.score(node, &reqs))
+            }
+        }
     }
 }
 
@@ -90,14 +171,112 @@ impl EnqueueExtensions for BalancedAllocation {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::plugins::resource_allocation::test_util::{node, node_infos, pod};
 
     #[test]
     fn balanced_formula() {
-        // Equal fractions: perfectly balanced.
         assert_eq!(balanced_score(&[(2000, 4000), (16, 32)]), 100);
-        // 0.5 vs 0.25 -> std 0.125 -> 87.
         assert_eq!(balanced_score(&[(2000, 4000), (8, 32)]), 87);
-        // Fractions are capped at 1.
         assert_eq!(balanced_score(&[(8000, 4000), (0, 32)]), 50);
+    }
+
+    fn run(
+        b: &BalancedAllocation,
+        p: &Pod,
+        nodes: &[Arc<crate::api::Node>],
+        existing: &[Arc<Pod>],
+    ) -> (Status, Vec<i64>) {
+        let infos = node_infos(nodes, existing);
+        let refs: Vec<&NodeInfo> = infos.iter().collect();
+        let mut state = CycleState::new();
+        let st = b.pre_score(&mut state, p, &refs, &Snapshot::default());
+        if st.is_skip() {
+            return (st, vec![]);
+        }
+        let scores = infos
+            .iter()
+            .map(|ni| b.score(&state, p, ni).unwrap())
+            .collect();
+        (st, scores)
+    }
+
+    // Provenance: kubernetes/kubernetes
+    // pkg/scheduler/framework/plugins/noderesources/balanced_allocation_test.go
+    // (TestNodeResourcesBalancedAllocation).
+    #[test]
+    fn balanced_allocation_table() {
+        let b = BalancedAllocation::default();
+        let n = |name, cpu, mem| node(name, &[("cpu", cpu), ("memory", mem)]);
+        let cpu_mem = |name: &str, node_name: Option<&str>, c: &str, m: &str| {
+            pod(name, node_name, &[&[("cpu", c), ("memory", m)]])
+        };
+        // A best-effort pod is skipped.
+        let (st, _) = run(
+            &b,
+            &pod("p", None, &[&[]]),
+            &[n("node1", "4000", "10000")],
+            &[],
+        );
+        assert!(st.is_skip());
+        // cpu 3000/4000 vs memory 5000/10000 -> 1 − 0.125; 3000/6000 vs 5000/10000 -> 100.
+        let req = pod(
+            "p",
+            None,
+            &[
+                &[("cpu", "1000"), ("memory", "2000")],
+                &[("cpu", "2000"), ("memory", "3000")],
+            ],
+        );
+        let nodes = [n("node1", "4000", "10000"), n("node2", "6000", "10000")];
+        assert_eq!(run(&b, &req, &nodes, &[]).1, [87, 100]);
+        // With pods on the nodes: node1 cpu 6000/10000, memory 5000/20000 -> 1 − 0.175;
+        // node2 cpu 6000/10000, memory 10000/20000 -> 1 − 0.05.
+        let big = [n("node1", "10000", "20000"), n("node2", "10000", "20000")];
+        let existing = [
+            cpu_mem("e1", Some("node1"), "3000", "0"),
+            cpu_mem("e2", Some("node2"), "3000", "5000"),
+        ];
+        assert_eq!(run(&b, &req, &big, &existing).1, [82, 95]);
+        // Requests over capacity are capped at a fraction of 1.
+        let small = [n("node1", "4000", "10000"), n("node2", "4000", "10000")];
+        let over = cpu_mem("p", None, "6000", "10000");
+        assert_eq!(run(&b, &over, &small, &[]).1, [100, 100]);
+        // Three resources: the full standard deviation.
+        let three = BalancedAllocation::from_args(Some(&serde_json::json!({"resources": [
+            {"name": "cpu"}, {"name": "memory"}, {"name": "nvidia.com/gpu"}
+        ]})))
+        .unwrap();
+        let gpu_nodes = [node(
+            "node1",
+            &[
+                ("cpu", "3500"),
+                ("memory", "40000"),
+                ("nvidia.com/gpu", "4"),
+            ],
+        )];
+        let gpu_pod = pod(
+            "p",
+            None,
+            &[&[("cpu", "1000"), ("memory", "2000"), ("nvidia.com/gpu", "1")]],
+        );
+        // fractions 1000/3500, 2000/40000, 1/4: mean 0.1952, std 0.1037 -> 89.
+        assert_eq!(run(&three, &gpu_pod, &gpu_nodes, &[]).1, [89]);
+    }
+
+    // Provenance: kubernetes/kubernetes
+    // pkg/scheduler/apis/config/validation/validation_pluginargs_test.go
+    // (TestValidateNodeResourcesBalancedAllocationArgs).
+    #[test]
+    fn args_validation() {
+        let e = |j: serde_json::Value| BalancedAllocation::from_args(Some(&j)).unwrap_err();
+        assert_eq!(
+            e(serde_json::json!({"resources": [{"name": "cpu", "weight": 2}]})),
+            "resources[0].weight: Invalid value: 2: must be 1"
+        );
+        assert_eq!(
+            e(serde_json::json!({"resources": [{"name": "cpu"}, {"name": "cpu"}]})),
+            "resources[1].name: Duplicate value: \"cpu\""
+        );
+        assert!(BalancedAllocation::from_args(None).is_ok());
     }
 }

@@ -7,12 +7,14 @@ pub mod balanced_allocation;
 pub mod default_binder;
 pub mod default_preemption;
 pub mod helper;
+pub mod image_locality;
 pub mod node_affinity;
 pub mod node_name;
 pub mod node_ports;
 pub mod node_resources_fit;
 pub mod node_unschedulable;
 pub mod priority_sort;
+pub mod resource_allocation;
 pub mod scheduling_gates;
 pub mod taint_toleration;
 
@@ -68,15 +70,22 @@ impl Registry {
         r.register(taint_toleration::NAME, |_| {
             Arc::new(taint_toleration::TaintToleration)
         });
-        r.register(node_affinity::NAME, |_| {
-            Arc::new(node_affinity::NodeAffinity)
+        r.register_with_args(node_affinity::NAME, |_, args| {
+            Ok(Arc::new(node_affinity::NodeAffinity::from_args(args)?))
         });
         r.register(node_ports::NAME, |_| Arc::new(node_ports::NodePorts));
-        r.register(node_resources_fit::NAME, |_| {
-            Arc::new(node_resources_fit::NodeResourcesFit)
+        r.register_with_args(node_resources_fit::NAME, |_, args| {
+            Ok(Arc::new(node_resources_fit::NodeResourcesFit::from_args(
+                args,
+            )?))
         });
-        r.register(balanced_allocation::NAME, |_| {
-            Arc::new(balanced_allocation::BalancedAllocation)
+        r.register_with_args(balanced_allocation::NAME, |_, args| {
+            Ok(Arc::new(
+                balanced_allocation::BalancedAllocation::from_args(args)?,
+            ))
+        });
+        r.register(image_locality::NAME, |_| {
+            Arc::new(image_locality::ImageLocality)
         });
         r.register_with_args(default_preemption::NAME, |ctx, args| {
             let a: default_preemption::DefaultPreemptionArgs = decode_args(args)?;
@@ -145,5 +154,6 @@ pub const DEFAULT_PLUGINS: &[(&str, i64)] = &[
     (node_resources_fit::NAME, 1),
     (default_preemption::NAME, 0),
     (balanced_allocation::NAME, 1),
+    (image_locality::NAME, 1),
     (default_binder::NAME, 0),
 ];

@@ -1,26 +1,242 @@
-//! NodeResourcesFit: the node must have room for the pod's requests and one more pod; Score
-//! with the LeastAllocated strategy (cpu and memory, weight 1 each).
+//! NodeResourcesFit: the node must have room for the pod's requests and one more pod
+//! (extended resources named in `ignoredResources`/`ignoredResourceGroups` are not checked);
+//! Score with the configured strategy (LeastAllocated by default, MostAllocated or
+//! RequestedToCapacityRatio) over the configured resources (cpu and memory, weight 1 each).
 //! Source of behaviour: `pkg/scheduler/framework/plugins/noderesources/fit.go`,
-//! `least_allocated.go`, `resource_allocation.go`.
+//! `least_allocated.go`, `most_allocated.go`, `requested_to_capacity_ratio.go`,
+//! `resource_allocation.go`; args: `pkg/scheduler/apis/config/types_pluginargs.go`,
+//! `v1/defaults.go` (`SetDefaults_NodeResourcesFitArgs`), `validation/validation_pluginargs.go`.
 
-use crate::api::{Pod, Resource};
+use super::resource_allocation::{
+    ResourceAllocationScorer, ResourceSpec, Strategy, UtilizationShapePoint, aggregate,
+    default_resources, field_error, quote, validate_function_shape, validate_resources,
+};
+use crate::api::validation::{ErrorType, FieldError, is_qualified_name};
+use crate::api::{Pod, Resource, Sym};
 use crate::cache::Snapshot;
 use crate::framework::cycle_state::CycleState;
 use crate::framework::events::{
     ActionType, ClusterEvent, EventObject, EventResource, QueueingHint,
 };
 use crate::framework::interface::{
-    EnqueueExtensions, FilterPlugin, MAX_NODE_SCORE, Plugin, PreFilterPlugin, PreFilterResult,
-    PreScorePlugin, ScorePlugin,
+    EnqueueExtensions, FilterPlugin, Plugin, PreFilterPlugin, PreFilterResult, PreScorePlugin,
+    ScorePlugin,
 };
 use crate::framework::node_info::NodeInfo;
 use crate::framework::status::{Code, Status};
+use serde::Deserialize;
 use std::sync::Arc;
 
 pub const NAME: &str = "NodeResourcesFit";
 
-#[derive(Debug, Default)]
-pub struct NodeResourcesFit;
+/// The scoring strategies kube supports, sorted as its NotSupported message lists them.
+const STRATEGIES: [&str; 3] = [
+    "LeastAllocated",
+    "MostAllocated",
+    "RequestedToCapacityRatio",
+];
+
+/// `NodeResourcesFitArgs` (v1).
+#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct NodeResourcesFitArgs {
+    /// Extended resources whose requests Filter ignores.
+    #[serde(default)]
+    pub ignored_resources: Vec<String>,
+    /// Prefixes (`example.com` of `example.com/gpu`) of extended resources Filter ignores.
+    #[serde(default)]
+    pub ignored_resource_groups: Vec<String>,
+    pub scoring_strategy: Option<ScoringStrategy>,
+}
+
+/// `ScoringStrategy`.
+#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ScoringStrategy {
+    #[serde(rename = "type", default)]
+    pub type_: String,
+    #[serde(default)]
+    pub resources: Vec<ResourceSpec>,
+    pub requested_to_capacity_ratio: Option<RequestedToCapacityRatioParam>,
+}
+
+/// `RequestedToCapacityRatioParam`.
+#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RequestedToCapacityRatioParam {
+    #[serde(default)]
+    pub shape: Vec<UtilizationShapePoint>,
+}
+
+impl NodeResourcesFitArgs {
+    /// kube's `SetDefaults_NodeResourcesFitArgs`: LeastAllocated over cpu and memory when no
+    /// strategy is given; the default resources when none are listed; weight 0 becomes 1.
+    pub fn set_defaults(&mut self) {
+        let s = self
+            .scoring_strategy
+            .get_or_insert_with(|| ScoringStrategy {
+                type_: "LeastAllocated".to_string(),
+                resources: default_resources(),
+                requested_to_capacity_ratio: None,
+            });
+        if s.resources.is_empty() {
+            s.resources = default_resources();
+        }
+        for r in &mut s.resources {
+            if r.weight == 0 {
+                r.weight = 1;
+            }
+        }
+    }
+
+    /// kube's `ValidateNodeResourcesFitArgs` (paths relative to the args).
+    pub fn validate(&self) -> Result<(), String> {
+        let mut errs: Vec<FieldError> = Vec::new();
+        for (i, r) in self.ignored_resources.iter().enumerate() {
+            for msg in is_qualified_name(r) {
+                errs.push(field_error(
+                    ErrorType::Invalid,
+                    format!("ignoredResources[{i}]"),
+                    Some(quote(r)),
+                    msg,
+                ));
+            }
+        }
+        for (i, g) in self.ignored_resource_groups.iter().enumerate() {
+            let path = format!("ignoredResourceGroups[{i}]");
+            if g.contains('/') {
+                errs.push(field_error(
+                    ErrorType::Invalid,
+                    path.clone(),
+                    Some(quote(g)),
+                    "resource group name can't contain '/'",
+                ));
+            }
+            for msg in is_qualified_name(g) {
+                errs.push(field_error(
+                    ErrorType::Invalid,
+                    path.clone(),
+                    Some(quote(g)),
+                    msg,
+                ));
+            }
+        }
+        if let Some(s) = &self.scoring_strategy {
+            if !STRATEGIES.contains(&s.type_.as_str()) {
+                let supported: Vec<String> = STRATEGIES.iter().map(|t| quote(t)).collect();
+                errs.push(field_error(
+                    ErrorType::NotSupported,
+                    "scoringStrategy.type",
+                    Some(quote(&s.type_)),
+                    format!("supported values: {}", supported.join(", ")),
+                ));
+            }
+            errs.extend(validate_resources(
+                &s.resources,
+                "scoringStrategy.resources",
+            ));
+            if let Some(r) = &s.requested_to_capacity_ratio {
+                errs.extend(validate_function_shape(&r.shape, "scoringStrategy.shape"));
+            } else if s.type_ == "RequestedToCapacityRatio" {
+                // kube dereferences the missing shape (a panic); refuse it as an empty shape.
+                errs.extend(validate_function_shape(&[], "scoringStrategy.shape"));
+            }
+        }
+        aggregate(&errs)
+    }
+}
+
+#[derive(Debug)]
+pub struct NodeResourcesFit {
+    /// `ignoredResources` that are extended resources (kube ignores no other).
+    ignored_resources: Vec<Sym>,
+    ignored_resource_groups: Vec<Arc<str>>,
+    scorer: ResourceAllocationScorer,
+}
+
+impl Default for NodeResourcesFit {
+    /// The plugin with kube's default args.
+    fn default() -> Self {
+        let mut args = NodeResourcesFitArgs::default();
+        args.set_defaults();
+        NodeResourcesFit::new(&args).expect("the default args are valid")
+    }
+}
+
+impl NodeResourcesFit {
+    /// Builds the plugin from args that `set_defaults` was applied to; an `Err` is kube's
+    /// validation message.
+    pub fn new(args: &NodeResourcesFitArgs) -> Result<NodeResourcesFit, String> {
+        args.validate()?;
+        let s = args
+            .scoring_strategy
+            .as_ref()
+            .ok_or_else(|| "scoring strategy not specified".to_string())?;
+        let scorer = match s.type_.as_str() {
+            "LeastAllocated" => {
+                ResourceAllocationScorer::new(&s.resources, false, Strategy::LeastAllocated)
+            }
+            "MostAllocated" => {
+                ResourceAllocationScorer::new(&s.resources, false, Strategy::MostAllocated)
+            }
+            "RequestedToCapacityRatio" => ResourceAllocationScorer::requested_to_capacity_ratio(
+                &s.resources,
+                s.requested_to_capacity_ratio
+                    .as_ref()
+                    .map_or(&[][..], |r| &r.shape),
+            ),
+            t => return Err(format!("scoring strategy {t} is not supported")),
+        };
+        Ok(NodeResourcesFit {
+            ignored_resources: args
+                .ignored_resources
+                .iter()
+                .filter(|r| is_extended_resource_name(r))
+                .map(|r| Sym::new(r))
+                .collect(),
+            ignored_resource_groups: args
+                .ignored_resource_groups
+                .iter()
+                .map(|g| Arc::from(g.as_str()))
+                .collect(),
+            scorer,
+        })
+    }
+
+    /// The registry's factory: decode, default, validate.
+    pub fn from_args(args: Option<&serde_json::Value>) -> Result<NodeResourcesFit, String> {
+        let mut a: NodeResourcesFitArgs = super::decode_args(args)?;
+        a.set_defaults();
+        NodeResourcesFit::new(&a)
+    }
+
+    /// Whether Filter skips resource `name`: only extended resources are ever skipped, by
+    /// name or by the group before the `/`.
+    fn ignored(&self, name: Sym) -> bool {
+        if self.ignored_resources.is_empty() && self.ignored_resource_groups.is_empty() {
+            return false;
+        }
+        if self.ignored_resources.contains(&name) {
+            return true;
+        }
+        if self.ignored_resource_groups.is_empty() {
+            return false;
+        }
+        let s = name.as_arc();
+        is_extended_resource_name(&s)
+            && s.split_once('/').is_some_and(|(group, _)| {
+                self.ignored_resource_groups.iter().any(|g| **g == *group)
+            })
+    }
+}
+
+/// kube's `IsExtendedResourceName`: a scalar resource outside the native namespace that is
+/// not hugepages or an attachable-volumes count.
+fn is_extended_resource_name(name: &str) -> bool {
+    crate::api::convert::is_scalar_resource_name(name)
+        && !name.starts_with("hugepages-")
+        && !name.starts_with("attachable-volumes-")
+}
 
 impl Plugin for NodeResourcesFit {
     fn name(&self) -> &'static str {
@@ -43,8 +259,13 @@ impl Plugin for NodeResourcesFit {
     }
 }
 
-/// The reasons a pod does not fit (kube's `fitsRequest`), empty when it fits.
+/// The reasons a pod does not fit (kube's `Fits`), empty when it fits.
 pub fn insufficient(req: &Resource, node: &NodeInfo) -> Vec<String> {
+    fits_request(req, node, |_| false)
+}
+
+/// kube's `fitsRequest`; `ignored` names the extended resources not to check.
+fn fits_request(req: &Resource, node: &NodeInfo, ignored: impl Fn(Sym) -> bool) -> Vec<String> {
     let mut reasons = Vec::new();
     let alloc = node.allocatable();
     if node.pod_count + 1 > alloc.allowed_pod_number {
@@ -66,7 +287,10 @@ pub fn insufficient(req: &Resource, node: &NodeInfo) -> Vec<String> {
         reasons.push("Insufficient ephemeral-storage".to_string());
     }
     for &(name, v) in &req.scalar {
-        if v > 0 && v > alloc.scalar(name) - used.scalar(name) {
+        if v == 0 || ignored(name) {
+            continue;
+        }
+        if v > alloc.scalar(name) - used.scalar(name) {
             reasons.push(format!("Insufficient {name}"));
         }
     }
@@ -87,41 +311,13 @@ impl PreFilterPlugin for NodeResourcesFit {
 
 impl FilterPlugin for NodeResourcesFit {
     fn filter(&self, _: &CycleState, pod: &Pod, node: &NodeInfo) -> Status {
-        let reasons = insufficient(&pod.spec.requests, node);
+        let reasons = fits_request(&pod.spec.requests, node, |n| self.ignored(n));
         if reasons.is_empty() {
             Status::success()
         } else {
             Status::with_reasons(Code::Unschedulable, reasons)
         }
     }
-}
-
-/// LeastAllocated for one resource: `(capacity − requested) × 100 / capacity`.
-fn least_requested(requested: i64, capacity: i64) -> i64 {
-    if capacity == 0 || requested > capacity {
-        return 0;
-    }
-    (capacity - requested) * MAX_NODE_SCORE / capacity
-}
-
-/// The LeastAllocated score over cpu and memory (weight 1 each), using non-zero requests.
-pub fn least_allocated_score(pod: &Pod, node: &NodeInfo) -> i64 {
-    let alloc = node.allocatable();
-    let nz = &node.non_zero_requested;
-    let pr = &pod.spec.non_zero_requests;
-    let mut sum = 0;
-    let mut weights = 0;
-    for (alloc, req) in [
-        (alloc.milli_cpu, nz.milli_cpu + pr.milli_cpu),
-        (alloc.memory, nz.memory + pr.memory),
-    ] {
-        if alloc == 0 {
-            continue;
-        }
-        sum += least_requested(req, alloc);
-        weights += 1;
-    }
-    if weights == 0 { 0 } else { sum / weights }
 }
 
 impl PreScorePlugin for NodeResourcesFit {
@@ -132,7 +328,9 @@ impl PreScorePlugin for NodeResourcesFit {
 
 impl ScorePlugin for NodeResourcesFit {
     fn score(&self, _: &CycleState, pod: &Pod, node: &NodeInfo) -> Result<i64, Status> {
-        Ok(least_allocated_score(pod, node))
+        // kube computes the pod's requests in PreScore; they are a few lookups here.
+        let reqs = self.scorer.pod_requests(pod);
+        Ok(self.scorer.score(node, &reqs))
     }
 }
 
@@ -239,7 +437,7 @@ mod tests {
             p.node_name = Some(Sym::new("n"));
             Arc::new(p)
         };
-        let f = NodeResourcesFit;
+        let f = NodeResourcesFit::default();
         let h = |ev, old: &EventObject, new: &EventObject| {
             f.queueing_hint(&ev, &pending, old, new).unwrap()
         };
@@ -285,12 +483,352 @@ mod tests {
         );
     }
 
+    use crate::plugins::resource_allocation::test_util::{node, node_infos, pod};
+
+    fn fit(json: serde_json::Value) -> Result<NodeResourcesFit, String> {
+        NodeResourcesFit::from_args(Some(&json))
+    }
+
+    fn scores(
+        f: &NodeResourcesFit,
+        p: &Pod,
+        nodes: &[Arc<crate::api::Node>],
+        existing: &[Arc<Pod>],
+    ) -> Vec<i64> {
+        let state = CycleState::new();
+        node_infos(nodes, existing)
+            .iter()
+            .map(|ni| f.score(&state, p, ni).unwrap())
+            .collect()
+    }
+
+    const EXT: &str = "abc.com/xyz";
+
+    // Provenance: kubernetes/kubernetes
+    // pkg/scheduler/framework/plugins/noderesources/most_allocated_test.go
+    // (TestMostAllocatedScoringStrategy).
     #[test]
-    fn least_requested_formula() {
-        assert_eq!(least_requested(0, 4000), 100);
-        assert_eq!(least_requested(1000, 4000), 75);
-        assert_eq!(least_requested(3000, 4000), 25);
-        assert_eq!(least_requested(5000, 4000), 0);
-        assert_eq!(least_requested(1, 0), 0);
+    fn most_allocated_table() {
+        let most = |resources: serde_json::Value| {
+            fit(
+                serde_json::json!({"scoringStrategy": {"type": "MostAllocated", "resources": resources}}),
+            )
+        };
+        let default = most(serde_json::json!([])).unwrap();
+        let n = |name, cpu, mem| node(name, &[("cpu", cpu), ("memory", mem)]);
+        let small_big = [n("node1", "4000", "10000"), n("node2", "6000", "10000")];
+        let req2 = pod(
+            "p",
+            None,
+            &[
+                &[("cpu", "1000"), ("memory", "2000")],
+                &[("cpu", "2000"), ("memory", "3000")],
+            ],
+        );
+        // Nothing scheduled, nothing requested.
+        let empty = pod("p", None, &[]);
+        let same = [n("node1", "4000", "10000"), n("node2", "4000", "10000")];
+        assert_eq!(scores(&default, &empty, &same, &[]), [0, 0]);
+        // Differently sized nodes: (75 + 50) / 2 and (50 + 50) / 2.
+        assert_eq!(scores(&default, &req2, &small_big, &[]), [62, 50]);
+        // No resources requested, pods scheduled with resources.
+        let big = [n("node1", "10000", "20000"), n("node2", "10000", "20000")];
+        let on = |name: &str, node: &str, cpu: &str, mem: &str| {
+            pod(name, Some(node), &[&[("cpu", cpu), ("memory", mem)]])
+        };
+        let existing = [
+            on("e1", "node1", "3000", "0"),
+            on("e2", "node1", "3000", "0"),
+            on("e3", "node2", "3000", "0"),
+            on("e4", "node2", "3000", "5000"),
+        ];
+        assert_eq!(scores(&default, &empty, &big, &existing), [30, 42]);
+        // Resources requested, pods scheduled with resources.
+        let existing = [
+            on("e1", "node1", "3000", "0"),
+            on("e2", "node2", "3000", "5000"),
+        ];
+        assert_eq!(scores(&default, &req2, &big, &existing), [42, 55]);
+        // Requests equal to the node's capacity.
+        let eq = pod(
+            "p",
+            None,
+            &[
+                &[("cpu", "2000"), ("memory", "4000")],
+                &[("cpu", "3000"), ("memory", "5000")],
+            ],
+        );
+        let nodes = [n("node1", "5000", "10000"), n("node2", "10000", "9000")];
+        assert_eq!(scores(&default, &eq, &nodes, &[]), [95, 75]);
+        // Weighted: memory 2, cpu 1.
+        let weighted = most(serde_json::json!([
+            {"name": "memory", "weight": 2}, {"name": "cpu", "weight": 1}
+        ]))
+        .unwrap();
+        assert_eq!(scores(&weighted, &req2, &small_big, &[]), [58, 50]);
+        // Containers without requests count the non-zero defaults (100m, 200Mi), capped.
+        let nz = [n("node1", "250m", "1000Mi"), n("node2", "250m", "1000Mi")];
+        let bare = pod("p", None, &[&[]]);
+        let existing = [
+            pod("e1", Some("node1"), &[&[]]),
+            pod("e2", Some("node1"), &[&[]]),
+        ];
+        assert_eq!(scores(&default, &bare, &nz, &existing), [80, 30]);
+        // Invalid weights.
+        assert_eq!(
+            most(
+                serde_json::json!([{"name": "memory", "weight": -1}, {"name": "cpu", "weight": 1}])
+            )
+            .unwrap_err(),
+            "scoringStrategy.resources[0].weight: Invalid value: -1: resource weight of memory not in valid range (0, 100]"
+        );
+        assert_eq!(
+            most(serde_json::json!([{"name": "memory", "weight": 101}])).unwrap_err(),
+            "scoringStrategy.resources[0].weight: Invalid value: 101: resource weight of memory not in valid range (0, 100]"
+        );
+        // Extended resources: bypassed when the pod does not request them.
+        let ext_set = most(serde_json::json!([
+            {"name": "cpu", "weight": 1}, {"name": "memory", "weight": 1}, {"name": EXT, "weight": 1}
+        ]))
+        .unwrap();
+        let nodes = [
+            node("node1", &[("cpu", "6000"), ("memory", "10000")]),
+            node("node2", &[("cpu", "6000"), ("memory", "10000"), (EXT, "4")]),
+        ];
+        assert_eq!(scores(&ext_set, &req2, &nodes, &[]), [50, 50]);
+        // ...and honoured when it does: (50 + 50 + 2/4) / 3 and (50 + 50 + 2/10) / 3.
+        let ext_pod = pod(
+            "p",
+            None,
+            &[&[("cpu", "3000"), ("memory", "5000"), (EXT, "2")]],
+        );
+        let nodes = [
+            node("node1", &[("cpu", "6000"), ("memory", "10000"), (EXT, "4")]),
+            node(
+                "node2",
+                &[("cpu", "6000"), ("memory", "10000"), (EXT, "10")],
+            ),
+        ];
+        assert_eq!(scores(&ext_set, &ext_pod, &nodes, &[]), [50, 40]);
+        // A node without the resource: only cpu and memory count.
+        let ext_weighted = most(serde_json::json!([
+            {"name": EXT, "weight": 2}, {"name": "cpu", "weight": 1}, {"name": "memory", "weight": 1}
+        ]))
+        .unwrap();
+        let p34 = pod("p", None, &[&[("cpu", "3000"), ("memory", "4000")]]);
+        let nodes = [
+            node("node1", &[("cpu", "6000"), ("memory", "10000")]),
+            node("node2", &[("cpu", "6000"), ("memory", "10000"), (EXT, "4")]),
+        ];
+        assert_eq!(scores(&ext_weighted, &p34, &nodes, &[]), [45, 45]);
+    }
+
+    // After kubernetes/kubernetes
+    // pkg/scheduler/framework/plugins/noderesources/least_allocated_test.go
+    // (TestLeastAllocatedScoringStrategy): the same fixtures scored the other way round.
+    #[test]
+    fn least_allocated_table() {
+        let default = NodeResourcesFit::default();
+        let n = |name, cpu, mem| node(name, &[("cpu", cpu), ("memory", mem)]);
+        let empty = pod("p", None, &[]);
+        let same = [n("node1", "4000", "10000"), n("node2", "4000", "10000")];
+        assert_eq!(scores(&default, &empty, &same, &[]), [100, 100]);
+        let req2 = pod(
+            "p",
+            None,
+            &[
+                &[("cpu", "1000"), ("memory", "2000")],
+                &[("cpu", "2000"), ("memory", "3000")],
+            ],
+        );
+        // (25 + 50) / 2 and (50 + 50) / 2.
+        let small_big = [n("node1", "4000", "10000"), n("node2", "6000", "10000")];
+        assert_eq!(scores(&default, &req2, &small_big, &[]), [37, 50]);
+        // Requests over capacity score 0 for that resource.
+        let nodes = [n("node1", "2000", "10000"), n("node2", "4000", "10000")];
+        assert_eq!(scores(&default, &req2, &nodes, &[]), [25, 37]);
+        // Weighted: memory 2, cpu 1: (25 + 50 × 2) / 3 = 41.
+        let w = fit(
+            serde_json::json!({"scoringStrategy": {"type": "LeastAllocated", "resources": [
+                {"name": "memory", "weight": 2}, {"name": "cpu", "weight": 1}
+            ]}}),
+        )
+        .unwrap();
+        assert_eq!(scores(&w, &req2, &small_big, &[]), [41, 50]);
+        // Non-zero defaults: 3 × 100m of 250m, 3 × 200Mi of 1000Mi -> (0 + 40) / 2.
+        let nz = [n("node1", "250m", "1000Mi"), n("node2", "250m", "1000Mi")];
+        let bare = pod("p", None, &[&[]]);
+        let existing = [
+            pod("e1", Some("node1"), &[&[]]),
+            pod("e2", Some("node1"), &[&[]]),
+        ];
+        assert_eq!(scores(&default, &bare, &nz, &existing), [20, 70]);
+    }
+
+    // Provenance: kubernetes/kubernetes
+    // pkg/scheduler/framework/plugins/noderesources/requested_to_capacity_ratio_test.go
+    // (TestRequestedToCapacityRatioScoringStrategy, TestResourceBinPackingSingleExtended).
+    #[test]
+    fn requested_to_capacity_ratio_table() {
+        let rtcr = fit(serde_json::json!({"scoringStrategy": {
+            "type": "RequestedToCapacityRatio",
+            "resources": [{"name": "cpu", "weight": 1}, {"name": "memory", "weight": 1}],
+            "requestedToCapacityRatio": {"shape": [
+                {"utilization": 0, "score": 10}, {"utilization": 100, "score": 0}
+            ]}
+        }}))
+        .unwrap();
+        let n = |name, cpu, mem| node(name, &[("cpu", cpu), ("memory", mem)]);
+        let same = [n("node1", "4000", "10000"), n("node2", "4000", "10000")];
+        let bare_on = |name: &str| pod(name, Some("node1"), &[]);
+        let empty = pod("p", None, &[]);
+        assert_eq!(
+            scores(&rtcr, &empty, &same, &[bare_on("e1"), bare_on("e2")]),
+            [100, 100]
+        );
+        let req2 = pod(
+            "p",
+            None,
+            &[
+                &[("cpu", "1000"), ("memory", "2000")],
+                &[("cpu", "2000"), ("memory", "3000")],
+            ],
+        );
+        let small_big = [n("node1", "4000", "10000"), n("node2", "6000", "10000")];
+        // round((25 + 50) / 2) = 38.
+        assert_eq!(
+            scores(&rtcr, &req2, &small_big, &[bare_on("e1"), bare_on("e2")]),
+            [38, 50]
+        );
+        let existing = [
+            pod(
+                "e1",
+                Some("node1"),
+                &[&[("cpu", "3000"), ("memory", "5000")]],
+            ),
+            pod(
+                "e2",
+                Some("node2"),
+                &[&[("cpu", "3000"), ("memory", "5000")]],
+            ),
+        ];
+        assert_eq!(scores(&rtcr, &empty, &small_big, &existing), [38, 50]);
+
+        // Bin packing on one extended resource, shape (0, 0) -> (100, 1).
+        let foo = "intel.com/foo";
+        let bin = fit(serde_json::json!({"scoringStrategy": {
+            "type": "RequestedToCapacityRatio",
+            "resources": [{"name": foo, "weight": 1}],
+            "requestedToCapacityRatio": {"shape": [
+                {"utilization": 0, "score": 0}, {"utilization": 100, "score": 1}
+            ]}
+        }}))
+        .unwrap();
+        let nodes = [
+            node("node1", &[("cpu", "4"), ("memory", "10000Mi"), (foo, "8")]),
+            node("node2", &[("cpu", "4"), ("memory", "10000Mi"), (foo, "4")]),
+        ];
+        assert_eq!(scores(&bin, &empty, &nodes, &[]), [0, 0]);
+        let two = pod("p", None, &[&[(foo, "2")]]);
+        assert_eq!(scores(&bin, &two, &nodes, &[]), [2, 5]);
+        let on2 = [pod("e", Some("node2"), &[&[(foo, "2")]])];
+        assert_eq!(scores(&bin, &two, &nodes, &on2), [2, 10]);
+        let four = pod("p", None, &[&[(foo, "4")]]);
+        assert_eq!(scores(&bin, &four, &nodes, &[]), [5, 10]);
+    }
+
+    // Provenance: kubernetes/kubernetes
+    // pkg/scheduler/apis/config/validation/validation_pluginargs_test.go
+    // (TestValidateFitArgs) and v1/defaults_test.go (NodeResourcesFitArgs).
+    #[test]
+    fn args_defaults_and_validation() {
+        let mut a: NodeResourcesFitArgs = crate::plugins::decode_args(None).unwrap();
+        a.set_defaults();
+        let s = a.scoring_strategy.as_ref().unwrap();
+        assert_eq!(s.type_, "LeastAllocated");
+        assert_eq!(s.resources, default_resources());
+        let mut a: NodeResourcesFitArgs = crate::plugins::decode_args(Some(&serde_json::json!({
+            "scoringStrategy": {"type": "MostAllocated", "resources": [{"name": "cpu"}]}
+        })))
+        .unwrap();
+        a.set_defaults();
+        assert_eq!(
+            a.scoring_strategy.unwrap().resources,
+            [ResourceSpec::new("cpu", 1)]
+        );
+        let e = |j| fit(j).unwrap_err();
+        assert_eq!(
+            e(serde_json::json!({"ignoredResources": ["example.com/foo", "!@#"]})),
+            "ignoredResources[1]: Invalid value: \"!@#\": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"
+        );
+        assert_eq!(
+            e(serde_json::json!({"ignoredResourceGroups": ["example.com/foo"]})),
+            "ignoredResourceGroups[0]: Invalid value: \"example.com/foo\": resource group name can't contain '/'"
+        );
+        assert_eq!(
+            e(serde_json::json!({"scoringStrategy": {"type": "Invalid"}})),
+            "scoringStrategy.type: Unsupported value: \"Invalid\": supported values: \"LeastAllocated\", \"MostAllocated\", \"RequestedToCapacityRatio\""
+        );
+        assert_eq!(
+            e(serde_json::json!({"scoringStrategy": {
+                "type": "RequestedToCapacityRatio",
+                "requestedToCapacityRatio": {"shape": [
+                    {"utilization": 50, "score": 5}, {"utilization": 10, "score": 11}
+                ]}
+            }})),
+            "[scoringStrategy.shape[1].utilization: Invalid value: 10: values must be sorted in increasing order, \
+             scoringStrategy.shape[1].score: Invalid value: 11: not in valid range [0, 10]]"
+        );
+        assert!(e(serde_json::json!({"unknown": 1})).contains("unknown field"));
+    }
+
+    // After kubernetes/kubernetes pkg/scheduler/framework/plugins/noderesources/fit_test.go
+    // (TestEnoughRequests: "skip checking ignored extended resource" and the resource-group
+    // cases).
+    #[test]
+    fn ignored_extended_resources_in_filter() {
+        let nodes = [node(
+            "n",
+            &[
+                ("cpu", "10"),
+                ("memory", "20"),
+                ("pods", "32"),
+                ("example.com/aaa", "5"),
+            ],
+        )];
+        let ni = &node_infos(&nodes, &[])[0];
+        let state = CycleState::new();
+        let wants = |f: &NodeResourcesFit, reqs: &[(&str, &str)]| {
+            let p = pod("p", None, &[reqs]);
+            f.filter(&state, &p, ni).reasons().to_vec()
+        };
+        let plain = NodeResourcesFit::default();
+        assert_eq!(
+            wants(&plain, &[("cpu", "1"), ("example.com/aaa", "10")]),
+            ["Insufficient example.com/aaa"]
+        );
+        assert_eq!(
+            wants(&plain, &[("cpu", "1"), ("example.com/bbb", "1")]),
+            ["Insufficient example.com/bbb"]
+        );
+        let by_name = fit(serde_json::json!({"ignoredResources": ["example.com/bbb"]})).unwrap();
+        assert!(wants(&by_name, &[("cpu", "1"), ("example.com/bbb", "1")]).is_empty());
+        assert_eq!(
+            wants(&by_name, &[("cpu", "1"), ("example.com/aaa", "10")]),
+            ["Insufficient example.com/aaa"]
+        );
+        let by_group = fit(serde_json::json!({"ignoredResourceGroups": ["example.com"]})).unwrap();
+        assert!(wants(&by_group, &[("cpu", "1"), ("example.com/aaa", "10")]).is_empty());
+        // Native resources are never ignored.
+        let native = fit(serde_json::json!({"ignoredResources": ["hugepages-2Mi"]})).unwrap();
+        assert_eq!(
+            wants(&native, &[("hugepages-2Mi", "1")]),
+            ["Insufficient hugepages-2Mi"]
+        );
+        // cpu and memory are still checked.
+        assert_eq!(
+            wants(&by_group, &[("cpu", "11"), ("memory", "30")]),
+            ["Insufficient cpu", "Insufficient memory"]
+        );
     }
 }

@@ -6,7 +6,9 @@ use super::helper::default_normalize_score;
 use crate::api::{Pod, Taint, TaintEffect, Toleration};
 use crate::cache::Snapshot;
 use crate::framework::cycle_state::CycleState;
-use crate::framework::events::{ActionType, ClusterEvent, EventResource};
+use crate::framework::events::{
+    ActionType, ClusterEvent, EventObject, EventResource, QueueingHint,
+};
 use crate::framework::interface::{
     EnqueueExtensions, FilterPlugin, Plugin, PreScorePlugin, ScorePlugin,
 };
@@ -27,8 +29,9 @@ pub fn toleration_matches(t: &Toleration, taint: &Taint) -> bool {
     if t.exists {
         return true;
     }
-    // Equal (the default): values must match; an empty key with Equal matches only empty keys.
-    t.key == taint.key && t.value == taint.value
+    // Equal (the default): the values must match (an empty key was checked above as "any key",
+    // as kube does; API validation only allows it with Exists).
+    t.value == taint.value
 }
 
 pub fn tolerates(tolerations: &[Toleration], taint: &Taint) -> bool {
@@ -56,13 +59,17 @@ impl Plugin for TaintToleration {
     }
 }
 
+/// kube's `FindMatchingUntoleratedTaint` over the NoSchedule and NoExecute taints.
+fn untolerated<'a>(taints: &'a [Taint], tolerations: &[Toleration]) -> Option<&'a Taint> {
+    taints.iter().find(|t| {
+        matches!(t.effect, TaintEffect::NoSchedule | TaintEffect::NoExecute)
+            && !tolerates(tolerations, t)
+    })
+}
+
 impl FilterPlugin for TaintToleration {
     fn filter(&self, _: &CycleState, pod: &Pod, node: &NodeInfo) -> Status {
-        let bad = node.node.taints.iter().find(|t| {
-            matches!(t.effect, TaintEffect::NoSchedule | TaintEffect::NoExecute)
-                && !tolerates(&pod.spec.tolerations, t)
-        });
-        match bad {
+        match untolerated(&node.node.taints, &pod.spec.tolerations) {
             None => Status::success(),
             Some(t) => Status::new(
                 Code::UnschedulableAndUnresolvable,
@@ -106,6 +113,41 @@ impl ScorePlugin for TaintToleration {
 }
 
 impl EnqueueExtensions for TaintToleration {
+    /// kube's `isSchedulableAfterNodeChange` (a node whose NoSchedule/NoExecute taints went
+    /// from untolerated to tolerated, or a new tolerated node) and
+    /// `isSchedulableAfterPodTolerationChange` (only the rejected pod's own update helps).
+    fn queueing_hint(
+        &self,
+        _: &ClusterEvent,
+        pod: &Pod,
+        old: &EventObject,
+        new: &EventObject,
+    ) -> Result<QueueingHint, String> {
+        let hint = |b: bool| {
+            if b {
+                QueueingHint::Queue
+            } else {
+                QueueingHint::QueueSkip
+            }
+        };
+        let tol = &pod.spec.tolerations;
+        match new {
+            EventObject::Node(modified) => {
+                let was_untolerated = match old {
+                    EventObject::Node(original) => untolerated(&original.taints, tol).is_some(),
+                    _ => true,
+                };
+                Ok(hint(
+                    was_untolerated && untolerated(&modified.taints, tol).is_none(),
+                ))
+            }
+            EventObject::Pod(modified) => {
+                Ok(hint(modified.key == pod.key && modified.uid == pod.uid))
+            }
+            EventObject::None => Ok(QueueingHint::Queue),
+        }
+    }
+
     fn events_to_register(&self) -> Vec<ClusterEvent> {
         vec![
             ClusterEvent::new(
@@ -118,6 +160,8 @@ impl EnqueueExtensions for TaintToleration {
 }
 
 #[cfg(test)]
+// Test tables read better with the taints written inline.
+#[allow(clippy::cloned_ref_to_slice_refs)]
 mod tests {
     use super::*;
     use crate::api::Sym;
@@ -150,5 +194,214 @@ mod tests {
             &t
         ));
         assert!(!toleration_matches(&tol("", false, "", None), &t));
+        // kube: an empty key with Equal is "any key" and compares values.
+        assert!(toleration_matches(&tol("", false, "bar", None), &t));
+    }
+
+    fn node(taints: &[Taint]) -> NodeInfo {
+        let mut n = crate::api::Node::named("n");
+        n.taints = taints.to_vec().into();
+        NodeInfo::new(Arc::new(n))
+    }
+    fn pod(tolerations: Vec<Toleration>) -> Pod {
+        Pod::new(
+            "ns",
+            "p",
+            Arc::new(crate::api::PodSpecInfo {
+                tolerations,
+                ..Default::default()
+            }),
+        )
+    }
+    use TaintEffect::{NoSchedule, PreferNoSchedule};
+
+    // Provenance: kubernetes/kubernetes
+    // pkg/scheduler/framework/plugins/tainttoleration/taint_toleration_test.go
+    // (TestTaintTolerationScore).
+    #[test]
+    fn score_table() {
+        let run = |tolerations: Vec<Toleration>, nodes: &[&[Taint]]| {
+            let p = pod(tolerations);
+            let pl = TaintToleration;
+            let mut state = CycleState::new();
+            let infos: Vec<NodeInfo> = nodes.iter().map(|t| node(t)).collect();
+            let refs: Vec<&NodeInfo> = infos.iter().collect();
+            assert!(
+                pl.pre_score(&mut state, &p, &refs, &Snapshot::default())
+                    .is_success()
+            );
+            let mut s: Vec<i64> = infos
+                .iter()
+                .map(|ni| pl.score(&state, &p, ni).unwrap())
+                .collect();
+            pl.normalize_score(&state, &p, &mut s);
+            s
+        };
+        let pns = |k: &str, v: &str| taint(k, v, PreferNoSchedule);
+        let tol_pns = |k: &str, v: &str| tol(k, false, v, Some(PreferNoSchedule));
+        // Tolerated taints score higher than intolerable ones.
+        assert_eq!(
+            run(
+                vec![tol_pns("foo", "bar")],
+                &[&[pns("foo", "bar")], &[pns("foo", "blah")]]
+            ),
+            [100, 0]
+        );
+        // How many tolerated taints a node has does not matter.
+        let arm = pns("cpu-type", "arm64");
+        let ssd = pns("disk-type", "ssd");
+        assert_eq!(
+            run(
+                vec![tol_pns("cpu-type", "arm64"), tol_pns("disk-type", "ssd")],
+                &[&[], &[arm.clone()], &[arm.clone(), ssd.clone()]]
+            ),
+            [100, 100, 100]
+        );
+        // The more intolerable taints, the lower the score.
+        assert_eq!(
+            run(
+                vec![tol_pns("foo", "bar")],
+                &[&[], &[arm.clone()], &[arm.clone(), ssd.clone()]]
+            ),
+            [100, 50, 0]
+        );
+        // Only PreferNoSchedule taints and tolerations count.
+        assert_eq!(
+            run(
+                vec![
+                    tol("cpu-type", false, "arm64", Some(NoSchedule)),
+                    tol("disk-type", false, "ssd", Some(NoSchedule)),
+                ],
+                &[
+                    &[],
+                    &[taint("cpu-type", "arm64", NoSchedule)],
+                    &[arm.clone(), ssd.clone()]
+                ]
+            ),
+            [100, 100, 0]
+        );
+        // No tolerations: the untainted node wins.
+        assert_eq!(run(vec![], &[&[], &[arm]]), [100, 0]);
+    }
+
+    // Provenance: kubernetes/kubernetes
+    // pkg/scheduler/framework/plugins/tainttoleration/taint_toleration_test.go
+    // (TestTaintTolerationFilter).
+    #[test]
+    fn filter_table() {
+        let run = |tolerations: Vec<Toleration>, taints: &[Taint]| {
+            let st = TaintToleration.filter(&CycleState::new(), &pod(tolerations), &node(taints));
+            if st.is_success() {
+                None
+            } else {
+                assert_eq!(st.code(), Code::UnschedulableAndUnresolvable);
+                Some(st.reasons().join(", "))
+            }
+        };
+        let user1 = taint("dedicated", "user1", NoSchedule);
+        let untolerated = |s: &str| Some(format!("node(s) had untolerated taint {{{s}}}"));
+        assert_eq!(
+            run(vec![], &[user1.clone()]),
+            untolerated("dedicated: user1")
+        );
+        assert_eq!(
+            run(
+                vec![tol("dedicated", false, "user1", Some(NoSchedule))],
+                &[user1.clone()]
+            ),
+            None
+        );
+        assert_eq!(
+            run(
+                vec![tol("dedicated", false, "user2", Some(NoSchedule))],
+                &[user1.clone()]
+            ),
+            untolerated("dedicated: user1")
+        );
+        let foo_bar = taint("foo", "bar", NoSchedule);
+        assert_eq!(
+            run(
+                vec![tol("foo", true, "", Some(NoSchedule))],
+                &[foo_bar.clone()]
+            ),
+            None
+        );
+        assert_eq!(
+            run(
+                vec![
+                    tol("dedicated", false, "user2", Some(NoSchedule)),
+                    tol("foo", true, "", Some(NoSchedule)),
+                ],
+                &[taint("dedicated", "user2", NoSchedule), foo_bar.clone()]
+            ),
+            None
+        );
+        assert_eq!(
+            run(
+                vec![tol("foo", false, "bar", Some(PreferNoSchedule))],
+                &[foo_bar.clone()]
+            ),
+            untolerated("foo: bar")
+        );
+        assert_eq!(run(vec![tol("foo", false, "bar", None)], &[foo_bar]), None);
+        let pns_user1 = taint("dedicated", "user1", PreferNoSchedule);
+        assert_eq!(
+            run(
+                vec![tol("dedicated", false, "user2", Some(NoSchedule))],
+                &[pns_user1.clone()]
+            ),
+            None
+        );
+        assert_eq!(run(vec![], &[pns_user1]), None);
+    }
+
+    // Provenance: kubernetes/kubernetes
+    // pkg/scheduler/framework/plugins/tainttoleration/taint_toleration_test.go
+    // (TestIsSchedulableAfterNodeChange, Test_isSchedulableAfterPodChange).
+    #[test]
+    fn hints() {
+        let ev = ClusterEvent::new(EventResource::Node, ActionType::ADD);
+        let p = pod(vec![tol("dedicated", false, "user2", Some(NoSchedule))]);
+        let n = |taints: &[Taint]| {
+            let mut n = crate::api::Node::named("nodeA");
+            n.taints = taints.to_vec().into();
+            EventObject::Node(Arc::new(n))
+        };
+        let h = |old: EventObject, new: EventObject| {
+            TaintToleration.queueing_hint(&ev, &p, &old, &new).unwrap()
+        };
+        let user = |u: &str| taint("dedicated", u, NoSchedule);
+        assert_eq!(
+            h(EventObject::None, n(&[user("user1")])),
+            QueueingHint::QueueSkip
+        );
+        assert_eq!(
+            h(EventObject::None, n(&[user("user2")])),
+            QueueingHint::Queue
+        );
+        assert_eq!(
+            h(n(&[user("user1")]), n(&[user("user1"), user("user3")])),
+            QueueingHint::QueueSkip
+        );
+        assert_eq!(
+            h(n(&[user("user1")]), n(&[user("user2")])),
+            QueueingHint::Queue
+        );
+        // Toleration updates: only the rejected pod's own.
+        let ev = ClusterEvent::new(EventResource::Pod, ActionType::UPDATE_POD_TOLERATIONS);
+        let other = Arc::new(Pod::new("ns", "other", Arc::default()));
+        let itself = Arc::new(pod(vec![]));
+        let hp = |o: &Arc<Pod>| {
+            TaintToleration
+                .queueing_hint(
+                    &ev,
+                    &p,
+                    &EventObject::Pod(o.clone()),
+                    &EventObject::Pod(o.clone()),
+                )
+                .unwrap()
+        };
+        assert_eq!(hp(&other), QueueingHint::QueueSkip);
+        assert_eq!(hp(&itself), QueueingHint::Queue);
     }
 }

@@ -1,0 +1,547 @@
+//! Resource-allocation scoring shared by NodeResourcesFit (LeastAllocated, MostAllocated,
+//! RequestedToCapacityRatio) and NodeResourcesBalancedAllocation, and the parts of their args
+//! they share (`resources [{name, weight}]`, the utilization shape) with kube's validation.
+//! Source of behaviour: `pkg/scheduler/framework/plugins/noderesources/resource_allocation.go`,
+//! `least_allocated.go`, `most_allocated.go`, `requested_to_capacity_ratio.go`,
+//! `balanced_allocation.go`, `pkg/scheduler/framework/plugins/helper/shape_score.go` and
+//! `pkg/scheduler/apis/config/validation/validation_pluginargs.go`.
+
+use crate::api::validation::{ErrorType, FieldError};
+use crate::api::{Pod, Sym};
+use crate::framework::interface::MAX_NODE_SCORE;
+use crate::framework::node_info::NodeInfo;
+use serde::Deserialize;
+
+/// kube's `config.MaxCustomPriorityScore`: the top of a RequestedToCapacityRatio shape score.
+pub const MAX_CUSTOM_PRIORITY_SCORE: i64 = 10;
+/// The top of the utilization axis of a shape.
+const MAX_UTILIZATION: i64 = 100;
+
+/// `ResourceSpec`: a resource and its weight (0 is defaulted to 1).
+#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ResourceSpec {
+    #[serde(default)]
+    pub name: String,
+    #[serde(default)]
+    pub weight: i64,
+}
+
+impl ResourceSpec {
+    pub fn new(name: &str, weight: i64) -> ResourceSpec {
+        ResourceSpec {
+            name: name.to_string(),
+            weight,
+        }
+    }
+}
+
+/// kube's `defaultResourceSpec`: cpu and memory with weight 1.
+pub fn default_resources() -> Vec<ResourceSpec> {
+    vec![ResourceSpec::new("cpu", 1), ResourceSpec::new("memory", 1)]
+}
+
+/// `UtilizationShapePoint`.
+#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct UtilizationShapePoint {
+    #[serde(default)]
+    pub utilization: i32,
+    #[serde(default)]
+    pub score: i32,
+}
+
+/// A field error of plugin args, rendered as kube's `field.Error`.
+pub(crate) fn field_error(
+    kind: ErrorType,
+    field: impl Into<String>,
+    bad_value: Option<String>,
+    detail: impl Into<String>,
+) -> FieldError {
+    FieldError {
+        kind,
+        field: field.into(),
+        bad_value,
+        detail: detail.into(),
+    }
+}
+
+/// kube's `utilerrors.NewAggregate(...).Error()`: one message as is, several (deduplicated)
+/// as `[a, b]`. `Ok` when there are none.
+pub(crate) fn aggregate(errs: &[FieldError]) -> Result<(), String> {
+    let mut msgs: Vec<String> = Vec::new();
+    for e in errs {
+        let m = e.to_string();
+        if !msgs.contains(&m) {
+            msgs.push(m);
+        }
+    }
+    match msgs.len() {
+        0 => Ok(()),
+        1 => Err(msgs.remove(0)),
+        _ => Err(format!("[{}]", msgs.join(", "))),
+    }
+}
+
+/// Go's `%q` for a string (enough for the names in plugin args).
+pub(crate) fn quote(s: &str) -> String {
+    format!("{s:?}")
+}
+
+/// kube's `validateResources`: every weight in (0, 100].
+pub(crate) fn validate_resources(resources: &[ResourceSpec], path: &str) -> Vec<FieldError> {
+    resources
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| r.weight <= 0 || r.weight > 100)
+        .map(|(i, r)| {
+            field_error(
+                ErrorType::Invalid,
+                format!("{path}[{i}].weight"),
+                Some(r.weight.to_string()),
+                format!("resource weight of {} not in valid range (0, 100]", r.name),
+            )
+        })
+        .collect()
+}
+
+/// kube's `validateFunctionShape`.
+pub(crate) fn validate_function_shape(
+    shape: &[UtilizationShapePoint],
+    path: &str,
+) -> Vec<FieldError> {
+    if shape.is_empty() {
+        return vec![field_error(
+            ErrorType::Required,
+            path,
+            None,
+            "at least one point must be specified",
+        )];
+    }
+    let mut errs = Vec::new();
+    if let Some(i) = (1..shape.len()).find(|&i| shape[i - 1].utilization >= shape[i].utilization) {
+        errs.push(field_error(
+            ErrorType::Invalid,
+            format!("{path}[{i}].utilization"),
+            Some(shape[i].utilization.to_string()),
+            "values must be sorted in increasing order",
+        ));
+    }
+    for (i, p) in shape.iter().enumerate() {
+        if !(0..=MAX_UTILIZATION).contains(&i64::from(p.utilization)) {
+            errs.push(field_error(
+                ErrorType::Invalid,
+                format!("{path}[{i}].utilization"),
+                Some(p.utilization.to_string()),
+                format!("not in valid range [0, {MAX_UTILIZATION}]"),
+            ));
+        }
+        if !(0..=MAX_CUSTOM_PRIORITY_SCORE).contains(&i64::from(p.score)) {
+            errs.push(field_error(
+                ErrorType::Invalid,
+                format!("{path}[{i}].score"),
+                Some(p.score.to_string()),
+                format!("not in valid range [0, {MAX_CUSTOM_PRIORITY_SCORE}]"),
+            ));
+        }
+    }
+    errs
+}
+
+/// A resource the scorer looks at, resolved once from its name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    Cpu,
+    Memory,
+    EphemeralStorage,
+    /// Anything else: extended resources, hugepages… (kube's scalar resources). A name kube
+    /// does not score at all (`pods`) is never in a node's scalar resources, so it scores
+    /// nothing either.
+    Scalar(Sym),
+}
+
+impl Kind {
+    fn of(name: &str) -> Kind {
+        match name {
+            "cpu" => Kind::Cpu,
+            "memory" => Kind::Memory,
+            "ephemeral-storage" => Kind::EphemeralStorage,
+            n => Kind::Scalar(Sym::new(n)),
+        }
+    }
+}
+
+/// How the per-resource (requested, allocatable) pairs become a node score.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Strategy {
+    LeastAllocated,
+    MostAllocated,
+    /// The broken linear function over utilization, with scores already scaled to
+    /// `[0, MAX_NODE_SCORE]` (`(utilization, score)`).
+    RequestedToCapacityRatio(Vec<(i64, i64)>),
+    Balanced,
+}
+
+/// kube's `resourceAllocationScorer`.
+#[derive(Clone, Debug)]
+pub struct ResourceAllocationScorer {
+    resources: Vec<(Kind, i64)>,
+    /// Score with the actual requests (BalancedAllocation) rather than the non-zero defaults
+    /// for cpu and memory (NodeResourcesFit).
+    use_requested: bool,
+    strategy: Strategy,
+}
+
+impl ResourceAllocationScorer {
+    pub fn new(resources: &[ResourceSpec], use_requested: bool, strategy: Strategy) -> Self {
+        ResourceAllocationScorer {
+            resources: resources
+                .iter()
+                .map(|r| (Kind::of(&r.name), r.weight))
+                .collect(),
+            use_requested,
+            strategy,
+        }
+    }
+
+    /// A RequestedToCapacityRatio scorer from the configured shape (scores in
+    /// `[0, MAX_CUSTOM_PRIORITY_SCORE]`, scaled to `[0, MAX_NODE_SCORE]`).
+    pub fn requested_to_capacity_ratio(
+        resources: &[ResourceSpec],
+        shape: &[UtilizationShapePoint],
+    ) -> Self {
+        let scale = MAX_NODE_SCORE / MAX_CUSTOM_PRIORITY_SCORE;
+        let shape = shape
+            .iter()
+            .map(|p| (i64::from(p.utilization), i64::from(p.score) * scale))
+            .collect();
+        Self::new(resources, false, Strategy::RequestedToCapacityRatio(shape))
+    }
+
+    /// kube's `calculatePodResourceRequestList`: the pod's request of each resource, with the
+    /// non-zero defaults for cpu and memory unless `use_requested`.
+    pub fn pod_requests(&self, pod: &Pod) -> Vec<i64> {
+        let r = if self.use_requested {
+            &pod.spec.requests
+        } else {
+            &pod.spec.non_zero_requests
+        };
+        self.resources
+            .iter()
+            .map(|&(k, _)| match k {
+                Kind::Cpu => r.milli_cpu,
+                Kind::Memory => r.memory,
+                Kind::EphemeralStorage => pod.spec.requests.ephemeral_storage,
+                Kind::Scalar(n) => pod.spec.requests.scalar(n),
+            })
+            .collect()
+    }
+
+    /// kube's `isBestEffortPod` over the requests of [`Self::pod_requests`].
+    pub fn is_best_effort(pod_requests: &[i64]) -> bool {
+        pod_requests.iter().all(|&r| r == 0)
+    }
+
+    /// kube's `calculateResourceAllocatableRequest`: `(allocatable, requested)` of one
+    /// resource on the node with the pod added; `(0, 0)` skips the resource.
+    fn allocatable_requested(&self, node: &NodeInfo, kind: Kind, pod_request: i64) -> (i64, i64) {
+        let alloc = node.allocatable();
+        let used = if self.use_requested {
+            &node.requested
+        } else {
+            &node.non_zero_requested
+        };
+        match kind {
+            Kind::Cpu => (alloc.milli_cpu, used.milli_cpu + pod_request),
+            Kind::Memory => (alloc.memory, used.memory + pod_request),
+            Kind::EphemeralStorage => (
+                alloc.ephemeral_storage,
+                node.requested.ephemeral_storage + pod_request,
+            ),
+            // An extended resource the pod does not ask for is not scored.
+            Kind::Scalar(_) if pod_request == 0 => (0, 0),
+            Kind::Scalar(n) => match alloc.scalar.binary_search_by_key(&n, |&(s, _)| s) {
+                Ok(i) => (alloc.scalar[i].1, node.requested.scalar(n) + pod_request),
+                Err(_) => (0, 0),
+            },
+        }
+    }
+
+    /// kube's `resourceAllocationScorer.score` with the pod's requests from
+    /// [`Self::pod_requests`].
+    pub fn score(&self, node: &NodeInfo, pod_requests: &[i64]) -> i64 {
+        let n = self.resources.len();
+        let mut requested = vec![0i64; n];
+        let mut allocatable = vec![0i64; n];
+        for (i, &(kind, _)) in self.resources.iter().enumerate() {
+            let (a, r) = self.allocatable_requested(node, kind, pod_requests[i]);
+            if a == 0 {
+                continue;
+            }
+            allocatable[i] = a;
+            requested[i] = r;
+        }
+        let weights = self.resources.iter().map(|&(_, w)| w);
+        match &self.strategy {
+            Strategy::LeastAllocated => {
+                weighted_mean(&requested, &allocatable, weights, least_requested_score)
+            }
+            Strategy::MostAllocated => {
+                weighted_mean(&requested, &allocatable, weights, most_requested_score)
+            }
+            Strategy::RequestedToCapacityRatio(shape) => {
+                requested_to_capacity_ratio_score(shape, &requested, &allocatable, weights)
+            }
+            Strategy::Balanced => balanced_resource_score(&requested, &allocatable),
+        }
+    }
+}
+
+/// `Σ score(requested, allocatable) × weight / Σ weight` over the resources the node has.
+fn weighted_mean(
+    requested: &[i64],
+    allocatable: &[i64],
+    weights: impl Iterator<Item = i64>,
+    score: fn(i64, i64) -> i64,
+) -> i64 {
+    let (mut sum, mut weight_sum) = (0i64, 0i64);
+    for ((&r, &a), w) in requested.iter().zip(allocatable).zip(weights) {
+        if a == 0 {
+            continue;
+        }
+        sum += score(r, a) * w;
+        weight_sum += w;
+    }
+    if weight_sum == 0 { 0 } else { sum / weight_sum }
+}
+
+/// kube's `leastRequestedScore`: `(capacity − requested) × 100 / capacity`, 0 when over.
+pub fn least_requested_score(requested: i64, capacity: i64) -> i64 {
+    if capacity == 0 || requested > capacity {
+        return 0;
+    }
+    (capacity - requested) * MAX_NODE_SCORE / capacity
+}
+
+/// kube's `mostRequestedScore`: `requested × 100 / capacity`, requested capped at capacity
+/// (pods without requests count the non-zero defaults).
+pub fn most_requested_score(requested: i64, capacity: i64) -> i64 {
+    if capacity == 0 {
+        return 0;
+    }
+    requested.min(capacity) * MAX_NODE_SCORE / capacity
+}
+
+/// kube's `helper.BuildBrokenLinearFunction`: the score at utilization `p` on the shape.
+pub fn broken_linear(shape: &[(i64, i64)], p: i64) -> i64 {
+    for (i, &(u, s)) in shape.iter().enumerate() {
+        if p <= u {
+            if i == 0 {
+                return s;
+            }
+            let (pu, ps) = shape[i - 1];
+            return ps + (s - ps) * (p - pu) / (u - pu);
+        }
+    }
+    shape.last().map_or(0, |&(_, s)| s)
+}
+
+/// kube's `buildRequestedToCapacityRatioScorerFunction`: the weighted mean of the shape
+/// scores, over the resources whose score is positive, rounded.
+fn requested_to_capacity_ratio_score(
+    shape: &[(i64, i64)],
+    requested: &[i64],
+    allocatable: &[i64],
+    weights: impl Iterator<Item = i64>,
+) -> i64 {
+    let resource_score = |r: i64, c: i64| {
+        if c == 0 || r > c {
+            broken_linear(shape, MAX_UTILIZATION)
+        } else {
+            broken_linear(shape, r * MAX_UTILIZATION / c)
+        }
+    };
+    let (mut sum, mut weight_sum) = (0i64, 0i64);
+    for ((&r, &a), w) in requested.iter().zip(allocatable).zip(weights) {
+        if a == 0 {
+            continue;
+        }
+        let s = resource_score(r, a);
+        if s > 0 {
+            sum += s * w;
+            weight_sum += w;
+        }
+    }
+    if weight_sum == 0 {
+        0
+    } else {
+        (sum as f64 / weight_sum as f64).round() as i64
+    }
+}
+
+/// kube's `balancedResourceScorer`: `(1 − std of the utilization fractions) × 100`, fractions
+/// capped at 1, over the resources the node has.
+pub fn balanced_resource_score(requested: &[i64], allocatable: &[i64]) -> i64 {
+    let fractions: Vec<f64> = requested
+        .iter()
+        .zip(allocatable)
+        .filter(|&(_, &a)| a != 0)
+        .map(|(&r, &a)| (r as f64 / a as f64).min(1.0))
+        .collect();
+    let std = match fractions.len() {
+        0 | 1 => 0.0,
+        2 => ((fractions[0] - fractions[1]) / 2.0).abs(),
+        n => {
+            let mean = fractions.iter().sum::<f64>() / n as f64;
+            let var = fractions
+                .iter()
+                .map(|f| (f - mean) * (f - mean))
+                .sum::<f64>()
+                / n as f64;
+            var.sqrt()
+        }
+    };
+    ((1.0 - std) * MAX_NODE_SCORE as f64) as i64
+}
+
+/// Test fixtures shared by the resource plugins' tests: nodes and pods built through the API
+/// conversion, as kube's `st.MakeNode()`/`st.MakePod()` build them.
+#[cfg(test)]
+pub(crate) mod test_util {
+    use crate::api::{Node, Pod, convert};
+    use crate::framework::node_info::NodeInfo;
+    use std::sync::Arc;
+
+    /// A node with `capacity` (name → quantity).
+    pub fn node(name: &str, capacity: &[(&str, &str)]) -> Arc<Node> {
+        let cap: serde_json::Map<String, serde_json::Value> = capacity
+            .iter()
+            .map(|(k, v)| (k.to_string(), serde_json::Value::from(*v)))
+            .collect();
+        let n: k8s_openapi::api::core::v1::Node = serde_json::from_value(serde_json::json!({
+            "metadata": {"name": name},
+            "status": {"capacity": cap},
+        }))
+        .unwrap();
+        Arc::new(convert::node(&n).unwrap())
+    }
+
+    /// A pod with one container per entry of `containers` (each a request list; empty: a
+    /// container without requests), bound to `node` when given.
+    pub fn pod(name: &str, node: Option<&str>, containers: &[&[(&str, &str)]]) -> Arc<Pod> {
+        let cs: Vec<serde_json::Value> = containers
+            .iter()
+            .enumerate()
+            .map(|(i, reqs)| {
+                let r: serde_json::Map<String, serde_json::Value> = reqs
+                    .iter()
+                    .map(|(k, v)| (k.to_string(), serde_json::Value::from(*v)))
+                    .collect();
+                serde_json::json!({"name": format!("c{i}"), "image": "img", "resources": {"requests": r}})
+            })
+            .collect();
+        let p: k8s_openapi::api::core::v1::Pod = serde_json::from_value(serde_json::json!({
+            "metadata": {"name": name, "namespace": "default", "uid": name},
+            "spec": {"containers": cs, "nodeName": node},
+        }))
+        .unwrap();
+        Arc::new(convert::pod(&p).unwrap())
+    }
+
+    /// NodeInfos of `nodes` with `pods` added to the node each names.
+    pub fn node_infos(nodes: &[Arc<Node>], pods: &[Arc<Pod>]) -> Vec<NodeInfo> {
+        nodes
+            .iter()
+            .map(|n| {
+                let mut ni = NodeInfo::new(n.clone());
+                for p in pods.iter().filter(|p| p.node_name == Some(n.name)) {
+                    ni.add_pod(p);
+                }
+                ni
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // Provenance: kubernetes/kubernetes pkg/scheduler/framework/plugins/helper/shape_score_test.go
+    // (TestBrokenLinearFunction).
+    #[test]
+    fn broken_linear_function_table() {
+        let shape = [(10, 1), (90, 9)];
+        for (p, want) in [
+            (-10, 1),
+            (0, 1),
+            (9, 1),
+            (10, 1),
+            (15, 1),
+            (20, 2),
+            (89, 8),
+            (90, 9),
+            (99, 9),
+            (100, 9),
+            (110, 9),
+        ] {
+            assert_eq!(broken_linear(&shape, p), want, "p={p}");
+        }
+        let shape = [(0, 2), (40, 10), (100, 0)];
+        for (p, want) in [
+            (-10, 2),
+            (0, 2),
+            (20, 6),
+            (30, 8),
+            (40, 10),
+            (70, 5),
+            (100, 0),
+            (110, 0),
+        ] {
+            assert_eq!(broken_linear(&shape, p), want, "p={p}");
+        }
+        let shape = [(0, 2), (40, 2), (100, 2)];
+        for p in [-10, 0, 20, 40, 70, 100, 110] {
+            assert_eq!(broken_linear(&shape, p), 2, "p={p}");
+        }
+    }
+
+    #[test]
+    fn per_resource_formulas() {
+        assert_eq!(least_requested_score(0, 4000), 100);
+        assert_eq!(least_requested_score(1000, 4000), 75);
+        assert_eq!(least_requested_score(5000, 4000), 0);
+        assert_eq!(least_requested_score(1, 0), 0);
+        assert_eq!(most_requested_score(3000, 4000), 75);
+        assert_eq!(most_requested_score(5000, 4000), 100);
+        assert_eq!(most_requested_score(1, 0), 0);
+        // Equal fractions: perfectly balanced; 0.5 vs 0.25 -> std 0.125 -> 87; capped at 1.
+        assert_eq!(balanced_resource_score(&[2000, 16], &[4000, 32]), 100);
+        assert_eq!(balanced_resource_score(&[2000, 8], &[4000, 32]), 87);
+        assert_eq!(balanced_resource_score(&[8000, 0], &[4000, 32]), 50);
+    }
+
+    #[test]
+    fn validation_messages() {
+        let e = validate_resources(
+            &[ResourceSpec::new("memory", -1), ResourceSpec::new("cpu", 1)],
+            "scoringStrategy.resources",
+        );
+        assert_eq!(
+            aggregate(&e).unwrap_err(),
+            "scoringStrategy.resources[0].weight: Invalid value: -1: resource weight of memory not in valid range (0, 100]"
+        );
+        let p = |utilization, score| UtilizationShapePoint { utilization, score };
+        let e = validate_function_shape(&[p(30, 5), p(20, 11)], "scoringStrategy.shape");
+        assert_eq!(
+            aggregate(&e).unwrap_err(),
+            "[scoringStrategy.shape[1].utilization: Invalid value: 20: values must be sorted in increasing order, \
+             scoringStrategy.shape[1].score: Invalid value: 11: not in valid range [0, 10]]"
+        );
+        let e = validate_function_shape(&[], "scoringStrategy.shape");
+        assert_eq!(
+            aggregate(&e).unwrap_err(),
+            "scoringStrategy.shape: Required value: at least one point must be specified"
+        );
+    }
+}
