@@ -115,6 +115,7 @@ impl Plugin for BalancedAllocation {
 }
 
 /// The pod's requests of the configured resources, computed once in PreScore.
+#[derive(Clone)]
 struct PreScoreState(Vec<i64>);
 
 /// kube's `balancedResourceScorer` over `(requested, allocatable)` pairs.

@@ -56,6 +56,7 @@ fn scaled_image_score(size: i64, num_nodes: u32, total_nodes: usize) -> i64 {
 /// Per container of the pod (init containers first): its image and the image's scaled score,
 /// for the images some node has. The scaled score does not depend on the node, so it is
 /// computed once per cycle.
+#[derive(Clone)]
 struct PreScoreState {
     scaled: Vec<(Sym, i64)>,
     num_containers: usize,
