@@ -45,11 +45,14 @@ impl Default for GangArgs {
     }
 }
 
+/// (namespace, group name).
+type GroupKey = (Sym, Sym);
+
 pub struct Gang {
     waiting_pods: WaitingPods,
     timeout: Duration,
     /// (namespace, group) → members reserved and waiting.
-    groups: Mutex<AHashMap<(Sym, Sym), Vec<PodKey>>>,
+    groups: Mutex<AHashMap<GroupKey, Vec<PodKey>>>,
 }
 
 impl Gang {
@@ -62,7 +65,7 @@ impl Gang {
     }
 
     /// The pod's group and size, if it has one. Err: a bad size label.
-    fn group_of(pod: &Pod) -> Result<Option<((Sym, Sym), usize)>, Status> {
+    fn group_of(pod: &Pod) -> Result<Option<(GroupKey, usize)>, Status> {
         let Some(name) = pod.labels.get(Sym::new(GROUP_LABEL)) else {
             return Ok(None);
         };
