@@ -320,17 +320,32 @@ impl FilterPlugin for NodeResourcesFit {
     }
 }
 
+/// The pod's requests of the scored resources, computed once per cycle in PreScore.
+#[derive(Clone)]
+struct PreScoreState(Vec<i64>);
+
+const PRE_SCORE_KEY: &str = "PreScoreNodeResourcesFit";
+
 impl PreScorePlugin for NodeResourcesFit {
-    fn pre_score(&self, _: &mut CycleState, _: &Pod, _: &[&NodeInfo], _: &Snapshot) -> Status {
+    fn pre_score(
+        &self,
+        state: &mut CycleState,
+        pod: &Pod,
+        _: &[&NodeInfo],
+        _: &Snapshot,
+    ) -> Status {
+        state.write(PRE_SCORE_KEY, PreScoreState(self.scorer.pod_requests(pod)));
         Status::success()
     }
 }
 
 impl ScorePlugin for NodeResourcesFit {
-    fn score(&self, _: &CycleState, pod: &Pod, node: &NodeInfo) -> Result<i64, Status> {
-        // kube computes the pod's requests in PreScore; they are a few lookups here.
-        let reqs = self.scorer.pod_requests(pod);
-        Ok(self.scorer.score(node, &reqs))
+    fn score(&self, state: &CycleState, pod: &Pod, node: &NodeInfo) -> Result<i64, Status> {
+        match state.read::<PreScoreState>(PRE_SCORE_KEY) {
+            Some(s) => Ok(self.scorer.score(node, &s.0)),
+            // Score without PreScore (tests, tools): the requests are a few lookups.
+            None => Ok(self.scorer.score(node, &self.scorer.pod_requests(pod))),
+        }
     }
 }
 

@@ -270,9 +270,18 @@ impl ResourceAllocationScorer {
     /// kube's `resourceAllocationScorer.score` with the pod's requests from
     /// [`Self::pod_requests`].
     pub fn score(&self, node: &NodeInfo, pod_requests: &[i64]) -> i64 {
+        // Per node, so on the stack: a handful of resources is the norm.
+        const INLINE: usize = 8;
         let n = self.resources.len();
-        let mut requested = vec![0i64; n];
-        let mut allocatable = vec![0i64; n];
+        let (mut rb, mut ab) = ([0i64; INLINE], [0i64; INLINE]);
+        let (mut rv, mut av) = (Vec::new(), Vec::new());
+        let (requested, allocatable): (&mut [i64], &mut [i64]) = if n <= INLINE {
+            (&mut rb[..n], &mut ab[..n])
+        } else {
+            rv.resize(n, 0);
+            av.resize(n, 0);
+            (&mut rv[..], &mut av[..])
+        };
         for (i, &(kind, _)) in self.resources.iter().enumerate() {
             let (a, r) = self.allocatable_requested(node, kind, pod_requests[i]);
             if a == 0 {
@@ -284,15 +293,15 @@ impl ResourceAllocationScorer {
         let weights = self.resources.iter().map(|&(_, w)| w);
         match &self.strategy {
             Strategy::LeastAllocated => {
-                weighted_mean(&requested, &allocatable, weights, least_requested_score)
+                weighted_mean(requested, allocatable, weights, least_requested_score)
             }
             Strategy::MostAllocated => {
-                weighted_mean(&requested, &allocatable, weights, most_requested_score)
+                weighted_mean(requested, allocatable, weights, most_requested_score)
             }
             Strategy::RequestedToCapacityRatio(shape) => {
-                requested_to_capacity_ratio_score(shape, &requested, &allocatable, weights)
+                requested_to_capacity_ratio_score(shape, requested, allocatable, weights)
             }
-            Strategy::Balanced => balanced_resource_score(&requested, &allocatable),
+            Strategy::Balanced => balanced_resource_score(requested, allocatable),
         }
     }
 }
@@ -382,22 +391,25 @@ fn requested_to_capacity_ratio_score(
 /// kube's `balancedResourceScorer`: `(1 − std of the utilization fractions) × 100`, fractions
 /// capped at 1, over the resources the node has.
 pub fn balanced_resource_score(requested: &[i64], allocatable: &[i64]) -> i64 {
-    let fractions: Vec<f64> = requested
-        .iter()
-        .zip(allocatable)
-        .filter(|&(_, &a)| a != 0)
-        .map(|(&r, &a)| (r as f64 / a as f64).min(1.0))
-        .collect();
-    let std = match fractions.len() {
+    // No allocation: this runs per node.
+    let fractions = || {
+        requested
+            .iter()
+            .zip(allocatable)
+            .filter(|&(_, &a)| a != 0)
+            .map(|(&r, &a)| (r as f64 / a as f64).min(1.0))
+    };
+    let n = fractions().count();
+    let std = match n {
         0 | 1 => 0.0,
-        2 => ((fractions[0] - fractions[1]) / 2.0).abs(),
+        2 => {
+            let mut it = fractions();
+            let (f0, f1) = (it.next().unwrap_or(0.0), it.next().unwrap_or(0.0));
+            ((f0 - f1) / 2.0).abs()
+        }
         n => {
-            let mean = fractions.iter().sum::<f64>() / n as f64;
-            let var = fractions
-                .iter()
-                .map(|f| (f - mean) * (f - mean))
-                .sum::<f64>()
-                / n as f64;
+            let mean = fractions().sum::<f64>() / n as f64;
+            let var = fractions().map(|f| (f - mean) * (f - mean)).sum::<f64>() / n as f64;
             var.sqrt()
         }
     };

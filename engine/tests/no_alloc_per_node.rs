@@ -1,0 +1,120 @@
+//! Hot-path discipline: Filter and Score allocate nothing per node. A counting global
+//! allocator counts the allocations of one whole scheduling cycle (default profile, the
+//! pod-default template's shape) on 500 and on 5,000 nodes; per-node allocation would add
+//! thousands, while the per-cycle vectors grow by a few doublings at most.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use tidegate_engine::api::labels::Labels;
+use tidegate_engine::api::resource::Resource;
+use tidegate_engine::api::{Node, Pod, PodSpecInfo, Sym};
+use tidegate_engine::framework::ClusterClient;
+use tidegate_engine::plugins::Registry;
+use tidegate_engine::scheduler::{Scheduler, SchedulerConfig};
+
+struct Counting;
+
+static ALLOCS: AtomicU64 = AtomicU64::new(0);
+thread_local! {
+    static COUNTING: Cell<bool> = const { Cell::new(false) };
+}
+
+// SAFETY: every call forwards to the system allocator unchanged; the counter is a side effect.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        if COUNTING.with(|c| c.get()) {
+            ALLOCS.fetch_add(1, Ordering::Relaxed);
+        }
+        // SAFETY: same contract as the caller's.
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: `ptr` came from `System.alloc` with this layout.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        if COUNTING.with(|c| c.get()) {
+            ALLOCS.fetch_add(1, Ordering::Relaxed);
+        }
+        // SAFETY: `ptr` came from `System.alloc` with `layout`.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+struct Client;
+impl ClusterClient for Client {
+    fn bind(&self, _: &Pod, _: Sym) -> Result<(), String> {
+        Ok(())
+    }
+    fn pod_exists_unassigned(&self, _: &Pod) -> bool {
+        true
+    }
+}
+
+/// Allocations of one scheduling cycle (after a warm-up cycle) with `nodes` nodes, every
+/// node evaluated (`percentageOfNodesToScore: 100`).
+fn allocations_per_cycle(nodes: usize) -> u64 {
+    let cfg = SchedulerConfig {
+        parallelism: 1,
+        percentage_of_nodes_to_score: Some(100),
+        ..SchedulerConfig::default()
+    };
+    let s = Scheduler::new(cfg, &Registry::in_tree(), Arc::new(Client), None).unwrap();
+    for i in 0..nodes {
+        let mut n = Node::named(&format!("node-{i}"));
+        n.labels = Arc::new(Labels::from_pairs([
+            ("kubernetes.io/hostname", format!("node-{i}").as_str()),
+            ("topology.kubernetes.io/zone", ["a", "b", "c"][i % 3]),
+        ]));
+        n.allocatable = Resource {
+            milli_cpu: 4000,
+            memory: 32 << 30,
+            allowed_pod_number: 110,
+            ..Resource::default()
+        };
+        s.on_node_add(Arc::new(n));
+    }
+    // scheduler_perf's pod-default: requests 100m / 500Mi, image pause.
+    let req = Resource {
+        milli_cpu: 100,
+        memory: 500 << 20,
+        ..Resource::default()
+    };
+    let spec = Arc::new(PodSpecInfo {
+        scheduler_name: Sym::new("default-scheduler"),
+        requests: req.clone(),
+        non_zero_requests: req,
+        images: vec![Sym::new("registry.k8s.io/pause:3.10")],
+        ..PodSpecInfo::default()
+    });
+    let cycle = |name: &str, count: bool| {
+        s.on_pod_add(Arc::new(Pod::new("ns", name, spec.clone())));
+        let q = s.queue.try_pop().unwrap();
+        ALLOCS.store(0, Ordering::Relaxed);
+        COUNTING.with(|c| c.set(count));
+        s.schedule_popped(q);
+        COUNTING.with(|c| c.set(false));
+        ALLOCS.load(Ordering::Relaxed)
+    };
+    cycle("warm-up", false);
+    let n = cycle("measured", true);
+    assert_eq!(s.stats.scheduled.load(Ordering::Relaxed), 2);
+    n
+}
+
+#[test]
+fn a_scheduling_cycle_allocates_nothing_per_node() {
+    let small = allocations_per_cycle(500);
+    let big = allocations_per_cycle(5000);
+    // 4,500 more nodes: a per-node allocation in any Filter or Score plugin would add ≥ 4,500.
+    assert!(
+        big <= small + 64,
+        "500 nodes: {small} allocations, 5000 nodes: {big}"
+    );
+    eprintln!("allocations per cycle: {small} at 500 nodes, {big} at 5000 nodes");
+}
