@@ -6,6 +6,7 @@
 pub mod balanced_allocation;
 pub mod default_binder;
 pub mod helper;
+pub mod inter_pod_affinity;
 pub mod node_affinity;
 pub mod node_name;
 pub mod node_ports;
@@ -74,6 +75,7 @@ impl Registry {
         r.register(node_resources_fit::NAME, |_| {
             Arc::new(node_resources_fit::NodeResourcesFit)
         });
+        r.register_with_args(inter_pod_affinity::NAME, inter_pod_affinity::factory);
         r.register(balanced_allocation::NAME, |_| {
             Arc::new(balanced_allocation::BalancedAllocation)
         });
@@ -134,6 +136,7 @@ pub const DEFAULT_PLUGINS: &[(&str, i64)] = &[
     (node_affinity::NAME, 2),
     (node_ports::NAME, 0),
     (node_resources_fit::NAME, 1),
+    (inter_pod_affinity::NAME, 2),
     (balanced_allocation::NAME, 1),
     (default_binder::NAME, 0),
 ];
