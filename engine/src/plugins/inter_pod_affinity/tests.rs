@@ -264,7 +264,8 @@ fn required_affinity_single_node() {
     let sv = &["securityscan", "value2"];
     let ns_team1 = || Some(sel(&[("team", IN, &["team1"])]));
     // (name, pod, pods, want prefilter skip, want filter status)
-    let cases: Vec<(&str, Pod, Vec<Pod>, bool, Option<Status>)> = vec![
+    type Case = (&'static str, Pod, Vec<Pod>, bool, Option<Status>);
+    let cases: Vec<Case> = vec![
         (
             "no required pod affinity, no existing pods: Skip",
             pod().obj(),
