@@ -364,6 +364,15 @@ impl PreFilterPlugin for InterPodAffinity {
         pod: &Pod,
         snapshot: &Snapshot,
     ) -> (Option<PreFilterResult>, Status) {
+        // Fast path for the common pod: no terms of its own and no running pod with required
+        // anti-affinity anywhere (the Skip below, without building anything).
+        let aff = &pod.spec.pod_affinity;
+        if aff.required_affinity.is_empty()
+            && aff.required_anti_affinity.is_empty()
+            && snapshot.have_pods_with_required_anti_affinity.is_empty()
+        {
+            return (None, Status::skip());
+        }
         let s = self.compute_pre_filter_state(pod, snapshot);
         if s.existing_anti_affinity_counts.is_empty()
             && s.required_affinity().is_empty()

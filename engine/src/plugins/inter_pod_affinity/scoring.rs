@@ -189,6 +189,10 @@ impl PreScorePlugin for InterPodAffinity {
         if self.args.ignore_preferred_terms_of_existing_pods && !has_constraints {
             return Status::skip();
         }
+        // Nothing can contribute: no preferred terms and no running pod with terms.
+        if !has_constraints && snapshot.have_pods_with_affinity.is_empty() {
+            return Status::skip();
+        }
         let s = self.compute_pre_score_state(pod, snapshot);
         if s.topology_score.is_empty() {
             return Status::skip();
