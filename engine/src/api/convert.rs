@@ -569,10 +569,6 @@ pub fn pod_spec_info(spec: &core::PodSpec) -> Result<PodSpecInfo, ConvertError> 
     }
     // Until the plugins land, workloads that depend on them are refused rather than
     // scheduled as if the constraints were absent.
-    if !info.pod_affinity.is_empty() {
-        info.unsupported
-            .push("InterPodAffinity (spec.affinity.podAffinity/podAntiAffinity)");
-    }
     if !info.topology_spread_constraints.is_empty() {
         info.unsupported
             .push("PodTopologySpread (spec.topologySpreadConstraints)");

@@ -8,6 +8,7 @@ pub mod default_binder;
 pub mod default_preemption;
 pub mod helper;
 pub mod image_locality;
+pub mod inter_pod_affinity;
 pub mod node_affinity;
 pub mod node_name;
 pub mod node_ports;
@@ -79,6 +80,7 @@ impl Registry {
                 args,
             )?))
         });
+        r.register_with_args(inter_pod_affinity::NAME, inter_pod_affinity::factory);
         r.register_with_args(balanced_allocation::NAME, |_, args| {
             Ok(Arc::new(
                 balanced_allocation::BalancedAllocation::from_args(args)?,
@@ -152,6 +154,7 @@ pub const DEFAULT_PLUGINS: &[(&str, i64)] = &[
     (node_affinity::NAME, 2),
     (node_ports::NAME, 0),
     (node_resources_fit::NAME, 1),
+    (inter_pod_affinity::NAME, 2),
     (default_preemption::NAME, 0),
     (balanced_allocation::NAME, 1),
     (image_locality::NAME, 1),

@@ -1,0 +1,448 @@
+//! PreFilter, its AddPod/RemovePod extensions, and Filter (kube's `filtering.go`).
+
+use super::{
+    InterPodAffinity, NsLabelsCache, TopologyPair, matches_all_terms, selector_matches_labels,
+    term_matches,
+};
+use crate::api::{Labels, Pod, PodAffinityTerm, Sym};
+use crate::cache::Snapshot;
+use crate::framework::cycle_state::CycleState;
+use crate::framework::interface::{
+    ClusterClient, FilterPlugin, PreFilterExtensions, PreFilterPlugin, PreFilterResult,
+};
+use crate::framework::node_info::NodeInfo;
+use crate::framework::status::{Code, Status};
+use ahash::AHashMap;
+use rayon::prelude::*;
+use std::sync::Arc;
+
+/// The cycle-state key of [`PreFilterState`] (kube's `preFilterStateKey`).
+pub const PRE_FILTER_STATE_KEY: &str = "PreFilterInterPodAffinity";
+
+pub const ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH: &str =
+    "node(s) didn't satisfy existing pods anti-affinity rules";
+pub const ERR_REASON_AFFINITY_RULES_NOT_MATCH: &str = "node(s) didn't match pod affinity rules";
+pub const ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH: &str =
+    "node(s) didn't match pod anti-affinity rules";
+
+/// Below this many nodes to visit a pass runs inline: fanning out costs more than it saves.
+const PARALLEL_MIN_NODES: usize = 256;
+
+/// kube's `topologyToMatchedTermCount`: topology pair → count, zero entries removed, with the
+/// topology keys present (and how many entries each has) so a node is checked with one lookup
+/// per key.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TopologyCounts {
+    counts: AHashMap<TopologyPair, i64>,
+    keys: Vec<(Sym, u32)>,
+}
+
+impl TopologyCounts {
+    pub fn get(&self, key: Sym, value: Sym) -> i64 {
+        self.counts.get(&(key, value)).copied().unwrap_or(0)
+    }
+
+    pub fn len(&self) -> usize {
+        self.counts.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.counts.is_empty()
+    }
+
+    /// The entries, in no order.
+    pub fn iter(&self) -> impl Iterator<Item = (TopologyPair, i64)> + '_ {
+        self.counts.iter().map(|(&p, &c)| (p, c))
+    }
+
+    /// Adds `delta` to `(key, value)`, removing the entry when it reaches 0.
+    pub fn add(&mut self, key: Sym, value: Sym, delta: i64) {
+        if delta == 0 {
+            return;
+        }
+        use std::collections::hash_map::Entry;
+        match self.counts.entry((key, value)) {
+            Entry::Occupied(mut e) => {
+                *e.get_mut() += delta;
+                if *e.get() == 0 {
+                    e.remove();
+                    let i = self.keys.iter().position(|&(k, _)| k == key).unwrap();
+                    self.keys[i].1 -= 1;
+                    if self.keys[i].1 == 0 {
+                        self.keys.swap_remove(i);
+                    }
+                }
+            }
+            Entry::Vacant(e) => {
+                e.insert(delta);
+                match self.keys.iter_mut().find(|(k, _)| *k == key) {
+                    Some((_, n)) => *n += 1,
+                    None => self.keys.push((key, 1)),
+                }
+            }
+        }
+    }
+
+    /// kube's `update`: `delta` on the pair of `key` for a node with `labels`, if it has it.
+    #[inline]
+    pub fn add_on_node(&mut self, labels: &Labels, key: Sym, delta: i64) {
+        if let Some(v) = labels.get(key) {
+            self.add(key, v, delta);
+        }
+    }
+
+    pub fn merge(&mut self, other: &TopologyCounts) {
+        for (&(k, v), &c) in &other.counts {
+            self.add(k, v, c);
+        }
+    }
+
+    /// Whether a node with `labels` is in some pair with a positive count (kube iterates the
+    /// node's labels; only the keys present here can hit).
+    pub fn any_positive_on(&self, labels: &Labels) -> bool {
+        self.keys
+            .iter()
+            .any(|&(k, _)| labels.get(k).is_some_and(|v| self.get(k, v) > 0))
+    }
+}
+
+/// What PreFilter computes for Filter (kube's `preFilterState`).
+#[derive(Clone, Debug)]
+pub struct PreFilterState {
+    /// Pairs → running pods whose required anti-affinity terms match the incoming pod.
+    pub existing_anti_affinity_counts: TopologyCounts,
+    /// Pairs → running pods matching all the incoming pod's required affinity terms (counted
+    /// once per term).
+    pub affinity_counts: TopologyCounts,
+    /// Pairs → running pods matching each of the incoming pod's required anti-affinity terms.
+    pub anti_affinity_counts: TopologyCounts,
+    /// The incoming pod (its terms).
+    pod: Pod,
+    /// The incoming pod's namespace labels (`None`: no such namespace).
+    namespace_labels: Option<Arc<Labels>>,
+    /// The incoming pod matches all its own required affinity terms.
+    self_affinity: bool,
+}
+
+impl PreFilterState {
+    fn required_affinity(&self) -> &[PodAffinityTerm] {
+        &self.pod.spec.pod_affinity.required_affinity
+    }
+    fn required_anti_affinity(&self) -> &[PodAffinityTerm] {
+        &self.pod.spec.pod_affinity.required_anti_affinity
+    }
+
+    /// kube's `updateWithPod`: the counts as if `other` (on `node`) were added (`mult` 1) or
+    /// removed (−1).
+    fn update_with_pod(
+        &mut self,
+        client: &dyn ClusterClient,
+        other: &Pod,
+        node: &NodeInfo,
+        mult: i64,
+    ) {
+        let labels = &*node.node.labels;
+        let incoming_ns = self.namespace_labels.clone();
+        for t in &other.spec.pod_affinity.required_anti_affinity {
+            if term_matches(t, other, &self.pod, |s| {
+                selector_matches_labels(s, incoming_ns.as_deref())
+            }) {
+                self.existing_anti_affinity_counts
+                    .add_on_node(labels, t.topology_key, mult);
+            }
+        }
+        let mut ns = NsLabelsCache::new(client);
+        let pod = &self.pod;
+        let aff = &pod.spec.pod_affinity;
+        if matches_all_terms(&aff.required_affinity, pod, other, |s| {
+            ns.selects(other.namespace, s)
+        }) {
+            for t in &aff.required_affinity {
+                self.affinity_counts
+                    .add_on_node(labels, t.topology_key, mult);
+            }
+        }
+        for t in &aff.required_anti_affinity {
+            if term_matches(t, pod, other, |s| ns.selects(other.namespace, s)) {
+                self.anti_affinity_counts
+                    .add_on_node(labels, t.topology_key, mult);
+            }
+        }
+    }
+
+    /// kube's `satisfyPodAffinity`.
+    fn satisfies_pod_affinity(&self, labels: &Labels) -> bool {
+        let mut pods_exist = true;
+        for t in self.required_affinity() {
+            match labels.get(t.topology_key) {
+                Some(v) => {
+                    if self.affinity_counts.get(t.topology_key, v) <= 0 {
+                        pods_exist = false;
+                    }
+                }
+                // Every topology key must be on the node.
+                None => return false,
+            }
+        }
+        // The first of a group of pods with affinity to each other: nothing matches anywhere
+        // yet, and the pod matches its own terms.
+        pods_exist || (self.affinity_counts.is_empty() && self.self_affinity)
+    }
+
+    /// kube's `satisfyPodAntiAffinity`.
+    fn satisfies_pod_anti_affinity(&self, labels: &Labels) -> bool {
+        if self.anti_affinity_counts.is_empty() {
+            return true;
+        }
+        !self.required_anti_affinity().iter().any(|t| {
+            labels
+                .get(t.topology_key)
+                .is_some_and(|v| self.anti_affinity_counts.get(t.topology_key, v) > 0)
+        })
+    }
+
+    /// kube's `satisfyExistingPodsAntiAffinity`.
+    fn satisfies_existing_pods_anti_affinity(&self, labels: &Labels) -> bool {
+        !self.existing_anti_affinity_counts.any_positive_on(labels)
+    }
+}
+
+/// Runs `step` over `items`, in parallel (rayon) when there are many, folding into
+/// accumulators made by `init` and merged by `merge`.
+pub(crate) fn fold_nodes<T: Sync, A: Send>(
+    items: &[T],
+    init: impl Fn() -> A + Sync + Send,
+    step: impl Fn(&mut A, &T) + Sync + Send,
+    merge: impl Fn(&mut A, A) + Sync + Send,
+) -> A {
+    if items.len() < PARALLEL_MIN_NODES {
+        let mut acc = init();
+        for it in items {
+            step(&mut acc, it);
+        }
+        return acc;
+    }
+    items
+        .par_iter()
+        .with_min_len(64)
+        .fold(&init, |mut acc, it| {
+            step(&mut acc, it);
+            acc
+        })
+        .reduce(&init, |mut a, b| {
+            merge(&mut a, b);
+            a
+        })
+}
+
+/// Per-worker accumulator of the incoming pod's counts.
+struct IncomingAcc<'c> {
+    affinity: TopologyCounts,
+    anti: TopologyCounts,
+    ns: NsLabelsCache<'c>,
+    /// Matches per anti-affinity term on the current node.
+    scratch: Vec<i64>,
+}
+
+impl InterPodAffinity {
+    /// kube's `getExistingAntiAffinityCounts`.
+    fn existing_anti_affinity_counts(
+        pod: &Pod,
+        ns_labels: Option<&Labels>,
+        snapshot: &Snapshot,
+    ) -> TopologyCounts {
+        fold_nodes(
+            &snapshot.have_pods_with_required_anti_affinity,
+            TopologyCounts::default,
+            |acc, &i| {
+                let node = &snapshot.nodes[i];
+                let labels = &*node.node.labels;
+                for existing in &node.pods_with_required_anti_affinity {
+                    for t in &existing.spec.pod_affinity.required_anti_affinity {
+                        if term_matches(t, existing, pod, |s| selector_matches_labels(s, ns_labels))
+                        {
+                            acc.add_on_node(labels, t.topology_key, 1);
+                        }
+                    }
+                }
+            },
+            |a, b| a.merge(&b),
+        )
+    }
+
+    /// kube's `getIncomingAffinityAntiAffinityCounts`: `(affinity, anti-affinity)`.
+    fn incoming_counts(&self, pod: &Pod, snapshot: &Snapshot) -> (TopologyCounts, TopologyCounts) {
+        let aff = &pod.spec.pod_affinity;
+        let (terms, anti) = (&aff.required_affinity, &aff.required_anti_affinity);
+        if terms.is_empty() && anti.is_empty() {
+            return Default::default();
+        }
+        let client = &*self.client;
+        let acc = fold_nodes(
+            &snapshot.nodes,
+            || IncomingAcc {
+                affinity: TopologyCounts::default(),
+                anti: TopologyCounts::default(),
+                ns: NsLabelsCache::new(client),
+                scratch: vec![0; anti.len()],
+            },
+            |acc, node| {
+                let labels = &*node.node.labels;
+                // A node with none of the keys adds nothing: skip its pods.
+                let aff_keys = terms.iter().any(|t| labels.has(t.topology_key));
+                let anti_keys = anti.iter().any(|t| labels.has(t.topology_key));
+                if !aff_keys && !anti_keys {
+                    return;
+                }
+                let mut affinity_matches = 0i64;
+                acc.scratch.iter_mut().for_each(|c| *c = 0);
+                for existing in &node.pods {
+                    let ns = &mut acc.ns;
+                    if aff_keys
+                        && matches_all_terms(terms, pod, existing, |s| {
+                            ns.selects(existing.namespace, s)
+                        })
+                    {
+                        affinity_matches += 1;
+                    }
+                    if anti_keys {
+                        for (j, t) in anti.iter().enumerate() {
+                            if term_matches(t, pod, existing, |s| ns.selects(existing.namespace, s))
+                            {
+                                acc.scratch[j] += 1;
+                            }
+                        }
+                    }
+                }
+                if affinity_matches > 0 {
+                    for t in terms {
+                        acc.affinity
+                            .add_on_node(labels, t.topology_key, affinity_matches);
+                    }
+                }
+                for (j, t) in anti.iter().enumerate() {
+                    let c = acc.scratch[j];
+                    if c > 0 {
+                        acc.anti.add_on_node(labels, t.topology_key, c);
+                    }
+                }
+            },
+            |a, b| {
+                a.affinity.merge(&b.affinity);
+                a.anti.merge(&b.anti);
+            },
+        );
+        (acc.affinity, acc.anti)
+    }
+
+    /// Builds the PreFilter state for `pod` (exposed for tests and tools).
+    pub fn compute_pre_filter_state(&self, pod: &Pod, snapshot: &Snapshot) -> PreFilterState {
+        let namespace_labels = self.client.namespace_labels(pod.namespace);
+        let existing =
+            Self::existing_anti_affinity_counts(pod, namespace_labels.as_deref(), snapshot);
+        let (affinity, anti) = self.incoming_counts(pod, snapshot);
+        let mut ns = NsLabelsCache::new(&*self.client);
+        let self_affinity =
+            matches_all_terms(&pod.spec.pod_affinity.required_affinity, pod, pod, |s| {
+                ns.selects(pod.namespace, s)
+            });
+        PreFilterState {
+            existing_anti_affinity_counts: existing,
+            affinity_counts: affinity,
+            anti_affinity_counts: anti,
+            pod: pod.clone(),
+            namespace_labels,
+            self_affinity,
+        }
+    }
+}
+
+impl PreFilterPlugin for InterPodAffinity {
+    fn pre_filter(
+        &self,
+        state: &mut CycleState,
+        pod: &Pod,
+        snapshot: &Snapshot,
+    ) -> (Option<PreFilterResult>, Status) {
+        // Fast path for the common pod: no terms of its own and no running pod with required
+        // anti-affinity anywhere (the Skip below, without building anything).
+        let aff = &pod.spec.pod_affinity;
+        if aff.required_affinity.is_empty()
+            && aff.required_anti_affinity.is_empty()
+            && snapshot.have_pods_with_required_anti_affinity.is_empty()
+        {
+            return (None, Status::skip());
+        }
+        let s = self.compute_pre_filter_state(pod, snapshot);
+        if s.existing_anti_affinity_counts.is_empty()
+            && s.required_affinity().is_empty()
+            && s.required_anti_affinity().is_empty()
+        {
+            return (None, Status::skip());
+        }
+        state.write(PRE_FILTER_STATE_KEY, s);
+        (None, Status::success())
+    }
+
+    fn pre_filter_extensions(&self) -> Option<&dyn PreFilterExtensions> {
+        Some(self)
+    }
+}
+
+fn missing_state() -> Status {
+    Status::error(format!(
+        "error reading {PRE_FILTER_STATE_KEY:?} from cycleState: not found"
+    ))
+}
+
+impl PreFilterExtensions for InterPodAffinity {
+    fn add_pod(&self, state: &mut CycleState, _: &Pod, to_add: &Pod, node: &NodeInfo) -> Status {
+        let Some(s) = state.read_mut::<PreFilterState>(PRE_FILTER_STATE_KEY) else {
+            return missing_state();
+        };
+        s.update_with_pod(&*self.client, to_add, node, 1);
+        Status::success()
+    }
+
+    fn remove_pod(
+        &self,
+        state: &mut CycleState,
+        _: &Pod,
+        to_remove: &Pod,
+        node: &NodeInfo,
+    ) -> Status {
+        let Some(s) = state.read_mut::<PreFilterState>(PRE_FILTER_STATE_KEY) else {
+            return missing_state();
+        };
+        s.update_with_pod(&*self.client, to_remove, node, -1);
+        Status::success()
+    }
+}
+
+impl FilterPlugin for InterPodAffinity {
+    fn filter(&self, state: &CycleState, _: &Pod, node: &NodeInfo) -> Status {
+        let Some(s) = state.read::<PreFilterState>(PRE_FILTER_STATE_KEY) else {
+            return missing_state();
+        };
+        let labels = &*node.node.labels;
+        if !s.satisfies_pod_affinity(labels) {
+            return Status::new(
+                Code::UnschedulableAndUnresolvable,
+                ERR_REASON_AFFINITY_RULES_NOT_MATCH,
+            );
+        }
+        if !s.satisfies_pod_anti_affinity(labels) {
+            return Status::new(
+                Code::Unschedulable,
+                ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH,
+            );
+        }
+        if !s.satisfies_existing_pods_anti_affinity(labels) {
+            return Status::new(
+                Code::Unschedulable,
+                ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH,
+            );
+        }
+        Status::success()
+    }
+}
