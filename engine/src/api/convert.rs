@@ -559,10 +559,6 @@ pub fn pod_spec_info(spec: &core::PodSpec) -> Result<PodSpecInfo, ConvertError> 
         info.unsupported
             .push("InterPodAffinity (spec.affinity.podAffinity/podAntiAffinity)");
     }
-    if !info.topology_spread_constraints.is_empty() {
-        info.unsupported
-            .push("PodTopologySpread (spec.topologySpreadConstraints)");
-    }
     info.images = spec
         .containers
         .iter()

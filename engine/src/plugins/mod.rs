@@ -11,6 +11,7 @@ pub mod node_name;
 pub mod node_ports;
 pub mod node_resources_fit;
 pub mod node_unschedulable;
+pub mod pod_topology_spread;
 pub mod priority_sort;
 pub mod scheduling_gates;
 pub mod taint_toleration;
@@ -74,6 +75,11 @@ impl Registry {
         r.register(node_resources_fit::NAME, |_| {
             Arc::new(node_resources_fit::NodeResourcesFit)
         });
+        r.register_with_args(pod_topology_spread::NAME, |ctx, args| {
+            let args: pod_topology_spread::PodTopologySpreadArgs = decode_args(args)?;
+            let pl = pod_topology_spread::PodTopologySpread::new(&args, Some(ctx.client.clone()))?;
+            Ok(Arc::new(pl) as Arc<dyn Plugin>)
+        });
         r.register(balanced_allocation::NAME, |_| {
             Arc::new(balanced_allocation::BalancedAllocation)
         });
@@ -134,6 +140,7 @@ pub const DEFAULT_PLUGINS: &[(&str, i64)] = &[
     (node_affinity::NAME, 2),
     (node_ports::NAME, 0),
     (node_resources_fit::NAME, 1),
+    (pod_topology_spread::NAME, 2),
     (balanced_allocation::NAME, 1),
     (default_binder::NAME, 0),
 ];
