@@ -489,7 +489,7 @@ fn run_ops(
                     }
                     let converted = manifest::node(r.as_ref(), &n)?;
                     store
-                        .create_node(n, converted)
+                        .create_prepared_node(n, converted)
                         .map_err(|e| e.into_input(&cfg.path, &field(i)))?;
                 }
             }

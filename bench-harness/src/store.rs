@@ -265,6 +265,39 @@ impl Store {
         Ok(name)
     }
 
+    /// `createNodes` as kube's `IntegrationTestNodePreparer` does it: the node is named first
+    /// (its name, or `generateName` plus a suffix) and labelled `kubernetes.io/hostname=<name>`,
+    /// then created. Spreading and affinity on hostname rely on that label.
+    pub fn create_prepared_node(
+        &self,
+        mut node: core::Node,
+        converted: tidegate_engine::api::Node,
+    ) -> Result<String, StoreError> {
+        const HOSTNAME: &str = "kubernetes.io/hostname";
+        let name = {
+            let mut st = self.state.lock();
+            Self::name_for(&mut st, &node.metadata, |s, n| s.nodes.contains_key(n))?
+        };
+        node.metadata.name = Some(name.clone());
+        node.metadata
+            .labels
+            .get_or_insert_with(Default::default)
+            .insert(HOSTNAME.to_string(), name.clone());
+        let host = Sym::new(HOSTNAME);
+        let pairs: Vec<(String, String)> = converted
+            .labels
+            .iter()
+            .filter(|(k, _)| *k != host)
+            .map(|(k, v)| (k.to_string_lossy(), v.to_string_lossy()))
+            .chain(std::iter::once((HOSTNAME.to_string(), name.clone())))
+            .collect();
+        let mut converted = converted;
+        converted.labels = Arc::new(tidegate_engine::api::Labels::from_pairs(
+            pairs.iter().map(|(k, v)| (k.as_str(), v.as_str())),
+        ));
+        self.create_node(node, converted)
+    }
+
     /// Creates a pod from `template` (its metadata's name or generateName, its spec). The
     /// template object and `spec` (its converted spec) are shared, not copied: the store keeps
     /// only the pod's identity besides them and builds the full object when an update needs it.

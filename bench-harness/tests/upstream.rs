@@ -133,3 +133,34 @@ fn misc_integration_workloads_run_unchanged() {
         .unwrap();
     assert!(matches!(&churn.outcome, Outcome::Skipped(w) if w.contains("churn")));
 }
+
+#[test]
+fn topology_spreading_integration_workloads_run_unchanged() {
+    let Some(root) = upstream() else { return };
+    let cfg = config::load(&root.join("topology_spreading/performance-config.yaml")).unwrap();
+    let opts = RunOptions {
+        label_filter: Some("integration-test".into()),
+        threads: Some(2),
+        ..RunOptions::default()
+    };
+    let reports = run_config(&cfg, &opts).unwrap();
+    for name in [
+        "TopologySpreading/5Nodes",
+        "PreferredTopologySpreading/5Nodes",
+        // Hostname spreading with NodeTaintsPolicy Honor: needs the hostname label that
+        // createNodes sets, as kube's node preparer does.
+        "SchedulingWithNodeInclusionPolicy/5Nodes",
+    ] {
+        let r = reports
+            .iter()
+            .find(|r| format!("{}/{}", r.test_case, r.workload) == name)
+            .unwrap_or_else(|| panic!("{name} not run"));
+        match &r.outcome {
+            Outcome::Ran(res) => {
+                assert!(res.summary.adds_up(), "{name}: {:?}", res.summary);
+                assert_eq!(res.summary.bound, res.summary.created, "{name}");
+            }
+            Outcome::Skipped(w) => panic!("{name} skipped: {w}"),
+        }
+    }
+}

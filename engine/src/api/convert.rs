@@ -567,12 +567,6 @@ pub fn pod_spec_info(spec: &core::PodSpec) -> Result<PodSpecInfo, ConvertError> 
             &format!("spec.topologySpreadConstraints[{i}]"),
         )?);
     }
-    // Until the plugins land, workloads that depend on them are refused rather than
-    // scheduled as if the constraints were absent.
-    if !info.topology_spread_constraints.is_empty() {
-        info.unsupported
-            .push("PodTopologySpread (spec.topologySpreadConstraints)");
-    }
     // ImageLocality: one entry per init container and container (kube scales by their count).
     info.images = spec
         .init_containers

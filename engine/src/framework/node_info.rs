@@ -96,6 +96,16 @@ impl PodList {
     }
 }
 
+impl FromIterator<Arc<Pod>> for PodList {
+    fn from_iter<I: IntoIterator<Item = Arc<Pod>>>(iter: I) -> PodList {
+        let mut l = PodList::default();
+        for p in iter {
+            l.push(p);
+        }
+        l
+    }
+}
+
 impl<'a> IntoIterator for &'a PodList {
     type Item = &'a Arc<Pod>;
     type IntoIter = std::iter::FlatMap<

@@ -14,6 +14,7 @@ pub mod node_name;
 pub mod node_ports;
 pub mod node_resources_fit;
 pub mod node_unschedulable;
+pub mod pod_topology_spread;
 pub mod priority_sort;
 pub mod resource_allocation;
 pub mod scheduling_gates;
@@ -79,6 +80,11 @@ impl Registry {
             Ok(Arc::new(node_resources_fit::NodeResourcesFit::from_args(
                 args,
             )?))
+        });
+        r.register_with_args(pod_topology_spread::NAME, |ctx, args| {
+            let args: pod_topology_spread::PodTopologySpreadArgs = decode_args(args)?;
+            let pl = pod_topology_spread::PodTopologySpread::new(&args, Some(ctx.client.clone()))?;
+            Ok(Arc::new(pl) as Arc<dyn Plugin>)
         });
         r.register_with_args(inter_pod_affinity::NAME, inter_pod_affinity::factory);
         r.register_with_args(balanced_allocation::NAME, |_, args| {
@@ -154,6 +160,7 @@ pub const DEFAULT_PLUGINS: &[(&str, i64)] = &[
     (node_affinity::NAME, 2),
     (node_ports::NAME, 0),
     (node_resources_fit::NAME, 1),
+    (pod_topology_spread::NAME, 2),
     (inter_pod_affinity::NAME, 2),
     (default_preemption::NAME, 0),
     (balanced_allocation::NAME, 1),

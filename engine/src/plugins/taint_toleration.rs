@@ -38,6 +38,18 @@ pub fn tolerates(tolerations: &[Toleration], taint: &Taint) -> bool {
     tolerations.iter().any(|t| toleration_matches(t, taint))
 }
 
+/// kube's `FindMatchingUntoleratedTaint` with `DoNotScheduleTaintsFilterFunc`: the first
+/// NoSchedule or NoExecute taint that no toleration tolerates.
+pub fn find_untolerated_do_not_schedule_taint<'a>(
+    tolerations: &[Toleration],
+    taints: &'a [Taint],
+) -> Option<&'a Taint> {
+    taints.iter().find(|t| {
+        matches!(t.effect, TaintEffect::NoSchedule | TaintEffect::NoExecute)
+            && !tolerates(tolerations, t)
+    })
+}
+
 #[derive(Debug, Default)]
 pub struct TaintToleration;
 
