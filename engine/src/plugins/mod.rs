@@ -149,8 +149,9 @@ impl Registry {
 }
 
 /// kube's default plugins in MultiPoint order, with score weights, restricted to the plugins
-/// this build has. Volume plugins and DRA are out of scope; PodTopologySpread,
-/// InterPodAffinity, DefaultPreemption and ImageLocality come with the framework issue.
+/// this build has (`pkg/scheduler/apis/config/v1/default_plugins.go`). Volume plugins
+/// (VolumeRestrictions, NodeVolumeLimits, VolumeBinding, VolumeZone) and DynamicResources are
+/// out of scope; the rest keep kube's order.
 pub const DEFAULT_PLUGINS: &[(&str, i64)] = &[
     (scheduling_gates::NAME, 0),
     (priority_sort::NAME, 0),
