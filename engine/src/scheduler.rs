@@ -18,7 +18,7 @@ use crate::plugins::{PluginContext, Registry};
 use crate::queue::clock::{Clock, RealClock};
 use crate::queue::{QueueConfig, QueuedPodInfo, SchedulingQueue};
 use ahash::AHashMap;
-use parking_lot::{Mutex, RwLock};
+use parking_lot::Mutex;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rayon::prelude::*;
@@ -75,7 +75,7 @@ pub struct Scheduler {
     /// Pods waiting at Permit.
     pub waiting_pods: WaitingPods,
     /// Where binding cycles go while [`Scheduler::run`] is active; `None`: run them inline.
-    binder: RwLock<Option<crossbeam::channel::Sender<BindingTask>>>,
+    binder: BindQueue,
     binding_workers: usize,
     pub queue: SchedulingQueue,
     pub cache: Cache,
@@ -101,6 +101,64 @@ struct BindingTask {
     cycle: i64,
     /// The outcome of WaitOnPermit for a pod that waited.
     permit: Option<Status>,
+}
+
+/// The binding cycles waiting for a binder thread. A worker takes everything queued at once
+/// and is woken only when it sleeps: no spinning receiver competes with the scheduling
+/// thread for the CPU, and a burst of binds costs one wake-up.
+#[derive(Default)]
+struct BindQueue {
+    state: Mutex<BindQueueState>,
+    ready: parking_lot::Condvar,
+}
+
+#[derive(Default)]
+struct BindQueueState {
+    tasks: std::collections::VecDeque<BindingTask>,
+    /// Workers run (between `open` and `close`).
+    open: bool,
+    sleeping: usize,
+}
+
+impl BindQueue {
+    fn open(&self) {
+        self.state.lock().open = true;
+    }
+
+    /// Queues a task; `Err` gives it back when no worker runs.
+    fn push(&self, task: BindingTask) -> Result<(), BindingTask> {
+        let mut st = self.state.lock();
+        if !st.open {
+            return Err(task);
+        }
+        st.tasks.push_back(task);
+        if st.sleeping > 0 {
+            self.ready.notify_one();
+        }
+        Ok(())
+    }
+
+    /// Everything queued, waiting while there is nothing; `None` once closed and drained.
+    fn take_batch(&self) -> Option<Vec<BindingTask>> {
+        let mut st = self.state.lock();
+        loop {
+            if !st.tasks.is_empty() {
+                return Some(st.tasks.drain(..).collect());
+            }
+            if !st.open {
+                return None;
+            }
+            st.sleeping += 1;
+            self.ready.wait(&mut st);
+            st.sleeping -= 1;
+        }
+    }
+
+    /// No new tasks; the workers finish what is queued and stop.
+    fn close(&self) {
+        self.state.lock().open = false;
+        self.ready.notify_all();
+    }
 }
 
 /// A failed attempt: the status, and for a fit error the diagnosis.
@@ -162,7 +220,7 @@ impl Scheduler {
             me: me.clone(),
             frameworks,
             waiting_pods,
-            binder: RwLock::new(None),
+            binder: BindQueue::default(),
             binding_workers: cfg.binding_workers.max(1),
             queue,
             cache: Cache::new(),
@@ -329,22 +387,22 @@ impl Scheduler {
     /// the next scheduling cycle starts while earlier pods bind. The returned handle finishes
     /// after the binding workers have drained.
     pub fn run(self: &Arc<Self>) -> JoinHandle<()> {
-        let (tx, rx) = crossbeam::channel::unbounded::<BindingTask>();
+        self.binder.open();
         let workers: Vec<JoinHandle<()>> = (0..self.binding_workers)
             .map(|i| {
                 let s = self.clone();
-                let rx = rx.clone();
                 std::thread::Builder::new()
                     .name(format!("tidegate-binder-{i}"))
                     .spawn(move || {
-                        for task in rx {
-                            s.binding_cycle(task);
+                        while let Some(batch) = s.binder.take_batch() {
+                            for task in batch {
+                                s.binding_cycle(task);
+                            }
                         }
                     })
                     .expect("spawn binder thread")
             })
             .collect();
-        *self.binder.write() = Some(tx);
         let s = self.clone();
         std::thread::Builder::new()
             .name("tidegate-scheduler".into())
@@ -353,7 +411,7 @@ impl Scheduler {
                 // Pods still waiting at Permit go back to the queue; then the workers drain.
                 s.waiting_pods.reject_all("scheduler stopped");
                 s.waiting_pods.stop();
-                s.binder.write().take();
+                s.binder.close();
                 for w in workers {
                     let _ = w.join();
                 }
@@ -368,14 +426,9 @@ impl Scheduler {
 
     /// Hands a binding cycle to the workers, or runs it here when none run.
     fn submit_binding(&self, task: BindingTask) {
-        let task = match self.binder.read().as_ref() {
-            Some(tx) => match tx.send(task) {
-                Ok(()) => return,
-                Err(e) => e.into_inner(),
-            },
-            None => task,
-        };
-        self.binding_cycle(task);
+        if let Err(task) = self.binder.push(task) {
+            self.binding_cycle(task);
+        }
     }
 
     /// One scheduling attempt. Returns false when the queue is closed.

@@ -1,7 +1,6 @@
 //! `CycleState`: per-scheduling-cycle data that plugins write in PreFilter/PreScore and read in
 //! Filter/Score (shared read-only across the rayon workers).
 
-use ahash::AHashMap;
 use std::any::Any;
 
 /// Data a plugin stores in the cycle state: any `Clone` value (kube's `StateData` with its
@@ -26,7 +25,10 @@ impl<T: Any + Send + Sync + Clone> StateData for T {
 
 #[derive(Default)]
 pub struct CycleState {
-    data: AHashMap<&'static str, Box<dyn StateData>>,
+    /// A few entries (one per plugin with state): a list beats a hash map, and a key is
+    /// usually the very same `&'static str` the plugin wrote with, so the address compares
+    /// first (Filter and Score read per node).
+    data: Vec<(&'static str, Box<dyn StateData>)>,
     /// Filter plugins whose PreFilter returned Skip.
     pub skip_filter_plugins: Vec<&'static str>,
     /// Score plugins whose PreScore returned Skip.
@@ -58,25 +60,37 @@ impl CycleState {
     }
 
     pub fn write<T: Any + Send + Sync + Clone>(&mut self, key: &'static str, value: T) {
-        self.data.insert(key, Box::new(value));
+        match self.position(key) {
+            Some(i) => self.data[i].1 = Box::new(value),
+            None => self.data.push((key, Box::new(value))),
+        }
     }
 
-    pub fn read<T: Any + Send + Sync>(&self, key: &'static str) -> Option<&T> {
+    #[inline]
+    fn position(&self, key: &str) -> Option<usize> {
         self.data
-            .get(key)
-            .and_then(|b| (**b).as_any().downcast_ref::<T>())
+            .iter()
+            .position(|(k, _)| std::ptr::eq(k.as_ptr(), key.as_ptr()) && k.len() == key.len())
+            .or_else(|| self.data.iter().position(|(k, _)| *k == key))
+    }
+
+    #[inline]
+    pub fn read<T: Any + Send + Sync>(&self, key: &'static str) -> Option<&T> {
+        let i = self.position(key)?;
+        (*self.data[i].1).as_any().downcast_ref::<T>()
     }
 
     /// Mutable access, for PreFilterExtensions AddPod/RemovePod that update a plugin's
     /// pre-computed state in place.
     pub fn read_mut<T: Any + Send + Sync>(&mut self, key: &'static str) -> Option<&mut T> {
-        self.data
-            .get_mut(key)
-            .and_then(|b| (**b).as_any_mut().downcast_mut::<T>())
+        let i = self.position(key)?;
+        (*self.data[i].1).as_any_mut().downcast_mut::<T>()
     }
 
     pub fn delete(&mut self, key: &'static str) {
-        self.data.remove(key);
+        if let Some(i) = self.position(key) {
+            self.data.swap_remove(i);
+        }
     }
 }
 
