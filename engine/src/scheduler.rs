@@ -125,17 +125,17 @@ impl BindQueue {
         self.state.lock().open = true;
     }
 
-    /// Queues a task; `Err` gives it back when no worker runs.
-    fn push(&self, task: BindingTask) -> Result<(), BindingTask> {
+    /// Queues a task; gives it back when no worker runs.
+    fn push(&self, task: BindingTask) -> Option<BindingTask> {
         let mut st = self.state.lock();
         if !st.open {
-            return Err(task);
+            return Some(task);
         }
         st.tasks.push_back(task);
         if st.sleeping > 0 {
             self.ready.notify_one();
         }
-        Ok(())
+        None
     }
 
     /// Everything queued, waiting while there is nothing; `None` once closed and drained.
@@ -426,7 +426,7 @@ impl Scheduler {
 
     /// Hands a binding cycle to the workers, or runs it here when none run.
     fn submit_binding(&self, task: BindingTask) {
-        if let Err(task) = self.binder.push(task) {
+        if let Some(task) = self.binder.push(task) {
             self.binding_cycle(task);
         }
     }
