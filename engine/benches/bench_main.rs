@@ -437,5 +437,116 @@ mod events {
     }
 }
 
-criterion_group!(benches, queue::bench, gated::bench, events::bench);
+mod framework {
+    //! One scheduling cycle (PreFilter, Filter, PreScore, Score, assume, Reserve, Permit, Bind
+    //! inline) with the default profile on 5,000 nodes shaped like scheduler_perf's
+    //! node-default, for pods shaped like its pod-default: at the default
+    //! `percentageOfNodesToScore` and at 100, on 1 and 2 Filter/Score threads. Prints the p50
+    //! and p99 per pod over every cycle timed.
+    use criterion::{BenchmarkId, Criterion};
+    use std::sync::Arc;
+    use std::time::{Duration, Instant};
+    use tidegate_engine::api::labels::Labels;
+    use tidegate_engine::api::resource::Resource;
+    use tidegate_engine::api::{Node, Pod, PodSpecInfo, Sym};
+    use tidegate_engine::framework::ClusterClient;
+    use tidegate_engine::plugins::Registry;
+    use tidegate_engine::scheduler::{Scheduler, SchedulerConfig};
+
+    struct Client;
+    impl ClusterClient for Client {
+        fn bind(&self, _: &Pod, _: Sym) -> Result<(), String> {
+            Ok(())
+        }
+        fn pod_exists_unassigned(&self, _: &Pod) -> bool {
+            true
+        }
+    }
+
+    fn scheduler(nodes: usize, pct: Option<u32>, threads: usize) -> Arc<Scheduler> {
+        let cfg = SchedulerConfig {
+            parallelism: threads,
+            percentage_of_nodes_to_score: pct,
+            ..SchedulerConfig::default()
+        };
+        let s = Scheduler::new(cfg, &Registry::in_tree(), Arc::new(Client), None).unwrap();
+        for i in 0..nodes {
+            let name = format!("scheduler-perf-{i}");
+            let mut n = Node::named(&name);
+            n.labels = Arc::new(Labels::from_pairs([
+                ("kubernetes.io/hostname", name.as_str()),
+                (
+                    "topology.kubernetes.io/zone",
+                    ["zone1", "zone2", "zone3"][i % 3],
+                ),
+            ]));
+            n.allocatable = Resource {
+                milli_cpu: 4000,
+                memory: 32 << 30,
+                allowed_pod_number: 110,
+                ..Resource::default()
+            };
+            s.on_node_add(Arc::new(n));
+        }
+        s
+    }
+
+    pub fn bench(c: &mut Criterion) {
+        let req = Resource {
+            milli_cpu: 100,
+            memory: 500 << 20,
+            ..Resource::default()
+        };
+        let spec = Arc::new(PodSpecInfo {
+            scheduler_name: Sym::new("default-scheduler"),
+            requests: req.clone(),
+            non_zero_requests: req,
+            images: vec![Sym::new("registry.k8s.io/pause:3.10")],
+            ..PodSpecInfo::default()
+        });
+        let mut g = c.benchmark_group("framework");
+        g.sample_size(10);
+        g.warm_up_time(Duration::from_millis(300));
+        g.measurement_time(Duration::from_secs(2));
+        for (label, pct) in [("default-pct", None), ("pct100", Some(100))] {
+            for threads in [1usize, 2] {
+                let s = scheduler(5000, pct, threads);
+                let mut hist = hdrhistogram::Histogram::<u64>::new(3).unwrap();
+                let mut n = 0usize;
+                let id = format!("cycle/5000nodes/{label}/{threads}threads");
+                g.bench_function(BenchmarkId::new(id.clone(), 5000), |b| {
+                    b.iter_custom(|iters| {
+                        let mut total = Duration::ZERO;
+                        for _ in 0..iters {
+                            n += 1;
+                            s.on_pod_add(Arc::new(Pod::new("b", &format!("p{n}"), spec.clone())));
+                            let q = s.queue.try_pop().unwrap();
+                            let t = Instant::now();
+                            s.schedule_popped(q);
+                            let d = t.elapsed();
+                            let _ = hist.record(d.as_nanos() as u64);
+                            total += d;
+                        }
+                        total
+                    })
+                });
+                println!(
+                    "framework/{id}: p50 {:.1} µs, p99 {:.1} µs over {} cycles",
+                    hist.value_at_quantile(0.5) as f64 / 1000.0,
+                    hist.value_at_quantile(0.99) as f64 / 1000.0,
+                    hist.len()
+                );
+            }
+        }
+        g.finish();
+    }
+}
+
+criterion_group!(
+    benches,
+    queue::bench,
+    gated::bench,
+    events::bench,
+    framework::bench
+);
 criterion_main!(benches);
