@@ -323,8 +323,16 @@ impl Scheduler {
         }
     }
 
+    /// kube's `deleteNodeFromCache`: the node leaves the cache, and the pods whose rejectors
+    /// registered NodeDelete (PodTopologySpread: a domain may be gone) hear of it.
     pub fn on_node_delete(&self, name: Sym) {
-        self.cache.remove_node(name);
+        if let Some(old) = self.cache.remove_node(name) {
+            self.queue.on_cluster_event(
+                ClusterEvent::new(EventResource::Node, ActionType::DELETE),
+                EventObject::Node(old),
+                EventObject::None,
+            );
+        }
     }
 
     pub fn on_pod_add(&self, pod: Arc<Pod>) {

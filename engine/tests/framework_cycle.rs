@@ -369,3 +369,57 @@ fn nominated_pods_of_higher_or_equal_priority_keep_their_room() {
     assert_eq!(s.client.binds.lock().len(), 1);
     assert_eq!(s.client.binds.lock()[0].0, "high");
 }
+
+/// kube's `deleteNodeFromCache` raises NodeDelete: a pod PodTopologySpread rejected (its
+/// hint: the deleted node carried the constraint's topology key) moves; a pod
+/// NodeResourcesFit rejected (which did not register NodeDelete) stays.
+#[test]
+fn a_node_delete_moves_only_the_pods_whose_rejector_registered_it() {
+    use tidegate_engine::api::labels::{LabelSelector, Labels};
+    use tidegate_engine::api::{
+        NodeInclusionPolicy, TopologySpreadConstraint, UnsatisfiableConstraintAction,
+    };
+    let s = setup(Duration::from_secs(60));
+    let mut n2 = Node::named("n2");
+    n2.labels = Arc::new(Labels::from_pairs([("zone", "b")]));
+    s.sched.on_node_add(Arc::new(n2));
+    let spread = PodSpecInfo {
+        scheduler_name: Sym::new("default-scheduler"),
+        topology_spread_constraints: vec![TopologySpreadConstraint {
+            max_skew: 1,
+            topology_key: Sym::new("zone"),
+            when_unsatisfiable: UnsatisfiableConstraintAction::DoNotSchedule,
+            label_selector: Some(LabelSelector::default()),
+            min_domains: None,
+            node_affinity_policy: NodeInclusionPolicy::Honor,
+            node_taints_policy: NodeInclusionPolicy::Ignore,
+            match_label_keys: vec![],
+        }],
+        ..PodSpecInfo::default()
+    };
+    let park = |p: Arc<Pod>, rejector: &'static str| {
+        s.sched.queue.add(p);
+        let mut q = s.sched.queue.try_pop().unwrap();
+        q.unschedulable_plugins = vec![rejector];
+        s.sched
+            .queue
+            .add_unschedulable_if_not_present(q, s.sched.queue.scheduling_cycle())
+            .unwrap();
+    };
+    park(
+        Arc::new(Pod::new("ns", "spread", Arc::new(spread))),
+        "PodTopologySpread",
+    );
+    park(pod("fit"), "NodeResourcesFit");
+    assert_eq!(s.sched.queue.counts().unschedulable, 2);
+    s.sched.on_node_delete(Sym::new("n2"));
+    assert_ne!(
+        s.sched.queue.locate(&PodKey::new("ns", "spread")),
+        Some("unschedulable")
+    );
+    assert_eq!(
+        s.sched.queue.locate(&PodKey::new("ns", "fit")),
+        Some("unschedulable")
+    );
+    assert_eq!(s.sched.cache.node_count(), 1);
+}

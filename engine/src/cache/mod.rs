@@ -163,14 +163,14 @@ impl Cache {
         self.add_node(node);
     }
 
-    pub fn remove_node(&self, name: Sym) {
+    /// Removes a node; returns the node object it held.
+    pub fn remove_node(&self, name: Sym) -> Option<Arc<Node>> {
         let mut inner = self.inner.lock();
-        if let Some(slot) = inner.slot_of.remove(&name) {
-            if let Some(ni) = inner.nodes[slot].take() {
-                Self::count_images(&mut inner, &ni.node, -1);
-            }
-            inner.structural = true;
-        }
+        let slot = inner.slot_of.remove(&name)?;
+        inner.structural = true;
+        let ni = inner.nodes[slot].take()?;
+        Self::count_images(&mut inner, &ni.node, -1);
+        Some(ni.node.clone())
     }
 
     /// The scheduler picked `node` for `pod`: account for it before binding finishes.
