@@ -19,12 +19,16 @@ struct Client {
     binds: Mutex<Vec<(String, Sym)>>,
     deleted: Mutex<Vec<String>>,
     pods: Mutex<Vec<Arc<Pod>>>,
+    messages: Mutex<Vec<String>>,
 }
 
 impl ClusterClient for Client {
     fn bind(&self, pod: &Pod, node: Sym) -> Result<(), String> {
         self.binds.lock().push((pod.name.to_string(), node));
         Ok(())
+    }
+    fn set_unschedulable(&self, _pod: &Pod, _reason: &str, message: &str) {
+        self.messages.lock().push(message.to_string());
     }
     fn pod_exists_unassigned(&self, pod: &Pod) -> bool {
         !self.deleted.lock().contains(&pod.name.to_string())
@@ -136,6 +140,14 @@ fn pods_of_equal_or_higher_priority_are_never_victims() {
     let info = s.queue.pending_info(&p.key).unwrap();
     assert_eq!(info.unschedulable_plugins, vec!["NodeResourcesFit"]);
     assert_eq!(s.queue.nominator.node_of(&p.key), None);
+    // kube's FitError with the PostFilter message appended (the doubled period is kube's).
+    assert_eq!(
+        c.messages.lock().last().map(String::as_str),
+        Some(
+            "0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are \
+             available: 1 No preemption victims found for incoming pod.."
+        )
+    );
 }
 
 #[test]
@@ -147,6 +159,12 @@ fn preemption_policy_never_preempts_nothing() {
     let never = Arc::new(Pod::new("ns", "never", Arc::new(spec)));
     attempt(&s, never.clone());
     assert!(c.deleted.lock().is_empty());
+    assert!(
+        c.messages
+            .lock()
+            .last()
+            .is_some_and(|m| m.ends_with(" not eligible due to preemptionPolicy=Never.."))
+    );
     assert_eq!(s.queue.nominator.node_of(&PodKey::new("ns", "never")), None);
 }
 
