@@ -307,6 +307,9 @@ mod gated {
                     total
                 })
             });
+            if hist.is_empty() {
+                continue; // filtered out
+            }
             println!(
                 "gated/ungate/{held}: p50 {} ns, p99 {} ns over {} ungates",
                 hist.value_at_quantile(0.5),
@@ -530,6 +533,9 @@ mod framework {
                         total
                     })
                 });
+                if hist.is_empty() {
+                    continue; // filtered out
+                }
                 println!(
                     "framework/{id}: p50 {:.1} µs, p99 {:.1} µs over {} cycles",
                     hist.value_at_quantile(0.5) as f64 / 1000.0,

@@ -135,7 +135,7 @@ impl Cache {
             }
             Self::count_images(&mut inner, &node, 1);
             if let Some(ni) = Self::touch(&mut inner, slot) {
-                ni.node = node;
+                ni.set_node(node);
             }
             return;
         }

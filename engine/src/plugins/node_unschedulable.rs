@@ -45,7 +45,7 @@ impl Plugin for NodeUnschedulable {
 
 impl FilterPlugin for NodeUnschedulable {
     fn filter(&self, _: &CycleState, pod: &Pod, node: &NodeInfo) -> Status {
-        if !node.node.unschedulable || tolerates(&pod.spec.tolerations, &self.taint) {
+        if !node.unschedulable() || tolerates(&pod.spec.tolerations, &self.taint) {
             return Status::success();
         }
         Status::new(Code::UnschedulableAndUnresolvable, ERR_REASON_UNSCHEDULABLE)

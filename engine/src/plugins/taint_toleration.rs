@@ -81,6 +81,9 @@ fn untolerated<'a>(taints: &'a [Taint], tolerations: &[Toleration]) -> Option<&'
 
 impl FilterPlugin for TaintToleration {
     fn filter(&self, _: &CycleState, pod: &Pod, node: &NodeInfo) -> Status {
+        if !node.has_taints() {
+            return Status::success();
+        }
         match untolerated(&node.node.taints, &pod.spec.tolerations) {
             None => Status::success(),
             Some(t) => Status::new(
@@ -99,6 +102,9 @@ impl PreScorePlugin for TaintToleration {
 
 impl ScorePlugin for TaintToleration {
     fn score(&self, _: &CycleState, pod: &Pod, node: &NodeInfo) -> Result<i64, Status> {
+        if !node.has_taints() {
+            return Ok(0);
+        }
         // Only tolerations with an empty effect or PreferNoSchedule count.
         let n = node
             .node
