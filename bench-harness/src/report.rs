@@ -291,26 +291,22 @@ pub fn apply_threshold(
         let bucket = &selector.data_bucket;
         item.data.insert(format!("{bucket}Threshold"), t);
         let name = item.labels.get("Name").cloned().unwrap_or_default();
-        match item.data.get(bucket) {
-            None => failures.push(ThresholdFailure {
-                message: format!("{name}: no data for {} {bucket}", selector.name),
-            }),
-            Some(&v) => {
-                let ok = if selector.expect_lower { v < t } else { v > t };
-                if !ok {
-                    failures.push(ThresholdFailure {
-                        message: format!(
-                            "{name}: expected {} {bucket} to be {}: got {v:.2}, want {t}",
-                            selector.name,
-                            if selector.expect_lower {
-                                "lower"
-                            } else {
-                                "higher"
-                            }
-                        ),
-                    });
-                }
-            }
+        // kube reads a missing bucket as 0 (a Go map's zero value): a run too short for any
+        // throughput sample fails a "higher" threshold with "got 0.00".
+        let v = item.data.get(bucket).copied().unwrap_or(0.0);
+        let ok = if selector.expect_lower { v < t } else { v > t };
+        if !ok {
+            failures.push(ThresholdFailure {
+                message: format!(
+                    "{name}: expected {} {bucket} to be {}: got {v:.2}, want {t}",
+                    selector.name,
+                    if selector.expect_lower {
+                        "lower"
+                    } else {
+                        "higher"
+                    }
+                ),
+            });
         }
     }
     failures
@@ -424,6 +420,20 @@ mod tests {
         assert!(apply_threshold(&mut l, Some(&Threshold::Value(50.0)), "misc", &lower).is_empty());
         let topics = Threshold::PerTopic([("other".to_string(), 1e9)].into());
         assert!(apply_threshold(&mut [mk(1.0)], Some(&topics), "misc", &sel).is_empty());
+        // No sample at all (a run shorter than one interval): kube reads 0.
+        let mut empty = vec![DataItem {
+            data: Default::default(),
+            unit: "pods/s".into(),
+            labels: base_labels("SchedulingThroughput", "X"),
+        }];
+        let f = apply_threshold(&mut empty, Some(&Threshold::Value(50.0)), "misc", &sel);
+        assert_eq!(
+            f[0].message,
+            "X: expected SchedulingThroughput Average to be higher: got 0.00, want 50"
+        );
+        assert!(
+            apply_threshold(&mut empty, Some(&Threshold::Value(50.0)), "misc", &lower).is_empty()
+        );
     }
 
     #[test]

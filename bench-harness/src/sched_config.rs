@@ -51,6 +51,7 @@ pub fn load(path: &Path, registry: &Registry) -> Result<SchedulerConfigFile, Inp
     let ctx = PluginContext {
         client: Arc::new(TrialClient),
         waiting_pods: Default::default(),
+        pool: None,
     };
     for (i, p) in resolved.profiles.iter().enumerate() {
         Framework::new(i, p, registry, &ctx, Arc::new(Metrics::new())).map_err(|e| {

@@ -422,6 +422,7 @@ mod tests {
         let ctx = PluginContext {
             client: Arc::new(NoClient),
             waiting_pods: Default::default(),
+            pool: None,
         };
         Framework::new(0, p, &Registry::in_tree(), &ctx, Arc::new(Metrics::new())).unwrap()
     }
@@ -450,6 +451,7 @@ mod tests {
                     let ctx = PluginContext {
                         client: Arc::new(NoClient),
                         waiting_pods: Default::default(),
+                        pool: None,
                     };
                     fac(&ctx, None).unwrap().into_score().is_some()
                 })
@@ -608,6 +610,7 @@ mod tests {
         let ctx = PluginContext {
             client: Arc::new(NoClient),
             waiting_pods: Default::default(),
+            pool: None,
         };
         let err = Framework::new(
             0,
@@ -702,6 +705,7 @@ mod tests {
         let ctx = PluginContext {
             client: Arc::new(NoClient),
             waiting_pods: Default::default(),
+            pool: None,
         };
         let err = Framework::new(
             0,

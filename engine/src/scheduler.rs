@@ -84,7 +84,7 @@ pub struct Scheduler {
     client: Arc<dyn ClusterClient>,
     rng: Mutex<ChaCha8Rng>,
     next_start_node_index: AtomicUsize,
-    pool: Option<rayon::ThreadPool>,
+    pool: Option<Arc<rayon::ThreadPool>>,
     global_pct: Option<u32>,
     pub stats: SchedulerStats,
 }
@@ -176,9 +176,18 @@ impl Scheduler {
     ) -> Result<Arc<Scheduler>, FrameworkError> {
         let metrics = Arc::new(Metrics::new());
         let waiting_pods = WaitingPods::new();
+        let pool = (cfg.parallelism > 1).then(|| {
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(cfg.parallelism)
+                .thread_name(|i| format!("tidegate-filter-{i}"))
+                .build()
+                .expect("rayon pool")
+        });
+        let pool = pool.map(Arc::new);
         let ctx = PluginContext {
             client: client.clone(),
             waiting_pods: waiting_pods.clone(),
+            pool: pool.clone(),
         };
         let frameworks = cfg
             .profiles
@@ -209,13 +218,6 @@ impl Scheduler {
             cfg.queue.clone(),
         )
         .with_queueing_hints(hints);
-        let pool = (cfg.parallelism > 1).then(|| {
-            rayon::ThreadPoolBuilder::new()
-                .num_threads(cfg.parallelism)
-                .thread_name(|i| format!("tidegate-filter-{i}"))
-                .build()
-                .expect("rayon pool")
-        });
         Ok(Arc::new_cyclic(|me| Scheduler {
             me: me.clone(),
             frameworks,
@@ -730,7 +732,7 @@ impl Scheduler {
         // Fanning out costs a few microseconds of wake-ups; it pays only for big evaluations.
         let pool = self
             .pool
-            .as_ref()
+            .as_deref()
             .filter(|_| num_to_find >= PARALLEL_MIN_NODES);
         let state_ref: &CycleState = state;
         let nominated = if self.queue.nominator.is_empty() {
@@ -822,7 +824,7 @@ impl Scheduler {
             }
             Ok(())
         };
-        match self.pool.as_ref().filter(|_| f >= PARALLEL_MIN_NODES) {
+        match self.pool.as_deref().filter(|_| f >= PARALLEL_MIN_NODES) {
             Some(pool) => pool.install(|| {
                 scores
                     .par_chunks_mut(p)

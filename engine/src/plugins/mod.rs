@@ -29,6 +29,9 @@ pub struct PluginContext {
     pub client: Arc<dyn ClusterClient>,
     /// Pods waiting at Permit: Permit plugins allow or reject them through this.
     pub waiting_pods: crate::framework::WaitingPods,
+    /// The scheduler's Filter/Score pool (`parallelism` threads) for plugins that fan out
+    /// over nodes in PreFilter/PreScore; `None`: work sequentially.
+    pub pool: Option<Arc<rayon::ThreadPool>>,
 }
 
 /// Builds a plugin from the context and its `pluginConfig` args (`None`: none given, use the

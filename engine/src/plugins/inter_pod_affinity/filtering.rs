@@ -207,32 +207,35 @@ impl PreFilterState {
     }
 }
 
-/// Runs `step` over `items`, in parallel (rayon) when there are many, folding into
-/// accumulators made by `init` and merged by `merge`.
+/// Runs `step` over `items`, in parallel on `pool` (the scheduler's) when there are many,
+/// folding into accumulators made by `init` and merged by `merge`.
 pub(crate) fn fold_nodes<T: Sync, A: Send>(
+    pool: Option<&rayon::ThreadPool>,
     items: &[T],
     init: impl Fn() -> A + Sync + Send,
     step: impl Fn(&mut A, &T) + Sync + Send,
     merge: impl Fn(&mut A, A) + Sync + Send,
 ) -> A {
-    if items.len() < PARALLEL_MIN_NODES {
+    let Some(pool) = pool.filter(|_| items.len() >= PARALLEL_MIN_NODES) else {
         let mut acc = init();
         for it in items {
             step(&mut acc, it);
         }
         return acc;
-    }
-    items
-        .par_iter()
-        .with_min_len(64)
-        .fold(&init, |mut acc, it| {
-            step(&mut acc, it);
-            acc
-        })
-        .reduce(&init, |mut a, b| {
-            merge(&mut a, b);
-            a
-        })
+    };
+    pool.install(|| {
+        items
+            .par_iter()
+            .with_min_len(64)
+            .fold(&init, |mut acc, it| {
+                step(&mut acc, it);
+                acc
+            })
+            .reduce(&init, |mut a, b| {
+                merge(&mut a, b);
+                a
+            })
+    })
 }
 
 /// Per-worker accumulator of the incoming pod's counts.
@@ -247,11 +250,13 @@ struct IncomingAcc<'c> {
 impl InterPodAffinity {
     /// kube's `getExistingAntiAffinityCounts`.
     fn existing_anti_affinity_counts(
+        &self,
         pod: &Pod,
         ns_labels: Option<&Labels>,
         snapshot: &Snapshot,
     ) -> TopologyCounts {
         fold_nodes(
+            self.pool.as_deref(),
             &snapshot.have_pods_with_required_anti_affinity,
             TopologyCounts::default,
             |acc, &i| {
@@ -279,6 +284,7 @@ impl InterPodAffinity {
         }
         let client = &*self.client;
         let acc = fold_nodes(
+            self.pool.as_deref(),
             &snapshot.nodes,
             || IncomingAcc {
                 affinity: TopologyCounts::default(),
@@ -339,7 +345,7 @@ impl InterPodAffinity {
     pub fn compute_pre_filter_state(&self, pod: &Pod, snapshot: &Snapshot) -> PreFilterState {
         let namespace_labels = self.client.namespace_labels(pod.namespace);
         let existing =
-            Self::existing_anti_affinity_counts(pod, namespace_labels.as_deref(), snapshot);
+            self.existing_anti_affinity_counts(pod, namespace_labels.as_deref(), snapshot);
         let (affinity, anti) = self.incoming_counts(pod, snapshot);
         let mut ns = NsLabelsCache::new(&*self.client);
         let self_affinity =

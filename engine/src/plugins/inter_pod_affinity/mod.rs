@@ -117,6 +117,8 @@ pub struct InterPodAffinity {
     pub args: InterPodAffinityArgs,
     /// For namespace labels (`namespaceSelector`).
     client: Arc<dyn ClusterClient>,
+    /// The scheduler's pool for the passes over all nodes; `None`: sequential.
+    pub(crate) pool: Option<Arc<rayon::ThreadPool>>,
 }
 
 impl std::fmt::Debug for InterPodAffinity {
@@ -129,7 +131,17 @@ impl std::fmt::Debug for InterPodAffinity {
 
 impl InterPodAffinity {
     pub fn new(args: InterPodAffinityArgs, client: Arc<dyn ClusterClient>) -> InterPodAffinity {
-        InterPodAffinity { args, client }
+        InterPodAffinity {
+            args,
+            client,
+            pool: None,
+        }
+    }
+
+    /// Runs the passes over all nodes on `pool` (the scheduler's `parallelism`).
+    pub fn with_pool(mut self, pool: Option<Arc<rayon::ThreadPool>>) -> InterPodAffinity {
+        self.pool = pool;
+        self
     }
 }
 
@@ -140,7 +152,9 @@ pub fn factory(
 ) -> Result<Arc<dyn Plugin>, String> {
     let args: InterPodAffinityArgs = decode_args(args)?;
     args.validate()?;
-    Ok(Arc::new(InterPodAffinity::new(args, ctx.client.clone())))
+    Ok(Arc::new(
+        InterPodAffinity::new(args, ctx.client.clone()).with_pool(ctx.pool.clone()),
+    ))
 }
 
 impl Plugin for InterPodAffinity {

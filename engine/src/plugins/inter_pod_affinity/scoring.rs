@@ -143,6 +143,7 @@ impl InterPodAffinity {
         let acc = if has_constraints {
             // Every pod may match the incoming pod's preferred terms.
             fold_nodes(
+                self.pool.as_deref(),
                 &snapshot.nodes,
                 init,
                 |acc, node| {
@@ -155,6 +156,7 @@ impl InterPodAffinity {
         } else {
             // Only pods with terms of their own contribute.
             fold_nodes(
+                self.pool.as_deref(),
                 &snapshot.have_pods_with_affinity,
                 init,
                 |acc, &i| {

@@ -1522,6 +1522,7 @@ fn args_defaults_and_validation() {
     let ctx = crate::plugins::PluginContext {
         client: client(),
         waiting_pods: Default::default(),
+        pool: None,
     };
     let build = |v: serde_json::Value| factory(&ctx, Some(&v)).map(|_| ());
     assert!(factory(&ctx, None).is_ok());

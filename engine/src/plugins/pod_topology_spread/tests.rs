@@ -2998,6 +2998,7 @@ fn registered_with_kube_default_position_and_weight() {
     let ctx = crate::plugins::PluginContext {
         client: Arc::new(FakeClient(None)),
         waiting_pods: Default::default(),
+        pool: None,
     };
     let bad = serde_json::json!({"defaultingType": "Magic"});
     let err = (reg.get(NAME).unwrap())(&ctx, Some(&bad)).err().unwrap();
