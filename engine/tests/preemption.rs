@@ -179,3 +179,26 @@ fn the_fewest_victims_win_when_priorities_tie() {
     attempt(&s, pod("high", 10, 1000, None));
     assert_eq!(*c.deleted.lock(), vec!["b1"]);
 }
+
+/// TestPodEligibleToPreemptOthers ("Pod with nominatedNodeName and terminating pods on that
+/// node"): the pod waits for its earlier victims instead of preempting again.
+#[test]
+fn a_pod_nominated_where_victims_still_terminate_does_not_preempt_again() {
+    let (s, c) = setup(&[("n1", 1000)]);
+    let mut dying = (*pod("dying", 1, 1000, Some("n1"))).clone();
+    dying.deletion_timestamp = true;
+    let dying = Arc::new(dying);
+    c.pods.lock().push(dying.clone());
+    s.on_pod_add(dying);
+    let mut high = (*pod("high", 100, 1000, None)).clone();
+    high.nominated_node_name = Some(Sym::new("n1"));
+    attempt(&s, Arc::new(high));
+    assert!(c.deleted.lock().is_empty());
+    assert!(
+        c.messages.lock().last().is_some_and(
+            |m| m.ends_with(" not eligible due to a terminating pod on the nominated node..")
+        ),
+        "{:?}",
+        c.messages.lock()
+    );
+}

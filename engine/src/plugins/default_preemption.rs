@@ -4,7 +4,9 @@
 //! Behaviour after kube-scheduler 1.34, `pkg/scheduler/framework/plugins/defaultpreemption/`
 //! and `pkg/scheduler/framework/preemption/preemption.go`:
 //!
-//! 1. **Eligibility**: `preemptionPolicy: Never` never preempts.
+//! 1. **Eligibility**: `preemptionPolicy: Never` never preempts; a pod nominated to a node
+//!    where lower-priority pods are still terminating waits for them (unless that node became
+//!    unresolvable for it).
 //! 2. **Potential nodes**: the nodes Filter rejected with `Unschedulable` (not
 //!    `UnschedulableAndUnresolvable`, and not the nodes a PreFilterResult excluded): evicting
 //!    pods cannot fix the others.
@@ -246,6 +248,29 @@ impl DefaultPreemption {
     }
 }
 
+/// The second half of kube's `PodEligibleToPreemptOthers`: a pod already nominated to a node
+/// where lower-priority pods are still terminating (its earlier preemption's victims) waits
+/// for them instead of preempting again, unless that node is now unresolvable for it.
+fn not_eligible_for_terminating_victims(
+    ctx: &PostFilterContext<'_>,
+    pod: &Pod,
+    diagnosis: &Diagnosis,
+) -> Option<&'static str> {
+    let nominated = pod.nominated_node_name.filter(|n| !n.is_empty())?;
+    let unresolvable = diagnosis
+        .node_statuses
+        .iter()
+        .any(|(n, s)| *n == nominated && s.code() == Code::UnschedulableAndUnresolvable);
+    if unresolvable {
+        return None;
+    }
+    let node = ctx.snapshot.get(nominated)?;
+    node.pods
+        .iter()
+        .any(|p| p.deletion_timestamp && p.priority() < pod.priority())
+        .then_some("not eligible due to a terminating pod on the nominated node.")
+}
+
 /// kube's `pickOneNodeForPreemption` (see the module doc for the order of criteria).
 pub fn pick_one_node_for_preemption(candidates: &[Candidate]) -> Option<usize> {
     if candidates.is_empty() {
@@ -301,6 +326,9 @@ impl PostFilterPlugin for DefaultPreemption {
                     "not eligible due to preemptionPolicy=Never.",
                 ),
             );
+        }
+        if let Some(msg) = not_eligible_for_terminating_victims(ctx, pod, diagnosis) {
+            return (None, Status::new(Code::Unschedulable, msg));
         }
         let (candidates, statuses) = self.find_candidates(ctx, state, pod, diagnosis);
         if let Some((_, st)) = statuses.iter().find(|(_, s)| s.code() == Code::Error)
