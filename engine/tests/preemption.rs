@@ -44,9 +44,13 @@ impl ClusterClient for Client {
 }
 
 fn setup(nodes: &[(&str, i64)]) -> (Arc<Scheduler>, Arc<Client>) {
+    setup_with(nodes, 1)
+}
+
+fn setup_with(nodes: &[(&str, i64)], threads: usize) -> (Arc<Scheduler>, Arc<Client>) {
     let client = Arc::new(Client::default());
     let cfg = SchedulerConfig {
-        parallelism: 1,
+        parallelism: threads,
         ..SchedulerConfig::default()
     };
     let sched = Scheduler::new(
@@ -201,4 +205,24 @@ fn a_pod_nominated_where_victims_still_terminate_does_not_preempt_again() {
         "{:?}",
         c.messages.lock()
     );
+}
+
+/// The dry run on the scheduler's pool picks what the sequential one picks: 40 nodes, each with
+/// one victim of a different priority; the least important victim's node wins.
+#[test]
+fn the_parallel_dry_run_chooses_as_the_sequential_one() {
+    let names: Vec<String> = (0..40).map(|i| format!("n{i}")).collect();
+    let mut chosen = Vec::new();
+    for threads in [1, 2] {
+        let nodes: Vec<(&str, i64)> = names.iter().map(|n| (n.as_str(), 1000)).collect();
+        let (s, c) = setup_with(&nodes, threads);
+        for (i, n) in names.iter().enumerate() {
+            // Priorities 50, 49, …, 11: n39 holds the least important pod.
+            running(&s, &c, &format!("v{i}"), 50 - i as i32, 1000, n);
+        }
+        attempt(&s, pod("high", 100, 1000, None));
+        chosen.push(c.deleted.lock().clone());
+    }
+    assert_eq!(chosen[0], vec!["v39"]);
+    assert_eq!(chosen[0], chosen[1]);
 }

@@ -105,6 +105,8 @@ pub struct DefaultPreemption {
     args: DefaultPreemptionArgs,
     client: Arc<dyn ClusterClient>,
     rng: Mutex<ChaCha8Rng>,
+    /// The scheduler's pool, for the dry runs; `None`: sequential.
+    pool: Option<Arc<rayon::ThreadPool>>,
 }
 
 /// A node where preemption would work, with its victims (most important first).
@@ -128,7 +130,14 @@ impl DefaultPreemption {
             args,
             client,
             rng: Mutex::new(ChaCha8Rng::seed_from_u64(0)),
+            pool: None,
         }
+    }
+
+    /// Runs the dry runs on `pool` (the scheduler's `parallelism`).
+    pub fn with_pool(mut self, pool: Option<Arc<rayon::ThreadPool>>) -> DefaultPreemption {
+        self.pool = pool;
+        self
     }
 
     /// kube's `calculateNumCandidates`.
@@ -222,27 +231,45 @@ impl DefaultPreemption {
         let offset = self.rng.lock().random_range(0..n);
         let want = self.num_candidates(n);
         let mut out = Vec::new();
-        for i in 0..n {
-            let node = potential[(offset + i) % n];
-            match self.select_victims_on_node(ctx, state, pod, node) {
-                Ok(v) if !v.is_empty() => {
-                    out.push(Candidate {
-                        node: node.name(),
-                        victims: v,
-                    });
-                    if out.len() >= want {
-                        break;
-                    }
+        // Dry runs go in order from the offset, in chunks that run in parallel on the
+        // scheduler's pool; the first `want` candidates in that order win, so the outcome does
+        // not depend on the thread count (kube's parallel dry run stops at whichever come
+        // first).
+        let chunk = if self.pool.is_some() { want.max(32) } else { 1 };
+        let mut next = 0;
+        while next < n && out.len() < want {
+            let end = (next + chunk).min(n);
+            let order: Vec<&Arc<NodeInfo>> =
+                (next..end).map(|i| potential[(offset + i) % n]).collect();
+            let run = |node: &&Arc<NodeInfo>| self.select_victims_on_node(ctx, state, pod, node);
+            let results: Vec<Result<Vec<Arc<Pod>>, Status>> = match &self.pool {
+                Some(pool) if order.len() > 1 => {
+                    use rayon::prelude::*;
+                    pool.install(|| order.par_iter().map(run).collect())
                 }
-                Ok(_) => statuses.push((
-                    node.name(),
-                    Status::error(format!(
-                        "expected at least one victim pod on node {:?}",
-                        node.name().to_string_lossy()
+                _ => order.iter().map(run).collect(),
+            };
+            for (node, r) in order.into_iter().zip(results) {
+                match r {
+                    Ok(v) if !v.is_empty() => {
+                        if out.len() < want {
+                            out.push(Candidate {
+                                node: node.name(),
+                                victims: v,
+                            });
+                        }
+                    }
+                    Ok(_) => statuses.push((
+                        node.name(),
+                        Status::error(format!(
+                            "expected at least one victim pod on node {:?}",
+                            node.name().to_string_lossy()
+                        )),
                     )),
-                )),
-                Err(s) => statuses.push((node.name(), s)),
+                    Err(s) => statuses.push((node.name(), s)),
+                }
             }
+            next = end;
         }
         (out, statuses)
     }

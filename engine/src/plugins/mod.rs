@@ -101,10 +101,10 @@ impl Registry {
         r.register_with_args(default_preemption::NAME, |ctx, args| {
             let a: default_preemption::DefaultPreemptionArgs = decode_args(args)?;
             a.validate()?;
-            Ok(Arc::new(default_preemption::DefaultPreemption::new(
-                a,
-                ctx.client.clone(),
-            )))
+            Ok(Arc::new(
+                default_preemption::DefaultPreemption::new(a, ctx.client.clone())
+                    .with_pool(ctx.pool.clone()),
+            ))
         });
         r.register(default_binder::NAME, |ctx| {
             Arc::new(default_binder::DefaultBinder::new(ctx.client.clone()))
