@@ -139,11 +139,11 @@ impl BindQueue {
     }
 
     /// Everything queued, waiting while there is nothing; `None` once closed and drained.
-    fn take_batch(&self) -> Option<Vec<BindingTask>> {
+    fn take_batch(&self) -> Option<std::collections::VecDeque<BindingTask>> {
         let mut st = self.state.lock();
         loop {
             if !st.tasks.is_empty() {
-                return Some(st.tasks.drain(..).collect());
+                return Some(std::mem::take(&mut st.tasks));
             }
             if !st.open {
                 return None;

@@ -466,22 +466,9 @@ impl Framework {
         to_add: &Pod,
         node: &NodeInfo,
     ) -> Status {
-        for p in &self.pre_filter {
-            if state.skip_filter_plugins.contains(&p.name()) {
-                continue;
-            }
-            if let Some(ext) = p.pre_filter_extensions() {
-                let s = ext.add_pod(state, pod, to_add, node);
-                if !s.is_success() {
-                    return Status::error(format!(
-                        "running AddPod on PreFilter plugin {:?}: {}",
-                        p.name(),
-                        s.message()
-                    ));
-                }
-            }
-        }
-        Status::success()
+        self.run_pre_filter_extensions(state, "AddPod", |ext, st| {
+            ext.add_pod(st, pod, to_add, node)
+        })
     }
 
     /// kube's `RunPreFilterExtensionRemovePod` (preemption's dry run takes victims away).
@@ -492,15 +479,28 @@ impl Framework {
         to_remove: &Pod,
         node: &NodeInfo,
     ) -> Status {
+        self.run_pre_filter_extensions(state, "RemovePod", |ext, st| {
+            ext.remove_pod(st, pod, to_remove, node)
+        })
+    }
+
+    /// Runs `call` on the extensions of every PreFilter plugin that did not Skip; the first
+    /// failure becomes an error naming the plugin.
+    fn run_pre_filter_extensions(
+        &self,
+        state: &mut CycleState,
+        what: &str,
+        call: impl Fn(&dyn PreFilterExtensions, &mut CycleState) -> Status,
+    ) -> Status {
         for p in &self.pre_filter {
             if state.skip_filter_plugins.contains(&p.name()) {
                 continue;
             }
             if let Some(ext) = p.pre_filter_extensions() {
-                let s = ext.remove_pod(state, pod, to_remove, node);
+                let s = call(ext, state);
                 if !s.is_success() {
                     return Status::error(format!(
-                        "running RemovePod on PreFilter plugin {:?}: {}",
+                        "running {what} on PreFilter plugin {:?}: {}",
                         p.name(),
                         s.message()
                     ));

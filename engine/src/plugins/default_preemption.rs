@@ -148,13 +148,15 @@ impl DefaultPreemption {
     }
 
     /// kube's `SelectVictimsOnNode` on copies of the node and the state: the victims, or why
-    /// preemption cannot help on this node.
+    /// preemption cannot help on this node. `noms`: the pods nominated to this node with at
+    /// least `pod`'s priority (the nominator's view, taken once per PostFilter).
     pub fn select_victims_on_node(
         &self,
         ctx: &PostFilterContext<'_>,
         state: &CycleState,
         pod: &Pod,
         node: &NodeInfo,
+        noms: &[Arc<Pod>],
     ) -> Result<Vec<Arc<Pod>>, Status> {
         let fwk = ctx.framework;
         let mut state = state.clone();
@@ -180,8 +182,6 @@ impl DefaultPreemption {
             }
         }
         let filters = fwk.active_filter_plugins(&state);
-        let nominated = ctx.nominator.nominated_at_least(pod);
-        let noms = nominated.get(&ni.name()).map_or(&[][..], |v| &v[..]);
         let s = fwk.run_filter_plugins_with_nominated_pods(&filters, &state, pod, &ni, noms);
         if !s.is_success() {
             return Err(s);
@@ -230,6 +230,7 @@ impl DefaultPreemption {
         let n = potential.len();
         let offset = self.rng.lock().random_range(0..n);
         let want = self.num_candidates(n);
+        let nominated = ctx.nominator.nominated_at_least(pod);
         let mut out = Vec::new();
         // Dry runs go in order from the offset, in chunks that run in parallel on the
         // scheduler's pool; the first `want` candidates in that order win, so the outcome does
@@ -241,7 +242,10 @@ impl DefaultPreemption {
             let end = (next + chunk).min(n);
             let order: Vec<&Arc<NodeInfo>> =
                 (next..end).map(|i| potential[(offset + i) % n]).collect();
-            let run = |node: &&Arc<NodeInfo>| self.select_victims_on_node(ctx, state, pod, node);
+            let run = |node: &&Arc<NodeInfo>| {
+                let noms = nominated.get(&node.name()).map_or(&[][..], |v| &v[..]);
+                self.select_victims_on_node(ctx, state, pod, node, noms)
+            };
             let results: Vec<Result<Vec<Arc<Pod>>, Status>> = match &self.pool {
                 Some(pool) if order.len() > 1 => {
                     use rayon::prelude::*;
