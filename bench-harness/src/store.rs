@@ -51,11 +51,21 @@ struct Collector {
     binds: Vec<Duration>,
 }
 
-struct State {
+/// One namespace's pods and counters. Pods are kept per namespace, as the API server keys
+/// them (`/pods/<namespace>/<name>`): every pod operation touches only its own namespace's
+/// map, so pods held elsewhere (say, 500,000 gated pods in another namespace) cost a measured
+/// namespace nothing, and listing a namespace never walks the others.
+#[derive(Default)]
+struct NsPods {
     pods: AHashMap<PodKey, PodRec>,
+    stats: NsStats,
+}
+
+struct State {
     nodes: AHashMap<String, (Arc<core::Node>, Arc<tidegate_engine::api::Node>)>,
     namespaces: BTreeMap<String, Arc<core::Namespace>>,
-    ns: AHashMap<String, NsStats>,
+    /// Pods by namespace (an entry exists for every namespace created or used).
+    ns: AHashMap<String, NsPods>,
     rv: u64,
     uid: u64,
     rng: ChaCha8Rng,
@@ -65,6 +75,27 @@ struct State {
     collectors: Vec<Option<Collector>>,
     /// The labels of the last template seen, shared by the pods stamped from it.
     last_labels: Option<(Arc<core::Pod>, Arc<tidegate_engine::api::Labels>)>,
+}
+
+impl State {
+    fn pod(&self, key: &PodKey) -> Option<&PodRec> {
+        self.ns.get(key.split().0)?.pods.get(key)
+    }
+
+    /// The pod's record and its namespace's counters.
+    fn pod_mut(&mut self, key: &PodKey) -> Option<(&mut PodRec, &mut NsStats)> {
+        let ns = self.ns.get_mut(key.split().0)?;
+        let rec = ns.pods.get_mut(key)?;
+        Some((rec, &mut ns.stats))
+    }
+
+    fn has_pod(&self, key: &PodKey) -> bool {
+        self.pod(key).is_some()
+    }
+
+    fn all_pods(&self) -> impl Iterator<Item = (&PodKey, &PodRec)> {
+        self.ns.values().flat_map(|n| n.pods.iter())
+    }
 }
 
 /// Final counts of a run.
@@ -123,7 +154,6 @@ impl Store {
     pub fn new(seed: u64) -> Arc<Store> {
         Arc::new(Store {
             state: Mutex::new(State {
-                pods: AHashMap::new(),
                 nodes: AHashMap::new(),
                 namespaces: BTreeMap::new(),
                 ns: AHashMap::new(),
@@ -149,7 +179,7 @@ impl Store {
         for (_, n) in st.nodes.values() {
             s.on_node_add(n.clone());
         }
-        for r in st.pods.values() {
+        for (_, r) in st.all_pods() {
             s.on_pod_add(r.pod.clone());
         }
         *self.scheduler.write() = Some(s);
@@ -237,7 +267,9 @@ impl Store {
             };
             st.namespaces.insert(name.to_string(), Arc::new(ns));
         }
-        st.ns.entry(name.to_string()).or_default();
+        if !st.ns.contains_key(name) {
+            st.ns.insert(name.to_string(), NsPods::default());
+        }
     }
 
     pub fn create_node(
@@ -310,13 +342,13 @@ impl Store {
         let errs = validate_pod_create(template);
         let mut st = self.state.lock();
         let name = Self::name_for(&mut st, &template.metadata, |s, n| {
-            s.pods.contains_key(&PodKey::new(namespace, n))
+            s.has_pod(&PodKey::new(namespace, n))
         })?;
         if !errs.is_empty() {
             return Err(invalid_pod(&name, &errs));
         }
         let key = PodKey::new(namespace, &name);
-        if st.pods.contains_key(&key) {
+        if st.has_pod(&key) {
             return Err(StoreError::AlreadyExists { kind: "pod", name });
         }
         self.ensure_namespace(&mut st, namespace);
@@ -354,17 +386,15 @@ impl Store {
                 "Scheduling is blocked due to non-empty scheduling gates".to_string(),
             )
         });
-        {
-            let ns = st.ns.entry(namespace.to_string()).or_default();
-            ns.pods += 1;
-            if node.is_some() {
-                ns.bound += 1;
-            } else if condition.is_some() {
-                ns.attempted_unbound += 1;
-            }
-        }
         st.created += 1;
-        st.pods.insert(
+        let ns = st.ns.get_mut(namespace).expect("ensure_namespace made it");
+        ns.stats.pods += 1;
+        if node.is_some() {
+            ns.stats.bound += 1;
+        } else if condition.is_some() {
+            ns.stats.attempted_unbound += 1;
+        }
+        ns.pods.insert(
             key.clone(),
             PodRec {
                 obj: template.clone(),
@@ -405,7 +435,7 @@ impl Store {
             .ok_or_else(|| StoreError::Invalid("metadata.name: Required value".into()))?;
         let key = PodKey::new(namespace, &name);
         let mut st = self.state.lock();
-        let rec = st.pods.get(&key).ok_or(StoreError::NotFound {
+        let rec = st.pod(&key).ok_or(StoreError::NotFound {
             kind: "pod",
             name: key.to_string(),
         })?;
@@ -432,7 +462,7 @@ impl Store {
         let mut internal = convert::pod_with_spec(&obj, Arc::new(info));
         internal.node_name = old_internal.node_name;
         let internal = Arc::new(internal);
-        let rec = st.pods.get_mut(&key).expect("checked");
+        let (rec, ns) = st.pod_mut(&key).expect("checked");
         let was_gated = old_internal.is_gated();
         rec.obj = obj;
         rec.pod = internal.clone();
@@ -440,9 +470,7 @@ impl Store {
         let cleared = was_gated && !internal.is_gated() && rec.node.is_none();
         if cleared {
             rec.condition = None;
-            if let Some(ns) = st.ns.get_mut(namespace) {
-                ns.attempted_unbound -= 1;
-            }
+            ns.attempted_unbound -= 1;
         }
         if let Some(s) = self.sched() {
             s.on_pod_update(&old_internal, internal);
@@ -455,7 +483,7 @@ impl Store {
     /// "terminating" until its finalizers are removed, which nothing here does).
     pub fn delete_pod(&self, key: &PodKey) -> bool {
         let mut st = self.state.lock();
-        let Some(rec) = st.pods.get_mut(key) else {
+        let Some((rec, _)) = st.pod_mut(key) else {
             return false;
         };
         if rec.terminating {
@@ -481,19 +509,20 @@ impl Store {
             self.changed.notify_all();
             return true;
         }
-        let Some(rec) = st.pods.remove(key) else {
+        let Some(ns) = st.ns.get_mut(key.split().0) else {
             return false;
         };
-        st.deleted += 1;
-        let (ns, _) = key.split();
-        if let Some(n) = st.ns.get_mut(ns) {
-            n.pods -= 1;
-            if rec.node.is_some() {
-                n.bound -= 1;
-            } else if rec.condition.is_some() {
-                n.attempted_unbound -= 1;
-            }
+        let Some(rec) = ns.pods.remove(key) else {
+            return false;
+        };
+        let n = &mut ns.stats;
+        n.pods -= 1;
+        if rec.node.is_some() {
+            n.bound -= 1;
+        } else if rec.condition.is_some() {
+            n.attempted_unbound -= 1;
         }
+        st.deleted += 1;
         let mut gone = (*rec.pod).clone();
         gone.node_name = rec.node.as_deref().map(Sym::new);
         if let Some(s) = self.sched() {
@@ -506,10 +535,12 @@ impl Store {
     /// Pods of a namespace (optionally matching labels), sorted by name.
     pub fn list_pods(&self, namespace: &str, selector: &BTreeMap<String, String>) -> Vec<PodKey> {
         let st = self.state.lock();
-        let mut v: Vec<PodKey> = st
+        let Some(ns) = st.ns.get(namespace) else {
+            return Vec::new();
+        };
+        let mut v: Vec<PodKey> = ns
             .pods
             .iter()
-            .filter(|(k, _)| k.split().0 == namespace)
             .filter(|(_, r)| {
                 selector.iter().all(|(lk, lv)| {
                     r.obj
@@ -531,7 +562,7 @@ impl Store {
             .lock()
             .ns
             .get(namespace)
-            .copied()
+            .map(|n| n.stats)
             .unwrap_or_default()
     }
 
@@ -549,7 +580,7 @@ impl Store {
         let deadline = Instant::now() + timeout;
         let mut st = self.state.lock();
         loop {
-            let s = st.ns.get(namespace).copied().unwrap_or_default();
+            let s = st.ns.get(namespace).map(|n| n.stats).unwrap_or_default();
             if done(&s) {
                 return true;
             }
@@ -588,14 +619,14 @@ impl Store {
 
     pub fn counts(&self) -> StoreCounts {
         let st = self.state.lock();
-        let live = || st.pods.values().filter(|r| !r.terminating);
+        let live = || st.all_pods().map(|(_, r)| r).filter(|r| !r.terminating);
         let bound = live().filter(|r| r.node.is_some()).count() as u64;
         let unbound = live().filter(|r| r.node.is_none()).count() as u64;
         StoreCounts {
             created: st.created,
             deleted: st.deleted,
             bound,
-            terminating: st.pods.len() as u64 - bound - unbound,
+            terminating: st.ns.values().map(|n| n.pods.len() as u64).sum::<u64>() - bound - unbound,
             binds: st.binds,
             unbound,
         }
@@ -605,8 +636,7 @@ impl Store {
     pub fn placements(&self) -> Vec<(String, String, String)> {
         let st = self.state.lock();
         let mut v: Vec<_> = st
-            .pods
-            .iter()
+            .all_pods()
             .filter_map(|(k, r)| {
                 let (ns, name) = k.split();
                 r.node
@@ -622,8 +652,7 @@ impl Store {
     pub fn unbound_pods(&self) -> Vec<(PodKey, Option<(String, String)>)> {
         let st = self.state.lock();
         let mut v: Vec<_> = st
-            .pods
-            .iter()
+            .all_pods()
             .filter(|(_, r)| r.node.is_none())
             .map(|(k, r)| (k.clone(), r.condition.clone()))
             .collect();
@@ -639,7 +668,8 @@ impl ClusterClient for Store {
         if !st.nodes.contains_key(&node_name) {
             return Err(format!("nodes {node_name:?} not found"));
         }
-        let Some(rec) = st.pods.get_mut(&pod.key) else {
+        let rv = st.rv + 1;
+        let Some((rec, n)) = st.pod_mut(&pod.key) else {
             return Err(format!("pods {:?} not found", pod.key.to_string()));
         };
         if rec.node.is_some() {
@@ -666,18 +696,16 @@ impl ClusterClient for Store {
         new.node_name = Some(node);
         let new = Arc::new(new);
         rec.pod = new.clone();
-        st.rv += 1;
-        st.binds += 1;
-        let ns = pod.key.split().0.to_string();
-        if let Some(n) = st.ns.get_mut(&ns) {
-            n.bound += 1;
-            if had_condition {
-                n.attempted_unbound -= 1;
-            }
+        n.bound += 1;
+        if had_condition {
+            n.attempted_unbound -= 1;
         }
+        st.rv = rv;
+        st.binds += 1;
+        let ns = pod.key.split().0;
         let now = Instant::now();
         for c in st.collectors.iter_mut().flatten() {
-            if c.namespaces.contains(&ns)
+            if c.namespaces.contains(ns)
                 && let Some(start) = c.start
             {
                 c.binds.push(now.saturating_duration_since(start));
@@ -692,8 +720,7 @@ impl ClusterClient for Store {
 
     fn set_unschedulable(&self, pod: &Pod, reason: &str, message: &str) {
         let mut st = self.state.lock();
-        let ns = pod.key.split().0.to_string();
-        let Some(rec) = st.pods.get_mut(&pod.key) else {
+        let Some((rec, n)) = st.pod_mut(&pod.key) else {
             return;
         };
         if rec.node.is_some() {
@@ -701,7 +728,7 @@ impl ClusterClient for Store {
         }
         let first = rec.condition.is_none();
         rec.condition = Some((reason.to_string(), message.to_string()));
-        if first && let Some(n) = st.ns.get_mut(&ns) {
+        if first {
             n.attempted_unbound += 1;
         }
         self.changed.notify_all();
@@ -720,8 +747,7 @@ impl ClusterClient for Store {
     fn pod_exists_unassigned(&self, pod: &Pod) -> bool {
         self.state
             .lock()
-            .pods
-            .get(&pod.key)
+            .pod(&pod.key)
             .is_some_and(|r| r.node.is_none() && !r.terminating)
     }
 

@@ -123,3 +123,52 @@ fn the_store_rejects_invalid_gate_operations() {
     h.join().unwrap();
     store.detach();
 }
+
+/// Pods are kept per namespace: listing, counting and deleting in one namespace never sees
+/// another's pods, and the run's counts add up across namespaces.
+#[test]
+fn namespaces_keep_their_own_pods_and_counts_add_up() {
+    let (store, sched, h) = setup();
+    let mut gated = pod(&["hold"]);
+    gated.metadata.name = None;
+    gated.metadata.generate_name = Some("g-".into());
+    let gated = Arc::new(gated);
+    let gspec = Arc::new(convert::pod_spec_info(gated.spec.as_ref().unwrap()).unwrap());
+    for _ in 0..5 {
+        store.create_pod(&gated, "held", gspec.clone()).unwrap();
+    }
+    let mut plain = pod(&[]);
+    plain.metadata.name = None;
+    plain.metadata.generate_name = Some("p-".into());
+    let plain = Arc::new(plain);
+    let pspec = Arc::new(convert::pod_spec_info(plain.spec.as_ref().unwrap()).unwrap());
+    for _ in 0..3 {
+        store.create_pod(&plain, "measured", pspec.clone()).unwrap();
+    }
+    assert!(store.wait_ns("measured", Duration::from_secs(5), |s| s.bound == 3));
+
+    let held = store.list_pods("held", &Default::default());
+    let measured = store.list_pods("measured", &Default::default());
+    assert_eq!(held.len(), 5);
+    assert_eq!(measured.len(), 3);
+    assert!(held.iter().all(|k| k.split().0 == "held"));
+    assert!(measured.iter().all(|k| k.split().0 == "measured"));
+    assert!(store.list_pods("nowhere", &Default::default()).is_empty());
+
+    let s = store.ns_stats("held");
+    assert_eq!((s.pods, s.bound, s.attempted_unbound), (5, 0, 5));
+    assert!(store.delete_pod(&measured[0]));
+    assert!(!store.delete_pod(&measured[0]), "already gone");
+    let s = store.ns_stats("measured");
+    assert_eq!((s.pods, s.bound), (2, 2));
+    assert_eq!(store.ns_stats("held").pods, 5, "other namespace untouched");
+
+    let c = store.counts();
+    assert_eq!((c.created, c.deleted, c.bound, c.unbound), (8, 1, 2, 5));
+    assert_eq!(c.created, c.bound + c.unbound + c.terminating + c.deleted);
+    assert_eq!(store.unbound_pods().len(), 5);
+    assert_eq!(store.placements().len(), 2);
+    sched.stop();
+    h.join().unwrap();
+    store.detach();
+}

@@ -138,15 +138,20 @@ impl BindQueue {
         None
     }
 
-    /// Everything queued, waiting while there is nothing; `None` once closed and drained.
-    fn take_batch(&self) -> Option<std::collections::VecDeque<BindingTask>> {
+    /// Swaps everything queued into `batch` (which the worker has drained), waiting while
+    /// there is nothing; false once closed and drained. Swapping rather than taking hands the
+    /// drained buffer back to the producer, so in steady state neither side allocates: the
+    /// two buffers keep the capacity the deepest backlog gave them.
+    fn take_batch(&self, batch: &mut std::collections::VecDeque<BindingTask>) -> bool {
+        debug_assert!(batch.is_empty());
         let mut st = self.state.lock();
         loop {
             if !st.tasks.is_empty() {
-                return Some(std::mem::take(&mut st.tasks));
+                std::mem::swap(&mut st.tasks, batch);
+                return true;
             }
             if !st.open {
-                return None;
+                return false;
             }
             st.sleeping += 1;
             self.ready.wait(&mut st);
@@ -404,8 +409,9 @@ impl Scheduler {
                 std::thread::Builder::new()
                     .name(format!("tidegate-binder-{i}"))
                     .spawn(move || {
-                        while let Some(batch) = s.binder.take_batch() {
-                            for task in batch {
+                        let mut batch = std::collections::VecDeque::new();
+                        while s.binder.take_batch(&mut batch) {
+                            for task in batch.drain(..) {
                                 s.binding_cycle(task);
                             }
                         }
