@@ -355,6 +355,15 @@ impl Scheduler {
     pub fn on_pod_update(&self, old: &Pod, new: Arc<Pod>) {
         match (old.is_assigned(), new.is_assigned()) {
             (false, false) => {
+                // kube's updatePodInSchedulingQueue: a resync carrying the same object, and any
+                // update of a pod this scheduler has assumed (its binding cycle is running), are
+                // bypassed; otherwise the pod could go through scheduling twice (kube #96071).
+                if old.resource_version == new.resource_version && old.resource_version != 0 {
+                    return;
+                }
+                if self.cache.is_assumed(&new.key) {
+                    return;
+                }
                 if new.deletion_timestamp {
                     // Terminating: it will never be scheduled (kube pops and skips it; we drop
                     // it at once).
@@ -364,8 +373,13 @@ impl Scheduler {
                 }
             }
             (false, true) => {
-                // Left the unscheduled informer, entered the assigned one.
-                self.queue.delete(&new.key);
+                // Left the unscheduled informer, entered the assigned one. A pod we assumed is
+                // in no queue (it was popped, and updates to it were bypassed since).
+                if self.cache.is_assumed(&new.key) {
+                    self.queue.delete_scheduled(&new.key);
+                } else {
+                    self.queue.delete(&new.key);
+                }
                 self.cache.add_pod(new.clone());
                 let ns = self.client.namespace_labels(new.namespace);
                 self.queue.assigned_pod_added(new, ns.as_deref());

@@ -316,6 +316,63 @@ fn binding_runs_beside_the_next_scheduling_cycle() {
     handle.join().unwrap();
 }
 
+/// kube's `updatePodInSchedulingQueue` (pkg/scheduler/eventhandlers.go): while the pod is
+/// assumed (its binding cycle runs), its updates are bypassed, so it never goes through
+/// scheduling a second time (kube #96071); an update that repeats the resourceVersion (a
+/// resync) is bypassed too.
+#[test]
+fn updates_of_an_assumed_pod_are_bypassed() {
+    let s = setup(Duration::from_secs(60));
+    let handle = s.sched.run();
+    let mut first = (*pod("slow-u")).clone();
+    first.resource_version = 1;
+    let first = Arc::new(first);
+    s.sched.on_pod_add(first.clone());
+    // slow-u is past Permit (Done called) and holds in PreBind until "next" is reserved.
+    assert!(s.log.wait_for("reserve:R1:slow-u"));
+    let key = PodKey::new("ns", "slow-u");
+    // Past Permit, Done releases the in-flight record: the pod is in no queue, only assumed.
+    assert!(eventually(|| s.sched.queue.locate(&key).is_none()));
+    assert!(s.sched.cache.is_assumed(&key));
+    let mut updated = (*first).clone();
+    updated.resource_version = 2;
+    s.sched.on_pod_update(&first, Arc::new(updated));
+    // Not queued again: no UnscheduledPodUpdate entry, and the pod is in no queue.
+    let requeued = |s: &Setup| {
+        s.sched
+            .metrics()
+            .incoming_pods()
+            .iter()
+            .any(|((_, ev), n)| ev == "UnscheduledPodUpdate" && *n > 0)
+    };
+    assert!(!requeued(&s), "{:?}", s.sched.metrics().incoming_pods());
+    assert_eq!(s.sched.queue.locate(&key), None);
+    s.sched.on_pod_add(pod("next"));
+    assert!(eventually(|| s.client.binds.lock().len() == 2));
+    assert!(!requeued(&s));
+    s.sched.stop();
+    handle.join().unwrap();
+}
+
+/// The same resourceVersion twice (an informer resync) changes nothing for a queued pod.
+#[test]
+fn a_resync_with_the_same_resource_version_is_bypassed() {
+    let s = setup(Duration::from_secs(60));
+    let mut p = (*pod("resync")).clone();
+    p.resource_version = 7;
+    let p = Arc::new(p);
+    s.sched.on_pod_add(p.clone());
+    let q = s.sched.queue.try_pop().expect("queued");
+    s.sched.queue.done(&q.pod.key);
+    // Not in any queue now; an update with a new resourceVersion would add it back.
+    s.sched.on_pod_update(&p, p.clone());
+    assert_eq!(s.sched.queue.locate(&p.key), None);
+    let mut newer = (*p).clone();
+    newer.resource_version = 8;
+    s.sched.on_pod_update(&p, Arc::new(newer));
+    assert_eq!(s.sched.queue.locate(&p.key), Some("active"));
+}
+
 /// kube's two-pass filter (`RunFilterPluginsWithNominatedPods`, framework/runtime/framework.go;
 /// cases after TestFilterPluginsWithNominatedPods in framework_test.go): a pod nominated to a
 /// node with at least the incoming pod's priority keeps its room; a lower one does not.

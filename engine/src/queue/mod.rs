@@ -636,6 +636,25 @@ impl SchedulingQueue {
         }
     }
 
+    /// A pod this scheduler assumed got bound. It was popped and, while assumed, its updates
+    /// are bypassed (kube's updatePodInSchedulingQueue), so no heap, pool or the gated set can
+    /// hold it: only the nominator and an in-flight record still running. Unlike
+    /// [`SchedulingQueue::delete`] this never probes the gated set, so binding costs nothing
+    /// more with a million gated pods held.
+    pub fn delete_scheduled(&self, key: &PodKey) {
+        self.nominator.delete(key);
+        debug_assert!(!self.gated.contains(key), "an assumed pod is never gated");
+        let mut inner = self.inner.lock();
+        if let Some(f) = inner.in_flight.get_mut(key) {
+            f.deleted = true;
+            return;
+        }
+        debug_assert!(
+            !self.active.contains(key),
+            "an assumed pod is never in activeQ"
+        );
+    }
+
     /// A pod was deleted (or got assigned): remove it wherever it is.
     pub fn delete(&self, key: &PodKey) {
         self.nominator.delete(key);
