@@ -1,12 +1,51 @@
 //! Engine benchmarks (criterion). One binary, a module per topic.
 //!
-//! `cargo bench -p tidegate-engine --bench bench_main -- queue` runs the queue group.
+//! `cargo bench -p tidegate-engine --bench bench_main -- activeq` runs the activeQ group (a
+//! group whose name the filter cannot match skips its set-up too).
 
 use criterion::{criterion_group, criterion_main};
 
 // The same allocator as the `tidegate` binary, so the figures match what a run sees.
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+/// Whether the command line's filter can select a benchmark of `group`. Criterion skips
+/// unselected benchmarks but not the set-up code around them, and some set-ups are heavy
+/// (a queue holding 1,000,000 gated pods), so each group asks first.
+fn selected(group: &str) -> bool {
+    // Criterion flags that take a value: that value is not a filter.
+    const WITH_VALUE: &[&str] = &[
+        "--profile-time",
+        "--sample-size",
+        "--warm-up-time",
+        "--measurement-time",
+        "--save-baseline",
+        "--baseline",
+        "--baseline-lenient",
+        "--load-baseline",
+        "--output-format",
+        "--color",
+        "--plotting-backend",
+        "--noise-threshold",
+        "--confidence-level",
+        "--significance-level",
+        "--nresamples",
+    ];
+    let mut filters = Vec::new();
+    let mut args = std::env::args().skip(1);
+    while let Some(a) = args.next() {
+        if WITH_VALUE.contains(&a.as_str()) {
+            args.next();
+        } else if !a.starts_with('-') {
+            filters.push(a);
+        }
+    }
+    filters.is_empty()
+        || filters.iter().any(|f| {
+            let head = f.split('/').next().unwrap_or("");
+            head.is_empty() || group.contains(head) || head.contains(group)
+        })
+}
 
 mod queue {
     use criterion::{BenchmarkId, Criterion, Throughput};
@@ -94,6 +133,9 @@ mod queue {
     const KINDS: [&str; 2] = ["single-lock", "sharded"];
 
     pub fn bench(c: &mut Criterion) {
+        if !crate::selected("activeq") {
+            return;
+        }
         let mut g = c.benchmark_group("activeq");
         g.sample_size(10);
         g.warm_up_time(Duration::from_millis(500));
@@ -240,6 +282,9 @@ mod gated {
     }
 
     pub fn bench(c: &mut Criterion) {
+        if !crate::selected("gated") {
+            return;
+        }
         let gated_spec = Arc::new(PodSpecInfo {
             scheduler_name: Sym::new("default-scheduler"),
             scheduling_gates: vec![Arc::from("example.com/hold")],
@@ -400,6 +445,9 @@ mod events {
     }
 
     pub fn bench(c: &mut Criterion) {
+        if !crate::selected("assigned-pod-add") {
+            return;
+        }
         let mut g = c.benchmark_group("assigned-pod-add");
         g.sample_size(10);
         g.warm_up_time(Duration::from_millis(300));
@@ -495,6 +543,9 @@ mod framework {
     }
 
     pub fn bench(c: &mut Criterion) {
+        if !crate::selected("framework") {
+            return;
+        }
         let req = Resource {
             milli_cpu: 100,
             memory: 500 << 20,

@@ -162,6 +162,22 @@ pub trait PreScorePlugin: Plugin {
 
 pub trait ScorePlugin: Plugin {
     fn score(&self, state: &CycleState, pod: &Pod, node: &NodeInfo) -> Result<i64, Status>;
+    /// Scores a block of nodes into `scores` (one per node, same length): kube's Score for
+    /// each. The scheduler calls this rather than [`ScorePlugin::score`] so that a plugin can
+    /// read its PreScore state once per block instead of once per node; the default calls
+    /// `score` for each node (statically dispatched) and stops at the first error.
+    fn score_nodes(
+        &self,
+        state: &CycleState,
+        pod: &Pod,
+        nodes: &[&NodeInfo],
+        scores: &mut [i64],
+    ) -> Result<(), Status> {
+        for (s, n) in scores.iter_mut().zip(nodes) {
+            *s = self.score(state, pod, n)?;
+        }
+        Ok(())
+    }
     /// Whether [`ScorePlugin::normalize_score`] does anything (kube's ScoreExtensions != nil).
     fn has_normalize(&self) -> bool {
         false

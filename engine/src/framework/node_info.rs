@@ -230,6 +230,28 @@ impl NodeInfo {
     }
 }
 
+impl NodeInfo {
+    /// Hints the CPU to fetch this NodeInfo's hot fields (its first cache lines) ahead of use.
+    /// Filter and Score walk thousands of NodeInfos that live apart on the heap; asking for
+    /// the next few while working on the current one hides most of the cache misses.
+    #[inline(always)]
+    pub fn prefetch(&self) {
+        #[cfg(all(target_arch = "x86_64", not(miri)))]
+        {
+            use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
+            let p = (self as *const NodeInfo).cast::<i8>();
+            // SAFETY: a prefetch is only a hint: it never faults, writes nothing and its result
+            // is not observable; `p` and `p + 64` point into (or one line past) a live
+            // NodeInfo, and `wrapping_add` makes no claim about the allocation.
+            unsafe {
+                _mm_prefetch::<_MM_HINT_T0>(p);
+                _mm_prefetch::<_MM_HINT_T0>(p.wrapping_add(64));
+                _mm_prefetch::<_MM_HINT_T0>(p.wrapping_add(128));
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

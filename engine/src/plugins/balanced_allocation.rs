@@ -155,6 +155,31 @@ impl ScorePlugin for BalancedAllocation {
             }
         }
     }
+
+    fn score_nodes(
+        &self,
+        state: &CycleState,
+        pod: &Pod,
+        nodes: &[&NodeInfo],
+        scores: &mut [i64],
+    ) -> Result<(), Status> {
+        let computed;
+        let reqs = match state.read::<PreScoreState>(PRE_SCORE_KEY) {
+            Some(s) => &s.0,
+            None => {
+                computed = self.scorer.pod_requests(pod);
+                if ResourceAllocationScorer::is_best_effort(&computed) {
+                    scores.fill(0);
+                    return Ok(());
+                }
+                &computed
+            }
+        };
+        for (s, n) in scores.iter_mut().zip(nodes) {
+            *s = self.scorer.score(n, reqs);
+        }
+        Ok(())
+    }
 }
 
 impl EnqueueExtensions for BalancedAllocation {
@@ -194,11 +219,15 @@ mod tests {
         if st.is_skip() {
             return (st, vec![]);
         }
-        let scores = infos
+        let one_by_one: Vec<i64> = infos
             .iter()
             .map(|ni| b.score(&state, p, ni).unwrap())
             .collect();
-        (st, scores)
+        // The batch the scheduler calls gives the same scores.
+        let mut batch = vec![-1; refs.len()];
+        b.score_nodes(&state, p, &refs, &mut batch).unwrap();
+        assert_eq!(batch, one_by_one, "score_nodes vs score");
+        (st, batch)
     }
 
     // Provenance: kubernetes/kubernetes

@@ -347,6 +347,27 @@ impl ScorePlugin for NodeResourcesFit {
             None => Ok(self.scorer.score(node, &self.scorer.pod_requests(pod))),
         }
     }
+
+    fn score_nodes(
+        &self,
+        state: &CycleState,
+        pod: &Pod,
+        nodes: &[&NodeInfo],
+        scores: &mut [i64],
+    ) -> Result<(), Status> {
+        let computed;
+        let reqs = match state.read::<PreScoreState>(PRE_SCORE_KEY) {
+            Some(s) => &s.0,
+            None => {
+                computed = self.scorer.pod_requests(pod);
+                &computed
+            }
+        };
+        for (s, n) in scores.iter_mut().zip(nodes) {
+            *s = self.scorer.score(n, reqs);
+        }
+        Ok(())
+    }
 }
 
 /// Whether `freed` gives back any resource `want` asks for.
@@ -511,10 +532,17 @@ mod tests {
         existing: &[Arc<Pod>],
     ) -> Vec<i64> {
         let state = CycleState::new();
-        node_infos(nodes, existing)
+        let infos = node_infos(nodes, existing);
+        let one_by_one: Vec<i64> = infos
             .iter()
             .map(|ni| f.score(&state, p, ni).unwrap())
-            .collect()
+            .collect();
+        // The batch the scheduler calls gives the same scores.
+        let refs: Vec<&NodeInfo> = infos.iter().collect();
+        let mut batch = vec![-1; refs.len()];
+        f.score_nodes(&state, p, &refs, &mut batch).unwrap();
+        assert_eq!(batch, one_by_one, "score_nodes vs score");
+        batch
     }
 
     const EXT: &str = "abc.com/xyz";

@@ -270,6 +270,20 @@ impl ResourceAllocationScorer {
     /// kube's `resourceAllocationScorer.score` with the pod's requests from
     /// [`Self::pod_requests`].
     pub fn score(&self, node: &NodeInfo, pod_requests: &[i64]) -> i64 {
+        if let [(Kind::Cpu, wc), (Kind::Memory, wm)] = self.resources[..] {
+            // kube's default resource list for both scorers: the same arithmetic as below,
+            // with the two resources unrolled (no per-resource dispatch, nothing to zero).
+            let alloc = node.allocatable();
+            let used = if self.use_requested {
+                &node.requested
+            } else {
+                &node.non_zero_requested
+            };
+            let pair = |a: i64, used: i64, req: i64| if a == 0 { (0, 0) } else { (used + req, a) };
+            let (rc, ac) = pair(alloc.milli_cpu, used.milli_cpu, pod_requests[0]);
+            let (rm, am) = pair(alloc.memory, used.memory, pod_requests[1]);
+            return self.combine(&[rc, rm], &[ac, am], [wc, wm].into_iter());
+        }
         // Per node, so on the stack: a handful of resources is the norm.
         const INLINE: usize = 8;
         let n = self.resources.len();
@@ -291,6 +305,18 @@ impl ResourceAllocationScorer {
             requested[i] = r;
         }
         let weights = self.resources.iter().map(|&(_, w)| w);
+        self.combine(requested, allocatable, weights)
+    }
+
+    /// The strategy over the per-resource `(requested, allocatable)` pairs (allocatable 0:
+    /// the node lacks the resource and it does not count).
+    #[inline]
+    fn combine(
+        &self,
+        requested: &[i64],
+        allocatable: &[i64],
+        weights: impl Iterator<Item = i64>,
+    ) -> i64 {
         match &self.strategy {
             Strategy::LeastAllocated => {
                 weighted_mean(requested, allocatable, weights, least_requested_score)
@@ -478,6 +504,7 @@ pub(crate) mod test_util {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::Arc;
 
     // Provenance: kubernetes/kubernetes pkg/scheduler/framework/plugins/helper/shape_score_test.go
     // (TestBrokenLinearFunction).
@@ -515,6 +542,45 @@ mod tests {
         let shape = [(0, 2), (40, 2), (100, 2)];
         for p in [-10, 0, 20, 40, 70, 100, 110] {
             assert_eq!(broken_linear(&shape, p), 2, "p={p}");
+        }
+    }
+
+    proptest::proptest! {
+        /// The unrolled cpu+memory path gives what the general per-resource path gives: the
+        /// same resources in the other order take the general path, and every strategy is
+        /// order-independent.
+        #[test]
+        fn cpu_memory_fast_path_equals_the_general_path(
+            alloc in (0i64..64_000, 0i64..(256i64 << 30)),
+            used in (0i64..80_000, 0i64..(300i64 << 30)),
+            nonzero in (0i64..80_000, 0i64..(300i64 << 30)),
+            req in (0i64..8_000, 0i64..(16i64 << 30)),
+            weights in (1i64..100, 1i64..100),
+        ) {
+            let mut node = crate::api::Node::named("n");
+            node.allocatable.milli_cpu = alloc.0;
+            node.allocatable.memory = alloc.1;
+            let mut ni = NodeInfo::new(Arc::new(node));
+            ni.requested.milli_cpu = used.0;
+            ni.requested.memory = used.1;
+            ni.non_zero_requested.milli_cpu = nonzero.0;
+            ni.non_zero_requested.memory = nonzero.1;
+            let cm = [ResourceSpec::new("cpu", weights.0), ResourceSpec::new("memory", weights.1)];
+            let mc = [ResourceSpec::new("memory", weights.1), ResourceSpec::new("cpu", weights.0)];
+            let shape = [UtilizationShapePoint { utilization: 0, score: 10 }, UtilizationShapePoint { utilization: 100, score: 0 }];
+            for use_requested in [false, true] {
+                for strategy in [Strategy::LeastAllocated, Strategy::MostAllocated, Strategy::Balanced] {
+                    let fast = ResourceAllocationScorer::new(&cm, use_requested, strategy.clone());
+                    let general = ResourceAllocationScorer::new(&mc, use_requested, strategy);
+                    proptest::prop_assert_eq!(
+                        fast.score(&ni, &[req.0, req.1]),
+                        general.score(&ni, &[req.1, req.0])
+                    );
+                }
+            }
+            let fast = ResourceAllocationScorer::requested_to_capacity_ratio(&cm, &shape);
+            let general = ResourceAllocationScorer::requested_to_capacity_ratio(&mc, &shape);
+            proptest::prop_assert_eq!(fast.score(&ni, &[req.0, req.1]), general.score(&ni, &[req.1, req.0]));
         }
     }
 
