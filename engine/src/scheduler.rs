@@ -889,23 +889,25 @@ impl Scheduler {
         Ok(totals)
     }
 
-    /// Uniform random choice among the nodes with the highest total (reservoir sampling).
+    /// Uniform random choice among the nodes with the highest total (kube's `selectHost`
+    /// draws per tie while it scans; one draw after counting the ties is the same uniform
+    /// choice for one random number instead of one per tied node).
     fn select_host(&self, totals: &[i64]) -> usize {
-        let mut rng = self.rng.lock();
-        let mut best = 0;
-        let mut ties = 1u64;
-        for i in 1..totals.len() {
-            if totals[i] > totals[best] {
-                best = i;
-                ties = 1;
-            } else if totals[i] == totals[best] {
-                ties += 1;
-                if rng.random_range(0..ties) == 0 {
-                    best = i;
-                }
-            }
-        }
-        best
+        let Some(&max) = totals.iter().max() else {
+            return 0;
+        };
+        let ties = totals.iter().filter(|&&t| t == max).count();
+        let k = if ties > 1 {
+            self.rng.lock().random_range(0..ties)
+        } else {
+            0
+        };
+        totals
+            .iter()
+            .enumerate()
+            .filter(|&(_, &t)| t == max)
+            .nth(k)
+            .map_or(0, |(i, _)| i)
     }
 }
 
@@ -965,3 +967,54 @@ fn fit_error(
 
 /// Re-exported for harnesses that build pods by key.
 pub type Key = PodKey;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::framework::interface::ClusterClient;
+
+    struct Client;
+    impl ClusterClient for Client {
+        fn bind(&self, _: &Pod, _: Sym) -> Result<(), String> {
+            Ok(())
+        }
+        fn pod_exists_unassigned(&self, _: &Pod) -> bool {
+            true
+        }
+    }
+
+    /// kube's selectHost: the highest total wins; among ties every one is equally likely.
+    #[test]
+    fn select_host_picks_uniformly_among_the_highest() {
+        let s = Scheduler::new(
+            SchedulerConfig::default(),
+            &Registry::in_tree(),
+            Arc::new(Client),
+            None,
+        )
+        .unwrap();
+        assert_eq!(s.select_host(&[]), 0);
+        assert_eq!(s.select_host(&[4]), 0);
+        for _ in 0..50 {
+            assert_eq!(s.select_host(&[3, 8, 1, 7]), 1);
+        }
+        let totals = [5, 9, 3, 9, 9, 1];
+        let mut hits = [0usize; 6];
+        let draws = 6000;
+        for _ in 0..draws {
+            hits[s.select_host(&totals)] += 1;
+        }
+        assert_eq!(
+            hits[0] + hits[2] + hits[5],
+            0,
+            "only the best may win: {hits:?}"
+        );
+        for i in [1, 3, 4] {
+            let share = hits[i] as f64 / draws as f64;
+            assert!(
+                (0.29..0.38).contains(&share),
+                "tie {i} won {share:.3}: {hits:?}"
+            );
+        }
+    }
+}

@@ -282,6 +282,9 @@ impl ResourceAllocationScorer {
             let pair = |a: i64, used: i64, req: i64| if a == 0 { (0, 0) } else { (used + req, a) };
             let (rc, ac) = pair(alloc.milli_cpu, used.milli_cpu, pod_requests[0]);
             let (rm, am) = pair(alloc.memory, used.memory, pod_requests[1]);
+            if self.strategy == Strategy::Balanced {
+                return balanced_resource_score_2([rc, rm], [ac, am]);
+            }
             return self.combine(&[rc, rm], &[ac, am], [wc, wm].into_iter());
         }
         // Per node, so on the stack: a handful of resources is the norm.
@@ -442,6 +445,18 @@ pub fn balanced_resource_score(requested: &[i64], allocatable: &[i64]) -> i64 {
     ((1.0 - std) * MAX_NODE_SCORE as f64) as i64
 }
 
+/// [`balanced_resource_score`] for two resources, without the iterator passes: the same
+/// fractions and the same float arithmetic, so the same score.
+fn balanced_resource_score_2(requested: [i64; 2], allocatable: [i64; 2]) -> i64 {
+    let fraction = |i: usize| (requested[i] as f64 / allocatable[i] as f64).min(1.0);
+    let std = match (allocatable[0] != 0, allocatable[1] != 0) {
+        (true, true) => ((fraction(0) - fraction(1)) / 2.0).abs(),
+        // One fraction or none: a standard deviation of 0.
+        _ => 0.0,
+    };
+    ((1.0 - std) * MAX_NODE_SCORE as f64) as i64
+}
+
 /// Test fixtures shared by the resource plugins' tests: nodes and pods built through the API
 /// conversion, as kube's `st.MakeNode()`/`st.MakePod()` build them.
 #[cfg(test)]
@@ -581,6 +596,38 @@ mod tests {
             let fast = ResourceAllocationScorer::requested_to_capacity_ratio(&cm, &shape);
             let general = ResourceAllocationScorer::requested_to_capacity_ratio(&mc, &shape);
             proptest::prop_assert_eq!(fast.score(&ni, &[req.0, req.1]), general.score(&ni, &[req.1, req.0]));
+        }
+    }
+
+    /// The fast path on nodes lacking cpu, memory or both (allocatable 0: not scored).
+    #[test]
+    fn cpu_memory_fast_path_on_missing_resources() {
+        let cm = [ResourceSpec::new("cpu", 1), ResourceSpec::new("memory", 1)];
+        let mc = [ResourceSpec::new("memory", 1), ResourceSpec::new("cpu", 1)];
+        for (cpu, mem) in [(0, 0), (0, 8 << 30), (4000, 0), (4000, 8 << 30)] {
+            let mut node = crate::api::Node::named("n");
+            node.allocatable.milli_cpu = cpu;
+            node.allocatable.memory = mem;
+            let mut ni = NodeInfo::new(Arc::new(node));
+            ni.requested.milli_cpu = 1000;
+            ni.requested.memory = 1 << 30;
+            ni.non_zero_requested = ni.requested.clone();
+            for use_requested in [false, true] {
+                for strategy in [
+                    Strategy::LeastAllocated,
+                    Strategy::MostAllocated,
+                    Strategy::Balanced,
+                ] {
+                    let fast = ResourceAllocationScorer::new(&cm, use_requested, strategy.clone());
+                    let general =
+                        ResourceAllocationScorer::new(&mc, use_requested, strategy.clone());
+                    assert_eq!(
+                        fast.score(&ni, &[500, 1 << 29]),
+                        general.score(&ni, &[1 << 29, 500]),
+                        "{cpu} {mem} {strategy:?}"
+                    );
+                }
+            }
         }
     }
 
