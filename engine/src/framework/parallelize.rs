@@ -1,11 +1,14 @@
 //! Parallel Filter across nodes, with kube's node-count arithmetic and early stop.
 //!
 //! Protocol (kube's `findNodesThatPassFilters`): node `i` of this cycle is
-//! `nodes[(start + i) mod N]`. Workers check nodes in chunks; a feasible node takes the next
-//! slot from an atomic counter; once the counter passes `num_to_find` the finder raises a stop
-//! flag, undoes its increment and every worker stops taking chunks. An `Error` status also
-//! stops everything. Results: up to `num_to_find` feasible node indices (in no particular order
-//! when run in parallel), the statuses of rejected nodes, and how many nodes were examined.
+//! `nodes[(start + i) mod N]`. Workers check chunks of consecutive nodes, buffering what they
+//! find; at the end of a chunk a worker takes as many slots as it found from an atomic counter
+//! (one add per chunk, not per node), keeps those below `num_to_find` and drops the rest, as
+//! kube drops nodes found after the count was reached; once the counter reaches
+//! `num_to_find` it raises a stop flag that every worker checks before each node. An `Error`
+//! status also stops everything. Results: up to `num_to_find` feasible node indices (in no
+//! particular order when run in parallel), the statuses of rejected nodes, and how many nodes
+//! were examined.
 
 use super::status::{Code, Status};
 use rayon::prelude::*;
@@ -90,6 +93,9 @@ pub fn find_feasible(
         return out;
     };
 
+    // Each task evaluates a chunk of consecutive nodes into a buffer of its own and publishes
+    // once at the end: one atomic add per chunk for the feasible count, one lock per chunk for
+    // the rejections. Per-node atomics on shared lines would cost more than the plugins.
     let found = AtomicUsize::new(0);
     let stop = AtomicBool::new(false);
     let slots: Vec<AtomicUsize> = (0..num_to_find).map(|_| AtomicUsize::new(0)).collect();
@@ -97,38 +103,51 @@ pub fn find_feasible(
     let error = Mutex::new(None);
     let chunk = chunk_size(n, pool.current_num_threads());
     pool.install(|| {
-        (0..n).into_par_iter().with_min_len(chunk).for_each(|i| {
-            if stop.load(Ordering::Relaxed) {
-                return;
-            }
-            let idx = (start + i) % n;
-            let st = check(idx);
-            match st.code() {
-                Code::Success => {
-                    let c = found.fetch_add(1, Ordering::AcqRel) + 1;
-                    if c > num_to_find {
-                        stop.store(true, Ordering::Relaxed);
-                        found.fetch_sub(1, Ordering::AcqRel);
-                    } else {
-                        slots[c - 1].store(idx, Ordering::Relaxed);
-                        if c == num_to_find {
+        let buffers = || (Vec::with_capacity(chunk), Vec::new());
+        let chunks = n.div_ceil(chunk);
+        (0..chunks)
+            .into_par_iter()
+            .for_each_init(buffers, |(local, rejected_here), c| {
+                local.clear();
+                for i in c * chunk..((c + 1) * chunk).min(n) {
+                    if stop.load(Ordering::Relaxed) {
+                        break;
+                    }
+                    let idx = (start + i) % n;
+                    let st = check(idx);
+                    match st.code() {
+                        Code::Success => local.push(idx),
+                        Code::Error => {
                             stop.store(true, Ordering::Relaxed);
+                            let mut e = error.lock().unwrap_or_else(|p| p.into_inner());
+                            if e.is_none() {
+                                *e = Some(st);
+                            }
+                            break;
                         }
+                        _ => rejected_here.push((idx, st)),
                     }
                 }
-                Code::Error => {
-                    stop.store(true, Ordering::Relaxed);
-                    let mut e = error.lock().unwrap_or_else(|p| p.into_inner());
-                    if e.is_none() {
-                        *e = Some(st);
+                let k = local.len();
+                if k > 0 {
+                    // Slots [before, before + k) are this chunk's; past num_to_find they are
+                    // dropped, as kube drops the nodes found after the count was reached.
+                    let before = found.fetch_add(k, Ordering::AcqRel);
+                    if before + k >= num_to_find {
+                        stop.store(true, Ordering::Relaxed);
+                    }
+                    let keep = num_to_find.saturating_sub(before).min(k);
+                    for (j, &idx) in local[..keep].iter().enumerate() {
+                        slots[before + j].store(idx, Ordering::Relaxed);
                     }
                 }
-                _ => rejected
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .push((idx, st)),
-            }
-        });
+                if !rejected_here.is_empty() {
+                    rejected
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .append(rejected_here);
+                }
+            });
     });
     let k = found.load(Ordering::Acquire).min(num_to_find);
     out.feasible = slots[..k]
