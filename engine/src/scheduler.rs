@@ -25,7 +25,7 @@ use rayon::prelude::*;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Weak};
 use std::thread::JoinHandle;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// Below this many nodes to evaluate, Filter and Score run inline on the scheduling thread.
 pub const PARALLEL_MIN_NODES: usize = 1000;
@@ -115,27 +115,56 @@ struct BindQueue {
 #[derive(Default)]
 struct BindQueueState {
     tasks: std::collections::VecDeque<BindingTask>,
+    /// When the oldest queued task was queued.
+    since: Option<Instant>,
     /// Workers run (between `open` and `close`).
     open: bool,
     sleeping: usize,
 }
+
+/// A sleeping binder is woken once this many tasks wait (or sooner: see [`BindQueue::nudge`]).
+/// Waking a thread costs microseconds of the scheduling thread's time; one wake per batch
+/// instead of one per pod keeps that off the critical path.
+const BIND_BATCH: usize = 16;
+/// The longest a queued binding cycle waits for a batch to fill while the scheduler is busy.
+const BIND_LINGER: Duration = Duration::from_micros(500);
 
 impl BindQueue {
     fn open(&self) {
         self.state.lock().open = true;
     }
 
-    /// Queues a task; gives it back when no worker runs.
-    fn push(&self, task: BindingTask) -> Option<BindingTask> {
+    /// Queues a task; gives it back when no worker runs. `eager` wakes a sleeping worker at
+    /// once (a task handed over from another thread, such as a Permit outcome); otherwise a
+    /// sleeping worker is woken when a batch is full, and the scheduling loop nudges it
+    /// before it waits for work or once the oldest task has lingered.
+    fn push(&self, task: BindingTask, eager: bool) -> Option<BindingTask> {
         let mut st = self.state.lock();
         if !st.open {
             return Some(task);
         }
+        if st.tasks.is_empty() {
+            st.since = Some(Instant::now());
+        }
         st.tasks.push_back(task);
-        if st.sleeping > 0 {
+        if st.sleeping > 0 && (eager || st.tasks.len() >= BIND_BATCH) {
             self.ready.notify_one();
         }
         None
+    }
+
+    /// Wakes a sleeping worker if tasks wait and the scheduler is about to go `idle`, or the
+    /// batch is full, or the oldest task has waited [`BIND_LINGER`].
+    fn nudge(&self, idle: bool) {
+        let st = self.state.lock();
+        if st.sleeping > 0
+            && !st.tasks.is_empty()
+            && (idle
+                || st.tasks.len() >= BIND_BATCH
+                || st.since.is_some_and(|t| t.elapsed() >= BIND_LINGER))
+        {
+            self.ready.notify_one();
+        }
     }
 
     /// Swaps everything queued into `batch` (which the worker has drained), waiting while
@@ -148,6 +177,7 @@ impl BindQueue {
         loop {
             if !st.tasks.is_empty() {
                 std::mem::swap(&mut st.tasks, batch);
+                st.since = None;
                 return true;
             }
             if !st.open {
@@ -455,16 +485,27 @@ impl Scheduler {
     }
 
     /// Hands a binding cycle to the workers, or runs it here when none run.
-    fn submit_binding(&self, task: BindingTask) {
-        if let Some(task) = self.binder.push(task) {
+    fn submit_binding(&self, task: BindingTask, eager: bool) {
+        if let Some(task) = self.binder.push(task, eager) {
             self.binding_cycle(task);
         }
     }
 
     /// One scheduling attempt. Returns false when the queue is closed.
     pub fn schedule_one(&self) -> bool {
-        let Some(qpi) = self.queue.pop() else {
-            return false;
+        let qpi = match self.queue.try_pop() {
+            Some(q) => {
+                self.binder.nudge(false);
+                q
+            }
+            None => {
+                // About to wait for work: hand what is queued to the binder first.
+                self.binder.nudge(true);
+                let Some(q) = self.queue.pop() else {
+                    return false;
+                };
+                q
+            }
         };
         self.schedule_popped(qpi);
         true
@@ -570,13 +611,13 @@ impl Scheduler {
                 Box::new(move |outcome| {
                     if let Some(s) = me.upgrade() {
                         task.permit = Some(outcome);
-                        s.submit_binding(task);
+                        s.submit_binding(task, true);
                     }
                 }),
             );
             return;
         }
-        self.submit_binding(task);
+        self.submit_binding(task, false);
     }
 
     /// Records a nomination from PostFilter (`Sym::EMPTY` clears it): in the nominator now,
@@ -981,6 +1022,82 @@ mod tests {
         fn pod_exists_unassigned(&self, _: &Pod) -> bool {
             true
         }
+    }
+
+    fn task(name: &str) -> BindingTask {
+        let pod = Arc::new(Pod::new(
+            "ns",
+            name,
+            Arc::new(crate::api::PodSpecInfo::default()),
+        ));
+        BindingTask {
+            fwk: 0,
+            state: CycleState::new(),
+            qpi: QueuedPodInfo::new(pod.clone(), Duration::ZERO),
+            assumed: pod,
+            host: Sym::new("n1"),
+            start: Instant::now(),
+            cycle: 0,
+            permit: None,
+        }
+    }
+
+    /// A sleeping binder is woken by an eager push, a full batch, the scheduler going idle, or
+    /// a task that lingered past BIND_LINGER; not by a lazy push alone.
+    #[test]
+    fn the_binder_is_woken_per_batch_not_per_task() {
+        let q = Arc::new(BindQueue::default());
+        q.open();
+        let got = Arc::new(parking_lot::Mutex::new(Vec::<usize>::new()));
+        let worker = {
+            let (q, got) = (q.clone(), got.clone());
+            std::thread::spawn(move || {
+                let mut batch = std::collections::VecDeque::new();
+                while q.take_batch(&mut batch) {
+                    got.lock().push(batch.len());
+                    batch.clear();
+                }
+            })
+        };
+        let asleep = || {
+            let deadline = Instant::now() + Duration::from_secs(5);
+            while q.state.lock().sleeping == 0 && Instant::now() < deadline {
+                std::thread::yield_now();
+            }
+            q.state.lock().sleeping > 0
+        };
+        let taken = |n: usize| {
+            let deadline = Instant::now() + Duration::from_secs(5);
+            while got.lock().len() < n && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            got.lock().clone()
+        };
+        assert!(asleep());
+        // A lazy push and a busy nudge before the linger time: the worker sleeps on.
+        assert!(q.push(task("a"), false).is_none());
+        q.nudge(false);
+        std::thread::sleep(Duration::from_millis(30));
+        assert!(got.lock().is_empty(), "woken by a lazy push");
+        // Past the linger time, a busy nudge wakes it.
+        q.nudge(false);
+        assert_eq!(taken(1), vec![1]);
+        // A full batch wakes it without a nudge.
+        assert!(asleep());
+        for i in 0..BIND_BATCH {
+            assert!(q.push(task(&format!("b{i}")), false).is_none());
+        }
+        assert_eq!(taken(2), vec![1, BIND_BATCH]);
+        // Going idle hands over a partial batch; an eager push wakes it at once.
+        assert!(asleep());
+        assert!(q.push(task("c"), false).is_none());
+        q.nudge(true);
+        assert_eq!(taken(3), vec![1, BIND_BATCH, 1]);
+        assert!(asleep());
+        assert!(q.push(task("d"), true).is_none());
+        assert_eq!(taken(4), vec![1, BIND_BATCH, 1, 1]);
+        q.close();
+        worker.join().unwrap();
     }
 
     /// kube's selectHost: the highest total wins; among ties every one is equally likely.
