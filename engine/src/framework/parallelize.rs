@@ -73,6 +73,7 @@ pub fn find_feasible(
     }
     let parallel = pool.filter(|p| p.current_num_threads() > 1 && n >= 32);
     let Some(pool) = parallel else {
+        out.feasible.reserve_exact(num_to_find.min(n));
         for i in 0..n {
             let idx = (start + i) % n;
             let st = check(idx);
