@@ -5,8 +5,11 @@
 
 use parking_lot::Mutex;
 use std::sync::{Arc, Weak};
+use tidegate_engine::api::LabelSelector;
 use tidegate_engine::api::resource::Resource;
-use tidegate_engine::api::{Node, Pod, PodKey, PodSpecInfo, Sym};
+use tidegate_engine::api::{
+    Labels, Node, Operator, Pod, PodDisruptionBudget, PodKey, PodSpecInfo, Requirement, Sym,
+};
 use tidegate_engine::framework::ClusterClient;
 use tidegate_engine::plugins::Registry;
 use tidegate_engine::queue::clock::VirtualClock;
@@ -20,6 +23,7 @@ struct Client {
     deleted: Mutex<Vec<String>>,
     pods: Mutex<Vec<Arc<Pod>>>,
     messages: Mutex<Vec<String>>,
+    pdbs: Mutex<Vec<Arc<PodDisruptionBudget>>>,
 }
 
 impl ClusterClient for Client {
@@ -32,6 +36,9 @@ impl ClusterClient for Client {
     }
     fn pod_exists_unassigned(&self, pod: &Pod) -> bool {
         !self.deleted.lock().contains(&pod.name.to_string())
+    }
+    fn pod_disruption_budgets(&self) -> Vec<Arc<PodDisruptionBudget>> {
+        self.pdbs.lock().clone()
     }
     fn delete_pod(&self, pod: &Pod) -> Result<(), String> {
         self.deleted.lock().push(pod.name.to_string());
@@ -225,4 +232,91 @@ fn the_parallel_dry_run_chooses_as_the_sequential_one() {
     }
     assert_eq!(chosen[0], vec!["v39"]);
     assert_eq!(chosen[0], chosen[1]);
+}
+
+/// A running pod labelled `app=<app>`.
+fn running_app(s: &Scheduler, c: &Client, name: &str, prio: i32, cpu: i64, node: &str, app: &str) {
+    let mut p = (*pod(name, prio, cpu, Some(node))).clone();
+    p.labels = Arc::new(Labels::from_pairs([("app", app)]));
+    let p = Arc::new(p);
+    c.pods.lock().push(p.clone());
+    s.on_pod_add(p);
+}
+
+/// A budget over `app=<app>` in namespace `ns` allowing `allowed` more disruptions.
+fn pdb(app: &str, allowed: i32, disrupted: &[&str]) -> Arc<PodDisruptionBudget> {
+    Arc::new(PodDisruptionBudget {
+        namespace: Sym::new("ns"),
+        name: Arc::from(format!("pdb-{app}")),
+        selector: Some(LabelSelector {
+            requirements: vec![Requirement {
+                key: Sym::new("app"),
+                op: Operator::In,
+                values: vec![Sym::new(app)],
+                int_value: 0,
+            }],
+        }),
+        disruptions_allowed: allowed,
+        disrupted_pods: disrupted.iter().map(|n| Arc::from(*n)).collect(),
+    })
+}
+
+/// kube's pickOneNodeForPreemption puts the fewest PodDisruptionBudget violations first: the
+/// node whose victim a budget protects loses to a node with a more important victim (after
+/// TestSelectBestCandidate's "pod with PDB violation" cases, default_preemption_test.go).
+#[test]
+fn the_node_without_pdb_violations_wins_over_less_important_victims() {
+    let (s, c) = setup(&[("n1", 1000), ("n2", 1000)]);
+    running_app(&s, &c, "guarded", 1, 1000, "n1", "db");
+    running_app(&s, &c, "free", 5, 1000, "n2", "web");
+    c.pdbs.lock().push(pdb("db", 0, &[]));
+    attempt(&s, pod("high", 100, 1000, None));
+    assert_eq!(*c.deleted.lock(), vec!["free"]);
+    assert_eq!(
+        s.queue.nominator.node_of(&PodKey::new("ns", "high")),
+        Some(Sym::new("n2"))
+    );
+}
+
+/// With budget to spare, or with the pod already counted in `disruptedPods`, there is no
+/// violation and the lower-priority victim is chosen as usual.
+#[test]
+fn a_budget_with_room_or_an_already_disrupted_pod_is_no_violation() {
+    for budget in [pdb("db", 1, &[]), pdb("db", 0, &["guarded"])] {
+        let (s, c) = setup(&[("n1", 1000), ("n2", 1000)]);
+        running_app(&s, &c, "guarded", 1, 1000, "n1", "db");
+        running_app(&s, &c, "free", 5, 1000, "n2", "web");
+        c.pdbs.lock().push(budget);
+        attempt(&s, pod("high", 100, 1000, None));
+        assert_eq!(*c.deleted.lock(), vec!["guarded"]);
+    }
+}
+
+/// SelectVictimsOnNode reprieves the pods whose eviction would violate a budget first: of two
+/// pods where one must go, the unprotected one goes even though it is more important.
+#[test]
+fn protected_pods_are_reprieved_first() {
+    let (s, c) = setup(&[("n1", 1000)]);
+    running_app(&s, &c, "protected", 1, 500, "n1", "db");
+    running_app(&s, &c, "plain", 3, 500, "n1", "web");
+    c.pdbs.lock().push(pdb("db", 0, &[]));
+    attempt(&s, pod("high", 10, 500, None));
+    assert_eq!(*c.deleted.lock(), vec!["plain"]);
+}
+
+/// Budgets in another namespace, with an empty selector, or over other labels charge nothing.
+#[test]
+fn budgets_that_do_not_cover_the_pod_are_ignored() {
+    let mut other_ns = (*pdb("db", 0, &[])).clone();
+    other_ns.namespace = Sym::new("elsewhere");
+    let mut empty = (*pdb("db", 0, &[])).clone();
+    empty.selector = Some(LabelSelector::default());
+    for budget in [Arc::new(other_ns), Arc::new(empty), pdb("cache", 0, &[])] {
+        let (s, c) = setup(&[("n1", 1000)]);
+        running_app(&s, &c, "protected", 1, 500, "n1", "db");
+        running_app(&s, &c, "plain", 3, 500, "n1", "web");
+        c.pdbs.lock().push(budget);
+        attempt(&s, pod("high", 10, 500, None));
+        assert_eq!(*c.deleted.lock(), vec!["protected"]);
+    }
 }

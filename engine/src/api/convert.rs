@@ -732,6 +732,29 @@ pub fn node(n: &core::Node) -> Result<Node, ConvertError> {
     })
 }
 
+/// Converts a `policy/v1` PodDisruptionBudget (what DefaultPreemption reads of it).
+pub fn pod_disruption_budget(
+    pdb: &k8s_openapi::api::policy::v1::PodDisruptionBudget,
+) -> Result<super::pdb::PodDisruptionBudget, ConvertError> {
+    let selector = pdb
+        .spec
+        .as_ref()
+        .and_then(|s| s.selector.as_ref())
+        .map(|s| label_selector(s, "spec.selector"))
+        .transpose()?;
+    let status = pdb.status.as_ref();
+    Ok(super::pdb::PodDisruptionBudget {
+        namespace: Sym::new(pdb.metadata.namespace.as_deref().unwrap_or("default")),
+        name: Arc::from(pdb.metadata.name.as_deref().unwrap_or("")),
+        selector,
+        disruptions_allowed: status.map_or(0, |s| s.disruptions_allowed),
+        disrupted_pods: status
+            .and_then(|s| s.disrupted_pods.as_ref())
+            .map(|m| m.keys().map(|k| Arc::from(k.as_str())).collect())
+            .unwrap_or_default(),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

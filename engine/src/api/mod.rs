@@ -10,6 +10,7 @@ pub mod convert;
 pub mod intern;
 pub mod labels;
 pub mod node;
+pub mod pdb;
 pub mod pod;
 pub mod quantity;
 pub mod resource;
@@ -22,5 +23,6 @@ pub use affinity::{
 pub use intern::Sym;
 pub use labels::{LabelSelector, Labels, NodeSelector, NodeSelectorTerm, Operator, Requirement};
 pub use node::{Node, Taint};
+pub use pdb::PodDisruptionBudget;
 pub use pod::{HostPort, Pod, PodKey, PodSpecInfo, TaintEffect, Toleration, WeightedTerm};
 pub use resource::Resource;

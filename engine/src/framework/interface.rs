@@ -256,4 +256,9 @@ pub trait ClusterClient: Send + Sync {
     }
     /// Patches `status.nominatedNodeName` (`None` clears it). Default: ignored.
     fn set_nominated_node_name(&self, _pod: &Pod, _node: Option<Sym>) {}
+    /// Every PodDisruptionBudget (kube's PDB lister), read once per preemption attempt.
+    /// Default: none.
+    fn pod_disruption_budgets(&self) -> Vec<Arc<crate::api::PodDisruptionBudget>> {
+        Vec::new()
+    }
 }

@@ -14,11 +14,14 @@
 //!    `max(n × minCandidateNodesPercentage / 100, minCandidateNodesAbsolute)` (at most n)
 //!    candidates are found. On a copy of the node and of the cycle state: remove every pod of
 //!    lower priority (PreFilter RemovePod), check the pod fits (Filter with nominated pods);
-//!    then reprieve the removed pods, most important first (higher priority, then earlier
-//!    start), keeping each one that still lets the pod fit. The rest are the victims.
+//!    then reprieve the removed pods, keeping each one that still lets the pod fit: first the
+//!    pods whose eviction would violate a PodDisruptionBudget (`ClusterClient::
+//!    pod_disruption_budgets`, read once per attempt; each budget's `disruptionsAllowed` is
+//!    spent pod by pod, `disruptedPods` are not charged), then the others, each group most
+//!    important first (higher priority, then earlier start). The rest are the victims;
+//!    those from the first group count as PDB violations.
 //! 4. **Pick one node** (kube's `pickOneNodeForPreemption`), each criterion breaking the ties
-//!    of the one before: fewest PDB violations (always 0 here: PodDisruptionBudgets are not
-//!    modelled), lowest highest-victim priority, lowest sum of victim priorities (each shifted
+//!    of the one before: fewest PodDisruptionBudget violations, lowest highest-victim priority, lowest sum of victim priorities (each shifted
 //!    by 2^31 so negatives count), fewest victims, latest start of the highest-priority
 //!    victims; then the first in dry-run order (kube: map order, i.e. random).
 //! 5. **Prepare**: victims waiting at Permit are rejected, the others deleted through the
@@ -30,7 +33,8 @@
 //! scheduler_perf, where kube falls back to "now" for every pod, start time breaks no ties, and
 //! the pod key orders equal pods deterministically.
 
-use crate::api::{Pod, Sym};
+use crate::api::pdb::split_by_pdb_violation;
+use crate::api::{Pod, PodDisruptionBudget, Sym};
 use crate::framework::interface::{
     ClusterClient, Diagnosis, Plugin, PostFilterContext, PostFilterPlugin, PostFilterResult,
 };
@@ -113,8 +117,14 @@ pub struct DefaultPreemption {
 #[derive(Clone, Debug)]
 pub struct Candidate {
     pub node: Sym,
+    /// Most important first.
     pub victims: Vec<Arc<Pod>>,
+    /// Victims whose eviction violates a PodDisruptionBudget.
+    pub num_pdb_violations: usize,
 }
+
+/// A node's victims (most important first) and how many of them violate a budget.
+pub type Victims = (Vec<Arc<Pod>>, usize);
 
 /// kube's `MoreImportantPod`: higher priority, then earlier start (not modelled: see the
 /// module doc), then the key, for a deterministic order.
@@ -147,9 +157,11 @@ impl DefaultPreemption {
         (n * pct / 100).max(abs).min(n)
     }
 
-    /// kube's `SelectVictimsOnNode` on copies of the node and the state: the victims, or why
-    /// preemption cannot help on this node. `noms`: the pods nominated to this node with at
-    /// least `pod`'s priority (the nominator's view, taken once per PostFilter).
+    /// kube's `SelectVictimsOnNode` on copies of the node and the state: the victims (most
+    /// important first) and how many of them violate a PodDisruptionBudget, or why preemption
+    /// cannot help on this node. `noms`: the pods nominated to this node with at least `pod`'s
+    /// priority (the nominator's view, taken once per PostFilter); `pdbs`: every budget, read
+    /// once per PostFilter.
     pub fn select_victims_on_node(
         &self,
         ctx: &PostFilterContext<'_>,
@@ -157,7 +169,8 @@ impl DefaultPreemption {
         pod: &Pod,
         node: &NodeInfo,
         noms: &[Arc<Pod>],
-    ) -> Result<Vec<Arc<Pod>>, Status> {
+        pdbs: &[Arc<PodDisruptionBudget>],
+    ) -> Result<Victims, Status> {
         let fwk = ctx.framework;
         let mut state = state.clone();
         let mut ni = node.clone();
@@ -187,26 +200,40 @@ impl DefaultPreemption {
             return Err(s);
         }
         potential.sort_by(|a, b| more_important(a, b));
+        // Reprieve the pods whose eviction would violate a budget first, then the others,
+        // each group most important first.
+        let (violating, non_violating) = split_by_pdb_violation(potential, pdbs);
+        let mixed = !violating.is_empty() && !non_violating.is_empty();
         let mut victims = Vec::new();
-        for p in potential {
-            ni.add_pod(&p);
-            let s = fwk.run_pre_filter_extension_add_pod(&mut state, pod, &p, &ni);
-            if !s.is_success() {
-                return Err(s);
-            }
-            let fits = fwk
-                .run_filter_plugins_with_nominated_pods(&filters, &state, pod, &ni, noms)
-                .is_success();
-            if !fits {
-                ni.remove_pod(&p);
-                let s = fwk.run_pre_filter_extension_remove_pod(&mut state, pod, &p, &ni);
+        let mut num_violating = 0;
+        for (group_violates, group) in [(true, violating), (false, non_violating)] {
+            for p in group {
+                ni.add_pod(&p);
+                let s = fwk.run_pre_filter_extension_add_pod(&mut state, pod, &p, &ni);
                 if !s.is_success() {
                     return Err(s);
                 }
-                victims.push(p);
+                let fits = fwk
+                    .run_filter_plugins_with_nominated_pods(&filters, &state, pod, &ni, noms)
+                    .is_success();
+                if !fits {
+                    ni.remove_pod(&p);
+                    let s = fwk.run_pre_filter_extension_remove_pod(&mut state, pod, &p, &ni);
+                    if !s.is_success() {
+                        return Err(s);
+                    }
+                    victims.push(p);
+                    if group_violates {
+                        num_violating += 1;
+                    }
+                }
             }
         }
-        Ok(victims)
+        if mixed {
+            // Most important first again across the two groups.
+            victims.sort_by(|a, b| more_important(a, b));
+        }
+        Ok((victims, num_violating))
     }
 
     /// kube's `findCandidates` + `DryRunPreemption`.
@@ -231,6 +258,7 @@ impl DefaultPreemption {
         let offset = self.rng.lock().random_range(0..n);
         let want = self.num_candidates(n);
         let nominated = ctx.nominator.nominated_at_least(pod);
+        let pdbs = self.client.pod_disruption_budgets();
         let mut out = Vec::new();
         // Dry runs go in order from the offset, in chunks that run in parallel on the
         // scheduler's pool; the first `want` candidates in that order win, so the outcome does
@@ -244,9 +272,9 @@ impl DefaultPreemption {
                 (next..end).map(|i| potential[(offset + i) % n]).collect();
             let run = |node: &&Arc<NodeInfo>| {
                 let noms = nominated.get(&node.name()).map_or(&[][..], |v| &v[..]);
-                self.select_victims_on_node(ctx, state, pod, node, noms)
+                self.select_victims_on_node(ctx, state, pod, node, noms, &pdbs)
             };
-            let results: Vec<Result<Vec<Arc<Pod>>, Status>> = match &self.pool {
+            let results: Vec<Result<Victims, Status>> = match &self.pool {
                 Some(pool) if order.len() > 1 => {
                     use rayon::prelude::*;
                     pool.install(|| order.par_iter().map(run).collect())
@@ -255,11 +283,12 @@ impl DefaultPreemption {
             };
             for (node, r) in order.into_iter().zip(results) {
                 match r {
-                    Ok(v) if !v.is_empty() => {
+                    Ok((v, num_pdb_violations)) if !v.is_empty() => {
                         if out.len() < want {
                             out.push(Candidate {
                                 node: node.name(),
                                 victims: v,
+                                num_pdb_violations,
                             });
                         }
                     }
@@ -316,6 +345,8 @@ pub fn pick_one_node_for_preemption(candidates: &[Candidate]) -> Option<usize> {
             .unwrap_or(0);
         best.retain(|&i| score(&candidates[i]) == max);
     };
+    // Fewest PodDisruptionBudget violations.
+    keep_max(&mut best, &|c| -(c.num_pdb_violations as i64));
     // Highest-priority victim: victims are most important first.
     keep_max(&mut best, &|c| {
         -(c.victims
@@ -454,7 +485,13 @@ mod tests {
         Candidate {
             node: Sym::new(node),
             victims,
+            num_pdb_violations: 0,
         }
+    }
+
+    fn with_violations(mut c: Candidate, n: usize) -> Candidate {
+        c.num_pdb_violations = n;
+        c
     }
 
     /// After TestPickOneNodeForPreemption
@@ -462,6 +499,14 @@ mod tests {
     #[test]
     fn pick_one_node_for_preemption_orders_the_criteria_as_kube() {
         let cases: &[(&str, Vec<Candidate>, &str)] = &[
+            (
+                "fewest PDB violations first, even with more important victims",
+                vec![
+                    with_violations(cand("n1", &[1]), 1),
+                    with_violations(cand("n2", &[9, 9]), 0),
+                ],
+                "n2",
+            ),
             (
                 "lowest highest-priority victim",
                 vec![cand("n1", &[5, 1]), cand("n2", &[3, 3, 3])],
