@@ -185,8 +185,8 @@ fn new_histogram() -> Histogram<u64> {
 
 #[derive(Default)]
 struct LocalRecorder {
-    hists: AHashMap<Series, Histogram<u64>>,
-    sums: AHashMap<Series, u128>,
+    /// Per series: every sample, and their exact sum (one lookup per observation).
+    hists: AHashMap<Series, (Histogram<u64>, u128)>,
 }
 
 /// Counter of pods entering a queue: `scheduler_queue_incoming_pods_total{queue,event}`,
@@ -286,10 +286,13 @@ impl Metrics {
     pub fn observe(&self, series: Series, value: u64) {
         let rec = self.recorders.get_or_default();
         let mut rec = rec.lock();
-        let h = rec.hists.entry(series).or_insert_with(new_histogram);
+        let (h, sum) = rec
+            .hists
+            .entry(series)
+            .or_insert_with(|| (new_histogram(), 0));
         // Auto-resizing histograms only fail on values beyond u64 range; clamp anyway.
         let _ = h.record(value.max(1));
-        *rec.sums.entry(series).or_default() += u128::from(value);
+        *sum += u128::from(value);
     }
 
     pub fn inc_incoming(&self, queue: &'static str, event: &str) {
@@ -321,14 +324,14 @@ impl Metrics {
         let mut merged: AHashMap<Series, HistogramSnapshot> = AHashMap::new();
         for rec in self.recorders.iter() {
             let rec = rec.lock();
-            for (series, h) in &rec.hists {
+            for (series, (h, sum)) in &rec.hists {
                 let e = merged.entry(*series).or_insert_with(|| HistogramSnapshot {
                     series: *series,
                     hist: new_histogram(),
                     sum: 0,
                 });
                 let _ = e.hist.add(h);
-                e.sum += rec.sums.get(series).copied().unwrap_or(0);
+                e.sum += sum;
             }
         }
         let mut v: Vec<_> = merged.into_values().collect();
@@ -369,7 +372,6 @@ impl Metrics {
         for rec in self.recorders.iter() {
             let mut rec = rec.lock();
             rec.hists.clear();
-            rec.sums.clear();
         }
         for c in self.counters.iter() {
             c.lock().incoming.clear();
