@@ -320,3 +320,64 @@ fn budgets_that_do_not_cover_the_pod_are_ignored() {
         assert_eq!(*c.deleted.lock(), vec!["protected"]);
     }
 }
+
+/// kube's DryRunPreemption looks past `numCandidates` until it has a candidate that violates no
+/// budget (TestDryRunPreemption, "preemption looks past numCandidates until a non-PDB violating
+/// node is found", default_preemption_test.go): five nodes, budget-protected victims on three,
+/// minCandidateNodesPercentage 40 / minCandidateNodesAbsolute 2 (two candidates wanted).
+/// Whatever the random offset of each attempt, an unprotected victim is chosen.
+#[test]
+fn the_dry_run_looks_past_the_candidate_count_for_a_node_without_violations() {
+    use tidegate_engine::framework::Profile;
+    let client = Arc::new(Client::default());
+    let mut profile = Profile::default_profile();
+    profile.plugin_args.insert(
+        "DefaultPreemption".into(),
+        serde_json::json!({"minCandidateNodesPercentage": 40, "minCandidateNodesAbsolute": 2}),
+    );
+    let cfg = SchedulerConfig {
+        profiles: vec![profile],
+        parallelism: 1,
+        ..SchedulerConfig::default()
+    };
+    let s = Scheduler::new(
+        cfg,
+        &Registry::in_tree(),
+        client.clone(),
+        Some(Arc::new(VirtualClock::new())),
+    )
+    .unwrap();
+    *client.sched.lock() = Arc::downgrade(&s);
+    let victims = [
+        ("p1", "node1", "foo"),
+        ("p2", "node2", "foo"),
+        ("p3", "node3", "bar"),
+        ("p4", "node4", "bar"),
+        ("p5", "node5", "foo"),
+    ];
+    for (_, node, _) in victims {
+        let mut n = Node::named(node);
+        n.allocatable = Resource {
+            milli_cpu: 1000,
+            memory: 1 << 30,
+            allowed_pod_number: 110,
+            ..Resource::default()
+        };
+        s.on_node_add(Arc::new(n));
+    }
+    for (name, node, app) in victims {
+        running_app(&s, &client, name, 5, 1000, node, app);
+    }
+    client.pdbs.lock().push(pdb("foo", 0, &[]));
+    // Ten attempts, each from its own random offset; the cluster is restored after each.
+    for i in 0..10 {
+        let p = pod(&format!("high{i}"), 100, 1000, None);
+        attempt(&s, p.clone());
+        let gone = client.deleted.lock().pop().expect("a victim");
+        assert!(gone == "p3" || gone == "p4", "attempt {i} evicted {gone}");
+        let &(name, node, app) = victims.iter().find(|v| v.0 == gone).unwrap();
+        client.pods.lock().retain(|q| *q.name != *name);
+        running_app(&s, &client, name, 5, 1000, node, app);
+        s.on_pod_delete(&p);
+    }
+}

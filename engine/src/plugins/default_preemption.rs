@@ -12,7 +12,8 @@
 //!    pods cannot fix the others.
 //! 3. **Dry run** over the potential nodes from a random offset, until
 //!    `max(n × minCandidateNodesPercentage / 100, minCandidateNodesAbsolute)` (at most n)
-//!    candidates are found. On a copy of the node and of the cycle state: remove every pod of
+//!    candidates are found, at least one of them violating no PodDisruptionBudget (kube keeps
+//!    up to that many of each kind and looks further for a clean one). On a copy of the node and of the cycle state: remove every pod of
 //!    lower priority (PreFilter RemovePod), check the pod fits (Filter with nominated pods);
 //!    then reprieve the removed pods, keeping each one that still lets the pod fit: first the
 //!    pods whose eviction would violate a PodDisruptionBudget (`ClusterClient::
@@ -259,14 +260,20 @@ impl DefaultPreemption {
         let want = self.num_candidates(n);
         let nominated = ctx.nominator.nominated_at_least(pod);
         let pdbs = self.client.pod_disruption_budgets();
-        let mut out = Vec::new();
+        // kube keeps candidates that violate no budget apart from those that do, each list
+        // holding at most `want`, and stops once it has `want` in all with at least one that
+        // violates nothing: it looks past `want` for a node where preemption breaks no budget.
+        let (mut clean, mut violating) = (Vec::new(), Vec::new());
+        let done = |clean: &Vec<Candidate>, violating: &Vec<Candidate>| {
+            !clean.is_empty() && clean.len() + violating.len() >= want
+        };
         // Dry runs go in order from the offset, in chunks that run in parallel on the
-        // scheduler's pool; the first `want` candidates in that order win, so the outcome does
-        // not depend on the thread count (kube's parallel dry run stops at whichever come
-        // first).
+        // scheduler's pool; results are taken in that order up to the stop, so the outcome
+        // does not depend on the thread count (kube's parallel dry run stops at whichever
+        // come first).
         let chunk = if self.pool.is_some() { want.max(32) } else { 1 };
         let mut next = 0;
-        while next < n && out.len() < want {
+        while next < n && !done(&clean, &violating) {
             let end = (next + chunk).min(n);
             let order: Vec<&Arc<NodeInfo>> =
                 (next..end).map(|i| potential[(offset + i) % n]).collect();
@@ -282,10 +289,18 @@ impl DefaultPreemption {
                 _ => order.iter().map(run).collect(),
             };
             for (node, r) in order.into_iter().zip(results) {
+                if done(&clean, &violating) {
+                    break;
+                }
                 match r {
                     Ok((v, num_pdb_violations)) if !v.is_empty() => {
-                        if out.len() < want {
-                            out.push(Candidate {
+                        let list = if num_pdb_violations == 0 {
+                            &mut clean
+                        } else {
+                            &mut violating
+                        };
+                        if list.len() < want {
+                            list.push(Candidate {
                                 node: node.name(),
                                 victims: v,
                                 num_pdb_violations,
@@ -304,7 +319,8 @@ impl DefaultPreemption {
             }
             next = end;
         }
-        (out, statuses)
+        clean.append(&mut violating);
+        (clean, statuses)
     }
 }
 
