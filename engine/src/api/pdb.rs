@@ -120,6 +120,51 @@ mod tests {
         assert_eq!(ok.len(), 6);
     }
 
+    /// The PDB cases of TestDryRunPreemption (pkg/scheduler/framework/plugins/defaultpreemption/
+    /// default_preemption_test.go, kubernetes/kubernetes): every pod on the node is a victim
+    /// there (the preemptor needs the whole node), so the candidate's NumPDBViolations is the
+    /// number of pods this split calls violating.
+    #[test]
+    fn dry_run_pdb_cases_count_violations_as_kube() {
+        let foo = |disrupted: &[&str]| {
+            let mut b = (*budget(1)).clone();
+            b.selector.as_mut().unwrap().requirements[0].values = vec![Sym::new("foo")];
+            b.disrupted_pods = disrupted.iter().map(|n| Arc::from(*n)).collect();
+            Arc::new(b)
+        };
+        let cases: &[(&str, &[&str], &[&str], usize)] = &[
+            (
+                "preemption with violation of same pdb",
+                &["p1.1", "p1.2"],
+                &[],
+                1,
+            ),
+            (
+                "the pod whose eviction was processed is not a victim",
+                &["p1.1", "p1.2"],
+                &["p2"],
+                1,
+            ),
+            (
+                "the victim belongs to DisruptedPods",
+                &["p1.1", "p1.2"],
+                &["p1.2"],
+                0,
+            ),
+            (
+                "the victim in DisruptedPods is treated as non-violating",
+                &["p1.1", "p1.2", "p1.3"],
+                &["p1.3"],
+                1,
+            ),
+        ];
+        for (name, pods, disrupted, want) in cases {
+            let pods: Vec<Arc<Pod>> = pods.iter().map(|n| pod(n, Some("foo"))).collect();
+            let (violating, _) = split_by_pdb_violation(pods, &[foo(disrupted)]);
+            assert_eq!(violating.len(), *want, "{name}");
+        }
+    }
+
     #[test]
     fn converts_from_the_api_object() {
         let obj: k8s_openapi::api::policy::v1::PodDisruptionBudget =
