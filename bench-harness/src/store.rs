@@ -38,8 +38,10 @@ pub struct NsStats {
 struct PodRec {
     obj: Arc<core::Pod>,
     pod: Arc<Pod>,
-    node: Option<String>,
-    condition: Option<(String, String)>,
+    /// The node it is bound to (interned: no allocation per bound pod).
+    node: Option<Sym>,
+    /// The PodScheduled=False condition `(reason, message)`; every gated pod shares one.
+    condition: Option<Arc<(String, String)>>,
     /// Deletion requested while finalizers remain: the object stays with a deletionTimestamp.
     terminating: bool,
 }
@@ -120,6 +122,15 @@ pub struct Store {
     /// store lock).
     ns_labels: RwLock<AHashMap<Sym, Arc<Labels>>>,
 }
+
+/// The condition of every gated pod, shared rather than built per pod.
+static GATED_CONDITION: std::sync::LazyLock<Arc<(String, String)>> =
+    std::sync::LazyLock::new(|| {
+        Arc::new((
+            "SchedulingGated".to_string(),
+            "Scheduling is blocked due to non-empty scheduling gates".to_string(),
+        ))
+    });
 
 /// The label the API server puts on every namespace (`kubernetes.io/metadata.name`).
 const NAMESPACE_NAME_LABEL: &str = "kubernetes.io/metadata.name";
@@ -368,24 +379,20 @@ impl Store {
             }
         };
         let uid = format!("uid-{:08}", st.uid);
+        let node = node.as_deref().map(Sym::new);
         let internal = Arc::new(convert::pod_from_parts(
             convert::PodParts {
                 namespace,
                 name: &name,
                 uid: &uid,
                 resource_version: st.rv,
-                node_name: node.as_deref().map(Sym::new),
+                node_name: node,
             },
             labels,
             spec,
         ));
         let gated = internal.is_gated();
-        let condition = gated.then(|| {
-            (
-                "SchedulingGated".to_string(),
-                "Scheduling is blocked due to non-empty scheduling gates".to_string(),
-            )
-        });
+        let condition = gated.then(|| GATED_CONDITION.clone());
         st.created += 1;
         let ns = st.ns.get_mut(namespace).expect("ensure_namespace made it");
         ns.stats.pods += 1;
@@ -419,8 +426,8 @@ impl Store {
         o.metadata.namespace = Some(ns.to_string());
         o.metadata.uid = Some(rec.pod.uid.to_string());
         o.metadata.resource_version = Some(rec.pod.resource_version.to_string());
-        if let (Some(n), Some(spec)) = (&rec.node, o.spec.as_mut()) {
-            spec.node_name = Some(n.clone());
+        if let (Some(n), Some(spec)) = (rec.node, o.spec.as_mut()) {
+            spec.node_name = Some(n.to_string_lossy());
         }
         o
     }
@@ -443,10 +450,10 @@ impl Store {
         let mut obj = new.clone();
         obj.metadata.namespace = Some(namespace.to_string());
         obj.metadata.uid = old_obj.metadata.uid.clone();
-        if let (Some(n), Some(spec)) = (&rec.node, obj.spec.as_mut())
+        if let (Some(n), Some(spec)) = (rec.node, obj.spec.as_mut())
             && spec.node_name.as_deref().is_none_or(str::is_empty)
         {
-            spec.node_name = Some(n.clone());
+            spec.node_name = Some(n.to_string_lossy());
         }
         let errs = validate_pod_update(&obj, &old_obj);
         if !errs.is_empty() {
@@ -524,7 +531,7 @@ impl Store {
         }
         st.deleted += 1;
         let mut gone = (*rec.pod).clone();
-        gone.node_name = rec.node.as_deref().map(Sym::new);
+        gone.node_name = rec.node;
         if let Some(s) = self.sched() {
             s.on_pod_delete(&gone);
         }
@@ -640,8 +647,7 @@ impl Store {
             .filter_map(|(k, r)| {
                 let (ns, name) = k.split();
                 r.node
-                    .as_ref()
-                    .map(|n| (ns.to_string(), name.to_string(), n.clone()))
+                    .map(|n| (ns.to_string(), name.to_string(), n.to_string_lossy()))
             })
             .collect();
         v.sort();
@@ -654,7 +660,7 @@ impl Store {
         let mut v: Vec<_> = st
             .all_pods()
             .filter(|(_, r)| r.node.is_none())
-            .map(|(k, r)| (k.clone(), r.condition.clone()))
+            .map(|(k, r)| (k.clone(), r.condition.as_deref().cloned()))
             .collect();
         v.sort_by(|a, b| a.0.cmp(&b.0));
         v
@@ -677,7 +683,7 @@ impl ClusterClient for Store {
                 "Operation cannot be fulfilled on pods/binding {:?}: pod {} is already assigned to node {:?}",
                 pod.name,
                 pod.name,
-                rec.node.as_deref().unwrap_or("")
+                rec.node.map(|n| n.to_string_lossy()).unwrap_or_default()
             ));
         }
         if rec.terminating {
@@ -689,7 +695,7 @@ impl ClusterClient for Store {
                 pod.name, pod.name
             ));
         }
-        rec.node = Some(node_name);
+        rec.node = Some(node);
         let had_condition = rec.condition.take().is_some();
         let old = rec.pod.clone();
         let mut new = (*old).clone();
@@ -727,7 +733,7 @@ impl ClusterClient for Store {
             return;
         }
         let first = rec.condition.is_none();
-        rec.condition = Some((reason.to_string(), message.to_string()));
+        rec.condition = Some(Arc::new((reason.to_string(), message.to_string())));
         if first {
             n.attempted_unbound += 1;
         }
