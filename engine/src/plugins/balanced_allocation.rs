@@ -144,16 +144,9 @@ impl PreScorePlugin for BalancedAllocation {
 
 impl ScorePlugin for BalancedAllocation {
     fn score(&self, state: &CycleState, pod: &Pod, node: &NodeInfo) -> Result<i64, Status> {
-        match state.read::<PreScoreState>(PRE_SCORE_KEY) {
-            Some(s) => Ok(self.scorer.score(node, &s.0)),
-            None => {
-                let reqs = self.scorer.pod_requests(pod);
-                if ResourceAllocationScorer::is_best_effort(&reqs) {
-                    return Ok(0);
-                }
-                Ok(self.scorer.score(node, &reqs))
-            }
-        }
+        let mut score = [0];
+        self.score_nodes(state, pod, &[node], &mut score)?;
+        Ok(score[0])
     }
 
     fn score_nodes(
@@ -175,9 +168,7 @@ impl ScorePlugin for BalancedAllocation {
                 &computed
             }
         };
-        for (s, n) in scores.iter_mut().zip(nodes) {
-            *s = self.scorer.score(n, reqs);
-        }
+        self.scorer.score_nodes(nodes, reqs, scores);
         Ok(())
     }
 }

@@ -341,11 +341,9 @@ impl PreScorePlugin for NodeResourcesFit {
 
 impl ScorePlugin for NodeResourcesFit {
     fn score(&self, state: &CycleState, pod: &Pod, node: &NodeInfo) -> Result<i64, Status> {
-        match state.read::<PreScoreState>(PRE_SCORE_KEY) {
-            Some(s) => Ok(self.scorer.score(node, &s.0)),
-            // Score without PreScore (tests, tools): the requests are a few lookups.
-            None => Ok(self.scorer.score(node, &self.scorer.pod_requests(pod))),
-        }
+        let mut score = [0];
+        self.score_nodes(state, pod, &[node], &mut score)?;
+        Ok(score[0])
     }
 
     fn score_nodes(
@@ -358,14 +356,13 @@ impl ScorePlugin for NodeResourcesFit {
         let computed;
         let reqs = match state.read::<PreScoreState>(PRE_SCORE_KEY) {
             Some(s) => &s.0,
+            // Score without PreScore (tests, tools): the requests are a few lookups.
             None => {
                 computed = self.scorer.pod_requests(pod);
                 &computed
             }
         };
-        for (s, n) in scores.iter_mut().zip(nodes) {
-            *s = self.scorer.score(n, reqs);
-        }
+        self.scorer.score_nodes(nodes, reqs, scores);
         Ok(())
     }
 }

@@ -311,6 +311,13 @@ impl ResourceAllocationScorer {
         self.combine(requested, allocatable, weights)
     }
 
+    /// [`Self::score`] for each node of a block.
+    pub fn score_nodes(&self, nodes: &[&NodeInfo], pod_requests: &[i64], scores: &mut [i64]) {
+        for (s, n) in scores.iter_mut().zip(nodes) {
+            *s = self.score(n, pod_requests);
+        }
+    }
+
     /// The strategy over the per-resource `(requested, allocatable)` pairs (allocatable 0:
     /// the node lacks the resource and it does not count).
     #[inline]
