@@ -1,8 +1,9 @@
 //! Parallel Filter across nodes, with kube's node-count arithmetic and early stop.
 //!
 //! Protocol (kube's `findNodesThatPassFilters`): node `i` of this cycle is
-//! `nodes[(start + i) mod N]`. Workers check chunks of consecutive nodes, buffering what they
-//! find; at the end of a chunk a worker takes as many slots as it found from an atomic counter
+//! `nodes[(start + i) mod N]`. Workers claim chunks of consecutive nodes in order from one
+//! counter (kube's `ParallelizeUntil`; the calling thread works from the first chunk on, the
+//! pool's other threads join when they wake), buffering what they find; at the end of a chunk a worker takes as many slots as it found from an atomic counter
 //! (one add per chunk, not per node), keeps those below `num_to_find` and drops the rest, as
 //! kube drops nodes found after the count was reached; once the counter reaches
 //! `num_to_find` it raises a stop flag that every worker checks before each node. An `Error`
@@ -11,7 +12,7 @@
 //! were examined.
 
 use super::status::{Code, Status};
-use rayon::prelude::*;
+use crossbeam::utils::CachePadded;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
@@ -94,61 +95,80 @@ pub fn find_feasible(
         return out;
     };
 
-    // Each task evaluates a chunk of consecutive nodes into a buffer of its own and publishes
-    // once at the end: one atomic add per chunk for the feasible count, one lock per chunk for
-    // the rejections. Per-node atomics on shared lines would cost more than the plugins.
-    let found = AtomicUsize::new(0);
-    let stop = AtomicBool::new(false);
+    // Workers claim chunks of consecutive nodes in order from one counter, as kube's
+    // `ParallelizeUntil` hands out pieces: the nodes examined are the first ones after `start`
+    // whichever thread is free, and a worker that wakes late finds the work taken instead of
+    // owning half of it. The calling thread works from the first chunk on; the others join
+    // when they wake. Each worker buffers what it finds and publishes once per chunk: one
+    // atomic add for the feasible count; its rejections are appended once at the end.
+    //
+    // `stop` is read before every node, so it sits on a cache line of its own, away from the
+    // counters every chunk bumps and from the caller's stack frame.
+    let next = CachePadded::new(AtomicUsize::new(0));
+    let found = CachePadded::new(AtomicUsize::new(0));
+    let stop = CachePadded::new(AtomicBool::new(false));
     let slots: Vec<AtomicUsize> = (0..num_to_find).map(|_| AtomicUsize::new(0)).collect();
     let rejected = Mutex::new(Vec::new());
     let error = Mutex::new(None);
     let chunk = chunk_size(n, pool.current_num_threads());
-    pool.install(|| {
-        let buffers = || (Vec::with_capacity(chunk), Vec::new());
-        let chunks = n.div_ceil(chunk);
-        (0..chunks)
-            .into_par_iter()
-            .for_each_init(buffers, |(local, rejected_here), c| {
-                local.clear();
-                for i in c * chunk..((c + 1) * chunk).min(n) {
-                    if stop.load(Ordering::Relaxed) {
+    let chunks = n.div_ceil(chunk);
+    let work = || {
+        let mut local = Vec::with_capacity(chunk);
+        let mut rejected_here = Vec::new();
+        while !stop.load(Ordering::Relaxed) {
+            let c = next.fetch_add(1, Ordering::Relaxed);
+            if c >= chunks {
+                break;
+            }
+            local.clear();
+            for i in c * chunk..((c + 1) * chunk).min(n) {
+                if stop.load(Ordering::Relaxed) {
+                    break;
+                }
+                let idx = (start + i) % n;
+                let st = check(idx);
+                match st.code() {
+                    Code::Success => local.push(idx),
+                    Code::Error => {
+                        stop.store(true, Ordering::Relaxed);
+                        let mut e = error.lock().unwrap_or_else(|p| p.into_inner());
+                        if e.is_none() {
+                            *e = Some(st);
+                        }
                         break;
                     }
-                    let idx = (start + i) % n;
-                    let st = check(idx);
-                    match st.code() {
-                        Code::Success => local.push(idx),
-                        Code::Error => {
-                            stop.store(true, Ordering::Relaxed);
-                            let mut e = error.lock().unwrap_or_else(|p| p.into_inner());
-                            if e.is_none() {
-                                *e = Some(st);
-                            }
-                            break;
-                        }
-                        _ => rejected_here.push((idx, st)),
-                    }
+                    _ => rejected_here.push((idx, st)),
                 }
-                let k = local.len();
-                if k > 0 {
-                    // Slots [before, before + k) are this chunk's; past num_to_find they are
-                    // dropped, as kube drops the nodes found after the count was reached.
-                    let before = found.fetch_add(k, Ordering::AcqRel);
-                    if before + k >= num_to_find {
-                        stop.store(true, Ordering::Relaxed);
-                    }
-                    let keep = num_to_find.saturating_sub(before).min(k);
-                    for (j, &idx) in local[..keep].iter().enumerate() {
-                        slots[before + j].store(idx, Ordering::Relaxed);
-                    }
+            }
+            let k = local.len();
+            if k > 0 {
+                // Slots [before, before + k) are this chunk's; past num_to_find they are
+                // dropped, as kube drops the nodes found after the count was reached.
+                let before = found.fetch_add(k, Ordering::AcqRel);
+                if before + k >= num_to_find {
+                    stop.store(true, Ordering::Relaxed);
                 }
-                if !rejected_here.is_empty() {
-                    rejected
-                        .lock()
-                        .unwrap_or_else(|p| p.into_inner())
-                        .append(rejected_here);
+                let keep = num_to_find.saturating_sub(before).min(k);
+                for (j, &idx) in local[..keep].iter().enumerate() {
+                    slots[before + j].store(idx, Ordering::Relaxed);
                 }
-            });
+            }
+        }
+        if !rejected_here.is_empty() {
+            rejected
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .append(&mut rejected_here);
+        }
+    };
+    let helpers = pool.current_num_threads().min(chunks) - 1;
+    pool.install(|| {
+        rayon::scope(|s| {
+            for _ in 0..helpers {
+                s.spawn(|_| work());
+            }
+            work();
+        })
     });
     let k = found.load(Ordering::Acquire).min(num_to_find);
     out.feasible = slots[..k]
@@ -231,5 +251,42 @@ mod tests {
             }
         });
         assert_eq!(err.error.map(|s| s.message()), Some("boom".to_string()));
+    }
+
+    /// Chunks are handed out in order, as kube's `ParallelizeUntil` does: with an early stop,
+    /// every node examined lies within the first chunks after `start`, whichever thread took
+    /// them (a divide-and-conquer split would send a worker to the far half of the cluster).
+    #[test]
+    fn parallel_workers_take_chunks_in_order_from_start() {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(4)
+            .build()
+            .unwrap();
+        let n = 10_000;
+        let start = 9_000;
+        let chunk = chunk_size(n, 4);
+        for _ in 0..20 {
+            let seen = Mutex::new(Vec::new());
+            let out = find_feasible(Some(&pool), n, start, 500, |i| {
+                seen.lock().unwrap().push(i);
+                Status::success()
+            });
+            assert_eq!(out.feasible.len(), 500);
+            // Position of each examined node in this cycle's order.
+            let pos = |i: usize| (i + n - start) % n;
+            let furthest = seen
+                .into_inner()
+                .unwrap()
+                .into_iter()
+                .map(pos)
+                .max()
+                .unwrap();
+            // At most one chunk in progress per worker past the 500th node.
+            assert!(
+                furthest < 500 + 4 * chunk,
+                "examined a node {furthest} positions after start"
+            );
+            assert!(out.feasible.iter().all(|&i| pos(i) < 500 + 4 * chunk));
+        }
     }
 }
