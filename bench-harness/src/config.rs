@@ -157,6 +157,14 @@ pub enum Op {
     Sleep {
         duration: Duration,
     },
+    /// `startCollectingMetrics`: collectors over the pods of `namespaces` that match
+    /// `label_selector`, reported under `name`, until `stopCollectingMetrics`.
+    StartCollecting {
+        name: String,
+        namespaces: Vec<String>,
+        label_selector: BTreeMap<String, String>,
+    },
+    StopCollecting,
     /// A known op that this build does not run; the workload is skipped.
     Unsupported {
         opcode: String,
@@ -164,22 +172,36 @@ pub enum Op {
     },
 }
 
+/// Every op of scheduler_perf, in the order the unknown-op message lists them.
+const KNOWN_OPS: &[&str] = &[
+    "createNodes",
+    "createNamespaces",
+    "createPods",
+    "barrier",
+    "deletePods",
+    "updateAny",
+    "sleep",
+    "churn",
+    "createPodSets",
+    "createAny",
+    "startCollectingMetrics",
+    "stopCollectingMetrics",
+    "createResourceDriver",
+    "createResourceClaims",
+    "allocResourceClaims",
+    "updateDeviceConditions",
+    "checkPodScheduled",
+    "createPodGroups",
+    "createCompositePodGroups",
+    "waitForPodGroups",
+    "startCollectingProfile",
+    "stopCollectingProfile",
+];
+
 /// Ops of scheduler_perf that this build recognises but does not run yet, with the reason.
 const UNSUPPORTED_OPS: &[(&str, &str)] = &[
     ("churn", "op churn arrives with the harness issue"),
-    (
-        "createPodSets",
-        "op createPodSets arrives with the harness issue",
-    ),
     ("createAny", "op createAny arrives with the harness issue"),
-    (
-        "startCollectingMetrics",
-        "op startCollectingMetrics arrives with the harness issue",
-    ),
-    (
-        "stopCollectingMetrics",
-        "op stopCollectingMetrics arrives with the harness issue",
-    ),
     ("createResourceDriver", "DRA is out of scope"),
     ("createResourceClaims", "DRA is out of scope"),
     ("allocResourceClaims", "DRA is out of scope"),
@@ -199,6 +221,16 @@ const UNSUPPORTED_OPS: &[(&str, &str)] = &[
 ];
 
 const MAX_COUNT: i64 = 100_000_000;
+/// Collectors `startCollectingMetrics.collectors` may name (tidegate always runs them all).
+const KNOWN_COLLECTORS: &[&str] = &[
+    "Throughput",
+    "Metrics",
+    "Memory",
+    "SchedulingDuration",
+    "PodGroupLatency",
+];
+/// Most pod sets one createPodSets op may unroll into (each becomes an op).
+const MAX_POD_SETS: usize = 1_000_000;
 
 struct Ctx<'a> {
     file: &'a Path,
@@ -638,7 +670,24 @@ pub fn resolve_ops(cfg: &Config, tc: &TestCase, wl: &Workload) -> Result<Vec<Op>
         RefCell::new(wl.params.keys().map(|k| (k.as_str(), false)).collect());
     let mut ops = Vec::new();
     for raw in &tc.ops {
-        ops.push(resolve_op(cfg, &cx, tc, wl, raw, &used)?);
+        // Ops are numbered after createPodSets is unrolled, as upstream's
+        // `unrollWorkloadTemplate` does: the default namespace `namespace-<i>` of a later op
+        // counts every createPods op a pod set became.
+        let of = format!("{}.workloadTemplate[{}]", tc.name, raw.index);
+        if raw.opcode == "createPodSets" {
+            ops.extend(resolve_pod_sets(
+                cfg,
+                &cx,
+                tc,
+                wl,
+                raw,
+                &of,
+                ops.len(),
+                &used,
+            )?);
+        } else {
+            ops.push(resolve_op(cfg, &cx, tc, wl, raw, &of, ops.len(), &used)?);
+        }
     }
     let used = used.into_inner();
     let unused: Vec<&str> = used.iter().filter(|(_, u)| !**u).map(|(k, _)| *k).collect();
@@ -654,15 +703,179 @@ pub fn resolve_ops(cfg: &Config, tc: &TestCase, wl: &Workload) -> Result<Vec<Op>
     Ok(ops)
 }
 
+/// `createPodSets`: `count` createPods ops (the `createPodsOp` given) in namespaces
+/// `<namespacePrefix>-<i>`, unrolled before anything runs, as upstream does.
+#[allow(clippy::too_many_arguments)]
+fn resolve_pod_sets<'w>(
+    cfg: &Config,
+    cx: &Ctx,
+    tc: &TestCase,
+    wl: &'w Workload,
+    raw: &RawOp,
+    of: &str,
+    index: usize,
+    used: &RefCell<BTreeMap<&'w str, bool>>,
+) -> Result<Vec<Op>, InputError> {
+    const KNOWN: &[&str] = &[
+        "opcode",
+        "count",
+        "countParam",
+        "namespacePrefix",
+        "createPodsOp",
+    ];
+    for (k, _) in &raw.fields {
+        if !KNOWN.contains(&k.value.as_str()) {
+            return Err(cx.unknown(k, of, KNOWN));
+        }
+    }
+    let get = |name: &str| raw.fields.iter().find(|(k, _)| k.value == name);
+    let count = resolve_count(cx, wl, raw, of, used)?;
+    let prefix = get("namespacePrefix")
+        .map(|(_, v)| cx.string(v, &format!("{of}.namespacePrefix")))
+        .transpose()?
+        .filter(|p| !p.is_empty())
+        .ok_or_else(|| {
+            cx.err(
+                raw.pos,
+                &format!("{of}.namespacePrefix"),
+                "namespacePrefix is required",
+            )
+        })?;
+    let inner_field = format!("{of}.createPodsOp");
+    let (_, inner) = get("createPodsOp")
+        .ok_or_else(|| cx.err(raw.pos, &inner_field, "createPodsOp is required"))?;
+    let fields = cx.map(inner, &inner_field)?.to_vec();
+    let opcode = match fields.iter().find(|(k, _)| k.value == "opcode") {
+        Some((_, v)) => cx.string(v, &format!("{inner_field}.opcode"))?,
+        None => "createPods".to_string(),
+    };
+    if opcode != "createPods" {
+        return Err(cx.err(
+            pos_of(inner),
+            &format!("{inner_field}.opcode"),
+            format!("must be createPods, got {opcode:?}"),
+        ));
+    }
+    let inner_raw = RawOp {
+        index: raw.index,
+        pos: pos_of(inner),
+        opcode,
+        fields,
+    };
+    let op = resolve_op(cfg, cx, tc, wl, &inner_raw, &inner_field, index, used)?;
+    if let Op::CreatePods { count: per_set, .. } = &op
+        && (count as i64).saturating_mul(*per_set as i64) > MAX_COUNT
+    {
+        return Err(cx.err(
+            raw.pos,
+            of,
+            format!(
+                "{count} pod sets of {per_set} pods exceed the limit of {MAX_COUNT} objects per op"
+            ),
+        ));
+    }
+    if count > MAX_POD_SETS {
+        return Err(cx.err(
+            raw.pos,
+            &format!("{of}.count"),
+            format!("{count} pod sets exceed the limit of {MAX_POD_SETS}"),
+        ));
+    }
+    Ok((0..count)
+        .map(|i| {
+            let mut o = op.clone();
+            if let Op::CreatePods { namespace, .. } = &mut o {
+                *namespace = format!("{prefix}-{i}");
+            }
+            o
+        })
+        .collect())
+}
+
+/// `count` / `countParam` of a raw op (required).
+fn resolve_count<'w>(
+    cx: &Ctx,
+    wl: &'w Workload,
+    raw: &RawOp,
+    of: &str,
+    used: &RefCell<BTreeMap<&'w str, bool>>,
+) -> Result<usize, InputError> {
+    let get = |name: &str| raw.fields.iter().find(|(k, _)| k.value == name);
+    let (v, pos, field) = match (get("count"), get("countParam")) {
+        (Some(_), Some((k, _))) => {
+            return Err(cx.err(
+                pos_of(k),
+                &format!("{of}.countParam"),
+                "count and countParam are mutually exclusive",
+            ));
+        }
+        (Some((_, n)), None) => (
+            ParamValue::Int(cx.number(n, &format!("{of}.count"))? as i64),
+            pos_of(n),
+            format!("{of}.count"),
+        ),
+        (None, Some((_, n))) => {
+            let field = format!("{of}.countParam");
+            let s = cx.string(n, &field)?;
+            let name = s.strip_prefix('$').ok_or_else(|| {
+                cx.err(
+                    pos_of(n),
+                    &field,
+                    format!("must reference a param as $name, got {s:?}"),
+                )
+            })?;
+            let (key, (v, _)) = wl.params.get_key_value(name).ok_or_else(|| {
+                cx.err(
+                    pos_of(n),
+                    &field,
+                    format!("parameter {name} is undefined in workload {}", wl.name),
+                )
+            })?;
+            if let Some(u) = used.borrow_mut().get_mut(key.as_str()) {
+                *u = true;
+            }
+            (v.clone(), pos_of(n), field)
+        }
+        (None, None) => {
+            return Err(cx.err(
+                raw.pos,
+                &format!("{of}.count"),
+                "count or countParam is required",
+            ));
+        }
+    };
+    let c = match v {
+        ParamValue::Int(i) => i,
+        ParamValue::Float(x) if x.fract() == 0.0 => x as i64,
+        other => {
+            return Err(cx.err(pos, &field, format!("expected an integer, got {other:?}")));
+        }
+    };
+    if c < 0 {
+        return Err(cx.err(pos, &field, format!("must not be negative, got {c}")));
+    }
+    if c > MAX_COUNT {
+        return Err(cx.err(
+            pos,
+            &field,
+            format!("{c} exceeds the limit of {MAX_COUNT} objects per op"),
+        ));
+    }
+    Ok(c as usize)
+}
+
+#[allow(clippy::too_many_arguments)]
 fn resolve_op<'w>(
     cfg: &Config,
     cx: &Ctx,
     tc: &TestCase,
     wl: &'w Workload,
     raw: &RawOp,
+    of: &str,
+    index: usize,
     used: &RefCell<BTreeMap<&'w str, bool>>,
 ) -> Result<Op, InputError> {
-    let of = format!("{}.workloadTemplate[{}]", tc.name, raw.index);
+    let of = of.to_string();
     let get = |name: &str| raw.fields.iter().find(|(k, _)| k.value == name);
     let param = |n: &SNode, field: &str| -> Result<ParamValue, InputError> {
         let s = cx.string(n, field)?;
@@ -753,23 +966,21 @@ fn resolve_op<'w>(
             "templateParams",
         ],
         "sleep" => &["opcode", "duration", "durationParam"],
+        "startCollectingMetrics" => &[
+            "opcode",
+            "name",
+            "namespaces",
+            "labelSelector",
+            "collectors",
+        ],
+        "stopCollectingMetrics" => &["opcode"],
         other => {
-            let mut all: Vec<&str> = vec![
-                "createNodes",
-                "createNamespaces",
-                "createPods",
-                "barrier",
-                "deletePods",
-                "updateAny",
-                "sleep",
-            ];
-            all.extend(UNSUPPORTED_OPS.iter().map(|(o, _)| *o));
             let (k, v) = get("opcode").expect("opcode present");
             let _ = k;
             return Err(cx.err(
                 pos_of(v),
                 &format!("{of}.opcode"),
-                format!("unknown op {other:?} (known: {})", all.join(", ")),
+                format!("unknown op {other:?} (known: {})", KNOWN_OPS.join(", ")),
             ));
         }
     };
@@ -780,45 +991,10 @@ fn resolve_op<'w>(
     }
     let f = |name: &str| format!("{of}.{name}");
     let count = |default: Option<usize>| -> Result<usize, InputError> {
-        let (v, pos, field) = match (get("count"), get("countParam")) {
-            (Some((_, _)), Some((k, _))) => {
-                return Err(cx.err(
-                    pos_of(k),
-                    &f("countParam"),
-                    "count and countParam are mutually exclusive",
-                ));
-            }
-            (Some((_, n)), None) => (
-                ParamValue::Int(cx.number(n, &f("count"))? as i64),
-                pos_of(n),
-                f("count"),
-            ),
-            (None, Some((_, n))) => (param(n, &f("countParam"))?, pos_of(n), f("countParam")),
-            (None, None) => match default {
-                Some(d) => return Ok(d),
-                None => {
-                    return Err(cx.err(raw.pos, &f("count"), "count or countParam is required"));
-                }
-            },
-        };
-        let c = match v {
-            ParamValue::Int(i) => i,
-            ParamValue::Float(x) if x.fract() == 0.0 => x as i64,
-            other => {
-                return Err(cx.err(pos, &field, format!("expected an integer, got {other:?}")));
-            }
-        };
-        if c < 0 {
-            return Err(cx.err(pos, &field, format!("must not be negative, got {c}")));
+        match default {
+            Some(d) if get("count").is_none() && get("countParam").is_none() => Ok(d),
+            _ => resolve_count(cx, wl, raw, &of, used),
         }
-        if c > MAX_COUNT {
-            return Err(cx.err(
-                pos,
-                &field,
-                format!("{c} exceeds the limit of {MAX_COUNT} objects per op"),
-            ));
-        }
-        Ok(c as usize)
     };
     let path = |name: &str| -> Result<Option<PathBuf>, InputError> {
         get(name)
@@ -840,7 +1016,7 @@ fn resolve_op<'w>(
             .transpose()
             .map(Option::unwrap_or_default)
     };
-    let default_ns = format!("namespace-{}", raw.index);
+    let default_ns = format!("namespace-{index}");
     match raw.opcode.as_str() {
         "createNodes" => {
             let count = count(None)?;
@@ -1074,6 +1250,39 @@ fn resolve_op<'w>(
             })?;
             Ok(Op::Sleep { duration })
         }
+        "startCollectingMetrics" => {
+            let namespaces = get("namespaces")
+                .map(|(_, v)| cx.strings(v, &f("namespaces")))
+                .transpose()?
+                .unwrap_or_default();
+            if namespaces.is_empty() {
+                return Err(cx.err(
+                    raw.pos,
+                    &f("namespaces"),
+                    "namespaces is required (the namespaces whose pods are measured)",
+                ));
+            }
+            if let Some((_, v)) = get("collectors") {
+                for c in cx.strings(v, &f("collectors"))? {
+                    if !KNOWN_COLLECTORS.contains(&c.as_str()) {
+                        return Err(cx.err(
+                            pos_of(v),
+                            &f("collectors"),
+                            format!(
+                                "unknown collector {c:?} (known: {})",
+                                KNOWN_COLLECTORS.join(", ")
+                            ),
+                        ));
+                    }
+                }
+            }
+            Ok(Op::StartCollecting {
+                name: string("name")?.unwrap_or_default(),
+                namespaces,
+                label_selector: selector("labelSelector")?,
+            })
+        }
+        "stopCollectingMetrics" => Ok(Op::StopCollecting),
         _ => unreachable!("opcode checked above"),
     }
 }

@@ -187,6 +187,62 @@ pub fn histogram_items(metrics: &Metrics, name: &str) -> Vec<DataItem> {
     out
 }
 
+/// kube's PercN: `sorted[ceil(len × N / 100) − 1]`.
+fn perc(sorted: &[f64], n: usize) -> f64 {
+    sorted[(sorted.len() * n).div_ceil(100).max(1) - 1]
+}
+
+/// The memory collector's two items: `heap_memory_usage` (MB, Perc50/90/95/99, Average, Max
+/// over the samples) and `memory_growth_rate` (MB/min from the first sample to the last).
+/// kube samples the Go heap in use; tidegate samples the process's resident set, which holds
+/// the same objects (and the allocator's slack). `samples` are `(seconds since start, MB)`.
+pub fn memory_items(samples: &[(f64, f64)], name: &str) -> Vec<DataItem> {
+    let (Some(first), Some(last)) = (samples.first(), samples.last()) else {
+        return vec![];
+    };
+    let mut v: Vec<f64> = samples.iter().map(|s| s.1).collect();
+    v.sort_by(f64::total_cmp);
+    let avg = v.iter().sum::<f64>() / v.len() as f64;
+    let data: BTreeMap<String, f64> = [
+        ("Perc50", perc(&v, 50)),
+        ("Perc90", perc(&v, 90)),
+        ("Perc95", perc(&v, 95)),
+        ("Perc99", perc(&v, 99)),
+        ("Average", avg),
+        ("Max", v[v.len() - 1]),
+    ]
+    .into_iter()
+    .map(|(k, x)| (k.to_string(), x))
+    .collect();
+    let minutes = (last.0 - first.0) / 60.0;
+    let growth = if minutes > 0.0 {
+        (last.1 - first.1) / minutes
+    } else {
+        0.0
+    };
+    vec![
+        DataItem {
+            data,
+            unit: "MB".into(),
+            labels: base_labels("heap_memory_usage", name),
+        },
+        DataItem {
+            data: [("GrowthRate".to_string(), growth)].into(),
+            unit: "MB/min".into(),
+            labels: base_labels("memory_growth_rate", name),
+        },
+    ]
+}
+
+/// The SchedulingDuration item: seconds from the window's start to its stop.
+pub fn scheduling_duration_item(d: Duration, name: &str) -> DataItem {
+    DataItem {
+        data: [("Duration".to_string(), d.as_secs_f64())].into(),
+        unit: "s".into(),
+        labels: base_labels("SchedulingDuration", name),
+    }
+}
+
 /// The per-workload summary of counts.
 pub fn summary_item(name: &str, counts: &[(&str, u64)]) -> DataItem {
     DataItem {

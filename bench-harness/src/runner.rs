@@ -183,7 +183,7 @@ fn plan<'c>(
             Op::CreatePods {
                 collect_metrics: true,
                 ..
-            }
+            } | Op::StartCollecting { .. }
         )
     }) && !ops.iter().any(|o| matches!(o, Op::Unsupported { .. }))
     {
@@ -191,7 +191,7 @@ fn plan<'c>(
             &cfg.path,
             Some(tc.pos),
             format!("{}.workloadTemplate", tc.name),
-            "at least one op must collect metrics (collectMetrics: true)",
+            "at least one op must collect metrics (createPods with collectMetrics: true, or startCollectingMetrics)",
         ));
     }
     let mut unsupported: Option<String> = None;
@@ -305,6 +305,80 @@ fn plan<'c>(
         None => Ok(p),
     })
 }
+
+/// The process's resident set in MB (`VmRSS`), or None where /proc is not available.
+pub fn rss_mb() -> Option<f64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
+    let kb: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb / 1024.0)
+}
+
+/// One collection window (`createPods` with `collectMetrics`, or `startCollectingMetrics`
+/// to `stopCollectingMetrics`): the store's bind recorder, the memory sampler (every 500 ms,
+/// as kube's memory collector) and the start time for SchedulingDuration.
+struct Window {
+    /// The `Name` label: `BenchmarkPerfScheduling/<testCase>/<workload>/<namespace or name>`.
+    name: String,
+    collector: usize,
+    started: Instant,
+    stop: Arc<AtomicBool>,
+    sampler: Option<JoinHandle<Vec<(f64, f64)>>>,
+}
+
+impl Window {
+    fn open(
+        store: &Store,
+        sched: &Scheduler,
+        name: String,
+        namespaces: &[String],
+        selector: &BTreeMap<String, String>,
+    ) -> Window {
+        sched.metrics().reset_histograms();
+        let collector = store.start_collecting(namespaces, selector);
+        let started = Instant::now();
+        let stop = Arc::new(AtomicBool::new(false));
+        let flag = stop.clone();
+        let sampler = std::thread::Builder::new()
+            .name("tidegate-memory".into())
+            .spawn(move || {
+                let mut samples = vec![];
+                loop {
+                    if let Some(mb) = rss_mb() {
+                        samples.push((started.elapsed().as_secs_f64(), mb));
+                    }
+                    if flag.load(Ordering::Relaxed) {
+                        return samples;
+                    }
+                    sleep_until(Instant::now() + Duration::from_millis(500), &flag);
+                }
+            })
+            .ok();
+        Window {
+            name,
+            collector,
+            started,
+            stop,
+            sampler,
+        }
+    }
+
+    /// Stops the collectors and returns their data items.
+    fn close(self, store: &Store, sched: &Scheduler) -> Vec<DataItem> {
+        let (binds, dur) = store.stop_collecting(self.collector);
+        let elapsed = self.started.elapsed();
+        self.stop.store(true, Ordering::Relaxed);
+        let samples = self.sampler.and_then(|h| h.join().ok()).unwrap_or_default();
+        let mut items = vec![report::throughput_item(&binds, dur, &self.name)];
+        items.extend(report::histogram_items(sched.metrics(), &self.name));
+        items.extend(report::counter_items(sched.metrics(), &self.name));
+        items.extend(report::memory_items(&samples, &self.name));
+        items.push(report::scheduling_duration_item(elapsed, &self.name));
+        items
+    }
+}
+
+const OVERLAPPING: &str = "metrics collection is overlapping: a collector was started before the previous one was stopped";
 
 /// Background ops (async deletes) of a workload, stopped when it ends.
 #[derive(Default)]
@@ -457,7 +531,10 @@ fn run_ops(
 ) -> Result<Vec<DataItem>, HarnessError> {
     let mut items = vec![];
     let mut pending_ns: BTreeMap<String, usize> = BTreeMap::new();
+    let mut window: Option<Window> = None;
     let field = |i: usize| format!("{}.workloadTemplate[{i}]", p.tc.name);
+    let window_name =
+        |last: &str| format!("BenchmarkPerfScheduling/{}/{}/{last}", p.tc.name, p.wl.name);
     for (i, op) in p.ops.iter().enumerate() {
         match op {
             Op::CreateNodes {
@@ -521,10 +598,18 @@ fn run_ops(
             } => {
                 let src = p.pods.get(&i).expect("planned");
                 let before = store.ns_stats(namespace).bound;
-                let collector = collect_metrics.then(|| {
-                    sched.metrics().reset_histograms();
-                    store.start_collecting(std::slice::from_ref(namespace))
-                });
+                if *collect_metrics {
+                    if window.is_some() {
+                        return Err(HarnessError::Run(format!("op {i}: {OVERLAPPING}")));
+                    }
+                    window = Some(Window::open(
+                        store,
+                        sched,
+                        window_name(namespace),
+                        std::slice::from_ref(namespace),
+                        &BTreeMap::new(),
+                    ));
+                }
                 for j in 0..*count {
                     let (pod, spec, _) = src.make(j, *count, template_params)?;
                     store.create_pod(&pod, namespace, spec).map_err(|e| {
@@ -539,20 +624,13 @@ fn run_ops(
                         return Err(timeout_error(store, sched, namespace, want, opts.timeout));
                     }
                 }
-                if let Some(cid) = collector {
-                    let (binds, dur) = store.stop_collecting(cid);
-                    let name = format!(
-                        "BenchmarkPerfScheduling/{}/{}/{namespace}",
-                        p.tc.name, p.wl.name
-                    );
-                    items.push(report::throughput_item(&binds, dur, &name));
-                    items.extend(report::histogram_items(sched.metrics(), &name));
-                    items.extend(report::counter_items(sched.metrics(), &name));
+                if *collect_metrics && let Some(w) = window.take() {
+                    items.extend(w.close(store, sched));
                 }
             }
             Op::Barrier {
                 namespaces,
-                label_selector: _,
+                label_selector,
                 attempted,
             } => {
                 let targets: Vec<String> = if namespaces.is_empty() {
@@ -562,13 +640,17 @@ fn run_ops(
                 };
                 for ns in targets {
                     let want = pending_ns.get(&ns).copied().unwrap_or(0);
-                    let ok = store.wait_ns(&ns, opts.timeout, |s| {
+                    let ok = store.wait_ns_matching(&ns, label_selector, opts.timeout, |s| {
                         s.bound + if *attempted { s.attempted_unbound } else { 0 } >= want
                     });
                     if !ok {
                         return Err(timeout_error(store, sched, &ns, want, opts.timeout));
                     }
-                    pending_ns.remove(&ns);
+                    // A Scheduled barrier settles the namespace's count; an Attempted one
+                    // leaves it for a later Scheduled barrier (as upstream's runBarrierOp).
+                    if !*attempted {
+                        pending_ns.remove(&ns);
+                    }
                 }
             }
             Op::DeletePods {
@@ -635,6 +717,30 @@ fn run_ops(
                 }
             }
             Op::Sleep { duration } => std::thread::sleep(*duration),
+            Op::StartCollecting {
+                name,
+                namespaces,
+                label_selector,
+            } => {
+                if window.is_some() {
+                    return Err(HarnessError::Run(format!("op {i}: {OVERLAPPING}")));
+                }
+                window = Some(Window::open(
+                    store,
+                    sched,
+                    window_name(name),
+                    namespaces,
+                    label_selector,
+                ));
+            }
+            Op::StopCollecting => {
+                let w = window.take().ok_or_else(|| {
+                    HarnessError::Run(format!(
+                        "op {i}: missing startCollectingMetrics operation before stopping"
+                    ))
+                })?;
+                items.extend(w.close(store, sched));
+            }
             Op::Unsupported { .. } => unreachable!("unsupported workloads are not executed"),
         }
     }

@@ -49,8 +49,21 @@ struct PodRec {
 #[derive(Default)]
 struct Collector {
     namespaces: AHashSet<String>,
+    /// Only pods whose labels include all of these (empty: every pod).
+    selector: BTreeMap<String, String>,
     start: Option<Instant>,
     binds: Vec<Duration>,
+}
+
+/// The pod object's labels include every pair of `selector`.
+fn labels_match(obj: &core::Pod, selector: &BTreeMap<String, String>) -> bool {
+    selector.iter().all(|(k, v)| {
+        obj.metadata
+            .labels
+            .as_ref()
+            .and_then(|l| l.get(k))
+            .is_some_and(|x| x == v)
+    })
 }
 
 /// One namespace's pods and counters. Pods are kept per namespace, as the API server keys
@@ -548,16 +561,7 @@ impl Store {
         let mut v: Vec<PodKey> = ns
             .pods
             .iter()
-            .filter(|(_, r)| {
-                selector.iter().all(|(lk, lv)| {
-                    r.obj
-                        .metadata
-                        .labels
-                        .as_ref()
-                        .and_then(|l| l.get(lk))
-                        .is_some_and(|v| v == lv)
-                })
-            })
+            .filter(|(_, r)| labels_match(&r.obj, selector))
             .map(|(k, _)| k.clone())
             .collect();
         v.sort();
@@ -577,6 +581,27 @@ impl Store {
         self.state.lock().namespaces.keys().cloned().collect()
     }
 
+    /// The namespace's counters over the pods whose labels match `selector` (a scan of the
+    /// namespace; the kept counters when the selector is empty).
+    fn stats_matching(st: &State, namespace: &str, selector: &BTreeMap<String, String>) -> NsStats {
+        let Some(ns) = st.ns.get(namespace) else {
+            return NsStats::default();
+        };
+        if selector.is_empty() {
+            return ns.stats;
+        }
+        let mut s = NsStats::default();
+        for r in ns.pods.values().filter(|r| labels_match(&r.obj, selector)) {
+            s.pods += 1;
+            if r.node.is_some() {
+                s.bound += 1;
+            } else if r.condition.is_some() {
+                s.attempted_unbound += 1;
+            }
+        }
+        s
+    }
+
     /// Waits until `done(stats)` holds for `namespace`, or `timeout` passes (false).
     pub fn wait_ns(
         &self,
@@ -584,10 +609,22 @@ impl Store {
         timeout: Duration,
         done: impl Fn(&NsStats) -> bool,
     ) -> bool {
+        self.wait_ns_matching(namespace, &BTreeMap::new(), timeout, done)
+    }
+
+    /// As [`Store::wait_ns`], counting only the pods whose labels match `selector` (a
+    /// barrier's `labelSelector`).
+    pub fn wait_ns_matching(
+        &self,
+        namespace: &str,
+        selector: &BTreeMap<String, String>,
+        timeout: Duration,
+        done: impl Fn(&NsStats) -> bool,
+    ) -> bool {
         let deadline = Instant::now() + timeout;
         let mut st = self.state.lock();
         loop {
-            let s = st.ns.get(namespace).map(|n| n.stats).unwrap_or_default();
+            let s = Self::stats_matching(&st, namespace, selector);
             if done(&s) {
                 return true;
             }
@@ -601,11 +638,16 @@ impl Store {
         }
     }
 
-    /// Starts recording bind times of pods in `namespaces`.
-    pub fn start_collecting(&self, namespaces: &[String]) -> usize {
+    /// Starts recording bind times of pods in `namespaces` whose labels match `selector`.
+    pub fn start_collecting(
+        &self,
+        namespaces: &[String],
+        selector: &BTreeMap<String, String>,
+    ) -> usize {
         let mut st = self.state.lock();
         st.collectors.push(Some(Collector {
             namespaces: namespaces.iter().cloned().collect(),
+            selector: selector.clone(),
             start: Some(Instant::now()),
             binds: Vec::new(),
         }));
@@ -696,6 +738,7 @@ impl ClusterClient for Store {
             ));
         }
         rec.node = Some(node);
+        let obj = rec.obj.clone();
         let had_condition = rec.condition.take().is_some();
         let old = rec.pod.clone();
         let mut new = (*old).clone();
@@ -712,6 +755,7 @@ impl ClusterClient for Store {
         let now = Instant::now();
         for c in st.collectors.iter_mut().flatten() {
             if c.namespaces.contains(ns)
+                && (c.selector.is_empty() || labels_match(&obj, &c.selector))
                 && let Some(start) = c.start
             {
                 c.binds.push(now.saturating_duration_since(start));

@@ -1,0 +1,338 @@
+//! scheduler_perf ops beyond the basic ones, run end to end on small configs: createPodSets,
+//! startCollectingMetrics/stopCollectingMetrics with namespaces and labelSelector, and barriers
+//! with a labelSelector. Semantics after kubernetes/kubernetes
+//! test/integration/scheduler_perf/executor.go and scheduler_perf.go (unrollWorkloadTemplate).
+
+use std::collections::BTreeSet;
+use tidegate_bench::config;
+use tidegate_bench::error::HarnessError;
+use tidegate_bench::report::DataItem;
+use tidegate_bench::runner::{Outcome, RunOptions, RunResult, run_config};
+
+const POD: &str = "\
+apiVersion: v1
+kind: Pod
+metadata:
+  generateName: p-
+spec:
+  containers:
+  - name: c
+    image: pause
+";
+
+const LABELLED_POD: &str = "\
+apiVersion: v1
+kind: Pod
+metadata:
+  generateName: l-
+  labels:
+    type: unsched
+spec:
+  containers:
+  - name: c
+    image: pause
+";
+
+/// Runs the one workload of `config` (with `pod.yaml` and `labelled.yaml` beside it).
+fn run(config: &str) -> Result<RunResult, HarnessError> {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("config.yaml"), config).unwrap();
+    std::fs::write(dir.path().join("pod.yaml"), POD).unwrap();
+    std::fs::write(dir.path().join("labelled.yaml"), LABELLED_POD).unwrap();
+    let cfg = config::load(&dir.path().join("config.yaml"))?;
+    let opts = RunOptions {
+        label_filter: Some(String::new()),
+        threads: Some(2),
+        timeout: std::time::Duration::from_secs(30),
+        ..RunOptions::default()
+    };
+    let mut reports = run_config(&cfg, &opts)?;
+    assert_eq!(reports.len(), 1);
+    match reports.remove(0).outcome {
+        Outcome::Ran(r) => Ok(*r),
+        Outcome::Skipped(why) => panic!("skipped: {why}"),
+    }
+}
+
+fn namespaces_of(r: &RunResult) -> BTreeSet<String> {
+    r.placements.iter().map(|(ns, _, _)| ns.clone()).collect()
+}
+
+fn item<'a>(r: &'a RunResult, metric: &str) -> Vec<&'a DataItem> {
+    r.items
+        .iter()
+        .filter(|i| i.labels.get("Metric").map(String::as_str) == Some(metric))
+        .collect()
+}
+
+#[test]
+fn create_pod_sets_unroll_into_namespaces_and_shift_later_op_indices() {
+    let r = run("\
+- name: T
+  defaultPodTemplatePath: pod.yaml
+  workloadTemplate:
+  - opcode: createNodes
+    count: 2
+  - opcode: createPodSets
+    countParam: $sets
+    namespacePrefix: init-ns
+    createPodsOp:
+      opcode: createPods
+      countParam: $perSet
+  - opcode: createPods
+    count: 4
+    collectMetrics: true
+  workloads:
+  - name: w
+    params:
+      sets: 3
+      perSet: 2
+")
+    .unwrap();
+    assert_eq!(r.summary.created, 3 * 2 + 4);
+    assert_eq!(r.summary.bound, 10);
+    // The last op is op 4 once the pod set became ops 1..=3, so its default namespace is
+    // namespace-4, not namespace-2.
+    let want: BTreeSet<String> = ["init-ns-0", "init-ns-1", "init-ns-2", "namespace-4"]
+        .into_iter()
+        .map(String::from)
+        .collect();
+    assert_eq!(namespaces_of(&r), want);
+    for ns in ["init-ns-0", "init-ns-1", "init-ns-2"] {
+        let n = r.placements.iter().filter(|(x, _, _)| x == ns).count();
+        assert_eq!(n, 2, "{ns}");
+    }
+    let tp = item(&r, "SchedulingThroughput");
+    assert_eq!(tp.len(), 1);
+    assert_eq!(
+        tp[0].labels["Name"],
+        "BenchmarkPerfScheduling/T/w/namespace-4"
+    );
+}
+
+#[test]
+fn pod_sets_reject_an_inner_op_that_is_not_create_pods() {
+    let e = run("\
+- name: T
+  workloadTemplate:
+  - opcode: createPodSets
+    count: 2
+    namespacePrefix: ns
+    createPodsOp:
+      opcode: createNodes
+      count: 1
+  - opcode: createPods
+    count: 1
+    collectMetrics: true
+  workloads:
+  - name: w
+")
+    .err()
+    .expect("an error");
+    let msg = e.to_string();
+    assert!(
+        msg.contains("createPodsOp.opcode") && msg.contains("must be createPods"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn explicit_collection_window_counts_selected_pods_and_reports_every_collector() {
+    let r = run("\
+- name: T
+  workloadTemplate:
+  - opcode: createNodes
+    count: 2
+  - opcode: startCollectingMetrics
+    name: unsched
+    namespaces: [a, b]
+    labelSelector:
+      type: unsched
+  - opcode: createPods
+    count: 5
+    namespace: a
+    podTemplatePath: labelled.yaml
+  - opcode: createPods
+    count: 5
+    namespace: b
+    podTemplatePath: pod.yaml
+  - opcode: stopCollectingMetrics
+  workloads:
+  - name: w
+")
+    .unwrap();
+    assert_eq!(r.summary.bound, 10);
+    let name = "BenchmarkPerfScheduling/T/w/unsched";
+    for metric in [
+        "SchedulingThroughput",
+        "SchedulingDuration",
+        "heap_memory_usage",
+        "memory_growth_rate",
+    ] {
+        let items = item(&r, metric);
+        assert_eq!(items.len(), 1, "{metric}");
+        assert_eq!(items[0].labels["Name"], name, "{metric}");
+    }
+    let d = item(&r, "SchedulingDuration")[0].data["Duration"];
+    assert!(d > 0.0 && d < r.wall.as_secs_f64(), "{d}");
+    let mem = item(&r, "heap_memory_usage")[0];
+    assert!(mem.data["Max"] >= mem.data["Perc50"] && mem.data["Perc50"] > 0.0);
+    assert_eq!(mem.unit, "MB");
+}
+
+#[test]
+fn overlapping_and_unopened_windows_are_errors() {
+    let overlap = run("\
+- name: T
+  defaultPodTemplatePath: pod.yaml
+  workloadTemplate:
+  - opcode: createNodes
+    count: 1
+  - opcode: startCollectingMetrics
+    name: x
+    namespaces: [a]
+  - opcode: createPods
+    count: 1
+    namespace: a
+    collectMetrics: true
+  workloads:
+  - name: w
+")
+    .err()
+    .expect("overlap is an error");
+    assert!(overlap.to_string().contains("overlapping"), "{overlap}");
+
+    let unopened = run("\
+- name: T
+  defaultPodTemplatePath: pod.yaml
+  workloadTemplate:
+  - opcode: createNodes
+    count: 1
+  - opcode: createPods
+    count: 1
+    collectMetrics: true
+  - opcode: stopCollectingMetrics
+  workloads:
+  - name: w
+")
+    .err()
+    .expect("stop without start is an error");
+    assert!(
+        unopened
+            .to_string()
+            .contains("missing startCollectingMetrics"),
+        "{unopened}"
+    );
+}
+
+#[test]
+fn start_collecting_requires_namespaces() {
+    let e = run("\
+- name: T
+  workloadTemplate:
+  - opcode: startCollectingMetrics
+    name: x
+  - opcode: stopCollectingMetrics
+  workloads:
+  - name: w
+")
+    .err()
+    .expect("an error");
+    let msg = e.to_string();
+    assert!(
+        msg.contains("workloadTemplate[0].namespaces") && msg.contains("required"),
+        "{msg}"
+    );
+}
+
+/// A barrier with a labelSelector counts only the scheduled pods it selects (upstream's
+/// waitUntilPodsScheduledInNamespace with the selector): it passes when the namespace's pods
+/// carry the label, and times out when the selector matches none of them.
+#[test]
+fn barrier_label_selector_counts_only_matching_pods() {
+    let config = |selector: &str| {
+        format!(
+            "\
+- name: T
+  workloadTemplate:
+  - opcode: createNodes
+    count: 1
+  - opcode: createPods
+    count: 3
+    namespace: a
+    podTemplatePath: labelled.yaml
+    skipWaitToCompletion: true
+  - opcode: barrier
+    namespaces: [a]
+    labelSelector:
+      type: {selector}
+  - opcode: createPods
+    count: 1
+    podTemplatePath: pod.yaml
+    collectMetrics: true
+  workloads:
+  - name: w
+"
+        )
+    };
+    let run_with = |selector: &str| {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("labelled.yaml"), LABELLED_POD).unwrap();
+        std::fs::write(dir.path().join("pod.yaml"), POD).unwrap();
+        std::fs::write(dir.path().join("config.yaml"), config(selector)).unwrap();
+        let cfg = config::load(&dir.path().join("config.yaml")).unwrap();
+        let opts = RunOptions {
+            label_filter: Some(String::new()),
+            threads: Some(1),
+            timeout: std::time::Duration::from_secs(2),
+            ..RunOptions::default()
+        };
+        run_config(&cfg, &opts)
+    };
+    let reports = run_with("unsched").expect("the barrier passes");
+    let Outcome::Ran(r) = &reports[0].outcome else {
+        panic!("skipped")
+    };
+    assert_eq!((r.summary.created, r.summary.bound), (4, 4));
+    let err = run_with("other").err().expect("nothing matches: timeout");
+    assert!(err.to_string().contains("timed out"), "{err}");
+}
+
+/// The collector behind a window records the binds of selected pods only.
+#[test]
+fn a_window_with_a_label_selector_records_only_matching_binds() {
+    use k8s_openapi::api::core::v1 as core;
+    use std::collections::BTreeMap;
+    use std::sync::Arc;
+    use tidegate_bench::store::Store;
+    use tidegate_engine::api::{Sym, convert};
+    use tidegate_engine::framework::ClusterClient;
+
+    let store = Store::new(1);
+    let node: core::Node = serde_json::from_value(serde_json::json!({
+        "metadata": {"name": "n1"},
+        "status": {"capacity": {"cpu": "4", "memory": "8Gi", "pods": "10"}}
+    }))
+    .unwrap();
+    let converted = convert::node(&node).unwrap();
+    store.create_node(node, converted).unwrap();
+    let selector = BTreeMap::from([("type".to_string(), "unsched".to_string())]);
+    let id = store.start_collecting(&["a".to_string()], &selector);
+    for (name, labelled) in [("x", true), ("y", false), ("z", true)] {
+        let mut p: core::Pod = serde_json::from_value(serde_json::json!({
+            "metadata": {"name": name},
+            "spec": {"containers": [{"name": "c", "image": "pause"}]}
+        }))
+        .unwrap();
+        if labelled {
+            p.metadata.labels = Some(selector.clone());
+        }
+        let spec = Arc::new(convert::pod_spec_info(p.spec.as_ref().unwrap()).unwrap());
+        let key = store.create_pod(&Arc::new(p), "a", spec).unwrap();
+        let internal = tidegate_engine::api::Pod::new("a", key.split().1, Default::default());
+        ClusterClient::bind(&*store, &internal, Sym::new("n1")).unwrap();
+    }
+    let (binds, _) = store.stop_collecting(id);
+    assert_eq!(binds.len(), 2);
+    assert_eq!(store.ns_stats("a").bound, 3);
+}
