@@ -165,6 +165,23 @@ pub enum Op {
         label_selector: BTreeMap<String, String>,
     },
     StopCollecting,
+    /// `createAny`: `count` objects of any supported kind from a template.
+    CreateAny {
+        template: PathBuf,
+        namespace: Option<String>,
+        count: usize,
+        template_params: serde_json::Map<String, serde_json::Value>,
+    },
+    /// `churn`: objects created (and in recreate mode deleted again) in the background every
+    /// `interval` until the workload ends.
+    Churn {
+        recreate: bool,
+        /// create: stop after this many ticks (0 = never); recreate: slots per template.
+        number: usize,
+        interval: Duration,
+        namespace: String,
+        templates: Vec<PathBuf>,
+    },
     /// A known op that this build does not run; the workload is skipped.
     Unsupported {
         opcode: String,
@@ -200,8 +217,6 @@ const KNOWN_OPS: &[&str] = &[
 
 /// Ops of scheduler_perf that this build recognises but does not run yet, with the reason.
 const UNSUPPORTED_OPS: &[(&str, &str)] = &[
-    ("churn", "op churn arrives with the harness issue"),
-    ("createAny", "op createAny arrives with the harness issue"),
     ("createResourceDriver", "DRA is out of scope"),
     ("createResourceClaims", "DRA is out of scope"),
     ("allocResourceClaims", "DRA is out of scope"),
@@ -974,6 +989,22 @@ fn resolve_op<'w>(
             "collectors",
         ],
         "stopCollectingMetrics" => &["opcode"],
+        "createAny" => &[
+            "opcode",
+            "templatePath",
+            "namespace",
+            "count",
+            "countParam",
+            "templateParams",
+        ],
+        "churn" => &[
+            "opcode",
+            "mode",
+            "number",
+            "intervalMilliseconds",
+            "namespace",
+            "templatePaths",
+        ],
         other => {
             let (k, v) = get("opcode").expect("opcode present");
             let _ = k;
@@ -1283,6 +1314,87 @@ fn resolve_op<'w>(
             })
         }
         "stopCollectingMetrics" => Ok(Op::StopCollecting),
+        "createAny" => {
+            let template_params = template_params(
+                cx,
+                get("templateParams"),
+                &f("templateParams"),
+                wl,
+                &mut used.borrow_mut(),
+            )?;
+            Ok(Op::CreateAny {
+                template: path("templatePath")?.ok_or_else(|| {
+                    cx.err(raw.pos, &f("templatePath"), "templatePath is required")
+                })?,
+                namespace: string("namespace")?,
+                count: count(Some(1))?,
+                template_params,
+            })
+        }
+        "churn" => {
+            let recreate = match string("mode")?.as_deref() {
+                Some("create") => false,
+                Some("recreate") => true,
+                other => {
+                    let pos = get("mode").map_or(raw.pos, |(_, v)| pos_of(v));
+                    return Err(cx.err(
+                        pos,
+                        &f("mode"),
+                        format!("must be create or recreate, got {other:?}"),
+                    ));
+                }
+            };
+            let int = |name: &str| -> Result<Option<i64>, InputError> {
+                get(name)
+                    .map(|(_, v)| {
+                        let x = cx.number(v, &f(name))?;
+                        if x < 0.0 || x.fract() != 0.0 || x > MAX_COUNT as f64 {
+                            return Err(cx.err(
+                                pos_of(v),
+                                &f(name),
+                                format!(
+                                    "must be a non-negative integer up to {MAX_COUNT}, got {x}"
+                                ),
+                            ));
+                        }
+                        Ok(x as i64)
+                    })
+                    .transpose()
+            };
+            let number = int("number")?.unwrap_or(0) as usize;
+            if recreate && number == 0 {
+                let pos = get("number").map_or(raw.pos, |(_, v)| pos_of(v));
+                return Err(cx.err(
+                    pos,
+                    &f("number"),
+                    "recreate mode needs a positive number of objects per template",
+                ));
+            }
+            let interval_ms = int("intervalMilliseconds")?
+                .filter(|&m| m > 0)
+                .unwrap_or(500);
+            let templates: Vec<PathBuf> = get("templatePaths")
+                .map(|(_, v)| cx.strings(v, &f("templatePaths")))
+                .transpose()?
+                .unwrap_or_default()
+                .into_iter()
+                .map(|t| cfg.dir.join(t))
+                .collect();
+            if templates.is_empty() {
+                return Err(cx.err(
+                    raw.pos,
+                    &f("templatePaths"),
+                    "at least one template path is required",
+                ));
+            }
+            Ok(Op::Churn {
+                recreate,
+                number,
+                interval: Duration::from_millis(interval_ms as u64),
+                namespace: string("namespace")?.unwrap_or(default_ns),
+                templates,
+            })
+        }
         _ => unreachable!("opcode checked above"),
     }
 }

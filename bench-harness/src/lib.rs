@@ -5,6 +5,7 @@
 pub mod config;
 pub mod error;
 pub mod manifest;
+pub mod objects;
 pub mod report;
 pub mod runner;
 pub mod sched_config;

@@ -5,6 +5,7 @@
 use crate::config::{self, Config, Op, TestCase, Workload};
 use crate::error::{HarnessError, InputError};
 use crate::manifest::{self, ObjectTemplate, PodSource};
+use crate::objects::{self, AnyObject};
 use crate::report::{self, DataItem, ThresholdFailure};
 use crate::sched_config::{self, SchedulerConfigFile};
 use crate::store::Store;
@@ -135,8 +136,10 @@ struct Plan<'c> {
     ops: Vec<Op>,
     /// Per op index: the pod source of createPods ops.
     pods: BTreeMap<usize, PodSource>,
-    /// Per op index: node/namespace/update templates.
+    /// Per op index: node/namespace/update/createAny templates.
     templates: BTreeMap<usize, ObjectTemplate>,
+    /// Per op index: the objects a churn op creates, one per template.
+    churn: BTreeMap<usize, Vec<AnyObject>>,
 }
 
 /// The workloads selected by `--workload` and `--label-filter`.
@@ -212,6 +215,7 @@ fn plan<'c>(
         ops: vec![],
         pods: BTreeMap::new(),
         templates: BTreeMap::new(),
+        churn: BTreeMap::new(),
     };
     for (i, op) in ops.iter().enumerate() {
         match op {
@@ -276,6 +280,32 @@ fn plan<'c>(
                 let r = t.render(0, 1, &Default::default())?;
                 let _: core::Namespace = r.typed("Namespace")?;
                 p.templates.insert(i, t);
+            }
+            Op::CreateAny {
+                template,
+                template_params,
+                ..
+            } => {
+                let t = ObjectTemplate::load(template)?;
+                let r = t.render(0, 1, template_params)?;
+                if let Err(why) = objects::prepare(&r)? {
+                    unsupported.get_or_insert_with(|| format!("createAny: {why}"));
+                }
+                p.templates.insert(i, t);
+            }
+            Op::Churn { templates, .. } => {
+                let mut objs = vec![];
+                for path in templates {
+                    let t = ObjectTemplate::load(path)?;
+                    let r = t.render(0, 1, &Default::default())?;
+                    match objects::prepare(&r)? {
+                        Ok(o) => objs.push(o),
+                        Err(why) => {
+                            unsupported.get_or_insert_with(|| format!("churn: {why}"));
+                        }
+                    }
+                }
+                p.churn.insert(i, objs);
             }
             Op::UpdateAny {
                 template,
@@ -733,6 +763,55 @@ fn run_ops(
                     label_selector,
                 ));
             }
+            Op::CreateAny {
+                namespace,
+                count,
+                template_params,
+                ..
+            } => {
+                let t = p.templates.get(&i).expect("planned");
+                for j in 0..*count {
+                    let r = t.render(j, *count, template_params)?;
+                    let obj = match objects::prepare(&r)? {
+                        Ok(o) => o,
+                        Err(why) => return Err(HarnessError::Unsupported(why)),
+                    };
+                    let ns = namespace
+                        .clone()
+                        .or_else(|| {
+                            r.json
+                                .pointer("/metadata/namespace")
+                                .and_then(|v| v.as_str())
+                                .map(str::to_string)
+                        })
+                        .unwrap_or_else(|| "default".into());
+                    store.create_any(&obj, &ns).map_err(|e| {
+                        InputError::new(
+                            &t.path,
+                            Some(manifest::object_pos(&r)),
+                            format!("createAny[{j}]"),
+                            e.to_string(),
+                        )
+                    })?;
+                }
+            }
+            Op::Churn {
+                recreate,
+                number,
+                interval,
+                namespace,
+                ..
+            } => {
+                let objs = p.churn.get(&i).cloned().unwrap_or_default();
+                let st = store.clone();
+                let stop = bg.stop.clone();
+                let (recreate, number, interval, ns) =
+                    (*recreate, *number, *interval, namespace.clone());
+                st.ensure_namespace_exists(&ns);
+                bg.threads.push(std::thread::spawn(move || {
+                    churn(&st, &objs, recreate, number, interval, &ns, &stop)
+                }));
+            }
             Op::StopCollecting => {
                 let w = window.take().ok_or_else(|| {
                     HarnessError::Run(format!(
@@ -745,6 +824,47 @@ fn run_ops(
         }
     }
     Ok(items)
+}
+
+/// The churn op's loop (upstream's runChurnOp): every `interval`, for each template, create
+/// an object (create mode, for `number` ticks, 0 = until the workload ends), or in recreate
+/// mode delete the object in the template's current slot of `number` if there is one, else
+/// create one there. Failures are skipped, as upstream logs and goes on.
+fn churn(
+    store: &Store,
+    objs: &[AnyObject],
+    recreate: bool,
+    number: usize,
+    interval: Duration,
+    namespace: &str,
+    stop: &AtomicBool,
+) {
+    let start = Instant::now();
+    let mut slots: Vec<Vec<Option<String>>> = vec![vec![None; number.max(1)]; objs.len()];
+    let mut tick: usize = 0;
+    loop {
+        tick += 1;
+        sleep_until(start + interval * tick as u32, stop);
+        if stop.load(Ordering::Relaxed) {
+            return;
+        }
+        for (o, slot) in objs.iter().zip(slots.iter_mut()) {
+            if recreate {
+                let s = &mut slot[(tick - 1) % number];
+                match s.take() {
+                    Some(name) => {
+                        store.delete_any(o.kind(), namespace, &name);
+                    }
+                    None => *s = store.create_any(o, namespace).ok(),
+                }
+            } else {
+                let _ = store.create_any(o, namespace);
+            }
+        }
+        if !recreate && number > 0 && tick >= number {
+            return;
+        }
+    }
 }
 
 fn timeout_error(

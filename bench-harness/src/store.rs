@@ -134,6 +134,23 @@ pub struct Store {
     /// Namespace labels for the scheduler's namespace lister (read by PreFilter without the
     /// store lock).
     ns_labels: RwLock<AHashMap<Sym, Arc<Labels>>>,
+    /// Services by namespace: name, and the selector (None: a Service without a selector,
+    /// which selects nothing). Read by PodTopologySpread's default constraints without the
+    /// store lock.
+    services: RwLock<AHashMap<Sym, Vec<ServiceRec>>>,
+    /// PodDisruptionBudgets (read by DefaultPreemption without the store lock).
+    pdbs: RwLock<Vec<Arc<tidegate_engine::api::PodDisruptionBudget>>>,
+    /// Objects of kinds nothing here reads (kind, namespace, name).
+    inert: Mutex<std::collections::BTreeSet<(String, String, String)>>,
+}
+
+struct ServiceRec {
+    name: String,
+    /// `spec.selector` as a label set, and as a selector for matching pods.
+    selector: Option<(
+        BTreeMap<String, String>,
+        tidegate_engine::api::labels::LabelSelector,
+    )>,
 }
 
 /// The condition of every gated pod, shared rather than built per pod.
@@ -193,6 +210,9 @@ impl Store {
             changed: Condvar::new(),
             scheduler: RwLock::new(None),
             ns_labels: RwLock::new(AHashMap::new()),
+            services: RwLock::new(AHashMap::new()),
+            pdbs: RwLock::new(Vec::new()),
+            inert: Mutex::new(Default::default()),
         })
     }
 
@@ -272,6 +292,12 @@ impl Store {
         st.namespaces.insert(name.clone(), Arc::new(ns));
         st.ns.entry(name.clone()).or_default();
         Ok(name)
+    }
+
+    /// Creates the namespace if it does not exist (ops that create into a namespace).
+    pub fn ensure_namespace_exists(&self, name: &str) {
+        let mut st = self.state.lock();
+        self.ensure_namespace(&mut st, name);
     }
 
     fn ensure_namespace(&self, st: &mut State, name: &str) {
@@ -429,6 +455,180 @@ impl Store {
         }
         self.changed.notify_all();
         Ok(key)
+    }
+
+    /// Creates an object of any supported kind (`createAny`, `churn`) in `namespace` (for
+    /// namespaced kinds). Returns its name.
+    pub fn create_any(
+        &self,
+        obj: &crate::objects::AnyObject,
+        namespace: &str,
+    ) -> Result<String, StoreError> {
+        use crate::objects::AnyObject;
+        match obj {
+            AnyObject::Pod { obj, spec } => self
+                .create_pod(obj, namespace, spec.clone())
+                .map(|k| k.split().1.to_string()),
+            AnyObject::Node { obj, converted } => {
+                self.create_node((**obj).clone(), (**converted).clone())
+            }
+            AnyObject::Namespace(ns) => self.create_namespace((**ns).clone()),
+            AnyObject::Service(svc) => {
+                let name = {
+                    let mut st = self.state.lock();
+                    self.ensure_namespace(&mut st, namespace);
+                    let taken = |n: &str| {
+                        self.services
+                            .read()
+                            .get(&Sym::new(namespace))
+                            .is_some_and(|v| v.iter().any(|r| r.name == n))
+                    };
+                    let name = Self::name_for(&mut st, &svc.metadata, |_, n| taken(n))?;
+                    if taken(&name) {
+                        return Err(StoreError::AlreadyExists {
+                            kind: "service",
+                            name,
+                        });
+                    }
+                    name
+                };
+                let selector = match svc.spec.as_ref().and_then(|s| s.selector.clone()) {
+                    None => None,
+                    Some(set) => {
+                        let sel = convert::label_selector(
+                            &k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector {
+                                match_labels: Some(set.clone()),
+                                match_expressions: None,
+                            },
+                            "spec.selector",
+                        )
+                        .map_err(|e| {
+                            StoreError::Invalid(format!(
+                                "Service {name:?} is invalid: {}: {}",
+                                e.field, e.detail
+                            ))
+                        })?;
+                        Some((set, sel))
+                    }
+                };
+                self.services
+                    .write()
+                    .entry(Sym::new(namespace))
+                    .or_default()
+                    .push(ServiceRec {
+                        name: name.clone(),
+                        selector,
+                    });
+                Ok(name)
+            }
+            AnyObject::Pdb(pdb) => {
+                let mut pdb = (**pdb).clone();
+                let name = {
+                    let mut st = self.state.lock();
+                    self.ensure_namespace(&mut st, namespace);
+                    let taken = |n: &str| {
+                        self.pdbs
+                            .read()
+                            .iter()
+                            .any(|p| &*p.name == n && p.namespace == Sym::new(namespace))
+                    };
+                    let name = Self::name_for(&mut st, &pdb.metadata, |_, n| taken(n))?;
+                    if taken(&name) {
+                        return Err(StoreError::AlreadyExists {
+                            kind: "poddisruptionbudget",
+                            name,
+                        });
+                    }
+                    name
+                };
+                pdb.metadata.name = Some(name.clone());
+                pdb.metadata.namespace = Some(namespace.to_string());
+                let converted = crate::objects::pdb(&pdb).ok_or_else(|| {
+                    StoreError::Invalid(format!("PodDisruptionBudget {name:?} is invalid"))
+                })?;
+                self.pdbs.write().push(Arc::new(converted));
+                Ok(name)
+            }
+            AnyObject::Inert {
+                kind,
+                name,
+                generate_name,
+            } => {
+                let ns = if obj.namespaced() { namespace } else { "" };
+                let mut st = self.state.lock();
+                if !ns.is_empty() {
+                    self.ensure_namespace(&mut st, ns);
+                }
+                let meta = k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+                    name: name.clone(),
+                    generate_name: generate_name.clone(),
+                    ..Default::default()
+                };
+                let key = |n: &str| (kind.clone(), ns.to_string(), n.to_string());
+                let n = Self::name_for(&mut st, &meta, |_, n| self.inert.lock().contains(&key(n)))?;
+                if !self.inert.lock().insert(key(&n)) {
+                    return Err(StoreError::AlreadyExists {
+                        kind: "object",
+                        name: n,
+                    });
+                }
+                Ok(n)
+            }
+        }
+    }
+
+    /// Deletes an object created by [`Store::create_any`] (churn's recreate mode). False if
+    /// it is gone already.
+    pub fn delete_any(&self, kind: &str, namespace: &str, name: &str) -> bool {
+        match kind {
+            "Pod" => self.delete_pod(&PodKey::new(namespace, name)),
+            "Node" => self.delete_node(name),
+            "Service" => {
+                let mut svcs = self.services.write();
+                let Some(v) = svcs.get_mut(&Sym::new(namespace)) else {
+                    return false;
+                };
+                let before = v.len();
+                v.retain(|r| r.name != name);
+                before != v.len()
+            }
+            "PodDisruptionBudget" => {
+                let mut pdbs = self.pdbs.write();
+                let before = pdbs.len();
+                pdbs.retain(|p| !(&*p.name == name && p.namespace == Sym::new(namespace)));
+                before != pdbs.len()
+            }
+            "Namespace" => false,
+            other => self.inert.lock().remove(&(
+                other.to_string(),
+                namespace.to_string(),
+                name.to_string(),
+            )),
+        }
+    }
+
+    /// Deletes a node; the scheduler gets the delete event. Pods bound to it stay bound, as
+    /// nothing here runs the pod garbage collector.
+    pub fn delete_node(&self, name: &str) -> bool {
+        let mut st = self.state.lock();
+        if st.nodes.remove(name).is_none() {
+            return false;
+        }
+        st.rv += 1;
+        if let Some(s) = self.sched() {
+            s.on_node_delete(Sym::new(name));
+        }
+        self.changed.notify_all();
+        true
+    }
+
+    /// Services, PodDisruptionBudgets and other objects stored, for the run summary.
+    pub fn object_counts(&self) -> (usize, usize, usize) {
+        (
+            self.services.read().values().map(Vec::len).sum(),
+            self.pdbs.read().len(),
+            self.inert.lock().len(),
+        )
     }
 
     /// The full object of a stored pod (template or last PUT, with its identity and binding).
@@ -803,5 +1003,38 @@ impl ClusterClient for Store {
 
     fn namespace_labels(&self, namespace: Sym) -> Option<Arc<Labels>> {
         self.ns_labels.read().get(&namespace).cloned()
+    }
+
+    /// kube's `helper.DefaultSelector` over the Services of the pod's namespace: the
+    /// selectors of those that select the pod, merged (a Service without a selector selects
+    /// nothing). ReplicaSets, StatefulSets and ReplicationControllers are not stored here.
+    fn default_spread_selector(
+        &self,
+        pod: &Pod,
+    ) -> Option<tidegate_engine::api::labels::LabelSelector> {
+        let svcs = self.services.read();
+        let mut merged: BTreeMap<String, String> = BTreeMap::new();
+        for r in svcs.get(&pod.namespace)? {
+            if let Some((set, sel)) = &r.selector
+                && sel.matches(&pod.labels)
+            {
+                merged.extend(set.iter().map(|(k, v)| (k.clone(), v.clone())));
+            }
+        }
+        if merged.is_empty() {
+            return None;
+        }
+        convert::label_selector(
+            &k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector {
+                match_labels: Some(merged),
+                match_expressions: None,
+            },
+            "spec.selector",
+        )
+        .ok()
+    }
+
+    fn pod_disruption_budgets(&self) -> Vec<Arc<tidegate_engine::api::PodDisruptionBudget>> {
+        self.pdbs.read().clone()
     }
 }

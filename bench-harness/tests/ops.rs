@@ -336,3 +336,288 @@ fn a_window_with_a_label_selector_records_only_matching_binds() {
     assert_eq!(binds.len(), 2);
     assert_eq!(store.ns_stats("a").bound, 3);
 }
+
+/// Runs `config` with extra files beside it.
+fn run_with_files(config: &str, files: &[(&str, &str)]) -> Result<RunResult, HarnessError> {
+    let dir = tempfile::tempdir().unwrap();
+    for (n, t) in files {
+        std::fs::write(dir.path().join(n), t).unwrap();
+    }
+    std::fs::write(dir.path().join("pod.yaml"), POD).unwrap();
+    std::fs::write(dir.path().join("config.yaml"), config).unwrap();
+    let cfg = config::load(&dir.path().join("config.yaml"))?;
+    let opts = RunOptions {
+        label_filter: Some(String::new()),
+        threads: Some(1),
+        timeout: std::time::Duration::from_secs(20),
+        ..RunOptions::default()
+    };
+    let mut reports = run_config(&cfg, &opts)?;
+    match reports.remove(0).outcome {
+        Outcome::Ran(r) => Ok(*r),
+        Outcome::Skipped(why) => Err(HarnessError::Unsupported(why)),
+    }
+}
+
+const CHURN_POD: &str = "\
+apiVersion: v1
+kind: Pod
+metadata:
+  generateName: churn-
+spec:
+  containers:
+  - name: c
+    image: pause
+";
+
+/// churn in create mode makes one object per template per tick, `number` ticks in all; in
+/// recreate mode a ring of `number` slots per template alternates create and delete, so at
+/// most `number` of its objects live at once.
+#[test]
+fn churn_creates_and_recreates_in_the_background() {
+    let config = |mode: &str, number: u32| {
+        format!(
+            "\
+- name: T
+  workloadTemplate:
+  - opcode: createNodes
+    count: 1
+  - opcode: churn
+    mode: {mode}
+    number: {number}
+    intervalMilliseconds: 40
+    namespace: churn
+    templatePaths: [churn.yaml]
+  - opcode: sleep
+    duration: 700ms
+  - opcode: createPods
+    count: 2
+    podTemplatePath: pod.yaml
+    collectMetrics: true
+  workloads:
+  - name: w
+"
+        )
+    };
+    let files = [("churn.yaml", CHURN_POD)];
+    let create = run_with_files(&config("create", 3), &files).unwrap();
+    assert_eq!(create.summary.created, 3 + 2, "{:?}", create.summary);
+    assert!(create.summary.adds_up(), "{:?}", create.summary);
+    let churned = create.placements.iter().filter(|(ns, _, _)| ns == "churn");
+    assert_eq!(churned.count(), 3);
+
+    let re = run_with_files(&config("recreate", 1), &files).unwrap();
+    let s = re.summary;
+    assert!(s.adds_up(), "{s:?}");
+    let churn_created = s.created - 2;
+    assert!(churn_created >= 3, "{s:?}");
+    assert!(s.deleted >= 2, "{s:?}");
+    let live = churn_created - s.deleted;
+    assert!(live <= 1, "at most one live object per slot: {s:?}");
+}
+
+#[test]
+fn churn_mode_must_be_create_or_recreate() {
+    let e = run_with_files(
+        "\
+- name: T
+  workloadTemplate:
+  - opcode: churn
+    mode: sometimes
+    templatePaths: [pod.yaml]
+  - opcode: createPods
+    count: 1
+    podTemplatePath: pod.yaml
+    collectMetrics: true
+  workloads:
+  - name: w
+",
+        &[],
+    )
+    .err()
+    .expect("an error");
+    let msg = e.to_string();
+    assert!(
+        msg.contains("workloadTemplate[0].mode") && msg.contains("create or recreate"),
+        "{msg}"
+    );
+}
+
+/// createAny makes Services (read by PodTopologySpread's default constraints), PDBs (read by
+/// DefaultPreemption) and inert kinds; volume kinds skip the workload with the reason.
+#[test]
+fn create_any_stores_services_pdbs_and_inert_objects() {
+    let service = "\
+apiVersion: v1
+kind: Service
+metadata:
+  generateName: svc-
+spec:
+  selector:
+    app: web
+  ports:
+  - port: 80
+";
+    let pdb = "\
+apiVersion: policy/v1
+kind: PodDisruptionBudget
+metadata:
+  name: budget
+spec:
+  minAvailable: 1
+  selector:
+    matchLabels:
+      app: web
+";
+    let cm = "\
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  generateName: cm-
+data:
+  a: b
+";
+    let r = run_with_files(
+        "\
+- name: T
+  workloadTemplate:
+  - opcode: createNodes
+    count: 1
+  - opcode: createAny
+    namespace: web
+    templatePath: service.yaml
+  - opcode: createAny
+    namespace: web
+    templatePath: pdb.yaml
+  - opcode: createAny
+    namespace: web
+    templatePath: cm.yaml
+    count: 3
+  - opcode: createPods
+    count: 1
+    podTemplatePath: pod.yaml
+    collectMetrics: true
+  workloads:
+  - name: w
+",
+        &[
+            ("service.yaml", service),
+            ("pdb.yaml", pdb),
+            ("cm.yaml", cm),
+        ],
+    )
+    .unwrap();
+    assert_eq!(r.summary.bound, 1);
+
+    let pv = "\
+apiVersion: v1
+kind: PersistentVolume
+metadata:
+  name: pv
+spec:
+  capacity:
+    storage: 1Gi
+";
+    let skipped = run_with_files(
+        "\
+- name: T
+  workloadTemplate:
+  - opcode: createAny
+    templatePath: pv.yaml
+  - opcode: createPods
+    count: 1
+    podTemplatePath: pod.yaml
+    collectMetrics: true
+  workloads:
+  - name: w
+",
+        &[("pv.yaml", pv)],
+    )
+    .err()
+    .expect("skipped");
+    assert!(
+        skipped.to_string().contains("PersistentVolume") && skipped.to_string().contains("volumes"),
+        "{skipped}"
+    );
+}
+
+/// The store's Services give kube's DefaultSelector: the merged selectors of the Services in
+/// the pod's namespace that select it; a Service without a selector selects nothing. PDBs are
+/// listed with their namespace.
+#[test]
+fn services_give_the_default_spread_selector_and_pdbs_are_listed() {
+    use k8s_openapi::api::core::v1 as core;
+    use k8s_openapi::api::policy::v1 as policy;
+    use std::sync::Arc;
+    use tidegate_bench::objects::AnyObject;
+    use tidegate_bench::store::Store;
+    use tidegate_engine::api::labels::Labels;
+    use tidegate_engine::framework::ClusterClient;
+
+    let store = Store::new(1);
+    let svc = |name: &str, sel: Option<serde_json::Value>| {
+        let mut spec = serde_json::json!({"ports": [{"port": 80}]});
+        if let Some(s) = sel {
+            spec["selector"] = s;
+        }
+        let s: core::Service =
+            serde_json::from_value(serde_json::json!({"metadata": {"name": name}, "spec": spec}))
+                .unwrap();
+        AnyObject::Service(Box::new(s))
+    };
+    store
+        .create_any(&svc("a", Some(serde_json::json!({"app": "web"}))), "ns")
+        .unwrap();
+    store
+        .create_any(&svc("b", Some(serde_json::json!({"tier": "front"}))), "ns")
+        .unwrap();
+    store.create_any(&svc("c", None), "ns").unwrap();
+    store
+        .create_any(&svc("d", Some(serde_json::json!({"app": "web"}))), "other")
+        .unwrap();
+    assert!(
+        store
+            .create_any(&svc("a", Some(serde_json::json!({"x": "y"}))), "ns")
+            .is_err(),
+        "names are unique per namespace"
+    );
+    let mut pod = tidegate_engine::api::Pod::new("ns", "p", Default::default());
+    pod.labels = Arc::new(Labels::from_pairs([("app", "web"), ("tier", "front")]));
+    let sel = store.default_spread_selector(&pod).expect("selected");
+    assert_eq!(sel.requirements.len(), 2, "{sel:?}");
+    assert!(sel.matches(&pod.labels));
+    let only_app = Labels::from_pairs([("app", "web")]);
+    assert!(
+        !sel.matches(&only_app),
+        "both services' labels are required"
+    );
+
+    let mut lonely = tidegate_engine::api::Pod::new("ns", "q", Default::default());
+    lonely.labels = Arc::new(Labels::from_pairs([("app", "db")]));
+    assert!(store.default_spread_selector(&lonely).is_none());
+    store.delete_any("Service", "ns", "a");
+    store.delete_any("Service", "ns", "b");
+    assert!(store.default_spread_selector(&pod).is_none());
+
+    let pdb: policy::PodDisruptionBudget = serde_json::from_value(serde_json::json!({
+        "metadata": {"name": "budget"},
+        "spec": {"selector": {"matchLabels": {"app": "web"}}}
+    }))
+    .unwrap();
+    store
+        .create_any(&AnyObject::Pdb(Box::new(pdb)), "ns")
+        .unwrap();
+    let pdbs = store.pod_disruption_budgets();
+    assert_eq!(pdbs.len(), 1);
+    let cm = AnyObject::Inert {
+        kind: "ConfigMap".into(),
+        name: None,
+        generate_name: Some("cm-".into()),
+    };
+    store.create_any(&cm, "ns").unwrap();
+    store.create_any(&cm, "ns").unwrap();
+    // Services c and d remain; one PDB; two ConfigMaps with generated names.
+    assert_eq!(store.object_counts(), (2, 1, 2));
+    assert_eq!(pdbs[0].namespace.to_string_lossy(), "ns");
+    assert_eq!(&*pdbs[0].name, "budget");
+}
