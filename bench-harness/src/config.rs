@@ -153,6 +153,8 @@ pub enum Op {
         count: usize,
         per_second: f64,
         template_params: serde_json::Map<String, serde_json::Value>,
+        /// `subresources: [resize]`: an in-place resize of the pods' container resources.
+        resize: bool,
     },
     Sleep {
         duration: Duration,
@@ -1224,12 +1226,25 @@ fn resolve_op<'w>(
             skip_wait: boolean("skipWaitToCompletion")?,
         }),
         "updateAny" => {
-            if get("subresources").is_some() {
-                return Ok(Op::Unsupported {
-                    opcode: raw.opcode.clone(),
-                    reason: "updateAny.subresources (resize) is not supported".into(),
-                });
-            }
+            let subresources = get("subresources")
+                .map(|(_, v)| cx.strings(v, &f("subresources")))
+                .transpose()?
+                .unwrap_or_default();
+            let resize = match subresources.as_slice() {
+                [] => false,
+                [one] if one == "resize" => true,
+                other => {
+                    for (_, v) in &raw.fields {
+                        mark_params(&v.value, wl, &mut used.borrow_mut());
+                    }
+                    return Ok(Op::Unsupported {
+                        opcode: raw.opcode.clone(),
+                        reason: format!(
+                            "updateAny.subresources {other:?} (only [resize] is supported)"
+                        ),
+                    });
+                }
+            };
             let template_params = template_params(
                 cx,
                 get("templateParams"),
@@ -1249,6 +1264,7 @@ fn resolve_op<'w>(
                     .unwrap_or(0.0)
                     .max(0.0),
                 template_params,
+                resize,
             })
         }
         "sleep" => {

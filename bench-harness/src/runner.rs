@@ -314,15 +314,21 @@ fn plan<'c>(
             } => {
                 let t = ObjectTemplate::load(template)?;
                 let r = t.render(0, 1, template_params)?;
-                if r.kind() != "Pod" {
-                    unsupported.get_or_insert_with(|| {
-                        format!(
-                            "updateAny of kind {:?} (only Pod updates are supported)",
-                            r.kind()
-                        )
-                    });
-                } else {
-                    let _: core::Pod = r.typed("Pod")?;
+                match r.kind() {
+                    "Pod" => {
+                        let _: core::Pod = r.typed("Pod")?;
+                    }
+                    "Node" => {
+                        let n: core::Node = r.typed("Node")?;
+                        manifest::node(Some(&r), &n)?;
+                    }
+                    other => {
+                        unsupported.get_or_insert_with(|| {
+                            format!(
+                                "updateAny of kind {other:?} (Pod and Node updates are supported)"
+                            )
+                        });
+                    }
                 }
                 p.templates.insert(i, t);
             }
@@ -719,6 +725,7 @@ fn run_ops(
                 count,
                 per_second,
                 template_params,
+                resize,
                 ..
             } => {
                 let t = p.templates.get(&i).expect("planned");
@@ -731,12 +738,23 @@ fn run_ops(
                         );
                     }
                     let r = t.render(j, *count, template_params)?;
-                    let pod: core::Pod = r.typed("Pod")?;
-                    let ns = namespace
-                        .clone()
-                        .or_else(|| pod.metadata.namespace.clone())
-                        .unwrap_or_else(|| "default".into());
-                    store.update_pod(&pod, &ns).map_err(|e| {
+                    let result = if r.kind() == "Node" {
+                        let n: core::Node = r.typed("Node")?;
+                        let converted = manifest::node(Some(&r), &n)?;
+                        store.update_node(n, converted)
+                    } else {
+                        let pod: core::Pod = r.typed("Pod")?;
+                        let ns = namespace
+                            .clone()
+                            .or_else(|| pod.metadata.namespace.clone())
+                            .unwrap_or_else(|| "default".into());
+                        if *resize {
+                            store.resize_pod(&pod, &ns)
+                        } else {
+                            store.update_pod(&pod, &ns)
+                        }
+                    };
+                    result.map_err(|e| {
                         InputError::new(
                             &t.path,
                             Some(manifest::object_pos(&r)),

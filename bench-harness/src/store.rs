@@ -607,6 +607,40 @@ impl Store {
         }
     }
 
+    /// PUT of a node object and of its status (the `updateAny` op): the stored node becomes
+    /// the rendered object as it is (labels included: a hostname label that createNodes added
+    /// and the template leaves out is gone, as on an API server). The scheduler gets the
+    /// update event.
+    pub fn update_node(
+        &self,
+        mut node: core::Node,
+        converted: tidegate_engine::api::Node,
+    ) -> Result<(), StoreError> {
+        let name = node
+            .metadata
+            .name
+            .clone()
+            .filter(|n| !n.is_empty())
+            .ok_or_else(|| StoreError::Invalid("metadata.name: Required value".into()))?;
+        let mut st = self.state.lock();
+        let Some((_, old)) = st.nodes.get(&name).cloned() else {
+            return Err(StoreError::NotFound { kind: "node", name });
+        };
+        st.rv += 1;
+        node.metadata.resource_version = Some(st.rv.to_string());
+        let mut internal = converted;
+        internal.name = Sym::new(&name);
+        internal.resource_version = st.rv;
+        let internal = Arc::new(internal);
+        st.nodes
+            .insert(name.clone(), (Arc::new(node), internal.clone()));
+        if let Some(s) = self.sched() {
+            s.on_node_update(&old, internal);
+        }
+        self.changed.notify_all();
+        Ok(())
+    }
+
     /// Deletes a node; the scheduler gets the delete event. Pods bound to it stay bound, as
     /// nothing here runs the pod garbage collector.
     pub fn delete_node(&self, name: &str) -> bool {
@@ -692,6 +726,59 @@ impl Store {
             rec.condition = None;
             ns.attempted_unbound -= 1;
         }
+        if let Some(s) = self.sched() {
+            s.on_pod_update(&old_internal, internal);
+        }
+        self.changed.notify_all();
+        Ok(())
+    }
+
+    /// The `resize` subresource (in-place pod resize): only the containers' `resources` of
+    /// the stored pod change, taken from `new` by container name; every other field of `new`
+    /// is ignored, as the subresource ignores it. Without a kubelet nothing reports allocated
+    /// resources, so the scheduler sees the new requests at once (kube's
+    /// `PodRequests` falls back to the spec when the status has none).
+    pub fn resize_pod(&self, new: &core::Pod, namespace: &str) -> Result<(), StoreError> {
+        let name = new
+            .metadata
+            .name
+            .clone()
+            .filter(|n| !n.is_empty())
+            .ok_or_else(|| StoreError::Invalid("metadata.name: Required value".into()))?;
+        let key = PodKey::new(namespace, &name);
+        let mut st = self.state.lock();
+        let rec = st.pod(&key).ok_or(StoreError::NotFound {
+            kind: "pod",
+            name: key.to_string(),
+        })?;
+        let mut obj = Self::materialize(&key, rec);
+        let new_containers = new
+            .spec
+            .as_ref()
+            .map(|s| s.containers.as_slice())
+            .unwrap_or_default();
+        let spec = obj.spec.get_or_insert_with(Default::default);
+        for nc in new_containers {
+            let Some(c) = spec.containers.iter_mut().find(|c| c.name == nc.name) else {
+                return Err(StoreError::Invalid(format!(
+                    "Pod {name:?} is invalid: spec.containers: Not found: {:?}",
+                    nc.name
+                )));
+            };
+            c.resources = nc.resources.clone();
+        }
+        let info = convert::pod_spec_info(spec)
+            .map_err(|e| StoreError::Invalid(format!("Pod {name:?} is invalid: {e}")))?;
+        let old_internal = rec.pod.clone();
+        st.rv += 1;
+        obj.metadata.resource_version = Some(st.rv.to_string());
+        let obj = Arc::new(obj);
+        let mut internal = convert::pod_with_spec(&obj, Arc::new(info));
+        internal.node_name = old_internal.node_name;
+        let internal = Arc::new(internal);
+        let (rec, _) = st.pod_mut(&key).expect("checked");
+        rec.obj = obj;
+        rec.pod = internal.clone();
         if let Some(s) = self.sched() {
             s.on_pod_update(&old_internal, internal);
         }

@@ -621,3 +621,121 @@ fn services_give_the_default_spread_selector_and_pdbs_are_listed() {
     assert_eq!(pdbs[0].namespace.to_string_lossy(), "ns");
     assert_eq!(&*pdbs[0].name, "budget");
 }
+
+/// updateAny with `subresources: [resize]` scales a bound pod's requests down in place (the
+/// UpdatePodScaleDown event requeues pods NodeResourcesFit rejected), and updateAny of a Node
+/// replaces the node (here: no longer unschedulable), as EventHandlingPodUpdate and
+/// EventHandlingNodeUpdate do upstream.
+#[test]
+fn update_any_resizes_pods_and_updates_nodes() {
+    let node = "\
+apiVersion: v1
+kind: Node
+metadata:
+  name: n-{{ .Index }}
+spec:
+  unschedulable: {{ .Unschedulable }}
+status:
+  capacity:
+    pods: \"10\"
+    cpu: \"1\"
+    memory: 4Gi
+";
+    let big = |cpu: &str| {
+        format!(
+            "\
+apiVersion: v1
+kind: Pod
+metadata:
+  name: big-{{{{ .Index }}}}
+spec:
+  nodeName: n-0
+  containers:
+  - name: c
+    image: pause
+    resources:
+      requests:
+        cpu: {cpu}
+"
+        )
+    };
+    let half = "\
+apiVersion: v1
+kind: Pod
+metadata:
+  generateName: half-
+spec:
+  containers:
+  - name: c
+    image: pause
+    resources:
+      requests:
+        cpu: 500m
+";
+    let r = run_with_files(
+        "\
+- name: T
+  workloadTemplate:
+  - opcode: createNodes
+    count: 1
+    nodeTemplatePath: node.yaml
+    templateParams:
+      Unschedulable: false
+  - opcode: createPods
+    count: 1
+    podTemplatePath: big.yaml
+    namespace: blockers
+    skipWaitToCompletion: true
+  - opcode: createPods
+    count: 1
+    podTemplatePath: half.yaml
+    namespace: waiting
+    skipWaitToCompletion: true
+  - opcode: barrier
+    stageRequirement: Attempted
+  - opcode: updateAny
+    templatePath: small.yaml
+    namespace: blockers
+    subresources: [resize]
+  - opcode: barrier
+  - opcode: updateAny
+    templatePath: node.yaml
+    templateParams:
+      Unschedulable: true
+  - opcode: createPods
+    count: 1
+    podTemplatePath: pod.yaml
+    namespace: blocked
+    skipWaitToCompletion: true
+  - opcode: barrier
+    stageRequirement: Attempted
+  - opcode: updateAny
+    templatePath: node.yaml
+    templateParams:
+      Unschedulable: false
+  - opcode: barrier
+  - opcode: createPods
+    count: 1
+    podTemplatePath: pod.yaml
+    collectMetrics: true
+  workloads:
+  - name: w
+",
+        &[
+            ("node.yaml", node),
+            ("big.yaml", &big("900m")),
+            ("small.yaml", &big("100m")),
+            ("half.yaml", half),
+        ],
+    )
+    .unwrap();
+    // blocker, the 500m pod (after the resize), the pod held off by the cordon, the measured.
+    assert_eq!(
+        (r.summary.created, r.summary.bound),
+        (4, 4),
+        "{:?}",
+        r.summary
+    );
+    let ns: BTreeSet<String> = namespaces_of(&r);
+    assert!(ns.contains("waiting") && ns.contains("blocked"), "{ns:?}");
+}
