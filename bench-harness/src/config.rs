@@ -135,6 +135,9 @@ pub enum Op {
         template_params: serde_json::Map<String, serde_json::Value>,
         collect_metrics: bool,
         skip_wait: bool,
+        /// `steadyState` with its `duration`: for that long, every pod of the namespace
+        /// seen scheduled is deleted and replaced, keeping `count` pods pending.
+        steady: Option<Duration>,
     },
     Barrier {
         namespaces: Vec<String>,
@@ -1050,6 +1053,37 @@ fn resolve_op<'w>(
             .map(Option::unwrap_or_default)
     };
     let default_ns = format!("namespace-{index}");
+    // `duration` / `durationParam` (a Go duration), None when neither is given.
+    let duration = || -> Result<Option<Duration>, InputError> {
+        let (text, pos, field) = match (get("duration"), get("durationParam")) {
+            (None, None) => return Ok(None),
+            (Some((_, v)), None) => (cx.string(v, &f("duration"))?, pos_of(v), f("duration")),
+            (None, Some((_, v))) => match param(v, &f("durationParam"))? {
+                ParamValue::Str(s) => (s, pos_of(v), f("durationParam")),
+                other => {
+                    return Err(cx.err(
+                        pos_of(v),
+                        &f("durationParam"),
+                        format!("expected a duration string, got {other:?}"),
+                    ));
+                }
+            },
+            (Some(_), Some((k, _))) => {
+                return Err(cx.err(
+                    pos_of(k),
+                    &f("durationParam"),
+                    "duration and durationParam are mutually exclusive",
+                ));
+            }
+        };
+        parse_go_duration(&text).map(Some).ok_or_else(|| {
+            cx.err(
+                pos,
+                &field,
+                format!("invalid duration {text:?} (examples: 500ms, 2s, 1m30s)"),
+            )
+        })
+    };
     match raw.opcode.as_str() {
         "createNodes" => {
             let count = count(None)?;
@@ -1150,9 +1184,46 @@ fn resolve_op<'w>(
                 wl,
                 &mut used.borrow_mut(),
             )?;
+            let steady_state = match (get("steadyState"), get("steadyStateParam")) {
+                (None, None) => false,
+                (Some((_, v)), None) => cx.boolean(v, &f("steadyState"))?,
+                (None, Some((_, v))) => match param(v, &f("steadyStateParam"))? {
+                    ParamValue::Bool(b) => b,
+                    other => {
+                        return Err(cx.err(
+                            pos_of(v),
+                            &f("steadyStateParam"),
+                            format!("expected a boolean, got {other:?}"),
+                        ));
+                    }
+                },
+                (Some(_), Some((k, _))) => {
+                    return Err(cx.err(
+                        pos_of(k),
+                        &f("steadyStateParam"),
+                        "steadyState and steadyStateParam are mutually exclusive",
+                    ));
+                }
+            };
+            let steady = match (steady_state, duration()?) {
+                (false, _) => None,
+                (true, Some(d)) if !d.is_zero() => Some(d),
+                (true, _) => {
+                    return Err(cx.err(
+                        raw.pos,
+                        &f("duration"),
+                        "steadyState needs a positive duration (duration or durationParam)",
+                    ));
+                }
+            };
+            if steady.is_some() && skip_wait {
+                return Err(cx.err(
+                    raw.pos,
+                    &f("steadyState"),
+                    "steadyState and skipWaitToCompletion cannot be used together",
+                ));
+            }
             for unsupported in [
-                "steadyState",
-                "steadyStateParam",
                 "persistentVolumeTemplatePath",
                 "persistentVolumeClaimTemplatePath",
                 "nominatedNodeName",
@@ -1188,6 +1259,7 @@ fn resolve_op<'w>(
                 template_params,
                 collect_metrics,
                 skip_wait,
+                steady,
             })
         }
         "barrier" => {
@@ -1268,31 +1340,11 @@ fn resolve_op<'w>(
             })
         }
         "sleep" => {
-            let (text, pos, field) = match (get("duration"), get("durationParam")) {
-                (Some((_, v)), None) => (cx.string(v, &f("duration"))?, pos_of(v), f("duration")),
-                (None, Some((_, v))) => match param(v, &f("durationParam"))? {
-                    ParamValue::Str(s) => (s, pos_of(v), f("durationParam")),
-                    other => {
-                        return Err(cx.err(
-                            pos_of(v),
-                            &f("durationParam"),
-                            format!("expected a duration string, got {other:?}"),
-                        ));
-                    }
-                },
-                _ => {
-                    return Err(cx.err(
-                        raw.pos,
-                        &f("duration"),
-                        "exactly one of duration and durationParam is required",
-                    ));
-                }
-            };
-            let duration = parse_go_duration(&text).ok_or_else(|| {
+            let duration = duration()?.ok_or_else(|| {
                 cx.err(
-                    pos,
-                    &field,
-                    format!("invalid duration {text:?} (examples: 500ms, 2s, 1m30s)"),
+                    raw.pos,
+                    &f("duration"),
+                    "exactly one of duration and durationParam is required",
                 )
             })?;
             Ok(Op::Sleep { duration })

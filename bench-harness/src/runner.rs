@@ -630,10 +630,13 @@ fn run_ops(
                 template_params,
                 collect_metrics,
                 skip_wait,
+                steady,
                 ..
             } => {
                 let src = p.pods.get(&i).expect("planned");
                 let before = store.ns_stats(namespace).bound;
+                // Steady state watches the namespace before its first pod exists.
+                let watch = steady.map(|_| store.watch_scheduled(namespace));
                 if *collect_metrics {
                     if window.is_some() {
                         return Err(HarnessError::Run(format!("op {i}: {OVERLAPPING}")));
@@ -652,7 +655,9 @@ fn run_ops(
                         e.into_input(src.path().unwrap_or(Path::new("<default pod>")), "")
                     })?;
                 }
-                if *skip_wait {
+                if let (Some(d), Some(rx)) = (steady, watch) {
+                    steady_state(store, src, namespace, *count, template_params, *d, &rx)?;
+                } else if *skip_wait {
                     *pending_ns.entry(namespace.clone()).or_default() += count;
                 } else {
                     let want = before + count;
@@ -842,6 +847,46 @@ fn run_ops(
         }
     }
     Ok(items)
+}
+
+/// createPods' steady state (upstream's createPodsSteadily): for `duration`, every pod of
+/// the namespace seen scheduled is deleted and a new one created, so the scheduler's queue
+/// stays at about `count` pods and the cluster near its starting condition. An error if no
+/// pod at all got scheduled in that time.
+fn steady_state(
+    store: &Store,
+    src: &PodSource,
+    namespace: &str,
+    count: usize,
+    params: &serde_json::Map<String, serde_json::Value>,
+    duration: Duration,
+    scheduled: &crossbeam::channel::Receiver<tidegate_engine::api::PodKey>,
+) -> Result<(), HarnessError> {
+    let deadline = Instant::now() + duration;
+    let mut made = count;
+    let mut seen = 0usize;
+    loop {
+        let now = Instant::now();
+        if now >= deadline {
+            break;
+        }
+        let Ok(key) = scheduled.recv_timeout(deadline - now) else {
+            continue;
+        };
+        seen += 1;
+        store.delete_pod(&key);
+        let (pod, spec, _) = src.make(made, made + 1, params)?;
+        made += 1;
+        store
+            .create_pod(&pod, namespace, spec)
+            .map_err(|e| e.into_input(src.path().unwrap_or(Path::new("<default pod>")), ""))?;
+    }
+    if seen == 0 {
+        return Err(HarnessError::Run(format!(
+            "steady state in namespace {namespace}: no pod at all got scheduled in {duration:?}, either because of a problem or because the interval was too small"
+        )));
+    }
+    Ok(())
 }
 
 /// The churn op's loop (upstream's runChurnOp): every `interval`, for each template, create

@@ -142,6 +142,9 @@ pub struct Store {
     pdbs: RwLock<Vec<Arc<tidegate_engine::api::PodDisruptionBudget>>>,
     /// Objects of kinds nothing here reads (kind, namespace, name).
     inert: Mutex<std::collections::BTreeSet<(String, String, String)>>,
+    /// Watchers of pods becoming scheduled, by namespace (createPods' steady state: an
+    /// informer handler that sees nodeName go from empty to set).
+    scheduled_watchers: Mutex<Vec<(String, crossbeam::channel::Sender<PodKey>)>>,
 }
 
 struct ServiceRec {
@@ -213,6 +216,7 @@ impl Store {
             services: RwLock::new(AHashMap::new()),
             pdbs: RwLock::new(Vec::new()),
             inert: Mutex::new(Default::default()),
+            scheduled_watchers: Mutex::new(Vec::new()),
         })
     }
 
@@ -453,8 +457,31 @@ impl Store {
         if let Some(s) = self.sched() {
             s.on_pod_add(internal);
         }
+        if node.is_some() {
+            self.notify_scheduled(&key);
+        }
         self.changed.notify_all();
         Ok(key)
+    }
+
+    /// Delivers the key of every pod of `namespace` that becomes scheduled (bound, or created
+    /// with a nodeName) from now on, until the receiver is dropped.
+    pub fn watch_scheduled(&self, namespace: &str) -> crossbeam::channel::Receiver<PodKey> {
+        let (tx, rx) = crossbeam::channel::unbounded();
+        self.scheduled_watchers
+            .lock()
+            .push((namespace.to_string(), tx));
+        rx
+    }
+
+    fn notify_scheduled(&self, key: &PodKey) {
+        let mut w = self.scheduled_watchers.lock();
+        if w.is_empty() {
+            return;
+        }
+        let ns = key.split().0;
+        // A dropped receiver ends its watch.
+        w.retain(|(n, tx)| n != ns || tx.send(key.clone()).is_ok());
     }
 
     /// Creates an object of any supported kind (`createAny`, `churn`) in `namespace` (for
@@ -1051,6 +1078,7 @@ impl ClusterClient for Store {
         if let Some(s) = self.sched() {
             s.on_pod_update(&old, new);
         }
+        self.notify_scheduled(&pod.key);
         self.changed.notify_all();
         Ok(())
     }

@@ -739,3 +739,72 @@ spec:
     let ns: BTreeSet<String> = namespaces_of(&r);
     assert!(ns.contains("waiting") && ns.contains("blocked"), "{ns:?}");
 }
+
+/// createPods in steady state: for `duration`, each pod seen scheduled is deleted and
+/// replaced, so the namespace always holds `count` pods (created − deleted = count), and the
+/// window measures the whole interval.
+#[test]
+fn steady_state_replaces_every_scheduled_pod_for_the_duration() {
+    let r = run("\
+- name: T
+  workloadTemplate:
+  - opcode: createNodes
+    count: 2
+  - opcode: createPods
+    countParam: $pods
+    podTemplatePath: pod.yaml
+    steadyState: true
+    durationParam: $duration
+    collectMetrics: true
+  workloads:
+  - name: w
+    params:
+      pods: 3
+      duration: 600ms
+")
+    .unwrap();
+    let s = r.summary;
+    assert!(s.adds_up(), "{s:?}");
+    assert!(s.deleted >= 3, "{s:?}");
+    assert_eq!(s.created - s.deleted, 3, "{s:?}");
+    let d = item(&r, "SchedulingDuration")[0].data["Duration"];
+    assert!(d >= 0.6, "the window spans the steady state: {d}");
+    assert_eq!(item(&r, "SchedulingThroughput").len(), 1);
+}
+
+#[test]
+fn steady_state_needs_a_duration_and_excludes_skip_wait() {
+    let e = run("\
+- name: T
+  workloadTemplate:
+  - opcode: createPods
+    count: 1
+    podTemplatePath: pod.yaml
+    steadyState: true
+    collectMetrics: true
+  workloads:
+  - name: w
+")
+    .err()
+    .expect("an error");
+    assert!(e.to_string().contains("positive duration"), "{e}");
+    let e = run("\
+- name: T
+  workloadTemplate:
+  - opcode: createPods
+    count: 1
+    podTemplatePath: pod.yaml
+    steadyState: true
+    duration: 1s
+    skipWaitToCompletion: true
+  - opcode: createPods
+    count: 1
+    podTemplatePath: pod.yaml
+    collectMetrics: true
+  workloads:
+  - name: w
+")
+    .err()
+    .expect("an error");
+    assert!(e.to_string().contains("cannot be used together"), "{e}");
+}
