@@ -31,6 +31,22 @@ enum Cmd {
     /// Example: tidegate run ../shared/upstream/scheduler_perf/misc/performance-config.yaml
     ///          --workload SchedulingBasic/5000Nodes_10000Pods --data-items-dir out/
     Run(RunArgs),
+    /// List the test cases and workloads of a config: labels, threshold, and whether this
+    /// build runs it (or why not). Nothing runs.
+    ///
+    /// Example: tidegate list ../shared/upstream/scheduler_perf/misc/performance-config.yaml
+    ///          --label-filter integration-test
+    List(ListArgs),
+}
+
+#[derive(clap::Args)]
+struct ListArgs {
+    /// The scheduler_perf config (a list of test cases).
+    config: PathBuf,
+    /// Only workloads matching this label filter (`performance`, `integration-test,-short`).
+    /// Default: every workload.
+    #[arg(long)]
+    label_filter: Option<String>,
 }
 
 #[derive(clap::Args)]
@@ -65,6 +81,13 @@ struct RunArgs {
     /// Longest wait for pods to be scheduled in one op (seconds).
     #[arg(long, default_value_t = 600)]
     timeout: u64,
+    /// Write one JSON line per pod at the end of each workload: namespace, name, status
+    /// (Bound, SchedulingGated, Pending, Terminating), node, queue, remaining gates, and for a
+    /// pending pod the plugins that last rejected it and the message.
+    ///
+    /// Example: --dump-pods pods.jsonl
+    #[arg(long, value_name = "FILE")]
+    dump_pods: Option<PathBuf>,
 }
 
 fn fmt_ms(v: Option<f64>) -> String {
@@ -142,6 +165,7 @@ fn run(args: RunArgs) -> Result<ExitCode, HarnessError> {
         timeout: Duration::from_secs(args.timeout),
         // Progress lines only for a person watching; pipes and CI get the table alone.
         verbose: std::io::stderr().is_terminal(),
+        dump_pods: args.dump_pods.is_some(),
         ..RunOptions::default()
     };
     if runner::select(&cfg, &opts).is_empty() {
@@ -167,12 +191,26 @@ fn run(args: RunArgs) -> Result<ExitCode, HarnessError> {
     let mut all_items = vec![];
     let mut failures = vec![];
     let mut placements = vec![];
+    let mut dump = Vec::new();
     for r in &reports {
         if let Outcome::Ran(res) = &r.outcome {
             all_items.extend(res.items.iter().cloned());
             failures.extend(res.threshold_failures.iter().map(|f| f.message.clone()));
             placements.extend(res.placements.iter().cloned());
+            for p in &res.pods {
+                let mut line =
+                    serde_json::to_value(p).map_err(|e| HarnessError::Run(e.to_string()))?;
+                line["workload"] = format!("{}/{}", r.test_case, r.workload).into();
+                let _ = writeln!(dump, "{line}");
+            }
         }
+    }
+    if !placements.is_empty() {
+        println!(
+            "placements digest: {:016x} ({} pods bound)",
+            runner::placements_digest(&placements),
+            placements.len()
+        );
     }
     if let Some(dir) = &args.data_items_dir {
         report::fill_not_applicable(&mut all_items);
@@ -205,6 +243,9 @@ fn run(args: RunArgs) -> Result<ExitCode, HarnessError> {
         report::write_atomic(dir, name, &out)
             .map_err(|e| HarnessError::Run(format!("{}: {e}", file.display())))?;
     }
+    if let Some(file) = &args.dump_pods {
+        write_file(file, &dump)?;
+    }
     for f in &failures {
         eprintln!("threshold: {f}");
     }
@@ -215,10 +256,61 @@ fn run(args: RunArgs) -> Result<ExitCode, HarnessError> {
     })
 }
 
+/// Writes `contents` to `file` whole or not at all.
+fn write_file(file: &std::path::Path, contents: &[u8]) -> Result<(), HarnessError> {
+    let dir = file
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(std::path::Path::new("."));
+    let name = file
+        .file_name()
+        .and_then(|s| s.to_str())
+        .ok_or_else(|| HarnessError::Run(format!("{}: not a file name", file.display())))?;
+    report::write_atomic(dir, name, contents)
+        .map(|_| ())
+        .map_err(|e| HarnessError::Run(format!("{}: {e}", file.display())))
+}
+
+fn list(args: ListArgs) -> Result<ExitCode, HarnessError> {
+    let cfg = config::load(&args.config)?;
+    let opts = RunOptions {
+        label_filter: Some(args.label_filter.clone().unwrap_or_default()),
+        ..RunOptions::default()
+    };
+    let selected = runner::select(&cfg, &opts);
+    println!(
+        "{:<58} {:<34} {:>10}  runs",
+        "workload", "labels", "threshold"
+    );
+    for (tc, wl) in selected {
+        let mut labels = tc.labels.clone();
+        labels.extend(wl.labels.iter().cloned());
+        let threshold = match &wl.threshold {
+            None => "-".to_string(),
+            Some(config::Threshold::Value(v)) => format!("{v}"),
+            Some(config::Threshold::PerTopic(m)) => m
+                .get(&cfg.topic)
+                .map_or_else(|| "-".to_string(), |v| format!("{v}")),
+        };
+        let runs = match runner::check_workload(&cfg, tc, wl, &opts)? {
+            None => "yes".to_string(),
+            Some(why) => format!("skipped: unsupported: {why}"),
+        };
+        println!(
+            "{:<58} {:<34} {:>10}  {runs}",
+            format!("{}/{}", tc.name, wl.name),
+            labels.join(","),
+            threshold
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.cmd {
         Cmd::Run(a) => run(a),
+        Cmd::List(a) => list(a),
     };
     match result {
         Ok(code) => code,

@@ -42,6 +42,8 @@ pub struct RunOptions {
     pub registry: Registry,
     /// Progress lines on stderr.
     pub verbose: bool,
+    /// Keep every pod's final state in the result (`--dump-pods`).
+    pub dump_pods: bool,
 }
 
 impl Default for RunOptions {
@@ -55,6 +57,7 @@ impl Default for RunOptions {
             timeout: Duration::from_secs(600),
             registry: Registry::in_tree(),
             verbose: false,
+            dump_pods: false,
         }
     }
 }
@@ -125,6 +128,49 @@ pub struct RunResult {
     pub threshold_failures: Vec<ThresholdFailure>,
     pub placements: Vec<(String, String, String)>,
     pub wall: Duration,
+    /// Every pod at the end (only with [`RunOptions::dump_pods`]).
+    pub pods: Vec<PodDump>,
+}
+
+/// One pod at the end of a workload, as `--dump-pods` writes it.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct PodDump {
+    pub namespace: String,
+    pub name: String,
+    /// As kubectl prints it: `Bound`, `SchedulingGated`, `Pending` or `Terminating`.
+    pub status: &'static str,
+    pub node: Option<String>,
+    /// The queue holding a pending pod (`active`, `backoff`, `unschedulable`, `gated`, …).
+    pub queue: Option<&'static str>,
+    pub gates: Vec<String>,
+    /// The plugins that rejected a pending pod in its last attempt.
+    pub rejectors: Vec<&'static str>,
+    /// The last PodScheduled=False message.
+    pub message: Option<String>,
+}
+
+/// A FNV-1a hash of the sorted `(namespace, name, node)` list: equal placements give equal
+/// digests on every machine and build.
+pub fn placements_digest(placements: &[(String, String, String)]) -> u64 {
+    let mut sorted: Vec<&(String, String, String)> = placements.iter().collect();
+    sorted.sort();
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for (ns, name, node) in sorted {
+        for part in [
+            ns.as_bytes(),
+            b"/",
+            name.as_bytes(),
+            b"=",
+            node.as_bytes(),
+            b"\n",
+        ] {
+            for &b in part {
+                h ^= u64::from(b);
+                h = h.wrapping_mul(0x0000_0100_0000_01b3);
+            }
+        }
+    }
+    h
 }
 
 /// A workload ready to run.
@@ -443,6 +489,17 @@ fn sleep_until(deadline: Instant, stop: &AtomicBool) {
     }
 }
 
+/// Plans a workload without running it: `Ok(None)` when it can run, `Ok(Some(reason))` when
+/// it would be skipped as unsupported (`tidegate list`).
+pub fn check_workload(
+    cfg: &Config,
+    tc: &TestCase,
+    wl: &Workload,
+    opts: &RunOptions,
+) -> Result<Option<String>, InputError> {
+    Ok(plan(cfg, tc, wl, opts)?.err())
+}
+
 /// Runs every selected workload. Bad input anywhere aborts before anything runs.
 pub fn run_config(cfg: &Config, opts: &RunOptions) -> Result<Vec<WorkloadReport>, HarnessError> {
     let selected = select(cfg, opts);
@@ -548,12 +605,51 @@ fn execute(cfg: &Config, p: &Plan, opts: &RunOptions) -> Result<RunResult, Harne
             .unwrap_or_default();
     let threshold_failures =
         report::apply_threshold(&mut items, p.wl.threshold.as_ref(), &cfg.topic, &selector);
+    let pods = if opts.dump_pods {
+        store
+            .pod_states()
+            .into_iter()
+            .map(|ps| {
+                let (ns, name) = ps.key.split();
+                let queue = match ps.node {
+                    None if !ps.terminating => sched.queue.locate(&ps.key),
+                    _ => None,
+                };
+                let rejectors = sched
+                    .queue
+                    .pending_info(&ps.key)
+                    .map(|q| q.unschedulable_plugins)
+                    .unwrap_or_default();
+                PodDump {
+                    namespace: ns.to_string(),
+                    name: name.to_string(),
+                    status: if ps.terminating {
+                        "Terminating"
+                    } else if ps.node.is_some() {
+                        "Bound"
+                    } else if !ps.gates.is_empty() {
+                        "SchedulingGated"
+                    } else {
+                        "Pending"
+                    },
+                    node: ps.node,
+                    queue,
+                    gates: ps.gates,
+                    rejectors,
+                    message: ps.condition.map(|c| c.1),
+                }
+            })
+            .collect()
+    } else {
+        vec![]
+    };
     Ok(RunResult {
         items,
         summary,
         threshold_failures,
         placements: store.placements(),
         wall: started.elapsed(),
+        pods,
     })
 }
 

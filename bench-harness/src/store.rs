@@ -113,6 +113,17 @@ impl State {
     }
 }
 
+/// One pod at the end of a run (`--dump-pods`).
+#[derive(Clone, Debug)]
+pub struct PodState {
+    pub key: PodKey,
+    pub node: Option<String>,
+    pub gates: Vec<String>,
+    /// The PodScheduled=False condition `(reason, message)`, if any.
+    pub condition: Option<(String, String)>,
+    pub terminating: bool,
+}
+
 /// Final counts of a run.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct StoreCounts {
@@ -1007,6 +1018,29 @@ impl Store {
             })
             .collect();
         v.sort();
+        v
+    }
+
+    /// Every stored pod, sorted by namespace and name, for `--dump-pods`.
+    pub fn pod_states(&self) -> Vec<PodState> {
+        let st = self.state.lock();
+        let mut v: Vec<PodState> = st
+            .all_pods()
+            .map(|(k, r)| PodState {
+                key: k.clone(),
+                node: r.node.map(|n| n.to_string_lossy()),
+                gates: r
+                    .pod
+                    .spec
+                    .scheduling_gates
+                    .iter()
+                    .map(|g| g.to_string())
+                    .collect(),
+                condition: r.condition.as_deref().cloned(),
+                terminating: r.terminating,
+            })
+            .collect();
+        v.sort_by(|a, b| a.key.cmp(&b.key));
         v
     }
 

@@ -493,3 +493,181 @@ fn scheduler_config_changes_what_the_scheduler_does() {
         4.0
     );
 }
+
+fn digest_of(stdout: &str) -> String {
+    stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("placements digest: "))
+        .map(|l| l.split_whitespace().next().unwrap().to_string())
+        .unwrap_or_else(|| panic!("no digest in {stdout}"))
+}
+
+/// The run prints a digest of the sorted pod→node list: the same seed gives the same digest
+/// on 1 and 2 threads, another seed another digest.
+#[test]
+fn placements_digest_depends_on_the_seed_not_the_threads() {
+    let digest = |seed: &str, threads: &str| {
+        let o = bin()
+            .arg("run")
+            .arg(workloads().join("default.yaml"))
+            .args(["--workload", "SchedulingBasic/500Nodes", "--seed", seed])
+            .args(["--threads", threads])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        digest_of(&String::from_utf8_lossy(&o.stdout))
+    };
+    let a = digest("3", "1");
+    assert_eq!(a.len(), 16);
+    assert_eq!(a, digest("3", "2"));
+    assert_ne!(a, digest("4", "1"));
+}
+
+/// `tidegate list` names every workload with its labels, threshold and whether it runs.
+#[test]
+fn list_shows_workloads_thresholds_and_support() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("config.yaml"),
+        "\
+- name: T
+  labels: [performance]
+  workloadTemplate:
+  - opcode: createNodes
+    count: 1
+  - opcode: createPods
+    count: 1
+    collectMetrics: true
+  workloads:
+  - name: ok
+    threshold: 42
+  - name: skipped
+    labels: [integration-test]
+- name: U
+  workloadTemplate:
+  - opcode: createResourceClaims
+    count: 1
+  - opcode: createPods
+    count: 1
+    collectMetrics: true
+  workloads:
+  - name: dra
+",
+    )
+    .unwrap();
+    let o = bin()
+        .arg("list")
+        .arg(dir.path().join("config.yaml"))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let out = String::from_utf8_lossy(&o.stdout);
+    let line = |name: &str| {
+        out.lines()
+            .find(|l| l.starts_with(name))
+            .unwrap_or_else(|| panic!("{name} missing in {out}"))
+            .to_string()
+    };
+    assert!(line("T/ok").contains("42") && line("T/ok").ends_with("yes"));
+    assert!(line("T/skipped").contains("integration-test"));
+    assert!(line("U/dra").contains("skipped: unsupported") && line("U/dra").contains("DRA"));
+}
+
+/// `--dump-pods` writes one JSON line per pod with kubectl's status, the queue and rejectors.
+#[test]
+fn dump_pods_reports_every_pod_with_its_state() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("config.yaml"),
+        "\
+- name: T
+  workloadTemplate:
+  - opcode: createNodes
+    count: 1
+  - opcode: createPods
+    count: 2
+    podTemplatePath: gated.yaml
+    skipWaitToCompletion: true
+  - opcode: createPods
+    count: 1
+    podTemplatePath: huge.yaml
+    skipWaitToCompletion: true
+  - opcode: barrier
+    stageRequirement: Attempted
+  - opcode: createPods
+    count: 3
+    collectMetrics: true
+  workloads:
+  - name: w
+",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("gated.yaml"),
+        "\
+apiVersion: v1
+kind: Pod
+metadata:
+  generateName: g-
+spec:
+  schedulingGates:
+  - name: example.com/hold
+  containers:
+  - name: c
+    image: pause
+",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("huge.yaml"),
+        "\
+apiVersion: v1
+kind: Pod
+metadata:
+  generateName: huge-
+spec:
+  containers:
+  - name: c
+    image: pause
+    resources:
+      requests:
+        cpu: \"1000\"
+",
+    )
+    .unwrap();
+    let dump = dir.path().join("pods.jsonl");
+    let o = bin()
+        .arg("run")
+        .arg(dir.path().join("config.yaml"))
+        .args(["--workload", "T/w", "--dump-pods"])
+        .arg(&dump)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let lines: Vec<serde_json::Value> = std::fs::read_to_string(&dump)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 6);
+    let with = |status: &str| lines.iter().filter(|l| l["status"] == status).count();
+    assert_eq!(with("Bound"), 3);
+    assert_eq!(with("SchedulingGated"), 2);
+    assert_eq!(with("Pending"), 1);
+    let gated = lines
+        .iter()
+        .find(|l| l["status"] == "SchedulingGated")
+        .unwrap();
+    assert_eq!(gated["gates"][0], "example.com/hold");
+    assert_eq!(gated["queue"], "gated");
+    let pending = lines.iter().find(|l| l["status"] == "Pending").unwrap();
+    assert_eq!(pending["rejectors"][0], "NodeResourcesFit");
+    assert!(
+        pending["message"]
+            .as_str()
+            .unwrap()
+            .contains("Insufficient cpu"),
+        "{pending}"
+    );
+    assert!(lines.iter().all(|l| l["workload"] == "T/w"));
+}
