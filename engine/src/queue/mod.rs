@@ -144,6 +144,9 @@ struct InFlight {
     /// The latest object seen while in flight (kube refreshes it from the informer).
     latest: Option<Arc<Pod>>,
     deleted: bool,
+    /// The pod itself was updated while in flight. Without QueueingHints kube's `Update` puts
+    /// such a pod in activeQ at once, so a failure brings it straight back there.
+    updated: bool,
 }
 
 struct Inner {
@@ -542,7 +545,20 @@ impl SchedulingQueue {
         }
         let mut inner = self.inner.lock();
         if let Some(f) = inner.in_flight.get_mut(&key) {
-            f.latest = Some(new);
+            // kube's addEventsIfPodInFlight: the update's events join the in-flight events,
+            // so that if this attempt fails, the hints judge the pod by its own update (a
+            // toleration added, a label changed) instead of parking it for good.
+            f.latest = Some(new.clone());
+            f.updated = true;
+            if self.cfg.queueing_hints {
+                let o = EventObject::Pod(Arc::new(old.clone()));
+                let n = EventObject::Pod(new.clone());
+                for ev in pod_scheduling_properties_change(old, &new) {
+                    inner
+                        .in_flight_events
+                        .push_back(InFlightItem::Event(ev, o.clone(), n.clone()));
+                }
+            }
             return;
         }
         if let Some(mut q) = self.active.get(&key) {
@@ -691,6 +707,7 @@ impl SchedulingQueue {
             InFlight {
                 latest: None,
                 deleted: false,
+                updated: false,
             },
         );
         if self.cfg.queueing_hints {
@@ -786,6 +803,7 @@ impl SchedulingQueue {
             strategy = Some(s);
         }
         self.forget_in_flight(&mut inner, &key);
+        let mut updated = false;
         if let Some(f) = inner.in_flight.remove(&key) {
             if f.deleted {
                 return Ok(());
@@ -793,6 +811,7 @@ impl SchedulingQueue {
             if let Some(latest) = f.latest {
                 q.pod = latest;
             }
+            updated = f.updated;
         }
         if self.active.contains(&key)
             || inner.backoff.contains(&key)
@@ -814,6 +833,10 @@ impl SchedulingQueue {
         }
         match strategy {
             Some(s) => self.requeue_with(&mut inner, q, s, labels::SCHEDULE_ATTEMPT_FAILURE, now),
+            // Without hints, kube's Update already put the updated pod back in activeQ.
+            None if updated => {
+                self.move_to_active(&mut inner, q, labels::UNSCHEDULED_POD_UPDATE);
+            }
             None if inner.move_request_cycle >= pod_sched_cycle || !has_rejectors => {
                 self.move_to_backoff(&mut inner, q, labels::SCHEDULE_ATTEMPT_FAILURE)
             }
