@@ -108,6 +108,7 @@ fn print_table(reports: &[WorkloadReport]) {
         let name = format!("{}/{}", r.test_case, r.workload);
         match &r.outcome {
             Outcome::Skipped(why) => println!("{name:<58} skipped: unsupported: {why}"),
+            Outcome::Failed(why) => println!("{name:<58} FAILED: {why}"),
             Outcome::Ran(res) => {
                 let tp = res.items.iter().find(|i| {
                     i.labels
@@ -166,6 +167,7 @@ fn run(args: RunArgs) -> Result<ExitCode, HarnessError> {
         // Progress lines only for a person watching; pipes and CI get the table alone.
         verbose: std::io::stderr().is_terminal(),
         dump_pods: args.dump_pods.is_some(),
+        keep_going: true,
         ..RunOptions::default()
     };
     if runner::select(&cfg, &opts).is_empty() {
@@ -190,9 +192,13 @@ fn run(args: RunArgs) -> Result<ExitCode, HarnessError> {
     print_table(&reports);
     let mut all_items = vec![];
     let mut failures = vec![];
+    let mut run_failures = vec![];
     let mut placements = vec![];
     let mut dump = Vec::new();
     for r in &reports {
+        if let Outcome::Failed(why) = &r.outcome {
+            run_failures.push(format!("{}/{}: {why}", r.test_case, r.workload));
+        }
         if let Outcome::Ran(res) = &r.outcome {
             all_items.extend(res.items.iter().cloned());
             failures.extend(res.threshold_failures.iter().map(|f| f.message.clone()));
@@ -249,7 +255,10 @@ fn run(args: RunArgs) -> Result<ExitCode, HarnessError> {
     for f in &failures {
         eprintln!("threshold: {f}");
     }
-    Ok(if failures.is_empty() {
+    for f in &run_failures {
+        eprintln!("failed: {f}");
+    }
+    Ok(if failures.is_empty() && run_failures.is_empty() {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)

@@ -44,6 +44,9 @@ pub struct RunOptions {
     pub verbose: bool,
     /// Keep every pod's final state in the result (`--dump-pods`).
     pub dump_pods: bool,
+    /// A workload whose run fails (a timeout, say) is reported as failed and the next one
+    /// runs; otherwise the first failure ends the whole run with its error.
+    pub keep_going: bool,
 }
 
 impl Default for RunOptions {
@@ -58,6 +61,7 @@ impl Default for RunOptions {
             registry: Registry::in_tree(),
             verbose: false,
             dump_pods: false,
+            keep_going: false,
         }
     }
 }
@@ -120,6 +124,9 @@ pub struct WorkloadReport {
 pub enum Outcome {
     Ran(Box<RunResult>),
     Skipped(String),
+    /// The run failed (a timeout, lost pods); only with [`RunOptions::keep_going`], which
+    /// goes on with the next workload as upstream's subtests do.
+    Failed(String),
 }
 
 pub struct RunResult {
@@ -522,7 +529,11 @@ pub fn run_config(cfg: &Config, opts: &RunOptions) -> Result<Vec<WorkloadReport>
                 if opts.verbose {
                     eprintln!("running {}/{}", tc.name, wl.name);
                 }
-                Outcome::Ran(Box::new(execute(cfg, &p, opts)?))
+                match execute(cfg, &p, opts) {
+                    Ok(r) => Outcome::Ran(Box::new(r)),
+                    Err(HarnessError::Run(msg)) if opts.keep_going => Outcome::Failed(msg),
+                    Err(e) => return Err(e),
+                }
             }
         };
         reports.push(WorkloadReport {

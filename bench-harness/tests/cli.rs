@@ -671,3 +671,59 @@ spec:
     );
     assert!(lines.iter().all(|l| l["workload"] == "T/w"));
 }
+
+/// A workload that fails (here: a timeout on a pod no node fits) is reported FAILED with its
+/// reason, the next workload still runs, and the exit code is 1.
+#[test]
+fn a_failed_workload_does_not_stop_the_next_one() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("config.yaml"),
+        "\
+- name: T
+  workloadTemplate:
+  - opcode: createNodes
+    count: 1
+  - opcode: createPods
+    count: 1
+    podTemplatePath: huge.yaml
+    collectMetrics: true
+  workloads:
+  - name: stuck
+- name: U
+  workloadTemplate:
+  - opcode: createNodes
+    count: 1
+  - opcode: createPods
+    count: 2
+    podTemplatePath: small.yaml
+    collectMetrics: true
+  workloads:
+  - name: fine
+",
+    )
+    .unwrap();
+    let pod = |name: &str, cpu: &str| {
+        format!(
+            "apiVersion: v1\nkind: Pod\nmetadata:\n  generateName: {name}-\nspec:\n  containers:\n  - name: c\n    image: pause\n    resources:\n      requests:\n        cpu: \"{cpu}\"\n"
+        )
+    };
+    std::fs::write(dir.path().join("huge.yaml"), pod("huge", "1000")).unwrap();
+    std::fs::write(dir.path().join("small.yaml"), pod("small", "100m")).unwrap();
+    let o = bin()
+        .arg("run")
+        .arg(dir.path().join("config.yaml"))
+        .args(["--label-filter", "", "--timeout", "1"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    let out = String::from_utf8_lossy(&o.stdout);
+    let stuck = out.lines().find(|l| l.starts_with("T/stuck")).unwrap();
+    assert!(
+        stuck.contains("FAILED") && stuck.contains("Insufficient cpu"),
+        "{stuck}"
+    );
+    let fine = out.lines().find(|l| l.starts_with("U/fine")).unwrap();
+    assert!(fine.ends_with("ok"), "{fine}");
+    assert!(String::from_utf8_lossy(&o.stderr).contains("failed: T/stuck"));
+}

@@ -51,6 +51,7 @@ fn run(config: &str) -> Result<RunResult, HarnessError> {
     match reports.remove(0).outcome {
         Outcome::Ran(r) => Ok(*r),
         Outcome::Skipped(why) => panic!("skipped: {why}"),
+        Outcome::Failed(why) => Err(HarnessError::Run(why)),
     }
 }
 
@@ -356,6 +357,7 @@ fn run_with_files(config: &str, files: &[(&str, &str)]) -> Result<RunResult, Har
     match reports.remove(0).outcome {
         Outcome::Ran(r) => Ok(*r),
         Outcome::Skipped(why) => Err(HarnessError::Unsupported(why)),
+        Outcome::Failed(why) => Err(HarnessError::Run(why)),
     }
 }
 

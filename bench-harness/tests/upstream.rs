@@ -107,6 +107,7 @@ fn misc_integration_workloads_run_unchanged() {
             .map(|r| match &r.outcome {
                 Outcome::Ran(res) => res.summary,
                 Outcome::Skipped(w) => panic!("{n} skipped: {w}"),
+                Outcome::Failed(w) => panic!("{n} failed: {w}"),
             })
             .unwrap()
     };
@@ -170,6 +171,7 @@ fn topology_spreading_integration_workloads_run_unchanged() {
                 assert_eq!(res.summary.bound, res.summary.created, "{name}");
             }
             Outcome::Skipped(w) => panic!("{name} skipped: {w}"),
+            Outcome::Failed(w) => panic!("{name} failed: {w}"),
         }
     }
 }

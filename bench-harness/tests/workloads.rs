@@ -31,6 +31,7 @@ fn run(file: &Path, filter: &str, workload: Option<&str>) -> Vec<(String, Summar
                     (name, res.summary)
                 }
                 Outcome::Skipped(why) => panic!("{name} skipped: {why}"),
+                Outcome::Failed(why) => panic!("{name} failed: {why}"),
             }
         })
         .collect()
@@ -80,7 +81,7 @@ fn the_same_seed_gives_the_same_placements() {
         };
         match run_config(&cfg, &opts).unwrap().remove(0).outcome {
             Outcome::Ran(r) => r.placements,
-            Outcome::Skipped(w) => panic!("{w}"),
+            Outcome::Skipped(w) | Outcome::Failed(w) => panic!("{w}"),
         }
     };
     // Node and pod names come from the seeded store; host choice among ties from the seeded
