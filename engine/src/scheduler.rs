@@ -991,7 +991,7 @@ fn fit_error(
     rejected: Vec<(usize, Status)>,
     nodes: &[Arc<crate::framework::NodeInfo>],
 ) -> Failure {
-    let mut counts: AHashMap<String, usize> = AHashMap::new();
+    let mut counts: AHashMap<crate::framework::status::Reason, usize> = AHashMap::new();
     let mut diagnosis = Diagnosis::default();
     for (i, st) in rejected {
         for r in st.reasons() {
@@ -1009,7 +1009,7 @@ fn fit_error(
     }
     if excluded > 0 {
         *counts
-            .entry("node(s) didn't satisfy plugin(s) [PreFilter result]".to_string())
+            .entry("node(s) didn't satisfy plugin(s) [PreFilter result]".into())
             .or_default() += excluded;
     }
     let mut parts: Vec<String> = counts

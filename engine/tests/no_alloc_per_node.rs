@@ -57,8 +57,10 @@ impl ClusterClient for Client {
 }
 
 /// Allocations of one scheduling cycle (after a warm-up cycle) with `nodes` nodes, every
-/// node evaluated (`percentageOfNodesToScore: 100`).
-fn allocations_per_cycle(nodes: usize) -> u64 {
+/// node evaluated (`percentageOfNodesToScore: 100`). With `rejecting`, the pod asks for an
+/// extended resource only the last node has (SchedulingWithExtendedResource's shape), so
+/// NodeResourcesFit rejects every other node.
+fn allocations_per_cycle(nodes: usize, rejecting: bool) -> u64 {
     let cfg = SchedulerConfig {
         parallelism: 1,
         percentage_of_nodes_to_score: Some(100),
@@ -77,14 +79,20 @@ fn allocations_per_cycle(nodes: usize) -> u64 {
             allowed_pod_number: 110,
             ..Resource::default()
         };
+        if i == nodes - 1 {
+            n.allocatable.scalar = vec![(Sym::new("example.com/widget"), 10)];
+        }
         s.on_node_add(Arc::new(n));
     }
     // scheduler_perf's pod-default: requests 100m / 500Mi, image pause.
-    let req = Resource {
+    let mut req = Resource {
         milli_cpu: 100,
         memory: 500 << 20,
         ..Resource::default()
     };
+    if rejecting {
+        req.scalar = vec![(Sym::new("example.com/widget"), 1)];
+    }
     let spec = Arc::new(PodSpecInfo {
         scheduler_name: Sym::new("default-scheduler"),
         requests: req.clone(),
@@ -109,12 +117,26 @@ fn allocations_per_cycle(nodes: usize) -> u64 {
 
 #[test]
 fn a_scheduling_cycle_allocates_nothing_per_node() {
-    let small = allocations_per_cycle(500);
-    let big = allocations_per_cycle(5000);
+    let small = allocations_per_cycle(500, false);
+    let big = allocations_per_cycle(5000, false);
     // 4,500 more nodes: a per-node allocation in any Filter or Score plugin would add ≥ 4,500.
     assert!(
         big <= small + 64,
         "500 nodes: {small} allocations, 5000 nodes: {big}"
     );
     eprintln!("allocations per cycle: {small} at 500 nodes, {big} at 5000 nodes");
+}
+
+/// Rejecting a node costs no allocation either: a constant reason is borrowed, an extended
+/// resource's "Insufficient <name>" is made once, and a one-reason status holds it inline.
+/// Only the list of rejected nodes grows (by doublings).
+#[test]
+fn rejecting_nodes_allocates_nothing_per_node() {
+    let small = allocations_per_cycle(500, true);
+    let big = allocations_per_cycle(5000, true);
+    assert!(
+        big <= small + 64,
+        "500 nodes: {small} allocations, 5000 nodes: {big}"
+    );
+    eprintln!("allocations per rejecting cycle: {small} at 500 nodes, {big} at 5000 nodes");
 }

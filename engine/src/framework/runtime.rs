@@ -579,7 +579,7 @@ impl Framework {
     ) -> (Option<PostFilterResult>, Status) {
         let start = Instant::now();
         let mut result = None;
-        let mut reasons: Vec<String> = Vec::new();
+        let mut reasons: Vec<crate::framework::status::Reason> = Vec::new();
         let mut rejector: Option<&'static str> = None;
         let mut out = None;
         for p in &self.post_filter {

@@ -3,6 +3,7 @@
 //! Success carries no allocation (an empty `Vec` does not allocate), so returning
 //! [`Status::success()`] from a per-node Filter costs nothing.
 
+use std::borrow::Cow;
 use std::fmt;
 
 /// Status codes with kube's integer values.
@@ -43,12 +44,37 @@ impl Code {
     }
 }
 
+/// A reason: a static text (no allocation: most plugin reasons are constants) or one built
+/// for the occasion.
+pub type Reason = Cow<'static, str>;
+
 /// The result of running a plugin.
+///
+/// Filter builds one per rejected node, so a status with one reason holds it inline (no
+/// vector), and a constant reason is borrowed (no string): rejecting a node costs no
+/// allocation for most plugins.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Status {
     code: Code,
     plugin: &'static str,
-    reasons: Vec<String>,
+    reasons: Reasons,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Reasons {
+    None,
+    One(Reason),
+    Many(Vec<Reason>),
+}
+
+impl Reasons {
+    fn as_slice(&self) -> &[Reason] {
+        match self {
+            Reasons::None => &[],
+            Reasons::One(r) => std::slice::from_ref(r),
+            Reasons::Many(v) => v,
+        }
+    }
 }
 
 impl Default for Status {
@@ -62,19 +88,25 @@ impl Status {
         Status {
             code: Code::Success,
             plugin: "",
-            reasons: Vec::new(),
+            reasons: Reasons::None,
         }
     }
 
-    pub fn new(code: Code, reason: impl Into<String>) -> Status {
+    /// A status with one reason (a `&'static str` is kept without copying).
+    pub fn new(code: Code, reason: impl Into<Reason>) -> Status {
         Status {
             code,
             plugin: "",
-            reasons: vec![reason.into()],
+            reasons: Reasons::One(reason.into()),
         }
     }
 
-    pub fn with_reasons(code: Code, reasons: Vec<String>) -> Status {
+    pub fn with_reasons(code: Code, mut reasons: Vec<Reason>) -> Status {
+        let reasons = match reasons.len() {
+            0 => Reasons::None,
+            1 => Reasons::One(reasons.pop().expect("one")),
+            _ => Reasons::Many(reasons),
+        };
         Status {
             code,
             plugin: "",
@@ -87,11 +119,11 @@ impl Status {
         Status {
             code,
             plugin: "",
-            reasons: Vec::new(),
+            reasons: Reasons::None,
         }
     }
 
-    pub fn error(reason: impl Into<String>) -> Status {
+    pub fn error(reason: impl Into<Reason>) -> Status {
         Status::new(Code::Error, reason)
     }
 
@@ -111,8 +143,8 @@ impl Status {
     pub fn plugin(&self) -> &'static str {
         self.plugin
     }
-    pub fn reasons(&self) -> &[String] {
-        &self.reasons
+    pub fn reasons(&self) -> &[Reason] {
+        self.reasons.as_slice()
     }
     pub fn is_success(&self) -> bool {
         self.code == Code::Success
@@ -136,7 +168,7 @@ impl Status {
     }
     /// kube's `Status.Message()`: the reasons joined with ", ".
     pub fn message(&self) -> String {
-        self.reasons.join(", ")
+        self.reasons.as_slice().join(", ")
     }
 }
 
@@ -146,7 +178,7 @@ impl fmt::Display for Status {
         if !self.plugin.is_empty() {
             write!(f, " ({})", self.plugin)?;
         }
-        if !self.reasons.is_empty() {
+        if !self.reasons().is_empty() {
             write!(f, ": {}", self.message())?;
         }
         Ok(())

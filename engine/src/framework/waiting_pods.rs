@@ -70,7 +70,7 @@ impl WaitingPod {
         if let Some(done) = done {
             self.finish(
                 done,
-                Status::new(Code::Unschedulable, msg).with_plugin(plugin),
+                Status::new(Code::Unschedulable, msg.to_string()).with_plugin(plugin),
             );
         }
     }

@@ -417,7 +417,8 @@ impl PostFilterPlugin for DefaultPreemption {
         let Some(best) = pick_one_node_for_preemption(&candidates) else {
             // kube clears the pod's nomination and reports why, per node.
             let all = ctx.snapshot.nodes.len();
-            let mut counts: ahash::AHashMap<String, usize> = ahash::AHashMap::new();
+            let mut counts: ahash::AHashMap<crate::framework::status::Reason, usize> =
+                ahash::AHashMap::new();
             let tried: Vec<Sym> = statuses.iter().map(|(n, _)| *n).collect();
             for (_, s) in &statuses {
                 for r in s.reasons() {
@@ -427,7 +428,7 @@ impl PostFilterPlugin for DefaultPreemption {
             let unresolvable = all - tried.len();
             if unresolvable > 0 {
                 *counts
-                    .entry("Preemption is not helpful for scheduling".to_string())
+                    .entry("Preemption is not helpful for scheduling".into())
                     .or_default() += unresolvable;
             }
             let mut parts: Vec<String> = counts

@@ -23,6 +23,7 @@ use crate::framework::interface::{
     ScorePlugin,
 };
 use crate::framework::node_info::NodeInfo;
+use crate::framework::status::Reason;
 use crate::framework::status::{Code, Status};
 use serde::Deserialize;
 use std::sync::Arc;
@@ -260,41 +261,75 @@ impl Plugin for NodeResourcesFit {
 }
 
 /// The reasons a pod does not fit (kube's `Fits`), empty when it fits.
-pub fn insufficient(req: &Resource, node: &NodeInfo) -> Vec<String> {
+pub fn insufficient(req: &Resource, node: &NodeInfo) -> Vec<Reason> {
     fits_request(req, node, |_| false)
 }
 
 /// kube's `fitsRequest`; `ignored` names the extended resources not to check.
-fn fits_request(req: &Resource, node: &NodeInfo, ignored: impl Fn(Sym) -> bool) -> Vec<String> {
+fn fits_request(req: &Resource, node: &NodeInfo, ignored: impl Fn(Sym) -> bool) -> Vec<Reason> {
     let mut reasons = Vec::new();
+    each_insufficiency(req, node, ignored, |r| reasons.push(r));
+    reasons
+}
+
+/// Calls `found` with each reason the pod does not fit, in kube's order (pods, cpu, memory,
+/// ephemeral storage, extended resources); nothing when it fits.
+fn each_insufficiency(
+    req: &Resource,
+    node: &NodeInfo,
+    ignored: impl Fn(Sym) -> bool,
+    mut found: impl FnMut(Reason),
+) {
     let alloc = node.allocatable();
     if node.pod_count + 1 > alloc.allowed_pod_number {
-        reasons.push("Too many pods".to_string());
+        found("Too many pods".into());
     }
     if req.is_zero() {
-        return reasons;
+        return;
     }
     let used = &node.requested;
     if req.milli_cpu > 0 && req.milli_cpu > alloc.milli_cpu - used.milli_cpu {
-        reasons.push("Insufficient cpu".to_string());
+        found("Insufficient cpu".into());
     }
     if req.memory > 0 && req.memory > alloc.memory - used.memory {
-        reasons.push("Insufficient memory".to_string());
+        found("Insufficient memory".into());
     }
     if req.ephemeral_storage > 0
         && req.ephemeral_storage > alloc.ephemeral_storage - used.ephemeral_storage
     {
-        reasons.push("Insufficient ephemeral-storage".to_string());
+        found("Insufficient ephemeral-storage".into());
     }
     for &(name, v) in &req.scalar {
         if v == 0 || ignored(name) {
             continue;
         }
         if v > alloc.scalar(name) - used.scalar(name) {
-            reasons.push(format!("Insufficient {name}"));
+            found(insufficient_text(name));
         }
     }
-    reasons
+}
+
+/// "Insufficient <resource>" for an extended resource. The text is made once per resource
+/// name and kept (a few thousand names at most; past that it is built per call), so a node
+/// rejected for an extended resource costs no allocation, as one rejected for cpu does not.
+fn insufficient_text(name: Sym) -> Reason {
+    use parking_lot::RwLock;
+    use std::sync::LazyLock;
+    const MAX_KEPT: usize = 4096;
+    static TEXTS: LazyLock<RwLock<ahash::AHashMap<Sym, &'static str>>> =
+        LazyLock::new(Default::default);
+    if let Some(t) = TEXTS.read().get(&name) {
+        return Reason::Borrowed(t);
+    }
+    let text = format!("Insufficient {name}");
+    let mut map = TEXTS.write();
+    if map.len() >= MAX_KEPT {
+        return Reason::Owned(text);
+    }
+    let kept: &'static str = map
+        .entry(name)
+        .or_insert_with(|| Box::leak(text.into_boxed_str()));
+    Reason::Borrowed(kept)
 }
 
 impl PreFilterPlugin for NodeResourcesFit {
@@ -311,11 +346,28 @@ impl PreFilterPlugin for NodeResourcesFit {
 
 impl FilterPlugin for NodeResourcesFit {
     fn filter(&self, _: &CycleState, pod: &Pod, node: &NodeInfo) -> Status {
-        let reasons = fits_request(&pod.spec.requests, node, |n| self.ignored(n));
-        if reasons.is_empty() {
-            Status::success()
-        } else {
-            Status::with_reasons(Code::Unschedulable, reasons)
+        // The usual rejection has one reason: keep it out of a vector.
+        let mut first: Option<Reason> = None;
+        let mut more: Vec<Reason> = Vec::new();
+        each_insufficiency(
+            &pod.spec.requests,
+            node,
+            |n| self.ignored(n),
+            |r| {
+                if first.is_none() {
+                    first = Some(r);
+                } else {
+                    more.push(r);
+                }
+            },
+        );
+        match first {
+            None => Status::success(),
+            Some(r) if more.is_empty() => Status::new(Code::Unschedulable, r),
+            Some(r) => {
+                more.insert(0, r);
+                Status::with_reasons(Code::Unschedulable, more)
+            }
         }
     }
 }

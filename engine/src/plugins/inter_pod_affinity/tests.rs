@@ -217,10 +217,10 @@ fn snapshot(nodes: &[Node], pods: &[Pod]) -> Snapshot {
 }
 
 fn unsched(reason: &str) -> Status {
-    Status::new(Code::Unschedulable, reason)
+    Status::new(Code::Unschedulable, reason.to_string())
 }
 fn unresolvable(reason: &str) -> Status {
-    Status::new(Code::UnschedulableAndUnresolvable, reason)
+    Status::new(Code::UnschedulableAndUnresolvable, reason.to_string())
 }
 
 fn same(a: &Status, b: &Status) -> bool {
