@@ -175,3 +175,92 @@ fn topology_spreading_integration_workloads_run_unchanged() {
         }
     }
 }
+
+/// Runs `file`'s integration-size workloads (the named ones, or all) and returns the reports.
+fn run_integration(file: &str, workloads: &[&str]) -> Vec<(String, Outcome)> {
+    let Some(root) = upstream() else {
+        return vec![];
+    };
+    let cfg = config::load(&root.join(file)).unwrap();
+    let mut out = vec![];
+    let targets: Vec<Option<String>> = if workloads.is_empty() {
+        vec![None]
+    } else {
+        workloads.iter().map(|w| Some(w.to_string())).collect()
+    };
+    for w in targets {
+        let opts = RunOptions {
+            label_filter: Some("integration-test".into()),
+            workload: w,
+            threads: Some(2),
+            timeout: std::time::Duration::from_secs(60),
+            ..RunOptions::default()
+        };
+        for r in run_config(&cfg, &opts).unwrap() {
+            out.push((format!("{}/{}", r.test_case, r.workload), r.outcome));
+        }
+    }
+    out
+}
+
+/// Every affinity integration workload runs (createPodSets, namespaces with labels and
+/// namespaceSelector terms included) and accounts for every pod.
+#[test]
+fn affinity_integration_workloads_run_unchanged() {
+    let reports = run_integration("affinity/performance-config.yaml", &[]);
+    for (name, o) in &reports {
+        match o {
+            Outcome::Ran(r) => assert!(r.summary.adds_up(), "{name}: {:?}", r.summary),
+            Outcome::Skipped(w) | Outcome::Failed(w) => panic!("{name}: {w}"),
+        }
+    }
+}
+
+/// The event_handling cases with explicit start/stopCollectingMetrics windows over
+/// `type=unsched` pods, updateAny of nodes, and node adds run unchanged.
+#[test]
+fn event_handling_integration_workloads_run_unchanged() {
+    let reports = run_integration(
+        "event_handling/performance-config.yaml",
+        &[
+            "EventHandlingNodeAdd/2Nodes_20Pods",
+            "EventHandlingPodAdd/10Pods",
+            "EventHandlingNodeUpdate/2Nodes_20Pods",
+        ],
+    );
+    for (name, o) in &reports {
+        match o {
+            Outcome::Ran(r) => {
+                assert!(r.summary.adds_up(), "{name}: {:?}", r.summary);
+                assert_eq!(r.summary.pending(), 0, "{name}: {:?}", r.summary);
+                let window = r.items.iter().any(|i| {
+                    i.labels.get("Metric").map(String::as_str) == Some("SchedulingThroughput")
+                });
+                assert!(window, "{name}: no throughput item");
+            }
+            Outcome::Skipped(w) | Outcome::Failed(w) => panic!("{name}: {w}"),
+        }
+    }
+}
+
+/// default_preemption: preemption, churn of high-priority pods, and unschedulable churn run;
+/// only the pod-group cases are skipped, naming pod groups.
+#[test]
+fn default_preemption_integration_workloads_run_unchanged() {
+    let reports = run_integration("default_preemption/performance-config.yaml", &[]);
+    for (name, o) in &reports {
+        match o {
+            Outcome::Ran(r) => assert!(r.summary.adds_up(), "{name}: {:?}", r.summary),
+            Outcome::Skipped(w) => assert!(w.contains("pod groups"), "{name}: {w}"),
+            Outcome::Failed(w) => panic!("{name}: {w}"),
+        }
+    }
+    if let Some((_, Outcome::Ran(r))) = reports.iter().find(|(n, _)| n == "PreemptionBasic/5Nodes")
+    {
+        assert!(
+            r.summary.deleted > 0,
+            "victims were preempted: {:?}",
+            r.summary
+        );
+    }
+}
