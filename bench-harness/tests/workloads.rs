@@ -97,3 +97,30 @@ fn the_same_seed_gives_the_same_placements() {
         "another seed names nodes and breaks ties differently"
     );
 }
+
+/// Our own copies of upstream's test cases (affinity, spreading, preemption, churn) run at
+/// integration size without `../shared`, and every pod is accounted for.
+#[test]
+fn our_upstream_shaped_workloads_run_at_integration_size() {
+    for (file, expected) in [
+        ("affinity.yaml", 6),
+        ("topology-spreading.yaml", 4),
+        ("preemption.yaml", 3),
+        ("churn.yaml", 2),
+    ] {
+        let results = run(&workloads_dir().join(file), "integration-test", None);
+        assert_eq!(results.len(), expected, "{file}: {results:?}");
+        for (name, s) in &results {
+            assert!(s.adds_up(), "{file} {name}: {s:?}");
+            assert!(s.bound > 0, "{file} {name}: {s:?}");
+        }
+        if file == "preemption.yaml" {
+            let basic = &results
+                .iter()
+                .find(|(n, _)| n == "PreemptionBasic/5Nodes")
+                .unwrap()
+                .1;
+            assert!(basic.deleted > 0, "preemption deleted victims: {basic:?}");
+        }
+    }
+}
