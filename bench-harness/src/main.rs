@@ -51,34 +51,55 @@ struct ListArgs {
 
 #[derive(clap::Args)]
 struct RunArgs {
-    /// The scheduler_perf config (a list of test cases). Paths inside resolve relative to it.
+    /// The scheduler_perf config (a list of test cases). Paths inside resolve relative to it,
+    /// as upstream's do.
+    ///
+    /// Example: tidegate run perf-data/workloads/default.yaml
     config: PathBuf,
-    /// `TestCase/Workload`, or `TestCase` for all its workloads (e.g. SchedulingBasic/5000Nodes_10000Pods).
+    /// `TestCase/Workload`, or `TestCase` for all its workloads.
+    ///
+    /// Example: --workload SchedulingBasic/5000Nodes_10000Pods
     #[arg(long)]
     workload: Option<String>,
-    /// scheduler_perf label filter: `performance`, `integration-test,-performance`, `+short`.
+    /// scheduler_perf label filter: a plain or `+` label must be present, a `-` label absent.
     /// Default: `performance`, or no filter when --workload is given.
+    ///
+    /// Example: --label-filter integration-test,-performance
     #[arg(long)]
     label_filter: Option<String>,
-    /// Write the data-items JSON (perf-dash format) into this folder.
+    /// Write the data-items JSON (perf-dash format,
+    /// `BenchmarkPerfScheduling_benchmark_<topic>_<UTC time>.json`) into this folder.
+    ///
+    /// Example: --data-items-dir out/
     #[arg(long)]
     data_items_dir: Option<PathBuf>,
-    /// Seed for node names and host selection among equal scores.
+    /// Seed for node and pod name suffixes and host selection among equal scores.
+    ///
+    /// Example: --seed 7
     #[arg(long, default_value_t = 0)]
     seed: u64,
     /// A KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1) for the test cases that
     /// have no `schedulerConfigPath` of their own.
+    ///
+    /// Example: --scheduler-config my-scheduler.yaml
     #[arg(long, value_name = "FILE")]
     scheduler_config: Option<PathBuf>,
 
     /// Filter/Score threads (rayon pool size). Default: the scheduler config's `parallelism`
     /// when it sets one, else the number of CPUs.
+    ///
+    /// Example: --threads 1
     #[arg(long)]
     threads: Option<usize>,
     /// Write one JSON line {"namespace","name","node"} per bound pod to this file.
+    ///
+    /// Example: --placements placements.jsonl
     #[arg(long)]
     placements: Option<PathBuf>,
-    /// Longest wait for pods to be scheduled in one op (seconds).
+    /// Longest wait for pods to be scheduled in one op (seconds); a workload that waits longer
+    /// is reported FAILED with the pending pods' reasons, and the next one runs.
+    ///
+    /// Example: --timeout 120
     #[arg(long, default_value_t = 600)]
     timeout: u64,
     /// Write one JSON line per pod at the end of each workload: namespace, name, status

@@ -727,3 +727,22 @@ fn a_failed_workload_does_not_stop_the_next_one() {
     assert!(fine.ends_with("ok"), "{fine}");
     assert!(String::from_utf8_lossy(&o.stderr).contains("failed: T/stuck"));
 }
+
+/// `tidegate run --help` documents every flag with an example.
+#[test]
+fn run_help_gives_every_flag_an_example() {
+    let o = bin().args(["run", "--help"]).output().unwrap();
+    let help = String::from_utf8_lossy(&o.stdout);
+    let flags: Vec<&str> = help
+        .lines()
+        .map(str::trim_start)
+        .filter(|l| l.starts_with("--") && !l.starts_with("--help"))
+        .collect();
+    assert!(flags.len() >= 9, "{help}");
+    for flag in flags {
+        let name = flag.split_whitespace().next().unwrap();
+        let section = help.split(flag).nth(1).unwrap();
+        let until_next = section.split("\n      --").next().unwrap();
+        assert!(until_next.contains("Example:"), "{name} has no example");
+    }
+}
