@@ -5,7 +5,9 @@
 use super::taint_toleration::tolerates;
 use crate::api::{Pod, Sym, Taint, TaintEffect};
 use crate::framework::cycle_state::CycleState;
-use crate::framework::events::{ActionType, ClusterEvent, EventResource};
+use crate::framework::events::{
+    ActionType, ClusterEvent, EventObject, EventResource, QueueingHint,
+};
 use crate::framework::interface::{EnqueueExtensions, FilterPlugin, Plugin};
 use crate::framework::node_info::NodeInfo;
 use crate::framework::status::{Code, Status};
@@ -53,6 +55,40 @@ impl FilterPlugin for NodeUnschedulable {
 }
 
 impl EnqueueExtensions for NodeUnschedulable {
+    /// kube's `isSchedulableAfterNodeChange` (a node added schedulable, or updated from
+    /// unschedulable to schedulable) and `isSchedulableAfterPodTolerationChange` (only the
+    /// rejected pod's own update, and only when it now tolerates the unschedulable taint).
+    fn queueing_hint(
+        &self,
+        _: &ClusterEvent,
+        pod: &Pod,
+        old: &EventObject,
+        new: &EventObject,
+    ) -> Result<QueueingHint, String> {
+        let queue = |b: bool| {
+            if b {
+                QueueingHint::Queue
+            } else {
+                QueueingHint::QueueSkip
+            }
+        };
+        match new {
+            EventObject::Node(modified) => {
+                let was_unschedulable = match old {
+                    EventObject::Node(original) => original.unschedulable,
+                    _ => true,
+                };
+                Ok(queue(was_unschedulable && !modified.unschedulable))
+            }
+            EventObject::Pod(modified) => Ok(queue(
+                modified.key == pod.key
+                    && modified.uid == pod.uid
+                    && tolerates(&modified.spec.tolerations, &self.taint),
+            )),
+            EventObject::None => Ok(QueueingHint::Queue),
+        }
+    }
+
     fn events_to_register(&self) -> Vec<ClusterEvent> {
         vec![
             ClusterEvent::new(
@@ -61,5 +97,93 @@ impl EnqueueExtensions for NodeUnschedulable {
             ),
             ClusterEvent::new(EventResource::Pod, ActionType::UPDATE_POD_TOLERATIONS),
         ]
+    }
+}
+
+#[cfg(test)]
+mod hint_tests {
+    //! Cases after kubernetes/kubernetes
+    //! pkg/scheduler/framework/plugins/nodeunschedulable/node_unschedulable_test.go
+    //! (TestIsSchedulableAfterNodeChange, TestIsSchedulableAfterPodTolerationChange).
+    use super::*;
+    use crate::api::{Node, PodSpecInfo, Toleration};
+
+    fn node(unschedulable: bool) -> EventObject {
+        let mut n = Node::named("n");
+        n.unschedulable = unschedulable;
+        EventObject::Node(Arc::new(n))
+    }
+
+    fn pod(name: &str, tolerate: bool) -> Arc<Pod> {
+        let mut spec = PodSpecInfo::default();
+        if tolerate {
+            spec.tolerations.push(Toleration {
+                key: Sym::new("node.kubernetes.io/unschedulable"),
+                exists: true,
+                value: Sym::EMPTY,
+                effect: Some(TaintEffect::NoSchedule),
+            });
+        }
+        Arc::new(Pod::new("ns", name, Arc::new(spec)))
+    }
+
+    #[test]
+    fn node_changes() {
+        let pl = NodeUnschedulable::default();
+        let p = pod("p", false);
+        let ev = ClusterEvent::new(EventResource::Node, ActionType::ADD);
+        let h = |old: EventObject, new: EventObject| pl.queueing_hint(&ev, &p, &old, &new).unwrap();
+        assert_eq!(
+            h(EventObject::None, node(false)),
+            QueueingHint::Queue,
+            "added schedulable"
+        );
+        assert_eq!(
+            h(EventObject::None, node(true)),
+            QueueingHint::QueueSkip,
+            "added cordoned"
+        );
+        assert_eq!(
+            h(node(true), node(false)),
+            QueueingHint::Queue,
+            "uncordoned"
+        );
+        assert_eq!(
+            h(node(false), node(false)),
+            QueueingHint::QueueSkip,
+            "no change"
+        );
+        assert_eq!(
+            h(node(false), node(true)),
+            QueueingHint::QueueSkip,
+            "cordoned"
+        );
+    }
+
+    #[test]
+    fn pod_toleration_changes() {
+        let pl = NodeUnschedulable::default();
+        let p = pod("p", false);
+        let ev = ClusterEvent::new(EventResource::Pod, ActionType::UPDATE_POD_TOLERATIONS);
+        let h = |new: Arc<Pod>| {
+            pl.queueing_hint(
+                &ev,
+                &p,
+                &EventObject::Pod(p.clone()),
+                &EventObject::Pod(new),
+            )
+            .unwrap()
+        };
+        assert_eq!(h(pod("p", true)), QueueingHint::Queue, "its own toleration");
+        assert_eq!(
+            h(pod("p", false)),
+            QueueingHint::QueueSkip,
+            "an unrelated toleration"
+        );
+        assert_eq!(
+            h(pod("other", true)),
+            QueueingHint::QueueSkip,
+            "another pod"
+        );
     }
 }
