@@ -3,7 +3,9 @@
 
 use crate::api::Pod;
 use crate::framework::cycle_state::CycleState;
-use crate::framework::events::{ActionType, ClusterEvent, EventResource};
+use crate::framework::events::{
+    ActionType, ClusterEvent, EventObject, EventResource, QueueingHint,
+};
 use crate::framework::interface::{EnqueueExtensions, FilterPlugin, Plugin};
 use crate::framework::node_info::NodeInfo;
 use crate::framework::status::{Code, Status};
@@ -39,7 +41,54 @@ impl FilterPlugin for NodeName {
 }
 
 impl EnqueueExtensions for NodeName {
+    /// kube's `isSchedulableAfterNodeAdd`: the added node helps only a pod without
+    /// `spec.nodeName` or one naming that node.
+    fn queueing_hint(
+        &self,
+        _: &ClusterEvent,
+        pod: &Pod,
+        _: &EventObject,
+        new: &EventObject,
+    ) -> Result<QueueingHint, String> {
+        let EventObject::Node(added) = new else {
+            return Ok(QueueingHint::Queue);
+        };
+        let want = pod.spec.node_name;
+        Ok(if want.is_empty() || want == added.name {
+            QueueingHint::Queue
+        } else {
+            QueueingHint::QueueSkip
+        })
+    }
+
     fn events_to_register(&self) -> Vec<ClusterEvent> {
         vec![ClusterEvent::new(EventResource::Node, ActionType::ADD)]
+    }
+}
+
+#[cfg(test)]
+mod hint_tests {
+    //! Cases after kubernetes/kubernetes pkg/scheduler/framework/plugins/nodename/node_name_test.go
+    //! (TestIsSchedulableAfterNodeAdd).
+    use super::*;
+    use crate::api::{Node, PodSpecInfo, Sym};
+
+    #[test]
+    fn an_added_node_helps_only_the_pod_that_names_it_or_names_none() {
+        let pl = NodeName;
+        let ev = ClusterEvent::new(EventResource::Node, ActionType::ADD);
+        let added = EventObject::Node(Arc::new(Node::named("n1")));
+        let h = |node_name: &str| {
+            let spec = PodSpecInfo {
+                node_name: Sym::new(node_name),
+                ..PodSpecInfo::default()
+            };
+            let p = Pod::new("ns", "p", Arc::new(spec));
+            pl.queueing_hint(&ev, &p, &EventObject::None, &added)
+                .unwrap()
+        };
+        assert_eq!(h("n1"), QueueingHint::Queue);
+        assert_eq!(h(""), QueueingHint::Queue);
+        assert_eq!(h("n2"), QueueingHint::QueueSkip);
     }
 }

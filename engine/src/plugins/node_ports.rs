@@ -4,7 +4,9 @@
 use crate::api::Pod;
 use crate::cache::Snapshot;
 use crate::framework::cycle_state::CycleState;
-use crate::framework::events::{ActionType, ClusterEvent, EventResource};
+use crate::framework::events::{
+    ActionType, ClusterEvent, EventObject, EventResource, QueueingHint,
+};
 use crate::framework::interface::{
     EnqueueExtensions, FilterPlugin, Plugin, PreFilterPlugin, PreFilterResult,
 };
@@ -57,11 +59,101 @@ impl FilterPlugin for NodePorts {
     }
 }
 
+/// Whether `a` and `b` claim the same host port (same port and protocol, and the same IP or
+/// either side on every address), as NodeInfo's used-ports check.
+fn ports_clash(a: &crate::api::HostPort, b: &crate::api::HostPort) -> bool {
+    static ANY: std::sync::LazyLock<crate::api::Sym> =
+        std::sync::LazyLock::new(|| crate::api::Sym::new("0.0.0.0"));
+    let any = *ANY;
+    a.port == b.port && a.protocol == b.protocol && (a.ip == b.ip || a.ip == any || b.ip == any)
+}
+
 impl EnqueueExtensions for NodePorts {
+    /// kube's `isSchedulableAfterPodDeleted`: only the deletion of an assigned (or nominated)
+    /// pod whose host ports clash with this pod's can free what it needs. A node added always
+    /// queues (no hint function in kube).
+    fn queueing_hint(
+        &self,
+        _: &ClusterEvent,
+        pod: &Pod,
+        old: &EventObject,
+        _: &EventObject,
+    ) -> Result<QueueingHint, String> {
+        let EventObject::Pod(deleted) = old else {
+            return Ok(QueueingHint::Queue);
+        };
+        if deleted.node_name.is_none() && deleted.nominated_node_name.is_none() {
+            return Ok(QueueingHint::QueueSkip);
+        }
+        let clash = deleted
+            .spec
+            .host_ports
+            .iter()
+            .any(|d| pod.spec.host_ports.iter().any(|w| ports_clash(d, w)));
+        Ok(if clash {
+            QueueingHint::Queue
+        } else {
+            QueueingHint::QueueSkip
+        })
+    }
+
     fn events_to_register(&self) -> Vec<ClusterEvent> {
         vec![
             ClusterEvent::new(EventResource::Pod, ActionType::DELETE),
             ClusterEvent::new(EventResource::Node, ActionType::ADD),
         ]
+    }
+}
+
+#[cfg(test)]
+mod hint_tests {
+    //! Cases after kubernetes/kubernetes
+    //! pkg/scheduler/framework/plugins/nodeports/node_ports_test.go
+    //! (Test_isSchedulableAfterPodDeleted).
+    use super::*;
+    use crate::api::{HostPort, PodSpecInfo, Sym};
+
+    fn pod(name: &str, port: Option<i32>, node: Option<&str>) -> Arc<Pod> {
+        let spec = PodSpecInfo {
+            host_ports: port
+                .map(|p| HostPort {
+                    ip: Sym::new("0.0.0.0"),
+                    protocol: Sym::new("TCP"),
+                    port: p,
+                })
+                .into_iter()
+                .collect(),
+            ..PodSpecInfo::default()
+        };
+        let mut p = Pod::new("ns", name, Arc::new(spec));
+        p.node_name = node.map(Sym::new);
+        Arc::new(p)
+    }
+
+    #[test]
+    fn only_a_deleted_assigned_pod_with_a_clashing_port_helps() {
+        let pl = NodePorts;
+        let me = pod("me", Some(80), None);
+        let ev = ClusterEvent::new(EventResource::Pod, ActionType::DELETE);
+        let h = |deleted: Arc<Pod>| {
+            pl.queueing_hint(&ev, &me, &EventObject::Pod(deleted), &EventObject::None)
+                .unwrap()
+        };
+        assert_eq!(h(pod("a", Some(80), Some("n1"))), QueueingHint::Queue);
+        assert_eq!(
+            h(pod("b", Some(8080), Some("n1"))),
+            QueueingHint::QueueSkip,
+            "other port"
+        );
+        assert_eq!(
+            h(pod("c", None, Some("n1"))),
+            QueueingHint::QueueSkip,
+            "no host ports"
+        );
+        assert_eq!(
+            h(pod("d", Some(80), None)),
+            QueueingHint::QueueSkip,
+            "unscheduled"
+        );
     }
 }
