@@ -784,6 +784,13 @@ fn run_ops(
                 let targets: Vec<String> = if namespaces.is_empty() {
                     pending_ns.keys().cloned().collect()
                 } else {
+                    // Upstream's runBarrierOp: a namespace no op has created is an error.
+                    let known = store.namespaces();
+                    if let Some(unknown) = namespaces.iter().find(|n| !known.contains(n)) {
+                        return Err(HarnessError::Run(format!(
+                            "op {i}: barrier: unknown namespace {unknown}"
+                        )));
+                    }
                     namespaces.clone()
                 };
                 for ns in targets {

@@ -810,3 +810,25 @@ fn steady_state_needs_a_duration_and_excludes_skip_wait() {
     .expect("an error");
     assert!(e.to_string().contains("cannot be used together"), "{e}");
 }
+
+/// A barrier naming a namespace no op created fails, as upstream's runBarrierOp.
+#[test]
+fn a_barrier_on_an_unknown_namespace_is_an_error() {
+    let e = run("\
+- name: T
+  defaultPodTemplatePath: pod.yaml
+  workloadTemplate:
+  - opcode: createNodes
+    count: 1
+  - opcode: barrier
+    namespaces: [nowhere]
+  - opcode: createPods
+    count: 1
+    collectMetrics: true
+  workloads:
+  - name: w
+")
+    .err()
+    .expect("an error");
+    assert!(e.to_string().contains("unknown namespace nowhere"), "{e}");
+}
