@@ -126,6 +126,19 @@ pub struct HostPort {
     pub port: i32,
 }
 
+impl HostPort {
+    /// Whether `self` and `other` claim the same host port: same port and protocol, and the
+    /// same IP or either side on every address (`0.0.0.0`), as kube's `HostPortInfo`.
+    pub fn conflicts(&self, other: &HostPort) -> bool {
+        // Interned once: this runs in Filter, per node.
+        static ANY: std::sync::LazyLock<Sym> = std::sync::LazyLock::new(|| Sym::new("0.0.0.0"));
+        let any = *ANY;
+        self.port == other.port
+            && self.protocol == other.protocol
+            && (self.ip == other.ip || self.ip == any || other.ip == any)
+    }
+}
+
 /// A preferred node-affinity term.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct WeightedTerm {

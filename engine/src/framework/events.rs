@@ -197,6 +197,15 @@ pub enum QueueingHint {
 }
 
 impl QueueingHint {
+    /// Queue when `helps`, else QueueSkip (what most hint functions decide).
+    pub fn queue_if(helps: bool) -> QueueingHint {
+        if helps {
+            QueueingHint::Queue
+        } else {
+            QueueingHint::QueueSkip
+        }
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             QueueingHint::Queue => "Queue",

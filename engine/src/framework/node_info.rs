@@ -231,14 +231,7 @@ impl NodeInfo {
     /// kube's `HostPortInfo.CheckConflict`: same protocol and port, and either IP is 0.0.0.0
     /// or the IPs are equal.
     pub fn port_conflicts(&self, want: &HostPort) -> bool {
-        // Interned once: this runs in Filter, per node.
-        static ANY: std::sync::LazyLock<Sym> = std::sync::LazyLock::new(|| Sym::new("0.0.0.0"));
-        let any = *ANY;
-        self.used_ports.iter().any(|(p, _)| {
-            p.port == want.port
-                && p.protocol == want.protocol
-                && (p.ip == want.ip || p.ip == any || want.ip == any)
-        })
+        self.used_ports.iter().any(|(p, _)| p.conflicts(want))
     }
 }
 

@@ -54,11 +54,9 @@ impl EnqueueExtensions for NodeName {
             return Ok(QueueingHint::Queue);
         };
         let want = pod.spec.node_name;
-        Ok(if want.is_empty() || want == added.name {
-            QueueingHint::Queue
-        } else {
-            QueueingHint::QueueSkip
-        })
+        Ok(QueueingHint::queue_if(
+            want.is_empty() || want == added.name,
+        ))
     }
 
     fn events_to_register(&self) -> Vec<ClusterEvent> {

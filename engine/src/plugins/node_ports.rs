@@ -59,15 +59,6 @@ impl FilterPlugin for NodePorts {
     }
 }
 
-/// Whether `a` and `b` claim the same host port (same port and protocol, and the same IP or
-/// either side on every address), as NodeInfo's used-ports check.
-fn ports_clash(a: &crate::api::HostPort, b: &crate::api::HostPort) -> bool {
-    static ANY: std::sync::LazyLock<crate::api::Sym> =
-        std::sync::LazyLock::new(|| crate::api::Sym::new("0.0.0.0"));
-    let any = *ANY;
-    a.port == b.port && a.protocol == b.protocol && (a.ip == b.ip || a.ip == any || b.ip == any)
-}
-
 impl EnqueueExtensions for NodePorts {
     /// kube's `isSchedulableAfterPodDeleted`: only the deletion of an assigned (or nominated)
     /// pod whose host ports clash with this pod's can free what it needs. A node added always
@@ -89,12 +80,8 @@ impl EnqueueExtensions for NodePorts {
             .spec
             .host_ports
             .iter()
-            .any(|d| pod.spec.host_ports.iter().any(|w| ports_clash(d, w)));
-        Ok(if clash {
-            QueueingHint::Queue
-        } else {
-            QueueingHint::QueueSkip
-        })
+            .any(|d| pod.spec.host_ports.iter().any(|w| d.conflicts(w)));
+        Ok(QueueingHint::queue_if(clash))
     }
 
     fn events_to_register(&self) -> Vec<ClusterEvent> {

@@ -453,13 +453,7 @@ impl EnqueueExtensions for NodeResourcesFit {
         new: &EventObject,
     ) -> Result<QueueingHint, String> {
         let want = &pod.spec.requests;
-        let hint = |b: bool| {
-            if b {
-                QueueingHint::Queue
-            } else {
-                QueueingHint::QueueSkip
-            }
-        };
+        let hint = QueueingHint::queue_if;
         match (event.resource, old, new) {
             (EventResource::Node, _, EventObject::Node(n)) => {
                 Ok(hint(could_ever_fit(want, &n.allocatable)))

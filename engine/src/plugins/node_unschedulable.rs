@@ -65,13 +65,7 @@ impl EnqueueExtensions for NodeUnschedulable {
         old: &EventObject,
         new: &EventObject,
     ) -> Result<QueueingHint, String> {
-        let queue = |b: bool| {
-            if b {
-                QueueingHint::Queue
-            } else {
-                QueueingHint::QueueSkip
-            }
-        };
+        let queue = QueueingHint::queue_if;
         match new {
             EventObject::Node(modified) => {
                 let was_unschedulable = match old {

@@ -141,13 +141,7 @@ impl EnqueueExtensions for TaintToleration {
         old: &EventObject,
         new: &EventObject,
     ) -> Result<QueueingHint, String> {
-        let hint = |b: bool| {
-            if b {
-                QueueingHint::Queue
-            } else {
-                QueueingHint::QueueSkip
-            }
-        };
+        let hint = QueueingHint::queue_if;
         let tol = &pod.spec.tolerations;
         match new {
             EventObject::Node(modified) => {

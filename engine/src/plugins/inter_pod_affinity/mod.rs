@@ -299,11 +299,7 @@ impl<'c> NsLabelsCache<'c> {
 // ---- events -------------------------------------------------------------------------------
 
 fn hint(queue: bool) -> QueueingHint {
-    if queue {
-        QueueingHint::Queue
-    } else {
-        QueueingHint::QueueSkip
-    }
+    QueueingHint::queue_if(queue)
 }
 
 /// The terms of the queued pod seen by the hints: kube builds them afresh, with no namespace
