@@ -55,6 +55,19 @@ struct Collector {
     binds: Vec<Duration>,
 }
 
+/// A Service-style selector (a label set) as a label selector.
+fn selector_of(
+    set: BTreeMap<String, String>,
+) -> Result<tidegate_engine::api::labels::LabelSelector, convert::ConvertError> {
+    convert::label_selector(
+        &k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector {
+            match_labels: Some(set),
+            match_expressions: None,
+        },
+        "spec.selector",
+    )
+}
+
 /// The pod object's labels include every pair of `selector`.
 fn labels_match(obj: &core::Pod, selector: &BTreeMap<String, String>) -> bool {
     selector.iter().all(|(k, v)| {
@@ -495,6 +508,24 @@ impl Store {
         w.retain(|(n, tx)| n != ns || tx.send(key.clone()).is_ok());
     }
 
+    /// A name for a namespaced object of `kind` (its own, or generated) that `taken` does not
+    /// hold yet; the namespace is created if needed.
+    fn name_in(
+        &self,
+        namespace: &str,
+        meta: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+        kind: &'static str,
+        taken: impl Fn(&str) -> bool,
+    ) -> Result<String, StoreError> {
+        let mut st = self.state.lock();
+        self.ensure_namespace(&mut st, namespace);
+        let name = Self::name_for(&mut st, meta, |_, n| taken(n))?;
+        if taken(&name) {
+            return Err(StoreError::AlreadyExists { kind, name });
+        }
+        Ok(name)
+    }
+
     /// Creates an object of any supported kind (`createAny`, `churn`) in `namespace` (for
     /// namespaced kinds). Returns its name.
     pub fn create_any(
@@ -512,35 +543,16 @@ impl Store {
             }
             AnyObject::Namespace(ns) => self.create_namespace((**ns).clone()),
             AnyObject::Service(svc) => {
-                let name = {
-                    let mut st = self.state.lock();
-                    self.ensure_namespace(&mut st, namespace);
-                    let taken = |n: &str| {
-                        self.services
-                            .read()
-                            .get(&Sym::new(namespace))
-                            .is_some_and(|v| v.iter().any(|r| r.name == n))
-                    };
-                    let name = Self::name_for(&mut st, &svc.metadata, |_, n| taken(n))?;
-                    if taken(&name) {
-                        return Err(StoreError::AlreadyExists {
-                            kind: "service",
-                            name,
-                        });
-                    }
-                    name
-                };
+                let name = self.name_in(namespace, &svc.metadata, "service", |n| {
+                    self.services
+                        .read()
+                        .get(&Sym::new(namespace))
+                        .is_some_and(|v| v.iter().any(|r| r.name == n))
+                })?;
                 let selector = match svc.spec.as_ref().and_then(|s| s.selector.clone()) {
                     None => None,
                     Some(set) => {
-                        let sel = convert::label_selector(
-                            &k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector {
-                                match_labels: Some(set.clone()),
-                                match_expressions: None,
-                            },
-                            "spec.selector",
-                        )
-                        .map_err(|e| {
+                        let sel = selector_of(set.clone()).map_err(|e| {
                             StoreError::Invalid(format!(
                                 "Service {name:?} is invalid: {}: {}",
                                 e.field, e.detail
@@ -561,24 +573,12 @@ impl Store {
             }
             AnyObject::Pdb(pdb) => {
                 let mut pdb = (**pdb).clone();
-                let name = {
-                    let mut st = self.state.lock();
-                    self.ensure_namespace(&mut st, namespace);
-                    let taken = |n: &str| {
-                        self.pdbs
-                            .read()
-                            .iter()
-                            .any(|p| &*p.name == n && p.namespace == Sym::new(namespace))
-                    };
-                    let name = Self::name_for(&mut st, &pdb.metadata, |_, n| taken(n))?;
-                    if taken(&name) {
-                        return Err(StoreError::AlreadyExists {
-                            kind: "poddisruptionbudget",
-                            name,
-                        });
-                    }
-                    name
-                };
+                let name = self.name_in(namespace, &pdb.metadata, "poddisruptionbudget", |n| {
+                    self.pdbs
+                        .read()
+                        .iter()
+                        .any(|p| &*p.name == n && p.namespace == Sym::new(namespace))
+                })?;
                 pdb.metadata.name = Some(name.clone());
                 pdb.metadata.namespace = Some(namespace.to_string());
                 let converted = crate::objects::pdb(&pdb).ok_or_else(|| {
@@ -717,50 +717,51 @@ impl Store {
         o
     }
 
-    /// PUT of a pod object (the `updateAny` op). Status and binding are kept.
-    pub fn update_pod(&self, new: &core::Pod, namespace: &str) -> Result<(), StoreError> {
+    /// The key of the stored pod `new` names in `namespace`, and the stored object as it is.
+    fn stored_pod(
+        st: &State,
+        new: &core::Pod,
+        namespace: &str,
+    ) -> Result<(PodKey, core::Pod), StoreError> {
         let name = new
             .metadata
             .name
-            .clone()
+            .as_deref()
             .filter(|n| !n.is_empty())
             .ok_or_else(|| StoreError::Invalid("metadata.name: Required value".into()))?;
-        let key = PodKey::new(namespace, &name);
-        let mut st = self.state.lock();
+        let key = PodKey::new(namespace, name);
         let rec = st.pod(&key).ok_or(StoreError::NotFound {
             kind: "pod",
             name: key.to_string(),
         })?;
-        let old_obj = Self::materialize(&key, rec);
-        let mut obj = new.clone();
-        obj.metadata.namespace = Some(namespace.to_string());
-        obj.metadata.uid = old_obj.metadata.uid.clone();
-        if let (Some(n), Some(spec)) = (rec.node, obj.spec.as_mut())
-            && spec.node_name.as_deref().is_none_or(str::is_empty)
-        {
-            spec.node_name = Some(n.to_string_lossy());
-        }
-        let errs = validate_pod_update(&obj, &old_obj);
-        if !errs.is_empty() {
-            return Err(invalid_pod(&name, &errs));
-        }
+        let obj = Self::materialize(&key, rec);
+        Ok((key, obj))
+    }
+
+    /// Stores `obj` as the new version of the pod at `key` (converted, binding kept, a new
+    /// resourceVersion) and sends the update event. Removing the last gate of an unbound pod
+    /// clears its SchedulingGated condition (the scheduler sets its own later).
+    fn replace_pod(
+        &self,
+        st: &mut State,
+        key: &PodKey,
+        mut obj: core::Pod,
+    ) -> Result<(), StoreError> {
+        let name = key.split().1;
         let spec = obj.spec.clone().unwrap_or_default();
         let info = convert::pod_spec_info(&spec)
             .map_err(|e| StoreError::Invalid(format!("Pod {name:?} is invalid: {e}")))?;
-        let old_internal = rec.pod.clone();
         st.rv += 1;
         obj.metadata.resource_version = Some(st.rv.to_string());
         let obj = Arc::new(obj);
+        let (rec, ns) = st.pod_mut(key).expect("the caller found it");
+        let old_internal = rec.pod.clone();
         let mut internal = convert::pod_with_spec(&obj, Arc::new(info));
         internal.node_name = old_internal.node_name;
         let internal = Arc::new(internal);
-        let (rec, ns) = st.pod_mut(&key).expect("checked");
-        let was_gated = old_internal.is_gated();
         rec.obj = obj;
         rec.pod = internal.clone();
-        // Ungating clears the SchedulingGated condition (the scheduler sets its own later).
-        let cleared = was_gated && !internal.is_gated() && rec.node.is_none();
-        if cleared {
+        if old_internal.is_gated() && !internal.is_gated() && rec.node.is_none() {
             rec.condition = None;
             ns.attempted_unbound -= 1;
         }
@@ -771,25 +772,34 @@ impl Store {
         Ok(())
     }
 
+    /// PUT of a pod object (the `updateAny` op). Status and binding are kept.
+    pub fn update_pod(&self, new: &core::Pod, namespace: &str) -> Result<(), StoreError> {
+        let mut st = self.state.lock();
+        let (key, old_obj) = Self::stored_pod(&st, new, namespace)?;
+        let mut obj = new.clone();
+        obj.metadata.namespace = Some(namespace.to_string());
+        obj.metadata.uid = old_obj.metadata.uid.clone();
+        let bound = old_obj.spec.as_ref().and_then(|s| s.node_name.clone());
+        if let (Some(n), Some(spec)) = (bound, obj.spec.as_mut())
+            && spec.node_name.as_deref().is_none_or(str::is_empty)
+        {
+            spec.node_name = Some(n);
+        }
+        let errs = validate_pod_update(&obj, &old_obj);
+        if !errs.is_empty() {
+            return Err(invalid_pod(key.split().1, &errs));
+        }
+        self.replace_pod(&mut st, &key, obj)
+    }
+
     /// The `resize` subresource (in-place pod resize): only the containers' `resources` of
     /// the stored pod change, taken from `new` by container name; every other field of `new`
     /// is ignored, as the subresource ignores it. Without a kubelet nothing reports allocated
     /// resources, so the scheduler sees the new requests at once (kube's
     /// `PodRequests` falls back to the spec when the status has none).
     pub fn resize_pod(&self, new: &core::Pod, namespace: &str) -> Result<(), StoreError> {
-        let name = new
-            .metadata
-            .name
-            .clone()
-            .filter(|n| !n.is_empty())
-            .ok_or_else(|| StoreError::Invalid("metadata.name: Required value".into()))?;
-        let key = PodKey::new(namespace, &name);
         let mut st = self.state.lock();
-        let rec = st.pod(&key).ok_or(StoreError::NotFound {
-            kind: "pod",
-            name: key.to_string(),
-        })?;
-        let mut obj = Self::materialize(&key, rec);
+        let (key, mut obj) = Self::stored_pod(&st, new, namespace)?;
         let new_containers = new
             .spec
             .as_ref()
@@ -799,29 +809,14 @@ impl Store {
         for nc in new_containers {
             let Some(c) = spec.containers.iter_mut().find(|c| c.name == nc.name) else {
                 return Err(StoreError::Invalid(format!(
-                    "Pod {name:?} is invalid: spec.containers: Not found: {:?}",
+                    "Pod {:?} is invalid: spec.containers: Not found: {:?}",
+                    key.split().1,
                     nc.name
                 )));
             };
             c.resources = nc.resources.clone();
         }
-        let info = convert::pod_spec_info(spec)
-            .map_err(|e| StoreError::Invalid(format!("Pod {name:?} is invalid: {e}")))?;
-        let old_internal = rec.pod.clone();
-        st.rv += 1;
-        obj.metadata.resource_version = Some(st.rv.to_string());
-        let obj = Arc::new(obj);
-        let mut internal = convert::pod_with_spec(&obj, Arc::new(info));
-        internal.node_name = old_internal.node_name;
-        let internal = Arc::new(internal);
-        let (rec, _) = st.pod_mut(&key).expect("checked");
-        rec.obj = obj;
-        rec.pod = internal.clone();
-        if let Some(s) = self.sched() {
-            s.on_pod_update(&old_internal, internal);
-        }
-        self.changed.notify_all();
-        Ok(())
+        self.replace_pod(&mut st, &key, obj)
     }
 
     /// Deletes a pod. A pod with finalizers only gets a deletionTimestamp (it is
@@ -1173,14 +1168,7 @@ impl ClusterClient for Store {
         if merged.is_empty() {
             return None;
         }
-        convert::label_selector(
-            &k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector {
-                match_labels: Some(merged),
-                match_expressions: None,
-            },
-            "spec.selector",
-        )
-        .ok()
+        selector_of(merged).ok()
     }
 
     fn pod_disruption_budgets(&self) -> Vec<Arc<tidegate_engine::api::PodDisruptionBudget>> {
