@@ -812,6 +812,35 @@ fn resolve_pod_sets<'w>(
         .collect())
 }
 
+/// The value of the `$name` param that `n` references, marked as used.
+fn lookup_param<'w>(
+    cx: &Ctx,
+    wl: &'w Workload,
+    n: &SNode,
+    field: &str,
+    used: &RefCell<BTreeMap<&'w str, bool>>,
+) -> Result<ParamValue, InputError> {
+    let s = cx.string(n, field)?;
+    let name = s.strip_prefix('$').ok_or_else(|| {
+        cx.err(
+            pos_of(n),
+            field,
+            format!("must reference a param as $name, got {s:?}"),
+        )
+    })?;
+    let (key, (v, _)) = wl.params.get_key_value(name).ok_or_else(|| {
+        cx.err(
+            pos_of(n),
+            field,
+            format!("parameter {name} is undefined in workload {}", wl.name),
+        )
+    })?;
+    if let Some(u) = used.borrow_mut().get_mut(key.as_str()) {
+        *u = true;
+    }
+    Ok(v.clone())
+}
+
 /// `count` / `countParam` of a raw op (required).
 fn resolve_count<'w>(
     cx: &Ctx,
@@ -836,25 +865,7 @@ fn resolve_count<'w>(
         ),
         (None, Some((_, n))) => {
             let field = format!("{of}.countParam");
-            let s = cx.string(n, &field)?;
-            let name = s.strip_prefix('$').ok_or_else(|| {
-                cx.err(
-                    pos_of(n),
-                    &field,
-                    format!("must reference a param as $name, got {s:?}"),
-                )
-            })?;
-            let (key, (v, _)) = wl.params.get_key_value(name).ok_or_else(|| {
-                cx.err(
-                    pos_of(n),
-                    &field,
-                    format!("parameter {name} is undefined in workload {}", wl.name),
-                )
-            })?;
-            if let Some(u) = used.borrow_mut().get_mut(key.as_str()) {
-                *u = true;
-            }
-            (v.clone(), pos_of(n), field)
+            (lookup_param(cx, wl, n, &field, used)?, pos_of(n), field)
         }
         (None, None) => {
             return Err(cx.err(
@@ -897,27 +908,7 @@ fn resolve_op<'w>(
 ) -> Result<Op, InputError> {
     let of = of.to_string();
     let get = |name: &str| raw.fields.iter().find(|(k, _)| k.value == name);
-    let param = |n: &SNode, field: &str| -> Result<ParamValue, InputError> {
-        let s = cx.string(n, field)?;
-        let name = s.strip_prefix('$').ok_or_else(|| {
-            cx.err(
-                pos_of(n),
-                field,
-                format!("must reference a param as $name, got {s:?}"),
-            )
-        })?;
-        let (key, (v, _)) = wl.params.get_key_value(name).ok_or_else(|| {
-            cx.err(
-                pos_of(n),
-                field,
-                format!("parameter {name} is undefined in workload {}", wl.name),
-            )
-        })?;
-        if let Some(u) = used.borrow_mut().get_mut(key.as_str()) {
-            *u = true;
-        }
-        Ok(v.clone())
-    };
+    let param = |n: &SNode, field: &str| lookup_param(cx, wl, n, field, used);
     if let Some((_, reason)) = UNSUPPORTED_OPS.iter().find(|(o, _)| *o == raw.opcode) {
         // Mark the params it references as used, so the workload is reported as unsupported
         // rather than as a config error.

@@ -259,16 +259,7 @@ fn run(args: RunArgs) -> Result<ExitCode, HarnessError> {
             let line = serde_json::json!({"namespace": ns, "name": name, "node": node});
             let _ = writeln!(out, "{line}");
         }
-        let dir = file
-            .parent()
-            .filter(|p| !p.as_os_str().is_empty())
-            .unwrap_or(std::path::Path::new("."));
-        let name = file
-            .file_name()
-            .and_then(|s| s.to_str())
-            .unwrap_or("placements.jsonl");
-        report::write_atomic(dir, name, &out)
-            .map_err(|e| HarnessError::Run(format!("{}: {e}", file.display())))?;
+        write_file(file, &out)?;
     }
     if let Some(file) = &args.dump_pods {
         write_file(file, &dump)?;
