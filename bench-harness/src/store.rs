@@ -1060,6 +1060,12 @@ impl ClusterClient for Store {
             return Err(format!("nodes {node_name:?} not found"));
         }
         let rv = st.rv + 1;
+        // The pod's labels are needed only by collection windows with a label selector.
+        let need_labels = st
+            .collectors
+            .iter()
+            .flatten()
+            .any(|c| !c.selector.is_empty());
         let Some((rec, n)) = st.pod_mut(&pod.key) else {
             return Err(format!("pods {:?} not found", pod.key.to_string()));
         };
@@ -1081,7 +1087,7 @@ impl ClusterClient for Store {
             ));
         }
         rec.node = Some(node);
-        let obj = rec.obj.clone();
+        let obj = need_labels.then(|| rec.obj.clone());
         let had_condition = rec.condition.take().is_some();
         let old = rec.pod.clone();
         let mut new = (*old).clone();
@@ -1098,7 +1104,8 @@ impl ClusterClient for Store {
         let now = Instant::now();
         for c in st.collectors.iter_mut().flatten() {
             if c.namespaces.contains(ns)
-                && (c.selector.is_empty() || labels_match(&obj, &c.selector))
+                && (c.selector.is_empty()
+                    || obj.as_deref().is_some_and(|o| labels_match(o, &c.selector)))
                 && let Some(start) = c.start
             {
                 c.binds.push(now.saturating_duration_since(start));
