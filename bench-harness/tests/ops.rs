@@ -35,22 +35,35 @@ spec:
 
 /// Runs the one workload of `config` (with `pod.yaml` and `labelled.yaml` beside it).
 fn run(config: &str) -> Result<RunResult, HarnessError> {
+    run_in(config, &[("labelled.yaml", LABELLED_POD)], 2, 30)
+}
+
+/// Runs the one workload of `config` with `pod.yaml` and `files` beside it; a skipped
+/// workload is an `Unsupported` error.
+fn run_in(
+    config: &str,
+    files: &[(&str, &str)],
+    threads: usize,
+    timeout_secs: u64,
+) -> Result<RunResult, HarnessError> {
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("config.yaml"), config).unwrap();
+    for (n, t) in files {
+        std::fs::write(dir.path().join(n), t).unwrap();
+    }
     std::fs::write(dir.path().join("pod.yaml"), POD).unwrap();
-    std::fs::write(dir.path().join("labelled.yaml"), LABELLED_POD).unwrap();
+    std::fs::write(dir.path().join("config.yaml"), config).unwrap();
     let cfg = config::load(&dir.path().join("config.yaml"))?;
     let opts = RunOptions {
         label_filter: Some(String::new()),
-        threads: Some(2),
-        timeout: std::time::Duration::from_secs(30),
+        threads: Some(threads),
+        timeout: std::time::Duration::from_secs(timeout_secs),
         ..RunOptions::default()
     };
     let mut reports = run_config(&cfg, &opts)?;
     assert_eq!(reports.len(), 1);
     match reports.remove(0).outcome {
         Outcome::Ran(r) => Ok(*r),
-        Outcome::Skipped(why) => panic!("skipped: {why}"),
+        Outcome::Skipped(why) => Err(HarnessError::Unsupported(why)),
         Outcome::Failed(why) => Err(HarnessError::Run(why)),
     }
 }
@@ -338,27 +351,9 @@ fn a_window_with_a_label_selector_records_only_matching_binds() {
     assert_eq!(store.ns_stats("a").bound, 3);
 }
 
-/// Runs `config` with extra files beside it.
+/// Runs `config` with extra files beside it, on one thread.
 fn run_with_files(config: &str, files: &[(&str, &str)]) -> Result<RunResult, HarnessError> {
-    let dir = tempfile::tempdir().unwrap();
-    for (n, t) in files {
-        std::fs::write(dir.path().join(n), t).unwrap();
-    }
-    std::fs::write(dir.path().join("pod.yaml"), POD).unwrap();
-    std::fs::write(dir.path().join("config.yaml"), config).unwrap();
-    let cfg = config::load(&dir.path().join("config.yaml"))?;
-    let opts = RunOptions {
-        label_filter: Some(String::new()),
-        threads: Some(1),
-        timeout: std::time::Duration::from_secs(20),
-        ..RunOptions::default()
-    };
-    let mut reports = run_config(&cfg, &opts)?;
-    match reports.remove(0).outcome {
-        Outcome::Ran(r) => Ok(*r),
-        Outcome::Skipped(why) => Err(HarnessError::Unsupported(why)),
-        Outcome::Failed(why) => Err(HarnessError::Run(why)),
-    }
+    run_in(config, files, 1, 20)
 }
 
 const CHURN_POD: &str = "\
