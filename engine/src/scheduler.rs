@@ -10,7 +10,7 @@ use crate::framework::events::{
     ActionType, ClusterEvent, EventObject, EventResource, pod_scheduling_properties_change,
 };
 use crate::framework::interface::{ClusterClient, Diagnosis, PostFilterContext};
-use crate::framework::parallelize::{find_feasible, num_feasible_nodes_to_find};
+use crate::framework::parallelize::{find_feasible_in_mode, num_feasible_nodes_to_find};
 use crate::framework::runtime::{Framework, FrameworkError, Profile};
 use crate::framework::{Code, CycleState, Status, WaitingPods};
 use crate::metrics::{AttemptResult, ExtensionPoint, Metrics, Series};
@@ -46,6 +46,11 @@ pub struct SchedulerConfig {
     /// Threads that run binding cycles (WaitOnPermit, PreBind, Bind, PostBind) once
     /// [`Scheduler::run`] starts; until then binding runs inline.
     pub binding_workers: usize,
+    /// Decisions independent of the thread count and of timing, for runs driven by a
+    /// virtual clock through [`Scheduler::try_schedule_one`]: Filter's parallel pass returns
+    /// what the sequential pass would, and Permit timeouts wait for [`Scheduler::next_timer`]
+    /// instead of a timer thread.
+    pub deterministic: bool,
 }
 
 impl Default for SchedulerConfig {
@@ -57,6 +62,7 @@ impl Default for SchedulerConfig {
             seed: 0,
             queue: QueueConfig::default(),
             binding_workers: 1,
+            deterministic: false,
         }
     }
 }
@@ -88,6 +94,7 @@ pub struct Scheduler {
     next_start_node_index: AtomicUsize,
     pool: Option<Arc<rayon::ThreadPool>>,
     global_pct: Option<u32>,
+    deterministic: bool,
     pub stats: SchedulerStats,
 }
 
@@ -212,7 +219,12 @@ impl Scheduler {
         clock: Option<Arc<dyn Clock>>,
     ) -> Result<Arc<Scheduler>, FrameworkError> {
         let metrics = Arc::new(Metrics::new());
-        let waiting_pods = WaitingPods::new();
+        let clock = clock.unwrap_or_else(|| Arc::new(RealClock::new()));
+        let waiting_pods = if cfg.deterministic {
+            WaitingPods::with_manual_clock(clock.clone())
+        } else {
+            WaitingPods::new()
+        };
         let pool = (cfg.parallelism > 1).then(|| {
             rayon::ThreadPoolBuilder::new()
                 .num_threads(cfg.parallelism)
@@ -245,7 +257,6 @@ impl Scheduler {
                 hints.insert(*k, v.clone());
             }
         }
-        let clock = clock.unwrap_or_else(|| Arc::new(RealClock::new()));
         let queue = SchedulingQueue::new(
             first.queue_sort.clone(),
             pre_enqueue,
@@ -270,6 +281,7 @@ impl Scheduler {
             next_start_node_index: AtomicUsize::new(0),
             pool,
             global_pct: cfg.percentage_of_nodes_to_score,
+            deterministic: cfg.deterministic,
             stats: SchedulerStats::default(),
         }))
     }
@@ -527,6 +539,28 @@ impl Scheduler {
         };
         self.schedule_popped(qpi);
         true
+    }
+
+    /// One step of a run driven by its own (virtual) clock: fires the Permit timeouts that are
+    /// due, then makes one scheduling attempt if a pod is ready (the queue's due flushes run
+    /// first). Binding runs inline. Returns whether a pod was attempted.
+    pub fn try_schedule_one(&self) -> bool {
+        self.waiting_pods.fire_due();
+        match self.queue.try_pop() {
+            Some(qpi) => {
+                self.schedule_popped(qpi);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// The next time at which something may become ready without an outside event: a queue
+    /// flush that can move a pod, or a Permit timeout. `None`: only an event can.
+    pub fn next_timer(&self) -> Option<crate::queue::clock::Time> {
+        let q = self.queue.next_flush_due();
+        let w = self.waiting_pods.next_deadline();
+        q.into_iter().chain(w).min()
     }
 
     /// Schedules a pod that was already popped (used by `schedule_one` and by tests that drive
@@ -819,14 +853,15 @@ impl Scheduler {
         } else {
             self.queue.nominator.nominated_at_least(pod)
         };
+        let ordered = self.deterministic;
         let outcome = if nominated.is_empty() {
-            find_feasible(pool, n, start_index, num_to_find, |i| {
+            find_feasible_in_mode(ordered, pool, n, start_index, num_to_find, |i| {
                 // Nodes are visited in order: fetch the one a few steps ahead.
                 nodes[(i + PREFETCH_AHEAD) % n].prefetch();
                 Framework::run_filter_plugins(&filters, state_ref, pod, &nodes[i])
             })
         } else {
-            find_feasible(pool, n, start_index, num_to_find, |i| {
+            find_feasible_in_mode(ordered, pool, n, start_index, num_to_find, |i| {
                 let noms = nominated.get(&nodes[i].name()).map_or(&[][..], |v| &v[..]);
                 fwk.run_filter_plugins_with_nominated_pods(
                     &filters, state_ref, pod, &nodes[i], noms,

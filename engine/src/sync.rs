@@ -7,7 +7,7 @@
 
 #[cfg(not(loom))]
 mod imp {
-    pub use std::sync::atomic::{AtomicUsize, Ordering};
+    pub use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
     /// A mutex with parking_lot's API (`lock` returns the guard).
     pub type Mutex<T> = parking_lot::Mutex<T>;
@@ -37,7 +37,7 @@ mod imp {
 
 #[cfg(loom)]
 mod imp {
-    pub use loom::sync::atomic::{AtomicUsize, Ordering};
+    pub use loom::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
     /// loom's mutex behind parking_lot's API.
     pub struct Mutex<T>(loom::sync::Mutex<T>);

@@ -10,6 +10,12 @@
 //! status also stops everything. Results: up to `num_to_find` feasible node indices (in no
 //! particular order when run in parallel), the statuses of rejected nodes, and how many nodes
 //! were examined.
+//!
+//! [`find_feasible_ordered`] is the deterministic variant (`--clock virtual` runs): workers
+//! claim chunks the same way but always finish a chunk they claimed, keep every chunk's
+//! statuses, and the result is assembled in node order afterwards, exactly as the sequential
+//! pass would have produced it — the same nodes, in the same order, with the same rejections,
+//! whatever the thread count. It costs a status per examined node.
 
 use super::status::{Code, Status};
 use crossbeam::utils::CachePadded;
@@ -180,6 +186,107 @@ pub fn find_feasible(
     out
 }
 
+/// [`find_feasible_ordered`] when `ordered`, else [`find_feasible`].
+pub fn find_feasible_in_mode(
+    ordered: bool,
+    pool: Option<&rayon::ThreadPool>,
+    n: usize,
+    start: usize,
+    num_to_find: usize,
+    check: impl Fn(usize) -> Status + Sync,
+) -> FilterOutcome {
+    if ordered {
+        find_feasible_ordered(pool, n, start, num_to_find, check)
+    } else {
+        find_feasible(pool, n, start, num_to_find, check)
+    }
+}
+
+/// As [`find_feasible`], but the outcome is the sequential pass's whatever the pool's size:
+/// the first `num_to_find` feasible nodes from `start` in node order, the rejections met before
+/// the last of them, and an `Error` only if the sequential pass would have met it first.
+pub fn find_feasible_ordered(
+    pool: Option<&rayon::ThreadPool>,
+    n: usize,
+    start: usize,
+    num_to_find: usize,
+    check: impl Fn(usize) -> Status + Sync,
+) -> FilterOutcome {
+    let parallel = pool.filter(|p| p.current_num_threads() > 1 && n >= 32);
+    let Some(pool) = parallel else {
+        return find_feasible(None, n, start, num_to_find, check);
+    };
+    if num_to_find == 0 {
+        return FilterOutcome::default();
+    }
+    let chunk = chunk_size(n, pool.current_num_threads());
+    let chunks = n.div_ceil(chunk);
+    let next = CachePadded::new(AtomicUsize::new(0));
+    let found = CachePadded::new(AtomicUsize::new(0));
+    let stop = CachePadded::new(AtomicBool::new(false));
+    // Every claimed chunk is finished, so the chunks below any claimed one are complete.
+    let results: Vec<Mutex<Vec<(usize, Status)>>> =
+        (0..chunks).map(|_| Mutex::new(Vec::new())).collect();
+    let work = || {
+        while !stop.load(Ordering::Relaxed) {
+            let c = next.fetch_add(1, Ordering::Relaxed);
+            if c >= chunks {
+                break;
+            }
+            let mut local = Vec::with_capacity(chunk);
+            let mut k = 0;
+            for i in c * chunk..((c + 1) * chunk).min(n) {
+                let idx = (start + i) % n;
+                let st = check(idx);
+                let code = st.code();
+                local.push((idx, st));
+                match code {
+                    Code::Success => k += 1,
+                    // Nothing after an error in this chunk matters to the sequential pass.
+                    Code::Error => {
+                        stop.store(true, Ordering::Relaxed);
+                        break;
+                    }
+                    _ => {}
+                }
+            }
+            *results[c].lock().unwrap_or_else(|p| p.into_inner()) = local;
+            if found.fetch_add(k, Ordering::AcqRel) + k >= num_to_find {
+                stop.store(true, Ordering::Relaxed);
+            }
+        }
+    };
+    let helpers = pool.current_num_threads().min(chunks) - 1;
+    pool.install(|| {
+        rayon::scope(|s| {
+            for _ in 0..helpers {
+                s.spawn(|_| work());
+            }
+            work();
+        })
+    });
+    // Replay the chunks in order as the sequential pass visits the nodes.
+    let mut out = FilterOutcome::default();
+    'replay: for r in results {
+        for (idx, st) in r.into_inner().unwrap_or_else(|p| p.into_inner()) {
+            match st.code() {
+                Code::Success => {
+                    out.feasible.push(idx);
+                    if out.feasible.len() >= num_to_find {
+                        break 'replay;
+                    }
+                }
+                Code::Error => {
+                    out.error = Some(st);
+                    break 'replay;
+                }
+                _ => out.rejected.push((idx, st)),
+            }
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -287,6 +394,38 @@ mod tests {
                 "examined a node {furthest} positions after start"
             );
             assert!(out.feasible.iter().all(|&i| pos(i) < 500 + 4 * chunk));
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig {
+            cases: if cfg!(miri) { 2 } else { 64 },
+            ..Default::default()
+        })]
+        /// The ordered variant returns exactly the sequential pass's outcome (same feasible
+        /// nodes in the same order, same rejections, same error) on any pool size.
+        #[test]
+        fn ordered_parallel_equals_sequential(
+            codes in proptest::collection::vec(0u8..20, 32..600),
+            start_frac in 0.0f64..1.0,
+            want_frac in 0.0f64..1.2,
+            threads in 2usize..5,
+        ) {
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+            let n = codes.len();
+            let start = ((n as f64) * start_frac) as usize % n;
+            let want = (((n as f64) * want_frac) as usize).max(1);
+            let check = |i: usize| match codes[i] {
+                0 => Status::error(format!("error at {i}")),
+                1..=7 => Status::new(Code::Unschedulable, format!("no {i}")),
+                _ => Status::success(),
+            };
+            let seq = find_feasible(None, n, start, want, check);
+            let par = find_feasible_ordered(Some(&pool), n, start, want, check);
+            proptest::prop_assert_eq!(&par.feasible, &seq.feasible);
+            let msgs = |o: &FilterOutcome| o.rejected.iter().map(|(i, s)| (*i, s.message())).collect::<Vec<_>>();
+            proptest::prop_assert_eq!(msgs(&par), msgs(&seq));
+            proptest::prop_assert_eq!(par.error.map(|s| s.message()), seq.error.map(|s| s.message()));
         }
     }
 }

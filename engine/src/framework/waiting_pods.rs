@@ -11,16 +11,20 @@
 //!   map and its continuation runs exactly once with the outcome, on the thread that resolved
 //!   it. Later calls on a resolved pod do nothing.
 //!
-//! A single timer thread per map, started with the first wait, fires the timeouts.
+//! A single timer thread per map, started with the first wait, fires the timeouts. A map on a
+//! virtual clock ([`WaitingPods::with_manual_clock`], deterministic runs) has no thread: its
+//! driver asks for [`WaitingPods::next_deadline`] and calls [`WaitingPods::fire_due`] when the
+//! clock gets there.
 
 use super::status::{Code, Status};
 use crate::api::{Pod, PodKey, Sym};
+use crate::queue::clock::{Clock, RealClock, Time};
 use ahash::AHashMap;
 use parking_lot::{Condvar, Mutex};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::sync::{Arc, Weak};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// What runs when a waiting pod is resolved: `Status::success()` or the rejection.
 pub type Continuation = Box<dyn FnOnce(Status) + Send>;
@@ -84,7 +88,7 @@ impl WaitingPod {
 }
 
 /// A Permit deadline: (when, sequence, pod, plugin).
-type Deadline = Reverse<(Instant, u64, PodKey, &'static str)>;
+type Deadline = Reverse<(Time, u64, PodKey, &'static str)>;
 
 struct Inner {
     pods: Mutex<AHashMap<PodKey, Arc<WaitingPod>>>,
@@ -94,6 +98,9 @@ struct Inner {
     seq: Mutex<u64>,
     timer_started: std::sync::Once,
     stopped: std::sync::atomic::AtomicBool,
+    clock: Arc<dyn Clock>,
+    /// No timer thread: the owner of the (virtual) clock fires the deadlines.
+    manual: bool,
 }
 
 /// The waiting pods of a scheduler.
@@ -110,6 +117,15 @@ impl Default for WaitingPods {
 
 impl WaitingPods {
     pub fn new() -> WaitingPods {
+        WaitingPods::build(Arc::new(RealClock::new()), false)
+    }
+
+    /// A map whose timeouts run on `clock` and fire only from [`WaitingPods::fire_due`].
+    pub fn with_manual_clock(clock: Arc<dyn Clock>) -> WaitingPods {
+        WaitingPods::build(clock, true)
+    }
+
+    fn build(clock: Arc<dyn Clock>, manual: bool) -> WaitingPods {
         WaitingPods {
             inner: Arc::new(Inner {
                 pods: Mutex::new(AHashMap::new()),
@@ -118,6 +134,8 @@ impl WaitingPods {
                 seq: Mutex::new(0),
                 timer_started: std::sync::Once::new(),
                 stopped: std::sync::atomic::AtomicBool::new(false),
+                clock,
+                manual,
             }),
         }
     }
@@ -131,7 +149,7 @@ impl WaitingPods {
         done: Continuation,
     ) {
         let key = pod.key.clone();
-        let now = Instant::now();
+        let now = self.inner.clock.now();
         let wp = Arc::new(WaitingPod {
             pod,
             node,
@@ -189,7 +207,22 @@ impl WaitingPods {
         self.inner.wake.notify_all();
     }
 
+    /// The earliest Permit deadline still pending.
+    pub fn next_deadline(&self) -> Option<Time> {
+        self.inner.timers.lock().peek().map(|Reverse((w, ..))| *w)
+    }
+
+    /// Rejects the pods whose deadline has passed on the map's clock (the timer thread's
+    /// work, for maps on a manual clock).
+    pub fn fire_due(&self) {
+        let due = take_due(&self.inner, &mut self.inner.timers.lock());
+        fire(&self.inner, due);
+    }
+
     fn start_timer(&self) {
+        if self.inner.manual {
+            return;
+        }
         let weak = Arc::downgrade(&self.inner);
         self.inner.timer_started.call_once(move || {
             std::thread::Builder::new()
@@ -207,45 +240,60 @@ fn timer_loop(weak: Weak<Inner>) {
         if inner.stopped.load(Ordering::SeqCst) {
             return;
         }
-        let mut due = Vec::new();
-        {
+        let due = {
             let mut t = inner.timers.lock();
-            let now = Instant::now();
-            while let Some(Reverse((when, _, _, _))) = t.peek() {
-                if *when > now {
-                    break;
-                }
-                let Reverse((_, _, key, plugin)) = t.pop().expect("peeked");
-                due.push((key, plugin));
-            }
+            let due = take_due(&inner, &mut t);
             if due.is_empty() {
                 // Sleep until the next deadline (or a new wait), at most 100 ms so that a
                 // dropped map ends the thread.
-                let until = t
+                let now = inner.clock.now();
+                let wait = t
                     .peek()
-                    .map_or(now + Duration::from_millis(100), |Reverse((w, ..))| *w)
-                    .min(now + Duration::from_millis(100));
-                inner.wake.wait_until(&mut t, until);
+                    .map_or(Duration::from_millis(100), |Reverse((w, ..))| {
+                        w.saturating_sub(now)
+                    })
+                    .min(Duration::from_millis(100));
+                inner.wake.wait_for(&mut t, wait);
                 continue;
             }
+            due
+        };
+        fire(&inner, due);
+    }
+}
+
+/// Pops the deadlines that have passed: (pod, plugin).
+fn take_due(inner: &Inner, t: &mut BinaryHeap<Deadline>) -> Vec<(PodKey, &'static str)> {
+    let now = inner.clock.now();
+    let mut due = Vec::new();
+    while let Some(Reverse((when, _, _, _))) = t.peek() {
+        if *when > now {
+            break;
         }
-        for (key, plugin) in due {
-            let Some(wp) = inner.pods.lock().get(&key).cloned() else {
-                continue;
-            };
-            let waited = wp
-                .state
-                .lock()
-                .pending
-                .iter()
-                .find(|(p, _)| *p == plugin)
-                .map(|(_, d)| *d);
-            if let Some(d) = waited {
-                wp.reject(
-                    plugin,
-                    &format!("rejected due to timeout after waiting {d:?} at plugin {plugin}"),
-                );
-            }
+        let Reverse((_, _, key, plugin)) = t.pop().expect("peeked");
+        due.push((key, plugin));
+    }
+    due
+}
+
+/// Rejects each (pod, plugin) whose plugin still holds the pod (the timeout's rejection).
+fn fire(inner: &Inner, due: Vec<(PodKey, &'static str)>) {
+    for (key, plugin) in due {
+        let Some(wp) = inner.pods.lock().get(&key).cloned() else {
+            continue;
+        };
+        let waited = wp
+            .state
+            .lock()
+            .pending
+            .iter()
+            .find(|(p, _)| *p == plugin)
+            .map(|(_, d)| *d);
+        if let Some(d) = waited {
+            wp.reject(
+                plugin,
+                &format!("rejected due to timeout after waiting {d:?} at plugin {plugin}"),
+            );
         }
     }
 }
@@ -319,5 +367,34 @@ mod tests {
         );
         assert!(w.is_empty());
         w.stop();
+    }
+
+    #[test]
+    fn a_manual_clock_fires_timeouts_only_when_asked() {
+        use crate::queue::clock::VirtualClock;
+        let clock = Arc::new(VirtualClock::new());
+        let w = WaitingPods::with_manual_clock(clock.clone());
+        let (tx, rx) = mpsc::channel();
+        w.add(
+            pod("a"),
+            Sym::new("n"),
+            vec![("A", Duration::from_secs(2))],
+            Box::new(move |s| tx.send(s).unwrap()),
+        );
+        assert_eq!(w.next_deadline(), Some(Duration::from_secs(2)));
+        clock.advance(Duration::from_millis(1999));
+        w.fire_due();
+        std::thread::sleep(Duration::from_millis(20));
+        assert!(rx.try_recv().is_err(), "fired before its deadline");
+        clock.advance(Duration::from_millis(1));
+        w.fire_due();
+        let s = rx.try_recv().expect("fired at the deadline");
+        assert!(
+            s.message().contains("timeout after waiting 2s at plugin A"),
+            "{}",
+            s.message()
+        );
+        assert!(w.is_empty());
+        assert_eq!(w.next_deadline(), None);
     }
 }

@@ -2,7 +2,8 @@
 //!
 //! ## Protocol
 //!
-//! - `N` shards, each a binary heap (ordered by the QueueSort `less`) behind its own mutex, with
+//! - `N` shards, each a binary heap (ordered by the QueueSort `less`, ties broken by push
+//!   order: a sequence number taken at the first push, kept by updates) behind its own mutex, with
 //!   its top entry cached in an atomically replaceable cell (arc-swap) that is rewritten, under the shard lock, every
 //!   time the heap's top changes.
 //! - A concurrent index (64 lock stripes, each an `AHashMap`, chosen by key hash) maps each pod
@@ -19,7 +20,9 @@
 //! ## Ordering guarantee
 //!
 //! When no push, update or delete runs concurrently with a pop, the pop returns a pod that no
-//! other pod in activeQ is `less` than (the best of the shard tops is the global best, and the
+//! other pod in activeQ is `less` than, and among pods `less` cannot tell apart the one pushed
+//! first: the pop order is a total order that does not depend on which shard (which thread)
+//! an entry went to, so a single-threaded run pops the same sequence every time (the best of the shard tops is the global best, and the
 //! winning shard is verified under its lock). Under concurrency a pop may miss a pod pushed
 //! while it runs, exactly as a single-lock queue may order the two operations either way.
 //!
@@ -32,7 +35,7 @@
 
 use super::QueuedPodInfo;
 use crate::api::PodKey;
-use crate::sync::{ArcCell, AtomicUsize, Mutex, Ordering};
+use crate::sync::{ArcCell, AtomicU64, AtomicUsize, Mutex, Ordering};
 use ahash::AHashMap;
 use std::sync::Arc;
 
@@ -42,6 +45,10 @@ pub type LessFn = Arc<dyn Fn(&QueuedPodInfo, &QueuedPodInfo) -> bool + Send + Sy
 /// An entry in a shard heap.
 pub struct Entry {
     pub q: QueuedPodInfo,
+    /// Push order: breaks ties of the QueueSort `less` (first pushed, first popped), so the
+    /// pop order is a total order whatever shard each entry landed in. An update keeps the
+    /// pod's place among equals.
+    seq: u64,
 }
 
 struct Shard {
@@ -54,6 +61,7 @@ pub struct ActiveQ {
     index: Index,
     len: AtomicUsize,
     less: LessFn,
+    next_seq: AtomicU64,
     /// Under loom: round-robin home shards (loom allows no statics or thread-locals here).
     #[cfg(loom)]
     rr: AtomicUsize,
@@ -125,9 +133,15 @@ impl ActiveQ {
             index: Index::new(),
             len: AtomicUsize::new(0),
             less,
+            next_seq: AtomicU64::new(0),
             #[cfg(loom)]
             rr: AtomicUsize::new(0),
         }
+    }
+
+    /// The heap order: QueueSort's `less`, then push order among equals.
+    fn before(&self, a: &Entry, b: &Entry) -> bool {
+        (self.less)(&a.q, &b.q) || (a.seq < b.seq && !(self.less)(&b.q, &a.q))
     }
 
     pub fn shard_count(&self) -> usize {
@@ -154,21 +168,24 @@ impl ActiveQ {
     /// Inserts a pod, or replaces the one with the same key (its old entry becomes stale).
     pub fn push(&self, q: QueuedPodInfo) {
         let key = q.pod.key.clone();
-        let e = Arc::new(Entry { q });
-        if self
-            .index
-            .stripe(&key)
-            .lock()
-            .insert(key, e.clone())
-            .is_none()
-        {
-            self.len.fetch_add(1, Ordering::AcqRel);
-        }
+        let e = {
+            let mut stripe = self.index.stripe(&key).lock();
+            let seq = match stripe.get(&key) {
+                Some(old) => old.seq,
+                None => {
+                    self.len.fetch_add(1, Ordering::AcqRel);
+                    self.next_seq.fetch_add(1, Ordering::Relaxed)
+                }
+            };
+            let e = Arc::new(Entry { q, seq });
+            stripe.insert(key, e.clone());
+            e
+        };
         let shard = &self.shards[self.home()];
         let mut heap = shard.heap.lock();
         heap.push(e);
         let i = heap.len() - 1;
-        if sift_up(&mut heap, i, &*self.less) == 0 {
+        if sift_up(&mut heap, i, &|a, b| self.before(a, b)) == 0 {
             // The new entry is the shard's top now.
             shard.top.store(Some(heap[0].clone()));
         }
@@ -202,7 +219,7 @@ impl ActiveQ {
                 .is_some_and(|v| Arc::ptr_eq(v, e))
         });
         for i in (0..heap.len() / 2).rev() {
-            sift_down(heap, i, &*self.less);
+            sift_down(heap, i, &|a, b| self.before(a, b));
         }
     }
 
@@ -222,7 +239,7 @@ impl ActiveQ {
                 if let Some(t) = s.top.load_full() {
                     let better = match &best {
                         None => true,
-                        Some((_, b)) => (self.less)(&t.q, &b.q),
+                        Some((_, b)) => self.before(&t, b),
                     };
                     if better {
                         best = Some((i, t));
@@ -238,7 +255,7 @@ impl ActiveQ {
                 drop(heap);
                 continue;
             }
-            let e = pop_heap(&mut heap, &*self.less);
+            let e = pop_heap(&mut heap, &|a, b| self.before(a, b));
             shard.top.store(heap.first().cloned());
             drop(heap);
             // 3. Claim it: only if the index still points at this entry.
@@ -280,7 +297,7 @@ impl ActiveQ {
                 _ => return Err(format!("shard {i}: cached top is not the heap top")),
             }
             for c in 1..heap.len() {
-                if (self.less)(&heap[c].q, &heap[(c - 1) / 2].q) {
+                if self.before(&heap[c], &heap[(c - 1) / 2]) {
                     return Err(format!("shard {i}: heap order broken at {c}"));
                 }
             }
@@ -290,14 +307,10 @@ impl ActiveQ {
 }
 
 /// Moves `h[i]` up to its place; returns where it ended.
-fn sift_up(
-    h: &mut [Arc<Entry>],
-    mut i: usize,
-    less: &dyn Fn(&QueuedPodInfo, &QueuedPodInfo) -> bool,
-) -> usize {
+fn sift_up(h: &mut [Arc<Entry>], mut i: usize, less: &dyn Fn(&Entry, &Entry) -> bool) -> usize {
     while i > 0 {
         let p = (i - 1) / 2;
-        if !less(&h[i].q, &h[p].q) {
+        if !less(&h[i], &h[p]) {
             break;
         }
         h.swap(i, p);
@@ -306,11 +319,7 @@ fn sift_up(
     i
 }
 
-fn sift_down(
-    h: &mut [Arc<Entry>],
-    mut i: usize,
-    less: &dyn Fn(&QueuedPodInfo, &QueuedPodInfo) -> bool,
-) {
+fn sift_down(h: &mut [Arc<Entry>], mut i: usize, less: &dyn Fn(&Entry, &Entry) -> bool) {
     let n = h.len();
     loop {
         let l = 2 * i + 1;
@@ -318,10 +327,10 @@ fn sift_down(
             return;
         }
         let mut c = l;
-        if l + 1 < n && less(&h[l + 1].q, &h[l].q) {
+        if l + 1 < n && less(&h[l + 1], &h[l]) {
             c = l + 1;
         }
-        if !less(&h[c].q, &h[i].q) {
+        if !less(&h[c], &h[i]) {
             return;
         }
         h.swap(i, c);
@@ -329,10 +338,7 @@ fn sift_down(
     }
 }
 
-fn pop_heap(
-    h: &mut Vec<Arc<Entry>>,
-    less: &dyn Fn(&QueuedPodInfo, &QueuedPodInfo) -> bool,
-) -> Arc<Entry> {
+fn pop_heap(h: &mut Vec<Arc<Entry>>, less: &dyn Fn(&Entry, &Entry) -> bool) -> Arc<Entry> {
     let last = h.len() - 1;
     h.swap(0, last);
     let e = h.pop().expect("non-empty");
@@ -464,6 +470,30 @@ mod tests {
         }
         assert_eq!(aq.len(), 0);
         aq.check().unwrap();
+    }
+
+    /// Entries `less` cannot order pop first-pushed first, whichever shard each went to,
+    /// and an update keeps the pod's place among them.
+    #[test]
+    fn ties_pop_in_push_order_across_shards() {
+        let by_priority: LessFn =
+            Arc::new(|a: &QueuedPodInfo, b: &QueuedPodInfo| a.pod.priority() > b.pod.priority());
+        let aq = Arc::new(ActiveQ::new(4, by_priority));
+        for i in 0..40u64 {
+            // Each push from a fresh thread: the pushes spread over the shards.
+            let aq2 = aq.clone();
+            std::thread::spawn(move || aq2.push(q(&format!("p{i:02}"), 0, 40 - i)))
+                .join()
+                .unwrap();
+        }
+        aq.push(q("p05", 0, 0)); // an update: keeps p05's place
+        aq.push(q("high", 1, 99));
+        let order: Vec<String> = std::iter::from_fn(|| aq.try_pop())
+            .map(|x| x.pod.name.to_string())
+            .collect();
+        let mut want = vec!["high".to_string()];
+        want.extend((0..40).map(|i| format!("p{i:02}")));
+        assert_eq!(order, want);
     }
 
     #[test]

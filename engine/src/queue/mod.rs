@@ -1022,6 +1022,16 @@ impl SchedulingQueue {
         self.run_due_flushes(&mut inner);
     }
 
+    /// When the next periodic flush that can move a pod is due: the backoff flush while
+    /// backoffQ holds pods, the unschedulable flush while the pool holds pods (`None`: no
+    /// flush can move anything). A driver of a virtual clock advances it to this time.
+    pub fn next_flush_due(&self) -> Option<Time> {
+        let inner = self.inner.lock();
+        let backoff = (!inner.backoff.is_empty()).then_some(inner.next_backoff_flush);
+        let unsched = (!inner.unschedulable.is_empty()).then_some(inner.next_unschedulable_flush);
+        backoff.into_iter().chain(unsched).min()
+    }
+
     /// Closes the queue: `pop` returns `None` from now on.
     pub fn close(&self) {
         self.inner.lock().closed = true;
