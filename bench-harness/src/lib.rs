@@ -6,6 +6,7 @@ pub mod config;
 pub mod error;
 pub mod manifest;
 pub mod objects;
+pub mod pace;
 pub mod report;
 pub mod runner;
 pub mod sched_config;

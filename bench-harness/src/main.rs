@@ -7,6 +7,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 use tidegate_bench::config;
 use tidegate_bench::error::HarnessError;
+use tidegate_bench::pace::ClockMode;
 use tidegate_bench::report::{self, DataItems};
 use tidegate_bench::runner::{self, Outcome, RunOptions, WorkloadReport};
 
@@ -109,6 +110,31 @@ struct RunArgs {
     /// Example: --dump-pods pods.jsonl
     #[arg(long, value_name = "FILE")]
     dump_pods: Option<PathBuf>,
+    /// `real` (wall time) or `virtual`: a deterministic run on a virtual clock, driven on one
+    /// thread. Backoff, flushes, Permit timeouts, churn ticks, delete and update rates, sleep
+    /// and --timeout all run on it; the same --seed gives the same placements digest on every
+    /// run and for any --threads. Throughput is then in pods per virtual second.
+    ///
+    /// Example: --clock virtual --seed 7
+    #[arg(long, value_enum, default_value_t = ClockArg::Real)]
+    clock: ClockArg,
+    /// With --clock virtual: how far the clock moves per scheduling attempt (a Go duration).
+    ///
+    /// Example: --virtual-attempt-cost 1ms
+    #[arg(long, value_name = "DURATION", default_value = "100us", value_parser = parse_duration)]
+    virtual_attempt_cost: Duration,
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum ClockArg {
+    Real,
+    Virtual,
+}
+
+fn parse_duration(s: &str) -> Result<Duration, String> {
+    config::parse_go_duration(s)
+        .filter(|d| !d.is_zero())
+        .ok_or_else(|| format!("{s:?} is not a positive duration such as 100us, 1ms or 2s"))
 }
 
 fn fmt_ms(v: Option<f64>) -> String {
@@ -189,6 +215,12 @@ fn run(args: RunArgs) -> Result<ExitCode, HarnessError> {
         verbose: std::io::stderr().is_terminal(),
         dump_pods: args.dump_pods.is_some(),
         keep_going: true,
+        clock: match args.clock {
+            ClockArg::Real => ClockMode::Real,
+            ClockArg::Virtual => ClockMode::Virtual {
+                attempt_cost: args.virtual_attempt_cost,
+            },
+        },
         ..RunOptions::default()
     };
     if runner::select(&cfg, &opts).is_empty() {

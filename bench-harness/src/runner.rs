@@ -6,6 +6,7 @@ use crate::config::{self, Config, Op, TestCase, Workload};
 use crate::error::{HarnessError, InputError};
 use crate::manifest::{self, ObjectTemplate, PodSource};
 use crate::objects::{self, AnyObject};
+use crate::pace::{ClockMode, Pace, sleep_until};
 use crate::report::{self, DataItem, ThresholdFailure};
 use crate::sched_config::{self, SchedulerConfigFile};
 use crate::store::Store;
@@ -18,6 +19,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 use tidegate_engine::api::validation::validate_pod_create;
 use tidegate_engine::plugins::Registry;
+use tidegate_engine::queue::clock::{Time, VirtualClock};
 use tidegate_engine::{Scheduler, SchedulerConfig};
 
 /// Feature gates that change tidegate's behaviour (the others are accepted and ignored).
@@ -47,6 +49,8 @@ pub struct RunOptions {
     /// A workload whose run fails (a timeout, say) is reported as failed and the next one
     /// runs; otherwise the first failure ends the whole run with its error.
     pub keep_going: bool,
+    /// Wall time, or a virtual clock for deterministic runs (see [`crate::pace`]).
+    pub clock: ClockMode,
 }
 
 impl Default for RunOptions {
@@ -62,6 +66,7 @@ impl Default for RunOptions {
             verbose: false,
             dump_pods: false,
             keep_going: false,
+            clock: ClockMode::Real,
         }
     }
 }
@@ -405,59 +410,74 @@ pub fn rss_mb() -> Option<f64> {
 
 /// One collection window (`createPods` with `collectMetrics`, or `startCollectingMetrics`
 /// to `stopCollectingMetrics`): the store's bind recorder, the memory sampler (every 500 ms,
-/// as kube's memory collector) and the start time for SchedulingDuration.
+/// as kube's memory collector; on a virtual clock, one sample at each end) and the start time
+/// for SchedulingDuration.
 struct Window {
     /// The `Name` label: `BenchmarkPerfScheduling/<testCase>/<workload>/<namespace or name>`.
     name: String,
     collector: usize,
-    started: Instant,
+    started: Time,
     stop: Arc<AtomicBool>,
     sampler: Option<JoinHandle<Vec<(f64, f64)>>>,
+    first_sample: Option<f64>,
 }
 
 impl Window {
     fn open(
         store: &Store,
         sched: &Scheduler,
+        pace: &Pace,
         name: String,
         namespaces: &[String],
         selector: &BTreeMap<String, String>,
     ) -> Window {
         sched.metrics().reset_histograms();
         let collector = store.start_collecting(namespaces, selector);
-        let started = Instant::now();
+        let started = pace.now();
         let stop = Arc::new(AtomicBool::new(false));
         let flag = stop.clone();
-        let sampler = std::thread::Builder::new()
-            .name("tidegate-memory".into())
-            .spawn(move || {
-                let mut samples = vec![];
-                loop {
-                    if let Some(mb) = rss_mb() {
-                        samples.push((started.elapsed().as_secs_f64(), mb));
+        let sampler = if pace.is_virtual() {
+            None
+        } else {
+            let t0 = Instant::now();
+            std::thread::Builder::new()
+                .name("tidegate-memory".into())
+                .spawn(move || {
+                    let mut samples = vec![];
+                    loop {
+                        if let Some(mb) = rss_mb() {
+                            samples.push((t0.elapsed().as_secs_f64(), mb));
+                        }
+                        if flag.load(Ordering::Relaxed) {
+                            return samples;
+                        }
+                        sleep_until(Instant::now() + Duration::from_millis(500), &flag);
                     }
-                    if flag.load(Ordering::Relaxed) {
-                        return samples;
-                    }
-                    sleep_until(Instant::now() + Duration::from_millis(500), &flag);
-                }
-            })
-            .ok();
+                })
+                .ok()
+        };
         Window {
             name,
             collector,
             started,
             stop,
             sampler,
+            first_sample: if pace.is_virtual() { rss_mb() } else { None },
         }
     }
 
     /// Stops the collectors and returns their data items.
-    fn close(self, store: &Store, sched: &Scheduler) -> Vec<DataItem> {
+    fn close(self, store: &Store, sched: &Scheduler, pace: &Pace) -> Vec<DataItem> {
         let (binds, dur) = store.stop_collecting(self.collector);
-        let elapsed = self.started.elapsed();
+        let elapsed = pace.now().saturating_sub(self.started);
         self.stop.store(true, Ordering::Relaxed);
-        let samples = self.sampler.and_then(|h| h.join().ok()).unwrap_or_default();
+        let mut samples = self.sampler.and_then(|h| h.join().ok()).unwrap_or_default();
+        if let Some(first) = self.first_sample {
+            samples.push((0.0, first));
+            if let Some(last) = rss_mb() {
+                samples.push((elapsed.as_secs_f64(), last));
+            }
+        }
         let mut items = vec![report::throughput_item(&binds, dur, &self.name)];
         items.extend(report::histogram_items(sched.metrics(), &self.name));
         items.extend(report::counter_items(sched.metrics(), &self.name));
@@ -468,33 +488,6 @@ impl Window {
 }
 
 const OVERLAPPING: &str = "metrics collection is overlapping: a collector was started before the previous one was stopped";
-
-/// Background ops (async deletes) of a workload, stopped when it ends.
-#[derive(Default)]
-struct Background {
-    stop: Arc<AtomicBool>,
-    threads: Vec<JoinHandle<()>>,
-}
-
-impl Background {
-    fn finish(self) {
-        self.stop.store(true, Ordering::SeqCst);
-        for t in self.threads {
-            let _ = t.join();
-        }
-    }
-}
-
-/// Sleeps until `deadline`, in small steps so that `stop` is honoured.
-fn sleep_until(deadline: Instant, stop: &AtomicBool) {
-    loop {
-        let now = Instant::now();
-        if now >= deadline || stop.load(Ordering::Relaxed) {
-            return;
-        }
-        std::thread::sleep((deadline - now).min(Duration::from_millis(20)));
-    }
-}
 
 /// Plans a workload without running it: `Ok(None)` when it can run, `Ok(Some(reason))` when
 /// it would be skipped as unsupported (`tidegate list`).
@@ -548,13 +541,21 @@ pub fn run_config(cfg: &Config, opts: &RunOptions) -> Result<Vec<WorkloadReport>
 
 fn execute(cfg: &Config, p: &Plan, opts: &RunOptions) -> Result<RunResult, HarnessError> {
     let started = Instant::now();
-    let store = Store::new(opts.seed);
+    let vclock = opts
+        .clock
+        .is_virtual()
+        .then(|| Arc::new(VirtualClock::new()));
+    let store = match &vclock {
+        Some(c) => Store::with_clock(opts.seed, c.clone()),
+        None => Store::new(opts.seed),
+    };
     let mut gates = p.tc.feature_gates.clone();
     gates.extend(p.wl.feature_gates.clone());
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
     let mut sched_cfg = SchedulerConfig {
         parallelism: opts.threads.unwrap_or(cpus).max(1),
         seed: opts.seed,
+        deterministic: opts.clock.is_virtual(),
         ..SchedulerConfig::default()
     };
     if let Some(sc) = &p.sched_config {
@@ -569,15 +570,31 @@ fn execute(cfg: &Config, p: &Plan, opts: &RunOptions) -> Result<RunResult, Harne
     if let Some(&on) = gates.get("SchedulerQueueingHints") {
         sched_cfg.queue.queueing_hints = on;
     }
-    let sched = Scheduler::new(sched_cfg, &opts.registry, store.clone(), None)
+    let queue_clock = vclock
+        .clone()
+        .map(|c| c as Arc<dyn tidegate_engine::queue::clock::Clock>);
+    let sched = Scheduler::new(sched_cfg, &opts.registry, store.clone(), queue_clock)
         .map_err(|e| HarnessError::Run(e.to_string()))?;
     store.attach(sched.clone());
-    let handle = sched.run();
-    let mut bg = Background::default();
-    let result = run_ops(cfg, p, opts, &store, &sched, &mut bg);
-    bg.finish();
-    sched.stop();
-    let _ = handle.join();
+    let result = match (opts.clock, vclock) {
+        (ClockMode::Virtual { attempt_cost }, Some(clock)) => {
+            // One thread drives everything, on a worker of the Filter/Score pool as the
+            // scheduling loop runs in real time.
+            let mut pace = Pace::virtual_time(clock, sched.clone(), attempt_cost);
+            let result = sched.in_pool(|| run_ops(cfg, p, opts, &store, &sched, &mut pace));
+            pace.finish();
+            result
+        }
+        _ => {
+            let handle = sched.run();
+            let mut pace = Pace::real();
+            let result = run_ops(cfg, p, opts, &store, &sched, &mut pace);
+            pace.finish();
+            sched.stop();
+            let _ = handle.join();
+            result
+        }
+    };
     store.detach();
     let mut items = result?;
     let gauges = sched.gauges();
@@ -670,7 +687,7 @@ fn run_ops(
     opts: &RunOptions,
     store: &Arc<Store>,
     sched: &Arc<Scheduler>,
-    bg: &mut Background,
+    pace: &mut Pace,
 ) -> Result<Vec<DataItem>, HarnessError> {
     let mut items = vec![];
     let mut pending_ns: BTreeMap<String, usize> = BTreeMap::new();
@@ -751,6 +768,7 @@ fn run_ops(
                     window = Some(Window::open(
                         store,
                         sched,
+                        pace,
                         window_name(namespace),
                         std::slice::from_ref(namespace),
                         &BTreeMap::new(),
@@ -763,17 +781,27 @@ fn run_ops(
                     })?;
                 }
                 if let (Some(d), Some(rx)) = (steady, watch) {
-                    steady_state(store, src, namespace, *count, template_params, *d, &rx)?;
+                    steady_state(
+                        store,
+                        pace,
+                        src,
+                        namespace,
+                        *count,
+                        template_params,
+                        *d,
+                        &rx,
+                    )?;
                 } else if *skip_wait {
                     *pending_ns.entry(namespace.clone()).or_default() += count;
                 } else {
                     let want = before + count;
-                    if !store.wait_ns(namespace, opts.timeout, |s| s.bound >= want) {
+                    let all = BTreeMap::new();
+                    if !pace.wait_ns(store, namespace, &all, opts.timeout, |s| s.bound >= want) {
                         return Err(timeout_error(store, sched, namespace, want, opts.timeout));
                     }
                 }
                 if *collect_metrics && let Some(w) = window.take() {
-                    items.extend(w.close(store, sched));
+                    items.extend(w.close(store, sched, pace));
                 }
             }
             Op::Barrier {
@@ -795,7 +823,7 @@ fn run_ops(
                 };
                 for ns in targets {
                     let want = pending_ns.get(&ns).copied().unwrap_or(0);
-                    let ok = store.wait_ns_matching(&ns, label_selector, opts.timeout, |s| {
+                    let ok = pace.wait_ns(store, &ns, label_selector, opts.timeout, |s| {
                         s.bound + if *attempted { s.attempted_unbound } else { 0 } >= want
                     });
                     if !ok {
@@ -815,28 +843,33 @@ fn run_ops(
                 skip_wait,
             } => {
                 let keys = store.list_pods(namespace, label_selector);
-                let st = store.clone();
-                let stop = bg.stop.clone();
                 let rate = *per_second;
-                let work = move || {
-                    let start = Instant::now();
-                    for (n, k) in keys.iter().enumerate() {
-                        if stop.load(Ordering::Relaxed) {
-                            return;
-                        }
-                        if rate > 0.0 {
-                            sleep_until(start + Duration::from_secs_f64(n as f64 / rate), &stop);
-                            if stop.load(Ordering::Relaxed) {
-                                return;
-                            }
-                        }
-                        st.delete_pod(k);
+                let start = pace.now();
+                // The n-th delete is due n / rate seconds after the first (all at once at
+                // rate 0).
+                let due = move |n: usize| {
+                    if rate > 0.0 {
+                        start + Duration::from_secs_f64(n as f64 / rate)
+                    } else {
+                        start
                     }
                 };
                 if *skip_wait {
-                    bg.threads.push(std::thread::spawn(work));
+                    let st = store.clone();
+                    let mut n = 0;
+                    pace.spawn(
+                        start,
+                        Box::new(move |_| {
+                            st.delete_pod(keys.get(n)?);
+                            n += 1;
+                            (n < keys.len()).then(|| due(n))
+                        }),
+                    );
                 } else {
-                    work();
+                    for (n, k) in keys.iter().enumerate() {
+                        pace.sleep_until(due(n));
+                        store.delete_pod(k);
+                    }
                 }
             }
             Op::UpdateAny {
@@ -848,13 +881,10 @@ fn run_ops(
                 ..
             } => {
                 let t = p.templates.get(&i).expect("planned");
-                let start = Instant::now();
+                let start = pace.now();
                 for j in 0..*count {
                     if *per_second > 0.0 {
-                        sleep_until(
-                            start + Duration::from_secs_f64(j as f64 / per_second),
-                            &bg.stop,
-                        );
+                        pace.sleep_until(start + Duration::from_secs_f64(j as f64 / per_second));
                     }
                     let r = t.render(j, *count, template_params)?;
                     let result = if r.kind() == "Node" {
@@ -883,7 +913,10 @@ fn run_ops(
                     })?;
                 }
             }
-            Op::Sleep { duration } => std::thread::sleep(*duration),
+            Op::Sleep { duration } => {
+                let until = pace.now() + *duration;
+                pace.sleep_until(until);
+            }
             Op::StartCollecting {
                 name,
                 namespaces,
@@ -895,6 +928,7 @@ fn run_ops(
                 window = Some(Window::open(
                     store,
                     sched,
+                    pace,
                     window_name(name),
                     namespaces,
                     label_selector,
@@ -940,14 +974,19 @@ fn run_ops(
                 ..
             } => {
                 let objs = p.churn.get(&i).cloned().unwrap_or_default();
-                let st = store.clone();
-                let stop = bg.stop.clone();
-                let (recreate, number, interval, ns) =
-                    (*recreate, *number, *interval, namespace.clone());
-                st.ensure_namespace_exists(&ns);
-                bg.threads.push(std::thread::spawn(move || {
-                    churn(&st, &objs, recreate, number, interval, &ns, &stop)
-                }));
+                store.ensure_namespace_exists(namespace);
+                let first = pace.now() + *interval;
+                pace.spawn(
+                    first,
+                    churn(
+                        store.clone(),
+                        objs,
+                        *recreate,
+                        *number,
+                        *interval,
+                        namespace,
+                    ),
+                );
             }
             Op::StopCollecting => {
                 let w = window.take().ok_or_else(|| {
@@ -955,7 +994,7 @@ fn run_ops(
                         "op {i}: missing startCollectingMetrics operation before stopping"
                     ))
                 })?;
-                items.extend(w.close(store, sched));
+                items.extend(w.close(store, sched, pace));
             }
             Op::Unsupported { .. } => unreachable!("unsupported workloads are not executed"),
         }
@@ -967,8 +1006,10 @@ fn run_ops(
 /// the namespace seen scheduled is deleted and a new one created, so the scheduler's queue
 /// stays at about `count` pods and the cluster near its starting condition. An error if no
 /// pod at all got scheduled in that time.
+#[allow(clippy::too_many_arguments)]
 fn steady_state(
     store: &Store,
+    pace: &mut Pace,
     src: &PodSource,
     namespace: &str,
     count: usize,
@@ -976,17 +1017,9 @@ fn steady_state(
     duration: Duration,
     scheduled: &crossbeam::channel::Receiver<tidegate_engine::api::PodKey>,
 ) -> Result<(), HarnessError> {
-    let deadline = Instant::now() + duration;
     let mut made = count;
     let mut seen = 0usize;
-    loop {
-        let now = Instant::now();
-        if now >= deadline {
-            break;
-        }
-        let Ok(key) = scheduled.recv_timeout(deadline - now) else {
-            continue;
-        };
+    let mut replace = |key: tidegate_engine::api::PodKey| -> Result<(), HarnessError> {
         seen += 1;
         store.delete_pod(&key);
         let (pod, spec, _) = src.make(made, made + 1, params)?;
@@ -994,6 +1027,34 @@ fn steady_state(
         store
             .create_pod(&pod, namespace, spec)
             .map_err(|e| e.into_input(src.path().unwrap_or(Path::new("<default pod>")), ""))?;
+        Ok(())
+    };
+    if pace.is_virtual() {
+        let deadline = pace.now() + duration;
+        let mut failed = None;
+        pace.run_virtual_until(deadline, &mut || {
+            while let Ok(key) = scheduled.try_recv() {
+                if let Err(e) = replace(key) {
+                    failed = Some(e);
+                    return true;
+                }
+            }
+            false
+        });
+        if let Some(e) = failed {
+            return Err(e);
+        }
+    } else {
+        let deadline = Instant::now() + duration;
+        loop {
+            let now = Instant::now();
+            if now >= deadline {
+                break;
+            }
+            if let Ok(key) = scheduled.recv_timeout(deadline - now) {
+                replace(key)?;
+            }
+        }
     }
     if seen == 0 {
         return Err(HarnessError::Run(format!(
@@ -1003,45 +1064,41 @@ fn steady_state(
     Ok(())
 }
 
-/// The churn op's loop (upstream's runChurnOp): every `interval`, for each template, create
+/// The churn op's step (upstream's runChurnOp): every `interval`, for each template, create
 /// an object (create mode, for `number` ticks, 0 = until the workload ends), or in recreate
 /// mode delete the object in the template's current slot of `number` if there is one, else
 /// create one there. Failures are skipped, as upstream logs and goes on.
 fn churn(
-    store: &Store,
-    objs: &[AnyObject],
+    store: Arc<Store>,
+    objs: Vec<AnyObject>,
     recreate: bool,
     number: usize,
     interval: Duration,
     namespace: &str,
-    stop: &AtomicBool,
-) {
-    let start = Instant::now();
+) -> crate::pace::Step {
+    let namespace = namespace.to_string();
     let mut slots: Vec<Vec<Option<String>>> = vec![vec![None; number.max(1)]; objs.len()];
     let mut tick: usize = 0;
-    loop {
+    Box::new(move |now: Time| {
         tick += 1;
-        sleep_until(start + interval * tick as u32, stop);
-        if stop.load(Ordering::Relaxed) {
-            return;
-        }
         for (o, slot) in objs.iter().zip(slots.iter_mut()) {
             if recreate {
-                let s = &mut slot[(tick - 1) % number];
+                let s = &mut slot[(tick - 1) % number.max(1)];
                 match s.take() {
                     Some(name) => {
-                        store.delete_any(o.kind(), namespace, &name);
+                        store.delete_any(o.kind(), &namespace, &name);
                     }
-                    None => *s = store.create_any(o, namespace).ok(),
+                    None => *s = store.create_any(o, &namespace).ok(),
                 }
             } else {
-                let _ = store.create_any(o, namespace);
+                let _ = store.create_any(o, &namespace);
             }
         }
         if !recreate && number > 0 && tick >= number {
-            return;
+            return None;
         }
-    }
+        Some(now + interval)
+    })
 }
 
 fn timeout_error(

@@ -23,6 +23,7 @@ use tidegate_engine::Scheduler;
 use tidegate_engine::api::validation::{validate_pod_create, validate_pod_update};
 use tidegate_engine::api::{Labels, Pod, PodKey, PodSpecInfo, Sym, convert};
 use tidegate_engine::framework::ClusterClient;
+use tidegate_engine::queue::clock::{Clock, RealClock, Time};
 
 /// Per-namespace counters used by barriers and waits.
 #[derive(Clone, Copy, Debug, Default)]
@@ -51,7 +52,7 @@ struct Collector {
     namespaces: AHashSet<String>,
     /// Only pods whose labels include all of these (empty: every pod).
     selector: BTreeMap<String, String>,
-    start: Option<Instant>,
+    start: Option<Time>,
     binds: Vec<Duration>,
 }
 
@@ -152,6 +153,8 @@ pub struct StoreCounts {
 }
 
 pub struct Store {
+    /// Times binds for the collectors.
+    clock: Arc<dyn Clock>,
     state: Mutex<State>,
     changed: Condvar,
     scheduler: RwLock<Option<Arc<Scheduler>>>,
@@ -220,7 +223,13 @@ fn invalid_pod(name: &str, errs: &[tidegate_engine::api::validation::FieldError]
 
 impl Store {
     pub fn new(seed: u64) -> Arc<Store> {
+        Store::with_clock(seed, Arc::new(RealClock::new()))
+    }
+
+    /// A store whose collectors time binds on `clock` (the run's virtual clock, say).
+    pub fn with_clock(seed: u64, clock: Arc<dyn Clock>) -> Arc<Store> {
         Arc::new(Store {
+            clock,
             state: Mutex::new(State {
                 nodes: AHashMap::new(),
                 namespaces: BTreeMap::new(),
@@ -901,6 +910,16 @@ impl Store {
         self.state.lock().namespaces.keys().cloned().collect()
     }
 
+    /// [`Store::ns_stats`] over the pods whose labels match `selector` (a barrier's
+    /// `labelSelector`), without waiting.
+    pub fn ns_stats_matching(
+        &self,
+        namespace: &str,
+        selector: &BTreeMap<String, String>,
+    ) -> NsStats {
+        Self::stats_matching(&self.state.lock(), namespace, selector)
+    }
+
     /// The namespace's counters over the pods whose labels match `selector` (a scan of the
     /// namespace; the kept counters when the selector is empty).
     fn stats_matching(st: &State, namespace: &str, selector: &BTreeMap<String, String>) -> NsStats {
@@ -968,7 +987,7 @@ impl Store {
         st.collectors.push(Some(Collector {
             namespaces: namespaces.iter().cloned().collect(),
             selector: selector.clone(),
-            start: Some(Instant::now()),
+            start: Some(self.clock.now()),
             binds: Vec::new(),
         }));
         st.collectors.len() - 1
@@ -982,7 +1001,8 @@ impl Store {
             .get_mut(id)
             .and_then(Option::take)
             .unwrap_or_default();
-        let d = c.start.map_or(Duration::ZERO, |s| s.elapsed());
+        let now = self.clock.now();
+        let d = c.start.map_or(Duration::ZERO, |s| now.saturating_sub(s));
         (c.binds, d)
     }
 
@@ -1101,14 +1121,14 @@ impl ClusterClient for Store {
         st.rv = rv;
         st.binds += 1;
         let ns = pod.key.split().0;
-        let now = Instant::now();
+        let now = self.clock.now();
         for c in st.collectors.iter_mut().flatten() {
             if c.namespaces.contains(ns)
                 && (c.selector.is_empty()
                     || obj.as_deref().is_some_and(|o| labels_match(o, &c.selector)))
                 && let Some(start) = c.start
             {
-                c.binds.push(now.saturating_duration_since(start));
+                c.binds.push(now.saturating_sub(start));
             }
         }
         if let Some(s) = self.sched() {
