@@ -360,7 +360,25 @@ fn list(args: ListArgs) -> Result<ExitCode, HarnessError> {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            use clap::error::ErrorKind;
+            if matches!(
+                e.kind(),
+                ErrorKind::DisplayHelp
+                    | ErrorKind::DisplayVersion
+                    | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+            ) {
+                e.exit();
+            }
+            // Bad command-line input is one line, as bad files are (clap adds a usage hint).
+            let text = e.to_string();
+            let line = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+            eprintln!("{line}");
+            return ExitCode::from(2);
+        }
+    };
     let result = match cli.cmd {
         Cmd::Run(a) => run(a),
         Cmd::List(a) => list(a),

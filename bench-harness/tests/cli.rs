@@ -523,6 +523,34 @@ fn placements_digest_depends_on_the_seed_not_the_threads() {
     assert_ne!(a, digest("4", "1"));
 }
 
+/// `--clock virtual`: the deterministic workload (parallel Filter over 1,100 nodes, churn,
+/// preemption) prints the same digest for --threads 1 and 4; a bad attempt cost is one line
+/// and exit 2.
+#[test]
+fn virtual_clock_digest_is_the_same_for_any_thread_count() {
+    let run = |threads: &str, cost: &str| {
+        bin()
+            .arg("run")
+            .arg(workloads().join("deterministic.yaml"))
+            .args(["--label-filter", "integration-test", "--seed", "11"])
+            .args(["--clock", "virtual", "--virtual-attempt-cost", cost])
+            .args(["--threads", threads])
+            .output()
+            .unwrap()
+    };
+    let digest = |threads: &str| {
+        let o = run(threads, "250us");
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        digest_of(&String::from_utf8_lossy(&o.stdout))
+    };
+    assert_eq!(digest("1"), digest("4"));
+    let bad = run("1", "fast");
+    assert_eq!(bad.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&bad.stderr);
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(err.contains("--virtual-attempt-cost"), "{err}");
+}
+
 /// `tidegate list` names every workload with its labels, threshold and whether it runs.
 #[test]
 fn list_shows_workloads_thresholds_and_support() {
