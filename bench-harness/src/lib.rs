@@ -3,6 +3,7 @@
 #![forbid(unsafe_code)]
 
 pub mod config;
+pub mod controller;
 pub mod error;
 pub mod manifest;
 pub mod objects;
@@ -50,5 +51,42 @@ pub fn run_benchmark_perf_scheduling(
         keep_going: true,
         ..runner::RunOptions::default()
     };
+    runner::run_config(&cfg, &opts)
+}
+
+/// As [`run_benchmark_perf_scheduling`], with controllers beside the scheduler (a quota
+/// manager that removes scheduling gates, say: see [`controller::Controller`]) and any other
+/// [`runner::RunOptions`] (a virtual clock for a deterministic run, the thread count, …).
+/// `opts.registry` is replaced by `registry`.
+///
+/// ```no_run
+/// use std::sync::Arc;
+/// use tidegate_bench::controller::Controller;
+///
+/// struct Admit; // removes the gate `example.com/quota` from every pod it sees created
+/// impl Controller for Admit {
+///     fn on_pod_add(&self, store: &tidegate_bench::store::Store, pod: &Arc<tidegate_engine::api::Pod>) {
+///         let _ = store.remove_scheduling_gate(&pod.key, "example.com/quota");
+///     }
+/// }
+/// let opts = tidegate_bench::runner::RunOptions {
+///     label_filter: Some("integration-test".into()),
+///     controllers: vec![Arc::new(Admit)],
+///     ..Default::default()
+/// };
+/// let reports = tidegate_bench::run_benchmark_perf_scheduling_with(
+///     std::path::Path::new("perf-data/workloads/plugins/quota.yaml"),
+///     tidegate_engine::plugins::Registry::in_tree(),
+///     opts,
+/// )?;
+/// # Ok::<(), tidegate_bench::error::HarnessError>(())
+/// ```
+pub fn run_benchmark_perf_scheduling_with(
+    config: &Path,
+    registry: Registry,
+    opts: runner::RunOptions,
+) -> Result<Vec<runner::WorkloadReport>, error::HarnessError> {
+    let cfg = config::load(config)?;
+    let opts = runner::RunOptions { registry, ..opts };
     runner::run_config(&cfg, &opts)
 }

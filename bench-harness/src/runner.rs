@@ -51,6 +51,8 @@ pub struct RunOptions {
     pub keep_going: bool,
     /// Wall time, or a virtual clock for deterministic runs (see [`crate::pace`]).
     pub clock: ClockMode,
+    /// Controllers that run beside the scheduler in every workload (see [`crate::controller`]).
+    pub controllers: Vec<Arc<dyn crate::controller::Controller>>,
 }
 
 impl Default for RunOptions {
@@ -67,6 +69,7 @@ impl Default for RunOptions {
             dump_pods: false,
             keep_going: false,
             clock: ClockMode::Real,
+            controllers: Vec::new(),
         }
     }
 }
@@ -576,6 +579,10 @@ fn execute(cfg: &Config, p: &Plan, opts: &RunOptions) -> Result<RunResult, Harne
     let sched = Scheduler::new(sched_cfg, &opts.registry, store.clone(), queue_clock)
         .map_err(|e| HarnessError::Run(e.to_string()))?;
     store.attach(sched.clone());
+    for c in &opts.controllers {
+        c.start(&store);
+        store.add_controller(c.clone());
+    }
     let result = match (opts.clock, vclock) {
         (ClockMode::Virtual { attempt_cost }, Some(clock)) => {
             // One thread drives everything, on a worker of the Filter/Score pool as the

@@ -155,6 +155,8 @@ pub struct StoreCounts {
 pub struct Store {
     /// Times binds for the collectors.
     clock: Arc<dyn Clock>,
+    /// Controllers told of pod creations and deletions (after the lock is released).
+    controllers: RwLock<Vec<Arc<dyn crate::controller::Controller>>>,
     state: Mutex<State>,
     changed: Condvar,
     scheduler: RwLock<Option<Arc<Scheduler>>>,
@@ -250,11 +252,22 @@ impl Store {
             pdbs: RwLock::new(Vec::new()),
             inert: Mutex::new(Default::default()),
             scheduled_watchers: Mutex::new(Vec::new()),
+            controllers: RwLock::new(Vec::new()),
         })
     }
 
     /// Connects the scheduler's event handlers. Objects already stored are replayed as adds
     /// (an informer's initial list).
+    /// Adds a controller: it sees every pod created or deleted from now on.
+    pub fn add_controller(&self, c: Arc<dyn crate::controller::Controller>) {
+        self.controllers.write().push(c);
+    }
+
+    fn controllers(&self) -> Vec<Arc<dyn crate::controller::Controller>> {
+        let c = self.controllers.read();
+        if c.is_empty() { Vec::new() } else { c.clone() }
+    }
+
     pub fn attach(&self, s: Arc<Scheduler>) {
         let st = self.state.lock();
         for (_, n) in st.nodes.values() {
@@ -488,13 +501,36 @@ impl Store {
             },
         );
         if let Some(s) = self.sched() {
-            s.on_pod_add(internal);
+            s.on_pod_add(internal.clone());
         }
         if node.is_some() {
             self.notify_scheduled(&key);
         }
         self.changed.notify_all();
+        drop(st);
+        for c in self.controllers() {
+            c.on_pod_add(self, &internal);
+        }
         Ok(key)
+    }
+
+    /// Removes one scheduling gate from a pod (a controller's API update: kube allows
+    /// removing gates, never adding them).
+    pub fn remove_scheduling_gate(&self, key: &PodKey, gate: &str) -> Result<(), StoreError> {
+        let mut st = self.state.lock();
+        let Some(rec) = st.pod(key) else {
+            return Err(StoreError::NotFound {
+                kind: "pod",
+                name: key.to_string(),
+            });
+        };
+        let mut obj = Self::materialize(key, rec);
+        if let Some(spec) = obj.spec.as_mut()
+            && let Some(gates) = spec.scheduling_gates.as_mut()
+        {
+            gates.retain(|g| g.name != gate);
+        }
+        self.replace_pod(&mut st, key, obj)
     }
 
     /// Delivers the key of every pod of `namespace` that becomes scheduled (bound, or created
@@ -878,6 +914,10 @@ impl Store {
             s.on_pod_delete(&gone);
         }
         self.changed.notify_all();
+        drop(st);
+        for c in self.controllers() {
+            c.on_pod_delete(self, &gone);
+        }
         true
     }
 

@@ -18,7 +18,8 @@
 use ahash::{AHashMap, AHashSet};
 use parking_lot::Mutex;
 use std::collections::VecDeque;
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
+use tidegate_bench::store::Store;
 use tidegate_engine::api::{Pod, PodKey, Sym};
 use tidegate_engine::framework::events::{
     ActionType, ClusterEvent, EventObject, EventResource, QueueingHint,
@@ -56,6 +57,14 @@ impl Quota {
             .admitted
             .get(&pod.namespace)
             .is_some_and(|s| s.contains(&pod.key))
+    }
+
+    /// Forgets every admission and waiting pod (a new workload, a new cluster); the limits
+    /// stay.
+    pub fn reset(&self) {
+        let mut st = self.state.lock();
+        st.admitted.clear();
+        st.waiting.clear();
     }
 
     /// (admitted, waiting) in a namespace.
@@ -135,6 +144,47 @@ impl QuotaController {
         for p in &admitted {
             (self.ungate)(p);
         }
+    }
+}
+
+/// The controller as the harness runs it beside the scheduler
+/// ([`tidegate_bench::controller::Controller`]): pods created and deleted in the workload's
+/// store reach the [`QuotaController`], whose ungate is an API update of that store.
+pub fn harness_controller(quota: Arc<Quota>) -> Arc<dyn tidegate_bench::controller::Controller> {
+    let store: Arc<Mutex<Weak<Store>>> = Arc::default();
+    let api = store.clone();
+    let inner = QuotaController::new(
+        quota.clone(),
+        Box::new(move |pod| {
+            if let Some(s) = api.lock().upgrade() {
+                // The pod may be gone already (deleted meanwhile): nothing to admit then.
+                let _ = s.remove_scheduling_gate(&pod.key, GATE);
+            }
+        }),
+    );
+    Arc::new(HarnessQuota {
+        quota,
+        store,
+        inner,
+    })
+}
+
+struct HarnessQuota {
+    quota: Arc<Quota>,
+    store: Arc<Mutex<Weak<Store>>>,
+    inner: QuotaController,
+}
+
+impl tidegate_bench::controller::Controller for HarnessQuota {
+    fn start(&self, store: &Arc<Store>) {
+        self.quota.reset();
+        *self.store.lock() = Arc::downgrade(store);
+    }
+    fn on_pod_add(&self, _store: &Store, pod: &Arc<Pod>) {
+        self.inner.on_pod_add(pod);
+    }
+    fn on_pod_delete(&self, _store: &Store, pod: &Pod) {
+        self.inner.on_pod_delete(pod);
     }
 }
 
