@@ -194,6 +194,26 @@ pub enum Op {
     },
 }
 
+impl Op {
+    /// The scheduler_perf opcode this op came from.
+    pub fn opcode(&self) -> &'static str {
+        match self {
+            Op::CreateNodes { .. } => "createNodes",
+            Op::CreateNamespaces { .. } => "createNamespaces",
+            Op::CreatePods { .. } => "createPods",
+            Op::Barrier { .. } => "barrier",
+            Op::DeletePods { .. } => "deletePods",
+            Op::UpdateAny { .. } => "updateAny",
+            Op::Sleep { .. } => "sleep",
+            Op::StartCollecting { .. } => "startCollectingMetrics",
+            Op::StopCollecting => "stopCollectingMetrics",
+            Op::CreateAny { .. } => "createAny",
+            Op::Churn { .. } => "churn",
+            Op::Unsupported { .. } => "unsupported",
+        }
+    }
+}
+
 /// Every op of scheduler_perf, in the order the unknown-op message lists them.
 const KNOWN_OPS: &[&str] = &[
     "createNodes",

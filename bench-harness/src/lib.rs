@@ -8,6 +8,7 @@ pub mod error;
 pub mod manifest;
 pub mod objects;
 pub mod pace;
+pub mod progress;
 pub mod report;
 pub mod runner;
 pub mod sched_config;

@@ -1,7 +1,7 @@
 //! `tidegate`: run kube-scheduler `scheduler_perf` workload files against the tidegate engine.
 
 use clap::{Parser, Subcommand};
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -123,6 +123,12 @@ struct RunArgs {
     /// Example: --virtual-attempt-cost 1ms
     #[arg(long, value_name = "DURATION", default_value = "100us", value_parser = parse_duration)]
     virtual_attempt_cost: Duration,
+    /// No progress bar on stderr (it is shown only when stderr is a terminal, and redraws
+    /// about eight times a second).
+    ///
+    /// Example: --no-progress
+    #[arg(long)]
+    no_progress: bool,
 }
 
 #[derive(Clone, Copy, clap::ValueEnum)]
@@ -211,8 +217,8 @@ fn run(args: RunArgs) -> Result<ExitCode, HarnessError> {
         threads: args.threads,
         scheduler_config: args.scheduler_config.clone(),
         timeout: Duration::from_secs(args.timeout),
-        // Progress lines only for a person watching; pipes and CI get the table alone.
-        verbose: std::io::stderr().is_terminal(),
+        // A progress bar only for a person watching; pipes and CI get the table alone.
+        progress: !args.no_progress,
         dump_pods: args.dump_pods.is_some(),
         keep_going: true,
         clock: match args.clock {

@@ -42,8 +42,8 @@ pub struct RunOptions {
     pub timeout: Duration,
     /// Plugins available to profiles (in-tree plus the caller's).
     pub registry: Registry,
-    /// Progress lines on stderr.
-    pub verbose: bool,
+    /// A progress bar on stderr while each workload runs (only when stderr is a terminal).
+    pub progress: bool,
     /// Keep every pod's final state in the result (`--dump-pods`).
     pub dump_pods: bool,
     /// A workload whose run fails (a timeout, say) is reported as failed and the next one
@@ -65,7 +65,7 @@ impl Default for RunOptions {
             scheduler_config: None,
             timeout: Duration::from_secs(600),
             registry: Registry::in_tree(),
-            verbose: false,
+            progress: false,
             dump_pods: false,
             keep_going: false,
             clock: ClockMode::Real,
@@ -521,16 +521,11 @@ pub fn run_config(cfg: &Config, opts: &RunOptions) -> Result<Vec<WorkloadReport>
             .collect();
         let outcome = match p {
             Err(reason) => Outcome::Skipped(reason),
-            Ok(p) => {
-                if opts.verbose {
-                    eprintln!("running {}/{}", tc.name, wl.name);
-                }
-                match execute(cfg, &p, opts) {
-                    Ok(r) => Outcome::Ran(Box::new(r)),
-                    Err(HarnessError::Run(msg)) if opts.keep_going => Outcome::Failed(msg),
-                    Err(e) => return Err(e),
-                }
-            }
+            Ok(p) => match execute(cfg, &p, opts) {
+                Ok(r) => Outcome::Ran(Box::new(r)),
+                Err(HarnessError::Run(msg)) if opts.keep_going => Outcome::Failed(msg),
+                Err(e) => return Err(e),
+            },
         };
         reports.push(WorkloadReport {
             test_case: tc.name.clone(),
@@ -583,25 +578,33 @@ fn execute(cfg: &Config, p: &Plan, opts: &RunOptions) -> Result<RunResult, Harne
         c.start(&store);
         store.add_controller(c.clone());
     }
+    let progress = crate::progress::Progress::start(
+        opts.progress,
+        &format!("{}/{}", p.tc.name, p.wl.name),
+        p.ops.len(),
+        &store,
+    );
     let result = match (opts.clock, vclock) {
         (ClockMode::Virtual { attempt_cost }, Some(clock)) => {
             // One thread drives everything, on a worker of the Filter/Score pool as the
             // scheduling loop runs in real time.
             let mut pace = Pace::virtual_time(clock, sched.clone(), attempt_cost);
-            let result = sched.in_pool(|| run_ops(cfg, p, opts, &store, &sched, &mut pace));
+            let result =
+                sched.in_pool(|| run_ops(cfg, p, opts, &store, &sched, &mut pace, &progress));
             pace.finish();
             result
         }
         _ => {
             let handle = sched.run();
             let mut pace = Pace::real();
-            let result = run_ops(cfg, p, opts, &store, &sched, &mut pace);
+            let result = run_ops(cfg, p, opts, &store, &sched, &mut pace, &progress);
             pace.finish();
             sched.stop();
             let _ = handle.join();
             result
         }
     };
+    progress.finish();
     store.detach();
     let mut items = result?;
     let gauges = sched.gauges();
@@ -695,6 +698,7 @@ fn run_ops(
     store: &Arc<Store>,
     sched: &Arc<Scheduler>,
     pace: &mut Pace,
+    progress: &crate::progress::Progress,
 ) -> Result<Vec<DataItem>, HarnessError> {
     let mut items = vec![];
     let mut pending_ns: BTreeMap<String, usize> = BTreeMap::new();
@@ -703,6 +707,7 @@ fn run_ops(
     let window_name =
         |last: &str| format!("BenchmarkPerfScheduling/{}/{}/{last}", p.tc.name, p.wl.name);
     for (i, op) in p.ops.iter().enumerate() {
+        progress.op(i, op.opcode());
         match op {
             Op::CreateNodes {
                 count,

@@ -1046,6 +1046,12 @@ impl Store {
         (c.binds, d)
     }
 
+    /// (created, binds, deleted) so far: O(1), for the progress bar.
+    pub fn progress(&self) -> (u64, u64, u64) {
+        let st = self.state.lock();
+        (st.created, st.binds, st.deleted)
+    }
+
     pub fn counts(&self) -> StoreCounts {
         let st = self.state.lock();
         let live = || st.all_pods().map(|(_, r)| r).filter(|r| !r.terminating);

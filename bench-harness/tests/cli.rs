@@ -551,6 +551,19 @@ fn virtual_clock_digest_is_the_same_for_any_thread_count() {
     assert!(err.contains("--virtual-attempt-cost"), "{err}");
 }
 
+/// The progress bar is for terminals only: with stderr piped a good run writes nothing there.
+#[test]
+fn no_progress_output_when_stderr_is_not_a_terminal() {
+    let o = bin()
+        .arg("run")
+        .arg(workloads().join("default.yaml"))
+        .args(["--workload", "SchedulingBasic/5Nodes"])
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    assert_eq!(String::from_utf8_lossy(&o.stderr), "");
+}
+
 /// `tidegate list` names every workload with its labels, threshold and whether it runs.
 #[test]
 fn list_shows_workloads_thresholds_and_support() {
