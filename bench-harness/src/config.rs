@@ -138,6 +138,10 @@ pub enum Op {
         /// `steadyState` with its `duration`: for that long, every pod of the namespace
         /// seen scheduled is deleted and replaced, keeping `count` pods pending.
         steady: Option<Duration>,
+        /// `nominatedNodeName`: every pod is created with this `status.nominatedNodeName`
+        /// (as if an earlier preemption had nominated it), which the scheduler's nominator
+        /// takes from the informer as kube's does.
+        nominated_node_name: Option<String>,
     },
     Barrier {
         namespaces: Vec<String>,
@@ -1237,15 +1241,10 @@ fn resolve_op<'w>(
             for unsupported in [
                 "persistentVolumeTemplatePath",
                 "persistentVolumeClaimTemplatePath",
-                "nominatedNodeName",
             ] {
                 if let Some((_, v)) = get(unsupported) {
                     mark_params(&v.value, wl, &mut used.borrow_mut());
-                    let reason = if unsupported.starts_with("persistent") {
-                        format!("createPods.{unsupported} (volumes are out of scope)")
-                    } else {
-                        format!("createPods.{unsupported} arrives with the harness issue")
-                    };
+                    let reason = format!("createPods.{unsupported} (volumes are out of scope)");
                     for (_, v) in &raw.fields {
                         mark_params(&v.value, wl, &mut used.borrow_mut());
                     }
@@ -1271,6 +1270,7 @@ fn resolve_op<'w>(
                 collect_metrics,
                 skip_wait,
                 steady,
+                nominated_node_name: string("nominatedNodeName")?.filter(|n| !n.is_empty()),
             })
         }
         "barrier" => {

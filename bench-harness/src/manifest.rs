@@ -186,6 +186,8 @@ pub type MadePod = (Arc<core::Pod>, Arc<PodSpecInfo>, Option<Rendered>);
 /// A pod template, typed and converted once where possible.
 pub struct PodSource {
     template: Option<ObjectTemplate>,
+    /// `status.nominatedNodeName` given to every pod (createPods' `nominatedNodeName`).
+    nominated: Option<String>,
     /// For static templates (and the default pod): the object and its shared spec.
     fixed: Option<(Arc<core::Pod>, Arc<PodSpecInfo>)>,
 }
@@ -197,12 +199,14 @@ impl PodSource {
             let spec = pod_spec_info(None, &pod)?;
             return Ok(PodSource {
                 template: None,
+                nominated: None,
                 fixed: Some((Arc::new(pod), Arc::new(spec))),
             });
         };
         let t = ObjectTemplate::load(path)?;
         let mut src = PodSource {
             template: Some(t),
+            nominated: None,
             fixed: None,
         };
         if src.template.as_ref().is_some_and(ObjectTemplate::is_static) {
@@ -210,6 +214,21 @@ impl PodSource {
             src.fixed = Some((pod, spec));
         }
         Ok(src)
+    }
+
+    /// Every pod made from now on carries `status.nominatedNodeName: node`.
+    pub fn with_nominated_node_name(mut self, node: Option<String>) -> PodSource {
+        if node.is_none() {
+            return self;
+        }
+        self.nominated = node;
+        if let Some((p, _)) = &mut self.fixed {
+            Arc::make_mut(p)
+                .status
+                .get_or_insert_with(Default::default)
+                .nominated_node_name = self.nominated.clone();
+        }
+        self
     }
 
     /// The pod for `index`: the object, its converted spec (shared for static templates), and
@@ -225,7 +244,12 @@ impl PodSource {
         }
         let t = self.template.as_ref().expect("template or fixed");
         let r = t.render(index, count, params)?;
-        let pod: core::Pod = r.typed("Pod")?;
+        let mut pod: core::Pod = r.typed("Pod")?;
+        if self.nominated.is_some() {
+            pod.status
+                .get_or_insert_with(Default::default)
+                .nominated_node_name = self.nominated.clone();
+        }
         let spec = pod_spec_info(Some(&r), &pod)?;
         Ok((Arc::new(pod), Arc::new(spec), Some(r)))
     }

@@ -286,9 +286,11 @@ fn plan<'c>(
             Op::CreatePods {
                 template,
                 template_params,
+                nominated_node_name,
                 ..
             } => {
-                let src = PodSource::new(template.as_deref())?;
+                let src = PodSource::new(template.as_deref())?
+                    .with_nominated_node_name(nominated_node_name.clone());
                 let (pod, spec, rendered) = src.make(0, 1, template_params)?;
                 let mut sample = (*pod).clone();
                 if sample.metadata.name.is_none() {

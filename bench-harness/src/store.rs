@@ -476,6 +476,12 @@ impl Store {
                 uid: &uid,
                 resource_version: st.rv,
                 node_name: node,
+                nominated_node_name: template
+                    .status
+                    .as_ref()
+                    .and_then(|s| s.nominated_node_name.as_deref())
+                    .filter(|n| !n.is_empty())
+                    .map(Sym::new),
             },
             labels,
             spec,

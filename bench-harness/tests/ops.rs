@@ -827,3 +827,100 @@ fn a_barrier_on_an_unknown_namespace_is_an_error() {
     .expect("an error");
     assert!(e.to_string().contains("unknown namespace nowhere"), "{e}");
 }
+
+/// createPods' `nominatedNodeName`: the pods are created with that `status.nominatedNodeName`,
+/// and the scheduler's nominator holds their resources on the node for pods of no higher
+/// priority (kube's two-pass filter). A 3-CPU pod nominated to the only 4-CPU node, and
+/// unschedulable there (its node selector matches no node; preemption is disabled so nothing
+/// clears the nomination), leaves room for one of two 1-CPU pods; without the nomination both
+/// fit.
+#[test]
+fn nominated_node_name_reserves_the_node_for_the_nominee() {
+    let node = "\
+apiVersion: v1
+kind: Node
+metadata:
+  name: only-node
+status:
+  capacity: {pods: \"110\", cpu: \"4\", memory: 32Gi}
+";
+    let nominee = "\
+apiVersion: v1
+kind: Pod
+metadata:
+  generateName: nominee-
+spec:
+  priority: 100
+  nodeSelector: {disk: ssd}
+  containers:
+  - name: c
+    image: pause
+    resources: {requests: {cpu: \"3\"}}
+";
+    let small = "\
+apiVersion: v1
+kind: Pod
+metadata:
+  generateName: small-
+spec:
+  containers:
+  - name: c
+    image: pause
+    resources: {requests: {cpu: \"1\"}}
+";
+    let sched = "\
+apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles:
+- schedulerName: default-scheduler
+  plugins:
+    postFilter:
+      disabled: [{name: DefaultPreemption}]
+";
+    let config = |nominated: &str| {
+        format!(
+            "\
+- name: Nominated
+  schedulerConfigPath: sched.yaml
+  workloadTemplate:
+  - opcode: createNodes
+    count: 1
+    nodeTemplatePath: node.yaml
+  - opcode: createPods
+    count: 1
+    namespace: held
+    podTemplatePath: nominee.yaml
+    skipWaitToCompletion: true
+    {nominated}
+  - opcode: barrier
+    namespaces: [held]
+    stageRequirement: Attempted
+  - opcode: createPods
+    count: 2
+    namespace: small
+    podTemplatePath: small.yaml
+    skipWaitToCompletion: true
+  - opcode: barrier
+    namespaces: [small]
+    stageRequirement: Attempted
+  - opcode: startCollectingMetrics
+    namespaces: [small]
+  - opcode: stopCollectingMetrics
+  workloads:
+  - name: w
+"
+        )
+    };
+    let files = [
+        ("node.yaml", node),
+        ("nominee.yaml", nominee),
+        ("small.yaml", small),
+        ("sched.yaml", sched),
+    ];
+    let bound_small = |r: &RunResult| r.placements.iter().filter(|p| p.0 == "small").count();
+    let with = run_in(&config("nominatedNodeName: only-node"), &files, 2, 30).unwrap();
+    assert_eq!(bound_small(&with), 1, "{:?}", with.summary);
+    let without = run_in(&config(""), &files, 2, 30).unwrap();
+    assert_eq!(bound_small(&without), 2, "{:?}", without.summary);
+    assert_eq!(with.summary.pending(), 2, "{:?}", with.summary);
+}

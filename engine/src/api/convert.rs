@@ -599,6 +599,8 @@ pub struct PodParts<'a> {
     pub uid: &'a str,
     pub resource_version: u64,
     pub node_name: Option<Sym>,
+    /// `status.nominatedNodeName`.
+    pub nominated_node_name: Option<Sym>,
 }
 
 /// Builds a pod from its identity and shared parts (labels and spec from its template), so
@@ -612,7 +614,7 @@ pub fn pod_from_parts(parts: PodParts<'_>, labels: Arc<Labels>, spec: Arc<PodSpe
         labels,
         spec,
         node_name: parts.node_name,
-        nominated_node_name: None,
+        nominated_node_name: parts.nominated_node_name,
         deletion_timestamp: false,
         resource_version: parts.resource_version,
     }
