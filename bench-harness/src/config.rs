@@ -112,6 +112,11 @@ pub enum NodeStrategy {
     Label { key: String, values: Vec<String> },
     /// `uniqueNodeLabelStrategy`: a unique value per node.
     Unique { key: String },
+    /// `nodeAllocatableStrategy.nodeAllocatable`: these `status.allocatable` entries set on
+    /// every node (the others kept, from capacity when the template gives no allocatable).
+    /// Its `csiNodeAllocatable` (CSINode volume limits) is accepted and has no effect: only
+    /// NodeVolumeLimits reads it, and volume plugins are out of scope.
+    Allocatable { resources: BTreeMap<String, String> },
 }
 
 /// An op, resolved for one workload.
@@ -1109,7 +1114,23 @@ fn resolve_op<'w>(
                 wl,
                 &mut used.borrow_mut(),
             )?;
+            // Upstream's order of precedence when several are given (getNodePreparer):
+            // nodeAllocatableStrategy, then labelNodePrepareStrategy, then
+            // uniqueNodeLabelStrategy.
             let mut strategy = None;
+            if let Some((k, v)) = get("uniqueNodeLabelStrategy") {
+                let m = cx.map(v, &f(&k.value))?;
+                let mut key = String::new();
+                for (mk, mv) in m {
+                    match mk.value.as_str() {
+                        "labelKey" => {
+                            key = cx.string(mv, &f("uniqueNodeLabelStrategy.labelKey"))?
+                        }
+                        _ => return Err(cx.unknown(mk, &f(&k.value), &["labelKey"])),
+                    }
+                }
+                strategy = Some(NodeStrategy::Unique { key });
+            }
             if let Some((k, v)) = get("labelNodePrepareStrategy") {
                 let m = cx.map(v, &f(&k.value))?;
                 let mut key = String::new();
@@ -1129,25 +1150,47 @@ fn resolve_op<'w>(
                 }
                 strategy = Some(NodeStrategy::Label { key, values });
             }
-            if let Some((k, v)) = get("uniqueNodeLabelStrategy") {
+            if let Some((k, v)) = get("nodeAllocatableStrategy") {
                 let m = cx.map(v, &f(&k.value))?;
-                let mut key = String::new();
+                let mut resources = BTreeMap::new();
                 for (mk, mv) in m {
                     match mk.value.as_str() {
-                        "labelKey" => {
-                            key = cx.string(mv, &f("uniqueNodeLabelStrategy.labelKey"))?
+                        "nodeAllocatable" => {
+                            let field = f("nodeAllocatableStrategy.nodeAllocatable");
+                            for (rk, rv) in cx.map(mv, &field)? {
+                                let rfield = format!("{field}.{}", rk.value);
+                                let q = match &rv.value {
+                                    YNode::Str(s) => s.clone(),
+                                    YNode::Int(i) => i.to_string(),
+                                    YNode::Float(x) => x.to_string(),
+                                    other => {
+                                        return Err(cx.err(
+                                            pos_of(rv),
+                                            &rfield,
+                                            format!("expected a quantity, found {}", other.kind()),
+                                        ));
+                                    }
+                                };
+                                if let Err(e) = tidegate_engine::api::quantity::Quantity::parse(&q)
+                                {
+                                    return Err(cx.err(pos_of(rv), &rfield, e.to_string()));
+                                }
+                                resources.insert(rk.value.clone(), q);
+                            }
                         }
-                        _ => return Err(cx.unknown(mk, &f(&k.value), &["labelKey"])),
+                        "csiNodeAllocatable" => {
+                            cx.map(mv, &f("nodeAllocatableStrategy.csiNodeAllocatable"))?;
+                        }
+                        _ => {
+                            return Err(cx.unknown(
+                                mk,
+                                &f(&k.value),
+                                &["nodeAllocatable", "csiNodeAllocatable"],
+                            ));
+                        }
                     }
                 }
-                strategy = Some(NodeStrategy::Unique { key });
-            }
-            if get("nodeAllocatableStrategy").is_some() {
-                return Ok(Op::Unsupported {
-                    opcode: raw.opcode.clone(),
-                    reason: "createNodes.nodeAllocatableStrategy (CSI node allocatable) is not supported"
-                        .into(),
-                });
+                strategy = Some(NodeStrategy::Allocatable { resources });
             }
             Ok(Op::CreateNodes {
                 count,

@@ -11,6 +11,7 @@ use crate::report::{self, DataItem, ThresholdFailure};
 use crate::sched_config::{self, SchedulerConfigFile};
 use crate::store::Store;
 use k8s_openapi::api::core::v1 as core;
+use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -121,6 +122,7 @@ impl Summary {
 }
 
 /// What happened to one workload.
+#[derive(Debug)]
 pub struct WorkloadReport {
     pub test_case: String,
     pub workload: String,
@@ -129,6 +131,7 @@ pub struct WorkloadReport {
     pub ignored_gates: Vec<String>,
 }
 
+#[derive(Debug)]
 pub enum Outcome {
     Ran(Box<RunResult>),
     Skipped(String),
@@ -137,6 +140,7 @@ pub enum Outcome {
     Failed(String),
 }
 
+#[derive(Debug)]
 pub struct RunResult {
     pub items: Vec<DataItem>,
     pub summary: Summary,
@@ -726,17 +730,24 @@ fn run_ops(
                         }
                         _ => (manifest::default_node(i), None),
                     };
-                    if let Some(s) = strategy {
-                        let labels = n.metadata.labels.get_or_insert_with(Default::default);
-                        match s {
-                            config::NodeStrategy::Label { key, values } if !values.is_empty() => {
-                                labels.insert(key.clone(), values[j % values.len()].clone());
-                            }
-                            config::NodeStrategy::Unique { key } => {
-                                labels.insert(key.clone(), format!("node-{j}"));
-                            }
-                            _ => {}
+                    match strategy {
+                        Some(config::NodeStrategy::Label { key, values }) if !values.is_empty() => {
+                            let labels = n.metadata.labels.get_or_insert_with(Default::default);
+                            labels.insert(key.clone(), values[j % values.len()].clone());
                         }
+                        Some(config::NodeStrategy::Unique { key }) => {
+                            let labels = n.metadata.labels.get_or_insert_with(Default::default);
+                            labels.insert(key.clone(), format!("node-{j}"));
+                        }
+                        Some(config::NodeStrategy::Allocatable { resources }) => {
+                            let status = n.status.get_or_insert_with(Default::default);
+                            let capacity = status.capacity.clone().unwrap_or_default();
+                            let alloc = status.allocatable.get_or_insert(capacity);
+                            for (k, v) in resources {
+                                alloc.insert(k.clone(), Quantity(v.clone()));
+                            }
+                        }
+                        _ => {}
                     }
                     let converted = manifest::node(r.as_ref(), &n)?;
                     store

@@ -924,3 +924,59 @@ profiles:
     assert_eq!(bound_small(&without), 2, "{:?}", without.summary);
     assert_eq!(with.summary.pending(), 2, "{:?}", with.summary);
 }
+
+/// createNodes' `nodeAllocatableStrategy`: `nodeAllocatable` sets those allocatable entries
+/// on every node (the rest stays at capacity); `csiNodeAllocatable` is accepted. And the
+/// strategies' precedence is upstream's (getNodePreparer): allocatable, then label, then
+/// unique.
+#[test]
+fn node_allocatable_strategy_sets_allocatable_and_takes_precedence() {
+    let pod = "\
+apiVersion: v1
+kind: Pod
+metadata:
+  generateName: p-
+spec:
+  containers:
+  - name: c
+    image: pause
+    resources: {requests: {cpu: 600m}}
+";
+    let config = "\
+- name: Alloc
+  workloadTemplate:
+  - opcode: createNodes
+    count: 3
+    nodeAllocatableStrategy:
+      nodeAllocatable: {cpu: \"1\"}
+      csiNodeAllocatable:
+        ebs.csi.aws.com: {count: 20}
+    uniqueNodeLabelStrategy:
+      labelKey: ignored
+  - opcode: createPods
+    count: 6
+    namespace: ns
+    podTemplatePath: p600.yaml
+    skipWaitToCompletion: true
+  - opcode: barrier
+    stageRequirement: Attempted
+  - opcode: startCollectingMetrics
+    namespaces: [ns]
+  - opcode: stopCollectingMetrics
+  workloads:
+  - name: w
+";
+    let r = run_in(config, &[("p600.yaml", pod)], 2, 30).unwrap();
+    // One 600m pod per 1-CPU node (the default node has 4 CPUs: all six would fit).
+    assert_eq!(r.summary.bound, 3, "{:?}", r.summary);
+    assert_eq!(r.summary.pending(), 3, "{:?}", r.summary);
+
+    // A bad quantity is bad input, with its field.
+    let bad = config.replace("{cpu: \"1\"}", "{cpu: \"lots\"}");
+    let err = run_in(&bad, &[("p600.yaml", pod)], 2, 30).unwrap_err();
+    let msg = err.to_string();
+    assert!(
+        msg.contains("nodeAllocatableStrategy.nodeAllocatable.cpu"),
+        "{msg}"
+    );
+}
