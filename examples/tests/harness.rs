@@ -37,8 +37,7 @@ fn without_the_plugin_registered_the_config_is_refused() {
         "integration-test",
         Registry::in_tree(),
     )
-    .err()
-    .expect("unknown plugin");
+    .expect_err("unknown plugin");
     assert!(e.to_string().contains("Gang"), "{e}");
 }
 
