@@ -141,8 +141,7 @@ fn pod_sets_reject_an_inner_op_that_is_not_create_pods() {
   workloads:
   - name: w
 ")
-    .err()
-    .expect("an error");
+    .expect_err("an error");
     let msg = e.to_string();
     assert!(
         msg.contains("createPodsOp.opcode") && msg.contains("must be createPods"),
@@ -212,8 +211,7 @@ fn overlapping_and_unopened_windows_are_errors() {
   workloads:
   - name: w
 ")
-    .err()
-    .expect("overlap is an error");
+    .expect_err("overlap is an error");
     assert!(overlap.to_string().contains("overlapping"), "{overlap}");
 
     let unopened = run("\
@@ -229,8 +227,7 @@ fn overlapping_and_unopened_windows_are_errors() {
   workloads:
   - name: w
 ")
-    .err()
-    .expect("stop without start is an error");
+    .expect_err("stop without start is an error");
     assert!(
         unopened
             .to_string()
@@ -250,8 +247,7 @@ fn start_collecting_requires_namespaces() {
   workloads:
   - name: w
 ")
-    .err()
-    .expect("an error");
+    .expect_err("an error");
     let msg = e.to_string();
     assert!(
         msg.contains("workloadTemplate[0].namespaces") && msg.contains("required"),
@@ -308,7 +304,7 @@ fn barrier_label_selector_counts_only_matching_pods() {
         panic!("skipped")
     };
     assert_eq!((r.summary.created, r.summary.bound), (4, 4));
-    let err = run_with("other").err().expect("nothing matches: timeout");
+    let err = run_with("other").expect_err("nothing matches: timeout");
     assert!(err.to_string().contains("timed out"), "{err}");
 }
 
@@ -431,8 +427,7 @@ fn churn_mode_must_be_create_or_recreate() {
 ",
         &[],
     )
-    .err()
-    .expect("an error");
+    .expect_err("an error");
     let msg = e.to_string();
     assert!(
         msg.contains("workloadTemplate[0].mode") && msg.contains("create or recreate"),
@@ -530,8 +525,7 @@ spec:
 ",
         &[("pv.yaml", pv)],
     )
-    .err()
-    .expect("skipped");
+    .expect_err("skipped");
     assert!(
         skipped.to_string().contains("PersistentVolume") && skipped.to_string().contains("volumes"),
         "{skipped}"
@@ -782,8 +776,7 @@ fn steady_state_needs_a_duration_and_excludes_skip_wait() {
   workloads:
   - name: w
 ")
-    .err()
-    .expect("an error");
+    .expect_err("an error");
     assert!(e.to_string().contains("positive duration"), "{e}");
     let e = run("\
 - name: T
@@ -801,8 +794,7 @@ fn steady_state_needs_a_duration_and_excludes_skip_wait() {
   workloads:
   - name: w
 ")
-    .err()
-    .expect("an error");
+    .expect_err("an error");
     assert!(e.to_string().contains("cannot be used together"), "{e}");
 }
 
@@ -823,8 +815,7 @@ fn a_barrier_on_an_unknown_namespace_is_an_error() {
   workloads:
   - name: w
 ")
-    .err()
-    .expect("an error");
+    .expect_err("an error");
     assert!(e.to_string().contains("unknown namespace nowhere"), "{e}");
 }
 
