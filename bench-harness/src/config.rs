@@ -147,6 +147,9 @@ pub enum Op {
         /// (as if an earlier preemption had nominated it), which the scheduler's nominator
         /// takes from the informer as kube's does.
         nominated_node_name: Option<String>,
+        /// `signatureBatchSize[Param]`: pod `i` gets the label
+        /// `signature=signature-label-<i / batch>` (pods of one batch share a signature).
+        signature_batch: Option<usize>,
     },
     Barrier {
         namespaces: Vec<String>,
@@ -347,6 +350,17 @@ impl Ctx<'_> {
                 pos_of(n),
                 field,
                 format!("expected a number, found {}", other.kind()),
+            )),
+        }
+    }
+
+    fn int(&self, n: &SNode, field: &str) -> Result<i64, InputError> {
+        match &n.value {
+            YNode::Int(i) => Ok(*i),
+            other => Err(self.err(
+                pos_of(n),
+                field,
+                format!("expected an integer, found {}", other.kind()),
             )),
         }
     }
@@ -1226,6 +1240,43 @@ fn resolve_op<'w>(
                     ));
                 }
             }
+            let signature_batch = match (get("signatureBatchSize"), get("signatureBatchSizeParam"))
+            {
+                (None, None) => None,
+                (Some((_, v)), None) => Some((
+                    cx.int(v, &f("signatureBatchSize"))?,
+                    v,
+                    "signatureBatchSize",
+                )),
+                (None, Some((_, v))) => match param(v, &f("signatureBatchSizeParam"))? {
+                    ParamValue::Int(i) => Some((i, v, "signatureBatchSizeParam")),
+                    other => {
+                        return Err(cx.err(
+                            pos_of(v),
+                            &f("signatureBatchSizeParam"),
+                            format!("expected an integer, got {other:?}"),
+                        ));
+                    }
+                },
+                (Some(_), Some((k, _))) => {
+                    return Err(cx.err(
+                        pos_of(k),
+                        &f("signatureBatchSizeParam"),
+                        "signatureBatchSize and signatureBatchSizeParam are mutually exclusive",
+                    ));
+                }
+            };
+            let signature_batch = match signature_batch {
+                None => None,
+                Some((b, _, _)) if b > 0 => Some(b as usize),
+                Some((b, v, name)) => {
+                    return Err(cx.err(
+                        pos_of(v),
+                        &f(name),
+                        format!("signature batch size must be positive, got {b}"),
+                    ));
+                }
+            };
             let collect_metrics = boolean("collectMetrics")?;
             let skip_wait = boolean("skipWaitToCompletion")?;
             if collect_metrics && skip_wait {
@@ -1314,6 +1365,7 @@ fn resolve_op<'w>(
                 skip_wait,
                 steady,
                 nominated_node_name: string("nominatedNodeName")?.filter(|n| !n.is_empty()),
+                signature_batch,
             })
         }
         "barrier" => {

@@ -780,6 +780,7 @@ fn run_ops(
                 collect_metrics,
                 skip_wait,
                 steady,
+                signature_batch,
                 ..
             } => {
                 let src = p.pods.get(&i).expect("planned");
@@ -800,7 +801,15 @@ fn run_ops(
                     ));
                 }
                 for j in 0..*count {
-                    let (pod, spec, _) = src.make(j, *count, template_params)?;
+                    let (mut pod, spec, _) = src.make(j, *count, template_params)?;
+                    if let Some(b) = signature_batch {
+                        let mut p = (*pod).clone();
+                        p.metadata
+                            .labels
+                            .get_or_insert_with(Default::default)
+                            .insert("signature".into(), format!("signature-label-{}", j / b));
+                        pod = Arc::new(p);
+                    }
                     store.create_pod(&pod, namespace, spec).map_err(|e| {
                         e.into_input(src.path().unwrap_or(Path::new("<default pod>")), "")
                     })?;

@@ -971,3 +971,35 @@ spec:
         "{msg}"
     );
 }
+
+/// createPods' `signatureBatchSize`: pod `i` gets `signature=signature-label-<i / batch>`
+/// (checked through a labelSelector delete of batch 0 and a labelled barrier on batch 2).
+#[test]
+fn signature_batch_size_labels_pods_by_batch() {
+    let config = "\
+- name: Signatures
+  workloadTemplate:
+  - opcode: createNodes
+    count: 2
+  - opcode: createPods
+    count: 5
+    namespace: ns
+    signatureBatchSizeParam: $batch
+  - opcode: deletePods
+    namespace: ns
+    labelSelector: {signature: signature-label-0}
+  - opcode: startCollectingMetrics
+    namespaces: [ns]
+    labelSelector: {signature: signature-label-2}
+  - opcode: stopCollectingMetrics
+  workloads:
+  - name: w
+    params: {batch: 2}
+";
+    let r = run(config).unwrap();
+    assert_eq!(r.summary.deleted, 2, "{:?}", r.summary);
+    assert_eq!(r.summary.bound, 3, "{:?}", r.summary);
+    let bad = config.replace("params: {batch: 2}", "params: {batch: 0}");
+    let msg = run(&bad).unwrap_err().to_string();
+    assert!(msg.contains("signatureBatchSizeParam") && msg.contains("positive"), "{msg}");
+}
