@@ -1001,5 +1001,8 @@ fn signature_batch_size_labels_pods_by_batch() {
     assert_eq!(r.summary.bound, 3, "{:?}", r.summary);
     let bad = config.replace("params: {batch: 2}", "params: {batch: 0}");
     let msg = run(&bad).unwrap_err().to_string();
-    assert!(msg.contains("signatureBatchSizeParam") && msg.contains("positive"), "{msg}");
+    assert!(
+        msg.contains("signatureBatchSizeParam") && msg.contains("positive"),
+        "{msg}"
+    );
 }

@@ -243,6 +243,52 @@ fn event_handling_integration_workloads_run_unchanged() {
     }
 }
 
+/// EventHandlingPodUpdate runs on the virtual clock: its InterPodAffinity stage waits for the
+/// 5-minute unschedulable flush (kube's `getUnschedulablePodsWithCrossTopologyTerm` moves no
+/// pod that anti-affinity rejected), which costs no wall time there. Every pod ends bound.
+/// EventHandlingPodDelete is skipped for its PersistentVolumes.
+#[test]
+fn event_handling_pod_update_runs_on_the_virtual_clock() {
+    let Some(root) = upstream() else {
+        return;
+    };
+    let cfg = config::load(&root.join("event_handling/performance-config.yaml")).unwrap();
+    let opts = RunOptions {
+        label_filter: Some("integration-test".into()),
+        workload: Some("EventHandlingPodUpdate".into()),
+        threads: Some(2),
+        clock: tidegate_bench::pace::ClockMode::Virtual {
+            attempt_cost: tidegate_bench::pace::ClockMode::DEFAULT_ATTEMPT_COST,
+        },
+        ..RunOptions::default()
+    };
+    let t0 = std::time::Instant::now();
+    let reports = run_config(&cfg, &opts).unwrap();
+    assert_eq!(reports.len(), 1);
+    match &reports[0].outcome {
+        Outcome::Ran(r) => {
+            assert!(r.summary.adds_up(), "{:?}", r.summary);
+            assert_eq!(r.summary.pending(), 0, "{:?}", r.summary);
+            assert_eq!(r.summary.bound, 70, "{:?}", r.summary);
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(t0.elapsed() < std::time::Duration::from_secs(60));
+    let skipped = run_config(
+        &cfg,
+        &RunOptions {
+            workload: Some("EventHandlingPodDelete".into()),
+            label_filter: Some("integration-test".into()),
+            ..RunOptions::default()
+        },
+    )
+    .unwrap();
+    match &skipped[0].outcome {
+        Outcome::Skipped(w) => assert!(w.contains("volumes"), "{w}"),
+        other => panic!("{other:?}"),
+    }
+}
+
 /// default_preemption: preemption, churn of high-priority pods, and unschedulable churn run;
 /// only the pod-group cases are skipped, naming pod groups.
 #[test]
