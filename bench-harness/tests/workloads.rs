@@ -124,3 +124,20 @@ fn our_upstream_shaped_workloads_run_at_integration_size() {
         }
     }
 }
+
+/// The scale workloads at integration size: SchedulingBasic's shape binds everything; gates
+/// removed under load bind the admitted and ordinary pods and leave the held ones gated; the
+/// DaemonSet shape binds every pod on the one named node.
+#[test]
+fn scale_workloads_at_integration_size() {
+    let results = run(&workloads_dir().join("scale.yaml"), "integration-test", None);
+    assert_eq!(results.len(), 3, "{results:?}");
+    let get = |n: &str| results.iter().find(|(x, _)| x == n).unwrap().1;
+    let basic = get("SchedulingBasicScale/100Nodes_1000Pods");
+    assert_eq!((basic.created, basic.bound), (1000, 1000));
+    let gates = get("GatesRemovedUnderLoad/100Nodes_1000Held");
+    assert!(gates.adds_up(), "{gates:?}");
+    assert_eq!((gates.bound, gates.pending_gated), (200, 900), "{gates:?}");
+    let daemon = get("DaemonsetScale/5Nodes");
+    assert_eq!((daemon.created, daemon.bound), (10, 10));
+}
