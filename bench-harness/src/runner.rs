@@ -24,7 +24,7 @@ use tidegate_engine::queue::clock::{Time, VirtualClock};
 use tidegate_engine::{Scheduler, SchedulerConfig};
 
 /// Feature gates that change tidegate's behaviour (the others are accepted and ignored).
-pub const HONOURED_GATES: &[&str] = &["SchedulerQueueingHints"];
+pub const HONOURED_GATES: &[&str] = &["SchedulerQueueingHints", "SchedulerPopFromBackoffQ"];
 
 /// How to run.
 #[derive(Clone)]
@@ -573,6 +573,9 @@ fn execute(cfg: &Config, p: &Plan, opts: &RunOptions) -> Result<RunResult, Harne
     }
     if let Some(&on) = gates.get("SchedulerQueueingHints") {
         sched_cfg.queue.queueing_hints = on;
+    }
+    if let Some(&on) = gates.get("SchedulerPopFromBackoffQ") {
+        sched_cfg.queue.pop_from_backoff = on;
     }
     let queue_clock = vclock
         .clone()

@@ -130,7 +130,11 @@ fn our_upstream_shaped_workloads_run_at_integration_size() {
 /// DaemonSet shape binds every pod on the one named node.
 #[test]
 fn scale_workloads_at_integration_size() {
-    let results = run(&workloads_dir().join("scale.yaml"), "integration-test", None);
+    let results = run(
+        &workloads_dir().join("scale.yaml"),
+        "integration-test",
+        None,
+    );
     assert_eq!(results.len(), 3, "{results:?}");
     let get = |n: &str| results.iter().find(|(x, _)| x == n).unwrap().1;
     let basic = get("SchedulingBasicScale/100Nodes_1000Pods");

@@ -147,9 +147,12 @@ fn op() -> impl Strategy<Value = Op> {
 }
 
 fn queue(clock: Arc<VirtualClock>) -> SchedulingQueue {
-    // The model encodes the QueueingHints-off rules (move-request cycle).
+    // The model encodes the QueueingHints-off rules (move-request cycle) and the backoff of
+    // kube before SchedulerPopFromBackoffQ (that gate's rules are unit-tested in
+    // engine/src/queue/tests.rs).
     let cfg = QueueConfig {
         queueing_hints: false,
+        pop_from_backoff: false,
         ..QueueConfig::default()
     };
     SchedulingQueue::gates_only(clock, Arc::new(Metrics::new()), cfg).with_plugin_events(

@@ -255,6 +255,7 @@ pub fn pod_scheduling_properties_change(
 pub mod labels {
     pub const SCHEDULE_ATTEMPT_FAILURE: &str = "ScheduleAttemptFailure";
     pub const BACKOFF_COMPLETE: &str = "BackoffComplete";
+    pub const POP_FROM_BACKOFF_Q: &str = "PopFromBackoffQ";
     pub const FORCE_ACTIVATE: &str = "ForceActivate";
     pub const UNSCHEDULABLE_TIMEOUT: &str = "UnschedulableTimeout";
     pub const UNSCHEDULED_POD_ADD: &str = "UnscheduledPodAdd";

@@ -1,7 +1,9 @@
 //! backoffQ as kube 1.33+ keeps it: two heaps behind one interface.
 //!
 //! - `rejected`: pods rejected by plugins (their UnschedulablePlugins ∪ PendingPlugins is
-//!   non-empty), ordered by backoff expiry;
+//!   non-empty), ordered by backoff expiry; with `SchedulerPopFromBackoffQ` the expiries are
+//!   1 s windows and ties within a window are broken by the QueueSort order, and this heap is
+//!   where `Pop` takes a pod from when activeQ is empty;
 //! - `errors`: pods that failed with an error (no rejector plugins), ordered by expiry.
 //!
 //! A pod is in at most one of the two.
@@ -14,6 +16,9 @@ use std::sync::Arc;
 
 type Entry = (Time, QueuedPodInfo);
 
+/// The QueueSort order, for ties within a backoff window.
+pub type TieBreak = Arc<dyn Fn(&QueuedPodInfo, &QueuedPodInfo) -> bool + Send + Sync>;
+
 pub struct BackoffQueue {
     rejected: KeyedHeap<PodKey, Entry>,
     errors: KeyedHeap<PodKey, Entry>,
@@ -21,17 +26,38 @@ pub struct BackoffQueue {
 
 impl Default for BackoffQueue {
     fn default() -> Self {
-        let by_expiry = || -> KeyedHeap<PodKey, Entry> {
-            KeyedHeap::new(Arc::new(|a: &Entry, b: &Entry| a.0 < b.0))
-        };
-        BackoffQueue {
-            rejected: by_expiry(),
-            errors: by_expiry(),
-        }
+        BackoffQueue::new(None)
     }
 }
 
 impl BackoffQueue {
+    /// Heaps by expiry; with `ties`, rejected pods of equal expiry (the same window) in the
+    /// QueueSort order.
+    pub fn new(ties: Option<TieBreak>) -> BackoffQueue {
+        let by_expiry = || -> KeyedHeap<PodKey, Entry> {
+            KeyedHeap::new(Arc::new(|a: &Entry, b: &Entry| a.0 < b.0))
+        };
+        let rejected = match ties {
+            None => by_expiry(),
+            Some(less) => KeyedHeap::new(Arc::new(move |a: &Entry, b: &Entry| {
+                a.0 < b.0 || (a.0 == b.0 && less(&a.1, &b.1))
+            })),
+        };
+        BackoffQueue {
+            rejected,
+            errors: by_expiry(),
+        }
+    }
+
+    /// The first rejected pod, backing off or not (`Pop` with `SchedulerPopFromBackoffQ`
+    /// when activeQ is empty). Pods that failed with an error are never taken early.
+    pub fn pop_rejected(&mut self) -> Option<QueuedPodInfo> {
+        self.rejected.pop().map(|(_, q)| q)
+    }
+
+    pub fn has_rejected(&self) -> bool {
+        !self.rejected.is_empty()
+    }
     pub fn len(&self) -> usize {
         self.rejected.len() + self.errors.len()
     }
@@ -80,17 +106,17 @@ impl BackoffQueue {
             .map(|(_, q)| q)
     }
 
-    /// Every pod whose backoff expired at `now`, from both heaps.
-    pub fn pop_expired(&mut self, now: Time) -> Vec<QueuedPodInfo> {
+    /// Every pod whose expiry is before `limit`, from both heaps.
+    pub fn pop_expired_before(&mut self, limit: Time) -> Vec<QueuedPodInfo> {
         let mut out: Vec<QueuedPodInfo> = self
             .rejected
-            .pop_while(|(exp, _)| *exp <= now)
+            .pop_while(|(exp, _)| *exp < limit)
             .into_iter()
             .map(|(_, q)| q)
             .collect();
         out.extend(
             self.errors
-                .pop_while(|(exp, _)| *exp <= now)
+                .pop_while(|(exp, _)| *exp < limit)
                 .into_iter()
                 .map(|(_, q)| q),
         );

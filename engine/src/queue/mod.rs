@@ -31,6 +31,15 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 use unschedulable::UnschedulablePods;
 
+/// kube's backoff ordering window (`SchedulerPopFromBackoffQ`): 1 s.
+pub const BACKOFF_WINDOW: Duration = Duration::from_secs(1);
+
+/// `t` truncated to its [`BACKOFF_WINDOW`].
+fn align_to_window(t: Time) -> Time {
+    let w = BACKOFF_WINDOW.as_nanos();
+    Duration::from_nanos(u64::try_from(t.as_nanos() / w * w).unwrap_or(u64::MAX))
+}
+
 /// A pod in the queue with its scheduling bookkeeping (kube's `QueuedPodInfo`).
 #[derive(Clone, Debug)]
 pub struct QueuedPodInfo {
@@ -94,6 +103,11 @@ pub struct QueueConfig {
     /// functions decide requeues, and events that arrive while pods are in flight are replayed
     /// when those pods come back. Off: kube's older move-request-cycle rule.
     pub queueing_hints: bool,
+    /// The `SchedulerPopFromBackoffQ` feature gate (on by default, as in kube 1.33+): `Pop`
+    /// takes the first plugin-rejected pod from backoffQ when activeQ is empty instead of
+    /// waiting; backoff expiries are 1 s windows, ties within a window in QueueSort order;
+    /// PreEnqueue runs when a pod enters backoffQ, not when it leaves it.
+    pub pop_from_backoff: bool,
 }
 
 impl Default for QueueConfig {
@@ -106,6 +120,7 @@ impl Default for QueueConfig {
             unschedulable_flush_period: Duration::from_secs(30),
             active_shards: 0,
             queueing_hints: true,
+            pop_from_backoff: true,
         }
     }
 }
@@ -210,6 +225,11 @@ impl SchedulingQueue {
         } else {
             cfg.active_shards
         };
+        let qs2 = queue_sort.clone();
+        let ties: Option<backoff::TieBreak> = cfg.pop_from_backoff.then(|| {
+            Arc::new(move |a: &QueuedPodInfo, b: &QueuedPodInfo| qs2.less(a, b))
+                as backoff::TieBreak
+        });
         SchedulingQueue {
             active: ActiveQ::new(
                 shards,
@@ -219,7 +239,7 @@ impl SchedulingQueue {
             gated: GatedPods::default(),
             nominator: Nominator::default(),
             inner: Mutex::new(Inner {
-                backoff: BackoffQueue::default(),
+                backoff: BackoffQueue::new(ties),
                 unschedulable: UnschedulablePods::default(),
                 in_flight: AHashMap::new(),
                 in_flight_events: VecDeque::new(),
@@ -380,11 +400,22 @@ impl SchedulingQueue {
         }
     }
 
-    fn move_to_backoff(&self, inner: &mut Inner, q: QueuedPodInfo, event: &str) {
+    fn move_to_backoff(&self, inner: &mut Inner, mut q: QueuedPodInfo, event: &str) {
         inner.unschedulable.remove(&q.pod.key);
+        // With PopFromBackoffQ, PreEnqueue runs at the door of backoffQ (the pod may leave it
+        // for a Pop at any time), and a pod it gates goes to the gated set.
+        if self.cfg.pop_from_backoff && !self.run_pre_enqueue(&mut q) {
+            self.metrics.inc_incoming("unschedulable", event);
+            self.gated.insert(q);
+            return;
+        }
         let expiry = self.backoff_expiry(&q);
         inner.backoff.push(expiry, q);
         self.metrics.inc_incoming("backoff", event);
+        if self.cfg.pop_from_backoff {
+            // A popper waiting on an empty activeQ may take it now (the lock is held).
+            self.cond.notify_one();
+        }
     }
 
     /// Backoff: `initial × 2^(attempts−1)`, capped at max; zero attempts means no backoff.
@@ -397,12 +428,28 @@ impl SchedulingQueue {
         d.min(self.cfg.max_backoff)
     }
 
+    /// When the pod's backoff ends: its timestamp plus the backoff duration, truncated to the
+    /// 1 s ordering window with PopFromBackoffQ.
     fn backoff_expiry(&self, q: &QueuedPodInfo) -> Time {
-        q.timestamp + self.backoff_duration(q)
+        let e = q.timestamp + self.backoff_duration(q);
+        if self.cfg.pop_from_backoff {
+            align_to_window(e)
+        } else {
+            e
+        }
     }
 
+    /// Whether a pod that failed is still waiting for its backoff: its expiry is after now
+    /// (with PopFromBackoffQ: its expiry window is not before now's window).
     fn is_backing_off(&self, q: &QueuedPodInfo, now: Time) -> bool {
-        q.attempts > 0 && self.backoff_expiry(q) > now
+        if q.attempts == 0 {
+            return false;
+        }
+        if self.cfg.pop_from_backoff {
+            self.backoff_expiry(q) >= align_to_window(now)
+        } else {
+            self.backoff_expiry(q) > now
+        }
     }
 
     fn requeue(&self, inner: &mut Inner, q: QueuedPodInfo, event: &str, now: Time) {
@@ -694,7 +741,21 @@ impl SchedulingQueue {
 
     /// Takes the best pod from activeQ, if any (lock held).
     fn pop_ready(&self, inner: &mut Inner) -> Option<QueuedPodInfo> {
-        let mut q = self.active.try_pop()?;
+        let mut q = match self.active.try_pop() {
+            Some(q) => q,
+            // kube's activeQueue.unlockedPop with SchedulerPopFromBackoffQ: an empty activeQ
+            // hands out the first plugin-rejected pod of backoffQ rather than wait.
+            None if self.cfg.pop_from_backoff => {
+                let mut q = inner.backoff.pop_rejected()?;
+                if q.initial_attempt_timestamp.is_none() {
+                    q.initial_attempt_timestamp = Some(self.clock.now());
+                }
+                self.metrics
+                    .inc_incoming("active", labels::POP_FROM_BACKOFF_Q);
+                q
+            }
+            None => return None,
+        };
         q.attempts += 1;
         inner.sched_cycle += 1;
         for p in q.rejectors() {
@@ -993,10 +1054,21 @@ impl SchedulingQueue {
     fn run_due_flushes(&self, inner: &mut Inner) {
         let now = self.clock.now();
         if now >= inner.next_backoff_flush {
-            inner.next_backoff_flush = now + self.cfg.backoff_flush_period;
-            let done = inner.backoff.pop_expired(now);
-            for q in done {
-                self.move_to_active(inner, q, labels::BACKOFF_COMPLETE);
+            if self.cfg.pop_from_backoff {
+                // kube ticks on whole windows (its ticker starts at the next window).
+                inner.next_backoff_flush = align_to_window(now) + BACKOFF_WINDOW;
+                // Pods whose window is before now's; PreEnqueue already ran when they entered.
+                for q in inner.backoff.pop_expired_before(align_to_window(now)) {
+                    self.push_active(inner, q, labels::BACKOFF_COMPLETE);
+                }
+            } else {
+                inner.next_backoff_flush = now + self.cfg.backoff_flush_period;
+                let done = inner
+                    .backoff
+                    .pop_expired_before(now + Duration::from_nanos(1));
+                for q in done {
+                    self.move_to_active(inner, q, labels::BACKOFF_COMPLETE);
+                }
             }
         }
         if now >= inner.next_unschedulable_flush {

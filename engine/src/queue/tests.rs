@@ -56,6 +56,10 @@ struct Fixture {
 }
 
 fn fixture_with(pre_enqueue: Vec<Arc<dyn PreEnqueuePlugin>>) -> Fixture {
+    fixture_cfg(pre_enqueue, QueueConfig::default())
+}
+
+fn fixture_cfg(pre_enqueue: Vec<Arc<dyn PreEnqueuePlugin>>, cfg: QueueConfig) -> Fixture {
     let clock = Arc::new(VirtualClock::new());
     let metrics = Arc::new(Metrics::new());
     let mut pe = AHashMap::new();
@@ -78,9 +82,20 @@ fn fixture_with(pre_enqueue: Vec<Arc<dyn PreEnqueuePlugin>>) -> Fixture {
         events,
         clock.clone(),
         metrics.clone(),
-        QueueConfig::default(),
+        cfg,
     );
     Fixture { q, clock, metrics }
+}
+
+/// `SchedulerPopFromBackoffQ` off: kube's behaviour before 1.33.
+fn fixture_without_pop_from_backoff() -> Fixture {
+    fixture_cfg(
+        vec![Arc::new(SchedulingGates)],
+        QueueConfig {
+            pop_from_backoff: false,
+            ..QueueConfig::default()
+        },
+    )
 }
 
 fn fixture() -> Fixture {
@@ -232,7 +247,7 @@ fn backoff_doubles_from_1s_to_10s() {
 
 #[test]
 fn failed_pods_wait_in_backoff_and_return_after_the_flush() {
-    let f = fixture();
+    let f = fixture_without_pop_from_backoff();
     f.q.add(pod("a", 0, &[]));
     let a = f.q.try_pop().unwrap();
     // An error (no rejector plugins) goes to backoff; attempts = 1 -> 1 s.
@@ -321,7 +336,7 @@ fn close_wakes_a_blocked_pop() {
 
 #[test]
 fn errors_and_rejections_back_off_in_separate_heaps() {
-    let f = fixture();
+    let f = fixture_without_pop_from_backoff();
     f.q.add(pod("err", 0, &[]));
     f.q.add(pod("rej", 0, &[]));
     let e = f.q.try_pop().unwrap();
@@ -628,4 +643,101 @@ fn assigned_pod_add_moves_only_the_affinity_and_spread_candidates() {
     other.node_name = Some(Sym::new("n1"));
     q.assigned_pod_added(Arc::new(other), None);
     assert_eq!(at("aff-y"), Some("unschedulable"));
+}
+
+// ---- SchedulerPopFromBackoffQ (on by default, as in kube 1.33+) ----------------------------
+// Semantics after kubernetes/kubernetes pkg/scheduler/backend/queue/backoff_queue.go and
+// active_queue.go (1.34-era): expiries truncated to 1 s windows, backing off while the expiry
+// window is not before now's, Pop takes the first plugin-rejected pod from backoffQ when
+// activeQ is empty, PreEnqueue at the door of backoffQ.
+
+/// Parks `name` in backoffQ as rejected by NodeResourcesFit (a move request during its cycle
+/// sends it to backoff rather than the unschedulable pool).
+fn park_in_backoff(f: &Fixture, name: &str, priority: i32) {
+    f.q.add(pod(name, priority, &[]));
+    let mut p = f.q.try_pop().unwrap();
+    let cycle = f.q.scheduling_cycle();
+    f.q.move_all_to_active_or_backoff(ClusterEvent::new(EventResource::Node, ActionType::ADD));
+    p.unschedulable_plugins = vec!["NodeResourcesFit"];
+    f.q.add_unschedulable_if_not_present(p, cycle).unwrap();
+}
+
+#[test]
+fn an_empty_active_q_pops_from_backoff_rejected_pods_only() {
+    let f = fixture();
+    park_in_backoff(&f, "rej", 0);
+    assert_eq!(f.q.counts().backoff, 1);
+    // Still backing off (1 s), but activeQ is empty: Pop takes it.
+    let p = f.q.try_pop().expect("popped from backoffQ");
+    assert_eq!(&*p.pod.name, "rej");
+    assert_eq!(p.attempts, 2);
+    let popped_from_backoff = f
+        .metrics
+        .incoming_pods()
+        .into_iter()
+        .find(|((q, ev), _)| *q == "active" && ev == "PopFromBackoffQ")
+        .map(|(_, n)| n);
+    assert_eq!(popped_from_backoff, Some(1));
+    // A pod that failed with an error is never taken early.
+    f.q.add(pod("err", 0, &[]));
+    let e = f.q.try_pop().unwrap();
+    f.q.add_unschedulable_if_not_present(e, f.q.scheduling_cycle())
+        .unwrap();
+    assert_eq!(f.q.backoff_lens(), (0, 1));
+    assert!(f.q.try_pop().is_none());
+
+    // Gate off: the rejected pod waits out its backoff.
+    let g = fixture_without_pop_from_backoff();
+    park_in_backoff(&g, "rej", 0);
+    assert!(g.q.try_pop().is_none());
+}
+
+#[test]
+fn active_pods_come_before_backoff_and_ties_in_a_window_go_by_priority() {
+    let f = fixture();
+    f.clock.advance(Duration::from_millis(100));
+    park_in_backoff(&f, "low", 1);
+    f.clock.advance(Duration::from_millis(300));
+    park_in_backoff(&f, "high", 9);
+    // Expiries 1.1 s and 1.4 s share the 1 s window: QueueSort order (priority) decides.
+    f.q.add(pod("fresh", 0, &[]));
+    assert_eq!(pop_name(&f.q).as_deref(), Some("fresh"));
+    assert_eq!(pop_name(&f.q).as_deref(), Some("high"));
+    assert_eq!(pop_name(&f.q).as_deref(), Some("low"));
+    assert_eq!(pop_name(&f.q), None);
+}
+
+#[test]
+fn backoff_ends_at_the_window_after_the_expiry() {
+    let f = fixture();
+    f.clock.advance(Duration::from_millis(300));
+    // An error: 1 s backoff from 0.3 s, expiry 1.3 s, window [1 s, 2 s).
+    f.q.add(pod("err", 0, &[]));
+    let e = f.q.try_pop().unwrap();
+    f.q.add_unschedulable_if_not_present(e, f.q.scheduling_cycle())
+        .unwrap();
+    f.clock.set(Duration::from_millis(1500));
+    assert!(f.q.try_pop().is_none(), "still in its expiry window");
+    f.clock.set(Duration::from_millis(2000));
+    assert_eq!(pop_name(&f.q).as_deref(), Some("err"));
+}
+
+#[test]
+fn pre_enqueue_runs_when_a_pod_enters_backoff() {
+    let gate = Arc::new(Recorder {
+        name: "Gate",
+        deny: StdMutex::new(vec![]),
+        calls: Arc::new(StdMutex::new(Vec::new())),
+    });
+    let f = fixture_cfg(vec![gate.clone()], QueueConfig::default());
+    f.q.add(pod("a", 0, &[]));
+    let mut a = f.q.try_pop().unwrap();
+    let cycle = f.q.scheduling_cycle();
+    f.q.move_all_to_active_or_backoff(ClusterEvent::new(EventResource::Node, ActionType::ADD));
+    a.unschedulable_plugins = vec!["NodeResourcesFit"];
+    gate.deny.lock().unwrap().push("a".into());
+    f.q.add_unschedulable_if_not_present(a, cycle).unwrap();
+    let c = f.q.counts();
+    assert_eq!((c.backoff, c.gated), (0, 1), "{c:?}");
+    assert!(f.q.try_pop().is_none());
 }
