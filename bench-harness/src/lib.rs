@@ -2,6 +2,7 @@
 //! engine and reports perf-dash JSON.
 #![forbid(unsafe_code)]
 
+pub mod compare;
 pub mod config;
 pub mod controller;
 pub mod error;

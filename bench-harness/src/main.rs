@@ -38,6 +38,39 @@ enum Cmd {
     /// Example: tidegate list ../shared/upstream/scheduler_perf/misc/performance-config.yaml
     ///          --label-filter integration-test
     List(ListArgs),
+    /// Compare baseline runs with current runs of the same workloads (perf-dash data-items
+    /// files): the median of each selected value per side, its ratio, and a verdict that
+    /// knows each metric's direction (pods/s higher is better; ms, s and MB lower). Prints a
+    /// Markdown table; exits 1 when a value regressed beyond --max-regression, 2 on bad input
+    /// (unreadable files, different workloads on the two sides, an unknown metric).
+    ///
+    /// Example: tidegate compare perf-data/baselines/basic/ out/ --max-regression 5%
+    Compare(CompareArgs),
+}
+
+#[derive(clap::Args)]
+struct CompareArgs {
+    /// Baseline runs: a data-items file, a folder of them, or files separated by commas.
+    ///
+    /// Example: perf-data/baselines/basic/
+    baseline: String,
+    /// Current runs, in the same forms.
+    ///
+    /// Example: out/run1.json,out/run2.json,out/run3.json
+    current: String,
+    /// The largest tolerated change for the worse (`5%`, `0.05`).
+    ///
+    /// Example: --max-regression 10%
+    #[arg(long, default_value = "5%", value_parser = tidegate_bench::compare::parse_limit)]
+    max_regression: f64,
+    /// Values to compare: a `Metric` label, optionally with labels the items must carry and
+    /// statistics (`NAME{label=value}:STAT,STAT`). Repeatable. Histograms are compared on
+    /// their exact estimator. Default: SchedulingThroughput:Average,Perc50 and
+    /// scheduler_framework_extension_point_duration_seconds{extension_point=PreEnqueue}:Perc90.
+    ///
+    /// Example: --metric SchedulingThroughput:Perc90 --metric SchedulingDuration
+    #[arg(long = "metric", value_parser = tidegate_bench::compare::MetricSel::parse)]
+    metrics: Vec<tidegate_bench::compare::MetricSel>,
 }
 
 #[derive(clap::Args)]
@@ -365,6 +398,43 @@ fn list(args: ListArgs) -> Result<ExitCode, HarnessError> {
     Ok(ExitCode::SUCCESS)
 }
 
+fn compare(args: CompareArgs) -> Result<ExitCode, HarnessError> {
+    use tidegate_bench::compare as cmp;
+    let side = |spec: &str| -> Result<Vec<Vec<tidegate_bench::report::DataItem>>, HarnessError> {
+        let paths: Vec<PathBuf> = spec
+            .split(',')
+            .filter(|p| !p.is_empty())
+            .map(PathBuf::from)
+            .collect();
+        Ok(cmp::load_side(&paths)?
+            .into_iter()
+            .map(|(_, items)| items)
+            .collect())
+    };
+    let (base, cur) = (side(&args.baseline)?, side(&args.current)?);
+    let metrics = if args.metrics.is_empty() {
+        cmp::MetricSel::defaults()
+    } else {
+        args.metrics.clone()
+    };
+    let strict = !args.metrics.is_empty();
+    let rows = cmp::compare(&base, &cur, &metrics, args.max_regression, strict).map_err(|e| {
+        HarnessError::Input(tidegate_bench::error::InputError::new(
+            std::path::Path::new(&args.current),
+            None,
+            "",
+            e,
+        ))
+    })?;
+    print!("{}", cmp::markdown(&rows, args.max_regression));
+    let regressed = rows.iter().any(|r| r.verdict == cmp::Verdict::Regression);
+    Ok(if regressed {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
 fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
@@ -388,6 +458,7 @@ fn main() -> ExitCode {
     let result = match cli.cmd {
         Cmd::Run(a) => run(a),
         Cmd::List(a) => list(a),
+        Cmd::Compare(a) => compare(a),
     };
     match result {
         Ok(code) => code,

@@ -564,6 +564,59 @@ fn no_progress_output_when_stderr_is_not_a_terminal() {
     assert_eq!(String::from_utf8_lossy(&o.stderr), "");
 }
 
+/// `tidegate compare`: medians per side, exit 0 without regression, 1 with one, 2 for
+/// different workloads; a folder is a side of several runs.
+#[test]
+fn compare_gates_on_medians_and_refuses_different_workloads() {
+    let dir = tempfile::tempdir().unwrap();
+    let write = |name: &str, workload: &str, avg: f64| {
+        let doc = serde_json::json!({"version": "v1", "dataItems": [
+            {"data": {"Average": avg, "Perc50": avg}, "unit": "pods/s",
+             "labels": {"Metric": "SchedulingThroughput",
+                        "Name": format!("BenchmarkPerfScheduling/Basic/{workload}/namespace-2"),
+                        "SamplingInterval": "1s"}}]});
+        let p = dir.path().join(name);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(&p, doc.to_string()).unwrap();
+        p
+    };
+    write("base/a.json", "500Nodes", 1000.0);
+    write("base/b.json", "500Nodes", 1200.0);
+    write("base/c.json", "500Nodes", 900.0);
+    let fine = write("fine.json", "500Nodes", 980.0);
+    let slow = write("slow.json", "500Nodes", 800.0);
+    let other = write("other.json", "5000Nodes", 1000.0);
+    let base = dir.path().join("base");
+    let cmp = |cur: &std::path::Path| {
+        bin()
+            .arg("compare")
+            .arg(&base)
+            .arg(cur)
+            .args(["--max-regression", "5%"])
+            .output()
+            .unwrap()
+    };
+    let o = cmp(&fine);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{out}");
+    assert!(
+        out.contains("| 1000 pods/s | 980 pods/s | 0.980 | ok |"),
+        "{out}"
+    );
+    assert!(
+        out.contains("medians of 3 baseline and 1 current runs"),
+        "{out}"
+    );
+    let o = cmp(&slow);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("**REGRESSION**"));
+    let o = cmp(&other);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("different workloads"), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+}
+
 /// `tidegate list` names every workload with its labels, threshold and whether it runs.
 #[test]
 fn list_shows_workloads_thresholds_and_support() {

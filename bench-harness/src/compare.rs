@@ -1,0 +1,571 @@
+//! `tidegate compare`: baseline runs against current runs of the same workloads, as a CI gate.
+//!
+//! Each side is one or more perf-dash data-item files (a file, or a folder of them: several
+//! runs). Items are matched by their labels (all but `SamplingInterval`, which adapts to each
+//! run); for each selected metric and statistic the **median over the side's runs** is
+//! compared. The direction comes from the unit: `pods/s` higher is better; `ms`, `s`, `MB` and
+//! `MB/min` lower is better. A ratio worse than `--max-regression` is a regression.
+//!
+//! Both sides must hold the same workloads (the `BenchmarkPerfScheduling/<case>/<workload>`
+//! prefixes of their `Name` labels): comparing different workloads is refused.
+
+use crate::error::InputError;
+use crate::report::DataItem;
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+/// Which way a metric is better.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Direction {
+    HigherIsBetter,
+    LowerIsBetter,
+}
+
+impl Direction {
+    /// From a data item's unit; `None` for units with no better side (counts).
+    pub fn of_unit(unit: &str) -> Option<Direction> {
+        match unit {
+            "pods/s" => Some(Direction::HigherIsBetter),
+            "ms" | "s" | "MB" | "MB/min" | "ns" => Some(Direction::LowerIsBetter),
+            _ => None,
+        }
+    }
+}
+
+/// A metric to compare: a `Metric` label value, labels the items must carry, and the
+/// statistics (data keys) to take.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MetricSel {
+    pub metric: String,
+    /// `label=value` pairs an item must carry (empty: any item of the metric).
+    pub labels: Vec<(String, String)>,
+    /// Empty: every statistic the items carry.
+    pub stats: Vec<String>,
+}
+
+impl MetricSel {
+    /// `NAME`, `NAME:STAT[,STAT...]`, with an optional `{label=value,...}` after the name:
+    /// `scheduler_framework_extension_point_duration_seconds{extension_point=PreEnqueue}:Perc90`.
+    pub fn parse(s: &str) -> Result<MetricSel, String> {
+        let (head, stats_part) = match s.rfind('}') {
+            Some(close) => match s[close..].split_once(':') {
+                Some((_, st)) => (&s[..=close], Some(st)),
+                None => (s, None),
+            },
+            None => match s.split_once(':') {
+                Some((h, st)) => (h, Some(st)),
+                None => (s, None),
+            },
+        };
+        let (metric, labels) = match head.split_once('{') {
+            Some((m, rest)) => {
+                let body = rest
+                    .strip_suffix('}')
+                    .ok_or_else(|| format!("{s:?}: a label list needs its closing brace"))?;
+                let mut labels = vec![];
+                for kv in body.split(',').map(str::trim).filter(|x| !x.is_empty()) {
+                    let (k, v) = kv
+                        .split_once('=')
+                        .ok_or_else(|| format!("{s:?}: {kv:?} is not label=value"))?;
+                    labels.push((k.trim().to_string(), v.trim().to_string()));
+                }
+                (m, labels)
+            }
+            None => (head, vec![]),
+        };
+        let stats: Vec<String> = stats_part
+            .map(|st| {
+                st.split(',')
+                    .map(str::trim)
+                    .filter(|x| !x.is_empty())
+                    .map(str::to_string)
+                    .collect()
+            })
+            .unwrap_or_default();
+        if metric.trim().is_empty() {
+            return Err(format!(
+                "{s:?}: a metric name is required (NAME or NAME:STAT)"
+            ));
+        }
+        Ok(MetricSel {
+            metric: metric.trim().to_string(),
+            labels,
+            stats,
+        })
+    }
+
+    fn selects(&self, item: &DataItem) -> bool {
+        item.labels.get("Metric") == Some(&self.metric)
+            && self
+                .labels
+                .iter()
+                .all(|(k, v)| item.labels.get(k) == Some(v))
+    }
+
+    /// The default gate: throughput (Average, Perc50) and the exact p90 of PreEnqueue.
+    pub fn defaults() -> Vec<MetricSel> {
+        vec![
+            MetricSel {
+                metric: "SchedulingThroughput".into(),
+                labels: vec![],
+                stats: vec!["Average".into(), "Perc50".into()],
+            },
+            MetricSel {
+                metric: "scheduler_framework_extension_point_duration_seconds".into(),
+                labels: vec![("extension_point".into(), "PreEnqueue".into())],
+                stats: vec!["Perc90".into()],
+            },
+        ]
+    }
+}
+
+/// One compared value.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Row {
+    /// The item's identity: `Name` then the other labels that tell items apart.
+    pub item: String,
+    pub metric: String,
+    pub stat: String,
+    pub unit: String,
+    pub baseline: f64,
+    pub current: f64,
+    /// current / baseline.
+    pub ratio: f64,
+    pub verdict: Verdict,
+    pub runs: (usize, usize),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    Ok,
+    Improved,
+    Regression,
+}
+
+/// Reads the data items of one side: each path is a data-items file or a folder of them
+/// (`*.json`, sorted). Returns one item list per run.
+pub fn load_side(paths: &[PathBuf]) -> Result<Vec<(PathBuf, Vec<DataItem>)>, InputError> {
+    let mut files = vec![];
+    for p in paths {
+        if p.is_dir() {
+            let mut inside: Vec<PathBuf> = std::fs::read_dir(p)
+                .map_err(|e| InputError::new(p, None, "", e.to_string()))?
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|f| f.extension().is_some_and(|x| x == "json"))
+                .collect();
+            inside.sort();
+            if inside.is_empty() {
+                return Err(InputError::new(
+                    p,
+                    None,
+                    "",
+                    "no *.json data-items file in this folder",
+                ));
+            }
+            files.extend(inside);
+        } else {
+            files.push(p.clone());
+        }
+    }
+    files
+        .into_iter()
+        .map(|f| {
+            let items = read_items(&f)?;
+            Ok((f, items))
+        })
+        .collect()
+}
+
+#[derive(serde::Deserialize)]
+struct ItemsFile {
+    #[serde(rename = "dataItems")]
+    data_items: Vec<RawItem>,
+}
+
+#[derive(serde::Deserialize)]
+struct RawItem {
+    #[serde(default)]
+    data: BTreeMap<String, f64>,
+    #[serde(default)]
+    unit: String,
+    #[serde(default)]
+    labels: BTreeMap<String, String>,
+}
+
+fn read_items(f: &Path) -> Result<Vec<DataItem>, InputError> {
+    let text =
+        std::fs::read_to_string(f).map_err(|e| InputError::new(f, None, "", e.to_string()))?;
+    let parsed: ItemsFile = serde_json::from_str(&text).map_err(|e| {
+        InputError::new(
+            f,
+            Some(crate::error::Pos {
+                line: e.line() as u64,
+                column: e.column() as u64,
+            }),
+            "dataItems",
+            e.to_string(),
+        )
+    })?;
+    Ok(parsed
+        .data_items
+        .into_iter()
+        .map(|r| DataItem {
+            data: r.data,
+            unit: r.unit,
+            labels: r.labels,
+        })
+        .collect())
+}
+
+/// The workloads a run holds: `BenchmarkPerfScheduling/<case>/<workload>` of its items' names.
+pub fn workloads(items: &[DataItem]) -> BTreeSet<String> {
+    items
+        .iter()
+        .filter_map(|i| i.labels.get("Name"))
+        .map(|n| n.splitn(4, '/').take(3).collect::<Vec<_>>().join("/"))
+        .collect()
+}
+
+/// Labels that vary between runs of the same workload and so do not identify an item.
+const VOLATILE_LABELS: &[&str] = &["SamplingInterval"];
+
+fn identity(i: &DataItem) -> String {
+    let mut parts = vec![i.labels.get("Name").cloned().unwrap_or_default()];
+    for (k, v) in &i.labels {
+        if k == "Name"
+            || k == "Metric"
+            || VOLATILE_LABELS.contains(&k.as_str())
+            || v == "not applicable"
+        {
+            continue;
+        }
+        parts.push(format!("{k}={v}"));
+    }
+    parts.join(" ")
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
+/// Compares the medians of the selected metrics. `max_regression` is a fraction (0.05 = 5 %).
+/// An error when the sides hold different workloads, when a side is empty, when nothing
+/// selected is found, when a selected metric has no direction, or (`strict`, for metrics the
+/// user named) when a selected metric is found on neither side.
+pub fn compare(
+    baseline: &[Vec<DataItem>],
+    current: &[Vec<DataItem>],
+    metrics: &[MetricSel],
+    max_regression: f64,
+    strict: bool,
+) -> Result<Vec<Row>, String> {
+    if baseline.is_empty() || current.is_empty() {
+        return Err("each side needs at least one data-items file".into());
+    }
+    let wl = |side: &[Vec<DataItem>]| -> BTreeSet<String> {
+        side.iter().flat_map(|r| workloads(r)).collect()
+    };
+    for run in baseline.iter().chain(current) {
+        if workloads(run) != wl(baseline) {
+            return Err(format!(
+                "refusing to compare different workloads: {:?} against {:?}",
+                wl(baseline),
+                workloads(run)
+            ));
+        }
+    }
+    // (metric, identity, stat) -> (unit, values per side)
+    type Key = (String, String, String);
+    let mut values: BTreeMap<Key, (String, Vec<f64>, Vec<f64>)> = BTreeMap::new();
+    for (side, runs) in [(0, baseline), (1, current)] {
+        for run in runs {
+            for it in run {
+                let Some(metric) = it.labels.get("Metric") else {
+                    continue;
+                };
+                let Some(sel) = metrics.iter().find(|m| m.selects(it)) else {
+                    continue;
+                };
+                // Histograms come twice: compare the exact estimator's values.
+                if it.labels.get("estimator").is_some_and(|e| e == "buckets") {
+                    continue;
+                }
+                for (stat, v) in &it.data {
+                    if !sel.stats.is_empty() && !sel.stats.contains(stat) {
+                        continue;
+                    }
+                    let e = values
+                        .entry((metric.clone(), identity(it), stat.clone()))
+                        .or_insert_with(|| (it.unit.clone(), vec![], vec![]));
+                    if side == 0 {
+                        e.1.push(*v);
+                    } else {
+                        e.2.push(*v);
+                    }
+                }
+            }
+        }
+    }
+    for m in metrics {
+        if strict && !values.keys().any(|(metric, _, _)| metric == &m.metric) {
+            return Err(format!(
+                "metric {:?} is in neither side's data items",
+                m.metric
+            ));
+        }
+    }
+    if values.is_empty() {
+        return Err("none of the selected metrics is in the data items".into());
+    }
+    let mut rows = vec![];
+    for ((metric, item, stat), (unit, b, c)) in values {
+        if b.is_empty() || c.is_empty() {
+            continue;
+        }
+        let dir = Direction::of_unit(&unit)
+            .ok_or_else(|| format!("metric {metric:?} (unit {unit:?}) has no better direction"))?;
+        let (bm, cm) = (median(b.clone()), median(c.clone()));
+        let ratio = if bm == 0.0 {
+            if cm == 0.0 { 1.0 } else { f64::INFINITY }
+        } else {
+            cm / bm
+        };
+        let worse = match dir {
+            Direction::HigherIsBetter => ratio < 1.0 - max_regression,
+            Direction::LowerIsBetter => ratio > 1.0 + max_regression,
+        };
+        let better = match dir {
+            Direction::HigherIsBetter => ratio > 1.0 + max_regression,
+            Direction::LowerIsBetter => ratio < 1.0 - max_regression,
+        };
+        rows.push(Row {
+            item,
+            metric,
+            stat,
+            unit,
+            baseline: bm,
+            current: cm,
+            ratio,
+            verdict: if worse {
+                Verdict::Regression
+            } else if better {
+                Verdict::Improved
+            } else {
+                Verdict::Ok
+            },
+            runs: (b.len(), c.len()),
+        });
+    }
+    Ok(rows)
+}
+
+/// The rows as a Markdown table.
+pub fn markdown(rows: &[Row], max_regression: f64) -> String {
+    let mut out = String::from(
+        "| item | metric | stat | baseline | current | ratio | verdict |\n|---|---|---|---:|---:|---:|---|\n",
+    );
+    for r in rows {
+        let verdict = match r.verdict {
+            Verdict::Ok => "ok",
+            Verdict::Improved => "improved",
+            Verdict::Regression => "**REGRESSION**",
+        };
+        out.push_str(&format!(
+            "| {} | {} | {} | {} | {} | {:.3} | {} |\n",
+            r.item,
+            r.metric,
+            r.stat,
+            fmt(r.baseline, &r.unit),
+            fmt(r.current, &r.unit),
+            r.ratio,
+            verdict
+        ));
+    }
+    let n = rows
+        .iter()
+        .filter(|r| r.verdict == Verdict::Regression)
+        .count();
+    let runs = rows.first().map_or((0, 0), |r| r.runs);
+    out.push_str(&format!(
+        "\n{} values compared (medians of {} baseline and {} current runs), limit {:.1} %: {}\n",
+        rows.len(),
+        runs.0,
+        runs.1,
+        max_regression * 100.0,
+        if n == 0 {
+            "no regression".to_string()
+        } else {
+            format!("{n} regression(s)")
+        }
+    ));
+    out
+}
+
+/// A value with its unit; durations in ms are shown in the unit that suits them.
+fn fmt(v: f64, unit: &str) -> String {
+    let num = |x: f64| {
+        if x.abs() >= 100.0 {
+            format!("{x:.0}")
+        } else if x.abs() >= 1.0 {
+            format!("{x:.2}")
+        } else {
+            format!("{x:.3}")
+        }
+    };
+    if unit == "ms" && v != 0.0 && v.abs() < 1.0 {
+        if v.abs() < 1e-3 {
+            return format!("{} ns", num(v * 1e6));
+        }
+        return format!("{} µs", num(v * 1e3));
+    }
+    format!("{} {unit}", num(v))
+}
+
+/// `5%`, `5` or `0.05` (a fraction when below 1 and without `%`).
+pub fn parse_limit(s: &str) -> Result<f64, String> {
+    let t = s.trim();
+    let (num, pct) = match t.strip_suffix('%') {
+        Some(n) => (n, true),
+        None => (t, false),
+    };
+    let v: f64 = num
+        .trim()
+        .parse()
+        .map_err(|_| format!("{s:?} is not a limit such as 5% or 0.05"))?;
+    if !v.is_finite() || v < 0.0 {
+        return Err(format!("{s:?}: the limit must be a non-negative number"));
+    }
+    Ok(if pct || v >= 1.0 { v / 100.0 } else { v })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn item(
+        name: &str,
+        metric: &str,
+        unit: &str,
+        data: &[(&str, f64)],
+        extra: &[(&str, &str)],
+    ) -> DataItem {
+        let mut labels: BTreeMap<String, String> = extra
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        labels.insert("Name".into(), name.into());
+        labels.insert("Metric".into(), metric.into());
+        DataItem {
+            data: data.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
+            unit: unit.into(),
+            labels,
+        }
+    }
+
+    fn run(avg: f64, p90_ns: f64, interval: &str) -> Vec<DataItem> {
+        vec![
+            item(
+                "BenchmarkPerfScheduling/Basic/500Nodes/namespace-2",
+                "SchedulingThroughput",
+                "pods/s",
+                &[("Average", avg), ("Perc50", avg)],
+                &[("SamplingInterval", interval)],
+            ),
+            item(
+                "BenchmarkPerfScheduling/Basic/500Nodes/namespace-2",
+                "scheduler_framework_extension_point_duration_seconds",
+                "ms",
+                &[("Perc90", p90_ns / 1e6)],
+                &[("extension_point", "PreEnqueue"), ("estimator", "exact")],
+            ),
+            item(
+                "BenchmarkPerfScheduling/Basic/500Nodes/namespace-2",
+                "scheduler_framework_extension_point_duration_seconds",
+                "ms",
+                &[("Perc90", 999.0)],
+                &[("extension_point", "PreEnqueue"), ("estimator", "buckets")],
+            ),
+        ]
+    }
+
+    #[test]
+    fn medians_and_directions_decide_the_verdict() {
+        let base = vec![
+            run(1000.0, 40.0, "1s"),
+            run(1100.0, 50.0, "1s"),
+            run(900.0, 45.0, "1s"),
+        ];
+        // Throughput median 1000 -> 940 (-6 %): a regression at 5 %; PreEnqueue p90 45 -> 40 ns:
+        // lower, improved. The sampling interval differs and is ignored.
+        let cur = vec![run(940.0, 40.0, "500ms")];
+        let rows = compare(&base, &cur, &MetricSel::defaults(), 0.05, false).unwrap();
+        let avg = rows.iter().find(|r| r.stat == "Average").unwrap();
+        assert_eq!((avg.baseline, avg.current), (1000.0, 940.0));
+        assert_eq!(avg.verdict, Verdict::Regression);
+        let p90 = rows.iter().find(|r| r.stat == "Perc90").unwrap();
+        assert!((p90.baseline - 45e-6).abs() < 1e-12, "{p90:?}");
+        assert_eq!(p90.verdict, Verdict::Improved);
+        // Only the exact estimator is compared.
+        assert_eq!(rows.iter().filter(|r| r.stat == "Perc90").count(), 1);
+        // At 10 % the throughput drop is within the limit.
+        let rows = compare(&base, &cur, &MetricSel::defaults(), 0.10, false).unwrap();
+        assert!(rows.iter().all(|r| r.verdict != Verdict::Regression));
+        // A slower PreEnqueue is a regression (lower is better).
+        let slow = vec![run(1000.0, 60.0, "1s")];
+        let rows = compare(&base, &slow, &MetricSel::defaults(), 0.05, false).unwrap();
+        assert_eq!(
+            rows.iter().find(|r| r.stat == "Perc90").unwrap().verdict,
+            Verdict::Regression
+        );
+        let md = markdown(&rows, 0.05);
+        assert!(
+            md.contains("**REGRESSION**") && md.contains("1 regression(s)"),
+            "{md}"
+        );
+    }
+
+    #[test]
+    fn different_workloads_are_refused() {
+        let base = vec![run(1000.0, 40.0, "1s")];
+        let mut other = run(1000.0, 40.0, "1s");
+        for i in &mut other {
+            i.labels.insert(
+                "Name".into(),
+                "BenchmarkPerfScheduling/Basic/5000Nodes/namespace-2".into(),
+            );
+        }
+        let e = compare(&base, &[other], &MetricSel::defaults(), 0.05, false).unwrap_err();
+        assert!(e.contains("different workloads"), "{e}");
+    }
+
+    #[test]
+    fn an_unknown_metric_is_an_error_and_selectors_parse() {
+        let base = vec![run(1000.0, 40.0, "1s")];
+        let sel = vec![MetricSel::parse("NoSuchMetric").unwrap()];
+        assert!(
+            compare(&base, &base, &sel, 0.05, true)
+                .unwrap_err()
+                .contains("NoSuchMetric")
+        );
+        assert_eq!(
+            MetricSel::parse("SchedulingThroughput:Perc50,Perc90")
+                .unwrap()
+                .stats,
+            vec!["Perc50", "Perc90"]
+        );
+        let pe = MetricSel::parse("scheduler_framework_extension_point_duration_seconds{extension_point=PreEnqueue}:Perc90").unwrap();
+        assert_eq!(pe, MetricSel::defaults()[1]);
+        assert!(MetricSel::parse("m{extension_point}").is_err());
+        assert!(MetricSel::parse(":Perc50").is_err());
+        assert_eq!(parse_limit("5%").unwrap(), 0.05);
+        assert_eq!(parse_limit("0.05").unwrap(), 0.05);
+        assert_eq!(parse_limit("5").unwrap(), 0.05);
+        assert!(parse_limit("-1").is_err() && parse_limit("lots").is_err());
+    }
+}
