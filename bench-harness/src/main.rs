@@ -11,6 +11,21 @@ use tidegate_bench::pace::ClockMode;
 use tidegate_bench::report::{self, DataItems};
 use tidegate_bench::runner::{self, Outcome, RunOptions, WorkloadReport};
 
+/// `println!` that never panics: a closed stdout (`tidegate list | head`) is ignored, and the
+/// run goes on to write its files.
+macro_rules! outln {
+    ($($t:tt)*) => {{
+        let _ = writeln!(std::io::stdout(), $($t)*);
+    }};
+}
+
+/// `print!` that never panics (see [`outln`]).
+macro_rules! out {
+    ($($t:tt)*) => {{
+        let _ = write!(std::io::stdout(), $($t)*);
+    }};
+}
+
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
@@ -186,15 +201,23 @@ fn fmt_ms(v: Option<f64>) -> String {
 }
 
 fn print_table(reports: &[WorkloadReport]) {
-    println!(
+    outln!(
         "{:<58} {:>10} {:>10} {:>10} {:>10} {:>12} {:>8} {:>8} {:>8}  verdict",
-        "workload", "avg pods/s", "p50", "p90", "p99", "PreEnq p90", "bound", "pending", "deleted",
+        "workload",
+        "avg pods/s",
+        "p50",
+        "p90",
+        "p99",
+        "PreEnq p90",
+        "bound",
+        "pending",
+        "deleted",
     );
     for r in reports {
         let name = format!("{}/{}", r.test_case, r.workload);
         match &r.outcome {
-            Outcome::Skipped(why) => println!("{name:<58} skipped: unsupported: {why}"),
-            Outcome::Failed(why) => println!("{name:<58} FAILED: {why}"),
+            Outcome::Skipped(why) => outln!("{name:<58} skipped: unsupported: {why}"),
+            Outcome::Failed(why) => outln!("{name:<58} FAILED: {why}"),
             Outcome::Ran(res) => {
                 let tp = res.items.iter().find(|i| {
                     i.labels
@@ -219,7 +242,7 @@ fn print_table(reports: &[WorkloadReport]) {
                 } else {
                     "BELOW THRESHOLD"
                 };
-                println!(
+                outln!(
                     "{name:<58} {:>10} {:>10} {:>10} {:>10} {:>12} {:>8} {:>8} {:>8}  {verdict}",
                     g("Average"),
                     g("Perc50"),
@@ -233,7 +256,7 @@ fn print_table(reports: &[WorkloadReport]) {
             }
         }
         if !r.ignored_gates.is_empty() {
-            println!(
+            outln!(
                 "    feature gates accepted and ignored: {}",
                 r.ignored_gates.join(", ")
             );
@@ -304,8 +327,15 @@ fn run(args: RunArgs) -> Result<ExitCode, HarnessError> {
         }
     }
     if !placements.is_empty() {
-        println!(
-            "placements digest: {:016x} ({} pods bound)",
+        let attempts: u64 = reports
+            .iter()
+            .filter_map(|r| match &r.outcome {
+                Outcome::Ran(res) => Some(res.summary.attempts),
+                _ => None,
+            })
+            .sum();
+        outln!(
+            "placements digest: {:016x} ({} pods bound, {attempts} attempts)",
             runner::placements_digest(&placements),
             placements.len()
         );
@@ -322,7 +352,7 @@ fn run(args: RunArgs) -> Result<ExitCode, HarnessError> {
             .map_or(0, |d| d.as_secs());
         let path = report::write_atomic(dir, &report::file_name(&cfg.topic, secs), &json)
             .map_err(|e| HarnessError::Run(format!("{}: {e}", dir.display())))?;
-        println!("data items: {}", path.display());
+        outln!("data items: {}", path.display());
     }
     if let Some(file) = &args.placements {
         let mut out = Vec::new();
@@ -370,9 +400,11 @@ fn list(args: ListArgs) -> Result<ExitCode, HarnessError> {
         ..RunOptions::default()
     };
     let selected = runner::select(&cfg, &opts);
-    println!(
+    outln!(
         "{:<58} {:<34} {:>10}  runs",
-        "workload", "labels", "threshold"
+        "workload",
+        "labels",
+        "threshold"
     );
     for (tc, wl) in selected {
         let mut labels = tc.labels.clone();
@@ -388,7 +420,7 @@ fn list(args: ListArgs) -> Result<ExitCode, HarnessError> {
             None => "yes".to_string(),
             Some(why) => format!("skipped: unsupported: {why}"),
         };
-        println!(
+        outln!(
             "{:<58} {:<34} {:>10}  {runs}",
             format!("{}/{}", tc.name, wl.name),
             labels.join(","),
@@ -426,7 +458,7 @@ fn compare(args: CompareArgs) -> Result<ExitCode, HarnessError> {
             e,
         ))
     })?;
-    print!("{}", cmp::markdown(&rows, args.max_regression));
+    out!("{}", cmp::markdown(&rows, args.max_regression));
     let regressed = rows.iter().any(|r| r.verdict == cmp::Verdict::Regression);
     Ok(if regressed {
         ExitCode::from(1)

@@ -617,6 +617,23 @@ fn compare_gates_on_medians_and_refuses_different_workloads() {
     assert_eq!(err.trim().lines().count(), 1, "{err}");
 }
 
+/// A reader that stops early (`tidegate list … | head -1`) is no reason to panic.
+#[test]
+fn a_closed_stdout_is_not_a_panic() {
+    let mut child = bin()
+        .arg("list")
+        .arg(workloads().join("default.yaml"))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("panicked"), "{err}");
+    assert_eq!(out.status.code(), Some(0), "{err}");
+}
+
 /// `tidegate list` names every workload with its labels, threshold and whether it runs.
 #[test]
 fn list_shows_workloads_thresholds_and_support() {
