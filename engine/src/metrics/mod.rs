@@ -455,7 +455,9 @@ mod tests {
         let s = Series::ExtensionPoint(ExtensionPoint::Score, Code::Success);
         let mut x: u64 = 12345;
         for i in 0..5000u64 {
-            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             // Spread over ns to seconds, with exact bucket bounds mixed in.
             let v = match i % 5 {
                 0 => 100_000,
