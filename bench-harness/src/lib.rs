@@ -10,6 +10,7 @@ pub mod manifest;
 pub mod objects;
 pub mod pace;
 pub mod progress;
+pub mod prom;
 pub mod report;
 pub mod runner;
 pub mod sched_config;

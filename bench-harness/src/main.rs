@@ -61,6 +61,22 @@ enum Cmd {
     ///
     /// Example: tidegate compare perf-data/baselines/basic/ out/ --max-regression 5%
     Compare(CompareArgs),
+    /// `run`, serving the running workload's metrics at `http://LISTEN/metrics` (Prometheus
+    /// text format) until the run ends. Binds to loopback unless told otherwise.
+    ///
+    /// Example: tidegate serve perf-data/workloads/default.yaml --listen 127.0.0.1:9464
+    Serve(ServeArgs),
+}
+
+#[derive(clap::Args)]
+struct ServeArgs {
+    /// Address for the /metrics endpoint.
+    ///
+    /// Example: --listen 127.0.0.1:9464
+    #[arg(long, default_value = "127.0.0.1:9464")]
+    listen: std::net::SocketAddr,
+    #[command(flatten)]
+    run: RunArgs,
 }
 
 #[derive(clap::Args)]
@@ -171,6 +187,13 @@ struct RunArgs {
     /// Example: --virtual-attempt-cost 1ms
     #[arg(long, value_name = "DURATION", default_value = "100us", value_parser = parse_duration)]
     virtual_attempt_cost: Duration,
+    /// Write the final metrics of every workload in the Prometheus text exposition format
+    /// (kube-scheduler's metric names, labels and buckets, plus `tidegate_*`), each series
+    /// labelled with its `workload`.
+    ///
+    /// Example: --prometheus metrics.prom
+    #[arg(long, value_name = "FILE")]
+    prometheus: Option<PathBuf>,
     /// No progress bar on stderr (it is shown only when stderr is a terminal, and redraws
     /// about eight times a second).
     ///
@@ -265,8 +288,17 @@ fn print_table(reports: &[WorkloadReport]) {
 }
 
 fn run(args: RunArgs) -> Result<ExitCode, HarnessError> {
+    run_with(args, None)
+}
+
+fn run_with(
+    args: RunArgs,
+    live: Option<std::sync::Arc<runner::LiveScheduler>>,
+) -> Result<ExitCode, HarnessError> {
     let cfg = config::load(&args.config)?;
     let opts = RunOptions {
+        prometheus: args.prometheus.is_some(),
+        live,
         workload: args.workload.clone(),
         label_filter: args.label_filter.clone(),
         seed: args.seed,
@@ -365,6 +397,19 @@ fn run(args: RunArgs) -> Result<ExitCode, HarnessError> {
     if let Some(file) = &args.dump_pods {
         write_file(file, &dump)?;
     }
+    if let Some(file) = &args.prometheus {
+        let snaps: Vec<(Option<String>, tidegate_bench::prom::Snapshot)> = reports
+            .iter()
+            .filter_map(|r| match &r.outcome {
+                Outcome::Ran(res) => res
+                    .prometheus
+                    .clone()
+                    .map(|s| (Some(format!("{}/{}", r.test_case, r.workload)), s)),
+                _ => None,
+            })
+            .collect();
+        write_file(file, tidegate_bench::prom::encode(&snaps).as_bytes())?;
+    }
     for f in &failures {
         eprintln!("threshold: {f}");
     }
@@ -430,6 +475,63 @@ fn list(args: ListArgs) -> Result<ExitCode, HarnessError> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// `tidegate serve`: the run, with a /metrics endpoint on a thread of its own.
+fn serve(args: ServeArgs) -> Result<ExitCode, HarnessError> {
+    let live = std::sync::Arc::new(runner::LiveScheduler::default());
+    let listener = std::net::TcpListener::bind(args.listen)
+        .map_err(|e| HarnessError::Run(format!("--listen {}: {e}", args.listen)))?;
+    let addr = listener.local_addr().unwrap_or(args.listen);
+    eprintln!("serving metrics at http://{addr}/metrics");
+    let l2 = live.clone();
+    std::thread::Builder::new()
+        .name("tidegate-metrics".into())
+        .spawn(move || {
+            for stream in listener.incoming().flatten() {
+                let _ = answer(stream, &l2);
+            }
+        })
+        .map_err(|e| HarnessError::Run(e.to_string()))?;
+    run_with(args.run, Some(live))
+}
+
+/// One HTTP/1.1 exchange: `GET /metrics` gets the exposition, anything else 404.
+fn answer(mut stream: std::net::TcpStream, live: &runner::LiveScheduler) -> std::io::Result<()> {
+    use std::io::{BufRead, BufReader};
+    stream.set_read_timeout(Some(Duration::from_secs(5)))?;
+    let mut reader = BufReader::new(stream.try_clone()?);
+    let mut request = String::new();
+    reader.read_line(&mut request)?;
+    // Drain the headers.
+    let mut line = String::new();
+    while reader.read_line(&mut line)? > 2 {
+        line.clear();
+    }
+    let path = request.split_whitespace().nth(1).unwrap_or("");
+    let (status, body, ctype) = if request.starts_with("GET ") && path == "/metrics" {
+        let snaps: Vec<(Option<String>, tidegate_bench::prom::Snapshot)> = live
+            .snapshot()
+            .map(|(w, s)| (Some(w), s))
+            .into_iter()
+            .collect();
+        (
+            "200 OK",
+            tidegate_bench::prom::encode(&snaps),
+            "application/openmetrics-text; version=1.0.0; charset=utf-8",
+        )
+    } else {
+        (
+            "404 Not Found",
+            "not found: try /metrics\n".to_string(),
+            "text/plain",
+        )
+    };
+    write!(
+        stream,
+        "HTTP/1.1 {status}\r\nContent-Type: {ctype}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )
+}
+
 fn compare(args: CompareArgs) -> Result<ExitCode, HarnessError> {
     use tidegate_bench::compare as cmp;
     let side = |spec: &str| -> Result<Vec<Vec<tidegate_bench::report::DataItem>>, HarnessError> {
@@ -491,6 +593,7 @@ fn main() -> ExitCode {
         Cmd::Run(a) => run(a),
         Cmd::List(a) => list(a),
         Cmd::Compare(a) => compare(a),
+        Cmd::Serve(a) => serve(a),
     };
     match result {
         Ok(code) => code,

@@ -54,6 +54,24 @@ pub struct RunOptions {
     pub clock: ClockMode,
     /// Controllers that run beside the scheduler in every workload (see [`crate::controller`]).
     pub controllers: Vec<Arc<dyn crate::controller::Controller>>,
+    /// Keep each workload's final metrics for the Prometheus exposition (`--prometheus`).
+    pub prometheus: bool,
+    /// Where `tidegate serve` reads the running workload's scheduler from.
+    pub live: Option<Arc<LiveScheduler>>,
+}
+
+/// The scheduler of the workload running now, for `tidegate serve`'s `/metrics`.
+#[derive(Default)]
+pub struct LiveScheduler {
+    current: parking_lot::Mutex<Option<(String, Arc<Scheduler>)>>,
+}
+
+impl LiveScheduler {
+    /// `(workload, its metrics now)`, if a workload runs.
+    pub fn snapshot(&self) -> Option<(String, crate::prom::Snapshot)> {
+        let cur = self.current.lock().clone();
+        cur.map(|(name, s)| (name, crate::prom::Snapshot::of(&s)))
+    }
 }
 
 impl Default for RunOptions {
@@ -71,6 +89,8 @@ impl Default for RunOptions {
             keep_going: false,
             clock: ClockMode::Real,
             controllers: Vec::new(),
+            prometheus: false,
+            live: None,
         }
     }
 }
@@ -142,6 +162,8 @@ pub enum Outcome {
 
 #[derive(Debug)]
 pub struct RunResult {
+    /// The scheduler's metrics at the end (with `RunOptions::prometheus`).
+    pub prometheus: Option<crate::prom::Snapshot>,
     pub items: Vec<DataItem>,
     pub summary: Summary,
     pub threshold_failures: Vec<ThresholdFailure>,
@@ -587,6 +609,9 @@ fn execute(cfg: &Config, p: &Plan, opts: &RunOptions) -> Result<RunResult, Harne
         c.start(&store);
         store.add_controller(c.clone());
     }
+    if let Some(live) = &opts.live {
+        *live.current.lock() = Some((format!("{}/{}", p.tc.name, p.wl.name), sched.clone()));
+    }
     let progress = crate::progress::Progress::start(
         opts.progress,
         &format!("{}/{}", p.tc.name, p.wl.name),
@@ -690,7 +715,12 @@ fn execute(cfg: &Config, p: &Plan, opts: &RunOptions) -> Result<RunResult, Harne
     } else {
         vec![]
     };
+    let prometheus = opts.prometheus.then(|| crate::prom::Snapshot::of(&sched));
+    if let Some(live) = &opts.live {
+        *live.current.lock() = None;
+    }
     Ok(RunResult {
+        prometheus,
         items,
         summary,
         threshold_failures,

@@ -634,6 +634,99 @@ fn a_closed_stdout_is_not_a_panic() {
     assert_eq!(out.status.code(), Some(0), "{err}");
 }
 
+/// `--prometheus FILE`: the text exposition with kube's names, labels and buckets; each
+/// histogram's `+Inf` bucket equals its count; counters end in `_total`; one family per name.
+#[test]
+fn prometheus_file_has_kube_metrics() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("m.prom");
+    let o = bin()
+        .arg("run")
+        .arg(workloads().join("default.yaml"))
+        .args(["--workload", "SchedulingBasic/5Nodes", "--prometheus"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert!(text.ends_with("# EOF\n"), "{text}");
+    for family in [
+        "# TYPE scheduler_framework_extension_point_duration_seconds histogram",
+        "# TYPE scheduler_plugin_execution_duration_seconds histogram",
+        "# TYPE scheduler_queue_incoming_pods counter",
+        "# TYPE scheduler_schedule_attempts counter",
+        "# TYPE scheduler_pending_pods gauge",
+    ] {
+        assert_eq!(text.matches(family).count(), 1, "{family}\n{text}");
+    }
+    let pe = "workload=\"SchedulingBasic/5Nodes\",extension_point=\"PreEnqueue\",status=\"Success\",profile=\"default-scheduler\"}";
+    let count_line = text
+        .lines()
+        .find(|l| {
+            l.starts_with("scheduler_framework_extension_point_duration_seconds_count")
+                && l.contains(pe)
+        })
+        .expect("PreEnqueue count");
+    let count: u64 = count_line.rsplit(' ').next().unwrap().parse().unwrap();
+    assert!(count > 0);
+    let inf = text
+        .lines()
+        .find(|l| l.contains("_bucket{le=\"+Inf\"") && l.contains("extension_point=\"PreEnqueue\""))
+        .expect("+Inf bucket");
+    assert_eq!(
+        inf.rsplit(' ').next().unwrap().parse::<u64>().unwrap(),
+        count
+    );
+    assert!(text.contains("scheduler_schedule_attempts_total{workload=\"SchedulingBasic/5Nodes\",result=\"scheduled\",profile=\"default-scheduler\"}"), "{text}");
+}
+
+/// `tidegate serve`: loopback by default; /metrics answers during the run, other paths 404.
+#[test]
+fn serve_exposes_metrics_during_the_run() {
+    use std::io::{BufRead, Read, Write};
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("slow.yaml"),
+        "- name: Slow\n  workloadTemplate:\n  - opcode: createNodes\n    count: 2\n  - opcode: createPods\n    count: 5\n    collectMetrics: true\n  - opcode: sleep\n    duration: 3s\n  workloads:\n  - name: w\n",
+    )
+    .unwrap();
+    let mut child = bin()
+        .arg("serve")
+        .arg(dir.path().join("slow.yaml"))
+        .args(["--listen", "127.0.0.1:0", "--label-filter", ""])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut err = std::io::BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    err.read_line(&mut line).unwrap();
+    let addr = line
+        .trim()
+        .strip_prefix("serving metrics at http://")
+        .and_then(|s| s.strip_suffix("/metrics"))
+        .unwrap_or_else(|| panic!("{line}"))
+        .to_string();
+    assert!(addr.starts_with("127.0.0.1:"), "{addr}");
+    let get = |path: &str| {
+        let mut s = std::net::TcpStream::connect(&addr).unwrap();
+        write!(s, "GET {path} HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
+        let mut body = String::new();
+        s.read_to_string(&mut body).unwrap();
+        body
+    };
+    // The pods are bound within the first second; the sleep keeps the workload running.
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    let m = get("/metrics");
+    assert!(m.starts_with("HTTP/1.1 200 OK"), "{m}");
+    assert!(
+        m.contains("scheduler_pending_pods{workload=\"Slow/w\""),
+        "{m}"
+    );
+    assert!(get("/nope").starts_with("HTTP/1.1 404"));
+    assert!(child.wait().unwrap().success());
+}
+
 /// `tidegate list` names every workload with its labels, threshold and whether it runs.
 #[test]
 fn list_shows_workloads_thresholds_and_support() {
