@@ -194,6 +194,13 @@ struct RunArgs {
     /// Example: --prometheus metrics.prom
     #[arg(long, value_name = "FILE")]
     prometheus: Option<PathBuf>,
+    /// Sample the CPU (pprof, 997 Hz, every thread) during the measured phases only (the
+    /// collection windows) and write a flamegraph SVG (inferno). Build with
+    /// `--profile profiling` for full stacks.
+    ///
+    /// Example: --flamegraph flamegraphs/basic.svg
+    #[arg(long, value_name = "FILE")]
+    flamegraph: Option<PathBuf>,
     /// No progress bar on stderr (it is shown only when stderr is a terminal, and redraws
     /// about eight times a second).
     ///
@@ -298,6 +305,7 @@ fn run_with(
     let cfg = config::load(&args.config)?;
     let opts = RunOptions {
         prometheus: args.prometheus.is_some(),
+        flamegraph: args.flamegraph.is_some(),
         live,
         workload: args.workload.clone(),
         label_filter: args.label_filter.clone(),
@@ -335,7 +343,7 @@ fn run_with(
             ),
         )));
     }
-    let reports = runner::run_config(&cfg, &opts)?;
+    let mut reports = runner::run_config(&cfg, &opts)?;
     print_table(&reports);
     let mut all_items = vec![];
     let mut failures = vec![];
@@ -396,6 +404,38 @@ fn run_with(
     }
     if let Some(file) = &args.dump_pods {
         write_file(file, &dump)?;
+    }
+    if let Some(file) = &args.flamegraph {
+        let mut merged: Option<runner::Profile> = None;
+        for r in reports.iter_mut() {
+            if let Outcome::Ran(res) = &mut r.outcome
+                && let Some(p) = res.profile.take()
+            {
+                match &mut merged {
+                    Some(m) => m.merge(p),
+                    None => merged = Some(p),
+                }
+            }
+        }
+        let Some(profile) = merged else {
+            return Err(HarnessError::Run(format!(
+                "{}: no CPU samples (no collection window ran)",
+                file.display()
+            )));
+        };
+        let mut svg = Vec::new();
+        if profile.0.data.is_empty() {
+            // Too short to catch a sample: still a valid SVG, saying so.
+            svg.extend_from_slice(
+                br#"<?xml version="1.0" standalone="no"?><svg xmlns="http://www.w3.org/2000/svg" width="600" height="40"><text x="10" y="25">tidegate: no CPU samples in the measured phases (run longer)</text></svg>"#,
+            );
+        } else {
+            profile
+                .0
+                .flamegraph(&mut svg)
+                .map_err(|e| HarnessError::Run(format!("{}: {e}", file.display())))?;
+        }
+        write_file(file, &svg)?;
     }
     if let Some(file) = &args.prometheus {
         let snaps: Vec<(Option<String>, tidegate_bench::prom::Snapshot)> = reports

@@ -56,6 +56,8 @@ pub struct RunOptions {
     pub controllers: Vec<Arc<dyn crate::controller::Controller>>,
     /// Keep each workload's final metrics for the Prometheus exposition (`--prometheus`).
     pub prometheus: bool,
+    /// Sample the process with pprof during every collection window (`--flamegraph`).
+    pub flamegraph: bool,
     /// Where `tidegate serve` reads the running workload's scheduler from.
     pub live: Option<Arc<LiveScheduler>>,
 }
@@ -91,6 +93,7 @@ impl Default for RunOptions {
             controllers: Vec::new(),
             prometheus: false,
             live: None,
+            flamegraph: false,
         }
     }
 }
@@ -162,6 +165,8 @@ pub enum Outcome {
 
 #[derive(Debug)]
 pub struct RunResult {
+    /// The CPU samples of the collection windows (with `RunOptions::flamegraph`).
+    pub profile: Option<Profile>,
     /// The scheduler's metrics at the end (with `RunOptions::prometheus`).
     pub prometheus: Option<crate::prom::Snapshot>,
     pub items: Vec<DataItem>,
@@ -439,6 +444,24 @@ pub fn rss_mb() -> Option<f64> {
     Some(kb / 1024.0)
 }
 
+/// CPU samples (pprof) of a workload's measured phases: stack → count.
+pub struct Profile(pub pprof::Report);
+
+impl std::fmt::Debug for Profile {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Profile({} stacks)", self.0.data.len())
+    }
+}
+
+impl Profile {
+    /// Adds `other`'s samples to these.
+    pub fn merge(&mut self, other: Profile) {
+        for (frames, n) in other.0.data {
+            *self.0.data.entry(frames).or_insert(0) += n;
+        }
+    }
+}
+
 /// One collection window (`createPods` with `collectMetrics`, or `startCollectingMetrics`
 /// to `stopCollectingMetrics`): the store's bind recorder, the memory sampler (every 500 ms,
 /// as kube's memory collector; on a virtual clock, one sample at each end) and the start time
@@ -451,6 +474,8 @@ struct Window {
     stop: Arc<AtomicBool>,
     sampler: Option<JoinHandle<Vec<(f64, f64)>>>,
     first_sample: Option<f64>,
+    /// The CPU profiler, running while the window is open.
+    profiler: Option<pprof::ProfilerGuard<'static>>,
 }
 
 impl Window {
@@ -461,6 +486,7 @@ impl Window {
         name: String,
         namespaces: &[String],
         selector: &BTreeMap<String, String>,
+        flamegraph: bool,
     ) -> Window {
         sched.metrics().reset_histograms();
         let collector = store.start_collecting(namespaces, selector);
@@ -494,11 +520,33 @@ impl Window {
             stop,
             sampler,
             first_sample: if pace.is_virtual() { rss_mb() } else { None },
+            // 997 Hz (prime, off the timer ticks); libc/vdso frames dropped.
+            profiler: flamegraph
+                .then(|| {
+                    pprof::ProfilerGuardBuilder::default()
+                        .frequency(997)
+                        .blocklist(&["libc", "libgcc", "pthread", "vdso"])
+                        .build()
+                        .ok()
+                })
+                .flatten(),
         }
     }
 
-    /// Stops the collectors and returns their data items.
-    fn close(self, store: &Store, sched: &Scheduler, pace: &Pace) -> Vec<DataItem> {
+    /// Stops the collectors and returns their data items (and the window's CPU samples).
+    fn close(
+        self,
+        store: &Store,
+        sched: &Scheduler,
+        pace: &Pace,
+        profile: &mut Option<Profile>,
+    ) -> Vec<DataItem> {
+        if let Some(report) = self.profiler.as_ref().and_then(|g| g.report().build().ok()) {
+            match profile {
+                Some(p) => p.merge(Profile(report)),
+                None => *profile = Some(Profile(report)),
+            }
+        }
         let (binds, dur) = store.stop_collecting(self.collector);
         let elapsed = pace.now().saturating_sub(self.started);
         self.stop.store(true, Ordering::Relaxed);
@@ -618,20 +666,40 @@ fn execute(cfg: &Config, p: &Plan, opts: &RunOptions) -> Result<RunResult, Harne
         p.ops.len(),
         &store,
     );
+    let mut profile: Option<Profile> = None;
     let result = match (opts.clock, vclock) {
         (ClockMode::Virtual { attempt_cost }, Some(clock)) => {
             // One thread drives everything, on a worker of the Filter/Score pool as the
             // scheduling loop runs in real time.
             let mut pace = Pace::virtual_time(clock, sched.clone(), attempt_cost);
-            let result =
-                sched.in_pool(|| run_ops(cfg, p, opts, &store, &sched, &mut pace, &progress));
+            let result = sched.in_pool(|| {
+                run_ops(
+                    cfg,
+                    p,
+                    opts,
+                    &store,
+                    &sched,
+                    &mut pace,
+                    &progress,
+                    &mut profile,
+                )
+            });
             pace.finish();
             result
         }
         _ => {
             let handle = sched.run();
             let mut pace = Pace::real();
-            let result = run_ops(cfg, p, opts, &store, &sched, &mut pace, &progress);
+            let result = run_ops(
+                cfg,
+                p,
+                opts,
+                &store,
+                &sched,
+                &mut pace,
+                &progress,
+                &mut profile,
+            );
             pace.finish();
             sched.stop();
             let _ = handle.join();
@@ -720,6 +788,7 @@ fn execute(cfg: &Config, p: &Plan, opts: &RunOptions) -> Result<RunResult, Harne
         *live.current.lock() = None;
     }
     Ok(RunResult {
+        profile,
         prometheus,
         items,
         summary,
@@ -730,6 +799,7 @@ fn execute(cfg: &Config, p: &Plan, opts: &RunOptions) -> Result<RunResult, Harne
     })
 }
 
+#[allow(clippy::too_many_arguments)]
 fn run_ops(
     cfg: &Config,
     p: &Plan,
@@ -738,6 +808,7 @@ fn run_ops(
     sched: &Arc<Scheduler>,
     pace: &mut Pace,
     progress: &crate::progress::Progress,
+    profile: &mut Option<Profile>,
 ) -> Result<Vec<DataItem>, HarnessError> {
     let mut items = vec![];
     let mut pending_ns: BTreeMap<String, usize> = BTreeMap::new();
@@ -831,6 +902,7 @@ fn run_ops(
                         window_name(namespace),
                         std::slice::from_ref(namespace),
                         &BTreeMap::new(),
+                        opts.flamegraph,
                     ));
                 }
                 for j in 0..*count {
@@ -868,7 +940,7 @@ fn run_ops(
                     }
                 }
                 if *collect_metrics && let Some(w) = window.take() {
-                    items.extend(w.close(store, sched, pace));
+                    items.extend(w.close(store, sched, pace, profile));
                 }
             }
             Op::Barrier {
@@ -999,6 +1071,7 @@ fn run_ops(
                     window_name(name),
                     namespaces,
                     label_selector,
+                    opts.flamegraph,
                 ));
             }
             Op::CreateAny {
@@ -1061,7 +1134,7 @@ fn run_ops(
                         "op {i}: missing startCollectingMetrics operation before stopping"
                     ))
                 })?;
-                items.extend(w.close(store, sched, pace));
+                items.extend(w.close(store, sched, pace, profile));
             }
             Op::Unsupported { .. } => unreachable!("unsupported workloads are not executed"),
         }

@@ -727,6 +727,29 @@ fn serve_exposes_metrics_during_the_run() {
     assert!(child.wait().unwrap().success());
 }
 
+/// `--flamegraph FILE`: an SVG of the measured phases (frames from the scheduler when the run
+/// is long enough to be sampled).
+#[test]
+fn flamegraph_writes_an_svg() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("f.svg");
+    let o = bin()
+        .arg("run")
+        .arg(workloads().join("default.yaml"))
+        .args(["--workload", "SchedulingBasic/500Nodes", "--flamegraph"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let svg = std::fs::read_to_string(&file).unwrap();
+    assert!(svg.contains("<svg"), "{svg}");
+    assert!(
+        svg.contains("tidegate") || svg.contains("no CPU samples"),
+        "no tidegate frames: {}",
+        &svg[..svg.len().min(2000)]
+    );
+}
+
 /// `tidegate list` names every workload with its labels, threshold and whether it runs.
 #[test]
 fn list_shows_workloads_thresholds_and_support() {
