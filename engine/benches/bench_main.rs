@@ -625,11 +625,51 @@ mod framework {
     }
 }
 
+/// criterion's [`Profiler`](criterion::profiler::Profiler) hook with pprof: under
+/// `cargo bench … -- --profile-time 10`, each benchmark is sampled (997 Hz) while criterion
+/// runs it and its flamegraph is written to `target/criterion/<benchmark>/profile/flamegraph.svg`
+/// (inferno). pprof's own criterion feature targets criterion 0.5; this is the 0.8 adapter.
+mod flamegraph_profiler {
+    use std::path::Path;
+
+    #[derive(Default)]
+    pub struct FlamegraphProfiler {
+        guard: Option<pprof::ProfilerGuard<'static>>,
+    }
+
+    impl criterion::profiler::Profiler for FlamegraphProfiler {
+        fn start_profiling(&mut self, _id: &str, _dir: &Path) {
+            self.guard = pprof::ProfilerGuardBuilder::default()
+                .frequency(997)
+                .blocklist(&["libc", "libgcc", "pthread", "vdso"])
+                .build()
+                .ok();
+        }
+
+        fn stop_profiling(&mut self, id: &str, dir: &Path) {
+            let Some(report) = self.guard.take().and_then(|g| g.report().build().ok()) else {
+                return;
+            };
+            if let Err(e) = std::fs::create_dir_all(dir) {
+                eprintln!("{id}: {}: {e}", dir.display());
+                return;
+            }
+            let path = dir.join("flamegraph.svg");
+            match std::fs::File::create(&path) {
+                Ok(f) => match report.flamegraph(f) {
+                    Ok(()) => eprintln!("{id}: flamegraph {}", path.display()),
+                    Err(e) => eprintln!("{id}: {}: {e}", path.display()),
+                },
+                Err(e) => eprintln!("{id}: {}: {e}", path.display()),
+            }
+        }
+    }
+}
+
 criterion_group!(
-    benches,
-    queue::bench,
-    gated::bench,
-    events::bench,
-    framework::bench
+    name = benches;
+    config = criterion::Criterion::default()
+        .with_profiler(flamegraph_profiler::FlamegraphProfiler::default());
+    targets = queue::bench, gated::bench, events::bench, framework::bench
 );
 criterion_main!(benches);
