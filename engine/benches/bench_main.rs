@@ -641,7 +641,6 @@ mod flamegraph_profiler {
         fn start_profiling(&mut self, _id: &str, _dir: &Path) {
             self.guard = pprof::ProfilerGuardBuilder::default()
                 .frequency(997)
-                .blocklist(&["libc", "libgcc", "pthread", "vdso"])
                 .build()
                 .ok();
         }
