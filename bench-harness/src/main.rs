@@ -66,6 +66,26 @@ enum Cmd {
     ///
     /// Example: tidegate serve perf-data/workloads/default.yaml --listen 127.0.0.1:9464
     Serve(ServeArgs),
+    /// One self-contained HTML page from results files (`--data-items-dir` output):
+    /// throughput over time, pending pods over time (gated apart), the percentile curves of
+    /// each extension point (PreEnqueue first), and with several files a run-against-run table.
+    ///
+    /// Example: tidegate report out/a.json out/b.json -o report.html
+    Report(ReportArgs),
+}
+
+#[derive(clap::Args)]
+struct ReportArgs {
+    /// Results files (data items JSON written by `run --data-items-dir`).
+    ///
+    /// Example: out/BenchmarkPerfScheduling_benchmark_misc_2026-11-23T22:00:00Z.json
+    #[arg(required = true)]
+    results: Vec<PathBuf>,
+    /// The HTML file to write.
+    ///
+    /// Example: -o report.html
+    #[arg(short, long)]
+    output: PathBuf,
 }
 
 #[derive(clap::Args)]
@@ -385,6 +405,14 @@ fn run_with(
         let doc = DataItems {
             version: "v1",
             data_items: all_items,
+            series: reports
+                .iter()
+                .filter_map(|r| match &r.outcome {
+                    Outcome::Ran(res) => Some(res.series.clone()),
+                    _ => None,
+                })
+                .flatten()
+                .collect(),
         };
         let json = serde_json::to_vec_pretty(&doc).map_err(|e| HarnessError::Run(e.to_string()))?;
         let secs = std::time::SystemTime::now()
@@ -634,6 +662,10 @@ fn main() -> ExitCode {
         Cmd::List(a) => list(a),
         Cmd::Compare(a) => compare(a),
         Cmd::Serve(a) => serve(a),
+        Cmd::Report(a) => tidegate_bench::html::report(&a.results)
+            .map_err(HarnessError::Input)
+            .and_then(|html| write_file(&a.output, html.as_bytes()))
+            .map(|()| ExitCode::SUCCESS),
     };
     match result {
         Ok(code) => code,

@@ -21,6 +21,56 @@ pub struct DataItems {
     pub version: &'static str,
     #[serde(rename = "dataItems")]
     pub data_items: Vec<DataItem>,
+    /// tidegate's time series per collection window, for `tidegate report` (perf-dash reads
+    /// only `dataItems` and ignores this field).
+    #[serde(rename = "tidegateTimeSeries", skip_serializing_if = "Vec::is_empty")]
+    pub series: Vec<WindowSeries>,
+}
+
+/// kube's extension-point duration metric, as data items name it.
+pub const EXTENSION_POINT_METRIC: &str = tidegate_engine::metrics::names::EXTENSION_POINT_DURATION;
+
+/// One collection window over time: throughput per interval and the pending-pods gauges.
+#[derive(Clone, Debug, Default, Serialize, serde::Deserialize, PartialEq)]
+pub struct WindowSeries {
+    /// The window's `Name` label.
+    pub name: String,
+    /// `(seconds from the window start, pods/s over the interval ending there)`.
+    pub throughput: Vec<(f64, f64)>,
+    /// Pending pods sampled every 500 ms (real time; at the window's ends on a virtual clock).
+    pub pending: Vec<PendingSample>,
+}
+
+/// The `scheduler_pending_pods` gauges at one moment (in-flight pods count as active).
+#[derive(Clone, Copy, Debug, Default, Serialize, serde::Deserialize, PartialEq)]
+pub struct PendingSample {
+    pub t: f64,
+    pub active: u64,
+    pub backoff: u64,
+    pub unschedulable: u64,
+    pub gated: u64,
+}
+
+/// Pods bound per `interval`, as `(end of the interval, rate)`, over the window.
+pub fn throughput_series(
+    binds: &[Duration],
+    duration: Duration,
+    interval: Duration,
+) -> Vec<(f64, f64)> {
+    let n = duration.as_nanos().div_ceil(interval.as_nanos().max(1)) as usize;
+    let mut counts = vec![0u64; n.max(1)];
+    for b in binds {
+        let i = (b.as_nanos() / interval.as_nanos().max(1)) as usize;
+        if let Some(c) = counts.get_mut(i.min(n.saturating_sub(1))) {
+            *c += 1;
+        }
+    }
+    let secs = interval.as_secs_f64();
+    counts
+        .into_iter()
+        .enumerate()
+        .map(|(i, c)| ((i + 1) as f64 * secs, c as f64 / secs))
+        .collect()
 }
 
 /// The throughput sampling interval for a run whose pods were bound over `span`: the largest

@@ -165,6 +165,8 @@ pub enum Outcome {
 
 #[derive(Debug)]
 pub struct RunResult {
+    /// Throughput and pending pods over time, per collection window.
+    pub series: Vec<report::WindowSeries>,
     /// The CPU samples of the collection windows (with `RunOptions::flamegraph`).
     pub profile: Option<Profile>,
     /// The scheduler's metrics at the end (with `RunOptions::prometheus`).
@@ -472,16 +474,32 @@ struct Window {
     collector: usize,
     started: Time,
     stop: Arc<AtomicBool>,
-    sampler: Option<JoinHandle<Vec<(f64, f64)>>>,
+    sampler: Option<JoinHandle<Sampled>>,
     first_sample: Option<f64>,
+    first_pending: report::PendingSample,
     /// The CPU profiler, running while the window is open.
     profiler: Option<pprof::ProfilerGuard<'static>>,
+}
+
+/// What the window's sampler thread collected: RSS (MB) and pending pods, over time.
+type Sampled = (Vec<(f64, f64)>, Vec<report::PendingSample>);
+
+/// The pending-pods gauges now, `t` seconds into the window.
+fn pending_now(sched: &Scheduler, t: f64) -> report::PendingSample {
+    let c = sched.queue.counts();
+    report::PendingSample {
+        t,
+        active: (c.active + c.in_flight) as u64,
+        backoff: c.backoff as u64,
+        unschedulable: c.unschedulable as u64,
+        gated: c.gated as u64,
+    }
 }
 
 impl Window {
     fn open(
         store: &Store,
-        sched: &Scheduler,
+        sched: &Arc<Scheduler>,
         pace: &Pace,
         name: String,
         namespaces: &[String],
@@ -497,16 +515,19 @@ impl Window {
             None
         } else {
             let t0 = Instant::now();
+            let sched = sched.clone();
             std::thread::Builder::new()
                 .name("tidegate-memory".into())
                 .spawn(move || {
-                    let mut samples = vec![];
+                    let (mut samples, mut pending) = (vec![], vec![]);
                     loop {
+                        let t = t0.elapsed().as_secs_f64();
                         if let Some(mb) = rss_mb() {
-                            samples.push((t0.elapsed().as_secs_f64(), mb));
+                            samples.push((t, mb));
                         }
+                        pending.push(pending_now(&sched, t));
                         if flag.load(Ordering::Relaxed) {
-                            return samples;
+                            return (samples, pending);
                         }
                         sleep_until(Instant::now() + Duration::from_millis(500), &flag);
                     }
@@ -520,6 +541,7 @@ impl Window {
             stop,
             sampler,
             first_sample: if pace.is_virtual() { rss_mb() } else { None },
+            first_pending: pending_now(sched, 0.0),
             // 997 Hz asked (a prime, off the timer ticks); the kernel's tick caps what arrives
             // (250 Hz on the 2-vCPU VM). Samples inside libc are kept (memcpy/memset are work).
             profiler: flamegraph
@@ -540,6 +562,7 @@ impl Window {
         sched: &Scheduler,
         pace: &Pace,
         profile: &mut Option<Profile>,
+        series: &mut Vec<report::WindowSeries>,
     ) -> Vec<DataItem> {
         if let Some(report) = self.profiler.as_ref().and_then(|g| g.report().build().ok()) {
             match profile {
@@ -550,13 +573,31 @@ impl Window {
         let (binds, dur) = store.stop_collecting(self.collector);
         let elapsed = pace.now().saturating_sub(self.started);
         self.stop.store(true, Ordering::Relaxed);
-        let mut samples = self.sampler.and_then(|h| h.join().ok()).unwrap_or_default();
+        let (mut samples, mut pending) =
+            self.sampler.and_then(|h| h.join().ok()).unwrap_or_default();
         if let Some(first) = self.first_sample {
             samples.push((0.0, first));
             if let Some(last) = rss_mb() {
                 samples.push((elapsed.as_secs_f64(), last));
             }
         }
+        if pending.is_empty() {
+            pending = vec![
+                self.first_pending,
+                pending_now(sched, elapsed.as_secs_f64()),
+            ];
+        }
+        let mut sorted = binds.clone();
+        sorted.sort_unstable();
+        let span = match (sorted.first(), sorted.last()) {
+            (Some(a), Some(b)) => *b - *a,
+            _ => dur,
+        };
+        series.push(report::WindowSeries {
+            name: self.name.clone(),
+            throughput: report::throughput_series(&sorted, dur, report::sampling_interval(span)),
+            pending,
+        });
         let mut items = vec![report::throughput_item(&binds, dur, &self.name)];
         items.extend(report::histogram_items(sched.metrics(), &self.name));
         items.extend(report::counter_items(sched.metrics(), &self.name));
@@ -667,6 +708,7 @@ fn execute(cfg: &Config, p: &Plan, opts: &RunOptions) -> Result<RunResult, Harne
         &store,
     );
     let mut profile: Option<Profile> = None;
+    let mut series: Vec<report::WindowSeries> = Vec::new();
     let result = match (opts.clock, vclock) {
         (ClockMode::Virtual { attempt_cost }, Some(clock)) => {
             // One thread drives everything, on a worker of the Filter/Score pool as the
@@ -682,6 +724,7 @@ fn execute(cfg: &Config, p: &Plan, opts: &RunOptions) -> Result<RunResult, Harne
                     &mut pace,
                     &progress,
                     &mut profile,
+                    &mut series,
                 )
             });
             pace.finish();
@@ -699,6 +742,7 @@ fn execute(cfg: &Config, p: &Plan, opts: &RunOptions) -> Result<RunResult, Harne
                 &mut pace,
                 &progress,
                 &mut profile,
+                &mut series,
             );
             pace.finish();
             sched.stop();
@@ -788,6 +832,7 @@ fn execute(cfg: &Config, p: &Plan, opts: &RunOptions) -> Result<RunResult, Harne
         *live.current.lock() = None;
     }
     Ok(RunResult {
+        series,
         profile,
         prometheus,
         items,
@@ -809,6 +854,7 @@ fn run_ops(
     pace: &mut Pace,
     progress: &crate::progress::Progress,
     profile: &mut Option<Profile>,
+    series: &mut Vec<report::WindowSeries>,
 ) -> Result<Vec<DataItem>, HarnessError> {
     let mut items = vec![];
     let mut pending_ns: BTreeMap<String, usize> = BTreeMap::new();
@@ -940,7 +986,7 @@ fn run_ops(
                     }
                 }
                 if *collect_metrics && let Some(w) = window.take() {
-                    items.extend(w.close(store, sched, pace, profile));
+                    items.extend(w.close(store, sched, pace, profile, series));
                 }
             }
             Op::Barrier {
@@ -1134,7 +1180,7 @@ fn run_ops(
                         "op {i}: missing startCollectingMetrics operation before stopping"
                     ))
                 })?;
-                items.extend(w.close(store, sched, pace, profile));
+                items.extend(w.close(store, sched, pace, profile, series));
             }
             Op::Unsupported { .. } => unreachable!("unsupported workloads are not executed"),
         }

@@ -750,6 +750,87 @@ fn flamegraph_writes_an_svg() {
     );
 }
 
+/// `tidegate report`: one self-contained HTML page from results files, with the time series the
+/// run stored beside the data items; bad JSON is one line, exit 2, and no page.
+#[test]
+fn report_renders_runs_into_one_html_page() {
+    let dir = tempfile::tempdir().unwrap();
+    for (sub, threads) in [("a", "1"), ("b", "2")] {
+        let o = bin()
+            .arg("run")
+            .arg(workloads().join("default.yaml"))
+            .args([
+                "--workload",
+                "SchedulingWhileGated/1Node_10GatedPods",
+                "--threads",
+                threads,
+            ])
+            .arg("--data-items-dir")
+            .arg(dir.path().join(sub))
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    }
+    let one = |sub: &str| {
+        std::fs::read_dir(dir.path().join(sub))
+            .unwrap()
+            .next()
+            .unwrap()
+            .unwrap()
+            .path()
+    };
+    let (a, b) = (one("a"), one("b"));
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&a).unwrap()).unwrap();
+    let series = json["tidegateTimeSeries"]
+        .as_array()
+        .expect("time series stored");
+    assert!(!series.is_empty());
+    assert!(
+        series[0]["pending"]
+            .as_array()
+            .is_some_and(|p| !p.is_empty())
+    );
+    let out = dir.path().join("report.html");
+    let o = bin()
+        .arg("report")
+        .arg(&a)
+        .arg(&b)
+        .arg("-o")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let html = std::fs::read_to_string(&out).unwrap();
+    for part in [
+        "<h2>Runs compared</h2>",
+        "Throughput over time",
+        "Gated pods",
+        "PreEnqueue duration",
+        "<svg",
+    ] {
+        assert!(html.contains(part), "{part} missing");
+    }
+    assert!(!html.contains("<script"), "self-contained, no scripts");
+    let pre = html.find("PreEnqueue duration").unwrap();
+    let filter = html.find("Filter duration").unwrap_or(usize::MAX);
+    assert!(pre < filter, "PreEnqueue comes first");
+
+    let bad = dir.path().join("bad.json");
+    std::fs::write(&bad, "{\"dataItems\": [}").unwrap();
+    let out2 = dir.path().join("bad.html");
+    let o = bin()
+        .arg("report")
+        .arg(&bad)
+        .arg("-o")
+        .arg(&out2)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(String::from_utf8_lossy(&o.stderr).trim().lines().count(), 1);
+    assert!(!out2.exists());
+}
+
 /// `tidegate list` names every workload with its labels, threshold and whether it runs.
 #[test]
 fn list_shows_workloads_thresholds_and_support() {
