@@ -6,9 +6,10 @@
 # `valgrind --tool=callgrind`, three times. The gate compares with
 # perf-data/baselines/bench-gate.tsv:
 #   - instructions (median of the three runs): fail when more than the baseline by over
-#     BENCH_GATE_MAX_REGRESSION percent (default 5; the run-to-run spread is 0.2-1.2 %:
-#     the durations in the reported histograms are real time, and hash-table seeds differ
-#     per process);
+#     BENCH_GATE_MAX_REGRESSION percent (default 8: runs spread 0.1-4.3 % within one
+#     invocation and medians moved up to 4 % between invocations, because the durations in
+#     the reported histograms are real time and hash-table seeds differ per process; a
+#     deliberate slowdown showed +18 % to +34 %);
 #   - placements digest, bound pods and scheduling attempts: fail on any difference (the
 #     scheduler decided differently: a behaviour change, to be recorded on purpose).
 #
@@ -19,7 +20,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 BASELINE=perf-data/baselines/bench-gate.tsv
-LIMIT=${BENCH_GATE_MAX_REGRESSION:-5}
+LIMIT=${BENCH_GATE_MAX_REGRESSION:-8}
 RUNS=${BENCH_GATE_RUNS:-3}
 RECORD=0
 [[ "${1:-}" == "--record" ]] && RECORD=1
