@@ -6,9 +6,11 @@
 //!   gate while its namespace has quota left, and admits more pods as pods are deleted; a
 //!   PreEnqueue plugin keeps any pod the controller has not admitted out of activeQ, even if
 //!   someone strips the gate by hand (several PreEnqueue plugins composed).
+//!   [`quota_gate::harness_controller`] runs the controller beside the scheduler in the
+//!   benchmark harness (`perf-data/workloads/plugins/quota.yaml`).
 //! - [`gang`]: a Permit-based gang plugin (coscheduling): pods of a group wait at Permit until
 //!   `min-available` of them are reserved, then all are approved; when one is rejected or
-//!   times out, the whole group is rejected.
+//!   times out, the whole group is rejected (`perf-data/workloads/plugins/gang.yaml`).
 //!
 //! [`Registry`]: tidegate_engine::plugins::Registry
 
