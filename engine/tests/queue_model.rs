@@ -1,6 +1,8 @@
 //! A small sequential reference model of the queue semantics (reference §1, QueueingHints off
 //! for the unschedulable pool), and proptest comparing random operation sequences against the
-//! real `SchedulingQueue`: after every operation each pod must be where the model says.
+//! real `SchedulingQueue`: after every operation each pod must be where the model says. The
+//! model runs with `SchedulerPopFromBackoffQ` off and on (1 s expiry windows, whole-second
+//! flushes, Pop from the rejection heap of backoffQ when activeQ is empty).
 
 use proptest::prelude::*;
 use std::collections::BTreeMap;
@@ -28,10 +30,14 @@ fn pod(i: u8, gates: usize) -> Arc<Pod> {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Where {
     Active,
-    Backoff(Duration),
+    /// Expiry, and whether the pod was rejected by a plugin (else it failed with an error).
+    Backoff(Duration, bool),
     Unschedulable,
     Gated(usize),
-    InFlight { cycle: i64, deleted: bool },
+    InFlight {
+        cycle: i64,
+        deleted: bool,
+    },
 }
 
 #[derive(Clone, Debug)]
@@ -50,6 +56,12 @@ struct Model {
     move_request_cycle: i64,
     next_backoff_flush: Duration,
     next_unsched_flush: Duration,
+    /// SchedulerPopFromBackoffQ.
+    pfb: bool,
+}
+
+fn window(t: Duration) -> Duration {
+    Duration::from_secs(t.as_secs())
 }
 
 fn backoff(attempts: u32) -> Duration {
@@ -60,8 +72,9 @@ fn backoff(attempts: u32) -> Duration {
 }
 
 impl Model {
-    fn new() -> Model {
+    fn new(pfb: bool) -> Model {
         Model {
+            pfb,
             move_request_cycle: -1,
             next_backoff_flush: Duration::from_secs(1),
             next_unsched_flush: Duration::from_secs(30),
@@ -69,10 +82,24 @@ impl Model {
         }
     }
 
-    fn requeue(p: &mut MPod, now: Duration) {
-        let exp = p.timestamp + backoff(p.attempts);
-        p.at = if p.attempts > 0 && exp > now {
-            Where::Backoff(exp)
+    fn expiry(&self, p: &MPod) -> Duration {
+        let e = p.timestamp + backoff(p.attempts);
+        if self.pfb { window(e) } else { e }
+    }
+
+    fn backing_off(&self, p: &MPod, now: Duration) -> bool {
+        p.attempts > 0
+            && if self.pfb {
+                self.expiry(p) >= window(now)
+            } else {
+                self.expiry(p) > now
+            }
+    }
+
+    /// A pod a move sends back (it was rejected by a plugin: it sat in the unschedulable pool).
+    fn requeue(&self, p: &mut MPod, now: Duration) {
+        p.at = if self.backing_off(p, now) {
+            Where::Backoff(self.expiry(p), true)
         } else {
             Where::Active
         };
@@ -80,10 +107,16 @@ impl Model {
 
     fn flush(&mut self, now: Duration) {
         if now >= self.next_backoff_flush {
-            self.next_backoff_flush = now + Duration::from_secs(1);
+            let limit = if self.pfb {
+                self.next_backoff_flush = window(now) + Duration::from_secs(1);
+                window(now)
+            } else {
+                self.next_backoff_flush = now + Duration::from_secs(1);
+                now + Duration::from_nanos(1)
+            };
             for p in self.pods.values_mut() {
-                if let Where::Backoff(exp) = p.at
-                    && exp <= now
+                if let Where::Backoff(exp, _) = p.at
+                    && exp < limit
                 {
                     p.at = Where::Active;
                 }
@@ -91,24 +124,48 @@ impl Model {
         }
         if now >= self.next_unsched_flush {
             self.next_unsched_flush = now + Duration::from_secs(30);
-            for p in self.pods.values_mut() {
-                if p.at == Where::Unschedulable
-                    && now.saturating_sub(p.timestamp) > Duration::from_secs(300)
-                {
-                    Self::requeue(p, now);
-                }
+            let stale: Vec<u8> = self
+                .pods
+                .iter()
+                .filter(|(_, p)| {
+                    p.at == Where::Unschedulable
+                        && now.saturating_sub(p.timestamp) > Duration::from_secs(300)
+                })
+                .map(|(k, _)| *k)
+                .collect();
+            for k in stale {
+                let mut p = self.pods[&k].clone();
+                self.requeue(&mut p, now);
+                self.pods.insert(k, p);
             }
         }
     }
 
     fn pop(&mut self, now: Duration) -> Option<u8> {
         self.flush(now);
-        let best = self
+        let active = self
             .pods
             .iter()
             .filter(|(_, p)| p.at == Where::Active)
             .min_by_key(|(_, p)| (-p.priority, p.timestamp))
-            .map(|(k, _)| *k)?;
+            .map(|(k, _)| *k);
+        // PopFromBackoffQ: with activeQ empty, the first pod of the rejection heap (expiry
+        // window, then QueueSort).
+        let from_backoff = || {
+            self.pods
+                .iter()
+                .filter_map(|(k, p)| match p.at {
+                    Where::Backoff(exp, true) => Some((k, exp, p)),
+                    _ => None,
+                })
+                .min_by_key(|(_, exp, p)| (*exp, -p.priority, p.timestamp))
+                .map(|(k, _, _)| *k)
+        };
+        let best = match active {
+            Some(k) => k,
+            None if self.pfb => from_backoff()?,
+            None => return None,
+        };
         self.sched_cycle += 1;
         let p = self.pods.get_mut(&best).unwrap();
         p.attempts += 1;
@@ -146,13 +203,12 @@ fn op() -> impl Strategy<Value = Op> {
     ]
 }
 
-fn queue(clock: Arc<VirtualClock>) -> SchedulingQueue {
-    // The model encodes the QueueingHints-off rules (move-request cycle) and the backoff of
-    // kube before SchedulerPopFromBackoffQ (that gate's rules are unit-tested in
-    // engine/src/queue/tests.rs).
+fn queue(clock: Arc<VirtualClock>, pop_from_backoff: bool) -> SchedulingQueue {
+    // The model encodes the QueueingHints-off rules (move-request cycle); backoff with
+    // SchedulerPopFromBackoffQ as asked.
     let cfg = QueueConfig {
         queueing_hints: false,
-        pop_from_backoff: false,
+        pop_from_backoff,
         ..QueueConfig::default()
     };
     SchedulingQueue::gates_only(clock, Arc::new(Metrics::new()), cfg).with_plugin_events(
@@ -166,9 +222,20 @@ proptest! {
 
     #[test]
     fn the_queue_matches_the_reference_model(ops in proptest::collection::vec(op(), 1..120)) {
+        check(ops, false)?;
+    }
+
+    #[test]
+    fn the_queue_matches_the_reference_model_with_pop_from_backoff(ops in proptest::collection::vec(op(), 1..120)) {
+        check(ops, true)?;
+    }
+}
+
+fn check(ops: Vec<Op>, pfb: bool) -> Result<(), TestCaseError> {
+    {
         let clock = Arc::new(VirtualClock::new());
-        let q = queue(clock.clone());
-        let mut m = Model::new();
+        let q = queue(clock.clone(), pfb);
+        let mut m = Model::new(pfb);
         let mut in_flight: Vec<(u8, QueuedPodInfo, i64)> = Vec::new();
         for op in ops {
             // Distinct timestamps: PrioritySort has no tie-break beyond the enqueue time.
@@ -179,7 +246,11 @@ proptest! {
                     if let std::collections::btree_map::Entry::Vacant(e) = m.pods.entry(i) {
                         q.add(pod(i, g));
                         e.insert(MPod {
-                            at: if g > 0 { Where::Gated(g) } else { Where::Active },
+                            at: if g > 0 {
+                                Where::Gated(g)
+                            } else {
+                                Where::Active
+                            },
                             priority: i32::from(i % 3),
                             timestamp: now,
                             attempts: 0,
@@ -192,7 +263,9 @@ proptest! {
                     {
                         q.update(&pod(i, n), pod(i, n - 1));
                         if n == 1 {
-                            Model::requeue(p, now);
+                            let mut pp = p.clone();
+                            m.requeue(&mut pp, now);
+                            m.pods.insert(i, pp);
                         } else {
                             p.at = Where::Gated(n - 1);
                         }
@@ -212,7 +285,10 @@ proptest! {
                 Op::Pop => {
                     let want = m.pop(now);
                     let got = q.try_pop();
-                    prop_assert_eq!(got.as_ref().map(|x| x.pod.name.to_string()), want.map(|i| format!("p{i}")));
+                    prop_assert_eq!(
+                        got.as_ref().map(|x| x.pod.name.to_string()),
+                        want.map(|i| format!("p{i}"))
+                    );
                     if let (Some(i), Some(info)) = (want, got) {
                         prop_assert_eq!(info.attempts, m.pods[&i].attempts);
                         in_flight.push((i, info, q.scheduling_cycle()));
@@ -226,17 +302,20 @@ proptest! {
                         }
                         q.add_unschedulable_if_not_present(info, cycle).unwrap();
                         let mrc = m.move_request_cycle;
-                        let p = m.pods.get_mut(&i).unwrap();
-                        let Where::InFlight { cycle: pc, deleted } = p.at else { panic!("not in flight") };
+                        let mut p = m.pods[&i].clone();
+                        let Where::InFlight { cycle: pc, deleted } = p.at else {
+                            panic!("not in flight")
+                        };
                         if deleted {
                             m.pods.remove(&i);
                         } else {
                             p.timestamp = now;
                             p.at = if !rejected || mrc >= pc {
-                                Where::Backoff(now + backoff(p.attempts))
+                                Where::Backoff(m.expiry(&p), rejected)
                             } else {
                                 Where::Unschedulable
                             };
+                            m.pods.insert(i, p);
                         }
                     }
                 }
@@ -248,12 +327,21 @@ proptest! {
                     }
                 }
                 Op::NodeAdd => {
-                    q.move_all_to_active_or_backoff(ClusterEvent::new(EventResource::Node, ActionType::ADD));
+                    q.move_all_to_active_or_backoff(ClusterEvent::new(
+                        EventResource::Node,
+                        ActionType::ADD,
+                    ));
                     m.move_request_cycle = m.sched_cycle;
-                    for p in m.pods.values_mut() {
-                        if p.at == Where::Unschedulable {
-                            Model::requeue(p, now);
-                        }
+                    let parked: Vec<u8> = m
+                        .pods
+                        .iter()
+                        .filter(|(_, p)| p.at == Where::Unschedulable)
+                        .map(|(k, _)| *k)
+                        .collect();
+                    for k in parked {
+                        let mut p = m.pods[&k].clone();
+                        m.requeue(&mut p, now);
+                        m.pods.insert(k, p);
                     }
                 }
                 Op::Advance(ms) => {
@@ -267,7 +355,7 @@ proptest! {
                 let at = q.locate(&PodKey::new("m", &format!("p{i}")));
                 let want = m.pods.get(&i).map(|p| match p.at {
                     Where::Active => "active",
-                    Where::Backoff(_) => "backoff",
+                    Where::Backoff(..) => "backoff",
                     Where::Unschedulable => "unschedulable",
                     Where::Gated(_) => "gated",
                     Where::InFlight { .. } => "in-flight",
@@ -276,4 +364,5 @@ proptest! {
             }
         }
     }
+    Ok(())
 }
