@@ -135,7 +135,7 @@ fn scale_workloads_at_integration_size() {
         "integration-test",
         None,
     );
-    assert_eq!(results.len(), 3, "{results:?}");
+    assert_eq!(results.len(), 4, "{results:?}");
     let get = |n: &str| results.iter().find(|(x, _)| x == n).unwrap().1;
     let basic = get("SchedulingBasicScale/100Nodes_1000Pods");
     assert_eq!((basic.created, basic.bound), (1000, 1000));
@@ -144,4 +144,6 @@ fn scale_workloads_at_integration_size() {
     assert_eq!((gates.bound, gates.pending_gated), (200, 900), "{gates:?}");
     let daemon = get("DaemonsetScale/5Nodes");
     assert_eq!((daemon.created, daemon.bound), (10, 10));
+    let curve = get("ScalingCurve/50Nodes");
+    assert_eq!((curve.created, curve.bound), (100, 100));
 }
