@@ -176,45 +176,8 @@ pub fn load_side(paths: &[PathBuf]) -> Result<Vec<(PathBuf, Vec<DataItem>)>, Inp
         .collect()
 }
 
-#[derive(serde::Deserialize)]
-struct ItemsFile {
-    #[serde(rename = "dataItems")]
-    data_items: Vec<RawItem>,
-}
-
-#[derive(serde::Deserialize)]
-struct RawItem {
-    #[serde(default)]
-    data: BTreeMap<String, f64>,
-    #[serde(default)]
-    unit: String,
-    #[serde(default)]
-    labels: BTreeMap<String, String>,
-}
-
 fn read_items(f: &Path) -> Result<Vec<DataItem>, InputError> {
-    let text =
-        std::fs::read_to_string(f).map_err(|e| InputError::new(f, None, "", e.to_string()))?;
-    let parsed: ItemsFile = serde_json::from_str(&text).map_err(|e| {
-        InputError::new(
-            f,
-            Some(crate::error::Pos {
-                line: e.line() as u64,
-                column: e.column() as u64,
-            }),
-            "dataItems",
-            e.to_string(),
-        )
-    })?;
-    Ok(parsed
-        .data_items
-        .into_iter()
-        .map(|r| DataItem {
-            data: r.data,
-            unit: r.unit,
-            labels: r.labels,
-        })
-        .collect())
+    crate::report::read_results(f, "dataItems").map(|(items, _)| items)
 }
 
 /// The workloads a run holds: `BenchmarkPerfScheduling/<case>/<workload>` of its items' names.

@@ -11,7 +11,6 @@
 
 use crate::error::InputError;
 use crate::report::{DataItem, WindowSeries};
-use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
@@ -22,54 +21,16 @@ pub struct Results {
     pub series: Vec<WindowSeries>,
 }
 
-#[derive(serde::Deserialize)]
-struct File {
-    #[serde(rename = "dataItems", default)]
-    data_items: Vec<Raw>,
-    #[serde(rename = "tidegateTimeSeries", default)]
-    series: Vec<WindowSeries>,
-}
-
-#[derive(serde::Deserialize)]
-struct Raw {
-    #[serde(default)]
-    data: BTreeMap<String, f64>,
-    #[serde(default)]
-    unit: String,
-    #[serde(default)]
-    labels: BTreeMap<String, String>,
-}
-
 /// Reads a results file (bad JSON is bad input, with its line and column).
 pub fn load(path: &Path) -> Result<Results, InputError> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| InputError::new(path, None, "", e.to_string()))?;
-    let f: File = serde_json::from_str(&text).map_err(|e| {
-        InputError::new(
-            path,
-            Some(crate::error::Pos {
-                line: e.line() as u64,
-                column: e.column() as u64,
-            }),
-            "",
-            e.to_string(),
-        )
-    })?;
+    let (items, series) = crate::report::read_results(path, "")?;
     Ok(Results {
         label: path.file_name().map_or_else(
             || path.display().to_string(),
             |n| n.to_string_lossy().into_owned(),
         ),
-        items: f
-            .data_items
-            .into_iter()
-            .map(|r| DataItem {
-                data: r.data,
-                unit: r.unit,
-                labels: r.labels,
-            })
-            .collect(),
-        series: f.series,
+        items,
+        series,
     })
 }
 

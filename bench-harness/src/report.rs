@@ -9,11 +9,42 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 use tidegate_engine::metrics::{HistogramSnapshot, Metrics, Series};
 
-#[derive(Clone, Debug, Serialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, serde::Deserialize, PartialEq)]
 pub struct DataItem {
+    #[serde(default)]
     pub data: BTreeMap<String, f64>,
+    #[serde(default)]
     pub unit: String,
+    #[serde(default)]
     pub labels: BTreeMap<String, String>,
+}
+
+/// A results file as `--data-items-dir` writes it, read back.
+#[derive(serde::Deserialize)]
+struct ResultsFile {
+    #[serde(rename = "dataItems")]
+    data_items: Vec<DataItem>,
+    #[serde(rename = "tidegateTimeSeries", default)]
+    series: Vec<WindowSeries>,
+}
+
+/// Reads a results file: its data items and time series. Unreadable files and bad JSON are
+/// bad input, with the line and column, reported under `field`.
+pub fn read_results(
+    path: &Path,
+    field: &str,
+) -> Result<(Vec<DataItem>, Vec<WindowSeries>), crate::error::InputError> {
+    use crate::error::{InputError, Pos};
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| InputError::new(path, None, "", e.to_string()))?;
+    let f: ResultsFile = serde_json::from_str(&text).map_err(|e| {
+        let pos = Pos {
+            line: e.line() as u64,
+            column: e.column() as u64,
+        };
+        InputError::new(path, Some(pos), field, e.to_string())
+    })?;
+    Ok((f.data_items, f.series))
 }
 
 #[derive(Debug, Serialize)]
