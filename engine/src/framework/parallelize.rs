@@ -65,28 +65,6 @@ pub struct FilterOutcome {
     pub error: Option<Status>,
 }
 
-impl FilterOutcome {
-    /// The sequential pass's step for node `idx`: a feasible node, an error, or a rejection.
-    /// Returns true when the pass stops there (enough nodes found, or an error).
-    #[inline]
-    fn record(&mut self, idx: usize, st: Status, num_to_find: usize) -> bool {
-        match st.code() {
-            Code::Success => {
-                self.feasible.push(idx);
-                self.feasible.len() >= num_to_find
-            }
-            Code::Error => {
-                self.error = Some(st);
-                true
-            }
-            _ => {
-                self.rejected.push((idx, st));
-                false
-            }
-        }
-    }
-}
-
 /// Runs `check` over the `n` nodes starting at `start`, stopping once `num_to_find` feasible
 /// nodes are found. With `pool` None (or a tiny cluster) it runs inline.
 pub fn find_feasible(
@@ -105,8 +83,19 @@ pub fn find_feasible(
         out.feasible.reserve_exact(num_to_find.min(n));
         for i in 0..n {
             let idx = (start + i) % n;
-            if out.record(idx, check(idx), num_to_find) {
-                break;
+            let st = check(idx);
+            match st.code() {
+                Code::Success => {
+                    out.feasible.push(idx);
+                    if out.feasible.len() >= num_to_find {
+                        break;
+                    }
+                }
+                Code::Error => {
+                    out.error = Some(st);
+                    break;
+                }
+                _ => out.rejected.push((idx, st)),
             }
         }
         return out;
@@ -280,8 +269,18 @@ pub fn find_feasible_ordered(
     let mut out = FilterOutcome::default();
     'replay: for r in results {
         for (idx, st) in r.into_inner().unwrap_or_else(|p| p.into_inner()) {
-            if out.record(idx, st, num_to_find) {
-                break 'replay;
+            match st.code() {
+                Code::Success => {
+                    out.feasible.push(idx);
+                    if out.feasible.len() >= num_to_find {
+                        break 'replay;
+                    }
+                }
+                Code::Error => {
+                    out.error = Some(st);
+                    break 'replay;
+                }
+                _ => out.rejected.push((idx, st)),
             }
         }
     }
