@@ -33,6 +33,8 @@ pub struct TestCase {
     pub workloads: Vec<Workload>,
     pub scheduler_config_path: Option<String>,
     pub default_pod_template_path: Option<String>,
+    /// Where `schedulerConfigPath` and `defaultPodTemplatePath` are written, for errors.
+    pub path_pos: BTreeMap<&'static str, Pos>,
     pub labels: Vec<String>,
     pub default_threshold_metric_selector: Option<MetricSelector>,
     pub has_metrics_collector_config: bool,
@@ -516,6 +518,7 @@ fn parse_test_case(cx: &Ctx, n: &SNode, i: usize) -> Result<TestCase, InputError
         workloads: vec![],
         scheduler_config_path: None,
         default_pod_template_path: None,
+        path_pos: BTreeMap::new(),
         labels: vec![],
         default_threshold_metric_selector: None,
         has_metrics_collector_config: false,
@@ -542,8 +545,14 @@ fn parse_test_case(cx: &Ctx, n: &SNode, i: usize) -> Result<TestCase, InputError
             }
             "workloadTemplate" => ops_node = Some(v),
             "workloads" => workloads_node = Some(v),
-            "schedulerConfigPath" => tc.scheduler_config_path = Some(cx.string(v, &f)?),
-            "defaultPodTemplatePath" => tc.default_pod_template_path = Some(cx.string(v, &f)?),
+            "schedulerConfigPath" => {
+                tc.scheduler_config_path = Some(cx.string(v, &f)?);
+                tc.path_pos.insert("schedulerConfigPath", pos_of(v));
+            }
+            "defaultPodTemplatePath" => {
+                tc.default_pod_template_path = Some(cx.string(v, &f)?);
+                tc.path_pos.insert("defaultPodTemplatePath", pos_of(v));
+            }
             "labels" => tc.labels = cx.strings(v, &f)?,
             "defaultThresholdMetricSelector" => {
                 tc.default_threshold_metric_selector = Some(cx.selector(v, &f)?)
@@ -725,10 +734,43 @@ pub fn label_filter_matches(filter: &str, labels: &[String]) -> bool {
         })
 }
 
+/// `rel` resolved against the config's folder, which must hold a file of that name: a missing
+/// template or scheduler config is reported where the config names it, before anything runs.
+fn existing_file(
+    cx: &Ctx,
+    cfg: &Config,
+    rel: &str,
+    pos: Pos,
+    field: &str,
+) -> Result<PathBuf, InputError> {
+    let p = cfg.dir.join(rel);
+    if p.is_file() {
+        Ok(p)
+    } else {
+        Err(cx.err(
+            pos,
+            field,
+            format!(
+                "no such file: {} (paths resolve relative to the config file)",
+                p.display()
+            ),
+        ))
+    }
+}
+
 /// Resolves the ops of `tc` for workload `wl`: params substituted, paths resolved, fields
 /// checked. Every param of the workload must be used.
 pub fn resolve_ops(cfg: &Config, tc: &TestCase, wl: &Workload) -> Result<Vec<Op>, InputError> {
     let cx = Ctx { file: &cfg.path };
+    for (name, rel) in [
+        ("schedulerConfigPath", &tc.scheduler_config_path),
+        ("defaultPodTemplatePath", &tc.default_pod_template_path),
+    ] {
+        if let Some(rel) = rel {
+            let pos = tc.path_pos.get(name).copied().unwrap_or(tc.pos);
+            existing_file(&cx, cfg, rel, pos, &format!("{}.{name}", tc.name))?;
+        }
+    }
     let used: RefCell<BTreeMap<&str, bool>> =
         RefCell::new(wl.params.keys().map(|k| (k.as_str(), false)).collect());
     let mut ops = Vec::new();
@@ -1068,7 +1110,10 @@ fn resolve_op<'w>(
     };
     let path = |name: &str| -> Result<Option<PathBuf>, InputError> {
         get(name)
-            .map(|(_, v)| cx.string(v, &f(name)).map(|s| cfg.dir.join(s)))
+            .map(|(_, v)| {
+                let s = cx.string(v, &f(name))?;
+                existing_file(cx, cfg, &s, pos_of(v), &f(name))
+            })
             .transpose()
     };
     let boolean = |name: &str| -> Result<bool, InputError> {
@@ -1547,13 +1592,21 @@ fn resolve_op<'w>(
             let interval_ms = int("intervalMilliseconds")?
                 .filter(|&m| m > 0)
                 .unwrap_or(500);
-            let templates: Vec<PathBuf> = get("templatePaths")
-                .map(|(_, v)| cx.strings(v, &f("templatePaths")))
-                .transpose()?
-                .unwrap_or_default()
-                .into_iter()
-                .map(|t| cfg.dir.join(t))
-                .collect();
+            let templates: Vec<PathBuf> = match get("templatePaths") {
+                Some((_, v)) => cx
+                    .strings(v, &f("templatePaths"))?
+                    .iter()
+                    .enumerate()
+                    .map(|(i, t)| {
+                        let at = match &v.value {
+                            YNode::Seq(items) => items.get(i).map_or(pos_of(v), pos_of),
+                            _ => pos_of(v),
+                        };
+                        existing_file(cx, cfg, t, at, &format!("{}[{i}]", f("templatePaths")))
+                    })
+                    .collect::<Result<_, _>>()?,
+                None => Vec::new(),
+            };
             if templates.is_empty() {
                 return Err(cx.err(
                     raw.pos,
@@ -1677,9 +1730,19 @@ mod tests {
       pods: 10
 ";
 
+    /// A folder `misc/` holding `pod.yaml`, the template [`CFG`] names.
+    fn fixture() -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("misc")).unwrap();
+        std::fs::write(dir.path().join("misc/pod.yaml"), "kind: Pod\n").unwrap();
+        dir
+    }
+
     #[test]
     fn parses_and_resolves_params() {
-        let cfg = parse_config(Path::new("/x/misc/c.yaml"), CFG).unwrap();
+        let dir = fixture();
+        let misc = dir.path().join("misc");
+        let cfg = parse_config(&misc.join("c.yaml"), CFG).unwrap();
         assert_eq!(cfg.topic, "misc");
         let tc = &cfg.test_cases[0];
         let ops = resolve_ops(&cfg, tc, &tc.workloads[0]).unwrap();
@@ -1694,16 +1757,23 @@ mod tests {
             } => {
                 assert_eq!(*count, 10);
                 assert_eq!(namespace, "namespace-1");
-                assert_eq!(template.as_deref(), Some(Path::new("/x/misc/pod.yaml")));
+                assert_eq!(template.as_deref(), Some(misc.join("pod.yaml").as_path()));
                 assert!(collect_metrics);
             }
             other => panic!("{other:?}"),
         }
     }
 
+    /// The error for config `text`, read as `w.yaml` (beside `pod.yaml`).
     fn err(text: &str) -> String {
+        let dir = fixture();
         let path = Path::new("w.yaml");
-        match parse_config(path, text) {
+        let mut cfg = match parse_config(path, text) {
+            Err(e) => return e.to_string(),
+            Ok(cfg) => cfg,
+        };
+        cfg.dir = dir.path().join("misc");
+        match Ok::<_, InputError>(cfg) {
             Err(e) => e.to_string(),
             Ok(cfg) => {
                 let tc = &cfg.test_cases[0];
@@ -1741,5 +1811,20 @@ mod tests {
             "w.yaml:12:16: Basic.workloads[0].threshold: expected a number, found string"
         );
         assert!(err("- name: [").starts_with("w.yaml:1:"));
+        // A template that is not there is reported where the config names it.
+        assert!(
+            err(&CFG.replace(
+                "defaultPodTemplatePath: pod.yaml",
+                "defaultPodTemplatePath: pdo.yaml"
+            ))
+            .starts_with("w.yaml:2:27: Basic.defaultPodTemplatePath: no such file: ")
+        );
+        assert!(
+            err(&CFG.replace(
+                "    collectMetrics: true",
+                "    collectMetrics: true\n    podTemplatePath: x/p.yaml"
+            ))
+            .starts_with("w.yaml:9:22: Basic.workloadTemplate[1].podTemplatePath: no such file: ")
+        );
     }
 }

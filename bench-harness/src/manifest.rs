@@ -60,7 +60,12 @@ impl ObjectTemplate {
     pub fn load(path: &Path) -> Result<ObjectTemplate, InputError> {
         let text = std::fs::read_to_string(path)
             .map_err(|e| InputError::new(path, None, "", format!("cannot read template: {e}")))?;
-        let template = Template::parse(&text).map_err(|e| {
+        ObjectTemplate::from_text(path, &text)
+    }
+
+    /// [`ObjectTemplate::load`] on text already read (`path` names it in errors).
+    pub fn from_text(path: &Path, text: &str) -> Result<ObjectTemplate, InputError> {
+        let template = Template::parse(text).map_err(|e| {
             let pos = e.line().map(|l| Pos {
                 line: l as u64,
                 column: e.column().unwrap_or(1) as u64,
@@ -70,7 +75,7 @@ impl ObjectTemplate {
         let fixed = if template.is_static() {
             Some(Rendered {
                 file: path.to_path_buf(),
-                tree: parse(path, &text)?,
+                tree: parse(path, text)?,
                 json: serde_json::Value::Null,
             })
             .map(|mut r| {

@@ -9,7 +9,7 @@ use crate::objects::{self, AnyObject};
 use crate::pace::{ClockMode, Pace, sleep_until};
 use crate::report::{self, DataItem, ThresholdFailure};
 use crate::sched_config::{self, SchedulerConfigFile};
-use crate::store::Store;
+use crate::store::{Store, StoreError};
 use k8s_openapi::api::core::v1 as core;
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use std::collections::BTreeMap;
@@ -1088,13 +1088,25 @@ fn run_ops(
                             store.update_pod(&pod, &ns)
                         }
                     };
-                    result.map_err(|e| {
-                        InputError::new(
+                    result.map_err(|e| match e {
+                        // The first rejected field, where the template writes it.
+                        StoreError::InvalidFields { kind, name, errs } if !errs.is_empty() => {
+                            let first = &errs[0];
+                            let mut msg = first.to_string();
+                            msg.drain(..first.field.len() + 2);
+                            msg.push_str(&format!(" (updating {kind} {name:?}"));
+                            if errs.len() > 1 {
+                                msg.push_str(&format!("; {} more errors", errs.len() - 1));
+                            }
+                            msg.push(')');
+                            r.error_at(&first.field, msg)
+                        }
+                        e => InputError::new(
                             &t.path,
                             Some(manifest::object_pos(&r)),
                             format!("updateAny[{j}]"),
                             e.to_string(),
-                        )
+                        ),
                     })?;
                 }
             }

@@ -4,13 +4,13 @@
 //! plugin args stop the run before anything executes. Errors name file, line:column and field.
 
 use crate::error::InputError;
-use crate::yaml::{SNode, locate, parse};
+use crate::yaml::{SNode, YNode, locate, parse};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use tidegate_engine::api::{Pod, Sym};
 use tidegate_engine::config::{FieldError, KubeSchedulerConfiguration, ResolvedConfig};
 use tidegate_engine::framework::ClusterClient;
-use tidegate_engine::framework::runtime::Framework;
+use tidegate_engine::framework::runtime::{Framework, FrameworkError};
 use tidegate_engine::metrics::Metrics;
 use tidegate_engine::plugins::{PluginContext, Registry};
 
@@ -22,6 +22,28 @@ pub struct SchedulerConfigFile {
     /// Whether the file sets `parallelism` (then it is the Filter/Score thread count unless
     /// `--threads` says otherwise).
     pub explicit_parallelism: bool,
+}
+
+/// The field path of the first `enabled` entry naming plugin `name` in profile `profile`
+/// (`profiles[0].plugins.filter.enabled[1].name`), searching every extension point and
+/// `multiPoint` in file order.
+fn enabled_entry(root: &SNode, profile: usize, name: &str) -> Option<String> {
+    let profiles = match &root.value.get("profiles")?.value {
+        YNode::Seq(v) => v,
+        _ => return None,
+    };
+    let YNode::Map(points) = &profiles.get(profile)?.value.get("plugins")?.value else {
+        return None;
+    };
+    points.iter().find_map(|(point, set)| {
+        let YNode::Seq(enabled) = &set.value.get("enabled")?.value else {
+            return None;
+        };
+        enabled.iter().position(|p| {
+            matches!(p.value.get("name").map(|n| &n.value), Some(YNode::Str(s)) if s == name)
+        })
+        .map(|j| format!("profiles[{profile}].plugins.{}.enabled[{j}].name", point.value))
+    })
 }
 
 /// A client for the trial build: plugins only keep it, nothing is called.
@@ -44,7 +66,16 @@ pub fn load(path: &Path, registry: &Registry) -> Result<SchedulerConfigFile, Inp
     let text = std::fs::read_to_string(path).map_err(|e| {
         InputError::new(path, None, "", format!("cannot read scheduler config: {e}"))
     })?;
-    let root = parse(path, &text)?;
+    parse_text(path, &text, registry)
+}
+
+/// [`load`] on text already read (`path` names it in errors).
+pub fn parse_text(
+    path: &Path,
+    text: &str,
+    registry: &Registry,
+) -> Result<SchedulerConfigFile, InputError> {
+    let root = parse(path, text)?;
     let json = root.value.to_json();
     let cfg = KubeSchedulerConfiguration::from_json(&json).map_err(|e| at(path, &root, e))?;
     let resolved = cfg.resolve().map_err(|e| at(path, &root, e))?;
@@ -58,7 +89,15 @@ pub fn load(path: &Path, registry: &Registry) -> Result<SchedulerConfigFile, Inp
             // Every framework error reads `path: detail`.
             let msg = e.to_string();
             let (field, detail) = msg.split_once(": ").unwrap_or(("", msg.as_str()));
-            InputError::new(path, Some(locate(&root, field)), field, detail)
+            // A plugin name is reported where the file writes it, when it does.
+            let field = match &e {
+                FrameworkError::UnknownPlugin { profile, name, .. }
+                | FrameworkError::WrongExtensionPoint { profile, name, .. } => {
+                    enabled_entry(&root, *profile, name).unwrap_or_else(|| field.to_string())
+                }
+                _ => field.to_string(),
+            };
+            InputError::new(path, Some(locate(&root, &field)), field, detail)
         })?;
     }
     Ok(SchedulerConfigFile {

@@ -204,6 +204,13 @@ const SUFFIX_CHARS: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
 pub enum StoreError {
     #[error("{0}")]
     Invalid(String),
+    /// The API server's "Pod X is invalid: a, b", with each field error kept.
+    #[error("{kind} {name:?} is invalid: {}", errs.iter().map(ToString::to_string).collect::<Vec<_>>().join(", "))]
+    InvalidFields {
+        kind: &'static str,
+        name: String,
+        errs: Vec<tidegate_engine::api::validation::FieldError>,
+    },
     #[error("{kind} {name:?} already exists")]
     AlreadyExists { kind: &'static str, name: String },
     #[error("{kind} {name:?} not found")]
@@ -219,8 +226,11 @@ impl StoreError {
 
 /// The API server's "Pod X is invalid: a, b" for validation errors.
 fn invalid_pod(name: &str, errs: &[tidegate_engine::api::validation::FieldError]) -> StoreError {
-    let list: Vec<String> = errs.iter().map(|e| e.to_string()).collect();
-    StoreError::Invalid(format!("Pod {name:?} is invalid: {}", list.join(", ")))
+    StoreError::InvalidFields {
+        kind: "Pod",
+        name: name.to_string(),
+        errs: errs.to_vec(),
+    }
 }
 
 impl Store {

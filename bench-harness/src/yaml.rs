@@ -203,7 +203,15 @@ pub fn parse(file: &Path, text: &str) -> Result<SNode, InputError> {
         let msg = e.to_string();
         // serde-saphyr renders a snippet after the first line; keep the first line only.
         let first = clean_message(msg.lines().next().unwrap_or("invalid YAML"));
-        InputError::new(file, pos, "", format!("YAML syntax: {first}"))
+        let msg = match first.strip_prefix("budget breached: ") {
+            // An alias bomb, or simply too big: refused before it is built.
+            Some(limit) => format!(
+                "YAML too large: exceeds the parser's budget ({limit}); \
+                 aliases that multiply content count in full"
+            ),
+            None => format!("YAML syntax: {first}"),
+        };
+        InputError::new(file, pos, "", msg)
     })
 }
 
@@ -238,6 +246,27 @@ mod tests {
         assert_eq!(
             n.value.to_json(),
             serde_json::json!({"a": 1, "b": [{"x": "s", "y": [1, 2]}]})
+        );
+    }
+
+    #[test]
+    fn alias_bombs_are_refused_with_a_position() {
+        let mut text = String::from("a: &a [x, x, x, x, x, x, x, x, x, x]\n");
+        for (prev, name) in ["a", "b", "c", "d", "e", "f", "g"]
+            .iter()
+            .zip(["b", "c", "d", "e", "f", "g", "h"])
+        {
+            text.push_str(&format!(
+                "{name}: &{name} [{}]\n",
+                vec![format!("*{prev}"); 10].join(", ")
+            ));
+        }
+        let e = parse(Path::new("bomb.yaml"), &text).unwrap_err();
+        assert!(e.pos.is_some(), "{e}");
+        assert!(
+            e.message
+                .starts_with("YAML too large: exceeds the parser's budget"),
+            "{e}"
         );
     }
 
