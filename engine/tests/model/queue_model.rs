@@ -202,7 +202,7 @@ impl Op {
             3..=4 => Op::RemoveGate(arg % 12),
             5 => Op::Delete(arg % 12),
             6..=8 => Op::Pop,
-            9..=10 => Op::Fail(arg % 2 == 0),
+            9..=10 => Op::Fail(arg.is_multiple_of(2)),
             11 => Op::Bind,
             12 => Op::NodeAdd,
             _ => Op::Advance(if arg < 128 {
