@@ -6,6 +6,7 @@ pub mod compare;
 pub mod config;
 pub mod controller;
 pub mod error;
+pub mod fuzzing;
 pub mod html;
 pub mod manifest;
 pub mod objects;

@@ -8,7 +8,7 @@ use proptest::prelude::*;
 
 #[path = "model/queue_model.rs"]
 mod model;
-use model::{Op, check};
+use model::{Op, check, check_bytes};
 
 fn op() -> impl Strategy<Value = Op> {
     prop_oneof![
@@ -35,4 +35,21 @@ proptest! {
     fn the_queue_matches_the_reference_model_with_pop_from_backoff(ops in proptest::collection::vec(op(), 1..120)) {
         check(ops, true).map_err(TestCaseError::fail)?;
     }
+}
+
+/// The fuzz target's inputs kept in `fuzz/regressions/queue_ops/` (two bytes per operation,
+/// see `check_bytes`), replayed on every test run.
+#[test]
+fn kept_fuzz_inputs_match_the_reference_model() {
+    let dir =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../fuzz/regressions/queue_ops");
+    let mut n = 0;
+    for f in std::fs::read_dir(&dir).unwrap().flatten() {
+        let data = std::fs::read(f.path()).unwrap();
+        if let Err(e) = check_bytes(&data) {
+            panic!("{}: {e}", f.path().display());
+        }
+        n += 1;
+    }
+    assert!(n > 0, "no inputs in {}", dir.display());
 }

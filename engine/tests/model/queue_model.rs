@@ -195,7 +195,6 @@ pub enum Op {
 impl Op {
     /// Decodes one operation from two bytes (the fuzzer's form): the first picks the kind with
     /// the proptest strategy's weights, the second its argument.
-    #[allow(dead_code)] // the fuzz target's entry; the proptest builds ops itself
     pub fn from_bytes(kind: u8, arg: u8) -> Op {
         match kind % 15 {
             0..=2 => Op::Add(arg % 12, usize::from(arg / 12 % 3)),
@@ -226,6 +225,20 @@ fn queue(clock: Arc<VirtualClock>, pop_from_backoff: bool) -> SchedulingQueue {
         "NodeResourcesFit",
         vec![ClusterEvent::new(EventResource::Node, ActionType::ADD)],
     )
+}
+
+/// The fuzzer's form of [`check`]: the first byte picks SchedulerPopFromBackoffQ (odd: on),
+/// then two bytes per operation ([`Op::from_bytes`]), at most 400 operations.
+pub fn check_bytes(data: &[u8]) -> Result<(), String> {
+    let Some((&first, rest)) = data.split_first() else {
+        return Ok(());
+    };
+    let ops = rest
+        .chunks_exact(2)
+        .take(400)
+        .map(|c| Op::from_bytes(c[0], c[1]))
+        .collect();
+    check(ops, first % 2 == 1)
 }
 
 /// Runs `ops` on the real queue and on the model side by side; the first place where they
