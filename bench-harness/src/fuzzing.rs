@@ -14,8 +14,11 @@ use tidegate_engine::api::quantity::Quantity;
 use tidegate_engine::api::validation::validate_pod_create;
 use tidegate_engine::plugins::Registry;
 
+/// A fuzz target's entry: arbitrary bytes in, nothing out; a panic is a finding.
+pub type Entry = fn(&[u8]);
+
 /// The fuzz targets, by name (the `fuzz/fuzz_targets/<name>.rs` files), with their entries.
-pub const TARGETS: &[(&str, fn(&[u8]))] = &[
+pub const TARGETS: &[(&str, Entry)] = &[
     ("workload_config", workload_config),
     ("scheduler_config", scheduler_config),
     ("quantity", quantity),
