@@ -706,21 +706,22 @@ impl Scheduler {
         if !st.is_success() {
             fwk.run_unreserve(&mut t.state, &t.assumed, t.host);
             self.cache.forget_pod(&key);
-            // The resources it held are free again (kube: an AssignedPodDelete event; after a
-            // Permit rejection the pod itself is not moved by it).
-            self.queue.move_all_to_active_or_backoff(ClusterEvent::new(
-                EventResource::AssignedPod,
-                ActionType::DELETE,
-            ));
-            let f = if permit_rejected {
-                rejection(st)
+            // The resources it held are free again: an AssignedPodDelete event, as kube's
+            // handleBindingCycleError raises. After a rejection (a Permit plugin said no or
+            // timed out) the event comes after the failure handler and skips the pod itself,
+            // which stays unschedulable until something else may help it.
+            let freed = ClusterEvent::new(EventResource::AssignedPod, ActionType::DELETE);
+            if permit_rejected {
+                self.handle_failure(t.qpi, rejection(st), t.start, t.cycle);
+                self.queue.move_all_to_active_or_backoff_except(freed, &key);
             } else {
-                Failure {
+                self.queue.move_all_to_active_or_backoff(freed);
+                let f = Failure {
                     status: st,
                     diagnosis: None,
-                }
-            };
-            self.handle_failure(t.qpi, f, t.start, t.cycle);
+                };
+                self.handle_failure(t.qpi, f, t.start, t.cycle);
+            }
             return;
         }
         let elapsed = t.start.elapsed().as_nanos() as u64;

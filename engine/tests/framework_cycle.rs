@@ -269,6 +269,12 @@ fn a_permit_timeout_unreserves_in_reverse_order_and_requeues_with_the_plugin() {
     assert_eq!(info.attempts, 1);
     // The assumed pod was forgotten: the node holds nothing.
     assert!(!s.sched.cache.is_assumed(&key));
+    // Gang has no EnqueueExtensions, so (as kube's defaultEnqueueExtension) it is registered
+    // for every event: a node joining moves its rejected pod out of the unschedulable pool.
+    s.sched.on_node_add(Arc::new(Node::named("n2")));
+    assert!(eventually(|| {
+        s.sched.queue.locate(&key) != Some("unschedulable")
+    }));
     s.sched.stop();
     handle.join().unwrap();
 }

@@ -10,6 +10,10 @@
 //!   it leaves the group, and every other waiting member is rejected too: a gang runs whole or
 //!   not at all. They come back through the queue with this plugin as their rejector.
 //! - Pods without the label are not this plugin's business (Success).
+//! - **Requeue** (EnqueueExtensions): a rejected member can only be helped by a new member of
+//!   its group, so the plugin registers Pod/Add with a hint that queues a rejected pod only
+//!   for a pod of the same group. (Without EnqueueExtensions kube, and tidegate, would move
+//!   its rejected pods on every cluster event.)
 //!
 //! Lock discipline: the group map's lock is never held while allowing or rejecting, because a
 //! rejection runs the member's binding-cycle failure path, which calls Unreserve here.
@@ -20,8 +24,11 @@ use serde::Deserialize;
 use std::sync::Arc;
 use std::time::Duration;
 use tidegate_engine::api::{Pod, PodKey, Sym};
+use tidegate_engine::framework::events::{
+    ActionType, ClusterEvent, EventObject, EventResource, QueueingHint,
+};
 use tidegate_engine::framework::{
-    Code, CycleState, PermitPlugin, Plugin, ReservePlugin, Status, WaitingPods,
+    Code, CycleState, EnqueueExtensions, PermitPlugin, Plugin, ReservePlugin, Status, WaitingPods,
 };
 use tidegate_engine::plugins::{Registry, decode_args};
 
@@ -101,6 +108,32 @@ impl Plugin for Gang {
     }
     fn into_reserve(self: Arc<Self>) -> Option<Arc<dyn ReservePlugin>> {
         Some(self)
+    }
+    fn into_enqueue_extensions(self: Arc<Self>) -> Option<Arc<dyn EnqueueExtensions>> {
+        Some(self)
+    }
+}
+
+impl EnqueueExtensions for Gang {
+    /// A new member may complete the group.
+    fn events_to_register(&self) -> Vec<ClusterEvent> {
+        vec![ClusterEvent::new(EventResource::Pod, ActionType::ADD)]
+    }
+    fn queueing_hint(
+        &self,
+        _event: &ClusterEvent,
+        pod: &Pod,
+        _old: &EventObject,
+        new: &EventObject,
+    ) -> Result<QueueingHint, String> {
+        let same_group = |p: &Pod| match (Self::group_of(p), Self::group_of(pod)) {
+            (Ok(Some((a, _))), Ok(Some((b, _)))) => a == b,
+            _ => false,
+        };
+        Ok(match new.pod() {
+            Some(p) if p.key != pod.key && same_group(p) => QueueingHint::Queue,
+            _ => QueueingHint::QueueSkip,
+        })
     }
 }
 

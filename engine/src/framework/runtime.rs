@@ -55,6 +55,31 @@ pub enum FrameworkError {
     },
 }
 
+/// Whether `p` takes part in an extension point that can leave a pod unschedulable (kube's
+/// `shouldHaveEnqueueExtensions`).
+fn can_reject(p: &Arc<dyn Plugin>) -> bool {
+    p.clone().into_pre_enqueue().is_some()
+        || p.clone().into_pre_filter().is_some()
+        || p.clone().into_filter().is_some()
+        || p.clone().into_reserve().is_some()
+        || p.clone().into_permit().is_some()
+}
+
+/// Every resource with every action (kube's `UnrollWildCardResource`): the registration of
+/// a plugin without EnqueueExtensions.
+pub fn every_event() -> Vec<ClusterEvent> {
+    use super::events::{ActionType, EventResource};
+    [
+        EventResource::Pod,
+        EventResource::Node,
+        EventResource::Namespace,
+        EventResource::Service,
+    ]
+    .into_iter()
+    .map(|r| ClusterEvent::new(r, ActionType::ALL))
+    .collect()
+}
+
 /// One extension point's plugins (kube's `PluginSet`): enabled in order, with score weights
 /// (0 = unset), and disabled names (`*` = every default).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -359,13 +384,18 @@ impl Framework {
         if fwk.bind.is_empty() {
             return Err(FrameworkError::NoBind(index));
         }
-        // EnqueueExtensions of every enabled plugin (kube registers the events of all of them).
+        // EnqueueExtensions of every enabled plugin. One that can reject a pod (PreEnqueue,
+        // PreFilter, Filter, Reserve, Permit) but does not implement them is registered for
+        // every event, each resource with every action, as kube's `defaultEnqueueExtension`
+        // does: nobody knows which events could help its pods, so all of them may.
         for name in &order {
             let p = instances[name].clone();
             let pname = p.name();
-            if let Some(e) = p.into_enqueue_extensions() {
+            if let Some(e) = p.clone().into_enqueue_extensions() {
                 fwk.events.insert(pname, e.events_to_register());
                 fwk.enqueue_extensions.insert(pname, e);
+            } else if can_reject(&p) {
+                fwk.events.insert(pname, every_event());
             }
         }
         Ok(fwk)

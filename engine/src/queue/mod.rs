@@ -919,8 +919,25 @@ impl SchedulingQueue {
 
     /// A cluster event with the objects it carries (for QueueingHints).
     pub fn on_cluster_event(&self, event: ClusterEvent, old: EventObject, new: EventObject) {
+        self.on_cluster_event_except(event, old, new, None);
+    }
+
+    /// [`SchedulingQueue::move_all_to_active_or_backoff`] for every pod but `except` (kube's
+    /// precheck in `handleBindingCycleError`: the pod a Permit plugin rejected is not moved
+    /// by the AssignedPodDelete its own forgetting raises).
+    pub fn move_all_to_active_or_backoff_except(&self, event: ClusterEvent, except: &PodKey) {
+        self.on_cluster_event_except(event, EventObject::None, EventObject::None, Some(except));
+    }
+
+    fn on_cluster_event_except(
+        &self,
+        event: ClusterEvent,
+        old: EventObject,
+        new: EventObject,
+        except: Option<&PodKey>,
+    ) {
         let mut inner = self.inner.lock();
-        let keys = if inner.unschedulable.is_empty() {
+        let mut keys = if inner.unschedulable.is_empty() {
             Vec::new()
         } else if event.is_wildcard() {
             inner.unschedulable.keys()
@@ -932,6 +949,9 @@ impl SchedulingQueue {
                 .map(|(p, _)| *p);
             inner.unschedulable.candidates(plugins)
         };
+        if let Some(k) = except {
+            keys.retain(|x| x != k);
+        }
         self.move_candidates(&mut inner, keys, event, old, new);
     }
 
