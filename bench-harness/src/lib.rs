@@ -8,6 +8,7 @@ pub mod controller;
 pub mod error;
 pub mod fuzzing;
 pub mod html;
+pub mod inject;
 pub mod manifest;
 pub mod objects;
 pub mod pace;

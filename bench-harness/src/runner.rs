@@ -60,6 +60,8 @@ pub struct RunOptions {
     pub flamegraph: bool,
     /// Where `tidegate serve` reads the running workload's scheduler from.
     pub live: Option<Arc<LiveScheduler>>,
+    /// Faults to inject (`--inject`, see [`crate::inject`]).
+    pub inject: Option<Arc<crate::inject::Injection>>,
 }
 
 /// The scheduler of the workload running now, for `tidegate serve`'s `/metrics`.
@@ -94,6 +96,7 @@ impl Default for RunOptions {
             prometheus: false,
             live: None,
             flamegraph: false,
+            inject: None,
         }
     }
 }
@@ -691,7 +694,14 @@ fn execute(cfg: &Config, p: &Plan, opts: &RunOptions) -> Result<RunResult, Harne
     let queue_clock = vclock
         .clone()
         .map(|c| c as Arc<dyn tidegate_engine::queue::clock::Clock>);
-    let sched = Scheduler::new(sched_cfg, &opts.registry, store.clone(), queue_clock)
+    let mut registry = opts.registry.clone();
+    if let Some(inj) = &opts.inject {
+        store.inject_bind_failures(inj.bind_failure, opts.seed);
+        if inj.needs_plugin() {
+            add_fault_plugin(&mut sched_cfg, &mut registry, inj, opts.seed)?;
+        }
+    }
+    let sched = Scheduler::new(sched_cfg, &registry, store.clone(), queue_clock)
         .map_err(|e| HarnessError::Run(e.to_string()))?;
     store.attach(sched.clone());
     for c in &opts.controllers {
@@ -844,6 +854,89 @@ fn execute(cfg: &Config, p: &Plan, opts: &RunOptions) -> Result<RunResult, Harne
     })
 }
 
+/// Puts the `FaultInjection` plugin into every profile, at the extension points its faults
+/// need: appended (it runs after the profile's own plugins), except at Bind, where it runs
+/// first so that it can fail a binding before DefaultBinder makes it.
+fn add_fault_plugin(
+    cfg: &mut SchedulerConfig,
+    registry: &mut Registry,
+    inj: &Arc<crate::inject::Injection>,
+    seed: u64,
+) -> Result<(), HarnessError> {
+    use crate::inject::{FaultInjection, NAME, Point};
+    let for_plugin = inj.clone();
+    registry.register(NAME, move |_| {
+        Arc::new(FaultInjection::new(for_plugin.clone(), seed))
+    });
+    for (i, prof) in cfg.profiles.iter_mut().enumerate() {
+        // The bind plugins the profile runs now, to run after ours.
+        let binders: Vec<&'static str> = {
+            let trial = tidegate_engine::framework::Framework::new(
+                i,
+                prof,
+                registry,
+                &crate::sched_config::trial_context(),
+                Arc::new(tidegate_engine::metrics::Metrics::new()),
+            )
+            .map_err(|e| HarnessError::Run(e.to_string()))?;
+            trial
+                .plugin_names()
+                .into_iter()
+                .find(|(p, _)| *p == "bind")
+                .map(|(_, v)| v)
+                .unwrap_or_default()
+        };
+        for point in inj.plugin_points() {
+            let pl = &mut prof.plugins;
+            match point {
+                Point::PreFilter => pl.pre_filter.enabled.push((NAME.into(), 0)),
+                Point::Filter => pl.filter.enabled.push((NAME.into(), 0)),
+                Point::Score => pl.score.enabled.push((NAME.into(), 1)),
+                Point::Reserve => pl.reserve.enabled.push((NAME.into(), 0)),
+                Point::Permit => pl.permit.enabled.push((NAME.into(), 0)),
+                Point::Bind => {
+                    pl.bind.disabled = vec!["*".into()];
+                    pl.bind.enabled = std::iter::once(NAME)
+                        .chain(binders.iter().copied())
+                        .map(|n| (n.to_string(), 0))
+                        .collect();
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `--inject node-updates`: every 10 ms, the share of the rate's node label updates, round
+/// robin over the nodes (their names refreshed every second), until the workload ends.
+fn node_storm(store: Arc<Store>, per_second: f64) -> crate::pace::Step {
+    const TICK: Duration = Duration::from_millis(10);
+    let per_tick = per_second * TICK.as_secs_f64();
+    let mut owed = 0.0f64;
+    let mut names: Vec<String> = Vec::new();
+    let mut next = 0usize;
+    let mut tick = 0u64;
+    let mut updates = 0u64;
+    Box::new(move |now: Time| {
+        if tick.is_multiple_of(100) {
+            names = store.node_names();
+        }
+        tick += 1;
+        owed += per_tick;
+        while owed >= 1.0 && !names.is_empty() {
+            owed -= 1.0;
+            let name = &names[next % names.len()];
+            next += 1;
+            updates += 1;
+            store.touch_node(name, "tidegate.io/event-storm", &updates.to_string());
+        }
+        if names.is_empty() {
+            owed = owed.min(1.0);
+        }
+        Some(now + TICK)
+    })
+}
+
 #[allow(clippy::too_many_arguments)]
 fn run_ops(
     cfg: &Config,
@@ -862,6 +955,17 @@ fn run_ops(
     let field = |i: usize| format!("{}.workloadTemplate[{i}]", p.tc.name);
     let window_name =
         |last: &str| format!("BenchmarkPerfScheduling/{}/{}/{last}", p.tc.name, p.wl.name);
+    if let Some(inj) = opts
+        .inject
+        .as_ref()
+        .filter(|i| i.node_updates_per_second > 0.0)
+    {
+        let first = pace.now() + Duration::from_millis(10);
+        pace.spawn(
+            first,
+            node_storm(store.clone(), inj.node_updates_per_second),
+        );
+    }
     for (i, op) in p.ops.iter().enumerate() {
         progress.op(i, op.opcode());
         match op {
@@ -1309,23 +1413,45 @@ fn timeout_error(
     let s = store.ns_stats(ns);
     let q = sched.queue.counts();
     let mut reasons: BTreeMap<String, usize> = BTreeMap::new();
-    for (_, cond) in store.unbound_pods() {
-        let key = cond.map_or("not attempted yet".to_string(), |(r, m)| {
+    // The rejector plugins of each pending pod, summarised (kube's UnschedulablePlugins; a
+    // pod that failed with an error has none).
+    let mut rejectors: BTreeMap<String, usize> = BTreeMap::new();
+    for (key, cond) in store.unbound_pods() {
+        let reason = cond.map_or("not attempted yet".to_string(), |(r, m)| {
             format!("{r}: {m}")
         });
-        *reasons.entry(key).or_default() += 1;
+        *reasons.entry(reason).or_default() += 1;
+        if let Some(info) = sched.queue.pending_info(&key)
+            && info.attempts > 0
+        {
+            let by = if info.unschedulable_plugins.is_empty() {
+                "(an error, no plugin)".to_string()
+            } else {
+                info.unschedulable_plugins.join("+")
+            };
+            *rejectors.entry(by).or_default() += 1;
+        }
     }
-    let mut top: Vec<(String, usize)> = reasons.into_iter().collect();
-    top.sort_by_key(|t| std::cmp::Reverse(t.1));
-    let why: Vec<String> = top
-        .iter()
-        .take(5)
-        .map(|(r, n)| format!("{n} × {r}"))
-        .collect();
+    let top = |m: BTreeMap<String, usize>| -> String {
+        let mut v: Vec<(String, usize)> = m.into_iter().collect();
+        v.sort_by_key(|t| std::cmp::Reverse(t.1));
+        v.iter()
+            .take(5)
+            .map(|(r, n)| format!("{n} × {r}"))
+            .collect::<Vec<_>>()
+            .join("; ")
+    };
     HarnessError::Run(format!(
-        "timed out after {timeout:?} waiting for {want} pods in namespace {ns} (bound {}, attempted {}); queues: {q:?}; pending because: {}",
+        "timed out after {timeout:?} waiting for {want} pods in namespace {ns} (bound {}, attempted {}; {} scheduling attempts in all); queues: active {}, backoff {}, unschedulable {}, gated {}, in flight {}; rejected by: {}; pending because: {}",
         s.bound,
         s.attempted_unbound,
-        why.join("; ")
+        sched.stats.attempts.load(Ordering::Relaxed),
+        q.active,
+        q.backoff,
+        q.unschedulable,
+        q.gated,
+        q.in_flight,
+        top(rejectors),
+        top(reasons),
     ))
 }

@@ -46,6 +46,15 @@ fn enabled_entry(root: &SNode, profile: usize, name: &str) -> Option<String> {
     })
 }
 
+/// A plugin context for trial builds of a framework (nothing it holds is ever called).
+pub fn trial_context() -> PluginContext {
+    PluginContext {
+        client: Arc::new(TrialClient),
+        waiting_pods: Default::default(),
+        pool: None,
+    }
+}
+
 /// A client for the trial build: plugins only keep it, nothing is called.
 struct TrialClient;
 impl ClusterClient for TrialClient {

@@ -101,6 +101,10 @@ struct State {
     created: u64,
     deleted: u64,
     binds: u64,
+    /// Binding calls so far (the draws of an injected bind failure depend on it).
+    bind_calls: u64,
+    /// `--inject bind-failure=RATE`: probability and seed.
+    bind_failure: Option<(f64, u64)>,
     collectors: Vec<Option<Collector>>,
     /// The labels of the last template seen, shared by the pods stamped from it.
     last_labels: Option<(Arc<core::Pod>, Arc<tidegate_engine::api::Labels>)>,
@@ -252,6 +256,8 @@ impl Store {
                 created: 0,
                 deleted: 0,
                 binds: 0,
+                bind_calls: 0,
+                bind_failure: None,
                 collectors: Vec::new(),
                 last_labels: None,
             }),
@@ -264,6 +270,36 @@ impl Store {
             scheduled_watchers: Mutex::new(Vec::new()),
             controllers: RwLock::new(Vec::new()),
         })
+    }
+
+    /// Refuses a binding with probability `rate` from now on (`--inject bind-failure`), as an
+    /// API server under trouble does; the draws depend on `seed` and the call count.
+    pub fn inject_bind_failures(&self, rate: f64, seed: u64) {
+        self.state.lock().bind_failure = (rate > 0.0).then_some((rate, seed));
+    }
+
+    /// The names of the stored nodes, sorted.
+    pub fn node_names(&self) -> Vec<String> {
+        let mut v: Vec<String> = self.state.lock().nodes.keys().cloned().collect();
+        v.sort_unstable();
+        v
+    }
+
+    /// A label update of node `name` (`--inject node-updates`): label `key` set to `value`,
+    /// and the scheduler gets the update event. False when the node is gone.
+    pub fn touch_node(&self, name: &str, key: &str, value: &str) -> bool {
+        let Some((obj, _)) = self.state.lock().nodes.get(name).cloned() else {
+            return false;
+        };
+        let mut obj = (*obj).clone();
+        obj.metadata
+            .labels
+            .get_or_insert_with(Default::default)
+            .insert(key.to_string(), value.to_string());
+        match convert::node(&obj) {
+            Ok(node) => self.update_node(obj, node).is_ok(),
+            Err(_) => false,
+        }
     }
 
     /// Connects the scheduler's event handlers. Objects already stored are replayed as adds
@@ -1140,6 +1176,20 @@ impl ClusterClient for Store {
         let mut st = self.state.lock();
         if !st.nodes.contains_key(&node_name) {
             return Err(format!("nodes {node_name:?} not found"));
+        }
+        st.bind_calls += 1;
+        if let Some((rate, seed)) = st.bind_failure
+            && crate::inject::draw(&[
+                seed,
+                0xb1d,
+                crate::inject::stable_hash(&pod.key.to_string()),
+                st.bind_calls,
+            ]) < rate
+        {
+            return Err(format!(
+                "Internal error occurred: binding pod {:?} to node {node_name:?} refused (injected bind failure)",
+                pod.key.to_string()
+            ));
         }
         let rv = st.rv + 1;
         // The pod's labels are needed only by collection windows with a label selector.
