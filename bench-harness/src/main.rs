@@ -444,6 +444,20 @@ fn run_with(
             placements.len()
         );
     }
+    let peak = reports
+        .iter()
+        .filter_map(|r| match &r.outcome {
+            Outcome::Ran(res) => res.peak_rss_mb.map(|mb| (mb, r)),
+            _ => None,
+        })
+        .max_by(|a, b| a.0.total_cmp(&b.0));
+    if let Some((mb, r)) = peak {
+        outln!(
+            "memory: peak RSS {mb:.0} MB ({}/{})",
+            r.test_case,
+            r.workload
+        );
+    }
     if let Some(dir) = &args.data_items_dir {
         report::fill_not_applicable(&mut all_items);
         let doc = DataItems {

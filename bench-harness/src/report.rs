@@ -315,6 +315,19 @@ pub fn memory_items(samples: &[(f64, f64)], name: &str) -> Vec<DataItem> {
     ]
 }
 
+/// `tidegate_peak_rss`: the workload's peak resident set (MB), and per pod created.
+pub fn peak_rss_item(mb: f64, pods: u64, name: &str) -> DataItem {
+    let mut data: BTreeMap<String, f64> = [("Max".to_string(), mb)].into();
+    if pods > 0 {
+        data.insert("KBPerPod".into(), mb * 1024.0 / pods as f64);
+    }
+    DataItem {
+        data,
+        unit: "MB".into(),
+        labels: base_labels("tidegate_peak_rss", name),
+    }
+}
+
 /// The SchedulingDuration item: seconds from the window's start to its stop.
 pub fn scheduling_duration_item(d: Duration, name: &str) -> DataItem {
     DataItem {

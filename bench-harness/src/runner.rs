@@ -181,6 +181,9 @@ pub struct RunResult {
     pub wall: Duration,
     /// Every pod at the end (only with [`RunOptions::dump_pods`]).
     pub pods: Vec<PodDump>,
+    /// The process's peak resident set during the workload, in MB (`VmHWM`, reset when the
+    /// workload starts where the kernel allows it; None where /proc is not available).
+    pub peak_rss_mb: Option<f64>,
 }
 
 /// One pod at the end of a workload, as `--dump-pods` writes it.
@@ -449,6 +452,21 @@ pub fn rss_mb() -> Option<f64> {
     Some(kb / 1024.0)
 }
 
+/// The process's peak resident set in MB (`VmHWM`), or None where /proc is not available.
+pub fn peak_rss_mb() -> Option<f64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kb: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb / 1024.0)
+}
+
+/// Resets the peak resident set to the current one (Linux: `5` into `/proc/self/clear_refs`),
+/// so that each workload reports its own peak. Where that is refused the peak is the
+/// process's so far.
+fn reset_peak_rss() {
+    let _ = std::fs::write("/proc/self/clear_refs", "5");
+}
+
 /// CPU samples (pprof) of a workload's measured phases: stack → count.
 pub struct Profile(pub pprof::Report);
 
@@ -659,6 +677,7 @@ pub fn run_config(cfg: &Config, opts: &RunOptions) -> Result<Vec<WorkloadReport>
 
 fn execute(cfg: &Config, p: &Plan, opts: &RunOptions) -> Result<RunResult, HarnessError> {
     let started = Instant::now();
+    reset_peak_rss();
     let vclock = opts
         .clock
         .is_virtual()
@@ -791,6 +810,10 @@ fn execute(cfg: &Config, p: &Plan, opts: &RunOptions) -> Result<RunResult, Harne
     }
     let name = format!("BenchmarkPerfScheduling/{}/{}", p.tc.name, p.wl.name);
     items.push(report::summary_item(&name, &summary.as_pairs()));
+    let peak_rss_mb = peak_rss_mb();
+    if let Some(mb) = peak_rss_mb {
+        items.push(report::peak_rss_item(mb, summary.created, &name));
+    }
     items.extend(report::gauge_items(&gauges, &name));
     let selector =
         p.wl.threshold_metric_selector
@@ -851,6 +874,7 @@ fn execute(cfg: &Config, p: &Plan, opts: &RunOptions) -> Result<RunResult, Harne
         placements: store.placements(),
         wall: started.elapsed(),
         pods,
+        peak_rss_mb,
     })
 }
 
