@@ -794,6 +794,28 @@ pub fn resolve_ops(cfg: &Config, tc: &TestCase, wl: &Workload) -> Result<Vec<Op>
             ops.push(resolve_op(cfg, &cx, tc, wl, raw, &of, ops.len(), &used)?);
         }
     }
+    // The objects the workload creates in all, against the same limit as one op: a config
+    // that multiplies its way past it is refused here, before anything is allocated.
+    let total: u64 = ops
+        .iter()
+        .map(|op| match op {
+            Op::CreateNodes { count, .. }
+            | Op::CreateNamespaces { count, .. }
+            | Op::CreatePods { count, .. }
+            | Op::CreateAny { count, .. } => *count as u64,
+            _ => 0,
+        })
+        .sum();
+    if total > MAX_COUNT as u64 {
+        return Err(InputError::new(
+            &cfg.path,
+            Some(wl.pos),
+            format!("{}.workloads[{}]", tc.name, wl.name),
+            format!(
+                "the workload creates {total} objects in all, more than the limit of {MAX_COUNT}"
+            ),
+        ));
+    }
     let used = used.into_inner();
     let unused: Vec<&str> = used.iter().filter(|(_, u)| !**u).map(|(k, _)| *k).collect();
     if let Some(first) = unused.first() {
