@@ -70,7 +70,12 @@ impl ObjectTemplate {
                 line: l as u64,
                 column: e.column().unwrap_or(1) as u64,
             });
-            InputError::new(path, pos, "", e.to_string())
+            // The position is the error's own; the message says what kind of error it is.
+            let msg = match pos {
+                Some(_) => format!("template syntax: {}", e.message()),
+                None => e.to_string(),
+            };
+            InputError::new(path, pos, "", msg)
         })?;
         let fixed = if template.is_static() {
             Some(Rendered {
