@@ -96,6 +96,8 @@ pub struct Scheduler {
     global_pct: Option<u32>,
     deterministic: bool,
     pub stats: SchedulerStats,
+    /// Score's buffers between cycles (only the scheduling thread scores).
+    score_scratch: Mutex<ScoreScratch>,
 }
 
 /// A pod that passed the scheduling cycle (assumed, reserved, permitted or waiting), on its way
@@ -283,6 +285,7 @@ impl Scheduler {
             global_pct: cfg.percentage_of_nodes_to_score,
             deterministic: cfg.deterministic,
             stats: SchedulerStats::default(),
+            score_scratch: Mutex::new(ScoreScratch::default()),
         }))
     }
 
@@ -904,21 +907,19 @@ impl Scheduler {
             });
         }
         let t = Instant::now();
-        let totals = match self.score_nodes(fwk, state, pod, &feasible) {
-            Ok(t) => t,
-            Err(st) => {
-                fwk.observe_phase(ExtensionPoint::Score, Code::Error, t.elapsed());
-                return Err(Failure {
-                    status: st,
-                    diagnosis: None,
-                });
-            }
-        };
+        let mut scratch = self.score_scratch.lock();
+        if let Err(st) = self.score_nodes(fwk, state, pod, &feasible, &mut scratch) {
+            fwk.observe_phase(ExtensionPoint::Score, Code::Error, t.elapsed());
+            return Err(Failure {
+                status: st,
+                diagnosis: None,
+            });
+        }
         fwk.observe_phase(ExtensionPoint::Score, Code::Success, t.elapsed());
-        Ok(feasible[self.select_host(&totals)].name())
+        Ok(feasible[self.select_host(&scratch.totals)].name())
     }
 
-    /// Score, NormalizeScore and weights; returns the total per feasible node.
+    /// Score, NormalizeScore and weights: the total per feasible node, in `scratch.totals`.
     ///
     /// Nodes are scored in blocks of [`SCORE_BLOCK`]: each plugin scores the whole block in one
     /// call (reading its PreScore state once), and the block's NodeInfos stay in cache while
@@ -930,14 +931,25 @@ impl Scheduler {
         state: &CycleState,
         pod: &Pod,
         feasible: &[&crate::framework::NodeInfo],
-    ) -> Result<Vec<i64>, Status> {
+        scratch: &mut ScoreScratch,
+    ) -> Result<(), Status> {
         let plugins = fwk.active_score_plugins(state);
         let f = feasible.len();
+        let ScoreScratch {
+            scores,
+            column,
+            totals,
+        } = scratch;
+        totals.clear();
         if plugins.is_empty() {
-            return Ok(vec![1; f]);
+            totals.resize(f, 1);
+            return Ok(());
         }
+        totals.resize(f, 0);
         let p = plugins.len();
-        let mut scores = vec![0i64; f * p];
+        // Every slot is written by its plugin before it is read: no need to zero.
+        scores.resize(f * p, 0);
+        let scores = &mut scores[..f * p];
         let score_block = |(b, out): (usize, &mut [i64])| -> Result<(), Status> {
             let nodes = &feasible[b * SCORE_BLOCK..(b * SCORE_BLOCK + out.len() / p)];
             // Ask for the whole block at once: the misses overlap instead of queueing up
@@ -963,8 +975,8 @@ impl Scheduler {
                 .enumerate()
                 .try_for_each(score_block)?,
         }
-        let mut column = vec![0i64; f];
-        let mut totals = vec![0i64; f];
+        column.resize(f, 0);
+        let column = &mut column[..f];
         for (j, (pl, w)) in plugins.iter().enumerate() {
             for (b, block) in scores.chunks(SCORE_BLOCK * p).enumerate() {
                 let len = block.len() / p;
@@ -972,16 +984,16 @@ impl Scheduler {
                     .copy_from_slice(&block[j * len..(j + 1) * len]);
             }
             if pl.has_normalize() {
-                let st = pl.normalize_score(state, pod, &mut column);
+                let st = pl.normalize_score(state, pod, column);
                 if !st.is_success() {
                     return Err(st.with_plugin(pl.name()));
                 }
             }
-            for (t, c) in totals.iter_mut().zip(&column) {
+            for (t, c) in totals.iter_mut().zip(column.iter()) {
                 *t += c * w;
             }
         }
-        Ok(totals)
+        Ok(())
     }
 
     /// Uniform random choice among the nodes with the highest total (kube's `selectHost`
@@ -1011,6 +1023,18 @@ const PREFETCH_AHEAD: usize = 4;
 
 /// Nodes per Score block: every score plugin scores a block before the next block starts.
 const SCORE_BLOCK: usize = 64;
+
+/// Score's buffers, kept from one cycle to the next (a fresh zeroed allocation of
+/// nodes × plugins scores per cycle cost page faults and a memset each time).
+#[derive(Default)]
+pub(crate) struct ScoreScratch {
+    /// Per block, the block's scores of plugin 0, then of plugin 1, and so on.
+    scores: Vec<i64>,
+    /// One plugin's scores in node order (NormalizeScore's input).
+    column: Vec<i64>,
+    /// The weighted total per feasible node.
+    totals: Vec<i64>,
+}
 
 fn rejection(st: Status) -> Failure {
     Failure {

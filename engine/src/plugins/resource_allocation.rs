@@ -271,21 +271,7 @@ impl ResourceAllocationScorer {
     /// [`Self::pod_requests`].
     pub fn score(&self, node: &NodeInfo, pod_requests: &[i64]) -> i64 {
         if let [(Kind::Cpu, wc), (Kind::Memory, wm)] = self.resources[..] {
-            // kube's default resource list for both scorers: the same arithmetic as below,
-            // with the two resources unrolled (no per-resource dispatch, nothing to zero).
-            let alloc = node.allocatable();
-            let used = if self.use_requested {
-                &node.requested
-            } else {
-                &node.non_zero_requested
-            };
-            let pair = |a: i64, used: i64, req: i64| if a == 0 { (0, 0) } else { (used + req, a) };
-            let (rc, ac) = pair(alloc.milli_cpu, used.milli_cpu, pod_requests[0]);
-            let (rm, am) = pair(alloc.memory, used.memory, pod_requests[1]);
-            if self.strategy == Strategy::Balanced {
-                return balanced_resource_score_2([rc, rm], [ac, am]);
-            }
-            return self.combine(&[rc, rm], &[ac, am], [wc, wm].into_iter());
+            return self.score_cpu_memory(node, pod_requests, wc, wm);
         }
         // Per node, so on the stack: a handful of resources is the norm.
         const INLINE: usize = 8;
@@ -311,8 +297,34 @@ impl ResourceAllocationScorer {
         self.combine(requested, allocatable, weights)
     }
 
-    /// [`Self::score`] for each node of a block.
+    /// kube's default resource list for both scorers: the same arithmetic as the general
+    /// path, with the two resources unrolled (no per-resource dispatch, nothing to zero).
+    #[inline(always)]
+    fn score_cpu_memory(&self, node: &NodeInfo, pod_requests: &[i64], wc: i64, wm: i64) -> i64 {
+        let alloc = node.allocatable();
+        let used = if self.use_requested {
+            &node.requested
+        } else {
+            &node.non_zero_requested
+        };
+        let pair = |a: i64, used: i64, req: i64| if a == 0 { (0, 0) } else { (used + req, a) };
+        let (rc, ac) = pair(alloc.milli_cpu, used.milli_cpu, pod_requests[0]);
+        let (rm, am) = pair(alloc.memory, used.memory, pod_requests[1]);
+        if self.strategy == Strategy::Balanced {
+            return balanced_resource_score_2([rc, rm], [ac, am]);
+        }
+        self.combine(&[rc, rm], &[ac, am], [wc, wm].into_iter())
+    }
+
+    /// [`Self::score`] for each node of a block. The resource list is looked at once per
+    /// block, and kube's default one (cpu, memory) runs an inlined loop.
     pub fn score_nodes(&self, nodes: &[&NodeInfo], pod_requests: &[i64], scores: &mut [i64]) {
+        if let [(Kind::Cpu, wc), (Kind::Memory, wm)] = self.resources[..] {
+            for (s, n) in scores.iter_mut().zip(nodes) {
+                *s = self.score_cpu_memory(n, pod_requests, wc, wm);
+            }
+            return;
+        }
         for (s, n) in scores.iter_mut().zip(nodes) {
             *s = self.score(n, pod_requests);
         }
@@ -320,7 +332,7 @@ impl ResourceAllocationScorer {
 
     /// The strategy over the per-resource `(requested, allocatable)` pairs (allocatable 0:
     /// the node lacks the resource and it does not count).
-    #[inline]
+    #[inline(always)]
     fn combine(
         &self,
         requested: &[i64],
@@ -343,6 +355,7 @@ impl ResourceAllocationScorer {
 }
 
 /// `Σ score(requested, allocatable) × weight / Σ weight` over the resources the node has.
+#[inline(always)]
 fn weighted_mean(
     requested: &[i64],
     allocatable: &[i64],
