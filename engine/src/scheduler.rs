@@ -861,7 +861,8 @@ impl Scheduler {
         let outcome = if nominated.is_empty() {
             find_feasible_in_mode(ordered, pool, n, start_index, num_to_find, |i| {
                 // Nodes are visited in order: fetch the one a few steps ahead.
-                nodes[(i + PREFETCH_AHEAD) % n].prefetch();
+                let ahead = i + PREFETCH_AHEAD;
+                nodes[if ahead < n { ahead } else { ahead % n }].prefetch();
                 Framework::run_filter_plugins(&filters, state_ref, pod, &nodes[i])
             })
         } else {

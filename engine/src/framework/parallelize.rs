@@ -65,6 +65,13 @@ pub struct FilterOutcome {
     pub error: Option<Status>,
 }
 
+/// `i mod n` for `i < 2n` (a start index below `n` plus an offset below `n`): a compare and a
+/// subtraction per node instead of a division.
+#[inline(always)]
+pub fn wrap(i: usize, n: usize) -> usize {
+    if i >= n { i - n } else { i }
+}
+
 /// Runs `check` over the `n` nodes starting at `start`, stopping once `num_to_find` feasible
 /// nodes are found. With `pool` None (or a tiny cluster) it runs inline.
 pub fn find_feasible(
@@ -78,11 +85,13 @@ pub fn find_feasible(
     if n == 0 || num_to_find == 0 {
         return out;
     }
+    // Once per call, so that every node's index is a compare and a subtraction (`wrap`).
+    let start = start % n;
     let parallel = pool.filter(|p| p.current_num_threads() > 1 && n >= 32);
     let Some(pool) = parallel else {
         out.feasible.reserve_exact(num_to_find.min(n));
         for i in 0..n {
-            let idx = (start + i) % n;
+            let idx = wrap(start + i, n);
             let st = check(idx);
             match st.code() {
                 Code::Success => {
@@ -131,7 +140,7 @@ pub fn find_feasible(
                 if stop.load(Ordering::Relaxed) {
                     break;
                 }
-                let idx = (start + i) % n;
+                let idx = wrap(start + i, n);
                 let st = check(idx);
                 match st.code() {
                     Code::Success => local.push(idx),
@@ -219,6 +228,7 @@ pub fn find_feasible_ordered(
     if num_to_find == 0 {
         return FilterOutcome::default();
     }
+    let start = start % n;
     let chunk = chunk_size(n, pool.current_num_threads());
     let chunks = n.div_ceil(chunk);
     let next = CachePadded::new(AtomicUsize::new(0));
@@ -236,7 +246,7 @@ pub fn find_feasible_ordered(
             let mut local = Vec::with_capacity(chunk);
             let mut k = 0;
             for i in c * chunk..((c + 1) * chunk).min(n) {
-                let idx = (start + i) % n;
+                let idx = wrap(start + i, n);
                 let st = check(idx);
                 let code = st.code();
                 local.push((idx, st));
