@@ -845,7 +845,7 @@ impl Scheduler {
         } else {
             self.next_start_node_index.load(Ordering::Relaxed) % n
         };
-        let filters = fwk.active_filter_plugins(state);
+        let filters = fwk.active_filter_plugins(state, pod);
         // Fanning out costs a few microseconds of wake-ups; it pays only for big evaluations.
         let pool = self
             .pool
@@ -1154,10 +1154,16 @@ mod tests {
         };
         assert!(asleep());
         // A lazy push and a busy nudge before the linger time: the worker sleeps on.
+        let pushed = Instant::now();
         assert!(q.push(task("a"), false).is_none());
         q.nudge(false);
+        // Only when this thread was not descheduled past the linger time in between (a
+        // loaded machine does that) is the nudge "before the linger time".
+        let prompt = pushed.elapsed() < BIND_LINGER;
         std::thread::sleep(Duration::from_millis(30));
-        assert!(got.lock().is_empty(), "woken by a lazy push");
+        if prompt {
+            assert!(got.lock().is_empty(), "woken by a lazy push");
+        }
         // Past the linger time, a busy nudge wakes it.
         q.nudge(false);
         assert_eq!(taken(1), vec![1]);

@@ -111,6 +111,13 @@ pub trait PreFilterPlugin: Plugin {
 /// Per-node feasibility. Runs concurrently on many nodes: `&CycleState` is shared.
 pub trait FilterPlugin: Plugin {
     fn filter(&self, state: &CycleState, pod: &Pod, node: &NodeInfo) -> Status;
+    /// True when Filter returns Success on every node for `pod`, whatever the node holds (say
+    /// NodeName for a pod without `spec.nodeName`). The cycle then leaves the plugin out of
+    /// its per-node loop: the outcome is the same, and nothing observable changes (Filter
+    /// plugins' durations are recorded for the phase, not per node). Default: false.
+    fn passes_every_node(&self, _pod: &Pod) -> bool {
+        false
+    }
 }
 
 /// Why nodes failed, handed to PostFilter.

@@ -572,10 +572,10 @@ impl Framework {
 
     /// The Filter plugins that run for this pod (those whose PreFilter did not Skip), computed
     /// once per cycle.
-    pub fn active_filter_plugins(&self, state: &CycleState) -> Vec<&dyn FilterPlugin> {
+    pub fn active_filter_plugins(&self, state: &CycleState, pod: &Pod) -> Vec<&dyn FilterPlugin> {
         self.filter
             .iter()
-            .filter(|p| !state.skip_filter_plugins.contains(&p.name()))
+            .filter(|p| !state.skip_filter_plugins.contains(&p.name()) && !p.passes_every_node(pod))
             .map(|p| &**p)
             .collect()
     }

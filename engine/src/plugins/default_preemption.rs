@@ -195,7 +195,7 @@ impl DefaultPreemption {
                 return Err(s);
             }
         }
-        let filters = fwk.active_filter_plugins(&state);
+        let filters = fwk.active_filter_plugins(&state, pod);
         let s = fwk.run_filter_plugins_with_nominated_pods(&filters, &state, pod, &ni, noms);
         if !s.is_success() {
             return Err(s);

@@ -38,6 +38,9 @@ impl FilterPlugin for NodeName {
             Status::new(Code::UnschedulableAndUnresolvable, ERR_REASON)
         }
     }
+    fn passes_every_node(&self, pod: &Pod) -> bool {
+        pod.spec.node_name.is_empty()
+    }
 }
 
 impl EnqueueExtensions for NodeName {
@@ -88,5 +91,52 @@ mod hint_tests {
         assert_eq!(h("n1"), QueueingHint::Queue);
         assert_eq!(h(""), QueueingHint::Queue);
         assert_eq!(h("n2"), QueueingHint::QueueSkip);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::api::{Node, PodSpecInfo, Sym};
+
+    fn pod(node_name: &str) -> Pod {
+        let spec = PodSpecInfo {
+            node_name: Sym::new(node_name),
+            ..PodSpecInfo::default()
+        };
+        Pod::new("ns", "p", Arc::new(spec))
+    }
+
+    /// Ported from TestNodeName (pkg/scheduler/framework/plugins/nodename/node_name_test.go).
+    #[test]
+    fn filter_table() {
+        let node = NodeInfo::new(Arc::new(Node::named("foo")));
+        let cases = [
+            ("no host specified", "", None),
+            ("host matches", "foo", None),
+            (
+                "host doesn't match",
+                "bar",
+                Some(Code::UnschedulableAndUnresolvable),
+            ),
+        ];
+        for (name, want_node, want) in cases {
+            let st = NodeName.filter(&CycleState::new(), &pod(want_node), &node);
+            match want {
+                None => assert!(st.is_success(), "{name}: {st:?}"),
+                Some(code) => {
+                    assert_eq!(st.code(), code, "{name}");
+                    assert_eq!(st.reasons()[0].to_string(), ERR_REASON, "{name}");
+                }
+            }
+        }
+    }
+
+    /// The cycle leaves NodeName out of the per-node loop exactly when its Filter passes
+    /// every node.
+    #[test]
+    fn passes_every_node_only_without_a_node_name() {
+        assert!(NodeName.passes_every_node(&pod("")));
+        assert!(!NodeName.passes_every_node(&pod("foo")));
     }
 }
