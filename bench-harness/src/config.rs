@@ -1795,15 +1795,10 @@ mod tests {
             Ok(cfg) => cfg,
         };
         cfg.dir = dir.path().join("misc");
-        match Ok::<_, InputError>(cfg) {
-            Err(e) => e.to_string(),
-            Ok(cfg) => {
-                let tc = &cfg.test_cases[0];
-                resolve_ops(&cfg, tc, &tc.workloads[0])
-                    .map(|_| String::new())
-                    .unwrap_or_else(|e| e.to_string())
-            }
-        }
+        let tc = &cfg.test_cases[0];
+        resolve_ops(&cfg, tc, &tc.workloads[0])
+            .map(|_| String::new())
+            .unwrap_or_else(|e| e.to_string())
     }
 
     #[test]

@@ -309,10 +309,15 @@ impl PreFilterPlugin for FaultInjection {
     }
 }
 
+/// The node's part of a draw (its name, hashed without a copy).
+fn node_key(node: &NodeInfo) -> u64 {
+    stable_hash(&node.node.name.as_arc())
+}
+
 impl FilterPlugin for FaultInjection {
     fn filter(&self, state: &CycleState, _: &Pod, node: &NodeInfo) -> Status {
-        let n = stable_hash(&node.node.name.to_string_lossy());
-        if self.hit(state, Point::Filter, self.inj.rate(Point::Filter), n) {
+        let rate = self.inj.rate(Point::Filter);
+        if rate > 0.0 && self.hit(state, Point::Filter, rate, node_key(node)) {
             Self::error(Point::Filter)
         } else {
             Status::success()
@@ -322,8 +327,8 @@ impl FilterPlugin for FaultInjection {
 
 impl ScorePlugin for FaultInjection {
     fn score(&self, state: &CycleState, _: &Pod, node: &NodeInfo) -> Result<i64, Status> {
-        let n = stable_hash(&node.node.name.to_string_lossy());
-        if self.hit(state, Point::Score, self.inj.rate(Point::Score), n) {
+        let rate = self.inj.rate(Point::Score);
+        if rate > 0.0 && self.hit(state, Point::Score, rate, node_key(node)) {
             Err(Self::error(Point::Score))
         } else {
             Ok(0)

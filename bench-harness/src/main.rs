@@ -230,7 +230,7 @@ struct RunArgs {
     ///
     /// Example: --inject error@filter=0.01,bind-failure=5% --inject node-updates=2000
     #[arg(long, value_name = "SPEC", value_parser = parse_inject)]
-    inject: Vec<tidegate_bench::inject::Injection>,
+    inject: Vec<String>,
     /// No progress bar on stderr (it is shown only when stderr is a terminal, and redraws
     /// about eight times a second).
     ///
@@ -328,37 +328,19 @@ fn run(args: RunArgs) -> Result<ExitCode, HarnessError> {
     run_with(args, None)
 }
 
-/// One `--inject` value, parsed on its own (clap reports a bad one with the flag's name).
-fn parse_inject(s: &str) -> Result<tidegate_bench::inject::Injection, String> {
-    let mut i = tidegate_bench::inject::Injection::default();
-    i.add(s)?;
-    Ok(i)
+/// One `--inject` value, checked on its own (clap reports a bad one with the flag's name).
+fn parse_inject(s: &str) -> Result<String, String> {
+    tidegate_bench::inject::Injection::default().add(s)?;
+    Ok(s.to_string())
 }
 
 /// Every `--inject` value as one set of faults (a later value for the same fault wins).
-fn merge_injections(
-    all: &[tidegate_bench::inject::Injection],
-) -> Option<std::sync::Arc<tidegate_bench::inject::Injection>> {
-    if all.is_empty() {
-        return None;
-    }
+fn injections(all: &[String]) -> Option<std::sync::Arc<tidegate_bench::inject::Injection>> {
     let mut m = tidegate_bench::inject::Injection::default();
-    for i in all {
-        for e in &i.errors {
-            m.errors.retain(|x| x.0 != e.0);
-            m.errors.push(*e);
-        }
-        if i.bind_failure > 0.0 {
-            m.bind_failure = i.bind_failure;
-        }
-        if i.permit_timeout.is_some() {
-            m.permit_timeout = i.permit_timeout;
-        }
-        if i.node_updates_per_second > 0.0 {
-            m.node_updates_per_second = i.node_updates_per_second;
-        }
+    for s in all {
+        m.add(s).ok()?;
     }
-    Some(std::sync::Arc::new(m))
+    (!all.is_empty()).then(|| std::sync::Arc::new(m))
 }
 
 fn run_with(
@@ -386,7 +368,7 @@ fn run_with(
                 attempt_cost: args.virtual_attempt_cost,
             },
         },
-        inject: merge_injections(&args.inject),
+        inject: injections(&args.inject),
         ..RunOptions::default()
     };
     if runner::select(&cfg, &opts).is_empty() {

@@ -444,20 +444,23 @@ fn plan<'c>(
     })
 }
 
-/// The process's resident set in MB (`VmRSS`), or None where /proc is not available.
-pub fn rss_mb() -> Option<f64> {
+/// A `kB` field of `/proc/self/status` (`VmRSS:`, `VmHWM:`) in MB, or None where /proc is not
+/// available.
+fn proc_status_mb(field: &str) -> Option<f64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
+    let line = status.lines().find(|l| l.starts_with(field))?;
     let kb: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
     Some(kb / 1024.0)
 }
 
+/// The process's resident set in MB (`VmRSS`), or None where /proc is not available.
+pub fn rss_mb() -> Option<f64> {
+    proc_status_mb("VmRSS:")
+}
+
 /// The process's peak resident set in MB (`VmHWM`), or None where /proc is not available.
 pub fn peak_rss_mb() -> Option<f64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
-    let kb: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kb / 1024.0)
+    proc_status_mb("VmHWM:")
 }
 
 /// Resets the peak resident set to the current one (Linux: `5` into `/proc/self/clear_refs`),
