@@ -7,7 +7,7 @@
 
 use super::cycle_state::CycleState;
 use super::events::{ClusterEvent, EventObject, QueueingHint};
-use super::node_info::NodeInfo;
+use super::node_info::{NodeInfo, NodeTraits};
 use super::status::Status;
 use crate::api::{LabelSelector, Labels, Pod, Sym};
 use crate::cache::Snapshot;
@@ -118,7 +118,19 @@ pub trait FilterPlugin: Plugin {
     fn passes_every_node(&self, _pod: &Pod) -> bool {
         false
     }
+    /// The nodes this plugin can reject for `pod`: Filter returns Success on every node that
+    /// has none of these traits, whatever else the node holds (NodeUnschedulable passes every
+    /// schedulable node; TaintToleration every node without taints). The per-node loop then
+    /// calls the plugin only on nodes with one of them. Default: [`NodeTraits::ANY`] (every
+    /// node).
+    fn needs_nodes_with(&self, _pod: &Pod) -> NodeTraits {
+        NodeTraits::ANY
+    }
 }
+
+/// The Filter plugins that run in a cycle, each with the nodes it needs to see
+/// ([`FilterPlugin::needs_nodes_with`]).
+pub type ActiveFilters<'a> = Vec<(&'a dyn FilterPlugin, NodeTraits)>;
 
 /// Why nodes failed, handed to PostFilter.
 #[derive(Clone, Debug, Default)]

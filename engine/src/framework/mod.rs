@@ -13,7 +13,7 @@ pub mod waiting_pods;
 pub use cycle_state::CycleState;
 pub use events::{ActionType, ClusterEvent, EventResource};
 pub use interface::*;
-pub use node_info::NodeInfo;
+pub use node_info::{NodeInfo, NodeTraits};
 pub use runtime::{Framework, FrameworkError, Profile};
 pub use status::{Code, Status};
 pub use waiting_pods::{WaitingPod, WaitingPods};

@@ -24,8 +24,8 @@ pub struct NodeInfo {
     /// Copies of the node fields every Filter/Score pass reads, kept inline so that a node
     /// without taints is evaluated without touching its `Node` (one cache miss less per node).
     name: Sym,
-    unschedulable: bool,
-    has_taints: bool,
+    /// `spec.unschedulable` and "has taints", as [`NodeTraits`].
+    traits: NodeTraits,
     allocatable: Resource,
     /// Sum of the effective requests of the node's pods.
     pub requested: Resource,
@@ -44,6 +44,47 @@ pub struct NodeInfo {
     pub pods_with_affinity: PodList,
     /// Those with required anti-affinity.
     pub pods_with_required_anti_affinity: PodList,
+}
+
+/// A set of node properties. A Filter plugin that can only reject nodes having one of them
+/// says so ([`FilterPlugin::needs_nodes_with`]), and the per-node loop calls it only on such
+/// nodes: on the others it would return Success, so leaving it out changes nothing.
+///
+/// Every node has [`NodeTraits::ANY`], so a plugin that needs every node declares that.
+///
+/// [`FilterPlugin::needs_nodes_with`]: crate::framework::interface::FilterPlugin::needs_nodes_with
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct NodeTraits(u8);
+
+impl NodeTraits {
+    /// Held by every node.
+    pub const ANY: NodeTraits = NodeTraits(1);
+    /// `spec.unschedulable` is set.
+    pub const UNSCHEDULABLE: NodeTraits = NodeTraits(2);
+    /// The node has at least one taint.
+    pub const TAINTED: NodeTraits = NodeTraits(4);
+
+    /// The traits of a node object.
+    pub fn of(node: &Node) -> NodeTraits {
+        let mut t = NodeTraits::ANY;
+        if node.unschedulable {
+            t = t.union(NodeTraits::UNSCHEDULABLE);
+        }
+        if !node.taints.is_empty() {
+            t = t.union(NodeTraits::TAINTED);
+        }
+        t
+    }
+
+    #[inline(always)]
+    pub const fn union(self, other: NodeTraits) -> NodeTraits {
+        NodeTraits(self.0 | other.0)
+    }
+
+    #[inline(always)]
+    pub const fn intersects(self, other: NodeTraits) -> bool {
+        self.0 & other.0 != 0
+    }
 }
 
 /// Bytes at the start of a [`NodeInfo`] that Filter and Score read (through
@@ -143,8 +184,7 @@ impl NodeInfo {
         NodeInfo {
             allocatable: node.allocatable.clone(),
             name: node.name,
-            unschedulable: node.unschedulable,
-            has_taints: !node.taints.is_empty(),
+            traits: NodeTraits::of(&node),
             node,
             requested: Resource::default(),
             non_zero_requested: Resource::default(),
@@ -161,8 +201,7 @@ impl NodeInfo {
     pub fn set_node(&mut self, node: Arc<Node>) {
         self.allocatable = node.allocatable.clone();
         self.name = node.name;
-        self.unschedulable = node.unschedulable;
-        self.has_taints = !node.taints.is_empty();
+        self.traits = NodeTraits::of(&node);
         self.node = node;
     }
 
@@ -179,13 +218,21 @@ impl NodeInfo {
     /// `spec.unschedulable`.
     #[inline]
     pub fn unschedulable(&self) -> bool {
-        self.unschedulable
+        self.traits.intersects(NodeTraits::UNSCHEDULABLE)
     }
 
     /// Whether the node has any taint (when not, taint checks need not look at the node).
     #[inline]
     pub fn has_taints(&self) -> bool {
-        self.has_taints
+        self.traits.intersects(NodeTraits::TAINTED)
+    }
+
+    /// What Filter plugins may declare they depend on ([`FilterPlugin::needs_nodes_with`]).
+    ///
+    /// [`FilterPlugin::needs_nodes_with`]: crate::framework::interface::FilterPlugin::needs_nodes_with
+    #[inline]
+    pub fn traits(&self) -> NodeTraits {
+        self.traits
     }
 
     pub fn add_pod(&mut self, pod: &Arc<Pod>) {

@@ -8,7 +8,7 @@
 use super::cycle_state::CycleState;
 use super::events::ClusterEvent;
 use super::interface::*;
-use super::node_info::NodeInfo;
+use super::node_info::{NodeInfo, NodeTraits};
 use super::status::{Code, Status};
 use crate::api::{Pod, Sym};
 use crate::cache::Snapshot;
@@ -546,7 +546,7 @@ impl Framework {
     /// add, e.g. affinity); both must pass. `nominated` is empty for most nodes.
     pub fn run_filter_plugins_with_nominated_pods(
         &self,
-        plugins: &[&dyn FilterPlugin],
+        plugins: &[(&dyn FilterPlugin, NodeTraits)],
         state: &CycleState,
         pod: &Pod,
         node: &NodeInfo,
@@ -572,23 +572,28 @@ impl Framework {
 
     /// The Filter plugins that run for this pod (those whose PreFilter did not Skip), computed
     /// once per cycle.
-    pub fn active_filter_plugins(&self, state: &CycleState, pod: &Pod) -> Vec<&dyn FilterPlugin> {
+    pub fn active_filter_plugins(&self, state: &CycleState, pod: &Pod) -> ActiveFilters<'_> {
         self.filter
             .iter()
             .filter(|p| !state.skip_filter_plugins.contains(&p.name()) && !p.passes_every_node(pod))
-            .map(|p| &**p)
+            .map(|p| (&**p, p.needs_nodes_with(pod)))
             .collect()
     }
 
-    /// Runs the given Filter plugins on one node; the first non-success wins.
+    /// Runs the given Filter plugins on one node, each only if the node has a trait it needs;
+    /// the first non-success wins.
     #[inline]
     pub fn run_filter_plugins(
-        plugins: &[&dyn FilterPlugin],
+        plugins: &[(&dyn FilterPlugin, NodeTraits)],
         state: &CycleState,
         pod: &Pod,
         node: &NodeInfo,
     ) -> Status {
-        for p in plugins {
+        let traits = node.traits();
+        for &(p, needs) in plugins {
+            if !traits.intersects(needs) {
+                continue;
+            }
             let s = p.filter(state, pod, node);
             if !s.is_success() {
                 return s.with_plugin(p.name());

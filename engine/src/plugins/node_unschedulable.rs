@@ -9,7 +9,7 @@ use crate::framework::events::{
     ActionType, ClusterEvent, EventObject, EventResource, QueueingHint,
 };
 use crate::framework::interface::{EnqueueExtensions, FilterPlugin, Plugin};
-use crate::framework::node_info::NodeInfo;
+use crate::framework::node_info::{NodeInfo, NodeTraits};
 use crate::framework::status::{Code, Status};
 use std::sync::Arc;
 
@@ -51,6 +51,12 @@ impl FilterPlugin for NodeUnschedulable {
             return Status::success();
         }
         Status::new(Code::UnschedulableAndUnresolvable, ERR_REASON_UNSCHEDULABLE)
+    }
+    fn passes_every_node(&self, pod: &Pod) -> bool {
+        tolerates(&pod.spec.tolerations, &self.taint)
+    }
+    fn needs_nodes_with(&self, _: &Pod) -> NodeTraits {
+        NodeTraits::UNSCHEDULABLE
     }
 }
 
@@ -179,5 +185,61 @@ mod hint_tests {
             QueueingHint::QueueSkip,
             "another pod"
         );
+    }
+}
+
+#[cfg(test)]
+mod filter_tests {
+    use super::*;
+    use crate::api::{Node, PodSpecInfo, Toleration};
+
+    fn node(unschedulable: bool) -> NodeInfo {
+        let mut n = Node::named("n");
+        n.unschedulable = unschedulable;
+        NodeInfo::new(Arc::new(n))
+    }
+
+    fn pod(tolerate: bool) -> Pod {
+        let mut spec = PodSpecInfo::default();
+        if tolerate {
+            spec.tolerations.push(Toleration {
+                key: Sym::new("node.kubernetes.io/unschedulable"),
+                exists: true,
+                value: Sym::EMPTY,
+                effect: Some(TaintEffect::NoSchedule),
+            });
+        }
+        Pod::new("ns", "p", Arc::new(spec))
+    }
+
+    /// After kubernetes/kubernetes
+    /// pkg/scheduler/framework/plugins/nodeunschedulable/node_unschedulable_test.go
+    /// (TestNodeUnschedulable), with the two shortcuts the framework takes: a pod that
+    /// tolerates the taint skips the plugin (`passes_every_node`), and a schedulable node
+    /// lacks the trait the plugin needs (`needs_nodes_with`). Both must agree with Filter.
+    #[test]
+    fn filter_and_its_shortcuts_agree() {
+        let pl = NodeUnschedulable::default();
+        let state = CycleState::new();
+        for (unschedulable, tolerate, passes) in [
+            (false, false, true),
+            (true, false, false),
+            (true, true, true),
+            (false, true, true),
+        ] {
+            let (n, p) = (node(unschedulable), pod(tolerate));
+            let st = pl.filter(&state, &p, &n);
+            assert_eq!(st.is_success(), passes, "{unschedulable} {tolerate}");
+            if !passes {
+                assert_eq!(st.code(), Code::UnschedulableAndUnresolvable);
+                assert_eq!(st.reasons(), [ERR_REASON_UNSCHEDULABLE]);
+            }
+            assert_eq!(pl.passes_every_node(&p), tolerate);
+            let called = n.traits().intersects(pl.needs_nodes_with(&p));
+            assert_eq!(called, unschedulable);
+            if !called || pl.passes_every_node(&p) {
+                assert!(st.is_success(), "a shortcut would have hidden a rejection");
+            }
+        }
     }
 }

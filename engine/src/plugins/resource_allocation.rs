@@ -301,6 +301,58 @@ impl ResourceAllocationScorer {
     /// path, with the two resources unrolled (no per-resource dispatch, nothing to zero).
     #[inline(always)]
     fn score_cpu_memory(&self, node: &NodeInfo, pod_requests: &[i64], wc: i64, wm: i64) -> i64 {
+        let pairs = self.cpu_memory_pairs(node, pod_requests);
+        match self.strategy {
+            Strategy::Balanced => balanced_cpu_memory(pairs),
+            Strategy::LeastAllocated => weighted_cpu_memory(pairs, wc, wm, least_requested_score),
+            Strategy::MostAllocated => weighted_cpu_memory(pairs, wc, wm, most_requested_score),
+            Strategy::RequestedToCapacityRatio(_) => {
+                let [(rc, ac), (rm, am)] = pairs;
+                self.combine(&[rc, rm], &[ac, am], [wc, wm].into_iter())
+            }
+        }
+    }
+
+    /// [`Self::score_cpu_memory`] over a block, with the strategy chosen once per block
+    /// instead of once per node.
+    fn score_cpu_memory_nodes(
+        &self,
+        nodes: &[&NodeInfo],
+        pod_requests: &[i64],
+        scores: &mut [i64],
+        wc: i64,
+        wm: i64,
+    ) {
+        match self.strategy {
+            Strategy::Balanced => {
+                for (s, n) in scores.iter_mut().zip(nodes) {
+                    *s = balanced_cpu_memory(self.cpu_memory_pairs(n, pod_requests));
+                }
+            }
+            Strategy::LeastAllocated => {
+                for (s, n) in scores.iter_mut().zip(nodes) {
+                    let pairs = self.cpu_memory_pairs(n, pod_requests);
+                    *s = weighted_cpu_memory(pairs, wc, wm, least_requested_score);
+                }
+            }
+            Strategy::MostAllocated => {
+                for (s, n) in scores.iter_mut().zip(nodes) {
+                    let pairs = self.cpu_memory_pairs(n, pod_requests);
+                    *s = weighted_cpu_memory(pairs, wc, wm, most_requested_score);
+                }
+            }
+            Strategy::RequestedToCapacityRatio(_) => {
+                for (s, n) in scores.iter_mut().zip(nodes) {
+                    *s = self.score_cpu_memory(n, pod_requests, wc, wm);
+                }
+            }
+        }
+    }
+
+    /// `[(requested, allocatable)]` of cpu and memory with the pod added; `(0, 0)` where the
+    /// node lacks the resource (it does not count).
+    #[inline(always)]
+    fn cpu_memory_pairs(&self, node: &NodeInfo, pod_requests: &[i64]) -> [(i64, i64); 2] {
         let alloc = node.allocatable();
         let used = if self.use_requested {
             &node.requested
@@ -308,21 +360,17 @@ impl ResourceAllocationScorer {
             &node.non_zero_requested
         };
         let pair = |a: i64, used: i64, req: i64| if a == 0 { (0, 0) } else { (used + req, a) };
-        let (rc, ac) = pair(alloc.milli_cpu, used.milli_cpu, pod_requests[0]);
-        let (rm, am) = pair(alloc.memory, used.memory, pod_requests[1]);
-        if self.strategy == Strategy::Balanced {
-            return balanced_resource_score_2([rc, rm], [ac, am]);
-        }
-        self.combine(&[rc, rm], &[ac, am], [wc, wm].into_iter())
+        [
+            pair(alloc.milli_cpu, used.milli_cpu, pod_requests[0]),
+            pair(alloc.memory, used.memory, pod_requests[1]),
+        ]
     }
 
     /// [`Self::score`] for each node of a block. The resource list is looked at once per
     /// block, and kube's default one (cpu, memory) runs an inlined loop.
     pub fn score_nodes(&self, nodes: &[&NodeInfo], pod_requests: &[i64], scores: &mut [i64]) {
         if let [(Kind::Cpu, wc), (Kind::Memory, wm)] = self.resources[..] {
-            for (s, n) in scores.iter_mut().zip(nodes) {
-                *s = self.score_cpu_memory(n, pod_requests, wc, wm);
-            }
+            self.score_cpu_memory_nodes(nodes, pod_requests, scores, wc, wm);
             return;
         }
         for (s, n) in scores.iter_mut().zip(nodes) {
@@ -374,6 +422,7 @@ fn weighted_mean(
 }
 
 /// kube's `leastRequestedScore`: `(capacity − requested) × 100 / capacity`, 0 when over.
+#[inline(always)]
 pub fn least_requested_score(requested: i64, capacity: i64) -> i64 {
     if capacity == 0 || requested > capacity {
         return 0;
@@ -383,6 +432,7 @@ pub fn least_requested_score(requested: i64, capacity: i64) -> i64 {
 
 /// kube's `mostRequestedScore`: `requested × 100 / capacity`, requested capped at capacity
 /// (pods without requests count the non-zero defaults).
+#[inline(always)]
 pub fn most_requested_score(requested: i64, capacity: i64) -> i64 {
     if capacity == 0 {
         return 0;
@@ -465,16 +515,39 @@ pub fn balanced_resource_score(requested: &[i64], allocatable: &[i64]) -> i64 {
     ((1.0 - std) * MAX_NODE_SCORE as f64) as i64
 }
 
-/// [`balanced_resource_score`] for two resources, without the iterator passes: the same
-/// fractions and the same float arithmetic, so the same score.
-fn balanced_resource_score_2(requested: [i64; 2], allocatable: [i64; 2]) -> i64 {
-    let fraction = |i: usize| (requested[i] as f64 / allocatable[i] as f64).min(1.0);
-    let std = match (allocatable[0] != 0, allocatable[1] != 0) {
-        (true, true) => ((fraction(0) - fraction(1)) / 2.0).abs(),
+/// [`balanced_resource_score`] for cpu and memory (`(requested, allocatable)` each), without
+/// the iterator passes: the same fractions and the same float arithmetic, so the same score.
+#[inline(always)]
+fn balanced_cpu_memory([(rc, ac), (rm, am)]: [(i64, i64); 2]) -> i64 {
+    let std = if ac != 0 && am != 0 {
+        let fc = (rc as f64 / ac as f64).min(1.0);
+        let fm = (rm as f64 / am as f64).min(1.0);
+        ((fc - fm) / 2.0).abs()
+    } else {
         // One fraction or none: a standard deviation of 0.
-        _ => 0.0,
+        0.0
     };
     ((1.0 - std) * MAX_NODE_SCORE as f64) as i64
+}
+
+/// [`weighted_mean`] over cpu and memory, spelled out (no arrays, no iterator).
+#[inline(always)]
+fn weighted_cpu_memory(
+    [(rc, ac), (rm, am)]: [(i64, i64); 2],
+    wc: i64,
+    wm: i64,
+    score: impl Fn(i64, i64) -> i64,
+) -> i64 {
+    let (mut sum, mut weight_sum) = (0i64, 0i64);
+    if ac != 0 {
+        sum += score(rc, ac) * wc;
+        weight_sum += wc;
+    }
+    if am != 0 {
+        sum += score(rm, am) * wm;
+        weight_sum += wm;
+    }
+    if weight_sum == 0 { 0 } else { sum / weight_sum }
 }
 
 /// Test fixtures shared by the resource plugins' tests: nodes and pods built through the API

@@ -12,7 +12,7 @@ use crate::framework::events::{
 use crate::framework::interface::{
     EnqueueExtensions, FilterPlugin, Plugin, PreScorePlugin, ScorePlugin,
 };
-use crate::framework::node_info::NodeInfo;
+use crate::framework::node_info::{NodeInfo, NodeTraits};
 use crate::framework::status::{Code, Status};
 use std::sync::Arc;
 
@@ -91,6 +91,9 @@ impl FilterPlugin for TaintToleration {
                 format!("node(s) had untolerated taint {{{}: {}}}", t.key, t.value),
             ),
         }
+    }
+    fn needs_nodes_with(&self, _: &Pod) -> NodeTraits {
+        NodeTraits::TAINTED
     }
 }
 
@@ -294,6 +297,45 @@ mod tests {
         );
         // No tolerations: the untainted node wins.
         assert_eq!(run(vec![], &[&[], &[arm]]), [100, 0]);
+    }
+
+    /// The framework calls Filter only on nodes with a trait from `needs_nodes_with`: every
+    /// other node must pass, or leaving the call out would change the outcome.
+    #[test]
+    fn filter_passes_every_node_without_the_traits_it_needs() {
+        let effects = [
+            TaintEffect::NoSchedule,
+            TaintEffect::NoExecute,
+            TaintEffect::PreferNoSchedule,
+        ];
+        let mut nodes = vec![node(&[])];
+        for e in effects {
+            nodes.push(node(&[taint("k", "v", e)]));
+        }
+        let pods = [
+            pod(vec![]),
+            pod(vec![tol("k", true, "", None)]),
+            pod(vec![tol(
+                "other",
+                false,
+                "v",
+                Some(TaintEffect::NoSchedule),
+            )]),
+        ];
+        let mut rejected = 0;
+        for p in &pods {
+            for n in &nodes {
+                let st = TaintToleration.filter(&CycleState::new(), p, n);
+                if !n.traits().intersects(TaintToleration.needs_nodes_with(p)) {
+                    assert!(st.is_success(), "a node without taints was rejected");
+                }
+                rejected += usize::from(!st.is_success());
+            }
+        }
+        // The test sees rejections at all (so the traits are not trivially satisfied).
+        assert_eq!(rejected, 4);
+        assert!(!node(&[]).has_taints());
+        assert!(node(&[taint("k", "v", TaintEffect::PreferNoSchedule)]).has_taints());
     }
 
     // Provenance: kubernetes/kubernetes
