@@ -10,7 +10,9 @@ use crate::framework::events::{
     ActionType, ClusterEvent, EventObject, EventResource, pod_scheduling_properties_change,
 };
 use crate::framework::interface::{ClusterClient, Diagnosis, PostFilterContext};
-use crate::framework::parallelize::{find_feasible_in_mode, num_feasible_nodes_to_find};
+use crate::framework::parallelize::{
+    find_feasible_blocks_in_mode, find_feasible_in_mode, num_feasible_nodes_to_find,
+};
 use crate::framework::runtime::{Framework, FrameworkError, Profile};
 use crate::framework::{Code, CycleState, Status, WaitingPods};
 use crate::metrics::{AttemptResult, ExtensionPoint, Metrics, Series};
@@ -859,12 +861,17 @@ impl Scheduler {
         };
         let ordered = self.deterministic;
         let outcome = if nominated.is_empty() {
-            find_feasible_in_mode(ordered, pool, n, start_index, num_to_find, |i| {
-                // Nodes are visited in order: fetch the one a few steps ahead.
-                let ahead = i + PREFETCH_AHEAD;
-                nodes[if ahead < n { ahead } else { ahead % n }].prefetch();
-                Framework::run_filter_plugins(&filters, state_ref, pod, &nodes[i])
-            })
+            find_feasible_blocks_in_mode(
+                ordered,
+                pool,
+                n,
+                start_index,
+                num_to_find,
+                |first, len, verdicts| {
+                    let block = &nodes[first..first + len];
+                    Framework::run_filter_plugins_block(&filters, state_ref, pod, block, verdicts)
+                },
+            )
         } else {
             find_feasible_in_mode(ordered, pool, n, start_index, num_to_find, |i| {
                 let noms = nominated.get(&nodes[i].name()).map_or(&[][..], |v| &v[..]);
@@ -1018,9 +1025,6 @@ impl Scheduler {
             .map_or(0, |(i, _)| i)
     }
 }
-
-/// How many nodes ahead Filter prefetches (about one node's work hides one miss).
-const PREFETCH_AHEAD: usize = 4;
 
 /// Nodes per Score block: every score plugin scores a block before the next block starts.
 const SCORE_BLOCK: usize = 64;

@@ -111,6 +111,31 @@ pub trait PreFilterPlugin: Plugin {
 /// Per-node feasibility. Runs concurrently on many nodes: `&CycleState` is shared.
 pub trait FilterPlugin: Plugin {
     fn filter(&self, state: &CycleState, pod: &Pod, node: &NodeInfo) -> Status;
+    /// Filter over a block of consecutive nodes: for every offset `o` with `pass[o]` set,
+    /// the outcome of [`FilterPlugin::filter`] on `nodes[o]`; on a non-success, clear
+    /// `pass[o]` and hand the status to `reject(o, status)`. Nodes already cleared are not
+    /// looked at. It must agree with `filter` node by node; the default calls it. A plugin
+    /// overrides it to judge the block in a tight loop and build statuses only for
+    /// rejections (NodeResourcesFit).
+    fn filter_nodes(
+        &self,
+        state: &CycleState,
+        pod: &Pod,
+        nodes: &[Arc<NodeInfo>],
+        pass: &mut [bool],
+        reject: &mut dyn FnMut(usize, Status),
+    ) {
+        for (o, (n, p)) in nodes.iter().zip(pass.iter_mut()).enumerate() {
+            if !*p {
+                continue;
+            }
+            let s = self.filter(state, pod, n);
+            if !s.is_success() {
+                *p = false;
+                reject(o, s);
+            }
+        }
+    }
     /// True when Filter returns Success on every node for `pod`, whatever the node holds (say
     /// NodeName for a pod without `spec.nodeName`). The cycle then leaves the plugin out of
     /// its per-node loop: the outcome is the same, and nothing observable changes (Filter

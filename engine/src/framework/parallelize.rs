@@ -6,10 +6,17 @@
 //! pool's other threads join when they wake), buffering what they find; at the end of a chunk a worker takes as many slots as it found from an atomic counter
 //! (one add per chunk, not per node), keeps those below `num_to_find` and drops the rest, as
 //! kube drops nodes found after the count was reached; once the counter reaches
-//! `num_to_find` it raises a stop flag that every worker checks before each node. An `Error`
+//! `num_to_find` it raises a stop flag that every worker checks before each block. An `Error`
 //! status also stops everything. Results: up to `num_to_find` feasible node indices (in no
 //! particular order when run in parallel), the statuses of rejected nodes, and how many nodes
 //! were examined.
+//!
+//! Filter runs a block of consecutive nodes at a time ([`find_feasible_blocks`]): each plugin
+//! judges the whole block (one dynamic call per plugin and block, statuses built only for
+//! rejected nodes), and the block's verdicts ([`BlockVerdicts`]) are then taken in node order,
+//! exactly as a per-node pass would meet them. A block never holds more nodes than could still
+//! be needed on the sequential path, so when every node passes the nodes judged are exactly
+//! the per-node pass's; verdicts past the point where a pass stops are dropped unseen.
 //!
 //! [`find_feasible_ordered`] is the deterministic variant (`--clock virtual` runs): workers
 //! claim chunks the same way but always finish a chunk they claimed, keep every chunk's
@@ -72,6 +79,58 @@ pub fn wrap(i: usize, n: usize) -> usize {
     if i >= n { i - n } else { i }
 }
 
+/// Nodes per Filter block on the sequential path: each Filter plugin runs over a block before
+/// the next plugin starts (fewer dynamic calls, statuses built only for rejections).
+pub const FILTER_BLOCK: usize = 64;
+
+/// The Filter verdicts of one block of consecutive nodes: `pass[o]` for the node at offset
+/// `o` of the block, and for every node that did not pass, its status in `rejected`.
+///
+/// Contract for whoever fills it (the framework's block runner, a plugin's
+/// `filter_nodes`): a node is cleared from `pass` at most once, and exactly when its status
+/// is pushed to `rejected`.
+#[derive(Debug, Default)]
+pub struct BlockVerdicts {
+    pub pass: Vec<bool>,
+    /// `(offset, status)` of the nodes that did not pass, in any order.
+    pub rejected: Vec<(usize, Status)>,
+}
+
+impl BlockVerdicts {
+    /// Every node of a block of `len` passes until a plugin says otherwise.
+    pub fn reset(&mut self, len: usize) {
+        self.pass.clear();
+        self.pass.resize(len, true);
+        self.rejected.clear();
+    }
+
+    /// Walks the block in node order, as the per-node pass would meet the nodes: `visit`
+    /// gets the node's index (`first + offset`) and `None` when it passed, else its status;
+    /// it returns false to stop.
+    fn replay(&mut self, first: usize, mut visit: impl FnMut(usize, Option<Status>) -> bool) {
+        if self.rejected.len() > 1 {
+            self.rejected.sort_by_key(|&(o, _)| o);
+        }
+        let mut rejected = self.rejected.drain(..).peekable();
+        for (o, &pass) in self.pass.iter().enumerate() {
+            let verdict = if pass {
+                None
+            } else {
+                // Skip entries for earlier offsets (a second status for one node breaks the
+                // contract; the first one counts).
+                while rejected.next_if(|&(r, _)| r < o).is_some() {}
+                Some(match rejected.next_if(|&(r, _)| r == o) {
+                    Some((_, st)) => st,
+                    None => Status::error("a Filter plugin rejected a node without a status"),
+                })
+            };
+            if !visit(first + o, verdict) {
+                break;
+            }
+        }
+    }
+}
+
 /// Runs `check` over the `n` nodes starting at `start`, stopping once `num_to_find` feasible
 /// nodes are found. With `pool` None (or a tiny cluster) it runs inline.
 pub fn find_feasible(
@@ -80,6 +139,36 @@ pub fn find_feasible(
     start: usize,
     num_to_find: usize,
     check: impl Fn(usize) -> Status + Sync,
+) -> FilterOutcome {
+    find_feasible_blocks(pool, n, start, num_to_find, per_node(check))
+}
+
+/// A block evaluator from a per-node check.
+fn per_node(
+    check: impl Fn(usize) -> Status + Sync,
+) -> impl Fn(usize, usize, &mut BlockVerdicts) + Sync {
+    move |first, len, v| {
+        for o in 0..len {
+            let st = check(first + o);
+            if !st.is_success() {
+                v.pass[o] = false;
+                v.rejected.push((o, st));
+            }
+        }
+    }
+}
+
+/// As [`find_feasible`], with Filter run a block at a time: `eval(first, len, verdicts)`
+/// judges nodes `first..first + len` (a block never wraps around the end of the list), and
+/// the verdicts are taken in node order, so the outcome is the per-node pass's. A block may
+/// judge a few nodes past the one where the pass stops; their verdicts are dropped, as if
+/// never made.
+pub fn find_feasible_blocks(
+    pool: Option<&rayon::ThreadPool>,
+    n: usize,
+    start: usize,
+    num_to_find: usize,
+    eval: impl Fn(usize, usize, &mut BlockVerdicts) + Sync,
 ) -> FilterOutcome {
     let mut out = FilterOutcome::default();
     if n == 0 || num_to_find == 0 {
@@ -90,22 +179,32 @@ pub fn find_feasible(
     let parallel = pool.filter(|p| p.current_num_threads() > 1 && n >= 32);
     let Some(pool) = parallel else {
         out.feasible.reserve_exact(num_to_find.min(n));
-        for i in 0..n {
-            let idx = wrap(start + i, n);
-            let st = check(idx);
-            match st.code() {
-                Code::Success => {
-                    out.feasible.push(idx);
-                    if out.feasible.len() >= num_to_find {
-                        break;
+        let mut v = BlockVerdicts::default();
+        let mut i = 0;
+        let mut done = false;
+        while i < n && !done {
+            let first = wrap(start + i, n);
+            // No more nodes than could still be needed: when every node passes, the pass
+            // judges exactly the nodes the per-node pass would.
+            let need = num_to_find - out.feasible.len();
+            let len = FILTER_BLOCK.min(need).min(n - i).min(n - first);
+            v.reset(len);
+            eval(first, len, &mut v);
+            v.replay(first, |idx, verdict| {
+                match verdict {
+                    None => {
+                        out.feasible.push(idx);
+                        done = out.feasible.len() >= num_to_find;
                     }
+                    Some(st) if st.code() == Code::Error => {
+                        out.error = Some(st);
+                        done = true;
+                    }
+                    Some(st) => out.rejected.push((idx, st)),
                 }
-                Code::Error => {
-                    out.error = Some(st);
-                    break;
-                }
-                _ => out.rejected.push((idx, st)),
-            }
+                !done
+            });
+            i += len;
         }
         return out;
     };
@@ -117,7 +216,7 @@ pub fn find_feasible(
     // when they wake. Each worker buffers what it finds and publishes once per chunk: one
     // atomic add for the feasible count; its rejections are appended once at the end.
     //
-    // `stop` is read before every node, so it sits on a cache line of its own, away from the
+    // `stop` is read before every block, so it sits on a cache line of its own, away from the
     // counters every chunk bumps and from the caller's stack frame.
     let next = CachePadded::new(AtomicUsize::new(0));
     let found = CachePadded::new(AtomicUsize::new(0));
@@ -130,30 +229,47 @@ pub fn find_feasible(
     let work = || {
         let mut local = Vec::with_capacity(chunk);
         let mut rejected_here = Vec::new();
-        while !stop.load(Ordering::Relaxed) {
+        let mut v = BlockVerdicts::default();
+        'chunks: while !stop.load(Ordering::Relaxed) {
             let c = next.fetch_add(1, Ordering::Relaxed);
             if c >= chunks {
                 break;
             }
             local.clear();
-            for i in c * chunk..((c + 1) * chunk).min(n) {
+            let end = ((c + 1) * chunk).min(n);
+            let mut i = c * chunk;
+            while i < end {
                 if stop.load(Ordering::Relaxed) {
                     break;
                 }
-                let idx = wrap(start + i, n);
-                let st = check(idx);
-                match st.code() {
-                    Code::Success => local.push(idx),
-                    Code::Error => {
+                let first = wrap(start + i, n);
+                let len = FILTER_BLOCK.min(end - i).min(n - first);
+                v.reset(len);
+                eval(first, len, &mut v);
+                let mut failed = false;
+                v.replay(first, |idx, verdict| match verdict {
+                    None => {
+                        local.push(idx);
+                        true
+                    }
+                    Some(st) if st.code() == Code::Error => {
                         stop.store(true, Ordering::Relaxed);
                         let mut e = error.lock().unwrap_or_else(|p| p.into_inner());
                         if e.is_none() {
                             *e = Some(st);
                         }
-                        break;
+                        failed = true;
+                        false
                     }
-                    _ => rejected_here.push((idx, st)),
+                    Some(st) => {
+                        rejected_here.push((idx, st));
+                        true
+                    }
+                });
+                if failed {
+                    break 'chunks;
                 }
+                i += len;
             }
             let k = local.len();
             if k > 0 {
@@ -204,10 +320,22 @@ pub fn find_feasible_in_mode(
     num_to_find: usize,
     check: impl Fn(usize) -> Status + Sync,
 ) -> FilterOutcome {
+    find_feasible_blocks_in_mode(ordered, pool, n, start, num_to_find, per_node(check))
+}
+
+/// [`find_feasible_blocks_ordered`] when `ordered`, else [`find_feasible_blocks`].
+pub fn find_feasible_blocks_in_mode(
+    ordered: bool,
+    pool: Option<&rayon::ThreadPool>,
+    n: usize,
+    start: usize,
+    num_to_find: usize,
+    eval: impl Fn(usize, usize, &mut BlockVerdicts) + Sync,
+) -> FilterOutcome {
     if ordered {
-        find_feasible_ordered(pool, n, start, num_to_find, check)
+        find_feasible_blocks_ordered(pool, n, start, num_to_find, eval)
     } else {
-        find_feasible(pool, n, start, num_to_find, check)
+        find_feasible_blocks(pool, n, start, num_to_find, eval)
     }
 }
 
@@ -221,9 +349,20 @@ pub fn find_feasible_ordered(
     num_to_find: usize,
     check: impl Fn(usize) -> Status + Sync,
 ) -> FilterOutcome {
+    find_feasible_blocks_ordered(pool, n, start, num_to_find, per_node(check))
+}
+
+/// [`find_feasible_ordered`] over blocks (see [`find_feasible_blocks`]).
+pub fn find_feasible_blocks_ordered(
+    pool: Option<&rayon::ThreadPool>,
+    n: usize,
+    start: usize,
+    num_to_find: usize,
+    eval: impl Fn(usize, usize, &mut BlockVerdicts) + Sync,
+) -> FilterOutcome {
     let parallel = pool.filter(|p| p.current_num_threads() > 1 && n >= 32);
     let Some(pool) = parallel else {
-        return find_feasible(None, n, start, num_to_find, check);
+        return find_feasible_blocks(None, n, start, num_to_find, eval);
     };
     if num_to_find == 0 {
         return FilterOutcome::default();
@@ -238,6 +377,7 @@ pub fn find_feasible_ordered(
     let results: Vec<Mutex<Vec<(usize, Status)>>> =
         (0..chunks).map(|_| Mutex::new(Vec::new())).collect();
     let work = || {
+        let mut v = BlockVerdicts::default();
         while !stop.load(Ordering::Relaxed) {
             let c = next.fetch_add(1, Ordering::Relaxed);
             if c >= chunks {
@@ -245,20 +385,29 @@ pub fn find_feasible_ordered(
             }
             let mut local = Vec::with_capacity(chunk);
             let mut k = 0;
-            for i in c * chunk..((c + 1) * chunk).min(n) {
-                let idx = wrap(start + i, n);
-                let st = check(idx);
-                let code = st.code();
-                local.push((idx, st));
-                match code {
-                    Code::Success => k += 1,
-                    // Nothing after an error in this chunk matters to the sequential pass.
-                    Code::Error => {
-                        stop.store(true, Ordering::Relaxed);
-                        break;
+            let end = ((c + 1) * chunk).min(n);
+            let mut i = c * chunk;
+            let mut failed = false;
+            while i < end && !failed {
+                let first = wrap(start + i, n);
+                let len = FILTER_BLOCK.min(end - i).min(n - first);
+                v.reset(len);
+                eval(first, len, &mut v);
+                v.replay(first, |idx, verdict| {
+                    let st = verdict.unwrap_or_default();
+                    match st.code() {
+                        Code::Success => k += 1,
+                        // Nothing after an error in this chunk matters to the sequential pass.
+                        Code::Error => failed = true,
+                        _ => {}
                     }
-                    _ => {}
-                }
+                    local.push((idx, st));
+                    !failed
+                });
+                i += len;
+            }
+            if failed {
+                stop.store(true, Ordering::Relaxed);
             }
             *results[c].lock().unwrap_or_else(|p| p.into_inner()) = local;
             if found.fetch_add(k, Ordering::AcqRel) + k >= num_to_find {
@@ -407,11 +556,81 @@ mod tests {
         }
     }
 
+    /// The per-node pass the block machinery must reproduce: visit nodes from `start` in order,
+    /// stop at the `num_to_find`-th feasible node or at the first error.
+    fn per_node_reference(
+        n: usize,
+        start: usize,
+        num_to_find: usize,
+        check: impl Fn(usize) -> Status,
+    ) -> (FilterOutcome, usize) {
+        let mut out = FilterOutcome::default();
+        let mut judged = 0;
+        for i in 0..n {
+            if out.feasible.len() >= num_to_find {
+                break;
+            }
+            let idx = (start + i) % n;
+            let st = check(idx);
+            judged += 1;
+            match st.code() {
+                Code::Success => out.feasible.push(idx),
+                Code::Error => {
+                    out.error = Some(st);
+                    break;
+                }
+                _ => out.rejected.push((idx, st)),
+            }
+        }
+        (out, judged)
+    }
+
     proptest::proptest! {
         #![proptest_config(proptest::prelude::ProptestConfig {
             cases: if cfg!(miri) { 2 } else { 64 },
             ..Default::default()
         })]
+        /// The sequential block pass equals the per-node pass: same feasible nodes in the same
+        /// order, same rejections, same error, whatever order a block's rejections come in;
+        /// and when every node passes it judges no node the per-node pass would not.
+        #[test]
+        fn block_pass_equals_per_node_pass(
+            codes in proptest::collection::vec(0u8..20, 1..400),
+            start_frac in 0.0f64..1.0,
+            want_frac in 0.0f64..1.2,
+            reversed in proptest::bool::ANY,
+        ) {
+            let n = codes.len();
+            let start = ((n as f64) * start_frac) as usize % n;
+            let want = (((n as f64) * want_frac) as usize).max(1);
+            let check = |i: usize| match codes[i] {
+                0 => Status::error(format!("error at {i}")),
+                1..=7 => Status::new(Code::Unschedulable, format!("no {i}")),
+                _ => Status::success(),
+            };
+            let (reference, judged) = per_node_reference(n, start, want, check);
+            let calls = AtomicUsize::new(0);
+            let blocks = find_feasible_blocks(None, n, start, want, |first, len, v| {
+                calls.fetch_add(len, Ordering::Relaxed);
+                // Hand the rejections over last node first when `reversed`.
+                let order: Vec<usize> = if reversed { (0..len).rev().collect() } else { (0..len).collect() };
+                for o in order {
+                    let st = check(first + o);
+                    if !st.is_success() {
+                        v.pass[o] = false;
+                        v.rejected.push((o, st));
+                    }
+                }
+            });
+            proptest::prop_assert_eq!(&blocks.feasible, &reference.feasible);
+            let msgs = |o: &FilterOutcome| o.rejected.iter().map(|(i, s)| (*i, s.message())).collect::<Vec<_>>();
+            proptest::prop_assert_eq!(msgs(&blocks), msgs(&reference));
+            proptest::prop_assert_eq!(blocks.error.map(|s| s.message()), reference.error.map(|s| s.message()));
+            if codes.iter().all(|&c| c >= 8) {
+                proptest::prop_assert_eq!(calls.load(Ordering::Relaxed), judged);
+            }
+        }
+
         /// The ordered variant returns exactly the sequential pass's outcome (same feasible
         /// nodes in the same order, same rejections, same error) on any pool size.
         #[test]

@@ -9,6 +9,7 @@ use super::cycle_state::CycleState;
 use super::events::ClusterEvent;
 use super::interface::*;
 use super::node_info::{NodeInfo, NodeTraits};
+use super::parallelize::BlockVerdicts;
 use super::status::{Code, Status};
 use crate::api::{Pod, Sym};
 use crate::cache::Snapshot;
@@ -600,6 +601,71 @@ impl Framework {
             }
         }
         Status::success()
+    }
+
+    /// [`Framework::run_filter_plugins`] over a block of consecutive nodes: each plugin
+    /// judges the nodes still passing (a plugin with a trait mask only those with one of its
+    /// traits), so a node's status is the first non-success in plugin order, as per node.
+    pub fn run_filter_plugins_block(
+        plugins: &[(&dyn FilterPlugin, NodeTraits)],
+        state: &CycleState,
+        pod: &Pod,
+        nodes: &[Arc<NodeInfo>],
+        verdicts: &mut BlockVerdicts,
+    ) {
+        // Ask for the whole block at once: the misses overlap instead of queueing up behind
+        // the first plugin's walk.
+        for n in nodes {
+            n.prefetch();
+        }
+        let BlockVerdicts { pass, rejected } = verdicts;
+        // The nodes that any plugin with a trait mask needs to see, found in one pass (most
+        // blocks have none: no taints, nothing cordoned).
+        let masked = plugins
+            .iter()
+            .filter(|(_, needs)| *needs != NodeTraits::ANY)
+            .fold(None, |acc: Option<NodeTraits>, &(_, needs)| {
+                Some(acc.map_or(needs, |a| a.union(needs)))
+            });
+        // Bit `o` set: node `o` has a trait some masked plugin needs. `u64::MAX`: every node
+        // (a block longer than a word, which `find_feasible_blocks` does not make; or a full
+        // block of 64 marked nodes, which means the same).
+        let mut candidates = u64::MAX;
+        if let Some(mask) = masked.filter(|_| nodes.len() <= 64) {
+            candidates = 0;
+            for (o, n) in nodes.iter().enumerate() {
+                candidates |= u64::from(n.traits().intersects(mask)) << o;
+            }
+        }
+        for &(p, needs) in plugins {
+            let name = p.name();
+            if needs == NodeTraits::ANY {
+                p.filter_nodes(state, pod, nodes, pass, &mut |o, s| {
+                    rejected.push((o, s.with_plugin(name)))
+                });
+                continue;
+            }
+            let mut judge = |o: usize| {
+                let n = &nodes[o];
+                if pass[o] && n.traits().intersects(needs) {
+                    let s = p.filter(state, pod, n);
+                    if !s.is_success() {
+                        pass[o] = false;
+                        rejected.push((o, s.with_plugin(name)));
+                    }
+                }
+            };
+            if candidates == u64::MAX {
+                (0..nodes.len()).for_each(judge);
+            } else {
+                // Only the marked nodes, in order, lowest bit first.
+                let mut bits = candidates;
+                while bits != 0 {
+                    judge(bits.trailing_zeros() as usize);
+                    bits &= bits - 1;
+                }
+            }
+        }
     }
 
     /// kube's `RunPostFilterPlugins`: the first success (or unresolvable, or error) wins;

@@ -364,9 +364,9 @@ fn fits_basic(req: &Resource, node: &NodeInfo) -> bool {
 }
 
 impl NodeResourcesFit {
-    /// The rejection (or, with extended resources, the full check): kept out of line so that
-    /// the per-node fast path of [`FilterPlugin::filter`] stays small.
-    #[cold]
+    /// The full check, with the reasons of a rejection: what a node that fails
+    /// [`fits_basic`] (or any node, for a pod with extended resources) goes through. Kept out
+    /// of line so that the fast path stays small.
     #[inline(never)]
     fn filter_slow(&self, pod: &Pod, node: &NodeInfo) -> Status {
         let mut first: Option<Reason> = None;
@@ -402,6 +402,30 @@ impl FilterPlugin for NodeResourcesFit {
             return Status::success();
         }
         self.filter_slow(pod, node)
+    }
+
+    /// The common fit decided for the whole block in one loop; only nodes that fail it (or
+    /// every node, for a pod with extended resources) go through the full check.
+    fn filter_nodes(
+        &self,
+        _: &CycleState,
+        pod: &Pod,
+        nodes: &[Arc<NodeInfo>],
+        pass: &mut [bool],
+        reject: &mut dyn FnMut(usize, Status),
+    ) {
+        let req = &pod.spec.requests;
+        let basic_only = req.scalar.is_empty();
+        for (o, (n, p)) in nodes.iter().zip(pass.iter_mut()).enumerate() {
+            if !*p || (basic_only && fits_basic(req, n)) {
+                continue;
+            }
+            let s = self.filter_slow(pod, n);
+            if !s.is_success() {
+                *p = false;
+                reject(o, s);
+            }
+        }
     }
 }
 
