@@ -38,6 +38,15 @@ pub struct TopologyCounts {
 }
 
 impl TopologyCounts {
+    /// Empty, with room for `pairs` entries (a hint: building a map of thousands of pairs
+    /// from empty rehashes it a dozen times).
+    pub fn with_capacity(pairs: usize) -> TopologyCounts {
+        TopologyCounts {
+            counts: AHashMap::with_capacity(pairs),
+            keys: Vec::new(),
+        }
+    }
+
     pub fn get(&self, key: Sym, value: Sym) -> i64 {
         self.counts.get(&(key, value)).copied().unwrap_or(0)
     }
@@ -258,7 +267,7 @@ impl InterPodAffinity {
         fold_nodes(
             self.pool.as_deref(),
             &snapshot.have_pods_with_required_anti_affinity,
-            TopologyCounts::default,
+            || TopologyCounts::with_capacity(self.size_hints.existing()),
             |acc, &i| {
                 let node = &snapshot.nodes[i];
                 let labels = &*node.node.labels;
@@ -287,8 +296,8 @@ impl InterPodAffinity {
             self.pool.as_deref(),
             &snapshot.nodes,
             || IncomingAcc {
-                affinity: TopologyCounts::default(),
-                anti: TopologyCounts::default(),
+                affinity: TopologyCounts::with_capacity(self.size_hints.affinity()),
+                anti: TopologyCounts::with_capacity(self.size_hints.anti()),
                 ns: NsLabelsCache::new(client),
                 scratch: vec![0; anti.len()],
             },
@@ -347,6 +356,7 @@ impl InterPodAffinity {
         let existing =
             self.existing_anti_affinity_counts(pod, namespace_labels.as_deref(), snapshot);
         let (affinity, anti) = self.incoming_counts(pod, snapshot);
+        self.size_hints.remember(&existing, &affinity, &anti);
         let mut ns = NsLabelsCache::new(&*self.client);
         let self_affinity =
             matches_all_terms(&pod.spec.pod_affinity.required_affinity, pod, pod, |s| {

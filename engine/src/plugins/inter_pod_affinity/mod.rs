@@ -119,6 +119,45 @@ pub struct InterPodAffinity {
     client: Arc<dyn ClusterClient>,
     /// The scheduler's pool for the passes over all nodes; `None`: sequential.
     pub(crate) pool: Option<Arc<rayon::ThreadPool>>,
+    /// The sizes of the last cycle's count maps, to build the next ones at that size.
+    size_hints: SizeHints,
+}
+
+/// How many pairs the last PreFilter's three count maps held (consecutive pods of a workload
+/// usually have the same terms, so the next maps have about as many). Only a capacity hint:
+/// it changes no result.
+#[derive(Debug, Default)]
+pub(crate) struct SizeHints([std::sync::atomic::AtomicUsize; 3]);
+
+impl SizeHints {
+    /// Hints above this many pairs are capped (a pathological cycle must not make every later
+    /// one allocate a huge map).
+    const MAX: usize = 1 << 16;
+
+    fn get(&self, i: usize) -> usize {
+        self.0[i]
+            .load(std::sync::atomic::Ordering::Relaxed)
+            .min(Self::MAX)
+    }
+    pub(crate) fn existing(&self) -> usize {
+        self.get(0)
+    }
+    pub(crate) fn affinity(&self) -> usize {
+        self.get(1)
+    }
+    pub(crate) fn anti(&self) -> usize {
+        self.get(2)
+    }
+    pub(crate) fn remember(
+        &self,
+        existing: &TopologyCounts,
+        affinity: &TopologyCounts,
+        anti: &TopologyCounts,
+    ) {
+        for (slot, c) in self.0.iter().zip([existing, affinity, anti]) {
+            slot.store(c.len(), std::sync::atomic::Ordering::Relaxed);
+        }
+    }
 }
 
 impl std::fmt::Debug for InterPodAffinity {
@@ -135,6 +174,7 @@ impl InterPodAffinity {
             args,
             client,
             pool: None,
+            size_hints: SizeHints::default(),
         }
     }
 
