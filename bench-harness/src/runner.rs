@@ -1065,6 +1065,9 @@ fn run_ops(
                 ..
             } => {
                 let src = p.pods.get(&i).expect("planned");
+                // Upstream creates the namespace first (`createNamespaceIfNotPresent`), so a
+                // createPods of 0 pods still makes it known to a later barrier.
+                store.ensure_namespace_exists(namespace);
                 let before = store.ns_stats(namespace).bound;
                 // Steady state watches the namespace before its first pod exists.
                 let watch = steady.map(|_| store.watch_scheduled(namespace));

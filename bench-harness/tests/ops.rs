@@ -819,6 +819,41 @@ fn a_barrier_on_an_unknown_namespace_is_an_error() {
     assert!(e.to_string().contains("unknown namespace nowhere"), "{e}");
 }
 
+/// A createPods of 0 pods still creates its namespace (upstream's
+/// `createNamespaceIfNotPresent` runs first), so a barrier may name it: the baseline run of a
+/// workload whose count parameter is 0 works (scale.yaml's `GatesRemovedUnderLoad/5000Nodes_0Held`).
+#[test]
+fn a_create_pods_of_zero_makes_its_namespace_known_to_barriers() {
+    let r = run("\
+- name: T
+  defaultPodTemplatePath: pod.yaml
+  workloadTemplate:
+  - opcode: createNodes
+    count: 1
+  - opcode: createPods
+    countParam: $held
+    namespace: held
+    skipWaitToCompletion: true
+  - opcode: barrier
+    namespaces: [held]
+    stageRequirement: Attempted
+  - opcode: createPods
+    count: 2
+    collectMetrics: true
+  workloads:
+  - name: w
+    params:
+      held: 0
+")
+    .expect("the barrier passes");
+    assert_eq!(
+        (r.summary.created, r.summary.bound),
+        (2, 2),
+        "{:?}",
+        r.summary
+    );
+}
+
 /// createPods' `nominatedNodeName`: the pods are created with that `status.nominatedNodeName`,
 /// and the scheduler's nominator holds their resources on the node for pods of no higher
 /// priority (kube's two-pass filter). A 3-CPU pod nominated to the only 4-CPU node, and
