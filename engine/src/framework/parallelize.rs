@@ -108,7 +108,9 @@ impl BlockVerdicts {
     /// gets the node's index (`first + offset`) and `None` when it passed, else its status;
     /// it returns false to stop.
     fn replay(&mut self, first: usize, mut visit: impl FnMut(usize, Option<Status>) -> bool) {
-        if self.rejected.len() > 1 {
+        // One plugin's rejections come in offset order: sort only when several plugins
+        // interleaved them.
+        if !self.rejected.is_sorted_by_key(|&(o, _)| o) {
             self.rejected.sort_by_key(|&(o, _)| o);
         }
         let mut rejected = self.rejected.drain(..).peekable();

@@ -268,7 +268,7 @@ pub fn insufficient(req: &Resource, node: &NodeInfo) -> Vec<Reason> {
 /// kube's `fitsRequest`; `ignored` names the extended resources not to check.
 fn fits_request(req: &Resource, node: &NodeInfo, ignored: impl Fn(Sym) -> bool) -> Vec<Reason> {
     let mut reasons = Vec::new();
-    each_insufficiency(req, node, ignored, |r| reasons.push(r));
+    each_insufficiency(req, node, ignored, insufficient_text, |r| reasons.push(r));
     reasons
 }
 
@@ -278,6 +278,7 @@ fn each_insufficiency(
     req: &Resource,
     node: &NodeInfo,
     ignored: impl Fn(Sym) -> bool,
+    mut text: impl FnMut(Sym) -> Reason,
     mut found: impl FnMut(Reason),
 ) {
     let alloc = node.allocatable();
@@ -304,7 +305,7 @@ fn each_insufficiency(
             continue;
         }
         if v > alloc.scalar(name) - used.scalar(name) {
-            found(insufficient_text(name));
+            found(text(name));
         }
     }
 }
@@ -315,7 +316,7 @@ fn each_insufficiency(
 fn insufficient_text(name: Sym) -> Reason {
     use parking_lot::RwLock;
     use std::sync::LazyLock;
-    const MAX_KEPT: usize = 4096;
+    const MAX_KEPT: usize = 1 << 16;
     static TEXTS: LazyLock<RwLock<ahash::AHashMap<Sym, &'static str>>> =
         LazyLock::new(Default::default);
     if let Some(t) = TEXTS.read().get(&name) {
@@ -368,13 +369,14 @@ impl NodeResourcesFit {
     /// [`fits_basic`] (or any node, for a pod with extended resources) goes through. Kept out
     /// of line so that the fast path stays small.
     #[inline(never)]
-    fn filter_slow(&self, pod: &Pod, node: &NodeInfo) -> Status {
+    fn filter_slow(&self, pod: &Pod, node: &NodeInfo, text: impl FnMut(Sym) -> Reason) -> Status {
         let mut first: Option<Reason> = None;
         let mut more: Vec<Reason> = Vec::new();
         each_insufficiency(
             &pod.spec.requests,
             node,
             |n| self.ignored(n),
+            text,
             |r| {
                 if first.is_none() {
                     first = Some(r);
@@ -401,7 +403,7 @@ impl FilterPlugin for NodeResourcesFit {
         if req.scalar.is_empty() && fits_basic(req, node) {
             return Status::success();
         }
-        self.filter_slow(pod, node)
+        self.filter_slow(pod, node, insufficient_text)
     }
 
     /// The common fit decided for the whole block in one loop; only nodes that fail it (or
@@ -416,11 +418,23 @@ impl FilterPlugin for NodeResourcesFit {
     ) {
         let req = &pod.spec.requests;
         let basic_only = req.scalar.is_empty();
+        // The text of the last extended resource found short, kept for the block: looked up
+        // once per block rather than once per rejected node (SchedulingWithExtendedResource
+        // rejects 4,999 nodes of 5,000 for the same resource).
+        let mut last: Option<(Sym, Reason)> = None;
+        let mut text = |name: Sym| match &last {
+            Some((n, t)) if *n == name => t.clone(),
+            _ => {
+                let t = insufficient_text(name);
+                last = Some((name, t.clone()));
+                t
+            }
+        };
         for (o, (n, p)) in nodes.iter().zip(pass.iter_mut()).enumerate() {
             if !*p || (basic_only && fits_basic(req, n)) {
                 continue;
             }
-            let s = self.filter_slow(pod, n);
+            let s = self.filter_slow(pod, n, &mut text);
             if !s.is_success() {
                 *p = false;
                 reject(o, s);
