@@ -192,6 +192,14 @@ pub fn find_feasible_blocks(
             let len = FILTER_BLOCK.min(need).min(n - i).min(n - first);
             v.reset(len);
             eval(first, len, &mut v);
+            // Room for the rejections still to come, at this block's rate: a cluster where
+            // most nodes reject the pod (one node of 5,000 has its extended resource) gets one
+            // allocation instead of a dozen doublings, each copying every status so far.
+            let rejected_here = v.rejected.len();
+            if rejected_here > 0 && out.rejected.capacity() - out.rejected.len() < rejected_here {
+                let remaining = n - i;
+                out.rejected.reserve(remaining * rejected_here / len);
+            }
             v.replay(first, |idx, verdict| {
                 match verdict {
                     None => {
