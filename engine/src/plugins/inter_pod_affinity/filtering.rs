@@ -254,6 +254,15 @@ struct IncomingAcc<'c> {
     ns: NsLabelsCache<'c>,
     /// Matches per anti-affinity term on the current node.
     scratch: Vec<i64>,
+    /// Whose verdicts `matches` holds: the address of a running pod's labels and its
+    /// namespace, all the incoming pod's terms look at. Pods stamped from one template share
+    /// their labels (`Arc`), so consecutive pods usually share the key and the terms are
+    /// matched once per run of them. The address is compared, never dereferenced: the
+    /// snapshot keeps every pod (and so its labels) alive for the whole pass.
+    memo_key: Option<(usize, Sym)>,
+    /// For that key: the pod matches all the affinity terms; it matches anti-affinity term j.
+    memo_affinity: bool,
+    memo_anti: Vec<bool>,
 }
 
 impl InterPodAffinity {
@@ -300,6 +309,9 @@ impl InterPodAffinity {
                 anti: TopologyCounts::with_capacity(self.size_hints.anti()),
                 ns: NsLabelsCache::new(client),
                 scratch: vec![0; anti.len()],
+                memo_key: None,
+                memo_affinity: false,
+                memo_anti: vec![false; anti.len()],
             },
             |acc, node| {
                 let labels = &*node.node.labels;
@@ -312,20 +324,25 @@ impl InterPodAffinity {
                 let mut affinity_matches = 0i64;
                 acc.scratch.iter_mut().for_each(|c| *c = 0);
                 for existing in &node.pods {
-                    let ns = &mut acc.ns;
-                    if aff_keys
-                        && matches_all_terms(terms, pod, existing, |s| {
+                    let key = (Arc::as_ptr(&existing.labels) as usize, existing.namespace);
+                    if acc.memo_key != Some(key) {
+                        let ns = &mut acc.ns;
+                        acc.memo_affinity = matches_all_terms(terms, pod, existing, |s| {
                             ns.selects(existing.namespace, s)
-                        })
-                    {
+                        });
+                        for (m, t) in acc.memo_anti.iter_mut().zip(anti) {
+                            *m = term_matches(t, pod, existing, |s| {
+                                ns.selects(existing.namespace, s)
+                            });
+                        }
+                        acc.memo_key = Some(key);
+                    }
+                    if aff_keys && acc.memo_affinity {
                         affinity_matches += 1;
                     }
                     if anti_keys {
-                        for (j, t) in anti.iter().enumerate() {
-                            if term_matches(t, pod, existing, |s| ns.selects(existing.namespace, s))
-                            {
-                                acc.scratch[j] += 1;
-                            }
+                        for (c, &m) in acc.scratch.iter_mut().zip(&acc.memo_anti) {
+                            *c += i64::from(m);
                         }
                     }
                 }

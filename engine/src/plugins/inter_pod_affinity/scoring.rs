@@ -9,6 +9,7 @@ use crate::framework::interface::{MAX_NODE_SCORE, PreScorePlugin, ScorePlugin};
 use crate::framework::node_info::NodeInfo;
 use crate::framework::status::Status;
 use ahash::AHashMap;
+use std::sync::Arc;
 
 /// The cycle-state key of [`PreScoreState`] (kube's `preScoreStateKey`).
 pub const PRE_SCORE_STATE_KEY: &str = "PreScoreInterPodAffinity";
@@ -65,6 +66,25 @@ pub struct PreScoreState {
 struct ScoreAcc<'c> {
     scores: TopologyScores,
     ns: NsLabelsCache<'c>,
+    /// What the last running pod seen contributes, `(topology key, weight)`, and whose it is
+    /// (see [`ContributionKey`]).
+    memo: Option<(ContributionKey, Vec<(Sym, i64)>)>,
+}
+
+/// What a running pod's contributions depend on, for a given incoming pod: its terms (its
+/// spec), its labels (matched by the incoming pod's terms, and the owner side of its own
+/// `matchLabelKeys`) and its namespace. Pods stamped from one template share the spec and the
+/// labels (`Arc`s), so consecutive pods usually have the same key, and their terms are matched
+/// once per cycle rather than once per pod. Equal pointers mean equal contents; unequal ones
+/// only cost a recomputation.
+///
+/// The addresses are compared, never dereferenced: they name `Arc`s of pods the snapshot holds
+/// for the whole pass, so an address cannot be reused for other contents during it.
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct ContributionKey {
+    spec: usize,
+    labels: usize,
+    namespace: Sym,
 }
 
 impl InterPodAffinity {
@@ -81,12 +101,39 @@ impl InterPodAffinity {
         if labels.is_empty() {
             return;
         }
-        let ScoreAcc { scores, ns } = acc;
-        let mut add = |key: Sym, w: i64| {
+        let key = ContributionKey {
+            spec: Arc::as_ptr(&existing.spec) as usize,
+            labels: Arc::as_ptr(&existing.labels) as usize,
+            namespace: existing.namespace,
+        };
+        let ScoreAcc { scores, ns, memo } = acc;
+        let contributions = match memo {
+            Some((k, c)) if *k == key => c,
+            _ => {
+                let mut c = memo.take().map(|(_, c)| c).unwrap_or_default();
+                c.clear();
+                self.contributions(ns, incoming, incoming_ns, existing, &mut c);
+                &mut memo.insert((key, c)).1
+            }
+        };
+        for &(key, w) in contributions.iter() {
             if let Some(v) = labels.get(key) {
                 scores.add(key, v, w);
             }
-        };
+        }
+    }
+
+    /// The `(topology key, weight)` contributions of a running pod, for the incoming pod
+    /// (kube's `processExistingPod` before it looks at the node).
+    fn contributions(
+        &self,
+        ns: &mut NsLabelsCache<'_>,
+        incoming: &Pod,
+        incoming_ns: Option<&Labels>,
+        existing: &Pod,
+        out: &mut Vec<(Sym, i64)>,
+    ) {
+        let mut add = |key: Sym, w: i64| out.push((key, w));
         let mine = &incoming.spec.pod_affinity;
         // The incoming pod's preferred terms that the running pod matches: + (affinity) or
         // − (anti-affinity) on the running pod's domain.
@@ -138,6 +185,7 @@ impl InterPodAffinity {
         let init = || ScoreAcc {
             scores: TopologyScores::default(),
             ns: NsLabelsCache::new(client),
+            memo: None,
         };
         let merge = |a: &mut ScoreAcc<'_>, b: ScoreAcc<'_>| a.scores.merge(&b.scores);
         let acc = if has_constraints {

@@ -1846,3 +1846,88 @@ fn is_schedulable_after_node_change() {
         assert_eq!(got, want, "{name}");
     }
 }
+
+/// PreFilter and PreScore match a running pod's terms once per run of pods sharing their
+/// spec and labels (`Arc`s, as pods stamped from one template do) and namespace. Pods that
+/// share the `Arc`s but not the namespace must still be judged apart: here 3 of 6 pods per
+/// node, identical but for the namespace, are in the namespace the terms name.
+#[test]
+fn pods_sharing_spec_and_labels_are_told_apart_by_namespace() {
+    let nodes: Vec<Node> = (0..4)
+        .map(|i| {
+            node(
+                &format!("n{i}"),
+                &[("zone", ["z0", "z1"][i % 2]), ("hostname", "h")],
+            )
+        })
+        .collect();
+    // The running pods: required and preferred affinity of their own (matched against the
+    // incoming pod in PreScore), all sharing one spec and one label set.
+    // Their term names no namespace: it means the running pod's own.
+    let template = pod()
+        .label("app", "web")
+        .req_aff(term(&[("app", Operator::In, &["web"])], "zone"))
+        .obj();
+    let mut pods = Vec::new();
+    for (i, n) in nodes.iter().enumerate() {
+        for j in 0..6 {
+            let mut p = template.clone();
+            let ns = ["a", "b"][j % 2];
+            p.namespace = Sym::new(ns);
+            p.key = crate::api::PodKey::new(ns, &format!("p-{i}-{j}"));
+            p.name = Arc::from(format!("p-{i}-{j}").as_str());
+            p.uid = p.name.clone();
+            p.node_name = Some(n.name);
+            pods.push(p);
+        }
+    }
+    assert!(
+        Arc::ptr_eq(&pods[0].spec, &pods[1].spec) && Arc::ptr_eq(&pods[0].labels, &pods[1].labels)
+    );
+    let snap = snapshot(&nodes, &pods);
+    let incoming = pod()
+        .ns("a")
+        .label("app", "web")
+        .req_aff(term_ns(
+            &[("app", Operator::In, &["web"])],
+            "zone",
+            &["a"],
+            None,
+        ))
+        .req_anti(term_ns(
+            &[("app", Operator::In, &["web"])],
+            "hostname",
+            &["a"],
+            None,
+        ))
+        .obj();
+    let s = plugin().compute_pre_filter_state(&incoming, &snap);
+    // Two nodes per zone, three pods of namespace `a` on each.
+    for z in ["z0", "z1"] {
+        assert_eq!(
+            s.affinity_counts.get(Sym::new("zone"), Sym::new(z)),
+            6,
+            "{z}"
+        );
+    }
+    assert_eq!(
+        s.anti_affinity_counts
+            .get(Sym::new("hostname"), Sym::new("h")),
+        12
+    );
+    // PreScore: a running pod's required affinity term (its own namespace) matches the
+    // incoming pod only when they share the namespace: hardPodAffinityWeight 1 for each of
+    // the 3 pods of that namespace per node, 6 per zone, whichever namespace it is.
+    for ns in ["a", "b"] {
+        let mut p = incoming.clone();
+        p.namespace = Sym::new(ns);
+        let ps = plugin().compute_pre_score_state(&p, &snap);
+        for z in ["z0", "z1"] {
+            assert_eq!(
+                ps.topology_score.get(Sym::new("zone"), Sym::new(z)),
+                Some(6),
+                "{ns} {z}"
+            );
+        }
+    }
+}
