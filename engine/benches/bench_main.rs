@@ -500,20 +500,10 @@ mod framework {
     use tidegate_engine::api::labels::Labels;
     use tidegate_engine::api::resource::Resource;
     use tidegate_engine::api::{Node, Pod, PodSpecInfo, Sym};
-    use tidegate_engine::framework::ClusterClient;
+    use tidegate_engine::framework::NoopClient;
     use tidegate_engine::metrics::{ExtensionPoint, Series};
     use tidegate_engine::plugins::Registry;
     use tidegate_engine::scheduler::{Scheduler, SchedulerConfig};
-
-    struct Client;
-    impl ClusterClient for Client {
-        fn bind(&self, _: &Pod, _: Sym) -> Result<(), String> {
-            Ok(())
-        }
-        fn pod_exists_unassigned(&self, _: &Pod) -> bool {
-            true
-        }
-    }
 
     fn scheduler(nodes: usize, pct: Option<u32>, threads: usize) -> Arc<Scheduler> {
         let cfg = SchedulerConfig {
@@ -521,7 +511,7 @@ mod framework {
             percentage_of_nodes_to_score: pct,
             ..SchedulerConfig::default()
         };
-        let s = Scheduler::new(cfg, &Registry::in_tree(), Arc::new(Client), None).unwrap();
+        let s = Scheduler::new(cfg, &Registry::in_tree(), Arc::new(NoopClient), None).unwrap();
         for i in 0..nodes {
             let name = format!("scheduler-perf-{i}");
             let mut n = Node::named(&name);

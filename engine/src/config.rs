@@ -398,21 +398,11 @@ pub fn merge_plugins(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::framework::ClusterClient;
+    use crate::framework::NoopClient;
     use crate::framework::runtime::Framework;
     use crate::metrics::Metrics;
     use crate::plugins::{PluginContext, Registry};
     use std::sync::Arc;
-
-    struct NoClient;
-    impl ClusterClient for NoClient {
-        fn bind(&self, _: &crate::api::Pod, _: crate::api::Sym) -> Result<(), String> {
-            Ok(())
-        }
-        fn pod_exists_unassigned(&self, _: &crate::api::Pod) -> bool {
-            true
-        }
-    }
 
     fn cfg(json: serde_json::Value) -> Result<ResolvedConfig, FieldError> {
         KubeSchedulerConfiguration::from_json(&json)?.resolve()
@@ -420,7 +410,7 @@ mod tests {
 
     fn build(p: &Profile) -> Framework {
         let ctx = PluginContext {
-            client: Arc::new(NoClient),
+            client: Arc::new(NoopClient),
             waiting_pods: Default::default(),
             pool: None,
         };
@@ -449,7 +439,7 @@ mod tests {
             .filter(|(n, _)| {
                 Registry::in_tree().get(n).is_some_and(|fac| {
                     let ctx = PluginContext {
-                        client: Arc::new(NoClient),
+                        client: Arc::new(NoopClient),
                         waiting_pods: Default::default(),
                         pool: None,
                     };
@@ -608,7 +598,7 @@ mod tests {
         }))
         .unwrap();
         let ctx = PluginContext {
-            client: Arc::new(NoClient),
+            client: Arc::new(NoopClient),
             waiting_pods: Default::default(),
             pool: None,
         };
@@ -703,7 +693,7 @@ mod tests {
         }]}]}))
         .unwrap();
         let ctx = PluginContext {
-            client: Arc::new(NoClient),
+            client: Arc::new(NoopClient),
             waiting_pods: Default::default(),
             pool: None,
         };

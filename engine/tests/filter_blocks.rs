@@ -14,20 +14,10 @@ use tidegate_engine::api::{Node, Pod, PodSpecInfo, Resource, Sym, Taint, TaintEf
 use tidegate_engine::cache::{Cache, Snapshot};
 use tidegate_engine::framework::parallelize::BlockVerdicts;
 use tidegate_engine::framework::{
-    ClusterClient, CycleState, FilterPlugin, Framework, NodeTraits, Profile, Status,
+    CycleState, FilterPlugin, Framework, NodeTraits, NoopClient, Profile, Status,
 };
 use tidegate_engine::metrics::Metrics;
 use tidegate_engine::plugins::{PluginContext, Registry};
-
-struct NoClient;
-impl ClusterClient for NoClient {
-    fn bind(&self, _: &Pod, _: Sym) -> Result<(), String> {
-        Ok(())
-    }
-    fn pod_exists_unassigned(&self, _: &Pod) -> bool {
-        true
-    }
-}
 
 const WIDGET: &str = "example.com/widget";
 
@@ -124,7 +114,7 @@ fn pod(cpu: i64, widgets: i64, tolerate_taint: bool, tolerate_cordon: bool) -> P
 
 fn framework() -> Framework {
     let ctx = PluginContext {
-        client: Arc::new(NoClient),
+        client: Arc::new(NoopClient),
         waiting_pods: Default::default(),
         pool: None,
     };

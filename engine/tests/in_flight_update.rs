@@ -8,19 +8,9 @@
 use std::sync::Arc;
 use tidegate_engine::api::resource::Resource;
 use tidegate_engine::api::{Node, Pod, PodSpecInfo, Sym, TaintEffect, Toleration};
-use tidegate_engine::framework::ClusterClient;
+use tidegate_engine::framework::NoopClient;
 use tidegate_engine::plugins::Registry;
 use tidegate_engine::scheduler::{Scheduler, SchedulerConfig};
-
-struct Client;
-impl ClusterClient for Client {
-    fn bind(&self, _: &Pod, _: Sym) -> Result<(), String> {
-        Ok(())
-    }
-    fn pod_exists_unassigned(&self, _: &Pod) -> bool {
-        true
-    }
-}
 
 fn scheduler(hints: bool) -> Arc<Scheduler> {
     let mut cfg = SchedulerConfig {
@@ -28,7 +18,7 @@ fn scheduler(hints: bool) -> Arc<Scheduler> {
         ..SchedulerConfig::default()
     };
     cfg.queue.queueing_hints = hints;
-    let s = Scheduler::new(cfg, &Registry::in_tree(), Arc::new(Client), None).unwrap();
+    let s = Scheduler::new(cfg, &Registry::in_tree(), Arc::new(NoopClient), None).unwrap();
     let mut n = Node::named("cordoned");
     n.unschedulable = true;
     n.allocatable = Resource {

@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use tidegate_engine::api::labels::Labels;
 use tidegate_engine::api::resource::Resource;
 use tidegate_engine::api::{Node, Pod, PodSpecInfo, Sym};
-use tidegate_engine::framework::ClusterClient;
+use tidegate_engine::framework::NoopClient;
 use tidegate_engine::plugins::Registry;
 use tidegate_engine::scheduler::{Scheduler, SchedulerConfig};
 
@@ -46,16 +46,6 @@ unsafe impl GlobalAlloc for Counting {
 #[global_allocator]
 static GLOBAL: Counting = Counting;
 
-struct Client;
-impl ClusterClient for Client {
-    fn bind(&self, _: &Pod, _: Sym) -> Result<(), String> {
-        Ok(())
-    }
-    fn pod_exists_unassigned(&self, _: &Pod) -> bool {
-        true
-    }
-}
-
 /// Allocations of one scheduling cycle (after a warm-up cycle) with `nodes` nodes, every
 /// node evaluated (`percentageOfNodesToScore: 100`). With `rejecting`, the pod asks for an
 /// extended resource only the last node has (SchedulingWithExtendedResource's shape), so
@@ -66,7 +56,7 @@ fn allocations_per_cycle(nodes: usize, rejecting: bool) -> u64 {
         percentage_of_nodes_to_score: Some(100),
         ..SchedulerConfig::default()
     };
-    let s = Scheduler::new(cfg, &Registry::in_tree(), Arc::new(Client), None).unwrap();
+    let s = Scheduler::new(cfg, &Registry::in_tree(), Arc::new(NoopClient), None).unwrap();
     for i in 0..nodes {
         let mut n = Node::named(&format!("node-{i}"));
         n.labels = Arc::new(Labels::from_pairs([

@@ -272,6 +272,21 @@ pub trait EnqueueExtensions: Send + Sync {
     }
 }
 
+/// A [`ClusterClient`] with nothing behind it: every bind succeeds and records nothing, every
+/// pod still exists unassigned, and the rest are the trait's defaults (tests, benchmarks,
+/// frameworks built only to be inspected).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NoopClient;
+
+impl ClusterClient for NoopClient {
+    fn bind(&self, _: &Pod, _: Sym) -> Result<(), String> {
+        Ok(())
+    }
+    fn pod_exists_unassigned(&self, _: &Pod) -> bool {
+        true
+    }
+}
+
 /// What the engine needs from the API server: the harness (or a real client) implements it.
 pub trait ClusterClient: Send + Sync {
     /// POST pods/binding. Errors are messages (a 409 Conflict for a gated pod, for example).

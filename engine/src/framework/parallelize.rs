@@ -79,8 +79,8 @@ pub fn wrap(i: usize, n: usize) -> usize {
     if i >= n { i - n } else { i }
 }
 
-/// Nodes per Filter block on the sequential path: each Filter plugin runs over a block before
-/// the next plugin starts (fewer dynamic calls, statuses built only for rejections).
+/// Nodes per Filter block: each Filter plugin runs over a block before the next plugin starts
+/// (fewer dynamic calls, statuses built only for rejections).
 pub const FILTER_BLOCK: usize = 64;
 
 /// The Filter verdicts of one block of consecutive nodes: `pass[o]` for the node at offset
@@ -102,6 +102,24 @@ impl BlockVerdicts {
         self.pass.clear();
         self.pass.resize(len, true);
         self.rejected.clear();
+    }
+
+    /// Judges the block at position `i` of a pass from `start` over `n` nodes: at most `max`
+    /// nodes (and [`FILTER_BLOCK`]), never wrapping past the end of the list. Returns the
+    /// block's first node index and its length.
+    fn judge(
+        &mut self,
+        eval: &impl Fn(usize, usize, &mut BlockVerdicts),
+        start: usize,
+        i: usize,
+        max: usize,
+        n: usize,
+    ) -> (usize, usize) {
+        let first = wrap(start + i, n);
+        let len = FILTER_BLOCK.min(max).min(n - first);
+        self.reset(len);
+        eval(first, len, self);
+        (first, len)
     }
 
     /// Walks the block in node order, as the per-node pass would meet the nodes: `visit`
@@ -185,13 +203,10 @@ pub fn find_feasible_blocks(
         let mut i = 0;
         let mut done = false;
         while i < n && !done {
-            let first = wrap(start + i, n);
             // No more nodes than could still be needed: when every node passes, the pass
             // judges exactly the nodes the per-node pass would.
             let need = num_to_find - out.feasible.len();
-            let len = FILTER_BLOCK.min(need).min(n - i).min(n - first);
-            v.reset(len);
-            eval(first, len, &mut v);
+            let (first, len) = v.judge(&eval, start, i, need.min(n - i), n);
             // Room for the rejections still to come, at this block's rate: a cluster where
             // most nodes reject the pod (one node of 5,000 has its extended resource) gets one
             // allocation instead of a dozen doublings, each copying every status so far.
@@ -252,10 +267,7 @@ pub fn find_feasible_blocks(
                 if stop.load(Ordering::Relaxed) {
                     break;
                 }
-                let first = wrap(start + i, n);
-                let len = FILTER_BLOCK.min(end - i).min(n - first);
-                v.reset(len);
-                eval(first, len, &mut v);
+                let (first, len) = v.judge(&eval, start, i, end - i, n);
                 let mut failed = false;
                 v.replay(first, |idx, verdict| match verdict {
                     None => {
@@ -399,10 +411,7 @@ pub fn find_feasible_blocks_ordered(
             let mut i = c * chunk;
             let mut failed = false;
             while i < end && !failed {
-                let first = wrap(start + i, n);
-                let len = FILTER_BLOCK.min(end - i).min(n - first);
-                v.reset(len);
-                eval(first, len, &mut v);
+                let (first, len) = v.judge(&eval, start, i, end - i, n);
                 v.replay(first, |idx, verdict| {
                     let st = verdict.unwrap_or_default();
                     match st.code() {
@@ -566,6 +575,20 @@ mod tests {
         }
     }
 
+    /// A per-node check from generated codes: 0 an error, 1..=7 a rejection, else success.
+    fn check_from(codes: &[u8]) -> impl Fn(usize) -> Status + Sync + Copy + '_ {
+        |i| match codes[i] {
+            0 => Status::error(format!("error at {i}")),
+            1..=7 => Status::new(Code::Unschedulable, format!("no {i}")),
+            _ => Status::success(),
+        }
+    }
+
+    /// `(node, message)` of every rejection, in outcome order.
+    fn messages(o: &FilterOutcome) -> Vec<(usize, String)> {
+        o.rejected.iter().map(|(i, s)| (*i, s.message())).collect()
+    }
+
     /// The per-node pass the block machinery must reproduce: visit nodes from `start` in order,
     /// stop at the `num_to_find`-th feasible node or at the first error.
     fn per_node_reference(
@@ -613,11 +636,7 @@ mod tests {
             let n = codes.len();
             let start = ((n as f64) * start_frac) as usize % n;
             let want = (((n as f64) * want_frac) as usize).max(1);
-            let check = |i: usize| match codes[i] {
-                0 => Status::error(format!("error at {i}")),
-                1..=7 => Status::new(Code::Unschedulable, format!("no {i}")),
-                _ => Status::success(),
-            };
+            let check = check_from(&codes);
             let (reference, judged) = per_node_reference(n, start, want, check);
             let calls = AtomicUsize::new(0);
             let blocks = find_feasible_blocks(None, n, start, want, |first, len, v| {
@@ -633,8 +652,7 @@ mod tests {
                 }
             });
             proptest::prop_assert_eq!(&blocks.feasible, &reference.feasible);
-            let msgs = |o: &FilterOutcome| o.rejected.iter().map(|(i, s)| (*i, s.message())).collect::<Vec<_>>();
-            proptest::prop_assert_eq!(msgs(&blocks), msgs(&reference));
+            proptest::prop_assert_eq!(messages(&blocks), messages(&reference));
             proptest::prop_assert_eq!(blocks.error.map(|s| s.message()), reference.error.map(|s| s.message()));
             if codes.iter().all(|&c| c >= 8) {
                 proptest::prop_assert_eq!(calls.load(Ordering::Relaxed), judged);
@@ -654,16 +672,11 @@ mod tests {
             let n = codes.len();
             let start = ((n as f64) * start_frac) as usize % n;
             let want = (((n as f64) * want_frac) as usize).max(1);
-            let check = |i: usize| match codes[i] {
-                0 => Status::error(format!("error at {i}")),
-                1..=7 => Status::new(Code::Unschedulable, format!("no {i}")),
-                _ => Status::success(),
-            };
+            let check = check_from(&codes);
             let seq = find_feasible(None, n, start, want, check);
             let par = find_feasible_ordered(Some(&pool), n, start, want, check);
             proptest::prop_assert_eq!(&par.feasible, &seq.feasible);
-            let msgs = |o: &FilterOutcome| o.rejected.iter().map(|(i, s)| (*i, s.message())).collect::<Vec<_>>();
-            proptest::prop_assert_eq!(msgs(&par), msgs(&seq));
+            proptest::prop_assert_eq!(messages(&par), messages(&seq));
             proptest::prop_assert_eq!(par.error.map(|s| s.message()), seq.error.map(|s| s.message()));
         }
     }

@@ -584,19 +584,12 @@ mod tests {
 
     #[test]
     fn the_number_of_candidates_follows_kube() {
-        let p = DefaultPreemption::new(DefaultPreemptionArgs::default(), Arc::new(NoClient));
+        let p = DefaultPreemption::new(
+            DefaultPreemptionArgs::default(),
+            Arc::new(crate::framework::NoopClient),
+        );
         assert_eq!(p.num_candidates(50), 50);
         assert_eq!(p.num_candidates(5000), 500);
         assert_eq!(p.num_candidates(500), 100);
-    }
-
-    struct NoClient;
-    impl ClusterClient for NoClient {
-        fn bind(&self, _: &Pod, _: Sym) -> Result<(), String> {
-            Ok(())
-        }
-        fn pod_exists_unassigned(&self, _: &Pod) -> bool {
-            true
-        }
     }
 }

@@ -301,7 +301,12 @@ impl ResourceAllocationScorer {
     /// path, with the two resources unrolled (no per-resource dispatch, nothing to zero).
     #[inline(always)]
     fn score_cpu_memory(&self, node: &NodeInfo, pod_requests: &[i64], wc: i64, wm: i64) -> i64 {
-        let pairs = self.cpu_memory_pairs(node, pod_requests);
+        self.combine_cpu_memory(self.cpu_memory_pairs(node, pod_requests), wc, wm)
+    }
+
+    /// The strategy over the cpu and memory pairs of [`Self::cpu_memory_pairs`].
+    #[inline(always)]
+    fn combine_cpu_memory(&self, pairs: [(i64, i64); 2], wc: i64, wm: i64) -> i64 {
         match self.strategy {
             Strategy::Balanced => balanced_cpu_memory(pairs),
             Strategy::LeastAllocated => weighted_cpu_memory(pairs, wc, wm, least_requested_score),
@@ -314,7 +319,7 @@ impl ResourceAllocationScorer {
     }
 
     /// [`Self::score_cpu_memory`] over a block, with the strategy chosen once per block
-    /// instead of once per node.
+    /// instead of once per node: each arm is its own loop with the scorer inlined.
     fn score_cpu_memory_nodes(
         &self,
         nodes: &[&NodeInfo],
@@ -324,28 +329,30 @@ impl ResourceAllocationScorer {
         wm: i64,
     ) {
         match self.strategy {
-            Strategy::Balanced => {
-                for (s, n) in scores.iter_mut().zip(nodes) {
-                    *s = balanced_cpu_memory(self.cpu_memory_pairs(n, pod_requests));
-                }
-            }
-            Strategy::LeastAllocated => {
-                for (s, n) in scores.iter_mut().zip(nodes) {
-                    let pairs = self.cpu_memory_pairs(n, pod_requests);
-                    *s = weighted_cpu_memory(pairs, wc, wm, least_requested_score);
-                }
-            }
-            Strategy::MostAllocated => {
-                for (s, n) in scores.iter_mut().zip(nodes) {
-                    let pairs = self.cpu_memory_pairs(n, pod_requests);
-                    *s = weighted_cpu_memory(pairs, wc, wm, most_requested_score);
-                }
-            }
-            Strategy::RequestedToCapacityRatio(_) => {
-                for (s, n) in scores.iter_mut().zip(nodes) {
-                    *s = self.score_cpu_memory(n, pod_requests, wc, wm);
-                }
-            }
+            Strategy::Balanced => self.fill(nodes, pod_requests, scores, balanced_cpu_memory),
+            Strategy::LeastAllocated => self.fill(nodes, pod_requests, scores, |p| {
+                weighted_cpu_memory(p, wc, wm, least_requested_score)
+            }),
+            Strategy::MostAllocated => self.fill(nodes, pod_requests, scores, |p| {
+                weighted_cpu_memory(p, wc, wm, most_requested_score)
+            }),
+            Strategy::RequestedToCapacityRatio(_) => self.fill(nodes, pod_requests, scores, |p| {
+                self.combine_cpu_memory(p, wc, wm)
+            }),
+        }
+    }
+
+    /// `scores[i] = score(pairs of nodes[i])`, monomorphised per scorer.
+    #[inline(always)]
+    fn fill(
+        &self,
+        nodes: &[&NodeInfo],
+        pod_requests: &[i64],
+        scores: &mut [i64],
+        score: impl Fn([(i64, i64); 2]) -> i64,
+    ) {
+        for (s, n) in scores.iter_mut().zip(nodes) {
+            *s = score(self.cpu_memory_pairs(n, pod_requests));
         }
     }
 
