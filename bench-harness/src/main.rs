@@ -176,6 +176,13 @@ struct RunArgs {
     /// Example: --threads 1
     #[arg(long)]
     threads: Option<usize>,
+    /// Leave the Filter/Score workers unpinned. By default worker i runs on CPU i mod CPUs,
+    /// so that two busy workers never share a CPU and each keeps its nodes in its own cache;
+    /// unpin when the machine runs other busy work beside tidegate.
+    ///
+    /// Example: --no-pin
+    #[arg(long)]
+    no_pin: bool,
     /// Write one JSON line {"namespace","name","node"} per bound pod to this file.
     ///
     /// Example: --placements placements.jsonl
@@ -356,6 +363,7 @@ fn run_with(
         label_filter: args.label_filter.clone(),
         seed: args.seed,
         threads: args.threads,
+        pin_threads: !args.no_pin,
         scheduler_config: args.scheduler_config.clone(),
         timeout: Duration::from_secs(args.timeout),
         // A progress bar only for a person watching; pipes and CI get the table alone.

@@ -37,6 +37,8 @@ pub struct RunOptions {
     /// Filter/Score threads (the rayon pool size). `None`: the scheduler config's
     /// `parallelism` when it sets one, else the number of CPUs.
     pub threads: Option<usize>,
+    /// Pin each Filter/Score worker to a CPU (see `SchedulerConfig::pin_threads`).
+    pub pin_threads: bool,
     /// A KubeSchedulerConfiguration for test cases without `schedulerConfigPath`.
     pub scheduler_config: Option<PathBuf>,
     /// How long one wait (createPods, barrier) may take.
@@ -85,6 +87,7 @@ impl Default for RunOptions {
             label_filter: None,
             seed: 0,
             threads: None,
+            pin_threads: true,
             scheduler_config: None,
             timeout: Duration::from_secs(600),
             registry: Registry::in_tree(),
@@ -696,6 +699,7 @@ fn execute(cfg: &Config, p: &Plan, opts: &RunOptions) -> Result<RunResult, Harne
         parallelism: opts.threads.unwrap_or(cpus).max(1),
         seed: opts.seed,
         deterministic: opts.clock.is_virtual(),
+        pin_threads: opts.pin_threads,
         ..SchedulerConfig::default()
     };
     if let Some(sc) = &p.sched_config {

@@ -47,6 +47,18 @@ fn selected(group: &str) -> bool {
         })
 }
 
+/// Whether the command line's filter can select benchmark ids under `path` (an explicit
+/// opt-in for the benchmarks that print instead of going through criterion).
+fn selected_path(path: &str) -> bool {
+    let filters: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with('-'))
+        .collect();
+    filters
+        .iter()
+        .any(|f| path.starts_with(f.as_str()) || f.starts_with(path))
+}
+
 mod queue {
     use criterion::{BenchmarkId, Criterion, Throughput};
     use parking_lot::Mutex;
@@ -533,9 +545,84 @@ mod framework {
         s
     }
 
+    /// The pod-default pod spec.
+    fn pod_default() -> Arc<PodSpecInfo> {
+        let req = Resource {
+            milli_cpu: 100,
+            memory: 500 << 20,
+            ..Resource::default()
+        };
+        Arc::new(PodSpecInfo {
+            scheduler_name: Sym::new("default-scheduler"),
+            requests: req.clone(),
+            non_zero_requests: req,
+            images: vec![Sym::new("registry.k8s.io/pause:3.10")],
+            ..PodSpecInfo::default()
+        })
+    }
+
+    /// `framework/speedup/5000nodes/pct100`: the 2-thread speedup at
+    /// `percentageOfNodesToScore=100`, measured side by side. A 1-thread and a 2-thread
+    /// scheduler take turns, `ROUNDS` rounds of `CYCLES` cycles each; a round's figure is its
+    /// median cycle, and the speedup is the median over rounds of (1-thread round median /
+    /// the next 2-thread round median). Alternating in short rounds cancels the slow drifts
+    /// of a shared machine that make two separate runs incomparable.
+    pub fn speedup() {
+        const ROUNDS: usize = 40;
+        const CYCLES: usize = 300;
+        let spec = pod_default();
+        let one = scheduler(5000, Some(100), 1);
+        let two = scheduler(5000, Some(100), 2);
+        let mut n = 0usize;
+        let mut round = |s: &Arc<Scheduler>| -> f64 {
+            let mut t: Vec<u64> = s.in_pool(|| {
+                (0..CYCLES)
+                    .map(|_| {
+                        n += 1;
+                        s.on_pod_add(Arc::new(Pod::new("b", &format!("p{n}"), spec.clone())));
+                        let q = s.queue.try_pop().unwrap();
+                        let t = Instant::now();
+                        s.schedule_popped(q);
+                        t.elapsed().as_nanos() as u64
+                    })
+                    .collect()
+            });
+            t.sort_unstable();
+            t[t.len() / 2] as f64 / 1000.0
+        };
+        // Warm both (caches, the cluster's first pods).
+        round(&one);
+        round(&two);
+        let (mut t1, mut t2, mut ratio) = (Vec::new(), Vec::new(), Vec::new());
+        for _ in 0..ROUNDS {
+            let a = round(&one);
+            let b = round(&two);
+            t1.push(a);
+            t2.push(b);
+            ratio.push(a / b);
+        }
+        let median = |v: &mut Vec<f64>| {
+            v.sort_by(f64::total_cmp);
+            v[v.len() / 2]
+        };
+        let (m1, m2) = (median(&mut t1), median(&mut t2));
+        let (q1, q3) = {
+            median(&mut ratio);
+            (ratio[ratio.len() / 4], ratio[ratio.len() * 3 / 4])
+        };
+        println!(
+            "framework/speedup/5000nodes/pct100: 1 thread p50 {m1:.1} µs, 2 threads p50 {m2:.1} µs, \
+             speedup {:.2} (median of {ROUNDS} paired rounds; quartiles {q1:.2}..{q3:.2})",
+            ratio[ratio.len() / 2]
+        );
+    }
+
     pub fn bench(c: &mut Criterion) {
         if !crate::selected("framework") {
             return;
+        }
+        if crate::selected_path("framework/speedup") {
+            speedup();
         }
         let req = Resource {
             milli_cpu: 100,

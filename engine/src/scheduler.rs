@@ -9,11 +9,12 @@ use crate::cache::{Cache, Snapshot};
 use crate::framework::events::{
     ActionType, ClusterEvent, EventObject, EventResource, pod_scheduling_properties_change,
 };
-use crate::framework::interface::{ClusterClient, Diagnosis, PostFilterContext};
+use crate::framework::interface::{ClusterClient, Diagnosis, MAX_NODE_SCORE, PostFilterContext};
 use crate::framework::parallelize::{
     find_feasible_blocks_in_mode, find_feasible_in_mode, num_feasible_nodes_to_find,
 };
 use crate::framework::runtime::{Framework, FrameworkError, Profile};
+use crate::framework::warm_pool::WarmPool;
 use crate::framework::{Code, CycleState, Status, WaitingPods};
 use crate::metrics::{AttemptResult, ExtensionPoint, Metrics, Series};
 use crate::plugins::{PluginContext, Registry};
@@ -53,6 +54,10 @@ pub struct SchedulerConfig {
     /// what the sequential pass would, and Permit timeouts wait for [`Scheduler::next_timer`]
     /// instead of a timer thread.
     pub deterministic: bool,
+    /// Pin the Filter/Score pool's worker `i` to CPU `i mod CPUs`. Unpinned, the kernel may
+    /// put two busy workers on one CPU for milliseconds after a wake-up; pinned, the node
+    /// data each worker judges stays in its own core's cache from one cycle to the next.
+    pub pin_threads: bool,
 }
 
 impl Default for SchedulerConfig {
@@ -65,6 +70,7 @@ impl Default for SchedulerConfig {
             queue: QueueConfig::default(),
             binding_workers: 1,
             deterministic: false,
+            pin_threads: true,
         }
     }
 }
@@ -95,6 +101,9 @@ pub struct Scheduler {
     rng: Mutex<ChaCha8Rng>,
     next_start_node_index: AtomicUsize,
     pool: Option<Arc<rayon::ThreadPool>>,
+    /// The same pool, its helpers kept awake while cycles keep coming (see
+    /// [`crate::framework::warm_pool`]).
+    warm: Option<WarmPool>,
     global_pct: Option<u32>,
     deterministic: bool,
     pub stats: SchedulerStats,
@@ -229,14 +238,25 @@ impl Scheduler {
         } else {
             WaitingPods::new()
         };
+        let pin = cfg.pin_threads;
         let pool = (cfg.parallelism > 1).then(|| {
             rayon::ThreadPoolBuilder::new()
                 .num_threads(cfg.parallelism)
                 .thread_name(|i| format!("tidegate-worker-{i}"))
+                .start_handler(move |i| {
+                    if let Some(ids) = core_affinity::get_core_ids().filter(|_| pin)
+                        && !ids.is_empty()
+                    {
+                        core_affinity::set_for_current(ids[i % ids.len()]);
+                    }
+                })
                 .build()
                 .expect("rayon pool")
         });
         let pool = pool.map(Arc::new);
+        let warm = pool
+            .clone()
+            .map(|p| WarmPool::new(p, WarmPool::DEFAULT_LINGER));
         let ctx = PluginContext {
             client: client.clone(),
             waiting_pods: waiting_pods.clone(),
@@ -284,6 +304,7 @@ impl Scheduler {
             rng: Mutex::new(ChaCha8Rng::seed_from_u64(cfg.seed)),
             next_start_node_index: AtomicUsize::new(0),
             pool,
+            warm,
             global_pct: cfg.percentage_of_nodes_to_score,
             deterministic: cfg.deterministic,
             stats: SchedulerStats::default(),
@@ -796,6 +817,12 @@ impl Scheduler {
         let mut snap = self.snapshot.lock();
         self.cache.update_snapshot(&mut snap);
         let all = snap.nodes.len();
+        if all >= PARALLEL_MIN_NODES
+            && let Some(w) = &self.warm
+        {
+            // This cycle's Filter and Score may fan out: have the helpers awake for them.
+            w.keep_warm();
+        }
         if all == 0 {
             return Err(Failure {
                 status: Status::new(
@@ -916,23 +943,42 @@ impl Scheduler {
         }
         let t = Instant::now();
         let mut scratch = self.score_scratch.lock();
-        if let Err(st) = self.score_nodes(fwk, state, pod, &feasible, &mut scratch) {
-            fwk.observe_phase(ExtensionPoint::Score, Code::Error, t.elapsed());
-            return Err(Failure {
-                status: st,
-                diagnosis: None,
-            });
+        match self.score_nodes(fwk, state, pod, &feasible, &mut scratch) {
+            Ok(chosen) => {
+                fwk.observe_phase(ExtensionPoint::Score, Code::Success, t.elapsed());
+                Ok(feasible[chosen].name())
+            }
+            Err(st) => {
+                fwk.observe_phase(ExtensionPoint::Score, Code::Error, t.elapsed());
+                Err(Failure {
+                    status: st,
+                    diagnosis: None,
+                })
+            }
         }
-        fwk.observe_phase(ExtensionPoint::Score, Code::Success, t.elapsed());
-        Ok(feasible[self.select_host(&scratch.totals)].name())
     }
 
-    /// Score, NormalizeScore and weights: the total per feasible node, in `scratch.totals`.
+    /// Score, NormalizeScore and weights, and the chosen node (kube's `prioritizeNodes` and
+    /// `selectHost`). Returns the index of the chosen node in `feasible`.
     ///
     /// Nodes are scored in blocks of [`SCORE_BLOCK`]: each plugin scores the whole block in one
     /// call (reading its PreScore state once), and the block's NodeInfos stay in cache while
-    /// every plugin visits them. Blocks run on the pool when there are enough nodes. `scores`
-    /// holds, per block, the block's scores of plugin 0, then of plugin 1, and so on.
+    /// every plugin visits them. `scores` holds, per block, the block's scores of plugin 0,
+    /// then of plugin 1, and so on. Blocks run on the pool when there are enough nodes.
+    ///
+    /// 1. Per block: score; weigh the plugins without NormalizeScore into the block's totals;
+    ///    note the block's maximum of each plugin whose NormalizeScore is kube's
+    ///    `DefaultNormalizeScore` ([`ScorePlugin::default_normalize`]); note the block's best
+    ///    total and how many of its nodes reach it.
+    /// 2. A plugin with its own NormalizeScore gets its whole column at once, as kube hands it
+    ///    every feasible node.
+    /// 3. Per block, only when some normalized score varies between nodes: add the normalized,
+    ///    weighted scores and note the block's best again. A default-normalized plugin whose
+    ///    scores are all 0 (TaintToleration on a cluster without PreferNoSchedule taints) gives
+    ///    every node the same amount, which changes no comparison: it is left out, so
+    ///    `totals` are kube's totals less that per-cycle constant.
+    ///
+    /// The choice then needs only the blocks' bests ([`Scheduler::select_host_by_blocks`]).
     fn score_nodes(
         &self,
         fwk: &Framework,
@@ -940,68 +986,197 @@ impl Scheduler {
         pod: &Pod,
         feasible: &[&crate::framework::NodeInfo],
         scratch: &mut ScoreScratch,
-    ) -> Result<(), Status> {
+    ) -> Result<usize, Status> {
         let plugins = fwk.active_score_plugins(state);
         let f = feasible.len();
         let ScoreScratch {
             scores,
             column,
             totals,
+            block_max,
+            block_best,
         } = scratch;
         totals.clear();
         if plugins.is_empty() {
             totals.resize(f, 1);
-            return Ok(());
+            return Ok(self.select_host(totals));
         }
+        // Every slot below is written before it is read: no need to zero.
         totals.resize(f, 0);
         let p = plugins.len();
-        // Every slot is written by its plugin before it is read: no need to zero.
+        let blocks = f.div_ceil(SCORE_BLOCK);
+        // Per plugin: whether it normalizes, and Some(reverse) when that is the default way.
+        let normalizes: Vec<bool> = plugins.iter().map(|(pl, _)| pl.has_normalize()).collect();
+        let defaults: Vec<Option<bool>> = plugins
+            .iter()
+            .zip(&normalizes)
+            .map(|((pl, _), &n)| n.then(|| pl.default_normalize()).flatten())
+            .collect();
         scores.resize(f * p, 0);
         let scores = &mut scores[..f * p];
-        let score_block = |(b, out): (usize, &mut [i64])| -> Result<(), Status> {
-            let nodes = &feasible[b * SCORE_BLOCK..(b * SCORE_BLOCK + out.len() / p)];
+        block_max.resize(blocks * p, 0);
+        let block_max = &mut block_max[..blocks * p];
+        block_best.resize(blocks, Best::default());
+        let block_best = &mut block_best[..blocks];
+        let chunk = SCORE_BLOCK * p;
+        type Block<'a> = (
+            usize,
+            (
+                ((&'a mut [i64], &'a mut [i64]), &'a mut [i64]),
+                &'a mut Best,
+            ),
+        );
+        let score_block = |(b, (((out, maxes), tot), best)): Block<'_>| {
+            let len = tot.len();
+            let nodes = &feasible[b * SCORE_BLOCK..b * SCORE_BLOCK + len];
             // Ask for the whole block at once: the misses overlap instead of queueing up
             // behind the first plugin's walk.
             for n in nodes {
                 n.prefetch();
             }
-            for ((pl, _), column) in plugins.iter().zip(out.chunks_mut(nodes.len())) {
+            tot.fill(0);
+            for (j, ((pl, w), column)) in plugins.iter().zip(out.chunks_mut(len)).enumerate() {
                 pl.score_nodes(state, pod, nodes, column)
                     .map_err(|s| s.with_plugin(pl.name()))?;
+                if defaults[j].is_some() {
+                    // kube's DefaultNormalizeScore takes the maximum from 0.
+                    maxes[j] = column.iter().copied().fold(0, i64::max);
+                }
+                if !normalizes[j] {
+                    for (t, &s) in tot.iter_mut().zip(column.iter()) {
+                        *t += s * w;
+                    }
+                }
             }
-            Ok(())
+            *best = Best::of(tot);
+            Ok::<(), Status>(())
         };
-        match self.pool.as_deref().filter(|_| f >= PARALLEL_MIN_NODES) {
+        let pool = self.pool.as_deref().filter(|_| f >= PARALLEL_MIN_NODES);
+        match pool {
             Some(pool) => pool.install(|| {
                 scores
-                    .par_chunks_mut(SCORE_BLOCK * p)
+                    .par_chunks_mut(chunk)
+                    .zip(block_max.par_chunks_mut(p))
+                    .zip(totals.par_chunks_mut(SCORE_BLOCK))
+                    .zip(block_best.par_iter_mut())
                     .enumerate()
                     .try_for_each(score_block)
             })?,
             None => scores
-                .chunks_mut(SCORE_BLOCK * p)
+                .chunks_mut(chunk)
+                .zip(block_max.chunks_mut(p))
+                .zip(totals.chunks_mut(SCORE_BLOCK))
+                .zip(block_best.iter_mut())
                 .enumerate()
                 .try_for_each(score_block)?,
         }
-        column.resize(f, 0);
-        let column = &mut column[..f];
-        for (j, (pl, w)) in plugins.iter().enumerate() {
-            for (b, block) in scores.chunks(SCORE_BLOCK * p).enumerate() {
-                let len = block.len() / p;
-                column[b * SCORE_BLOCK..b * SCORE_BLOCK + len]
-                    .copy_from_slice(&block[j * len..(j + 1) * len]);
-            }
-            if pl.has_normalize() {
+        // The cluster-wide maximum of each default-normalized plugin; the other normalizing
+        // plugins' columns through their own NormalizeScore, written back in place.
+        let mut max = vec![0i64; p];
+        let mut second_pass = false;
+        for (j, (pl, _)) in plugins.iter().enumerate() {
+            if defaults[j].is_some() {
+                max[j] = (0..blocks).map(|b| block_max[b * p + j]).fold(0, i64::max);
+                second_pass |= max[j] != 0;
+            } else if normalizes[j] {
+                second_pass = true;
+                column.resize(f, 0);
+                let column = &mut column[..f];
+                for (b, block) in scores.chunks(chunk).enumerate() {
+                    let len = block.len() / p;
+                    column[b * SCORE_BLOCK..b * SCORE_BLOCK + len]
+                        .copy_from_slice(&block[j * len..(j + 1) * len]);
+                }
                 let st = pl.normalize_score(state, pod, column);
                 if !st.is_success() {
                     return Err(st.with_plugin(pl.name()));
                 }
-            }
-            for (t, c) in totals.iter_mut().zip(column.iter()) {
-                *t += c * w;
+                for (b, block) in scores.chunks_mut(chunk).enumerate() {
+                    let len = block.len() / p;
+                    block[j * len..(j + 1) * len]
+                        .copy_from_slice(&column[b * SCORE_BLOCK..b * SCORE_BLOCK + len]);
+                }
             }
         }
-        Ok(())
+        if second_pass {
+            type Weigh<'a> = ((&'a mut [i64], &'a [i64]), &'a mut Best);
+            let weigh_block = |((tot, block), best): Weigh<'_>| {
+                let len = tot.len();
+                for (j, ((_, w), column)) in plugins.iter().zip(block.chunks(len)).enumerate() {
+                    match defaults[j] {
+                        // All 0: the same amount on every node (see above).
+                        Some(_) if max[j] == 0 => {}
+                        // kube's DefaultNormalizeScore, from the cluster-wide maximum.
+                        Some(reverse) => {
+                            let m = max[j];
+                            for (t, &s) in tot.iter_mut().zip(column) {
+                                let n = MAX_NODE_SCORE * s / m;
+                                *t += if reverse { MAX_NODE_SCORE - n } else { n } * w;
+                            }
+                        }
+                        None if normalizes[j] => {
+                            for (t, &s) in tot.iter_mut().zip(column) {
+                                *t += s * w;
+                            }
+                        }
+                        // Weighed in the first pass.
+                        None => {}
+                    }
+                }
+                *best = Best::of(tot);
+            };
+            match pool {
+                Some(pool) => pool.install(|| {
+                    totals
+                        .par_chunks_mut(SCORE_BLOCK)
+                        .zip(scores.par_chunks(chunk))
+                        .zip(block_best.par_iter_mut())
+                        .for_each(weigh_block)
+                }),
+                None => totals
+                    .chunks_mut(SCORE_BLOCK)
+                    .zip(scores.chunks(chunk))
+                    .zip(block_best.iter_mut())
+                    .for_each(weigh_block),
+            }
+        }
+        Ok(self.select_host_by_blocks(totals, block_best))
+    }
+
+    /// [`Scheduler::select_host`] from each block's best total and its count: the same
+    /// uniform draw among all the nodes with the highest total, found by walking the blocks.
+    fn select_host_by_blocks(&self, totals: &[i64], block_best: &[Best]) -> usize {
+        let Some(max) = block_best.iter().map(|b| b.total).max() else {
+            return 0;
+        };
+        let ties: usize = block_best
+            .iter()
+            .filter(|b| b.total == max)
+            .map(|b| b.count)
+            .sum();
+        let mut k = if ties > 1 {
+            self.rng.lock().random_range(0..ties)
+        } else {
+            0
+        };
+        for (b, &Best { total: t, count: c }) in block_best.iter().enumerate() {
+            if t != max {
+                continue;
+            }
+            if k < c {
+                let block =
+                    &totals[b * SCORE_BLOCK..(b * SCORE_BLOCK + SCORE_BLOCK).min(totals.len())];
+                let o = block
+                    .iter()
+                    .enumerate()
+                    .filter(|&(_, &t)| t == max)
+                    .nth(k)
+                    .map_or(0, |(o, _)| o);
+                return b * SCORE_BLOCK + o;
+            }
+            k -= c;
+        }
+        0
     }
 
     /// Uniform random choice among the nodes with the highest total (kube's `selectHost`
@@ -1039,6 +1214,25 @@ pub(crate) struct ScoreScratch {
     column: Vec<i64>,
     /// The weighted total per feasible node.
     totals: Vec<i64>,
+    /// Per block, each default-normalized plugin's maximum score (others: unused).
+    block_max: Vec<i64>,
+    /// Per block, its highest total and how many of its nodes reach it.
+    block_best: Vec<Best>,
+}
+
+/// A block's highest total and how many of its nodes reach it.
+#[derive(Clone, Copy, Default)]
+pub(crate) struct Best {
+    total: i64,
+    count: usize,
+}
+
+impl Best {
+    fn of(totals: &[i64]) -> Best {
+        let total = totals.iter().copied().max().unwrap_or(i64::MIN);
+        let count = totals.iter().filter(|&&t| t == total).count();
+        Best { total, count }
+    }
 }
 
 fn rejection(st: Status) -> Failure {

@@ -144,3 +144,128 @@ fn the_best_total_wins_in_any_block_on_any_thread_count() {
     // Fewer nodes than one block.
     assert_eq!(run(10, 3, 1), Sym::new("n-3"));
 }
+
+/// A plugin whose NormalizeScore is kube's `DefaultNormalizeScore(MaxNodeScore, reverse)`,
+/// scoring `raw(i)` on node `n-<i>`. The scheduler normalizes it block by block from the
+/// cluster-wide maximum (`ScorePlugin::default_normalize`).
+struct Default_ {
+    name: &'static str,
+    reverse: bool,
+    raw: fn(i64) -> i64,
+}
+impl Plugin for Default_ {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+    fn into_score(self: Arc<Self>) -> Option<Arc<dyn ScorePlugin>> {
+        Some(self)
+    }
+}
+impl ScorePlugin for Default_ {
+    fn score(&self, _: &CycleState, _: &Pod, node: &NodeInfo) -> Result<i64, Status> {
+        Ok((self.raw)(index(node)))
+    }
+    fn has_normalize(&self) -> bool {
+        true
+    }
+    fn default_normalize(&self) -> Option<bool> {
+        Some(self.reverse)
+    }
+    fn normalize_score(&self, _: &CycleState, _: &Pod, _: &mut [i64]) -> Status {
+        Status::error("the scheduler normalizes a default-normalized plugin itself")
+    }
+}
+
+/// kube's DefaultNormalizeScore over a whole column, written out here as the reference.
+fn kube_default_normalize(scores: &mut [i64], reverse: bool) {
+    let max = scores.iter().copied().fold(0, i64::max);
+    for s in scores.iter_mut() {
+        if max == 0 {
+            *s = if reverse { 100 } else { 0 };
+        } else {
+            *s = 100 * *s / max;
+            if reverse {
+                *s = 100 - *s;
+            }
+        }
+    }
+}
+
+/// `(name, weight, reverse, raw)` of each default-normalized plugin, plus Wobble at weight 1.
+type Spec = (&'static str, i64, bool, fn(i64) -> i64);
+
+fn run_defaults(nodes: usize, specs: &'static [Spec], threads: usize) -> (Sym, Vec<usize>) {
+    let mut registry = Registry::in_tree();
+    registry.register("Wobble", |_| Arc::new(Wobble));
+    let mut enabled = vec![("Wobble".to_string(), 1)];
+    for &(name, weight, reverse, raw) in specs {
+        registry.register(name, move |_| Arc::new(Default_ { name, reverse, raw }));
+        enabled.push((name.to_string(), weight));
+    }
+    let mut profile = Profile::default_profile();
+    profile.plugins.score = PluginSet {
+        enabled,
+        disabled: vec!["*".into()],
+    };
+    let cfg = SchedulerConfig {
+        profiles: vec![profile],
+        parallelism: threads,
+        percentage_of_nodes_to_score: Some(100),
+        ..SchedulerConfig::default()
+    };
+    let client = Arc::new(Client::default());
+    let s = Scheduler::new(cfg, &registry, client.clone(), None).unwrap();
+    for i in 0..nodes {
+        let mut n = Node::named(&format!("n-{i}"));
+        n.allocatable = Resource {
+            milli_cpu: 4000,
+            memory: 8 << 30,
+            allowed_pod_number: 110,
+            ..Resource::default()
+        };
+        s.on_node_add(Arc::new(n));
+    }
+    let spec = PodSpecInfo {
+        scheduler_name: Sym::new("default-scheduler"),
+        ..PodSpecInfo::default()
+    };
+    s.on_pod_add(Arc::new(Pod::new("ns", "p", Arc::new(spec))));
+    let q = s.queue.try_pop().unwrap();
+    s.schedule_popped(q);
+    // The reference: kube's totals node by node, and every node that reaches the best.
+    let mut totals: Vec<i64> = (0..nodes as i64).map(|i| i % 7).collect();
+    for &(_, weight, reverse, raw) in specs {
+        let mut column: Vec<i64> = (0..nodes as i64).map(raw).collect();
+        kube_default_normalize(&mut column, reverse);
+        for (t, c) in totals.iter_mut().zip(column) {
+            *t += c * weight;
+        }
+    }
+    let best = *totals.iter().max().unwrap();
+    let winners = (0..nodes).filter(|&i| totals[i] == best).collect();
+    (client.0.lock().expect("bound"), winners)
+}
+
+#[test]
+fn default_normalized_plugins_are_normalized_from_the_cluster_wide_maximum() {
+    // Varying scores (a reversed distance from node 1,234; a sawtooth normalized up), scores
+    // that are all 0 (a reversed plugin that gives every node 100) and negative ones (kube's
+    // maximum starts at 0), over 1,500 nodes (24 blocks, the pool's path) and 40 (one
+    // block), on one and two threads.
+    static SPECS: &[Spec] = &[
+        ("Dip", 10, true, |i| (i - 1234).abs()),
+        ("Saw", 3, false, |i| i % 11),
+        ("Flat", 5, true, |_| 0),
+        ("Below", 2, false, |i| -i),
+    ];
+    for nodes in [1500, 40] {
+        for threads in [1, 2] {
+            let (chosen, winners) = run_defaults(nodes, SPECS, threads);
+            let i: usize = chosen.to_string_lossy()[2..].parse().unwrap();
+            assert!(
+                winners.contains(&i),
+                "{nodes} nodes, {threads} threads: chose n-{i}, kube's best are {winners:?}"
+            );
+        }
+    }
+}

@@ -226,6 +226,14 @@ pub trait ScorePlugin: Plugin {
     fn has_normalize(&self) -> bool {
         false
     }
+    /// `Some(reverse)` when [`ScorePlugin::normalize_score`] is exactly kube's
+    /// `DefaultNormalizeScore(MaxNodeScore, reverse)` (scale by the maximum over all feasible
+    /// nodes, taken from 0; with `reverse`, subtract from `MaxNodeScore`). The scheduler then
+    /// normalizes block by block from the cluster-wide maximum, on the pool, instead of
+    /// handing the plugin the whole column. `None` (the default): `normalize_score` is called.
+    fn default_normalize(&self) -> Option<bool> {
+        None
+    }
     /// Rescales the raw scores of all feasible nodes into `[0, MAX_NODE_SCORE]`.
     fn normalize_score(&self, _state: &CycleState, _pod: &Pod, _scores: &mut [i64]) -> Status {
         Status::success()

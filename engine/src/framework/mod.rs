@@ -9,6 +9,7 @@ pub mod parallelize;
 pub mod runtime;
 pub mod status;
 pub mod waiting_pods;
+pub mod warm_pool;
 
 pub use cycle_state::CycleState;
 pub use events::{ActionType, ClusterEvent, EventResource};

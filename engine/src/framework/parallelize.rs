@@ -18,6 +18,11 @@
 //! be needed on the sequential path, so when every node passes the nodes judged are exactly
 //! the per-node pass's; verdicts past the point where a pass stops are dropped unseen.
 //!
+//! A full scan (`num_to_find` ≥ the node count: nothing can stop it early) claims chunks per
+//! worker region instead of from one counter (`find_all_feasible_blocks`): the claim order
+//! decides nothing there, so it is chosen for the caches, and the feasible list comes out in
+//! node order.
+//!
 //! [`find_feasible_ordered`] is the deterministic variant (`--clock virtual` runs): workers
 //! claim chunks the same way but always finish a chunk they claimed, keep every chunk's
 //! statuses, and the result is assembled in node order afterwards, exactly as the sequential
@@ -59,6 +64,18 @@ pub fn num_feasible_nodes_to_find(pct: Option<u32>, num_all_nodes: usize) -> usi
 pub fn chunk_size(n: usize, parallelism: usize) -> usize {
     let sqrt = (n as f64).sqrt() as usize;
     sqrt.min(n / parallelism.max(1) + 1).max(1)
+}
+
+/// Nodes per claimed Filter chunk: kube's [`chunk_size`], rounded down to whole
+/// [`FILTER_BLOCK`]s when it holds at least one (a 70-node chunk would run as a 64-node block
+/// and a 6-node one, paying the per-block cost twice).
+pub fn filter_chunk(n: usize, parallelism: usize) -> usize {
+    let c = chunk_size(n, parallelism);
+    if c >= FILTER_BLOCK {
+        c / FILTER_BLOCK * FILTER_BLOCK
+    } else {
+        c
+    }
 }
 
 /// What a filter pass found.
@@ -234,6 +251,9 @@ pub fn find_feasible_blocks(
         return out;
     };
 
+    if num_to_find >= n {
+        return find_all_feasible_blocks(pool, n, start, eval);
+    }
     // Workers claim chunks of consecutive nodes in order from one counter, as kube's
     // `ParallelizeUntil` hands out pieces: the nodes examined are the first ones after `start`
     // whichever thread is free, and a worker that wakes late finds the work taken instead of
@@ -249,7 +269,7 @@ pub fn find_feasible_blocks(
     let slots: Vec<AtomicUsize> = (0..num_to_find).map(|_| AtomicUsize::new(0)).collect();
     let rejected = Mutex::new(Vec::new());
     let error = Mutex::new(None);
-    let chunk = chunk_size(n, pool.current_num_threads());
+    let chunk = filter_chunk(n, pool.current_num_threads());
     let chunks = n.div_ceil(chunk);
     let work = || {
         let mut local = Vec::with_capacity(chunk);
@@ -330,6 +350,123 @@ pub fn find_feasible_blocks(
         .collect();
     out.rejected = rejected.into_inner().unwrap_or_else(|p| p.into_inner());
     out.error = error.into_inner().unwrap_or_else(|p| p.into_inner());
+    out
+}
+
+/// [`find_feasible_blocks`] on the pool when every node is to be examined (`num_to_find` ≥
+/// `n`: `percentageOfNodesToScore` 100, or a small cluster). No early stop can happen, so the
+/// order in which chunks are claimed decides nothing, and it is chosen for the caches: the
+/// chunks are cut into one region per worker, and worker `k` (the caller is worker 0) works
+/// through region `k` first, in order, before helping the others from their fronts. With the
+/// start node fixed (it is at 100 %), a node falls in the same region every cycle, so its
+/// lines are still in the cache of the thread that judged it last time, and Score, which
+/// splits the feasible list the same way (the caller takes the front half), finds them there
+/// too.
+///
+/// The feasible nodes come out in node order from `start`, as the sequential pass lists them
+/// (each chunk writes its finds at its own offset; the caller compacts). Rejections come in
+/// no particular order; an `Error` stops every worker and is returned.
+fn find_all_feasible_blocks(
+    pool: &rayon::ThreadPool,
+    n: usize,
+    start: usize,
+    eval: impl Fn(usize, usize, &mut BlockVerdicts) + Sync,
+) -> FilterOutcome {
+    let threads = pool.current_num_threads();
+    let chunk = filter_chunk(n, threads);
+    let chunks = n.div_ceil(chunk);
+    let regions = threads.min(chunks);
+    // Region r holds chunks [bounds[r], bounds[r + 1]); next[r] is its next unclaimed chunk.
+    let bounds: Vec<usize> = (0..=regions).map(|r| r * chunks / regions).collect();
+    let next: Vec<CachePadded<AtomicUsize>> = bounds[..regions]
+        .iter()
+        .map(|&b| CachePadded::new(AtomicUsize::new(b)))
+        .collect();
+    let stop = CachePadded::new(AtomicBool::new(false));
+    // Chunk c's feasible nodes at [c·chunk, c·chunk + found[c]).
+    let slots: Vec<AtomicUsize> = (0..n).map(|_| AtomicUsize::new(0)).collect();
+    let found: Vec<AtomicUsize> = (0..chunks).map(|_| AtomicUsize::new(0)).collect();
+    let rejected = Mutex::new(Vec::new());
+    let error = Mutex::new(None);
+    let claim = |worker: usize| {
+        (0..regions).map(|k| (worker + k) % regions).find_map(|r| {
+            let c = next[r].fetch_add(1, Ordering::Relaxed);
+            (c < bounds[r + 1]).then_some(c)
+        })
+    };
+    let work = |worker: usize| {
+        let mut rejected_here = Vec::new();
+        let mut v = BlockVerdicts::default();
+        'chunks: while !stop.load(Ordering::Relaxed) {
+            let Some(c) = claim(worker) else { break };
+            let end = ((c + 1) * chunk).min(n);
+            let mut i = c * chunk;
+            let mut k = 0;
+            while i < end {
+                if stop.load(Ordering::Relaxed) {
+                    break 'chunks;
+                }
+                let (first, len) = v.judge(&eval, start, i, end - i, n);
+                let mut failed = false;
+                v.replay(first, |idx, verdict| match verdict {
+                    None => {
+                        slots[c * chunk + k].store(idx, Ordering::Relaxed);
+                        k += 1;
+                        true
+                    }
+                    Some(st) if st.code() == Code::Error => {
+                        stop.store(true, Ordering::Relaxed);
+                        let mut e = error.lock().unwrap_or_else(|p| p.into_inner());
+                        if e.is_none() {
+                            *e = Some(st);
+                        }
+                        failed = true;
+                        false
+                    }
+                    Some(st) => {
+                        rejected_here.push((idx, st));
+                        true
+                    }
+                });
+                if failed {
+                    break 'chunks;
+                }
+                i += len;
+            }
+            found[c].store(k, Ordering::Release);
+        }
+        if !rejected_here.is_empty() {
+            rejected
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .append(&mut rejected_here);
+        }
+    };
+    pool.install(|| {
+        rayon::scope(|s| {
+            for worker in 1..regions {
+                let work = &work;
+                s.spawn(move |_| work(worker));
+            }
+            work(0);
+        })
+    });
+    let mut out = FilterOutcome {
+        error: error.into_inner().unwrap_or_else(|p| p.into_inner()),
+        rejected: rejected.into_inner().unwrap_or_else(|p| p.into_inner()),
+        ..FilterOutcome::default()
+    };
+    if out.error.is_none() {
+        out.feasible.reserve_exact(n - out.rejected.len());
+        for (c, k) in found.iter().enumerate() {
+            let k = k.load(Ordering::Acquire);
+            out.feasible.extend(
+                slots[c * chunk..c * chunk + k]
+                    .iter()
+                    .map(|i| i.load(Ordering::Relaxed)),
+            );
+        }
+    }
     out
 }
 
@@ -656,6 +793,35 @@ mod tests {
             proptest::prop_assert_eq!(blocks.error.map(|s| s.message()), reference.error.map(|s| s.message()));
             if codes.iter().all(|&c| c >= 8) {
                 proptest::prop_assert_eq!(calls.load(Ordering::Relaxed), judged);
+            }
+        }
+
+        /// A full scan on the pool (every node wanted, chunks claimed by region) lists the
+        /// sequential pass's feasible nodes in the same order, with the same rejections, and
+        /// reports an error when the sequential pass meets one.
+        #[test]
+        fn full_scan_parallel_equals_sequential(
+            codes in proptest::collection::vec(0u8..20, 32..600),
+            start_frac in 0.0f64..1.0,
+            extra in 0usize..3,
+            threads in 2usize..5,
+            with_error in proptest::bool::ANY,
+        ) {
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+            let n = codes.len();
+            let start = ((n as f64) * start_frac) as usize % n;
+            let codes: Vec<u8> = codes.iter().map(|&c| if c == 0 && !with_error { 1 } else { c }).collect();
+            let check = check_from(&codes);
+            let seq = find_feasible(None, n, start, n + extra, check);
+            let par = find_feasible(Some(&pool), n, start, n + extra, check);
+            proptest::prop_assert_eq!(par.error.is_some(), seq.error.is_some());
+            if seq.error.is_none() {
+                proptest::prop_assert_eq!(&par.feasible, &seq.feasible);
+                let mut a = messages(&par);
+                let mut b = messages(&seq);
+                a.sort();
+                b.sort();
+                proptest::prop_assert_eq!(a, b);
             }
         }
 

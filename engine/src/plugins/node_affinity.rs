@@ -198,6 +198,9 @@ impl ScorePlugin for NodeAffinity {
     fn has_normalize(&self) -> bool {
         true
     }
+    fn default_normalize(&self) -> Option<bool> {
+        Some(false)
+    }
     fn normalize_score(&self, _: &CycleState, _: &Pod, scores: &mut [i64]) -> Status {
         default_normalize_score(scores, false);
         Status::success()

@@ -127,6 +127,9 @@ impl ScorePlugin for TaintToleration {
     fn has_normalize(&self) -> bool {
         true
     }
+    fn default_normalize(&self) -> Option<bool> {
+        Some(true)
+    }
     fn normalize_score(&self, _: &CycleState, _: &Pod, scores: &mut [i64]) -> Status {
         default_normalize_score(scores, true);
         Status::success()
