@@ -817,11 +817,13 @@ impl Scheduler {
         let mut snap = self.snapshot.lock();
         self.cache.update_snapshot(&mut snap);
         let all = snap.nodes.len();
-        if all >= PARALLEL_MIN_NODES
-            && let Some(w) = &self.warm
-        {
-            // This cycle's Filter and Score may fan out: have the helpers awake for them.
-            w.keep_warm();
+        if let Some(w) = &self.warm {
+            // This cycle's Filter and Score fan out when they evaluate enough nodes: have the
+            // helpers awake for them.
+            let pct = fwk.percentage_of_nodes_to_score.or(self.global_pct);
+            if num_feasible_nodes_to_find(pct, all) >= PARALLEL_MIN_NODES {
+                w.keep_warm();
+            }
         }
         if all == 0 {
             return Err(Failure {

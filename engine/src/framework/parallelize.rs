@@ -634,6 +634,10 @@ mod tests {
 
     #[test]
     fn chunk_sizes() {
+        // Filter chunks hold whole blocks once kube's size reaches one.
+        assert_eq!(filter_chunk(5000, 2), 64);
+        assert_eq!(filter_chunk(50_000, 2), 192);
+        assert_eq!(filter_chunk(100, 16), 7);
         assert_eq!(chunk_size(5000, 16), 70);
         assert_eq!(chunk_size(100, 16), 7);
         assert_eq!(chunk_size(1, 16), 1);
