@@ -185,17 +185,26 @@ mod tests {
         });
         let others: Vec<usize> = (0..3).filter(|&i| i != me).collect();
         assert!(eventually(|| w.spinning() == others), "{:?}", w.spinning());
-        // While calls keep coming, they keep spinning.
+        // While calls keep coming, every worker but the caller spins. (An install may land
+        // on a spinning worker, which then runs it nested in its spinner: that worker counts
+        // as spinning too, and the one it took over from is woken.)
         for _ in 0..5 {
-            w.pool().install(|| w.keep_warm());
+            let me = w.pool().install(|| {
+                w.keep_warm();
+                rayon::current_thread_index().unwrap()
+            });
             std::thread::sleep(Duration::from_millis(5));
-            assert_eq!(w.spinning().len(), 2, "{:?}", w.spinning());
+            let spinning = w.spinning();
+            assert!(
+                (0..3).all(|i| i == me || spinning.contains(&i)),
+                "caller {me}, spinning {spinning:?}"
+            );
         }
         // Calls stop: every spinner leaves.
         assert!(eventually(|| w.spinning().is_empty()), "{:?}", w.spinning());
         // And a later call starts them again.
         w.pool().install(|| w.keep_warm());
-        assert!(eventually(|| w.spinning().len() == 2), "{:?}", w.spinning());
+        assert!(eventually(|| w.spinning().len() >= 2), "{:?}", w.spinning());
         assert!(eventually(|| w.spinning().is_empty()), "{:?}", w.spinning());
     }
 

@@ -254,15 +254,88 @@ struct IncomingAcc<'c> {
     ns: NsLabelsCache<'c>,
     /// Matches per anti-affinity term on the current node.
     scratch: Vec<i64>,
-    /// Whose verdicts `matches` holds: the address of a running pod's labels and its
-    /// namespace, all the incoming pod's terms look at. Pods stamped from one template share
-    /// their labels (`Arc`), so consecutive pods usually share the key and the terms are
-    /// matched once per run of them. The address is compared, never dereferenced: the
-    /// snapshot keeps every pod (and so its labels) alive for the whole pass.
-    memo_key: Option<(usize, Sym)>,
-    /// For that key: the pod matches all the affinity terms; it matches anti-affinity term j.
-    memo_affinity: bool,
-    memo_anti: Vec<bool>,
+    /// A running pod's verdicts (bit j: it matches anti-affinity term j; bit
+    /// [`AFFINITY_BIT`]: it matches all the affinity terms), by the address of its labels
+    /// and its namespace, all the incoming pod's terms look at.
+    memo: VerdictMemo<(usize, Sym)>,
+}
+
+/// The bit of [`IncomingAcc::memo`]'s verdicts for "matches all the affinity terms".
+const AFFINITY_BIT: usize = 63;
+
+/// Term verdicts of the running pods met in one pass, by a key naming everything they depend
+/// on (addresses of the pod's shared `Arc`s, and its namespace). Pods stamped from one
+/// template share those `Arc`s, so a pass over thousands of pods from a hundred templates
+/// and namespaces matches the terms a hundred times instead of thousands. Addresses are
+/// compared, never dereferenced: the snapshot keeps every pod alive for the whole pass, so
+/// no address is reused within it. The map stops growing at [`VerdictMemo::MAX`] keys
+/// (pods that share nothing), and up to 64 verdicts are kept per key.
+pub(crate) struct VerdictMemo<K> {
+    map: AHashMap<K, u64>,
+}
+
+impl<K> Default for VerdictMemo<K> {
+    fn default() -> Self {
+        VerdictMemo {
+            map: AHashMap::new(),
+        }
+    }
+}
+
+/// A pod's verdicts: known (bit j for verdict j) or to be computed on demand.
+#[derive(Clone, Copy)]
+pub(crate) enum Verdicts {
+    Known(u64),
+    Unknown,
+}
+
+impl Verdicts {
+    #[inline]
+    pub(crate) fn get(self, j: usize, compute: impl FnOnce(usize) -> bool) -> bool {
+        match self {
+            Verdicts::Known(bits) => bits >> j & 1 == 1,
+            Verdicts::Unknown => compute(j),
+        }
+    }
+}
+
+impl<K: std::hash::Hash + Eq + Copy> VerdictMemo<K> {
+    const MAX: usize = 4096;
+
+    /// Verdicts `0..n` for `key`, computed by `compute` the first time.
+    pub(crate) fn verdicts(
+        &mut self,
+        key: K,
+        n: usize,
+        compute: impl FnMut(usize) -> bool,
+    ) -> Verdicts {
+        self.verdicts_with(key, n, &[], compute)
+    }
+
+    /// As [`Self::verdicts`], plus the verdicts numbered in `extra` (each below 64).
+    pub(crate) fn verdicts_with(
+        &mut self,
+        key: K,
+        n: usize,
+        extra: &[usize],
+        mut compute: impl FnMut(usize) -> bool,
+    ) -> Verdicts {
+        if n > 64 {
+            return Verdicts::Unknown;
+        }
+        if let Some(&bits) = self.map.get(&key) {
+            return Verdicts::Known(bits);
+        }
+        if self.map.len() >= Self::MAX {
+            return Verdicts::Unknown;
+        }
+        let mut bits = 0u64;
+        for j in (0..n).chain(extra.iter().copied()) {
+            bits |= u64::from(compute(j)) << j;
+        }
+        self.map.insert(key, bits);
+        Verdicts::Known(bits)
+    }
 }
 
 impl InterPodAffinity {
@@ -276,21 +349,40 @@ impl InterPodAffinity {
         fold_nodes(
             self.pool.as_deref(),
             &snapshot.have_pods_with_required_anti_affinity,
-            || TopologyCounts::with_capacity(self.size_hints.existing()),
-            |acc, &i| {
+            || {
+                (
+                    TopologyCounts::with_capacity(self.size_hints.existing()),
+                    VerdictMemo::default(),
+                )
+            },
+            |(acc, memo), &i| {
                 let node = &snapshot.nodes[i];
                 let labels = &*node.node.labels;
                 for existing in &node.pods_with_required_anti_affinity {
-                    for t in &existing.spec.pod_affinity.required_anti_affinity {
-                        if term_matches(t, existing, pod, |s| selector_matches_labels(s, ns_labels))
-                        {
+                    let terms = &existing.spec.pod_affinity.required_anti_affinity;
+                    let matches = |j: usize| {
+                        term_matches(&terms[j], existing, pod, |s| {
+                            selector_matches_labels(s, ns_labels)
+                        })
+                    };
+                    // The verdicts depend on the running pod's terms, labels (matchLabelKeys)
+                    // and namespace only: pods stamped from one template share them.
+                    let key = (
+                        Arc::as_ptr(&existing.spec) as usize,
+                        Arc::as_ptr(&existing.labels) as usize,
+                        existing.namespace,
+                    );
+                    let bits = memo.verdicts(key, terms.len(), matches);
+                    for (j, t) in terms.iter().enumerate() {
+                        if bits.get(j, matches) {
                             acc.add_on_node(labels, t.topology_key, 1);
                         }
                     }
                 }
             },
-            |a, b| a.merge(&b),
+            |(a, _), (b, _)| a.merge(&b),
         )
+        .0
     }
 
     /// kube's `getIncomingAffinityAntiAffinityCounts`: `(affinity, anti-affinity)`.
@@ -309,9 +401,7 @@ impl InterPodAffinity {
                 anti: TopologyCounts::with_capacity(self.size_hints.anti()),
                 ns: NsLabelsCache::new(client),
                 scratch: vec![0; anti.len()],
-                memo_key: None,
-                memo_affinity: false,
-                memo_anti: vec![false; anti.len()],
+                memo: VerdictMemo::default(),
             },
             |acc, node| {
                 let labels = &*node.node.labels;
@@ -323,26 +413,35 @@ impl InterPodAffinity {
                 }
                 let mut affinity_matches = 0i64;
                 acc.scratch.iter_mut().for_each(|c| *c = 0);
+                let IncomingAcc {
+                    ns, scratch, memo, ..
+                } = acc;
                 for existing in &node.pods {
-                    let key = (Arc::as_ptr(&existing.labels) as usize, existing.namespace);
-                    if acc.memo_key != Some(key) {
-                        let ns = &mut acc.ns;
-                        acc.memo_affinity = matches_all_terms(terms, pod, existing, |s| {
-                            ns.selects(existing.namespace, s)
-                        });
-                        for (m, t) in acc.memo_anti.iter_mut().zip(anti) {
-                            *m = term_matches(t, pod, existing, |s| {
+                    // Verdict `j < anti.len()`: anti-affinity term j; AFFINITY_BIT: all the
+                    // affinity terms.
+                    let mut matches = |j: usize| {
+                        if j == AFFINITY_BIT {
+                            matches_all_terms(terms, pod, existing, |s| {
                                 ns.selects(existing.namespace, s)
-                            });
+                            })
+                        } else {
+                            term_matches(&anti[j], pod, existing, |s| {
+                                ns.selects(existing.namespace, s)
+                            })
                         }
-                        acc.memo_key = Some(key);
-                    }
-                    if aff_keys && acc.memo_affinity {
+                    };
+                    let key = (Arc::as_ptr(&existing.labels) as usize, existing.namespace);
+                    let bits = if anti.len() < AFFINITY_BIT {
+                        memo.verdicts_with(key, anti.len(), &[AFFINITY_BIT], &mut matches)
+                    } else {
+                        Verdicts::Unknown
+                    };
+                    if aff_keys && bits.get(AFFINITY_BIT, &mut matches) {
                         affinity_matches += 1;
                     }
                     if anti_keys {
-                        for (c, &m) in acc.scratch.iter_mut().zip(&acc.memo_anti) {
-                            *c += i64::from(m);
+                        for (j, c) in scratch.iter_mut().enumerate() {
+                            *c += i64::from(bits.get(j, &mut matches));
                         }
                     }
                 }

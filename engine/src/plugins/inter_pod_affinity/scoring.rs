@@ -66,21 +66,26 @@ pub struct PreScoreState {
 struct ScoreAcc<'c> {
     scores: TopologyScores,
     ns: NsLabelsCache<'c>,
-    /// What the last running pod seen contributes, `(topology key, weight)`, and whose it is
-    /// (see [`ContributionKey`]).
-    memo: Option<(ContributionKey, Vec<(Sym, i64)>)>,
+    /// What each kind of running pod met in this pass contributes, `(topology key, weight)`
+    /// (see [`ContributionKey`]); at most [`MEMO_MAX`] kinds, then `scratch`.
+    memo: AHashMap<ContributionKey, Vec<(Sym, i64)>>,
+    scratch: Vec<(Sym, i64)>,
 }
+
+/// Kinds of running pods remembered per pass (pods that share no `Arc` would otherwise grow
+/// the map to the cluster's pod count).
+const MEMO_MAX: usize = 4096;
 
 /// What a running pod's contributions depend on, for a given incoming pod: its terms (its
 /// spec), its labels (matched by the incoming pod's terms, and the owner side of its own
 /// `matchLabelKeys`) and its namespace. Pods stamped from one template share the spec and the
-/// labels (`Arc`s), so consecutive pods usually have the same key, and their terms are matched
-/// once per cycle rather than once per pod. Equal pointers mean equal contents; unequal ones
+/// labels (`Arc`s), so the pods of a hundred templates and namespaces have a hundred keys, and
+/// their terms are matched once per key and cycle rather than once per pod. Equal pointers mean equal contents; unequal ones
 /// only cost a recomputation.
 ///
 /// The addresses are compared, never dereferenced: they name `Arc`s of pods the snapshot holds
 /// for the whole pass, so an address cannot be reused for other contents during it.
-#[derive(Clone, Copy, PartialEq, Eq)]
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
 struct ContributionKey {
     spec: usize,
     labels: usize,
@@ -106,14 +111,24 @@ impl InterPodAffinity {
             labels: Arc::as_ptr(&existing.labels) as usize,
             namespace: existing.namespace,
         };
-        let ScoreAcc { scores, ns, memo } = acc;
-        let contributions = match memo {
-            Some((k, c)) if *k == key => c,
-            _ => {
-                let mut c = memo.take().map(|(_, c)| c).unwrap_or_default();
-                c.clear();
+        let ScoreAcc {
+            scores,
+            ns,
+            memo,
+            scratch,
+        } = acc;
+        let full = memo.len() >= MEMO_MAX;
+        let contributions = match memo.entry(key) {
+            std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
+            std::collections::hash_map::Entry::Vacant(e) if !full => {
+                let mut c = Vec::new();
                 self.contributions(ns, incoming, incoming_ns, existing, &mut c);
-                &mut memo.insert((key, c)).1
+                e.insert(c)
+            }
+            std::collections::hash_map::Entry::Vacant(_) => {
+                scratch.clear();
+                self.contributions(ns, incoming, incoming_ns, existing, scratch);
+                scratch
             }
         };
         for &(key, w) in contributions.iter() {
@@ -185,7 +200,8 @@ impl InterPodAffinity {
         let init = || ScoreAcc {
             scores: TopologyScores::default(),
             ns: NsLabelsCache::new(client),
-            memo: None,
+            memo: AHashMap::new(),
+            scratch: Vec::new(),
         };
         let merge = |a: &mut ScoreAcc<'_>, b: ScoreAcc<'_>| a.scores.merge(&b.scores);
         let acc = if has_constraints {
