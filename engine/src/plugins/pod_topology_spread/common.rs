@@ -8,6 +8,7 @@ use crate::api::{
 };
 use crate::framework::node_info::NodeInfo;
 use crate::plugins::{node_affinity, taint_toleration};
+use std::sync::Arc;
 
 /// `kubernetes.io/hostname`: constraints on it have one domain per node.
 pub const LABEL_HOSTNAME: &str = "kubernetes.io/hostname";
@@ -144,6 +145,83 @@ pub fn count_pods_match_selector(
         }
     }
     n
+}
+
+/// Per-node counts of the pods a selector matches in a namespace, kept from one cycle to the
+/// next. PreFilter and PreScore count the matching pods of every node each cycle (kube's
+/// algorithm); between two cycles only the nodes that changed have other counts, and a changed
+/// node is a different `Arc<NodeInfo>` in the snapshot (the cache copies a node on write while
+/// the snapshot shares it). So an entry remembers, per snapshot index, the `NodeInfo` it
+/// counted, holding a clone of that `Arc` (its address cannot be reused while held, and its
+/// contents cannot change while shared), and counts again only where the snapshot holds a
+/// different one. At most [`MatchCountCache::MAX_ENTRIES`] (selector, namespace) keys are
+/// kept, most recently used first.
+#[derive(Default)]
+pub(crate) struct MatchCountCache {
+    entries: parking_lot::Mutex<Vec<CountEntry>>,
+}
+
+/// The counts of one (selector, namespace) key.
+pub(crate) struct CountEntry {
+    selector: Option<LabelSelector>,
+    namespace: Sym,
+    /// Per snapshot index: the node version counted, and its count.
+    nodes: Vec<Option<(Arc<NodeInfo>, i32)>>,
+}
+
+impl CountEntry {
+    /// [`count_pods_match_selector`] on node `i` of the pass's node list.
+    #[inline]
+    pub(crate) fn count(&mut self, i: usize, ni: &Arc<NodeInfo>) -> i32 {
+        if self.nodes.len() <= i {
+            self.nodes.resize(i + 1, None);
+        }
+        if let Some((held, n)) = &self.nodes[i]
+            && Arc::ptr_eq(held, ni)
+        {
+            return *n;
+        }
+        let n = count_pods_match_selector(&ni.pods, self.selector.as_ref(), self.namespace);
+        self.nodes[i] = Some((ni.clone(), n));
+        n
+    }
+
+    fn is(&self, selector: Option<&LabelSelector>, namespace: Sym) -> bool {
+        self.namespace == namespace && self.selector.as_ref() == selector
+    }
+}
+
+impl MatchCountCache {
+    pub(crate) const MAX_ENTRIES: usize = 8;
+
+    /// One entry per key, in order, taken out for a pass (a key met twice gets a fresh
+    /// entry the second time). Hand them back with [`MatchCountCache::give_back`].
+    pub(crate) fn take<'a>(
+        &self,
+        keys: impl Iterator<Item = (Option<&'a LabelSelector>, Sym)>,
+    ) -> Vec<CountEntry> {
+        let mut all = self.entries.lock();
+        keys.map(|(sel, ns)| match all.iter().position(|e| e.is(sel, ns)) {
+            Some(p) => all.remove(p),
+            None => CountEntry {
+                selector: sel.cloned(),
+                namespace: ns,
+                nodes: Vec::new(),
+            },
+        })
+        .collect()
+    }
+
+    /// Returns a pass's entries, most recently used first; one entry per key is kept.
+    pub(crate) fn give_back(&self, used: Vec<CountEntry>) {
+        let mut all = self.entries.lock();
+        for e in used.into_iter().rev() {
+            if !all.iter().any(|o| o.is(e.selector.as_ref(), e.namespace)) {
+                all.insert(0, e);
+            }
+        }
+        all.truncate(Self::MAX_ENTRIES);
+    }
 }
 
 /// kube's `podLabelsMatchSpreadConstraints`: any constraint's selector matches `labels`.

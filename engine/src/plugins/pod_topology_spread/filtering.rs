@@ -2,7 +2,7 @@
 //! constraints.
 //! Source of behaviour: `pkg/scheduler/framework/plugins/podtopologyspread/filtering.go`.
 
-use super::common::{Constraint, PolicyNeeds, count_pods_match_selector, node_has_all_keys};
+use super::common::{Constraint, PolicyNeeds, node_has_all_keys};
 use super::{ERR_REASON_CONSTRAINTS_NOT_MATCH, ERR_REASON_NODE_LABEL_NOT_MATCH, PodTopologySpread};
 use crate::api::{Pod, Sym, UnsatisfiableConstraintAction};
 use crate::framework::cycle_state::CycleState;
@@ -156,21 +156,26 @@ impl PodTopologySpread {
             .map(|c| AHashMap::with_capacity(size_heuristic(nodes.len(), c, self.hostname)))
             .collect();
         let needs = PolicyNeeds::of(&constraints);
-        for ni in nodes {
+        let mut cached = self.match_counts.take(
+            constraints
+                .iter()
+                .map(|c| (c.selector.as_ref(), pod.namespace)),
+        );
+        for (i, ni) in nodes.iter().enumerate() {
             let labels = &*ni.node.labels;
             if !node_has_all_keys(labels, &constraints) {
                 continue;
             }
             let m = needs.evaluate(pod, ni);
-            for (c, tp) in constraints.iter().zip(counts.iter_mut()) {
+            for ((c, tp), entry) in constraints.iter().zip(counts.iter_mut()).zip(&mut cached) {
                 if !c.includes(m) {
                     continue;
                 }
                 let v = labels.get(c.topology_key).unwrap_or(Sym::EMPTY);
-                let n = count_pods_match_selector(&ni.pods, c.selector.as_ref(), pod.namespace);
-                *tp.entry(v).or_insert(0) += n;
+                *tp.entry(v).or_insert(0) += entry.count(i, ni);
             }
         }
+        self.match_counts.give_back(cached);
         let critical_paths = counts
             .iter()
             .map(|tp| {

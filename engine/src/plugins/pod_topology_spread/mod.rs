@@ -286,6 +286,8 @@ pub struct PodTopologySpread {
     client: Option<Arc<dyn ClusterClient>>,
     /// `kubernetes.io/hostname`, interned once.
     hostname: Sym,
+    /// Matching pods per node, kept between cycles (PreFilter and PreScore).
+    pub(crate) match_counts: common::MatchCountCache,
 }
 
 impl std::fmt::Debug for PodTopologySpread {
@@ -335,6 +337,7 @@ impl PodTopologySpread {
             default_constraints,
             client,
             hostname: Sym::new(LABEL_HOSTNAME),
+            match_counts: common::MatchCountCache::default(),
         })
     }
 

@@ -116,7 +116,12 @@ impl PodTopologySpread {
             return Status::skip();
         };
         let needs = PolicyNeeds::of(&s.constraints);
-        for ni in &snapshot.nodes {
+        let mut cached = self.match_counts.take(
+            s.constraints
+                .iter()
+                .map(|c| (c.selector.as_ref(), pod.namespace)),
+        );
+        for (idx, ni) in snapshot.nodes.iter().enumerate() {
             let labels = &*ni.node.labels;
             if require_all && !node_has_all_keys(labels, &s.constraints) {
                 continue;
@@ -132,12 +137,13 @@ impl PodTopologySpread {
                 if !c.includes(m) {
                     continue;
                 }
-                let n = count_pods_match_selector(&ni.pods, c.selector.as_ref(), pod.namespace);
+                let n = cached[i].count(idx, ni);
                 if let Some(cnt) = s.topology_value_to_pod_counts[i].get_mut(&v) {
                     *cnt += i64::from(n);
                 }
             }
         }
+        self.match_counts.give_back(cached);
         state.write(PRE_SCORE_STATE_KEY, s);
         Status::success()
     }
