@@ -561,6 +561,15 @@ mod framework {
         })
     }
 
+    /// One timed scheduling cycle: the `n`-th pod-default pod added, popped and scheduled.
+    fn timed_cycle(s: &Scheduler, spec: &Arc<PodSpecInfo>, n: usize) -> Duration {
+        s.on_pod_add(Arc::new(Pod::new("b", &format!("p{n}"), spec.clone())));
+        let q = s.queue.try_pop().unwrap();
+        let t = Instant::now();
+        s.schedule_popped(q);
+        t.elapsed()
+    }
+
     /// `framework/speedup/5000nodes/pct100`: the 2-thread speedup at
     /// `percentageOfNodesToScore=100`, measured side by side. A 1-thread and a 2-thread
     /// scheduler take turns, `ROUNDS` rounds of `CYCLES` cycles each; a round's figure is its
@@ -579,11 +588,7 @@ mod framework {
                 (0..CYCLES)
                     .map(|_| {
                         n += 1;
-                        s.on_pod_add(Arc::new(Pod::new("b", &format!("p{n}"), spec.clone())));
-                        let q = s.queue.try_pop().unwrap();
-                        let t = Instant::now();
-                        s.schedule_popped(q);
-                        t.elapsed().as_nanos() as u64
+                        timed_cycle(s, &spec, n).as_nanos() as u64
                     })
                     .collect()
             });
@@ -624,18 +629,7 @@ mod framework {
         if crate::selected_path("framework/speedup") {
             speedup();
         }
-        let req = Resource {
-            milli_cpu: 100,
-            memory: 500 << 20,
-            ..Resource::default()
-        };
-        let spec = Arc::new(PodSpecInfo {
-            scheduler_name: Sym::new("default-scheduler"),
-            requests: req.clone(),
-            non_zero_requests: req,
-            images: vec![Sym::new("registry.k8s.io/pause:3.10")],
-            ..PodSpecInfo::default()
-        });
+        let spec = pod_default();
         let mut g = c.benchmark_group("framework");
         g.sample_size(10);
         g.warm_up_time(Duration::from_millis(300));
@@ -652,15 +646,7 @@ mod framework {
                             let mut total = Duration::ZERO;
                             for _ in 0..iters {
                                 n += 1;
-                                s.on_pod_add(Arc::new(Pod::new(
-                                    "b",
-                                    &format!("p{n}"),
-                                    spec.clone(),
-                                )));
-                                let q = s.queue.try_pop().unwrap();
-                                let t = Instant::now();
-                                s.schedule_popped(q);
-                                let d = t.elapsed();
+                                let d = timed_cycle(&s, &spec, n);
                                 let _ = hist.record(d.as_nanos() as u64);
                                 total += d;
                             }

@@ -997,6 +997,9 @@ impl Scheduler {
             totals,
             block_max,
             block_best,
+            normalizes,
+            defaults,
+            max,
         } = scratch;
         totals.clear();
         if plugins.is_empty() {
@@ -1008,12 +1011,16 @@ impl Scheduler {
         let p = plugins.len();
         let blocks = f.div_ceil(SCORE_BLOCK);
         // Per plugin: whether it normalizes, and Some(reverse) when that is the default way.
-        let normalizes: Vec<bool> = plugins.iter().map(|(pl, _)| pl.has_normalize()).collect();
-        let defaults: Vec<Option<bool>> = plugins
-            .iter()
-            .zip(&normalizes)
-            .map(|((pl, _), &n)| n.then(|| pl.default_normalize()).flatten())
-            .collect();
+        normalizes.clear();
+        normalizes.extend(plugins.iter().map(|(pl, _)| pl.has_normalize()));
+        defaults.clear();
+        defaults.extend(
+            plugins
+                .iter()
+                .zip(normalizes.iter())
+                .map(|((pl, _), &n)| n.then(|| pl.default_normalize()).flatten()),
+        );
+        let (normalizes, defaults) = (&normalizes[..], &defaults[..]);
         scores.resize(f * p, 0);
         let scores = &mut scores[..f * p];
         block_max.resize(blocks * p, 0);
@@ -1074,7 +1081,8 @@ impl Scheduler {
         }
         // The cluster-wide maximum of each default-normalized plugin; the other normalizing
         // plugins' columns through their own NormalizeScore, written back in place.
-        let mut max = vec![0i64; p];
+        max.clear();
+        max.resize(p, 0);
         let mut second_pass = false;
         for (j, (pl, _)) in plugins.iter().enumerate() {
             if defaults[j].is_some() {
@@ -1220,6 +1228,11 @@ pub(crate) struct ScoreScratch {
     block_max: Vec<i64>,
     /// Per block, its highest total and how many of its nodes reach it.
     block_best: Vec<Best>,
+    /// Per active plugin: it has NormalizeScore; Some(reverse) when that is kube's default;
+    /// the cluster-wide maximum of a default-normalized one.
+    normalizes: Vec<bool>,
+    defaults: Vec<Option<bool>>,
+    max: Vec<i64>,
 }
 
 /// A block's highest total and how many of its nodes reach it.

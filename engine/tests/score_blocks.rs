@@ -90,14 +90,17 @@ impl ScorePlugin for Peak {
     }
 }
 
-fn run(nodes: usize, target: i64, threads: usize) -> Sym {
-    let mut registry = Registry::in_tree();
-    registry.register("Wobble", |_| Arc::new(Wobble));
-    registry.register("Peak", move |_| Arc::new(Peak { target }));
+/// Schedules one pod on `nodes` nodes `n-<i>` with only the `enabled` score plugins (from
+/// `registry`), percentageOfNodesToScore 100, on `threads` threads; returns the node bound.
+fn schedule_one_pod(
+    registry: &Registry,
+    enabled: Vec<(String, i64)>,
+    nodes: usize,
+    threads: usize,
+) -> Sym {
     let mut profile = Profile::default_profile();
     profile.plugins.score = PluginSet {
-        // Peak's weight dominates; Wobble only breaks what would otherwise be ties.
-        enabled: vec![("Peak".into(), 10), ("Wobble".into(), 1)],
+        enabled,
         disabled: vec!["*".into()],
     };
     let cfg = SchedulerConfig {
@@ -107,7 +110,7 @@ fn run(nodes: usize, target: i64, threads: usize) -> Sym {
         ..SchedulerConfig::default()
     };
     let client = Arc::new(Client::default());
-    let s = Scheduler::new(cfg, &registry, client.clone(), None).unwrap();
+    let s = Scheduler::new(cfg, registry, client.clone(), None).unwrap();
     for i in 0..nodes {
         let mut n = Node::named(&format!("n-{i}"));
         n.allocatable = Resource {
@@ -126,6 +129,15 @@ fn run(nodes: usize, target: i64, threads: usize) -> Sym {
     let q = s.queue.try_pop().unwrap();
     s.schedule_popped(q);
     client.0.lock().expect("bound")
+}
+
+fn run(nodes: usize, target: i64, threads: usize) -> Sym {
+    let mut registry = Registry::in_tree();
+    registry.register("Wobble", |_| Arc::new(Wobble));
+    registry.register("Peak", move |_| Arc::new(Peak { target }));
+    // Peak's weight dominates; Wobble only breaks what would otherwise be ties.
+    let enabled = vec![("Peak".into(), 10), ("Wobble".into(), 1)];
+    schedule_one_pod(&registry, enabled, nodes, threads)
 }
 
 #[test]
@@ -202,36 +214,7 @@ fn run_defaults(nodes: usize, specs: &'static [Spec], threads: usize) -> (Sym, V
         registry.register(name, move |_| Arc::new(Default_ { name, reverse, raw }));
         enabled.push((name.to_string(), weight));
     }
-    let mut profile = Profile::default_profile();
-    profile.plugins.score = PluginSet {
-        enabled,
-        disabled: vec!["*".into()],
-    };
-    let cfg = SchedulerConfig {
-        profiles: vec![profile],
-        parallelism: threads,
-        percentage_of_nodes_to_score: Some(100),
-        ..SchedulerConfig::default()
-    };
-    let client = Arc::new(Client::default());
-    let s = Scheduler::new(cfg, &registry, client.clone(), None).unwrap();
-    for i in 0..nodes {
-        let mut n = Node::named(&format!("n-{i}"));
-        n.allocatable = Resource {
-            milli_cpu: 4000,
-            memory: 8 << 30,
-            allowed_pod_number: 110,
-            ..Resource::default()
-        };
-        s.on_node_add(Arc::new(n));
-    }
-    let spec = PodSpecInfo {
-        scheduler_name: Sym::new("default-scheduler"),
-        ..PodSpecInfo::default()
-    };
-    s.on_pod_add(Arc::new(Pod::new("ns", "p", Arc::new(spec))));
-    let q = s.queue.try_pop().unwrap();
-    s.schedule_popped(q);
+    let chosen = schedule_one_pod(&registry, enabled, nodes, threads);
     // The reference: kube's totals node by node, and every node that reaches the best.
     let mut totals: Vec<i64> = (0..nodes as i64).map(|i| i % 7).collect();
     for &(_, weight, reverse, raw) in specs {
@@ -243,7 +226,7 @@ fn run_defaults(nodes: usize, specs: &'static [Spec], threads: usize) -> (Sym, V
     }
     let best = *totals.iter().max().unwrap();
     let winners = (0..nodes).filter(|&i| totals[i] == best).collect();
-    (client.0.lock().expect("bound"), winners)
+    (chosen, winners)
 }
 
 #[test]

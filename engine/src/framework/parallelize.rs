@@ -168,6 +168,54 @@ impl BlockVerdicts {
     }
 }
 
+/// Judges positions `[i, end)` of a pass from `start` over `n` nodes, block by block, for a
+/// parallel worker: `feasible(idx)` for each node that passes, in node order; rejections
+/// appended to `rejected`. Leaves early when `stop` is raised. An `Error` status raises
+/// `stop`, is kept in `error` if it is the first, and makes this return false.
+#[allow(clippy::too_many_arguments)]
+fn judge_chunk(
+    v: &mut BlockVerdicts,
+    eval: &impl Fn(usize, usize, &mut BlockVerdicts),
+    (start, n): (usize, usize),
+    (mut i, end): (usize, usize),
+    stop: &AtomicBool,
+    error: &Mutex<Option<Status>>,
+    rejected: &mut Vec<(usize, Status)>,
+    mut feasible: impl FnMut(usize),
+) -> bool {
+    while i < end {
+        if stop.load(Ordering::Relaxed) {
+            return true;
+        }
+        let (first, len) = v.judge(eval, start, i, end - i, n);
+        let mut failed = false;
+        v.replay(first, |idx, verdict| match verdict {
+            None => {
+                feasible(idx);
+                true
+            }
+            Some(st) if st.code() == Code::Error => {
+                stop.store(true, Ordering::Relaxed);
+                let mut e = error.lock().unwrap_or_else(|p| p.into_inner());
+                if e.is_none() {
+                    *e = Some(st);
+                }
+                failed = true;
+                false
+            }
+            Some(st) => {
+                rejected.push((idx, st));
+                true
+            }
+        });
+        if failed {
+            return false;
+        }
+        i += len;
+    }
+    true
+}
+
 /// Runs `check` over the `n` nodes starting at `start`, stopping once `num_to_find` feasible
 /// nodes are found. With `pool` None (or a tiny cluster) it runs inline.
 pub fn find_feasible(
@@ -281,37 +329,19 @@ pub fn find_feasible_blocks(
                 break;
             }
             local.clear();
-            let end = ((c + 1) * chunk).min(n);
-            let mut i = c * chunk;
-            while i < end {
-                if stop.load(Ordering::Relaxed) {
-                    break;
-                }
-                let (first, len) = v.judge(&eval, start, i, end - i, n);
-                let mut failed = false;
-                v.replay(first, |idx, verdict| match verdict {
-                    None => {
-                        local.push(idx);
-                        true
-                    }
-                    Some(st) if st.code() == Code::Error => {
-                        stop.store(true, Ordering::Relaxed);
-                        let mut e = error.lock().unwrap_or_else(|p| p.into_inner());
-                        if e.is_none() {
-                            *e = Some(st);
-                        }
-                        failed = true;
-                        false
-                    }
-                    Some(st) => {
-                        rejected_here.push((idx, st));
-                        true
-                    }
-                });
-                if failed {
-                    break 'chunks;
-                }
-                i += len;
+            let range = (c * chunk, ((c + 1) * chunk).min(n));
+            let ok = judge_chunk(
+                &mut v,
+                &eval,
+                (start, n),
+                range,
+                &stop,
+                &error,
+                &mut rejected_here,
+                |idx| local.push(idx),
+            );
+            if !ok {
+                break 'chunks;
             }
             let k = local.len();
             if k > 0 {
@@ -399,39 +429,23 @@ fn find_all_feasible_blocks(
         let mut v = BlockVerdicts::default();
         'chunks: while !stop.load(Ordering::Relaxed) {
             let Some(c) = claim(worker) else { break };
-            let end = ((c + 1) * chunk).min(n);
-            let mut i = c * chunk;
+            let range = (c * chunk, ((c + 1) * chunk).min(n));
             let mut k = 0;
-            while i < end {
-                if stop.load(Ordering::Relaxed) {
-                    break 'chunks;
-                }
-                let (first, len) = v.judge(&eval, start, i, end - i, n);
-                let mut failed = false;
-                v.replay(first, |idx, verdict| match verdict {
-                    None => {
-                        slots[c * chunk + k].store(idx, Ordering::Relaxed);
-                        k += 1;
-                        true
-                    }
-                    Some(st) if st.code() == Code::Error => {
-                        stop.store(true, Ordering::Relaxed);
-                        let mut e = error.lock().unwrap_or_else(|p| p.into_inner());
-                        if e.is_none() {
-                            *e = Some(st);
-                        }
-                        failed = true;
-                        false
-                    }
-                    Some(st) => {
-                        rejected_here.push((idx, st));
-                        true
-                    }
-                });
-                if failed {
-                    break 'chunks;
-                }
-                i += len;
+            let ok = judge_chunk(
+                &mut v,
+                &eval,
+                (start, n),
+                range,
+                &stop,
+                &error,
+                &mut rejected_here,
+                |idx| {
+                    slots[c * chunk + k].store(idx, Ordering::Relaxed);
+                    k += 1;
+                },
+            );
+            if !ok {
+                break 'chunks;
             }
             found[c].store(k, Ordering::Release);
         }

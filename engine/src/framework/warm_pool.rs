@@ -81,11 +81,6 @@ impl WarmPool {
         &self.pool
     }
 
-    /// How long spinners outlive the last call.
-    pub fn linger(&self) -> Duration {
-        self.inner.linger
-    }
-
     /// The workers a spinner loops on (for tests and diagnostics).
     pub fn spinning(&self) -> Vec<usize> {
         (0..self.inner.active.len())
