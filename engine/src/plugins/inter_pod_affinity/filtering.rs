@@ -1,8 +1,9 @@
 //! PreFilter, its AddPod/RemovePod extensions, and Filter (kube's `filtering.go`).
 
+use super::kept::{Tally, Worker, push_item};
 use super::{
-    InterPodAffinity, NsLabelsCache, TopologyPair, matches_all_terms, selector_matches_labels,
-    term_matches,
+    IncomingKey, InterPodAffinity, NsLabelsCache, TopologyPair, matches_all_terms,
+    selector_matches_labels, term_matches,
 };
 use crate::api::{Labels, Pod, PodAffinityTerm, Sym};
 use crate::cache::Snapshot;
@@ -31,10 +32,28 @@ const PARALLEL_MIN_NODES: usize = 256;
 /// kube's `topologyToMatchedTermCount`: topology pair → count, zero entries removed, with the
 /// topology keys present (and how many entries each has) so a node is checked with one lookup
 /// per key.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default)]
 pub struct TopologyCounts {
     counts: AHashMap<TopologyPair, i64>,
     keys: Vec<(Sym, u32)>,
+}
+
+/// Equal counts (the order of `keys` depends on the order of the updates, and means nothing).
+impl PartialEq for TopologyCounts {
+    fn eq(&self, other: &Self) -> bool {
+        self.counts == other.counts
+    }
+}
+
+impl Eq for TopologyCounts {}
+
+impl Tally for TopologyCounts {
+    fn apply(&mut self, key: Sym, value: Sym, weight: i64, _: u32, sign: i64) {
+        self.add(key, value, weight * sign);
+    }
+    fn merge_from(&mut self, other: Self) {
+        self.merge(&other);
+    }
 }
 
 impl TopologyCounts {
@@ -119,12 +138,12 @@ impl TopologyCounts {
 #[derive(Clone, Debug)]
 pub struct PreFilterState {
     /// Pairs → running pods whose required anti-affinity terms match the incoming pod.
-    pub existing_anti_affinity_counts: TopologyCounts,
+    pub existing_anti_affinity_counts: Arc<TopologyCounts>,
     /// Pairs → running pods matching all the incoming pod's required affinity terms (counted
     /// once per term).
-    pub affinity_counts: TopologyCounts,
+    pub affinity_counts: Arc<TopologyCounts>,
     /// Pairs → running pods matching each of the incoming pod's required anti-affinity terms.
-    pub anti_affinity_counts: TopologyCounts,
+    pub anti_affinity_counts: Arc<TopologyCounts>,
     /// The incoming pod (its terms).
     pod: Pod,
     /// The incoming pod's namespace labels (`None`: no such namespace).
@@ -142,7 +161,7 @@ impl PreFilterState {
     }
 
     /// kube's `updateWithPod`: the counts as if `other` (on `node`) were added (`mult` 1) or
-    /// removed (−1).
+    /// removed (−1). The maps are shared with the plugin's kept sums: they are copied first.
     fn update_with_pod(
         &mut self,
         client: &dyn ClusterClient,
@@ -156,8 +175,11 @@ impl PreFilterState {
             if term_matches(t, other, &self.pod, |s| {
                 selector_matches_labels(s, incoming_ns.as_deref())
             }) {
-                self.existing_anti_affinity_counts
-                    .add_on_node(labels, t.topology_key, mult);
+                Arc::make_mut(&mut self.existing_anti_affinity_counts).add_on_node(
+                    labels,
+                    t.topology_key,
+                    mult,
+                );
             }
         }
         let mut ns = NsLabelsCache::new(client);
@@ -167,14 +189,16 @@ impl PreFilterState {
             ns.selects(other.namespace, s)
         }) {
             for t in &aff.required_affinity {
-                self.affinity_counts
-                    .add_on_node(labels, t.topology_key, mult);
+                Arc::make_mut(&mut self.affinity_counts).add_on_node(labels, t.topology_key, mult);
             }
         }
         for t in &aff.required_anti_affinity {
             if term_matches(t, pod, other, |s| ns.selects(other.namespace, s)) {
-                self.anti_affinity_counts
-                    .add_on_node(labels, t.topology_key, mult);
+                Arc::make_mut(&mut self.anti_affinity_counts).add_on_node(
+                    labels,
+                    t.topology_key,
+                    mult,
+                );
             }
         }
     }
@@ -247,22 +271,6 @@ pub(crate) fn fold_nodes<T: Sync, A: Send>(
     })
 }
 
-/// Per-worker accumulator of the incoming pod's counts.
-struct IncomingAcc<'c> {
-    affinity: TopologyCounts,
-    anti: TopologyCounts,
-    ns: NsLabelsCache<'c>,
-    /// Matches per anti-affinity term on the current node.
-    scratch: Vec<i64>,
-    /// A running pod's verdicts (bit j: it matches anti-affinity term j; bit
-    /// [`AFFINITY_BIT`]: it matches all the affinity terms), by the address of its labels
-    /// and its namespace, all the incoming pod's terms look at.
-    memo: VerdictMemo<(usize, Sym)>,
-}
-
-/// The bit of [`IncomingAcc::memo`]'s verdicts for "matches all the affinity terms".
-const AFFINITY_BIT: usize = 63;
-
 /// Term verdicts of the running pods met in one pass, by a key naming everything they depend
 /// on (addresses of the pod's shared `Arc`s, and its namespace). Pods stamped from one
 /// template share those `Arc`s, so a pass over thousands of pods from a hundred templates
@@ -307,17 +315,6 @@ impl<K: std::hash::Hash + Eq + Copy> VerdictMemo<K> {
         &mut self,
         key: K,
         n: usize,
-        compute: impl FnMut(usize) -> bool,
-    ) -> Verdicts {
-        self.verdicts_with(key, n, &[], compute)
-    }
-
-    /// As [`Self::verdicts`], plus the verdicts numbered in `extra` (each below 64).
-    pub(crate) fn verdicts_with(
-        &mut self,
-        key: K,
-        n: usize,
-        extra: &[usize],
         mut compute: impl FnMut(usize) -> bool,
     ) -> Verdicts {
         if n > 64 {
@@ -330,7 +327,7 @@ impl<K: std::hash::Hash + Eq + Copy> VerdictMemo<K> {
             return Verdicts::Unknown;
         }
         let mut bits = 0u64;
-        for j in (0..n).chain(extra.iter().copied()) {
+        for j in 0..n {
             bits |= u64::from(compute(j)) << j;
         }
         self.map.insert(key, bits);
@@ -339,25 +336,28 @@ impl<K: std::hash::Hash + Eq + Copy> VerdictMemo<K> {
 }
 
 impl InterPodAffinity {
-    /// kube's `getExistingAntiAffinityCounts`.
+    /// kube's `getExistingAntiAffinityCounts`, kept between cycles (it depends on the incoming
+    /// pod's labels, namespace and namespace labels).
     fn existing_anti_affinity_counts(
         &self,
         pod: &Pod,
-        ns_labels: Option<&Labels>,
+        ns_labels: Option<&Arc<Labels>>,
         snapshot: &Snapshot,
-    ) -> TopologyCounts {
-        fold_nodes(
+    ) -> Arc<TopologyCounts> {
+        let key = IncomingKey {
+            spec: None,
+            labels: Some(pod.labels.clone()),
+            namespace: pod.namespace,
+            ns_labels: Some(ns_labels.cloned()),
+        };
+        let ns_labels = ns_labels.map(|l| &**l);
+        self.kept.existing_anti.totals(
+            key,
+            &*self.client,
+            snapshot,
             self.pool.as_deref(),
-            &snapshot.have_pods_with_required_anti_affinity,
-            || {
-                (
-                    TopologyCounts::with_capacity(self.size_hints.existing()),
-                    VerdictMemo::default(),
-                )
-            },
-            |(acc, memo), &i| {
-                let node = &snapshot.nodes[i];
-                let labels = &*node.node.labels;
+            Some(&snapshot.have_pods_with_required_anti_affinity),
+            |w: &mut Worker<'_, VerdictMemo<(usize, usize, Sym)>>, node, out| {
                 for existing in &node.pods_with_required_anti_affinity {
                     let terms = &existing.spec.pod_affinity.required_anti_affinity;
                     let matches = |j: usize| {
@@ -372,107 +372,122 @@ impl InterPodAffinity {
                         Arc::as_ptr(&existing.labels) as usize,
                         existing.namespace,
                     );
-                    let bits = memo.verdicts(key, terms.len(), matches);
+                    let bits = w.memo.verdicts(key, terms.len(), matches);
                     for (j, t) in terms.iter().enumerate() {
                         if bits.get(j, matches) {
-                            acc.add_on_node(labels, t.topology_key, 1);
+                            push_item(out, t.topology_key, 1, 1);
                         }
                     }
                 }
             },
-            |(a, _), (b, _)| a.merge(&b),
         )
-        .0
     }
 
-    /// kube's `getIncomingAffinityAntiAffinityCounts`: `(affinity, anti-affinity)`.
-    fn incoming_counts(&self, pod: &Pod, snapshot: &Snapshot) -> (TopologyCounts, TopologyCounts) {
+    /// The key of the incoming pod's own counts: its terms, its namespace (the default of
+    /// its terms) and, when a term has `matchLabelKeys`/`mismatchLabelKeys`, its labels.
+    fn incoming_key(pod: &Pod) -> IncomingKey {
+        let aff = &pod.spec.pod_affinity;
+        let uses_labels = aff
+            .required_affinity
+            .iter()
+            .chain(&aff.required_anti_affinity)
+            .any(|t| !t.match_label_keys.is_empty() || !t.mismatch_label_keys.is_empty());
+        IncomingKey {
+            spec: Some(pod.spec.clone()),
+            labels: uses_labels.then(|| pod.labels.clone()),
+            namespace: pod.namespace,
+            ns_labels: None,
+        }
+    }
+
+    /// kube's `getIncomingAffinityAntiAffinityCounts`, kept between cycles: `(affinity,
+    /// anti-affinity)`.
+    fn incoming_counts(
+        &self,
+        pod: &Pod,
+        snapshot: &Snapshot,
+    ) -> (Arc<TopologyCounts>, Arc<TopologyCounts>) {
         let aff = &pod.spec.pod_affinity;
         let (terms, anti) = (&aff.required_affinity, &aff.required_anti_affinity);
-        if terms.is_empty() && anti.is_empty() {
-            return Default::default();
-        }
         let client = &*self.client;
-        let acc = fold_nodes(
-            self.pool.as_deref(),
-            &snapshot.nodes,
-            || IncomingAcc {
-                affinity: TopologyCounts::with_capacity(self.size_hints.affinity()),
-                anti: TopologyCounts::with_capacity(self.size_hints.anti()),
-                ns: NsLabelsCache::new(client),
-                scratch: vec![0; anti.len()],
-                memo: VerdictMemo::default(),
-            },
-            |acc, node| {
-                let labels = &*node.node.labels;
-                // A node with none of the keys adds nothing: skip its pods.
-                let aff_keys = terms.iter().any(|t| labels.has(t.topology_key));
-                let anti_keys = anti.iter().any(|t| labels.has(t.topology_key));
-                if !aff_keys && !anti_keys {
-                    return;
-                }
-                let mut affinity_matches = 0i64;
-                acc.scratch.iter_mut().for_each(|c| *c = 0);
-                let IncomingAcc {
-                    ns, scratch, memo, ..
-                } = acc;
-                for existing in &node.pods {
-                    // Verdict `j < anti.len()`: anti-affinity term j; AFFINITY_BIT: all the
-                    // affinity terms.
-                    let mut matches = |j: usize| {
-                        if j == AFFINITY_BIT {
+        let pool = self.pool.as_deref();
+        // A running pod's verdicts are remembered by the address of its labels and its
+        // namespace, all the incoming pod's terms look at.
+        type Memo = VerdictMemo<(usize, Sym)>;
+        let affinity = if terms.is_empty() {
+            Arc::default()
+        } else {
+            self.kept.affinity.totals(
+                Self::incoming_key(pod),
+                client,
+                snapshot,
+                pool,
+                None,
+                |w: &mut Worker<'_, Memo>, node, out| {
+                    let labels = &*node.node.labels;
+                    // A node with none of the keys adds nothing: skip its pods.
+                    if !terms.iter().any(|t| labels.has(t.topology_key)) {
+                        return;
+                    }
+                    let Worker { ns, memo } = w;
+                    let mut n = 0u32;
+                    for existing in &node.pods {
+                        let mut matches = |_: usize| {
                             matches_all_terms(terms, pod, existing, |s| {
                                 ns.selects(existing.namespace, s)
                             })
-                        } else {
+                        };
+                        let key = (Arc::as_ptr(&existing.labels) as usize, existing.namespace);
+                        n += u32::from(memo.verdicts(key, 1, &mut matches).get(0, &mut matches));
+                    }
+                    if n > 0 {
+                        for t in terms {
+                            push_item(out, t.topology_key, i64::from(n), n);
+                        }
+                    }
+                },
+            )
+        };
+        let anti_counts = if anti.is_empty() {
+            Arc::default()
+        } else {
+            self.kept.anti.totals(
+                Self::incoming_key(pod),
+                client,
+                snapshot,
+                pool,
+                None,
+                |w: &mut Worker<'_, Memo>, node, out| {
+                    let labels = &*node.node.labels;
+                    if !anti.iter().any(|t| labels.has(t.topology_key)) {
+                        return;
+                    }
+                    let Worker { ns, memo } = w;
+                    for existing in &node.pods {
+                        let mut matches = |j: usize| {
                             term_matches(&anti[j], pod, existing, |s| {
                                 ns.selects(existing.namespace, s)
                             })
-                        }
-                    };
-                    let key = (Arc::as_ptr(&existing.labels) as usize, existing.namespace);
-                    let bits = if anti.len() < AFFINITY_BIT {
-                        memo.verdicts_with(key, anti.len(), &[AFFINITY_BIT], &mut matches)
-                    } else {
-                        Verdicts::Unknown
-                    };
-                    if aff_keys && bits.get(AFFINITY_BIT, &mut matches) {
-                        affinity_matches += 1;
-                    }
-                    if anti_keys {
-                        for (j, c) in scratch.iter_mut().enumerate() {
-                            *c += i64::from(bits.get(j, &mut matches));
+                        };
+                        let key = (Arc::as_ptr(&existing.labels) as usize, existing.namespace);
+                        let bits = memo.verdicts(key, anti.len(), &mut matches);
+                        for (j, t) in anti.iter().enumerate() {
+                            if bits.get(j, &mut matches) {
+                                push_item(out, t.topology_key, 1, 1);
+                            }
                         }
                     }
-                }
-                if affinity_matches > 0 {
-                    for t in terms {
-                        acc.affinity
-                            .add_on_node(labels, t.topology_key, affinity_matches);
-                    }
-                }
-                for (j, t) in anti.iter().enumerate() {
-                    let c = acc.scratch[j];
-                    if c > 0 {
-                        acc.anti.add_on_node(labels, t.topology_key, c);
-                    }
-                }
-            },
-            |a, b| {
-                a.affinity.merge(&b.affinity);
-                a.anti.merge(&b.anti);
-            },
-        );
-        (acc.affinity, acc.anti)
+                },
+            )
+        };
+        (affinity, anti_counts)
     }
 
     /// Builds the PreFilter state for `pod` (exposed for tests and tools).
     pub fn compute_pre_filter_state(&self, pod: &Pod, snapshot: &Snapshot) -> PreFilterState {
         let namespace_labels = self.client.namespace_labels(pod.namespace);
-        let existing =
-            self.existing_anti_affinity_counts(pod, namespace_labels.as_deref(), snapshot);
+        let existing = self.existing_anti_affinity_counts(pod, namespace_labels.as_ref(), snapshot);
         let (affinity, anti) = self.incoming_counts(pod, snapshot);
-        self.size_hints.remember(&existing, &affinity, &anti);
         let mut ns = NsLabelsCache::new(&*self.client);
         let self_affinity =
             matches_all_terms(&pod.spec.pod_affinity.required_affinity, pod, pod, |s| {

@@ -11,7 +11,7 @@
 //! [`TopologyPair`] is the unit everything is counted in. A node without the label is in no
 //! domain of that key.
 //!
-//! PreFilter walks the cluster once and builds three [`TopologyCounts`] maps, pair → number of
+//! PreFilter sums over the cluster three [`TopologyCounts`] maps, pair → number of
 //! matches, stored in the cycle state as [`filtering::PreFilterState`]:
 //!
 //! * `existing_anti_affinity_counts`: for every pod already running (only the nodes in
@@ -30,6 +30,16 @@
 //! at `hardPodAffinityWeight`, preferred affinity and anti-affinity) matched against the
 //! incoming pod. Score sums the pairs the node is in; NormalizeScore rescales min..max to
 //! 0..100.
+//!
+//! # Kept between cycles
+//!
+//! kube builds the four maps afresh for every pod, walking every running pod. Here each map
+//! is a sum of per-node contributions kept from cycle to cycle ([`kept`]): an entry per
+//! incoming-pod key (the terms, labels, namespace and namespace labels the map depends on),
+//! refreshed by recounting only the nodes whose `NodeInfo` changed since the entry last saw
+//! them. The maps are equal to kube's (a proptest drives a long-lived plugin and fresh ones
+//! through random changes); only the cost changes, from every running pod per cycle to every
+//! node's address plus the changed nodes' pods.
 //!
 //! # Invariants
 //!
@@ -52,11 +62,12 @@
 //!   incoming pod's namespace labels.
 
 pub mod filtering;
+mod kept;
 pub mod scoring;
 #[cfg(test)]
 mod tests;
 
-use crate::api::{LabelSelector, Labels, Pod, PodAffinityTerm, Sym};
+use crate::api::{LabelSelector, Labels, Pod, PodAffinityTerm, PodSpecInfo, Sym};
 use crate::framework::events::{
     ActionType, ClusterEvent, EventObject, EventResource, QueueingHint,
 };
@@ -119,44 +130,43 @@ pub struct InterPodAffinity {
     client: Arc<dyn ClusterClient>,
     /// The scheduler's pool for the passes over all nodes; `None`: sequential.
     pub(crate) pool: Option<Arc<rayon::ThreadPool>>,
-    /// The sizes of the last cycle's count maps, to build the next ones at that size.
-    size_hints: SizeHints,
+    /// The count and score maps kept between cycles.
+    kept: KeptMaps,
 }
 
-/// How many pairs the last PreFilter's three count maps held (consecutive pods of a workload
-/// usually have the same terms, so the next maps have about as many). Only a capacity hint:
-/// it changes no result.
-#[derive(Debug, Default)]
-pub(crate) struct SizeHints([std::sync::atomic::AtomicUsize; 3]);
+/// InterPodAffinity's sums kept between cycles (see [`kept`]), one per map kube builds.
+#[derive(Default)]
+pub(crate) struct KeptMaps {
+    existing_anti: kept::Kept<IncomingKey, TopologyCounts>,
+    affinity: kept::Kept<IncomingKey, TopologyCounts>,
+    anti: kept::Kept<IncomingKey, TopologyCounts>,
+    scores: kept::Kept<IncomingKey, scoring::TopologyScores>,
+}
 
-impl SizeHints {
-    /// Hints above this many pairs are capped (a pathological cycle must not make every later
-    /// one allocate a huge map).
-    const MAX: usize = 1 << 16;
+/// The parts of the incoming pod a kept map depends on; the parts a map does not depend on
+/// are left `None` (so pods that differ only there share an entry).
+#[derive(Clone)]
+pub(crate) struct IncomingKey {
+    /// The pod's spec, compared on its pod (anti-)affinity terms.
+    spec: Option<Arc<PodSpecInfo>>,
+    labels: Option<Arc<Labels>>,
+    namespace: Sym,
+    /// The labels of the pod's namespace (`Some(None)`: no such namespace).
+    ns_labels: Option<Option<Arc<Labels>>>,
+}
 
-    fn get(&self, i: usize) -> usize {
-        self.0[i]
-            .load(std::sync::atomic::Ordering::Relaxed)
-            .min(Self::MAX)
-    }
-    pub(crate) fn existing(&self) -> usize {
-        self.get(0)
-    }
-    pub(crate) fn affinity(&self) -> usize {
-        self.get(1)
-    }
-    pub(crate) fn anti(&self) -> usize {
-        self.get(2)
-    }
-    pub(crate) fn remember(
-        &self,
-        existing: &TopologyCounts,
-        affinity: &TopologyCounts,
-        anti: &TopologyCounts,
-    ) {
-        for (slot, c) in self.0.iter().zip([existing, affinity, anti]) {
-            slot.store(c.len(), std::sync::atomic::Ordering::Relaxed);
-        }
+impl PartialEq for IncomingKey {
+    fn eq(&self, other: &Self) -> bool {
+        let spec_eq = match (&self.spec, &other.spec) {
+            (Some(a), Some(b)) => Arc::ptr_eq(a, b) || a.pod_affinity == b.pod_affinity,
+            (None, None) => true,
+            _ => false,
+        };
+        // `Arc<T: Eq>` compares addresses first.
+        spec_eq
+            && self.namespace == other.namespace
+            && self.labels == other.labels
+            && self.ns_labels == other.ns_labels
     }
 }
 
@@ -174,7 +184,7 @@ impl InterPodAffinity {
             args,
             client,
             pool: None,
-            size_hints: SizeHints::default(),
+            kept: KeptMaps::default(),
         }
     }
 
@@ -319,10 +329,20 @@ pub(crate) struct NsLabelsCache<'c> {
 
 impl<'c> NsLabelsCache<'c> {
     pub(crate) fn new(client: &'c dyn ClusterClient) -> NsLabelsCache<'c> {
-        NsLabelsCache {
-            client,
-            map: AHashMap::new(),
-        }
+        Self::seeded(client, AHashMap::new())
+    }
+
+    /// Starting from namespace labels already looked up.
+    pub(crate) fn seeded(
+        client: &'c dyn ClusterClient,
+        map: AHashMap<Sym, Option<Arc<Labels>>>,
+    ) -> NsLabelsCache<'c> {
+        NsLabelsCache { client, map }
+    }
+
+    /// Every namespace looked up, with its labels.
+    pub(crate) fn into_map(self) -> AHashMap<Sym, Option<Arc<Labels>>> {
+        self.map
     }
 
     /// Whether namespace `ns` exists and `sel` selects it.

@@ -1,7 +1,10 @@
 //! PreScore, Score and NormalizeScore (kube's `scoring.go`).
 
-use super::filtering::fold_nodes;
-use super::{InterPodAffinity, NsLabelsCache, TopologyPair, selector_matches_labels, term_matches};
+use super::kept::{Item, Tally, Worker, push_item};
+use super::{
+    IncomingKey, InterPodAffinity, NsLabelsCache, TopologyPair, selector_matches_labels,
+    term_matches,
+};
 use crate::api::{Labels, Pod, Sym};
 use crate::cache::Snapshot;
 use crate::framework::cycle_state::CycleState;
@@ -14,27 +17,71 @@ use std::sync::Arc;
 /// The cycle-state key of [`PreScoreState`] (kube's `preScoreStateKey`).
 pub const PRE_SCORE_STATE_KEY: &str = "PreScoreInterPodAffinity";
 
-/// kube's `scoreMap`: topology pair → summed weight. Entries that sum to 0 stay (kube keeps
-/// them); the keys present are listed so Score does one lookup per key.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+/// kube's `scoreMap`: topology pair → summed weight. A pair is present once something matched
+/// there, even when the weights sum to 0 (kube keeps such entries); each entry counts its
+/// matches so that taking contributions back removes it exactly when kube's map would not
+/// have it. The keys present are listed, with their number of pairs, so Score does one lookup
+/// per key.
+#[derive(Clone, Debug, Default)]
 pub struct TopologyScores {
-    scores: AHashMap<TopologyPair, i64>,
-    keys: Vec<Sym>,
+    /// Pair → (summed weight, matches).
+    scores: AHashMap<TopologyPair, (i64, u32)>,
+    keys: Vec<(Sym, u32)>,
 }
 
+/// Equal pairs and weights (the order of `keys` means nothing).
+impl PartialEq for TopologyScores {
+    fn eq(&self, other: &Self) -> bool {
+        self.scores == other.scores
+    }
+}
+
+impl Eq for TopologyScores {}
+
 impl TopologyScores {
+    /// Adds one match of weight `delta` on `(key, value)`.
     pub fn add(&mut self, key: Sym, value: Sym, delta: i64) {
+        self.add_matches(key, value, delta, 1);
+    }
+
+    /// Adds `matches` matches summing to `delta` on `(key, value)`.
+    pub fn add_matches(&mut self, key: Sym, value: Sym, delta: i64, matches: u32) {
+        if matches == 0 {
+            return;
+        }
         let e = self.scores.entry((key, value)).or_insert_with(|| {
-            if !self.keys.contains(&key) {
-                self.keys.push(key);
+            match self.keys.iter_mut().find(|(k, _)| *k == key) {
+                Some((_, n)) => *n += 1,
+                None => self.keys.push((key, 1)),
             }
-            0
+            (0, 0)
         });
-        *e += delta;
+        e.0 += delta;
+        e.1 += matches;
+    }
+
+    /// Takes back what [`Self::add_matches`] added; the pair goes when no match is left.
+    pub fn remove_matches(&mut self, key: Sym, value: Sym, delta: i64, matches: u32) {
+        use std::collections::hash_map::Entry;
+        let Entry::Occupied(mut e) = self.scores.entry((key, value)) else {
+            debug_assert!(matches == 0, "taking back a pair never added");
+            return;
+        };
+        let (w, n) = e.get_mut();
+        *w -= delta;
+        *n -= matches;
+        if *n == 0 {
+            e.remove();
+            let i = self.keys.iter().position(|&(k, _)| k == key).unwrap();
+            self.keys[i].1 -= 1;
+            if self.keys[i].1 == 0 {
+                self.keys.swap_remove(i);
+            }
+        }
     }
 
     pub fn get(&self, key: Sym, value: Sym) -> Option<i64> {
-        self.scores.get(&(key, value)).copied()
+        self.scores.get(&(key, value)).map(|&(w, _)| w)
     }
 
     /// No topology key at all (kube's `len(topologyScore) == 0`).
@@ -43,8 +90,8 @@ impl TopologyScores {
     }
 
     pub fn merge(&mut self, other: &TopologyScores) {
-        for (&(k, v), &s) in &other.scores {
-            self.add(k, v, s);
+        for (&(k, v), &(w, n)) in &other.scores {
+            self.add_matches(k, v, w, n);
         }
     }
 
@@ -52,22 +99,35 @@ impl TopologyScores {
     pub fn score_on(&self, labels: &Labels) -> i64 {
         self.keys
             .iter()
-            .filter_map(|&k| labels.get(k).and_then(|v| self.get(k, v)))
+            .filter_map(|&(k, _)| labels.get(k).and_then(|v| self.get(k, v)))
             .sum()
+    }
+}
+
+impl Tally for TopologyScores {
+    fn apply(&mut self, key: Sym, value: Sym, weight: i64, matches: u32, sign: i64) {
+        if sign > 0 {
+            self.add_matches(key, value, weight, matches);
+        } else {
+            self.remove_matches(key, value, weight, matches);
+        }
+    }
+    fn merge_from(&mut self, other: Self) {
+        self.merge(&other);
     }
 }
 
 /// What PreScore computes for Score (kube's `preScoreState`).
 #[derive(Clone, Debug, Default)]
 pub struct PreScoreState {
-    pub topology_score: TopologyScores,
+    /// Shared with the plugin's kept sums.
+    pub topology_score: Arc<TopologyScores>,
 }
 
-struct ScoreAcc<'c> {
-    scores: TopologyScores,
-    ns: NsLabelsCache<'c>,
-    /// What each kind of running pod met in this pass contributes, `(topology key, weight)`
-    /// (see [`ContributionKey`]); at most [`MEMO_MAX`] kinds, then `scratch`.
+/// Per worker of a pass: what each kind of running pod met contributes, `(topology key,
+/// weight)` (see [`ContributionKey`]); at most [`MEMO_MAX`] kinds, then `scratch`.
+#[derive(Default)]
+struct ScoreMemo {
     memo: AHashMap<ContributionKey, Vec<(Sym, i64)>>,
     scratch: Vec<(Sym, i64)>,
 }
@@ -93,30 +153,25 @@ struct ContributionKey {
 }
 
 impl InterPodAffinity {
-    /// kube's `processExistingPod`: the contributions of one running pod on `node`.
+    /// kube's `processExistingPod`: the contributions of one running pod, as items of the
+    /// node it runs on.
     fn process_existing_pod(
         &self,
-        acc: &mut ScoreAcc<'_>,
+        w: &mut Worker<'_, ScoreMemo>,
         incoming: &Pod,
         incoming_ns: Option<&Labels>,
         existing: &Pod,
-        node: &NodeInfo,
+        out: &mut Vec<Item>,
     ) {
-        let labels = &*node.node.labels;
-        if labels.is_empty() {
-            return;
-        }
         let key = ContributionKey {
             spec: Arc::as_ptr(&existing.spec) as usize,
             labels: Arc::as_ptr(&existing.labels) as usize,
             namespace: existing.namespace,
         };
-        let ScoreAcc {
-            scores,
+        let Worker {
             ns,
-            memo,
-            scratch,
-        } = acc;
+            memo: ScoreMemo { memo, scratch },
+        } = w;
         let full = memo.len() >= MEMO_MAX;
         let contributions = match memo.entry(key) {
             std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
@@ -131,10 +186,8 @@ impl InterPodAffinity {
                 scratch
             }
         };
-        for &(key, w) in contributions.iter() {
-            if let Some(v) = labels.get(key) {
-                scores.add(key, v, w);
-            }
+        for &(key, weight) in contributions.iter() {
+            push_item(out, key, weight, 1);
         }
     }
 
@@ -189,52 +242,45 @@ impl InterPodAffinity {
         }
     }
 
-    /// Builds the PreScore state for `pod` over the whole cluster (exposed for tests).
+    /// Builds the PreScore state for `pod` over the whole cluster (exposed for tests), kept
+    /// between cycles: it depends on the incoming pod's terms, labels, namespace and
+    /// namespace labels.
     pub fn compute_pre_score_state(&self, pod: &Pod, snapshot: &Snapshot) -> PreScoreState {
         let aff = &pod.spec.pod_affinity;
         let has_constraints =
             !aff.preferred_affinity.is_empty() || !aff.preferred_anti_affinity.is_empty();
         let incoming_ns = self.client.namespace_labels(pod.namespace);
+        let key = IncomingKey {
+            spec: Some(pod.spec.clone()),
+            labels: Some(pod.labels.clone()),
+            namespace: pod.namespace,
+            ns_labels: Some(incoming_ns.clone()),
+        };
         let incoming_ns = incoming_ns.as_deref();
-        let client = &*self.client;
-        let init = || ScoreAcc {
-            scores: TopologyScores::default(),
-            ns: NsLabelsCache::new(client),
-            memo: AHashMap::new(),
-            scratch: Vec::new(),
-        };
-        let merge = |a: &mut ScoreAcc<'_>, b: ScoreAcc<'_>| a.scores.merge(&b.scores);
-        let acc = if has_constraints {
-            // Every pod may match the incoming pod's preferred terms.
-            fold_nodes(
-                self.pool.as_deref(),
-                &snapshot.nodes,
-                init,
-                |acc, node| {
-                    for existing in &node.pods {
-                        self.process_existing_pod(acc, pod, incoming_ns, existing, node);
-                    }
-                },
-                merge,
-            )
-        } else {
-            // Only pods with terms of their own contribute.
-            fold_nodes(
-                self.pool.as_deref(),
-                &snapshot.have_pods_with_affinity,
-                init,
-                |acc, &i| {
-                    let node = &snapshot.nodes[i];
-                    for existing in &node.pods_with_affinity {
-                        self.process_existing_pod(acc, pod, incoming_ns, existing, node);
-                    }
-                },
-                merge,
-            )
-        };
-        PreScoreState {
-            topology_score: acc.scores,
-        }
+        // With preferred terms every pod may match them; without, only pods with terms of
+        // their own contribute.
+        let relevant = (!has_constraints).then_some(&snapshot.have_pods_with_affinity[..]);
+        let topology_score = self.kept.scores.totals(
+            key,
+            &*self.client,
+            snapshot,
+            self.pool.as_deref(),
+            relevant,
+            |w: &mut Worker<'_, ScoreMemo>, node, out| {
+                if node.node.labels.is_empty() {
+                    return;
+                }
+                let pods = if has_constraints {
+                    &node.pods
+                } else {
+                    &node.pods_with_affinity
+                };
+                for existing in pods {
+                    self.process_existing_pod(w, pod, incoming_ns, existing, out);
+                }
+            },
+        );
+        PreScoreState { topology_score }
     }
 }
 

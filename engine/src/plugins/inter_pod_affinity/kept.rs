@@ -1,0 +1,318 @@
+//! Topology counts kept from one scheduling cycle to the next.
+//!
+//! kube's InterPodAffinity walks every running pod for every incoming pod: PreFilter builds
+//! three pair → count maps, PreScore a pair → weight map, each a sum over the nodes of what
+//! that node's pods contribute. Between two cycles of pods stamped from one template the
+//! incoming pod's terms, labels and namespace are the same, and only the nodes that changed
+//! (usually the one that took the last pod) contribute something else. [`Kept`] keeps the sum
+//! and each node's contribution, and redoes only the changed nodes.
+//!
+//! # Protocol
+//!
+//! * A [`Kept`] map holds at most [`Kept::MAX_ENTRIES`] entries, most recently used first.
+//!   An entry belongs to a *key*: everything about the incoming pod the contributions depend
+//!   on (its terms, its labels, its namespace, its namespace's labels: the caller decides, per
+//!   map, which of them matter). Keys compare by value (equal `Arc`s short-cut).
+//! * Per snapshot index the entry holds the `Arc<NodeInfo>` it last counted and that node's
+//!   [`Item`]s, and the totals of all of them. A changed node is a different `Arc` in the
+//!   snapshot (the cache copies a node on write while the snapshot shares it); holding the old
+//!   `Arc` keeps its address from being reused and its contents from changing, so "same
+//!   address" means "same node contents", and the old contribution can be taken back out
+//!   exactly, against the old node's labels.
+//! * Each refresh walks the snapshot's node list once comparing addresses, takes the changed
+//!   nodes' old items out of the totals and puts their new ones in (computing them on the
+//!   scheduler's pool when there are many), and drops the positions past the list's end.
+//!   Afterwards `totals = Σ items(held[i])` and `held[i] = snapshot.nodes[i]` for every i,
+//!   whatever the order of the list: so the totals are exactly a fresh computation's.
+//! * Contributions may read namespace labels (an incoming term's `namespaceSelector` against
+//!   a running pod's namespace). The entry remembers every namespace it looked at, with the
+//!   labels it saw; a refresh first asks the client again and starts the entry afresh if any
+//!   of them changed (or appeared, or went away).
+//! * A key seen for the first time is computed afresh and not kept (a pod whose labels are
+//!   its own, such as a StatefulSet's, would otherwise evict every entry and pay for holding
+//!   a whole cluster's nodes); the key is remembered, and an entry is made the second time.
+//! * The totals are shared with the cycle state as an `Arc`; the next refresh writes them in
+//!   place when the last cycle's state is gone (`Arc::make_mut`), and copies them otherwise.
+//!
+//! Tests: `kept_counts_equal_fresh_counts` in `tests.rs` drives one long-lived plugin and a
+//! fresh one through random pod, node and namespace changes and compares every map.
+
+use super::NsLabelsCache;
+use super::filtering::fold_nodes;
+use crate::api::{Labels, Sym};
+use crate::cache::Snapshot;
+use crate::framework::interface::ClusterClient;
+use crate::framework::node_info::NodeInfo;
+use ahash::AHashMap;
+use parking_lot::Mutex;
+use std::sync::Arc;
+
+/// One node's contribution for one topology key: `(key, weight, matches)`. The weight lands on
+/// the pair `(key, the node's value of key)`, if the node has the key; `matches` is how many
+/// matches made up the weight (kube's score map keeps a pair once anything matched there).
+pub(crate) type Item = (Sym, i64, u32);
+
+/// Adds `(key, weight)` from one match to a node's items, one item per key.
+#[inline]
+pub(crate) fn push_item(items: &mut Vec<Item>, key: Sym, weight: i64, matches: u32) {
+    match items.iter_mut().find(|(k, _, _)| *k == key) {
+        Some((_, w, n)) => {
+            *w += weight;
+            *n += matches;
+        }
+        None => items.push((key, weight, matches)),
+    }
+}
+
+/// A sum of node contributions (a count map or a score map).
+pub(crate) trait Tally: Default + Clone + Send + Sync {
+    /// Adds (`sign` 1) or takes back (−1) `weight` made of `matches` matches on `(key, value)`.
+    fn apply(&mut self, key: Sym, value: Sym, weight: i64, matches: u32, sign: i64);
+    /// Adds another sum (the per-worker sums of a parallel pass).
+    fn merge_from(&mut self, other: Self);
+}
+
+/// Applies a node's items against its labels.
+fn apply_items<T: Tally>(totals: &mut T, labels: &Labels, items: &[Item], sign: i64) {
+    for &(key, weight, matches) in items {
+        if let Some(v) = labels.get(key) {
+            totals.apply(key, v, weight, matches, sign);
+        }
+    }
+}
+
+/// What a contribution function may use besides the node: namespace labels through the
+/// client (remembered), and a per-worker memo `M` for one pass.
+pub(crate) struct Worker<'c, M> {
+    pub(crate) ns: NsLabelsCache<'c>,
+    pub(crate) memo: M,
+}
+
+/// The key's entry: see the module doc.
+struct Entry<K, T> {
+    key: K,
+    /// Namespaces looked at, with the labels seen (`None`: no such namespace).
+    namespaces: AHashMap<Sym, Option<Arc<Labels>>>,
+    held: Vec<Option<Arc<NodeInfo>>>,
+    items: Vec<Vec<Item>>,
+    totals: Arc<T>,
+}
+
+impl<K, T: Tally> Entry<K, T> {
+    fn new(key: K) -> Entry<K, T> {
+        Entry {
+            key,
+            namespaces: AHashMap::new(),
+            held: Vec::new(),
+            items: Vec::new(),
+            totals: Arc::default(),
+        }
+    }
+
+    /// Whether every namespace looked at still has the labels seen.
+    fn namespaces_unchanged(&self, client: &dyn ClusterClient) -> bool {
+        self.namespaces
+            .iter()
+            .all(|(&ns, seen)| client.namespace_labels(ns).as_deref() == seen.as_deref())
+    }
+}
+
+/// Sums of node contributions kept per key between cycles. See the module doc.
+pub(crate) struct Kept<K, T> {
+    inner: Mutex<KeptInner<K, T>>,
+}
+
+struct KeptInner<K, T> {
+    entries: Vec<Entry<K, T>>,
+    /// Keys computed afresh once, most recent first (at most [`Kept::MAX_ENTRIES`]).
+    seen_once: Vec<K>,
+}
+
+impl<K, T> Default for Kept<K, T> {
+    fn default() -> Self {
+        Kept {
+            inner: Mutex::new(KeptInner {
+                entries: Vec::new(),
+                seen_once: Vec::new(),
+            }),
+        }
+    }
+}
+
+/// Below this many changed nodes a refresh computes them inline.
+const PARALLEL_MIN_CHANGED: usize = 256;
+
+impl<K: PartialEq + Clone, T: Tally> Kept<K, T> {
+    pub(crate) const MAX_ENTRIES: usize = 4;
+
+    /// The totals of `contribution` over every node of `snapshot` for `key`.
+    ///
+    /// `contribution(worker, node, out)` appends the node's items to `out` (empty on entry);
+    /// it must depend only on the node, the key, and namespace labels read through
+    /// `worker.ns`. `relevant`, when given, lists the only node indices whose contribution can
+    /// be non-empty (used when computing afresh).
+    pub(crate) fn totals<M: Default + Send>(
+        &self,
+        key: K,
+        client: &dyn ClusterClient,
+        snapshot: &Snapshot,
+        pool: Option<&rayon::ThreadPool>,
+        relevant: Option<&[usize]>,
+        contribution: impl Fn(&mut Worker<'_, M>, &NodeInfo, &mut Vec<Item>) + Sync,
+    ) -> Arc<T> {
+        let taken = {
+            let mut inner = self.inner.lock();
+            match inner.entries.iter().position(|e| e.key == key) {
+                Some(p) => Some(inner.entries.remove(p)),
+                None => match inner.seen_once.iter().position(|k| *k == key) {
+                    Some(p) => {
+                        inner.seen_once.remove(p);
+                        Some(Entry::new(key.clone()))
+                    }
+                    None => {
+                        inner.seen_once.insert(0, key.clone());
+                        inner.seen_once.truncate(Self::MAX_ENTRIES);
+                        None
+                    }
+                },
+            }
+        };
+        let Some(mut entry) = taken else {
+            return Arc::new(fresh(client, snapshot, pool, relevant, &contribution));
+        };
+        if !entry.namespaces_unchanged(client) {
+            entry = Entry::new(entry.key);
+        }
+        refresh(&mut entry, client, snapshot, pool, &contribution);
+        let totals = entry.totals.clone();
+        let mut inner = self.inner.lock();
+        inner.entries.retain(|e| e.key != entry.key);
+        inner.entries.insert(0, entry);
+        inner.entries.truncate(Self::MAX_ENTRIES);
+        totals
+    }
+}
+
+/// The totals computed from scratch, nothing kept.
+fn fresh<M: Default + Send, T: Tally>(
+    client: &dyn ClusterClient,
+    snapshot: &Snapshot,
+    pool: Option<&rayon::ThreadPool>,
+    relevant: Option<&[usize]>,
+    contribution: &(impl Fn(&mut Worker<'_, M>, &NodeInfo, &mut Vec<Item>) + Sync),
+) -> T {
+    let init = || {
+        (
+            T::default(),
+            Worker {
+                ns: NsLabelsCache::new(client),
+                memo: M::default(),
+            },
+            Vec::new(),
+        )
+    };
+    let step = |(totals, worker, items): &mut (T, Worker<'_, M>, Vec<Item>), node: &NodeInfo| {
+        items.clear();
+        contribution(worker, node, items);
+        apply_items(totals, &node.node.labels, items, 1);
+    };
+    let merge = |a: &mut (T, Worker<'_, M>, Vec<Item>), b: (T, Worker<'_, M>, Vec<Item>)| {
+        a.0.merge_from(b.0)
+    };
+    match relevant {
+        Some(indices) => {
+            fold_nodes(
+                pool,
+                indices,
+                init,
+                |acc, &i| step(acc, &snapshot.nodes[i]),
+                merge,
+            )
+            .0
+        }
+        None => fold_nodes(pool, &snapshot.nodes, init, |acc, n| step(acc, n), merge).0,
+    }
+}
+
+/// Brings `entry` up to `snapshot` (see the module doc).
+fn refresh<K, M: Default + Send, T: Tally>(
+    entry: &mut Entry<K, T>,
+    client: &dyn ClusterClient,
+    snapshot: &Snapshot,
+    pool: Option<&rayon::ThreadPool>,
+    contribution: &(impl Fn(&mut Worker<'_, M>, &NodeInfo, &mut Vec<Item>) + Sync),
+) {
+    let nodes = &snapshot.nodes;
+    let changed: Vec<usize> = (0..nodes.len())
+        .filter(|&i| {
+            !entry
+                .held
+                .get(i)
+                .and_then(Option::as_ref)
+                .is_some_and(|h| Arc::ptr_eq(h, &nodes[i]))
+        })
+        .collect();
+    if changed.is_empty() && entry.held.len() == nodes.len() {
+        return;
+    }
+    let totals = Arc::make_mut(&mut entry.totals);
+    // Positions past the end of the node list: take their items back.
+    for i in nodes.len()..entry.held.len() {
+        if let Some(old) = entry.held[i].take() {
+            apply_items(totals, &old.node.labels, &entry.items[i], -1);
+        }
+    }
+    entry.held.resize(nodes.len(), None);
+    entry.items.resize_with(nodes.len(), Vec::new);
+
+    let worker = |namespaces: &AHashMap<Sym, Option<Arc<Labels>>>| Worker {
+        ns: NsLabelsCache::seeded(client, namespaces.clone()),
+        memo: M::default(),
+    };
+    let mut recomputed: Vec<(usize, Vec<Item>)>;
+    let seen: Vec<AHashMap<Sym, Option<Arc<Labels>>>>;
+    match pool.filter(|_| changed.len() >= PARALLEL_MIN_CHANGED) {
+        Some(pool) => {
+            let namespaces = &entry.namespaces;
+            let (r, w, mut s) = fold_nodes(
+                Some(pool),
+                &changed,
+                || (Vec::new(), worker(namespaces), Vec::new()),
+                |(out, w, _), &i| {
+                    let mut items = Vec::new();
+                    contribution(w, &nodes[i], &mut items);
+                    out.push((i, items));
+                },
+                |a, b| {
+                    a.0.extend(b.0);
+                    a.2.push(b.1.ns.into_map());
+                    a.2.extend(b.2);
+                },
+            );
+            s.push(w.ns.into_map());
+            recomputed = r;
+            seen = s;
+        }
+        None => {
+            let mut w = worker(&entry.namespaces);
+            recomputed = Vec::with_capacity(changed.len());
+            for &i in &changed {
+                let mut items = Vec::new();
+                contribution(&mut w, &nodes[i], &mut items);
+                recomputed.push((i, items));
+            }
+            seen = vec![w.ns.into_map()];
+        }
+    }
+    for map in seen {
+        entry.namespaces.extend(map);
+    }
+    for (i, items) in recomputed.drain(..) {
+        if let Some(old) = &entry.held[i] {
+            apply_items(totals, &old.node.labels, &entry.items[i], -1);
+        }
+        apply_items(totals, &nodes[i].node.labels, &items, 1);
+        entry.held[i] = Some(nodes[i].clone());
+        entry.items[i] = items;
+    }
+}
