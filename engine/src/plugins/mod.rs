@@ -9,6 +9,7 @@ pub mod default_preemption;
 pub mod helper;
 pub mod image_locality;
 pub mod inter_pod_affinity;
+pub(crate) mod kept;
 pub mod node_affinity;
 pub mod node_name;
 pub mod node_ports;

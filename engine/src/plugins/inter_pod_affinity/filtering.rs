@@ -1,6 +1,5 @@
 //! PreFilter, its AddPod/RemovePod extensions, and Filter (kube's `filtering.go`).
 
-use super::kept::{Tally, Worker, push_item};
 use super::{
     IncomingKey, InterPodAffinity, NsLabelsCache, TopologyPair, matches_all_terms,
     selector_matches_labels, term_matches,
@@ -13,8 +12,8 @@ use crate::framework::interface::{
 };
 use crate::framework::node_info::NodeInfo;
 use crate::framework::status::{Code, Status};
+use crate::plugins::kept::{Item, Tally, Worker, push_on_node};
 use ahash::AHashMap;
-use rayon::prelude::*;
 use std::sync::Arc;
 
 /// The cycle-state key of [`PreFilterState`] (kube's `preFilterStateKey`).
@@ -25,9 +24,6 @@ pub const ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH: &str =
 pub const ERR_REASON_AFFINITY_RULES_NOT_MATCH: &str = "node(s) didn't match pod affinity rules";
 pub const ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH: &str =
     "node(s) didn't match pod anti-affinity rules";
-
-/// Below this many nodes to visit a pass runs inline: fanning out costs more than it saves.
-const PARALLEL_MIN_NODES: usize = 256;
 
 /// kube's `topologyToMatchedTermCount`: topology pair → count, zero entries removed, with the
 /// topology keys present (and how many entries each has) so a node is checked with one lookup
@@ -48,8 +44,8 @@ impl PartialEq for TopologyCounts {
 impl Eq for TopologyCounts {}
 
 impl Tally for TopologyCounts {
-    fn apply(&mut self, key: Sym, value: Sym, weight: i64, _: u32, sign: i64) {
-        self.add(key, value, weight * sign);
+    fn apply(&mut self, item: &Item, sign: i64) {
+        self.add(item.key, item.value, item.weight * sign);
     }
     fn merge_from(&mut self, other: Self) {
         self.merge(&other);
@@ -240,37 +236,6 @@ impl PreFilterState {
     }
 }
 
-/// Runs `step` over `items`, in parallel on `pool` (the scheduler's) when there are many,
-/// folding into accumulators made by `init` and merged by `merge`.
-pub(crate) fn fold_nodes<T: Sync, A: Send>(
-    pool: Option<&rayon::ThreadPool>,
-    items: &[T],
-    init: impl Fn() -> A + Sync + Send,
-    step: impl Fn(&mut A, &T) + Sync + Send,
-    merge: impl Fn(&mut A, A) + Sync + Send,
-) -> A {
-    let Some(pool) = pool.filter(|_| items.len() >= PARALLEL_MIN_NODES) else {
-        let mut acc = init();
-        for it in items {
-            step(&mut acc, it);
-        }
-        return acc;
-    };
-    pool.install(|| {
-        items
-            .par_iter()
-            .with_min_len(64)
-            .fold(&init, |mut acc, it| {
-                step(&mut acc, it);
-                acc
-            })
-            .reduce(&init, |mut a, b| {
-                merge(&mut a, b);
-                a
-            })
-    })
-}
-
 /// Term verdicts of the running pods met in one pass, by a key naming everything they depend
 /// on (addresses of the pod's shared `Arc`s, and its namespace). Pods stamped from one
 /// template share those `Arc`s, so a pass over thousands of pods from a hundred templates
@@ -353,7 +318,7 @@ impl InterPodAffinity {
         let ns_labels = ns_labels.map(|l| &**l);
         self.kept.existing_anti.totals(
             key,
-            &*self.client,
+            Some(&*self.client),
             snapshot,
             self.pool.as_deref(),
             Some(&snapshot.have_pods_with_required_anti_affinity),
@@ -375,7 +340,7 @@ impl InterPodAffinity {
                     let bits = w.memo.verdicts(key, terms.len(), matches);
                     for (j, t) in terms.iter().enumerate() {
                         if bits.get(j, matches) {
-                            push_item(out, t.topology_key, 1, 1);
+                            push_on_node(out, &node.node.labels, t.topology_key, 1, 1);
                         }
                     }
                 }
@@ -409,7 +374,7 @@ impl InterPodAffinity {
     ) -> (Arc<TopologyCounts>, Arc<TopologyCounts>) {
         let aff = &pod.spec.pod_affinity;
         let (terms, anti) = (&aff.required_affinity, &aff.required_anti_affinity);
-        let client = &*self.client;
+        let client = Some(&*self.client);
         let pool = self.pool.as_deref();
         // A running pod's verdicts are remembered by the address of its labels and its
         // namespace, all the incoming pod's terms look at.
@@ -442,7 +407,7 @@ impl InterPodAffinity {
                     }
                     if n > 0 {
                         for t in terms {
-                            push_item(out, t.topology_key, i64::from(n), n);
+                            push_on_node(out, labels, t.topology_key, i64::from(n), n);
                         }
                     }
                 },
@@ -473,7 +438,7 @@ impl InterPodAffinity {
                         let bits = memo.verdicts(key, anti.len(), &mut matches);
                         for (j, t) in anti.iter().enumerate() {
                             if bits.get(j, &mut matches) {
-                                push_item(out, t.topology_key, 1, 1);
+                                push_on_node(out, labels, t.topology_key, 1, 1);
                             }
                         }
                     }

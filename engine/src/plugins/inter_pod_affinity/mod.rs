@@ -34,7 +34,7 @@
 //! # Kept between cycles
 //!
 //! kube builds the four maps afresh for every pod, walking every running pod. Here each map
-//! is a sum of per-node contributions kept from cycle to cycle ([`kept`]): an entry per
+//! is a sum of per-node contributions kept from cycle to cycle ([`crate::plugins::kept`]): an entry per
 //! incoming-pod key (the terms, labels, namespace and namespace labels the map depends on),
 //! refreshed by recounting only the nodes whose `NodeInfo` changed since the entry last saw
 //! them. The maps are equal to kube's (a proptest drives a long-lived plugin and fresh ones
@@ -62,7 +62,6 @@
 //!   incoming pod's namespace labels.
 
 pub mod filtering;
-mod kept;
 pub mod scoring;
 #[cfg(test)]
 mod tests;
@@ -75,8 +74,9 @@ use crate::framework::interface::{
     ClusterClient, EnqueueExtensions, FilterPlugin, Plugin, PreFilterPlugin, PreScorePlugin,
     ScorePlugin,
 };
+use crate::plugins::kept::Kept;
+pub(crate) use crate::plugins::kept::NsLabelsCache;
 use crate::plugins::{PluginContext, decode_args};
-use ahash::AHashMap;
 use serde::Deserialize;
 use std::sync::Arc;
 
@@ -134,13 +134,14 @@ pub struct InterPodAffinity {
     kept: KeptMaps,
 }
 
-/// InterPodAffinity's sums kept between cycles (see [`kept`]), one per map kube builds.
+/// InterPodAffinity's sums kept between cycles (see [`crate::plugins::kept`]), one per map
+/// kube builds.
 #[derive(Default)]
 pub(crate) struct KeptMaps {
-    existing_anti: kept::Kept<IncomingKey, TopologyCounts>,
-    affinity: kept::Kept<IncomingKey, TopologyCounts>,
-    anti: kept::Kept<IncomingKey, TopologyCounts>,
-    scores: kept::Kept<IncomingKey, scoring::TopologyScores>,
+    existing_anti: Kept<IncomingKey, TopologyCounts>,
+    affinity: Kept<IncomingKey, TopologyCounts>,
+    anti: Kept<IncomingKey, TopologyCounts>,
+    scores: Kept<IncomingKey, scoring::TopologyScores>,
 }
 
 /// The parts of the incoming pod a kept map depends on; the parts a map does not depend on
@@ -317,43 +318,6 @@ pub(crate) fn matches_all_terms(
         && terms
             .iter()
             .all(|t| term_matches(t, owner, target, &mut ns_selector))
-}
-
-/// Namespace labels looked up through the client, memoised (one per worker of a parallel
-/// pass). It answers an incoming pod's `namespaceSelector` the way kube's merge of the listed
-/// namespaces does: a namespace that does not exist is not selected.
-pub(crate) struct NsLabelsCache<'c> {
-    client: &'c dyn ClusterClient,
-    map: AHashMap<Sym, Option<Arc<Labels>>>,
-}
-
-impl<'c> NsLabelsCache<'c> {
-    pub(crate) fn new(client: &'c dyn ClusterClient) -> NsLabelsCache<'c> {
-        Self::seeded(client, AHashMap::new())
-    }
-
-    /// Starting from namespace labels already looked up.
-    pub(crate) fn seeded(
-        client: &'c dyn ClusterClient,
-        map: AHashMap<Sym, Option<Arc<Labels>>>,
-    ) -> NsLabelsCache<'c> {
-        NsLabelsCache { client, map }
-    }
-
-    /// Every namespace looked up, with its labels.
-    pub(crate) fn into_map(self) -> AHashMap<Sym, Option<Arc<Labels>>> {
-        self.map
-    }
-
-    /// Whether namespace `ns` exists and `sel` selects it.
-    pub(crate) fn selects(&mut self, ns: Sym, sel: &LabelSelector) -> bool {
-        let client = self.client;
-        self.map
-            .entry(ns)
-            .or_insert_with(|| client.namespace_labels(ns))
-            .as_deref()
-            .is_some_and(|l| sel.matches(l))
-    }
 }
 
 // ---- events -------------------------------------------------------------------------------

@@ -1,6 +1,5 @@
 //! PreScore, Score and NormalizeScore (kube's `scoring.go`).
 
-use super::kept::{Item, Tally, Worker, push_item};
 use super::{
     IncomingKey, InterPodAffinity, NsLabelsCache, TopologyPair, selector_matches_labels,
     term_matches,
@@ -11,6 +10,7 @@ use crate::framework::cycle_state::CycleState;
 use crate::framework::interface::{MAX_NODE_SCORE, PreScorePlugin, ScorePlugin};
 use crate::framework::node_info::NodeInfo;
 use crate::framework::status::Status;
+use crate::plugins::kept::{Item, Tally, Worker, push_on_node};
 use ahash::AHashMap;
 use std::sync::Arc;
 
@@ -105,7 +105,14 @@ impl TopologyScores {
 }
 
 impl Tally for TopologyScores {
-    fn apply(&mut self, key: Sym, value: Sym, weight: i64, matches: u32, sign: i64) {
+    fn apply(&mut self, item: &Item, sign: i64) {
+        let Item {
+            key,
+            value,
+            weight,
+            matches,
+            ..
+        } = *item;
         if sign > 0 {
             self.add_matches(key, value, weight, matches);
         } else {
@@ -161,6 +168,7 @@ impl InterPodAffinity {
         incoming: &Pod,
         incoming_ns: Option<&Labels>,
         existing: &Pod,
+        labels: &Labels,
         out: &mut Vec<Item>,
     ) {
         let key = ContributionKey {
@@ -187,7 +195,7 @@ impl InterPodAffinity {
             }
         };
         for &(key, weight) in contributions.iter() {
-            push_item(out, key, weight, 1);
+            push_on_node(out, labels, key, weight, 1);
         }
     }
 
@@ -262,7 +270,7 @@ impl InterPodAffinity {
         let relevant = (!has_constraints).then_some(&snapshot.have_pods_with_affinity[..]);
         let topology_score = self.kept.scores.totals(
             key,
-            &*self.client,
+            Some(&*self.client),
             snapshot,
             self.pool.as_deref(),
             relevant,
@@ -276,7 +284,8 @@ impl InterPodAffinity {
                     &node.pods_with_affinity
                 };
                 for existing in pods {
-                    self.process_existing_pod(w, pod, incoming_ns, existing, out);
+                    let labels = &node.node.labels;
+                    self.process_existing_pod(w, pod, incoming_ns, existing, labels, out);
                 }
             },
         );

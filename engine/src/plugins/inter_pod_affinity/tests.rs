@@ -16,6 +16,7 @@ use crate::framework::interface::{
     PreFilterPlugin, PreScorePlugin, ScorePlugin,
 };
 use crate::framework::status::{Code, Status};
+use ahash::AHashMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 

@@ -7,7 +7,9 @@ use crate::api::{
     UnsatisfiableConstraintAction,
 };
 use crate::framework::node_info::NodeInfo;
+use crate::plugins::kept::{Item, Tally, push_item};
 use crate::plugins::{node_affinity, taint_toleration};
+use ahash::AHashMap;
 use std::sync::Arc;
 
 /// `kubernetes.io/hostname`: constraints on it have one domain per node.
@@ -59,8 +61,8 @@ pub struct NodeMatch {
 /// no constraint honours).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct PolicyNeeds {
-    affinity: bool,
-    taints: bool,
+    pub(crate) affinity: bool,
+    pub(crate) taints: bool,
 }
 
 impl PolicyNeeds {
@@ -147,80 +149,161 @@ pub fn count_pods_match_selector(
     n
 }
 
-/// Per-node counts of the pods a selector matches in a namespace, kept from one cycle to the
-/// next. PreFilter and PreScore count the matching pods of every node each cycle (kube's
-/// algorithm); between two cycles only the nodes that changed have other counts, and a changed
-/// node is a different `Arc<NodeInfo>` in the snapshot (the cache copies a node on write while
-/// the snapshot shares it). So an entry remembers, per snapshot index, the `NodeInfo` it
-/// counted, holding a clone of that `Arc` (its address cannot be reused while held, and its
-/// contents cannot change while shared), and counts again only where the snapshot holds a
-/// different one. At most [`MatchCountCache::MAX_ENTRIES`] (selector, namespace) keys are
-/// kept, most recently used first.
-#[derive(Default)]
-pub(crate) struct MatchCountCache {
-    entries: parking_lot::Mutex<Vec<CountEntry>>,
+/// What the spreading counts of one incoming pod depend on: its constraints (selectors
+/// resolved), its namespace, and, when a constraint honours an inclusion policy, its spec
+/// (node affinity and tolerations; compared by address, the key holding it).
+#[derive(Clone)]
+pub(crate) struct SpreadKey {
+    pub(crate) constraints: Vec<Constraint>,
+    pub(crate) namespace: Sym,
+    pub(crate) require_all: bool,
+    pub(crate) spec: Option<Arc<crate::api::PodSpecInfo>>,
 }
 
-/// The counts of one (selector, namespace) key.
-pub(crate) struct CountEntry {
-    selector: Option<LabelSelector>,
-    namespace: Sym,
-    /// Per snapshot index: the node version counted, and its count.
-    nodes: Vec<Option<(Arc<NodeInfo>, i32)>>,
+impl PartialEq for SpreadKey {
+    fn eq(&self, other: &Self) -> bool {
+        let spec_eq = match (&self.spec, &other.spec) {
+            (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+            (None, None) => true,
+            _ => false,
+        };
+        spec_eq
+            && self.namespace == other.namespace
+            && self.require_all == other.require_all
+            && self.constraints == other.constraints
+    }
 }
 
-impl CountEntry {
-    /// [`count_pods_match_selector`] on node `i` of the pass's node list.
+impl SpreadKey {
+    pub(crate) fn new(pod: &Pod, constraints: &[Constraint], require_all: bool) -> SpreadKey {
+        let needs = PolicyNeeds::of(constraints);
+        SpreadKey {
+            constraints: constraints.to_vec(),
+            namespace: pod.namespace,
+            require_all,
+            spec: (needs.affinity || needs.taints).then(|| pod.spec.clone()),
+        }
+    }
+}
+
+/// Per constraint: domain → (matching pods, eligible nodes), summed over the nodes (kube's
+/// `TpValueToMatchNum` and `TopologyValueToPodCounts`, with the eligible nodes that keep a
+/// domain present). A domain is present while an eligible node is in it, even with 0 pods
+/// (kube creates the entry for every eligible node).
+#[derive(Clone, Debug, Default)]
+pub struct DomainTally {
+    per_constraint: Vec<AHashMap<Sym, (i64, u32)>>,
+}
+
+impl DomainTally {
+    /// The matching pods of domain `value` of constraint `i`, if the domain is present.
     #[inline]
-    pub(crate) fn count(&mut self, i: usize, ni: &Arc<NodeInfo>) -> i32 {
-        if self.nodes.len() <= i {
-            self.nodes.resize(i + 1, None);
-        }
-        if let Some((held, n)) = &self.nodes[i]
-            && Arc::ptr_eq(held, ni)
-        {
-            return *n;
-        }
-        let n = count_pods_match_selector(&ni.pods, self.selector.as_ref(), self.namespace);
-        self.nodes[i] = Some((ni.clone(), n));
-        n
+    pub fn get(&self, i: usize, value: Sym) -> Option<i64> {
+        self.per_constraint
+            .get(i)
+            .and_then(|m| m.get(&value))
+            .map(|&(n, _)| n)
     }
 
-    fn is(&self, selector: Option<&LabelSelector>, namespace: Sym) -> bool {
-        self.namespace == namespace && self.selector.as_ref() == selector
+    /// How many domains constraint `i` has.
+    pub fn domains(&self, i: usize) -> usize {
+        self.per_constraint.get(i).map_or(0, |m| m.len())
+    }
+
+    /// Constraint `i`'s domains and their matching pods, in no order.
+    pub fn iter(&self, i: usize) -> impl Iterator<Item = (Sym, i64)> + '_ {
+        self.per_constraint
+            .get(i)
+            .into_iter()
+            .flat_map(|m| m.iter().map(|(&v, &(n, _))| (v, n)))
+    }
+
+    /// kube's `TpValueToMatchNum[i][value] += delta` (the entry is created if missing, as a
+    /// Go map's is); returns the new count.
+    pub(crate) fn add_pods(&mut self, i: usize, value: Sym, delta: i64) -> i64 {
+        if self.per_constraint.len() <= i {
+            self.per_constraint.resize_with(i + 1, AHashMap::new);
+        }
+        let e = self.per_constraint[i].entry(value).or_insert((0, 0));
+        e.0 += delta;
+        e.0
     }
 }
 
-impl MatchCountCache {
-    pub(crate) const MAX_ENTRIES: usize = 8;
-
-    /// One entry per key, in order, taken out for a pass (a key met twice gets a fresh
-    /// entry the second time). Hand them back with [`MatchCountCache::give_back`].
-    pub(crate) fn take<'a>(
-        &self,
-        keys: impl Iterator<Item = (Option<&'a LabelSelector>, Sym)>,
-    ) -> Vec<CountEntry> {
-        let mut all = self.entries.lock();
-        keys.map(|(sel, ns)| match all.iter().position(|e| e.is(sel, ns)) {
-            Some(p) => all.remove(p),
-            None => CountEntry {
-                selector: sel.cloned(),
-                namespace: ns,
-                nodes: Vec::new(),
-            },
-        })
-        .collect()
-    }
-
-    /// Returns a pass's entries, most recently used first; one entry per key is kept.
-    pub(crate) fn give_back(&self, used: Vec<CountEntry>) {
-        let mut all = self.entries.lock();
-        for e in used.into_iter().rev() {
-            if !all.iter().any(|o| o.is(e.selector.as_ref(), e.namespace)) {
-                all.insert(0, e);
+impl Tally for DomainTally {
+    fn apply(&mut self, item: &Item, sign: i64) {
+        let slot = item.slot as usize;
+        if self.per_constraint.len() <= slot {
+            self.per_constraint.resize_with(slot + 1, AHashMap::new);
+        }
+        let m = &mut self.per_constraint[slot];
+        let e = m.entry(item.value).or_insert((0, 0));
+        e.0 += item.weight * sign;
+        if sign > 0 {
+            e.1 += item.matches;
+        } else {
+            e.1 -= item.matches;
+            if e.1 == 0 {
+                m.remove(&item.value);
             }
         }
-        all.truncate(Self::MAX_ENTRIES);
+    }
+    fn merge_from(&mut self, other: Self) {
+        for (slot, m) in other.per_constraint.into_iter().enumerate() {
+            for (value, (weight, matches)) in m {
+                let item = Item {
+                    slot: slot as u32,
+                    key: Sym::EMPTY,
+                    value,
+                    weight,
+                    matches,
+                };
+                self.apply(&item, 1);
+            }
+        }
+    }
+}
+
+/// One node's contribution to the spreading counts of `constraints`: for each constraint
+/// whose inclusion policies admit the node, its matching pods in `namespace` on the node's
+/// domain (the node counts as one eligible node of that domain). Nodes missing a topology key
+/// contribute nothing when `require_all` (kube's `nodeLabelsMatchSpreadConstraints`);
+/// otherwise a missing label reads as "" (system default constraints). Constraints skipped by
+/// `skip` contribute nothing.
+pub(crate) fn spread_contribution(
+    pod: &Pod,
+    constraints: &[Constraint],
+    require_all: bool,
+    skip: impl Fn(&Constraint) -> bool,
+    node: &NodeInfo,
+    out: &mut Vec<Item>,
+) {
+    let labels = &*node.node.labels;
+    if require_all && !node_has_all_keys(labels, constraints) {
+        return;
+    }
+    let needs = PolicyNeeds::of(constraints);
+    let mut m = None;
+    for (i, c) in constraints.iter().enumerate() {
+        if skip(c) {
+            continue;
+        }
+        let m = *m.get_or_insert_with(|| needs.evaluate(pod, node));
+        if !c.includes(m) {
+            continue;
+        }
+        let value = labels.get(c.topology_key).unwrap_or(Sym::EMPTY);
+        let n = count_pods_match_selector(&node.pods, c.selector.as_ref(), pod.namespace);
+        push_item(
+            out,
+            Item {
+                slot: i as u32,
+                key: c.topology_key,
+                value,
+                weight: i64::from(n),
+                matches: 1,
+            },
+        );
     }
 }
 

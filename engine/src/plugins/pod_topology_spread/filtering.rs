@@ -2,13 +2,16 @@
 //! constraints.
 //! Source of behaviour: `pkg/scheduler/framework/plugins/podtopologyspread/filtering.go`.
 
-use super::common::{Constraint, PolicyNeeds, node_has_all_keys};
+use super::common::{
+    Constraint, DomainTally, PolicyNeeds, SpreadKey, node_has_all_keys, spread_contribution,
+};
 use super::{ERR_REASON_CONSTRAINTS_NOT_MATCH, ERR_REASON_NODE_LABEL_NOT_MATCH, PodTopologySpread};
 use crate::api::{Pod, Sym, UnsatisfiableConstraintAction};
+use crate::cache::Snapshot;
 use crate::framework::cycle_state::CycleState;
 use crate::framework::node_info::NodeInfo;
 use crate::framework::status::{Code, Status};
-use ahash::AHashMap;
+use crate::plugins::kept::Worker;
 use std::sync::Arc;
 
 /// The cycle-state key of [`PreFilterState`] (kube's `"PreFilter" + Name`).
@@ -88,7 +91,8 @@ pub struct PreFilterState {
     /// kube's `TpValueToMatchNum`: topology value → matching pods in that domain, over the
     /// eligible nodes (those with every topology key that pass the inclusion policies). Each
     /// key is an eligible domain, even with 0 pods, so `len()` is the number of domains.
-    pub tp_value_to_match_num: Vec<AHashMap<Sym, i32>>,
+    /// Shared with the plugin's kept sums (copied on the first AddPod/RemovePod).
+    pub tp_value_to_match_num: Arc<DomainTally>,
 }
 
 impl PreFilterState {
@@ -96,7 +100,7 @@ impl PreFilterState {
     /// eligible domains than `minDomains`.
     #[inline]
     pub fn min_match_num(&self, i: usize) -> i32 {
-        let domains = self.tp_value_to_match_num[i].len();
+        let domains = self.tp_value_to_match_num.domains(i);
         if (domains as i64) < i64::from(self.constraints[i].min_domains) {
             0
         } else {
@@ -126,62 +130,37 @@ impl PreFilterState {
                 continue;
             }
             let v = labels.get(c.topology_key).unwrap_or(Sym::EMPTY);
-            let n = self.tp_value_to_match_num[i].entry(v).or_insert(0);
-            *n += delta;
-            let n = *n;
-            self.critical_paths[i].update(v, n);
+            let n = Arc::make_mut(&mut self.tp_value_to_match_num).add_pods(i, v, delta.into());
+            self.critical_paths[i].update(v, n as i32);
         }
     }
 }
 
-/// kube's `sizeHeuristic`: a hostname constraint has about one domain per node.
-fn size_heuristic(nodes: usize, c: &Constraint, hostname: Sym) -> usize {
-    if c.topology_key == hostname { nodes } else { 0 }
-}
-
 impl PodTopologySpread {
     /// kube's `calPreFilterState`: counts the pods each hard constraint selects, per domain,
-    /// over every node of the snapshot.
-    pub(crate) fn cal_pre_filter_state(
-        &self,
-        pod: &Pod,
-        nodes: &[Arc<NodeInfo>],
-    ) -> PreFilterState {
+    /// over every node of the snapshot. The per-node counts and their sums are kept between
+    /// cycles ([`crate::plugins::kept`]); only changed nodes are counted again.
+    pub(crate) fn cal_pre_filter_state(&self, pod: &Pod, snapshot: &Snapshot) -> PreFilterState {
         let constraints = self.get_constraints(pod, UnsatisfiableConstraintAction::DoNotSchedule);
         if constraints.is_empty() {
             return PreFilterState::default();
         }
-        let mut counts: Vec<AHashMap<Sym, i32>> = constraints
-            .iter()
-            .map(|c| AHashMap::with_capacity(size_heuristic(nodes.len(), c, self.hostname)))
-            .collect();
-        let needs = PolicyNeeds::of(&constraints);
-        let mut cached = self.match_counts.take(
-            constraints
-                .iter()
-                .map(|c| (c.selector.as_ref(), pod.namespace)),
+        let key = SpreadKey::new(pod, &constraints, true);
+        let tally = self.kept_filter.totals(
+            key,
+            None,
+            snapshot,
+            None,
+            None,
+            |_: &mut Worker<'_, ()>, node, out| {
+                spread_contribution(pod, &constraints, true, |_| false, node, out)
+            },
         );
-        for (i, ni) in nodes.iter().enumerate() {
-            let labels = &*ni.node.labels;
-            if !node_has_all_keys(labels, &constraints) {
-                continue;
-            }
-            let m = needs.evaluate(pod, ni);
-            for ((c, tp), entry) in constraints.iter().zip(counts.iter_mut()).zip(&mut cached) {
-                if !c.includes(m) {
-                    continue;
-                }
-                let v = labels.get(c.topology_key).unwrap_or(Sym::EMPTY);
-                *tp.entry(v).or_insert(0) += entry.count(i, ni);
-            }
-        }
-        self.match_counts.give_back(cached);
-        let critical_paths = counts
-            .iter()
-            .map(|tp| {
+        let critical_paths = (0..constraints.len())
+            .map(|i| {
                 let mut p = CriticalPaths::default();
-                for (&v, &n) in tp {
-                    p.update(v, n);
+                for (v, n) in tally.iter(i) {
+                    p.update(v, n as i32);
                 }
                 p
             })
@@ -191,7 +170,7 @@ impl PodTopologySpread {
             constraints,
             self_match,
             critical_paths,
-            tp_value_to_match_num: counts,
+            tp_value_to_match_num: tally,
         }
     }
 
@@ -215,7 +194,7 @@ impl PodTopologySpread {
             // 'existing matching num' + 'self-match (1 or 0)' - 'global minimum' <= maxSkew
             let min = i64::from(s.min_match_num(i));
             let self_match = i64::from(s.self_match[i]);
-            let match_num = i64::from(s.tp_value_to_match_num[i].get(&v).copied().unwrap_or(0));
+            let match_num = s.tp_value_to_match_num.get(i, v).unwrap_or(0);
             if match_num + self_match - min > i64::from(c.max_skew) {
                 return Status::new(Code::Unschedulable, ERR_REASON_CONSTRAINTS_NOT_MATCH);
             }

@@ -73,6 +73,7 @@ use crate::framework::interface::{
 };
 use crate::framework::node_info::NodeInfo;
 use crate::framework::status::Status;
+use crate::plugins::kept::Kept;
 use common::{
     Constraint, LABEL_HOSTNAME, LABEL_TOPOLOGY_ZONE, any_constraint_selects, filter_constraints,
     node_has_all_keys, topology_labels_changed,
@@ -286,8 +287,10 @@ pub struct PodTopologySpread {
     client: Option<Arc<dyn ClusterClient>>,
     /// `kubernetes.io/hostname`, interned once.
     hostname: Sym,
-    /// Matching pods per node, kept between cycles (PreFilter and PreScore).
-    pub(crate) match_counts: common::MatchCountCache,
+    /// PreFilter's domain counts, kept between cycles.
+    pub(crate) kept_filter: Kept<common::SpreadKey, common::DomainTally>,
+    /// PreScore's domain counts, kept between cycles.
+    pub(crate) kept_score: Kept<common::SpreadKey, common::DomainTally>,
 }
 
 impl std::fmt::Debug for PodTopologySpread {
@@ -337,7 +340,8 @@ impl PodTopologySpread {
             default_constraints,
             client,
             hostname: Sym::new(LABEL_HOSTNAME),
-            match_counts: common::MatchCountCache::default(),
+            kept_filter: Kept::default(),
+            kept_score: Kept::default(),
         })
     }
 
@@ -505,7 +509,7 @@ impl PreFilterPlugin for PodTopologySpread {
         pod: &Pod,
         snapshot: &Snapshot,
     ) -> (Option<PreFilterResult>, Status) {
-        let s = self.cal_pre_filter_state(pod, &snapshot.nodes);
+        let s = self.cal_pre_filter_state(pod, snapshot);
         if s.constraints.is_empty() {
             return (None, Status::skip());
         }

@@ -2,13 +2,16 @@
 //! Source of behaviour: `pkg/scheduler/framework/plugins/podtopologyspread/scoring.go`.
 
 use super::PodTopologySpread;
-use super::common::{Constraint, PolicyNeeds, count_pods_match_selector, node_has_all_keys};
+use super::common::{
+    Constraint, SpreadKey, count_pods_match_selector, node_has_all_keys, spread_contribution,
+};
 use crate::api::{Pod, Sym, UnsatisfiableConstraintAction};
 use crate::cache::Snapshot;
 use crate::framework::cycle_state::CycleState;
 use crate::framework::interface::MAX_NODE_SCORE;
 use crate::framework::node_info::NodeInfo;
 use crate::framework::status::Status;
+use crate::plugins::kept::Worker;
 use ahash::{AHashMap, AHashSet};
 
 /// The cycle-state key of [`PreScoreState`] (kube's `"PreScore" + Name`).
@@ -115,35 +118,34 @@ impl PodTopologySpread {
         let Some(mut s) = self.init_pre_score_state(pod, filtered, require_all) else {
             return Status::skip();
         };
-        let needs = PolicyNeeds::of(&s.constraints);
-        let mut cached = self.match_counts.take(
-            s.constraints
-                .iter()
-                .map(|c| (c.selector.as_ref(), pod.namespace)),
+        // The matching pods of every domain over all eligible nodes, kept between cycles
+        // ([`crate::plugins::kept`]); hostname constraints are counted per node in Score.
+        let hostname = self.hostname;
+        let key = SpreadKey::new(pod, &s.constraints, require_all);
+        let constraints = &s.constraints;
+        let tally = self.kept_score.totals(
+            key,
+            None,
+            snapshot,
+            None,
+            None,
+            |_: &mut Worker<'_, ()>, node, out| {
+                spread_contribution(
+                    pod,
+                    constraints,
+                    require_all,
+                    |c| c.topology_key == hostname,
+                    node,
+                    out,
+                )
+            },
         );
-        for (idx, ni) in snapshot.nodes.iter().enumerate() {
-            let labels = &*ni.node.labels;
-            if require_all && !node_has_all_keys(labels, &s.constraints) {
-                continue;
-            }
-            let mut m = None;
-            for (i, c) in s.constraints.iter().enumerate() {
-                let v = labels.get(c.topology_key).unwrap_or(Sym::EMPTY);
-                // Only domains of feasible nodes are counted (never hostname ones).
-                if !s.topology_value_to_pod_counts[i].contains_key(&v) {
-                    continue;
-                }
-                let m = *m.get_or_insert_with(|| needs.evaluate(pod, ni));
-                if !c.includes(m) {
-                    continue;
-                }
-                let n = cached[i].count(idx, ni);
-                if let Some(cnt) = s.topology_value_to_pod_counts[i].get_mut(&v) {
-                    *cnt += i64::from(n);
-                }
+        // Only the domains of feasible nodes are scored.
+        for (i, counts) in s.topology_value_to_pod_counts.iter_mut().enumerate() {
+            for (&v, cnt) in counts.iter_mut() {
+                *cnt = tally.get(i, v).unwrap_or(0);
             }
         }
-        self.match_counts.give_back(cached);
         state.write(PRE_SCORE_STATE_KEY, s);
         Status::success()
     }

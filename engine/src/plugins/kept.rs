@@ -37,47 +37,78 @@
 //! Tests: `kept_counts_equal_fresh_counts` in `tests.rs` drives one long-lived plugin and a
 //! fresh one through random pod, node and namespace changes and compares every map.
 
-use super::NsLabelsCache;
-use super::filtering::fold_nodes;
-use crate::api::{Labels, Sym};
+use crate::api::{LabelSelector, Labels, Sym};
 use crate::cache::Snapshot;
 use crate::framework::interface::ClusterClient;
 use crate::framework::node_info::NodeInfo;
 use ahash::AHashMap;
 use parking_lot::Mutex;
+use rayon::prelude::*;
 use std::sync::Arc;
 
-/// One node's contribution for one topology key: `(key, weight, matches)`. The weight lands on
-/// the pair `(key, the node's value of key)`, if the node has the key; `matches` is how many
-/// matches made up the weight (kube's score map keeps a pair once anything matched there).
-pub(crate) type Item = (Sym, i64, u32);
+/// One node's contribution to one entry of a sum: `weight`, made of `matches` matches (or
+/// eligible nodes), on the pair `(key, value)` of map `slot` (a constraint's index; 0 for
+/// sums of one map). kube's score and domain maps keep a pair once anything landed there, so
+/// the matches say when taking contributions back empties a pair.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Item {
+    pub(crate) slot: u32,
+    pub(crate) key: Sym,
+    pub(crate) value: Sym,
+    pub(crate) weight: i64,
+    pub(crate) matches: u32,
+}
 
-/// Adds `(key, weight)` from one match to a node's items, one item per key.
+/// Adds one contribution to a node's items, one item per `(slot, key, value)`.
 #[inline]
-pub(crate) fn push_item(items: &mut Vec<Item>, key: Sym, weight: i64, matches: u32) {
-    match items.iter_mut().find(|(k, _, _)| *k == key) {
-        Some((_, w, n)) => {
-            *w += weight;
-            *n += matches;
+pub(crate) fn push_item(items: &mut Vec<Item>, add: Item) {
+    match items
+        .iter_mut()
+        .find(|i| i.slot == add.slot && i.key == add.key && i.value == add.value)
+    {
+        Some(i) => {
+            i.weight += add.weight;
+            i.matches += add.matches;
         }
-        None => items.push((key, weight, matches)),
+        None => items.push(add),
     }
 }
 
-/// A sum of node contributions (a count map or a score map).
+/// Adds `weight` from `matches` matches on the pair of `key` for a node with `labels`, if it
+/// has the key (kube's `update` of a topology count map), to map 0.
+#[inline]
+pub(crate) fn push_on_node(
+    items: &mut Vec<Item>,
+    labels: &Labels,
+    key: Sym,
+    weight: i64,
+    matches: u32,
+) {
+    if let Some(value) = labels.get(key) {
+        push_item(
+            items,
+            Item {
+                slot: 0,
+                key,
+                value,
+                weight,
+                matches,
+            },
+        );
+    }
+}
+
+/// A sum of node contributions (a count map, a score map, per-constraint domain maps).
 pub(crate) trait Tally: Default + Clone + Send + Sync {
-    /// Adds (`sign` 1) or takes back (−1) `weight` made of `matches` matches on `(key, value)`.
-    fn apply(&mut self, key: Sym, value: Sym, weight: i64, matches: u32, sign: i64);
+    /// Adds (`sign` 1) or takes back (−1) one item.
+    fn apply(&mut self, item: &Item, sign: i64);
     /// Adds another sum (the per-worker sums of a parallel pass).
     fn merge_from(&mut self, other: Self);
 }
 
-/// Applies a node's items against its labels.
-fn apply_items<T: Tally>(totals: &mut T, labels: &Labels, items: &[Item], sign: i64) {
-    for &(key, weight, matches) in items {
-        if let Some(v) = labels.get(key) {
-            totals.apply(key, v, weight, matches, sign);
-        }
+fn apply_items<T: Tally>(totals: &mut T, items: &[Item], sign: i64) {
+    for item in items {
+        totals.apply(item, sign);
     }
 }
 
@@ -110,10 +141,10 @@ impl<K, T: Tally> Entry<K, T> {
     }
 
     /// Whether every namespace looked at still has the labels seen.
-    fn namespaces_unchanged(&self, client: &dyn ClusterClient) -> bool {
-        self.namespaces
-            .iter()
-            .all(|(&ns, seen)| client.namespace_labels(ns).as_deref() == seen.as_deref())
+    fn namespaces_unchanged(&self, client: Option<&dyn ClusterClient>) -> bool {
+        self.namespaces.iter().all(|(&ns, seen)| {
+            client.and_then(|c| c.namespace_labels(ns)).as_deref() == seen.as_deref()
+        })
     }
 }
 
@@ -154,7 +185,7 @@ impl<K: PartialEq + Clone, T: Tally> Kept<K, T> {
     pub(crate) fn totals<M: Default + Send>(
         &self,
         key: K,
-        client: &dyn ClusterClient,
+        client: Option<&dyn ClusterClient>,
         snapshot: &Snapshot,
         pool: Option<&rayon::ThreadPool>,
         relevant: Option<&[usize]>,
@@ -195,7 +226,7 @@ impl<K: PartialEq + Clone, T: Tally> Kept<K, T> {
 
 /// The totals computed from scratch, nothing kept.
 fn fresh<M: Default + Send, T: Tally>(
-    client: &dyn ClusterClient,
+    client: Option<&dyn ClusterClient>,
     snapshot: &Snapshot,
     pool: Option<&rayon::ThreadPool>,
     relevant: Option<&[usize]>,
@@ -205,7 +236,7 @@ fn fresh<M: Default + Send, T: Tally>(
         (
             T::default(),
             Worker {
-                ns: NsLabelsCache::new(client),
+                ns: NsLabelsCache::seeded(client, AHashMap::new()),
                 memo: M::default(),
             },
             Vec::new(),
@@ -214,7 +245,7 @@ fn fresh<M: Default + Send, T: Tally>(
     let step = |(totals, worker, items): &mut (T, Worker<'_, M>, Vec<Item>), node: &NodeInfo| {
         items.clear();
         contribution(worker, node, items);
-        apply_items(totals, &node.node.labels, items, 1);
+        apply_items(totals, items, 1);
     };
     let merge = |a: &mut (T, Worker<'_, M>, Vec<Item>), b: (T, Worker<'_, M>, Vec<Item>)| {
         a.0.merge_from(b.0)
@@ -237,7 +268,7 @@ fn fresh<M: Default + Send, T: Tally>(
 /// Brings `entry` up to `snapshot` (see the module doc).
 fn refresh<K, M: Default + Send, T: Tally>(
     entry: &mut Entry<K, T>,
-    client: &dyn ClusterClient,
+    client: Option<&dyn ClusterClient>,
     snapshot: &Snapshot,
     pool: Option<&rayon::ThreadPool>,
     contribution: &(impl Fn(&mut Worker<'_, M>, &NodeInfo, &mut Vec<Item>) + Sync),
@@ -258,8 +289,8 @@ fn refresh<K, M: Default + Send, T: Tally>(
     let totals = Arc::make_mut(&mut entry.totals);
     // Positions past the end of the node list: take their items back.
     for i in nodes.len()..entry.held.len() {
-        if let Some(old) = entry.held[i].take() {
-            apply_items(totals, &old.node.labels, &entry.items[i], -1);
+        if entry.held[i].take().is_some() {
+            apply_items(totals, &entry.items[i], -1);
         }
     }
     entry.held.resize(nodes.len(), None);
@@ -308,11 +339,83 @@ fn refresh<K, M: Default + Send, T: Tally>(
         entry.namespaces.extend(map);
     }
     for (i, items) in recomputed.drain(..) {
-        if let Some(old) = &entry.held[i] {
-            apply_items(totals, &old.node.labels, &entry.items[i], -1);
+        if entry.held[i].is_some() {
+            apply_items(totals, &entry.items[i], -1);
         }
-        apply_items(totals, &nodes[i].node.labels, &items, 1);
+        apply_items(totals, &items, 1);
         entry.held[i] = Some(nodes[i].clone());
         entry.items[i] = items;
+    }
+}
+
+/// Below this many nodes to visit a pass runs inline: fanning out costs more than it saves.
+const PARALLEL_MIN_NODES: usize = 256;
+
+/// Runs `step` over `items`, in parallel on `pool` (the scheduler's) when there are many,
+/// folding into accumulators made by `init` and merged by `merge`.
+pub(crate) fn fold_nodes<T: Sync, A: Send>(
+    pool: Option<&rayon::ThreadPool>,
+    items: &[T],
+    init: impl Fn() -> A + Sync + Send,
+    step: impl Fn(&mut A, &T) + Sync + Send,
+    merge: impl Fn(&mut A, A) + Sync + Send,
+) -> A {
+    let Some(pool) = pool.filter(|_| items.len() >= PARALLEL_MIN_NODES) else {
+        let mut acc = init();
+        for it in items {
+            step(&mut acc, it);
+        }
+        return acc;
+    };
+    pool.install(|| {
+        items
+            .par_iter()
+            .with_min_len(64)
+            .fold(&init, |mut acc, it| {
+                step(&mut acc, it);
+                acc
+            })
+            .reduce(&init, |mut a, b| {
+                merge(&mut a, b);
+                a
+            })
+    })
+}
+
+/// Namespace labels looked up through the client, memoised (one per worker of a parallel
+/// pass). It answers an incoming pod's `namespaceSelector` the way kube's merge of the listed
+/// namespaces does: a namespace that does not exist is not selected.
+pub(crate) struct NsLabelsCache<'c> {
+    /// `None`: no namespace exists.
+    client: Option<&'c dyn ClusterClient>,
+    map: AHashMap<Sym, Option<Arc<Labels>>>,
+}
+
+impl<'c> NsLabelsCache<'c> {
+    pub(crate) fn new(client: &'c dyn ClusterClient) -> NsLabelsCache<'c> {
+        Self::seeded(Some(client), AHashMap::new())
+    }
+
+    /// Starting from namespace labels already looked up.
+    pub(crate) fn seeded(
+        client: Option<&'c dyn ClusterClient>,
+        map: AHashMap<Sym, Option<Arc<Labels>>>,
+    ) -> NsLabelsCache<'c> {
+        NsLabelsCache { client, map }
+    }
+
+    /// Every namespace looked up, with its labels.
+    pub(crate) fn into_map(self) -> AHashMap<Sym, Option<Arc<Labels>>> {
+        self.map
+    }
+
+    /// Whether namespace `ns` exists and `sel` selects it.
+    pub(crate) fn selects(&mut self, ns: Sym, sel: &LabelSelector) -> bool {
+        let client = self.client;
+        self.map
+            .entry(ns)
+            .or_insert_with(|| client.and_then(|c| c.namespace_labels(ns)))
+            .as_deref()
+            .is_some_and(|l| sel.matches(l))
     }
 }
