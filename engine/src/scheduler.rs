@@ -412,11 +412,29 @@ impl Scheduler {
         }
     }
 
+    /// kube's `addAssignedPodToCache`'s queue step: with QueueingHints, every parked pod whose
+    /// rejector registered the event goes through its hints (`MoveAllToActiveOrBackoffQueue`);
+    /// without, only the cross-topology candidates (`AssignedPodAdded`). Source:
+    /// pkg/scheduler/eventhandlers.go in kubernetes/kubernetes, which takes the first path
+    /// whenever the gate is on, because the pre-filter knows only the in-tree plugins and
+    /// misses pods a relabelled pod stops blocking.
+    fn assigned_pod_added(&self, pod: Arc<Pod>) {
+        if self.queue.queueing_hints() {
+            self.queue.on_cluster_event(
+                ClusterEvent::new(EventResource::AssignedPod, ActionType::ADD),
+                EventObject::None,
+                EventObject::Pod(pod),
+            );
+        } else {
+            let ns = self.client.namespace_labels(pod.namespace);
+            self.queue.assigned_pod_added(pod, ns.as_deref());
+        }
+    }
+
     pub fn on_pod_add(&self, pod: Arc<Pod>) {
         if pod.is_assigned() {
             self.cache.add_pod(pod.clone());
-            let ns = self.client.namespace_labels(pod.namespace);
-            self.queue.assigned_pod_added(pod, ns.as_deref());
+            self.assigned_pod_added(pod);
         } else if self.responsible_for(&pod) {
             self.queue.add(pod);
         }
@@ -451,16 +469,35 @@ impl Scheduler {
                     self.queue.delete(&new.key);
                 }
                 self.cache.add_pod(new.clone());
-                let ns = self.client.namespace_labels(new.namespace);
-                self.queue.assigned_pod_added(new, ns.as_deref());
+                self.assigned_pod_added(new);
             }
             (true, _) => {
+                // kube's `updateAssignedPodInCache`: one event per changed property, to every
+                // parked pod with QueueingHints (see `assigned_pod_added`), else through the
+                // cross-topology pre-filter.
                 self.cache.add_pod(new.clone());
-                let ns = self.client.namespace_labels(new.namespace);
+                let hints = self.queue.queueing_hints();
+                let ns = if hints {
+                    None
+                } else {
+                    self.client.namespace_labels(new.namespace)
+                };
                 let old = Arc::new(old.clone());
                 for event in pod_scheduling_properties_change(&old, &new) {
-                    self.queue
-                        .assigned_pod_updated(old.clone(), new.clone(), event, ns.as_deref());
+                    if hints {
+                        self.queue.on_cluster_event(
+                            event,
+                            EventObject::Pod(old.clone()),
+                            EventObject::Pod(new.clone()),
+                        );
+                    } else {
+                        self.queue.assigned_pod_updated(
+                            old.clone(),
+                            new.clone(),
+                            event,
+                            ns.as_deref(),
+                        );
+                    }
                 }
             }
         }

@@ -955,6 +955,11 @@ impl SchedulingQueue {
         self.move_candidates(&mut inner, keys, event, old, new);
     }
 
+    /// Whether the `SchedulerQueueingHints` gate is on ([`QueueConfig::queueing_hints`]).
+    pub fn queueing_hints(&self) -> bool {
+        self.cfg.queueing_hints
+    }
+
     /// kube's `AssignedPodAdded`: a pod appeared on a node (bound by us or by anyone). Only
     /// the pods it can help are visited: those rejected by PodTopologySpread in its namespace
     /// and those with a required affinity term that selects it (`ns_labels`: the labels of its
