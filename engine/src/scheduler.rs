@@ -100,6 +100,10 @@ pub struct Scheduler {
     client: Arc<dyn ClusterClient>,
     rng: Mutex<ChaCha8Rng>,
     next_start_node_index: AtomicUsize,
+    /// How many nodes the last Filter pass evaluated (feasible plus rejected): when most nodes
+    /// are rejected, a pass that wants few feasible nodes still walks most of the cluster, and
+    /// is worth fanning out like one that wants many.
+    last_filter_scan: AtomicUsize,
     pool: Option<Arc<rayon::ThreadPool>>,
     /// The same pool, its helpers kept awake while cycles keep coming (see
     /// [`crate::framework::warm_pool`]).
@@ -303,6 +307,7 @@ impl Scheduler {
             client,
             rng: Mutex::new(ChaCha8Rng::seed_from_u64(cfg.seed)),
             next_start_node_index: AtomicUsize::new(0),
+            last_filter_scan: AtomicUsize::new(0),
             pool,
             warm,
             global_pct: cfg.percentage_of_nodes_to_score,
@@ -858,7 +863,9 @@ impl Scheduler {
             // This cycle's Filter and Score fan out when they evaluate enough nodes: have the
             // helpers awake for them.
             let pct = fwk.percentage_of_nodes_to_score.or(self.global_pct);
-            if num_feasible_nodes_to_find(pct, all) >= PARALLEL_MIN_NODES {
+            if num_feasible_nodes_to_find(pct, all) >= PARALLEL_MIN_NODES
+                || self.last_filter_scan.load(Ordering::Relaxed) >= PARALLEL_MIN_NODES
+            {
                 w.keep_warm();
             }
         }
@@ -914,11 +921,12 @@ impl Scheduler {
             self.next_start_node_index.load(Ordering::Relaxed) % n
         };
         let filters = fwk.active_filter_plugins(state, pod);
-        // Fanning out costs a few microseconds of wake-ups; it pays only for big evaluations.
-        let pool = self
-            .pool
-            .as_deref()
-            .filter(|_| num_to_find >= PARALLEL_MIN_NODES);
+        // Fanning out costs a few microseconds of wake-ups; it pays only for big evaluations:
+        // many feasible nodes wanted, or (most nodes rejected) many walked last time.
+        let pool = self.pool.as_deref().filter(|_| {
+            num_to_find >= PARALLEL_MIN_NODES
+                || self.last_filter_scan.load(Ordering::Relaxed) >= PARALLEL_MIN_NODES
+        });
         let state_ref: &CycleState = state;
         let nominated = if self.queue.nominator.is_empty() {
             AHashMap::new()
@@ -952,6 +960,10 @@ impl Scheduler {
             Code::Success
         };
         fwk.observe_phase(ExtensionPoint::Filter, phase_code, t.elapsed());
+        self.last_filter_scan.store(
+            outcome.feasible.len() + outcome.rejected.len(),
+            Ordering::Relaxed,
+        );
         if n > 0 && subset.is_none() {
             let processed = outcome.feasible.len() + outcome.rejected.len();
             self.next_start_node_index
