@@ -425,10 +425,10 @@ impl Scheduler {
     /// misses pods a relabelled pod stops blocking.
     fn assigned_pod_added(&self, pod: Arc<Pod>) {
         if self.queue.queueing_hints() {
-            self.queue.on_cluster_event(
+            self.queue.assigned_pod_event(
                 ClusterEvent::new(EventResource::AssignedPod, ActionType::ADD),
-                EventObject::None,
-                EventObject::Pod(pod),
+                None,
+                Some(pod),
             );
         } else {
             let ns = self.client.namespace_labels(pod.namespace);
@@ -490,11 +490,8 @@ impl Scheduler {
                 let old = Arc::new(old.clone());
                 for event in pod_scheduling_properties_change(&old, &new) {
                     if hints {
-                        self.queue.on_cluster_event(
-                            event,
-                            EventObject::Pod(old.clone()),
-                            EventObject::Pod(new.clone()),
-                        );
+                        self.queue
+                            .assigned_pod_event(event, Some(old.clone()), Some(new.clone()));
                     } else {
                         self.queue.assigned_pod_updated(
                             old.clone(),
@@ -511,10 +508,10 @@ impl Scheduler {
     pub fn on_pod_delete(&self, pod: &Pod) {
         if pod.is_assigned() {
             self.cache.remove_pod(&pod.key);
-            self.queue.on_cluster_event(
+            self.queue.assigned_pod_event(
                 ClusterEvent::new(EventResource::AssignedPod, ActionType::DELETE),
-                EventObject::Pod(Arc::new(pod.clone())),
-                EventObject::None,
+                Some(Arc::new(pod.clone())),
+                None,
             );
         } else {
             self.queue.delete(&pod.key);

@@ -955,6 +955,39 @@ impl SchedulingQueue {
         self.move_candidates(&mut inner, keys, event, old, new);
     }
 
+    /// kube's `MoveAllToActiveOrBackoffQueue` for an assigned pod's add, update or delete
+    /// (`old`/`new`: the pod before and after), as kube's event handlers call it (with
+    /// QueueingHints on for adds and updates; always for deletes). The pods moved are exactly the full scan's ([`Self::on_cluster_event`]);
+    /// the candidates of InterPodAffinity and PodTopologySpread, whose hints can only queue
+    /// pods an event's pod is related to, come from the pool's indexes
+    /// ([`UnschedulablePods::pod_event_candidates`]).
+    pub fn assigned_pod_event(
+        &self,
+        event: ClusterEvent,
+        old: Option<Arc<Pod>>,
+        new: Option<Arc<Pod>>,
+    ) {
+        let obj = |p: Option<Arc<Pod>>| p.map_or(EventObject::None, EventObject::Pod);
+        if !self.cfg.queueing_hints {
+            // Without hints every registered plugin's pods move: no narrowing applies.
+            return self.on_cluster_event(event, obj(old), obj(new));
+        }
+        let mut inner = self.inner.lock();
+        let keys = if inner.unschedulable.is_empty() {
+            Vec::new()
+        } else {
+            let plugins = self
+                .plugin_events
+                .iter()
+                .filter(|(_, evs)| evs.iter().any(|r| r.matches(&event)))
+                .map(|(p, _)| *p);
+            inner
+                .unschedulable
+                .pod_event_candidates(plugins, old.as_deref(), new.as_deref())
+        };
+        self.move_candidates(&mut inner, keys, event, obj(old), obj(new));
+    }
+
     /// Whether the `SchedulerQueueingHints` gate is on ([`QueueConfig::queueing_hints`]).
     pub fn queueing_hints(&self) -> bool {
         self.cfg.queueing_hints

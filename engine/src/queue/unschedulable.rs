@@ -22,7 +22,9 @@
 //! Every pod a term selects carries its anchor label, so the lookup by the added pod's labels
 //! finds a superset of the matching pods; the exact `AffinityTerm.Matches` check then keeps
 //! the right ones. Invariant: a pod is filed under an anchor iff it is in `pods` and one of its
-//! required affinity terms has that anchor.
+//! required affinity terms has that anchor. `anti_by_anchor` files required anti-affinity
+//! terms the same way; with QueueingHints, assigned-pod events look InterPodAffinity's
+//! candidates up in both (`pod_event_candidates`).
 
 use super::QueuedPodInfo;
 use crate::api::labels::{Labels, Operator};
@@ -42,8 +44,18 @@ enum Anchor {
 
 /// The anchors of a pod's required affinity terms (deduplicated).
 fn anchors(pod: &Pod) -> Vec<Anchor> {
+    anchors_of(pod, &pod.spec.pod_affinity.required_affinity)
+}
+
+/// The anchors of a pod's required anti-affinity terms (deduplicated).
+fn anti_anchors(pod: &Pod) -> Vec<Anchor> {
+    anchors_of(pod, &pod.spec.pod_affinity.required_anti_affinity)
+}
+
+/// The anchors of `terms`, owned by `pod` (deduplicated).
+fn anchors_of(pod: &Pod, terms: &[crate::api::PodAffinityTerm]) -> Vec<Anchor> {
     let mut out: Vec<Anchor> = Vec::new();
-    for term in &pod.spec.pod_affinity.required_affinity {
+    for term in terms {
         let Some(sel) = term.selector_for(&pod.labels) else {
             continue;
         };
@@ -72,7 +84,31 @@ pub struct UnschedulablePods {
     no_rejector: AHashSet<PodKey>,
     spread_by_ns: AHashMap<Sym, AHashSet<PodKey>>,
     by_anchor: AHashMap<Anchor, AHashSet<PodKey>>,
+    /// The same for required anti-affinity terms.
+    anti_by_anchor: AHashMap<Anchor, AHashSet<PodKey>>,
 }
+
+/// The keys filed in `index` under an anchor a pod with `labels` carries (a superset of the
+/// pods with a term that selects it).
+fn anchor_hits<'s>(
+    index: &'s AHashMap<Anchor, AHashSet<PodKey>>,
+    labels: &Labels,
+) -> impl Iterator<Item = &'s PodKey> {
+    labels
+        .iter()
+        .flat_map(move |(k, v)| {
+            index
+                .get(&Anchor::Label(k, v))
+                .into_iter()
+                .chain(index.get(&Anchor::Key(k)))
+        })
+        .chain(index.get(&Anchor::Any))
+        .flatten()
+}
+
+/// InterPodAffinity's name (its hints for pod events look only at the terms an event's pods
+/// match; see [`UnschedulablePods::pod_event_candidates`]).
+const INTER_POD_AFFINITY: &str = "InterPodAffinity";
 
 fn file_in<K: std::hash::Hash + Eq>(map: &mut AHashMap<K, AHashSet<PodKey>>, k: K, key: &PodKey) {
     map.entry(k).or_default().insert(key.clone());
@@ -124,6 +160,9 @@ impl UnschedulablePods {
         for a in anchors(&q.pod) {
             file_in(&mut self.by_anchor, a, key);
         }
+        for a in anti_anchors(&q.pod) {
+            file_in(&mut self.anti_by_anchor, a, key);
+        }
     }
 
     fn unfile(&mut self, q: &QueuedPodInfo) {
@@ -135,6 +174,9 @@ impl UnschedulablePods {
         unfile_from(&mut self.spread_by_ns, &q.pod.namespace, key);
         for a in anchors(&q.pod) {
             unfile_from(&mut self.by_anchor, &a, key);
+        }
+        for a in anti_anchors(&q.pod) {
+            unfile_from(&mut self.anti_by_anchor, &a, key);
         }
     }
 
@@ -172,6 +214,57 @@ impl UnschedulablePods {
             }
         }
         out
+    }
+
+    /// The candidates of an assigned pod's event (`old`, `new`: the pod before and after;
+    /// one of them for an add or a delete) under QueueingHints, where kube hints every pod
+    /// parked by a plugin that registered the event. They are those of [`Self::candidates`],
+    /// except that for the two in-tree plugins whose hints can only say Queue for some pods,
+    /// only those pods are listed:
+    ///
+    /// - InterPodAffinity queues a pod when all its required affinity terms match `new` (and
+    ///   did not all match `old`), or all its required anti-affinity terms matched `old` (and
+    ///   do not all match `new`): the pods with an affinity term filed under an anchor of
+    ///   `new`'s labels, or an anti-affinity term filed under one of `old`'s;
+    /// - PodTopologySpread queues only pods of the event pod's namespace: its entries in
+    ///   `spread_by_ns`.
+    ///
+    /// The hints then decide each candidate, so the pods moved are the full scan's (a
+    /// property test in `queue/tests.rs` holds the two to each other).
+    pub fn pod_event_candidates<'a>(
+        &self,
+        plugins: impl Iterator<Item = &'a str>,
+        old: Option<&Pod>,
+        new: Option<&Pod>,
+    ) -> Vec<PodKey> {
+        let mut keys: Vec<&PodKey> = Vec::new();
+        for p in plugins {
+            match p {
+                INTER_POD_AFFINITY => {
+                    if let Some(n) = new {
+                        keys.extend(anchor_hits(&self.by_anchor, &n.labels));
+                    }
+                    if let Some(o) = old {
+                        keys.extend(anchor_hits(&self.anti_by_anchor, &o.labels));
+                    }
+                }
+                POD_TOPOLOGY_SPREAD => {
+                    for ns in [new.map(|p| p.namespace), old.map(|p| p.namespace)]
+                        .into_iter()
+                        .flatten()
+                    {
+                        keys.extend(self.spread_by_ns.get(&ns).into_iter().flatten());
+                    }
+                }
+                _ => keys.extend(self.by_plugin.get(p).into_iter().flatten()),
+            }
+        }
+        keys.extend(self.no_rejector.iter());
+        let mut seen: AHashSet<&PodKey> = AHashSet::with_capacity(keys.len());
+        keys.into_iter()
+            .filter(|k| seen.insert(k))
+            .cloned()
+            .collect()
     }
 
     /// kube's `getUnschedulablePodsWithCrossTopologyTerm(pod)`: the pods rejected by
