@@ -1,11 +1,13 @@
 //! Topology counts kept from one scheduling cycle to the next.
 //!
-//! kube's InterPodAffinity walks every running pod for every incoming pod: PreFilter builds
-//! three pair → count maps, PreScore a pair → weight map, each a sum over the nodes of what
-//! that node's pods contribute. Between two cycles of pods stamped from one template the
-//! incoming pod's terms, labels and namespace are the same, and only the nodes that changed
-//! (usually the one that took the last pod) contribute something else. [`Kept`] keeps the sum
-//! and each node's contribution, and redoes only the changed nodes.
+//! kube's InterPodAffinity and PodTopologySpread walk every running pod for every incoming pod:
+//! InterPodAffinity's PreFilter builds three pair → count maps and its PreScore a pair →
+//! weight map; PodTopologySpread's PreFilter and PreScore build domain → matching-pod maps per
+//! constraint. Each is a sum over the nodes of what that node's pods contribute. Between two
+//! cycles of pods stamped from one template the incoming pod's terms (or constraints), labels
+//! and namespace are the same, and only the nodes that changed (usually the one that took the
+//! last pod) contribute something else. [`Kept`] keeps the sum and each node's contribution,
+//! and redoes only the changed nodes.
 //!
 //! # Protocol
 //!
@@ -34,8 +36,10 @@
 //! * The totals are shared with the cycle state as an `Arc`; the next refresh writes them in
 //!   place when the last cycle's state is gone (`Arc::make_mut`), and copies them otherwise.
 //!
-//! Tests: `kept_counts_equal_fresh_counts` in `tests.rs` drives one long-lived plugin and a
-//! fresh one through random pod, node and namespace changes and compares every map.
+//! Tests: `kept_sums_equal_fresh_sums` (`inter_pod_affinity/tests.rs`) and
+//! `counts_kept_between_cycles_equal_a_fresh_count` (`pod_topology_spread/tests.rs`) drive a
+//! long-lived plugin and fresh ones through random pod, node and namespace changes and compare
+//! every map; `kept_sums_refresh_many_nodes_on_a_pool` covers the parallel refresh.
 
 use crate::api::{LabelSelector, Labels, Sym};
 use crate::cache::Snapshot;
