@@ -975,6 +975,8 @@ impl Scheduler {
         if outcome.feasible.is_empty() {
             return Err(fit_error(all, excluded, outcome.rejected, nodes));
         }
+        // The statuses are for a failure's diagnosis only.
+        crate::framework::parallelize::recycle_rejected(outcome.rejected);
         if outcome.feasible.len() == 1 {
             return Ok(nodes[outcome.feasible[0]].name());
         }

@@ -159,7 +159,7 @@ pub(crate) struct Kept<K, T> {
 
 struct KeptInner<K, T> {
     entries: Vec<Entry<K, T>>,
-    /// Keys computed afresh once, most recent first (at most [`Kept::MAX_ENTRIES`]).
+    /// Keys computed afresh once, most recent first (at most [`Kept::MAX_SEEN_ONCE`]).
     seen_once: Vec<K>,
 }
 
@@ -178,7 +178,11 @@ impl<K, T> Default for Kept<K, T> {
 const PARALLEL_MIN_CHANGED: usize = 256;
 
 impl<K: PartialEq + Clone, T: Tally> Kept<K, T> {
-    pub(crate) const MAX_ENTRIES: usize = 4;
+    /// Eight templates taking turns each keep their entry (an entry costs two words per node).
+    pub(crate) const MAX_ENTRIES: usize = 8;
+    /// Keys remembered until their second sighting: enough that keys taking turns with more
+    /// than `MAX_ENTRIES` others are not all forgotten before they come back.
+    pub(crate) const MAX_SEEN_ONCE: usize = 16;
 
     /// The totals of `contribution` over every node of `snapshot` for `key`.
     ///
@@ -206,7 +210,7 @@ impl<K: PartialEq + Clone, T: Tally> Kept<K, T> {
                     }
                     None => {
                         inner.seen_once.insert(0, key.clone());
-                        inner.seen_once.truncate(Self::MAX_ENTRIES);
+                        inner.seen_once.truncate(Self::MAX_SEEN_ONCE);
                         None
                     }
                 },
