@@ -7,17 +7,16 @@
 //! one gets the event through `assigned_pod_event`, the other through the full scan
 //! (`on_cluster_event`); every pod must end up in the same queue.
 
+mod common;
+
 use proptest::prelude::*;
 use std::sync::Arc;
-use tidegate_engine::api::resource::Resource;
 use tidegate_engine::api::{
-    LabelSelector, Labels, Node, NodeInclusionPolicy, Operator, Pod, PodAffinityTerm, PodSpecInfo,
+    LabelSelector, Labels, NodeInclusionPolicy, Operator, Pod, PodAffinityTerm, PodSpecInfo,
     Requirement, Sym, TopologySpreadConstraint, UnsatisfiableConstraintAction,
 };
-use tidegate_engine::framework::NoopClient;
 use tidegate_engine::framework::events::{ActionType, ClusterEvent, EventObject, EventResource};
-use tidegate_engine::plugins::Registry;
-use tidegate_engine::scheduler::{Scheduler, SchedulerConfig};
+use tidegate_engine::scheduler::Scheduler;
 
 const APPS: [&str; 3] = ["a", "b", "c"];
 const NAMESPACES: [&str; 2] = ["ns0", "ns1"];
@@ -96,23 +95,12 @@ fn running(name: &str, label: Option<usize>, ns: usize) -> Pod {
 }
 
 fn scheduler() -> Arc<Scheduler> {
-    let cfg = SchedulerConfig {
-        parallelism: 1,
-        ..SchedulerConfig::default()
-    };
-    let s = Scheduler::new(cfg, &Registry::in_tree(), Arc::new(NoopClient), None).unwrap();
-    let mut n = Node::named("node-1");
-    n.labels = Arc::new(Labels::from_pairs([
-        ("kubernetes.io/hostname", "node-1"),
-        ("zone", "z1"),
-    ]));
-    n.allocatable = Resource {
-        milli_cpu: 4000,
-        memory: 8 << 30,
-        allowed_pod_number: 110,
-        ..Resource::default()
-    };
-    s.on_node_add(Arc::new(n));
+    let s = common::one_node_scheduler(
+        true,
+        "node-1",
+        &[("kubernetes.io/hostname", "node-1"), ("zone", "z1")],
+        false,
+    );
     // Running pods of apps b and c in both namespaces: affinity to a, anti-affinity to b or
     // c, and spreading over b or c park their pods; the others schedule.
     for (l, _) in APPS.iter().enumerate().skip(1) {

@@ -7,32 +7,21 @@
 //! EventHandlingPodUpdate (test/integration/scheduler_perf/event_handling/), whose
 //! interpodaffinity stage never finished.
 
+mod common;
+
 use std::sync::Arc;
-use tidegate_engine::api::resource::Resource;
 use tidegate_engine::api::{
-    LabelSelector, Labels, Node, Operator, Pod, PodAffinityTerm, PodSpecInfo, Requirement, Sym,
+    LabelSelector, Labels, Operator, Pod, PodAffinityTerm, PodSpecInfo, Requirement, Sym,
 };
-use tidegate_engine::framework::NoopClient;
-use tidegate_engine::plugins::Registry;
-use tidegate_engine::scheduler::{Scheduler, SchedulerConfig};
+use tidegate_engine::scheduler::Scheduler;
 
 fn scheduler(hints: bool) -> Arc<Scheduler> {
-    let mut cfg = SchedulerConfig {
-        parallelism: 1,
-        ..SchedulerConfig::default()
-    };
-    cfg.queue.queueing_hints = hints;
-    let s = Scheduler::new(cfg, &Registry::in_tree(), Arc::new(NoopClient), None).unwrap();
-    let mut n = Node::named("node-1");
-    n.labels = Arc::new(Labels::from_pairs([("kubernetes.io/hostname", "node-1")]));
-    n.allocatable = Resource {
-        milli_cpu: 4000,
-        memory: 8 << 30,
-        allowed_pod_number: 110,
-        ..Resource::default()
-    };
-    s.on_node_add(Arc::new(n));
-    s
+    common::one_node_scheduler(
+        hints,
+        "node-1",
+        &[("kubernetes.io/hostname", "node-1")],
+        false,
+    )
 }
 
 /// The running pod, with `color: green` or no labels.

@@ -5,30 +5,14 @@
 //! in kubernetes/kubernetes), where one pod in a thousand, updated to tolerate a cordon while
 //! in flight, stayed unschedulable for good.
 
+mod common;
+
 use std::sync::Arc;
-use tidegate_engine::api::resource::Resource;
-use tidegate_engine::api::{Node, Pod, PodSpecInfo, Sym, TaintEffect, Toleration};
-use tidegate_engine::framework::NoopClient;
-use tidegate_engine::plugins::Registry;
-use tidegate_engine::scheduler::{Scheduler, SchedulerConfig};
+use tidegate_engine::api::{Pod, PodSpecInfo, Sym, TaintEffect, Toleration};
+use tidegate_engine::scheduler::Scheduler;
 
 fn scheduler(hints: bool) -> Arc<Scheduler> {
-    let mut cfg = SchedulerConfig {
-        parallelism: 1,
-        ..SchedulerConfig::default()
-    };
-    cfg.queue.queueing_hints = hints;
-    let s = Scheduler::new(cfg, &Registry::in_tree(), Arc::new(NoopClient), None).unwrap();
-    let mut n = Node::named("cordoned");
-    n.unschedulable = true;
-    n.allocatable = Resource {
-        milli_cpu: 4000,
-        memory: 8 << 30,
-        allowed_pod_number: 110,
-        ..Resource::default()
-    };
-    s.on_node_add(Arc::new(n));
-    s
+    common::one_node_scheduler(hints, "cordoned", &[], true)
 }
 
 fn pod(tolerate_cordon: bool, rv: u64) -> Pod {

@@ -120,6 +120,18 @@ pub fn recycle_rejected(mut v: Vec<(usize, Status)>) {
     });
 }
 
+/// A worker's rejections appended to the pass's list; its emptied buffer kept for its next
+/// pass.
+fn publish_rejections(shared: &Mutex<Vec<(usize, Status)>>, mut here: Vec<(usize, Status)>) {
+    if !here.is_empty() {
+        shared
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .append(&mut here);
+    }
+    recycle_rejected(here);
+}
+
 /// `i mod n` for `i < 2n` (a start index below `n` plus an offset below `n`): a compare and a
 /// subtraction per node instead of a division.
 #[inline(always)]
@@ -334,7 +346,7 @@ pub fn find_feasible_blocks(
     };
 
     if num_to_find >= n {
-        return find_all_feasible_blocks(pool, n, start, eval);
+        return find_all_feasible_blocks(pool, n, start, eval, std::mem::take(&mut out.rejected));
     }
     // Workers claim chunks of consecutive nodes in order from one counter, as kube's
     // `ParallelizeUntil` hands out pieces: the nodes examined are the first ones after `start`
@@ -391,13 +403,7 @@ pub fn find_feasible_blocks(
                 }
             }
         }
-        if !rejected_here.is_empty() {
-            rejected
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .append(&mut rejected_here);
-        }
-        recycle_rejected(rejected_here);
+        publish_rejections(&rejected, rejected_here);
     };
     let helpers = pool.current_num_threads().min(chunks) - 1;
     pool.install(|| {
@@ -436,6 +442,7 @@ fn find_all_feasible_blocks(
     n: usize,
     start: usize,
     eval: impl Fn(usize, usize, &mut BlockVerdicts) + Sync,
+    rejected: Vec<(usize, Status)>,
 ) -> FilterOutcome {
     let threads = pool.current_num_threads();
     let chunk = filter_chunk(n, threads);
@@ -451,7 +458,7 @@ fn find_all_feasible_blocks(
     // Chunk c's feasible nodes at [c·chunk, c·chunk + found[c]).
     let slots: Vec<AtomicUsize> = (0..n).map(|_| AtomicUsize::new(0)).collect();
     let found: Vec<AtomicUsize> = (0..chunks).map(|_| AtomicUsize::new(0)).collect();
-    let rejected = Mutex::new(Vec::new());
+    let rejected = Mutex::new(rejected);
     let error = Mutex::new(None);
     let claim = |worker: usize| {
         (0..regions).map(|k| (worker + k) % regions).find_map(|r| {
@@ -460,7 +467,7 @@ fn find_all_feasible_blocks(
         })
     };
     let work = |worker: usize| {
-        let mut rejected_here = Vec::new();
+        let mut rejected_here = take_rejected_buffer();
         let mut v = BlockVerdicts::default();
         'chunks: while !stop.load(Ordering::Relaxed) {
             let Some(c) = claim(worker) else { break };
@@ -484,12 +491,7 @@ fn find_all_feasible_blocks(
             }
             found[c].store(k, Ordering::Release);
         }
-        if !rejected_here.is_empty() {
-            rejected
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .append(&mut rejected_here);
-        }
+        publish_rejections(&rejected, rejected_here);
     };
     pool.install(|| {
         rayon::scope(|s| {

@@ -174,9 +174,6 @@ impl<K, T> Default for Kept<K, T> {
     }
 }
 
-/// Below this many changed nodes a refresh computes them inline.
-const PARALLEL_MIN_CHANGED: usize = 256;
-
 impl<K: PartialEq + Clone, T: Tally> Kept<K, T> {
     /// Eight templates taking turns each keep their entry (an entry costs two words per node).
     pub(crate) const MAX_ENTRIES: usize = 8;
@@ -244,7 +241,7 @@ fn fresh<M: Default + Send, T: Tally>(
         (
             T::default(),
             Worker {
-                ns: NsLabelsCache::seeded(client, AHashMap::new()),
+                ns: NsLabelsCache::over(client, None),
                 memo: M::default(),
             },
             Vec::new(),
@@ -294,6 +291,38 @@ fn refresh<K, M: Default + Send, T: Tally>(
     if changed.is_empty() && entry.held.len() == nodes.len() {
         return;
     }
+    // The changed nodes' new items (on the pool when there are many), each worker reading
+    // the namespace labels already seen and noting the ones it looks up.
+    let known = &entry.namespaces;
+    let (recomputed, w, mut seen) = fold_nodes(
+        pool,
+        &changed,
+        || {
+            let ns = NsLabelsCache::over(client, Some(known));
+            (
+                Vec::new(),
+                Worker {
+                    ns,
+                    memo: M::default(),
+                },
+                Vec::new(),
+            )
+        },
+        |(out, w, _), &i| {
+            let mut items = Vec::new();
+            contribution(w, &nodes[i], &mut items);
+            out.push((i, items));
+        },
+        |a, b| {
+            a.0.extend(b.0);
+            a.2.push(b.1.ns.into_map());
+            a.2.extend(b.2);
+        },
+    );
+    seen.push(w.ns.into_map());
+    for map in seen {
+        entry.namespaces.extend(map);
+    }
     let totals = Arc::make_mut(&mut entry.totals);
     // Positions past the end of the node list: take their items back.
     for i in nodes.len()..entry.held.len() {
@@ -303,50 +332,7 @@ fn refresh<K, M: Default + Send, T: Tally>(
     }
     entry.held.resize(nodes.len(), None);
     entry.items.resize_with(nodes.len(), Vec::new);
-
-    let worker = |namespaces: &AHashMap<Sym, Option<Arc<Labels>>>| Worker {
-        ns: NsLabelsCache::seeded(client, namespaces.clone()),
-        memo: M::default(),
-    };
-    let mut recomputed: Vec<(usize, Vec<Item>)>;
-    let seen: Vec<AHashMap<Sym, Option<Arc<Labels>>>>;
-    match pool.filter(|_| changed.len() >= PARALLEL_MIN_CHANGED) {
-        Some(pool) => {
-            let namespaces = &entry.namespaces;
-            let (r, w, mut s) = fold_nodes(
-                Some(pool),
-                &changed,
-                || (Vec::new(), worker(namespaces), Vec::new()),
-                |(out, w, _), &i| {
-                    let mut items = Vec::new();
-                    contribution(w, &nodes[i], &mut items);
-                    out.push((i, items));
-                },
-                |a, b| {
-                    a.0.extend(b.0);
-                    a.2.push(b.1.ns.into_map());
-                    a.2.extend(b.2);
-                },
-            );
-            s.push(w.ns.into_map());
-            recomputed = r;
-            seen = s;
-        }
-        None => {
-            let mut w = worker(&entry.namespaces);
-            recomputed = Vec::with_capacity(changed.len());
-            for &i in &changed {
-                let mut items = Vec::new();
-                contribution(&mut w, &nodes[i], &mut items);
-                recomputed.push((i, items));
-            }
-            seen = vec![w.ns.into_map()];
-        }
-    }
-    for map in seen {
-        entry.namespaces.extend(map);
-    }
-    for (i, items) in recomputed.drain(..) {
+    for (i, items) in recomputed {
         if entry.held[i].is_some() {
             apply_items(totals, &entry.items[i], -1);
         }
@@ -396,34 +382,45 @@ pub(crate) fn fold_nodes<T: Sync, A: Send>(
 pub(crate) struct NsLabelsCache<'c> {
     /// `None`: no namespace exists.
     client: Option<&'c dyn ClusterClient>,
+    /// Namespaces looked up before (read only; a kept entry's).
+    known: Option<&'c AHashMap<Sym, Option<Arc<Labels>>>>,
+    /// Namespaces this cache looked up.
     map: AHashMap<Sym, Option<Arc<Labels>>>,
 }
 
 impl<'c> NsLabelsCache<'c> {
     pub(crate) fn new(client: &'c dyn ClusterClient) -> NsLabelsCache<'c> {
-        Self::seeded(Some(client), AHashMap::new())
+        Self::over(Some(client), None)
     }
 
-    /// Starting from namespace labels already looked up.
-    pub(crate) fn seeded(
+    /// Answering from `known` first, then from the client.
+    pub(crate) fn over(
         client: Option<&'c dyn ClusterClient>,
-        map: AHashMap<Sym, Option<Arc<Labels>>>,
+        known: Option<&'c AHashMap<Sym, Option<Arc<Labels>>>>,
     ) -> NsLabelsCache<'c> {
-        NsLabelsCache { client, map }
+        NsLabelsCache {
+            client,
+            known,
+            map: AHashMap::new(),
+        }
     }
 
-    /// Every namespace looked up, with its labels.
+    /// The namespaces this cache looked up (not the known ones), with their labels.
     pub(crate) fn into_map(self) -> AHashMap<Sym, Option<Arc<Labels>>> {
         self.map
     }
 
     /// Whether namespace `ns` exists and `sel` selects it.
     pub(crate) fn selects(&mut self, ns: Sym, sel: &LabelSelector) -> bool {
-        let client = self.client;
-        self.map
-            .entry(ns)
-            .or_insert_with(|| client.and_then(|c| c.namespace_labels(ns)))
-            .as_deref()
-            .is_some_and(|l| sel.matches(l))
+        let labels = match self.known.and_then(|k| k.get(&ns)) {
+            Some(seen) => seen,
+            None => {
+                let client = self.client;
+                self.map
+                    .entry(ns)
+                    .or_insert_with(|| client.and_then(|c| c.namespace_labels(ns)))
+            }
+        };
+        labels.as_deref().is_some_and(|l| sel.matches(l))
     }
 }

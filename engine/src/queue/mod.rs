@@ -942,12 +942,9 @@ impl SchedulingQueue {
         } else if event.is_wildcard() {
             inner.unschedulable.keys()
         } else {
-            let plugins = self
-                .plugin_events
-                .iter()
-                .filter(|(_, evs)| evs.iter().any(|r| r.matches(&event)))
-                .map(|(p, _)| *p);
-            inner.unschedulable.candidates(plugins)
+            inner
+                .unschedulable
+                .candidates(self.plugins_registered_for(&event))
         };
         if let Some(k) = except {
             keys.retain(|x| x != k);
@@ -976,16 +973,24 @@ impl SchedulingQueue {
         let keys = if inner.unschedulable.is_empty() {
             Vec::new()
         } else {
-            let plugins = self
-                .plugin_events
-                .iter()
-                .filter(|(_, evs)| evs.iter().any(|r| r.matches(&event)))
-                .map(|(p, _)| *p);
-            inner
-                .unschedulable
-                .pod_event_candidates(plugins, old.as_deref(), new.as_deref())
+            inner.unschedulable.pod_event_candidates(
+                self.plugins_registered_for(&event),
+                old.as_deref(),
+                new.as_deref(),
+            )
         };
         self.move_candidates(&mut inner, keys, event, obj(old), obj(new));
+    }
+
+    /// The plugins that registered an event matching `event`.
+    fn plugins_registered_for<'s>(
+        &'s self,
+        event: &'s ClusterEvent,
+    ) -> impl Iterator<Item = &'static str> + 's {
+        self.plugin_events
+            .iter()
+            .filter(move |(_, evs)| evs.iter().any(|r| r.matches(event)))
+            .map(|(p, _)| *p)
     }
 
     /// Whether the `SchedulerQueueingHints` gate is on ([`QueueConfig::queueing_hints`]).

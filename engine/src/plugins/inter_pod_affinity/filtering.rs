@@ -379,11 +379,12 @@ impl InterPodAffinity {
         // A running pod's verdicts are remembered by the address of its labels and its
         // namespace, all the incoming pod's terms look at.
         type Memo = VerdictMemo<(usize, Sym)>;
+        let key = Self::incoming_key(pod);
         let affinity = if terms.is_empty() {
             Arc::default()
         } else {
             self.kept.affinity.totals(
-                Self::incoming_key(pod),
+                key.clone(),
                 client,
                 snapshot,
                 pool,
@@ -417,7 +418,7 @@ impl InterPodAffinity {
             Arc::default()
         } else {
             self.kept.anti.totals(
-                Self::incoming_key(pod),
+                key,
                 client,
                 snapshot,
                 pool,

@@ -6,8 +6,9 @@ use crate::api::{
     LabelSelector, Labels, NodeInclusionPolicy, Pod, Sym, Taint, TopologySpreadConstraint,
     UnsatisfiableConstraintAction,
 };
+use crate::cache::Snapshot;
 use crate::framework::node_info::NodeInfo;
-use crate::plugins::kept::{Item, Tally, push_item};
+use crate::plugins::kept::{Item, Kept, Tally, Worker, push_item};
 use crate::plugins::{node_affinity, taint_toleration};
 use ahash::AHashMap;
 use std::sync::Arc;
@@ -262,6 +263,29 @@ impl Tally for DomainTally {
             }
         }
     }
+}
+
+/// The domain counts of `constraints` for `pod` over the snapshot's nodes (the sum of
+/// [`spread_contribution`]), kept in `kept` between cycles ([`crate::plugins::kept`]).
+pub(crate) fn kept_domain_counts(
+    kept: &Kept<SpreadKey, DomainTally>,
+    pod: &Pod,
+    constraints: &[Constraint],
+    require_all: bool,
+    skip: impl Fn(&Constraint) -> bool + Sync,
+    snapshot: &Snapshot,
+) -> Arc<DomainTally> {
+    let key = SpreadKey::new(pod, constraints, require_all);
+    kept.totals(
+        key,
+        None,
+        snapshot,
+        None,
+        None,
+        |_: &mut Worker<'_, ()>, node, out| {
+            spread_contribution(pod, constraints, require_all, &skip, node, out)
+        },
+    )
 }
 
 /// One node's contribution to the spreading counts of `constraints`: for each constraint

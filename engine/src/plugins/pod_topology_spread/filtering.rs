@@ -2,16 +2,13 @@
 //! constraints.
 //! Source of behaviour: `pkg/scheduler/framework/plugins/podtopologyspread/filtering.go`.
 
-use super::common::{
-    Constraint, DomainTally, PolicyNeeds, SpreadKey, node_has_all_keys, spread_contribution,
-};
+use super::common::{Constraint, DomainTally, PolicyNeeds, kept_domain_counts, node_has_all_keys};
 use super::{ERR_REASON_CONSTRAINTS_NOT_MATCH, ERR_REASON_NODE_LABEL_NOT_MATCH, PodTopologySpread};
 use crate::api::{Pod, Sym, UnsatisfiableConstraintAction};
 use crate::cache::Snapshot;
 use crate::framework::cycle_state::CycleState;
 use crate::framework::node_info::NodeInfo;
 use crate::framework::status::{Code, Status};
-use crate::plugins::kept::Worker;
 use std::sync::Arc;
 
 /// The cycle-state key of [`PreFilterState`] (kube's `"PreFilter" + Name`).
@@ -145,16 +142,13 @@ impl PodTopologySpread {
         if constraints.is_empty() {
             return PreFilterState::default();
         }
-        let key = SpreadKey::new(pod, &constraints, true);
-        let tally = self.kept_filter.totals(
-            key,
-            None,
+        let tally = kept_domain_counts(
+            &self.kept_filter,
+            pod,
+            &constraints,
+            true,
+            |_| false,
             snapshot,
-            None,
-            None,
-            |_: &mut Worker<'_, ()>, node, out| {
-                spread_contribution(pod, &constraints, true, |_| false, node, out)
-            },
         );
         let critical_paths = (0..constraints.len())
             .map(|i| {

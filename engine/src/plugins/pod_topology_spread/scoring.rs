@@ -2,16 +2,13 @@
 //! Source of behaviour: `pkg/scheduler/framework/plugins/podtopologyspread/scoring.go`.
 
 use super::PodTopologySpread;
-use super::common::{
-    Constraint, SpreadKey, count_pods_match_selector, node_has_all_keys, spread_contribution,
-};
+use super::common::{Constraint, count_pods_match_selector, kept_domain_counts, node_has_all_keys};
 use crate::api::{Pod, Sym, UnsatisfiableConstraintAction};
 use crate::cache::Snapshot;
 use crate::framework::cycle_state::CycleState;
 use crate::framework::interface::MAX_NODE_SCORE;
 use crate::framework::node_info::NodeInfo;
 use crate::framework::status::Status;
-use crate::plugins::kept::Worker;
 use ahash::{AHashMap, AHashSet};
 
 /// The cycle-state key of [`PreScoreState`] (kube's `"PreScore" + Name`).
@@ -121,24 +118,13 @@ impl PodTopologySpread {
         // The matching pods of every domain over all eligible nodes, kept between cycles
         // ([`crate::plugins::kept`]); hostname constraints are counted per node in Score.
         let hostname = self.hostname;
-        let key = SpreadKey::new(pod, &s.constraints, require_all);
-        let constraints = &s.constraints;
-        let tally = self.kept_score.totals(
-            key,
-            None,
+        let tally = kept_domain_counts(
+            &self.kept_score,
+            pod,
+            &s.constraints,
+            require_all,
+            |c| c.topology_key == hostname,
             snapshot,
-            None,
-            None,
-            |_: &mut Worker<'_, ()>, node, out| {
-                spread_contribution(
-                    pod,
-                    constraints,
-                    require_all,
-                    |c| c.topology_key == hostname,
-                    node,
-                    out,
-                )
-            },
         );
         // Only the domains of feasible nodes are scored.
         for (i, counts) in s.topology_value_to_pod_counts.iter_mut().enumerate() {
