@@ -15,7 +15,7 @@ use crate::framework::parallelize::{
 };
 use crate::framework::runtime::{Framework, FrameworkError, Profile};
 use crate::framework::warm_pool::WarmPool;
-use crate::framework::{Code, CycleState, Status, WaitingPods};
+use crate::framework::{Code, CycleState, NodeRow, Status, WaitingPods};
 use crate::metrics::{AttemptResult, ExtensionPoint, Metrics, Series};
 use crate::plugins::{PluginContext, Registry};
 use crate::queue::clock::{Clock, RealClock};
@@ -897,10 +897,21 @@ impl Scheduler {
                 diagnosis: None,
             });
         }
-        let subset: Option<Vec<Arc<crate::framework::NodeInfo>>> = pre
-            .and_then(|r| r.node_names)
-            .map(|names| names.iter().filter_map(|n| snap.get(*n).cloned()).collect());
-        let nodes: &[Arc<crate::framework::NodeInfo>] = subset.as_deref().unwrap_or(&snap.nodes);
+        let subset: Option<(Vec<Arc<crate::framework::NodeInfo>>, Vec<NodeRow>)> =
+            pre.and_then(|r| r.node_names).map(|names| {
+                names
+                    .iter()
+                    .filter_map(|n| {
+                        snap.index
+                            .get(n)
+                            .map(|&i| (snap.nodes[i].clone(), snap.rows[i]))
+                    })
+                    .unzip()
+            });
+        let (nodes, rows): (&[Arc<crate::framework::NodeInfo>], &[NodeRow]) = match &subset {
+            Some((nodes, rows)) => (nodes, rows),
+            None => (&snap.nodes, &snap.rows),
+        };
         let excluded = all - nodes.len();
 
         // Filter.
@@ -939,8 +950,11 @@ impl Scheduler {
                 start_index,
                 num_to_find,
                 |first, len, verdicts| {
-                    let block = &nodes[first..first + len];
-                    Framework::run_filter_plugins_block(&filters, state_ref, pod, block, verdicts)
+                    let (block, block_rows) =
+                        (&nodes[first..first + len], &rows[first..first + len]);
+                    Framework::run_filter_plugins_block(
+                        &filters, state_ref, pod, block, block_rows, verdicts,
+                    )
                 },
             )
         } else {
@@ -993,7 +1007,12 @@ impl Scheduler {
         }
         let t = Instant::now();
         let mut scratch = self.score_scratch.lock();
-        match self.score_nodes(fwk, state, pod, &feasible, &mut scratch) {
+        let mut feasible_rows = std::mem::take(&mut scratch.rows);
+        feasible_rows.clear();
+        feasible_rows.extend(outcome.feasible.iter().map(|&i| rows[i]));
+        let scored = self.score_nodes(fwk, state, pod, &feasible, &feasible_rows, &mut scratch);
+        scratch.rows = feasible_rows;
+        match scored {
             Ok(chosen) => {
                 fwk.observe_phase(ExtensionPoint::Score, Code::Success, t.elapsed());
                 Ok(feasible[chosen].name())
@@ -1035,9 +1054,12 @@ impl Scheduler {
         state: &CycleState,
         pod: &Pod,
         feasible: &[&crate::framework::NodeInfo],
+        feasible_rows: &[NodeRow],
         scratch: &mut ScoreScratch,
     ) -> Result<usize, Status> {
         let plugins = fwk.active_score_plugins(state);
+        // Fetch NodeInfos ahead only for plugins that read them.
+        let prefetch = plugins.iter().any(|(pl, _)| !pl.scores_from_rows(state));
         let f = feasible.len();
         let ScoreScratch {
             scores,
@@ -1048,6 +1070,7 @@ impl Scheduler {
             normalizes,
             defaults,
             max,
+            rows: _,
         } = scratch;
         totals.clear();
         if plugins.is_empty() {
@@ -1086,14 +1109,17 @@ impl Scheduler {
         let score_block = |(b, (((out, maxes), tot), best)): Block<'_>| {
             let len = tot.len();
             let nodes = &feasible[b * SCORE_BLOCK..b * SCORE_BLOCK + len];
+            let rows = &feasible_rows[b * SCORE_BLOCK..b * SCORE_BLOCK + len];
             // Ask for the whole block at once: the misses overlap instead of queueing up
             // behind the first plugin's walk.
-            for n in nodes {
-                n.prefetch();
+            if prefetch {
+                for n in nodes {
+                    n.prefetch();
+                }
             }
             tot.fill(0);
             for (j, ((pl, w), column)) in plugins.iter().zip(out.chunks_mut(len)).enumerate() {
-                pl.score_nodes(state, pod, nodes, column)
+                pl.score_nodes(state, pod, nodes, rows, column)
                     .map_err(|s| s.with_plugin(pl.name()))?;
                 if defaults[j].is_some() {
                     // kube's DefaultNormalizeScore takes the maximum from 0.
@@ -1276,6 +1302,8 @@ pub(crate) struct ScoreScratch {
     block_max: Vec<i64>,
     /// Per block, its highest total and how many of its nodes reach it.
     block_best: Vec<Best>,
+    /// The feasible nodes' rows, in `feasible` order.
+    rows: Vec<NodeRow>,
     /// Per active plugin: it has NormalizeScore; Some(reverse) when that is kube's default;
     /// the cluster-wide maximum of a default-normalized one.
     normalizes: Vec<bool>,

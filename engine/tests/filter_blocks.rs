@@ -153,7 +153,7 @@ proptest! {
             filters.iter().map(|&(pl, _)| (pl, NodeTraits::ANY)).collect();
         let mut v = BlockVerdicts::default();
         v.reset(snap.nodes.len());
-        Framework::run_filter_plugins_block(&filters, &state, &p, &snap.nodes, &mut v);
+        Framework::run_filter_plugins_block(&filters, &state, &p, &snap.nodes, &snap.rows, &mut v);
         let mut rejections = 0;
         for (o, n) in snap.nodes.iter().enumerate() {
             let want: Status = Framework::run_filter_plugins(&plain, &state, &p, n);

@@ -8,7 +8,7 @@ use tidegate_engine::api::resource::Resource;
 use tidegate_engine::api::{Node, Pod, PodSpecInfo, Sym};
 use tidegate_engine::framework::runtime::PluginSet;
 use tidegate_engine::framework::{
-    ClusterClient, CycleState, NodeInfo, Plugin, Profile, ScorePlugin, Status,
+    ClusterClient, CycleState, NodeInfo, NodeRow, Plugin, Profile, ScorePlugin, Status,
 };
 use tidegate_engine::plugins::Registry;
 use tidegate_engine::scheduler::{Scheduler, SchedulerConfig};
@@ -69,9 +69,15 @@ impl ScorePlugin for Peak {
         state: &CycleState,
         pod: &Pod,
         nodes: &[&NodeInfo],
+        rows: &[NodeRow],
         scores: &mut [i64],
     ) -> Result<(), Status> {
         assert_eq!(nodes.len(), scores.len());
+        // The scheduler hands each node's own row beside it.
+        assert_eq!(rows.len(), nodes.len());
+        for (r, n) in rows.iter().zip(nodes) {
+            assert_eq!(*r, NodeRow::of(n));
+        }
         for (s, n) in scores.iter_mut().zip(nodes) {
             *s = self.score(state, pod, n)?;
         }

@@ -7,7 +7,7 @@
 //! node added or removed rebuilds the node list.
 
 use crate::api::{Node, Pod, PodKey, Sym};
-use crate::framework::node_info::NodeInfo;
+use crate::framework::node_info::{NodeInfo, NodeRow};
 use ahash::AHashMap;
 use parking_lot::Mutex;
 use std::sync::Arc;
@@ -39,6 +39,9 @@ struct Inner {
 #[derive(Default)]
 pub struct Snapshot {
     pub nodes: Vec<Arc<NodeInfo>>,
+    /// `rows[i]` is `NodeRow::of(&nodes[i])`: the hot fields of every node in one contiguous
+    /// table, which Filter and Score read in order instead of chasing each NodeInfo.
+    pub rows: Vec<NodeRow>,
     /// Node name → index into `nodes`.
     pub index: AHashMap<Sym, usize>,
     slot_to_index: AHashMap<usize, usize>,
@@ -300,6 +303,7 @@ impl Cache {
             inner.structural = false;
             inner.dirty.clear();
             snap.nodes.clear();
+            snap.rows.clear();
             snap.index.clear();
             snap.slot_to_index.clear();
             for (slot, ni) in inner.nodes.iter().enumerate() {
@@ -307,6 +311,7 @@ impl Cache {
                     snap.index.insert(ni.name(), snap.nodes.len());
                     snap.slot_to_index.insert(slot, snap.nodes.len());
                     snap.nodes.push(ni.clone());
+                    snap.rows.push(NodeRow::of(ni));
                 }
             }
             return;
@@ -317,6 +322,7 @@ impl Cache {
                 (snap.slot_to_index.get(&slot), inner.nodes.get(slot))
             {
                 snap.nodes[i] = ni.clone();
+                snap.rows[i] = NodeRow::of(ni);
             }
         }
     }

@@ -7,7 +7,7 @@
 
 use super::cycle_state::CycleState;
 use super::events::{ClusterEvent, EventObject, QueueingHint};
-use super::node_info::{NodeInfo, NodeTraits};
+use super::node_info::{NodeInfo, NodeRow, NodeTraits};
 use super::status::Status;
 use crate::api::{LabelSelector, Labels, Pod, Sym};
 use crate::cache::Snapshot;
@@ -114,17 +114,19 @@ pub trait FilterPlugin: Plugin {
     /// Filter over a block of consecutive nodes: for every offset `o` with `pass[o]` set,
     /// the outcome of [`FilterPlugin::filter`] on `nodes[o]`; on a non-success, clear
     /// `pass[o]` and hand the status to `reject(o, status)`. Nodes already cleared are not
-    /// looked at. It must agree with `filter` node by node; the default calls it. A plugin
-    /// overrides it to judge the block in a tight loop and build statuses only for
-    /// rejections (NodeResourcesFit).
+    /// looked at. `rows[o]` is `nodes[o]`'s [`NodeRow`]. It must agree with `filter` node by
+    /// node; the default calls it. A plugin overrides it to judge the block in a tight loop
+    /// from the rows and build statuses only for rejections (NodeResourcesFit).
     fn filter_nodes(
         &self,
         state: &CycleState,
         pod: &Pod,
         nodes: &[Arc<NodeInfo>],
+        rows: &[NodeRow],
         pass: &mut [bool],
         reject: &mut dyn FnMut(usize, Status),
     ) {
+        let _ = rows;
         for (o, (n, p)) in nodes.iter().zip(pass.iter_mut()).enumerate() {
             if !*p {
                 continue;
@@ -150,6 +152,13 @@ pub trait FilterPlugin: Plugin {
     /// node).
     fn needs_nodes_with(&self, _pod: &Pod) -> NodeTraits {
         NodeTraits::ANY
+    }
+    /// True when [`FilterPlugin::filter_nodes`] reads only the rows for `pod` on the nodes it
+    /// passes (it may read a NodeInfo to explain a rejection). When every plugin of a cycle
+    /// says so, the block runner does not fetch the NodeInfos ahead. A hint for speed only:
+    /// the outcome is the same either way. Default: false.
+    fn filters_from_rows(&self, _pod: &Pod) -> bool {
+        false
     }
 }
 
@@ -207,20 +216,30 @@ pub trait PreScorePlugin: Plugin {
 pub trait ScorePlugin: Plugin {
     fn score(&self, state: &CycleState, pod: &Pod, node: &NodeInfo) -> Result<i64, Status>;
     /// Scores a block of nodes into `scores` (one per node, same length): kube's Score for
-    /// each. The scheduler calls this rather than [`ScorePlugin::score`] so that a plugin can
-    /// read its PreScore state once per block instead of once per node; the default calls
-    /// `score` for each node (statically dispatched) and stops at the first error.
+    /// each. `rows[o]` is `nodes[o]`'s [`NodeRow`]. The scheduler calls this rather than
+    /// [`ScorePlugin::score`] so that a plugin can read its PreScore state once per block
+    /// instead of once per node, and score from the rows; the default calls `score` for each
+    /// node (statically dispatched) and stops at the first error.
     fn score_nodes(
         &self,
         state: &CycleState,
         pod: &Pod,
         nodes: &[&NodeInfo],
+        rows: &[NodeRow],
         scores: &mut [i64],
     ) -> Result<(), Status> {
+        let _ = rows;
         for (s, n) in scores.iter_mut().zip(nodes) {
             *s = self.score(state, pod, n)?;
         }
         Ok(())
+    }
+    /// True when [`ScorePlugin::score_nodes`] reads only the rows in this cycle (it may read
+    /// the NodeInfo of an uncommon node, a tainted one say). When every active Score plugin
+    /// says so, the scheduler does not fetch the NodeInfos ahead. A hint for speed only.
+    /// Default: false.
+    fn scores_from_rows(&self, _state: &CycleState) -> bool {
+        false
     }
     /// Whether [`ScorePlugin::normalize_score`] does anything (kube's ScoreExtensions != nil).
     fn has_normalize(&self) -> bool {

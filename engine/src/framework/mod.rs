@@ -14,7 +14,7 @@ pub mod warm_pool;
 pub use cycle_state::CycleState;
 pub use events::{ActionType, ClusterEvent, EventResource};
 pub use interface::*;
-pub use node_info::{NodeInfo, NodeTraits};
+pub use node_info::{NodeInfo, NodeRow, NodeTraits};
 pub use runtime::{Framework, FrameworkError, Profile};
 pub use status::{Code, Status};
 pub use waiting_pods::{WaitingPod, WaitingPods};

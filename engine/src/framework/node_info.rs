@@ -87,6 +87,72 @@ impl NodeTraits {
     }
 }
 
+/// One row of the snapshot's node table ([`crate::cache::Snapshot::rows`]): the fields of a
+/// node that Filter and Score read for nearly every pod, packed in one cache line.
+///
+/// Filter and Score walk thousands of nodes per cycle, different ones each cycle (kube's
+/// `nextStartNodeIndex` rotates the start). Read through `Arc<NodeInfo>`, each node costs a
+/// pointer chase and three lines scattered over the heap: at 100,000 nodes that working set
+/// is far bigger than the cache, and every node is a wait on memory. The rows are one
+/// contiguous array, 64 bytes a node (6.4 MB for 100,000 nodes), read in order, so the
+/// hardware prefetcher streams them.
+///
+/// A row is derived from its NodeInfo ([`NodeRow::of`]) and replaced whenever the snapshot
+/// takes a new NodeInfo for that node, so `rows[i] == NodeRow::of(&nodes[i])` always holds.
+/// Plugins that can decide from a row ([`FilterPlugin::filter_nodes`],
+/// [`ScorePlugin::score_nodes`]) read it instead of the NodeInfo; the rest of the node
+/// (scalar resources, the node object, pods) stays in the NodeInfo.
+///
+/// [`FilterPlugin::filter_nodes`]: crate::framework::interface::FilterPlugin::filter_nodes
+/// [`ScorePlugin::score_nodes`]: crate::framework::interface::ScorePlugin::score_nodes
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(C, align(64))]
+pub struct NodeRow {
+    /// Allocatable cpu and memory.
+    pub allocatable_milli_cpu: i64,
+    pub allocatable_memory: i64,
+    /// The node's pods' effective requests (`NodeInfo::requested`) of cpu and memory.
+    pub requested_milli_cpu: i64,
+    pub requested_memory: i64,
+    /// The same with kube's non-zero defaults (`NodeInfo::non_zero_requested`).
+    pub non_zero_milli_cpu: i64,
+    pub non_zero_memory: i64,
+    /// Allocatable less requested ephemeral storage (wrapping, as `a - u` in release builds).
+    pub free_ephemeral_storage: i64,
+    /// `allowed_pod_number - pod_count`, saturated into an i32 (the sign is what Filter reads:
+    /// a pod fits only where this is positive).
+    pub free_pods: i32,
+    pub traits: NodeTraits,
+}
+
+const _: () = assert!(std::mem::size_of::<NodeRow>() == 64);
+
+impl NodeRow {
+    /// The row of `ni`.
+    #[inline]
+    pub fn of(ni: &NodeInfo) -> NodeRow {
+        let (a, r, z) = (&ni.allocatable, &ni.requested, &ni.non_zero_requested);
+        let free_pods = a.allowed_pod_number.saturating_sub(ni.pod_count);
+        NodeRow {
+            allocatable_milli_cpu: a.milli_cpu,
+            allocatable_memory: a.memory,
+            requested_milli_cpu: r.milli_cpu,
+            requested_memory: r.memory,
+            non_zero_milli_cpu: z.milli_cpu,
+            non_zero_memory: z.memory,
+            free_ephemeral_storage: a.ephemeral_storage.wrapping_sub(r.ephemeral_storage),
+            free_pods: free_pods.clamp(i64::from(i32::MIN), i64::from(i32::MAX)) as i32,
+            traits: ni.traits,
+        }
+    }
+
+    /// Whether the node has any taint.
+    #[inline]
+    pub fn has_taints(&self) -> bool {
+        self.traits.intersects(NodeTraits::TAINTED)
+    }
+}
+
 /// Bytes at the start of a [`NodeInfo`] that Filter and Score read (through
 /// `non_zero_requested`).
 const HOT_BYTES: usize = std::mem::offset_of!(NodeInfo, node);

@@ -8,7 +8,7 @@
 use super::cycle_state::CycleState;
 use super::events::ClusterEvent;
 use super::interface::*;
-use super::node_info::{NodeInfo, NodeTraits};
+use super::node_info::{NodeInfo, NodeRow, NodeTraits};
 use super::parallelize::BlockVerdicts;
 use super::status::{Code, Status};
 use crate::api::{Pod, Sym};
@@ -611,12 +611,20 @@ impl Framework {
         state: &CycleState,
         pod: &Pod,
         nodes: &[Arc<NodeInfo>],
+        rows: &[NodeRow],
         verdicts: &mut BlockVerdicts,
     ) {
-        // Ask for the whole block at once: the misses overlap instead of queueing up behind
-        // the first plugin's walk.
-        for n in nodes {
-            n.prefetch();
+        debug_assert_eq!(nodes.len(), rows.len());
+        // Unless every plugin that sees every node reads only the rows, ask for the block's
+        // NodeInfos at once: the misses overlap instead of queueing up behind the first
+        // plugin's walk.
+        if plugins
+            .iter()
+            .any(|&(p, needs)| needs == NodeTraits::ANY && !p.filters_from_rows(pod))
+        {
+            for n in nodes {
+                n.prefetch();
+            }
         }
         let BlockVerdicts { pass, rejected } = verdicts;
         // The nodes that any plugin with a trait mask needs to see, found in one pass (most
@@ -633,22 +641,21 @@ impl Framework {
         let mut candidates = u64::MAX;
         if let Some(mask) = masked.filter(|_| nodes.len() <= 64) {
             candidates = 0;
-            for (o, n) in nodes.iter().enumerate() {
-                candidates |= u64::from(n.traits().intersects(mask)) << o;
+            for (o, r) in rows.iter().enumerate() {
+                candidates |= u64::from(r.traits.intersects(mask)) << o;
             }
         }
         for &(p, needs) in plugins {
             let name = p.name();
             if needs == NodeTraits::ANY {
-                p.filter_nodes(state, pod, nodes, pass, &mut |o, s| {
+                p.filter_nodes(state, pod, nodes, rows, pass, &mut |o, s| {
                     rejected.push((o, s.with_plugin(name)))
                 });
                 continue;
             }
             let mut judge = |o: usize| {
-                let n = &nodes[o];
-                if pass[o] && n.traits().intersects(needs) {
-                    let s = p.filter(state, pod, n);
+                if pass[o] && rows[o].traits.intersects(needs) {
+                    let s = p.filter(state, pod, &nodes[o]);
                     if !s.is_success() {
                         pass[o] = false;
                         rejected.push((o, s.with_plugin(name)));

@@ -16,7 +16,7 @@ use crate::cache::Snapshot;
 use crate::framework::cycle_state::CycleState;
 use crate::framework::events::{ActionType, ClusterEvent, EventResource};
 use crate::framework::interface::{EnqueueExtensions, Plugin, PreScorePlugin, ScorePlugin};
-use crate::framework::node_info::NodeInfo;
+use crate::framework::node_info::{NodeInfo, NodeRow};
 use crate::framework::status::Status;
 use serde::Deserialize;
 use std::sync::Arc;
@@ -145,7 +145,7 @@ impl PreScorePlugin for BalancedAllocation {
 impl ScorePlugin for BalancedAllocation {
     fn score(&self, state: &CycleState, pod: &Pod, node: &NodeInfo) -> Result<i64, Status> {
         let mut score = [0];
-        self.score_nodes(state, pod, &[node], &mut score)?;
+        self.score_nodes(state, pod, &[node], &[NodeRow::of(node)], &mut score)?;
         Ok(score[0])
     }
 
@@ -154,6 +154,7 @@ impl ScorePlugin for BalancedAllocation {
         state: &CycleState,
         pod: &Pod,
         nodes: &[&NodeInfo],
+        rows: &[NodeRow],
         scores: &mut [i64],
     ) -> Result<(), Status> {
         let computed;
@@ -168,8 +169,12 @@ impl ScorePlugin for BalancedAllocation {
                 &computed
             }
         };
-        self.scorer.score_nodes(nodes, reqs, scores);
+        self.scorer.score_nodes(nodes, rows, reqs, scores);
         Ok(())
+    }
+
+    fn scores_from_rows(&self, _: &CycleState) -> bool {
+        self.scorer.scores_from_rows()
     }
 }
 
@@ -216,7 +221,8 @@ mod tests {
             .collect();
         // The batch the scheduler calls gives the same scores.
         let mut batch = vec![-1; refs.len()];
-        b.score_nodes(&state, p, &refs, &mut batch).unwrap();
+        let rows: Vec<NodeRow> = infos.iter().map(NodeRow::of).collect();
+        b.score_nodes(&state, p, &refs, &rows, &mut batch).unwrap();
         assert_eq!(batch, one_by_one, "score_nodes vs score");
         (st, batch)
     }

@@ -22,7 +22,7 @@ use crate::framework::interface::{
     EnqueueExtensions, FilterPlugin, Plugin, PreFilterPlugin, PreFilterResult, PreScorePlugin,
     ScorePlugin,
 };
-use crate::framework::node_info::NodeInfo;
+use crate::framework::node_info::{NodeInfo, NodeRow};
 use crate::framework::status::Reason;
 use crate::framework::status::{Code, Status};
 use serde::Deserialize;
@@ -350,18 +350,25 @@ impl PreFilterPlugin for NodeResourcesFit {
 /// reasons of a rejection are left to [`each_insufficiency`].
 #[inline(always)]
 fn fits_basic(req: &Resource, node: &NodeInfo) -> bool {
-    let alloc = node.allocatable();
-    let used = &node.requested;
+    fits_row(req, &NodeRow::of(node))
+}
+
+/// [`fits_basic`] from the node's row: what the block filter reads.
+#[inline(always)]
+fn fits_row(req: &Resource, row: &NodeRow) -> bool {
     // `r <= 0 || r <= free` as one compare: a request of 0 (or below) always fits.
-    let fits = |r: i64, a: i64, u: i64| (r <= 0) | (r <= a - u);
-    (node.pod_count < alloc.allowed_pod_number)
-        & fits(req.milli_cpu, alloc.milli_cpu, used.milli_cpu)
-        & fits(req.memory, alloc.memory, used.memory)
+    let fits = |r: i64, free: i64| (r <= 0) | (r <= free);
+    (row.free_pods > 0)
         & fits(
-            req.ephemeral_storage,
-            alloc.ephemeral_storage,
-            used.ephemeral_storage,
+            req.milli_cpu,
+            row.allocatable_milli_cpu
+                .wrapping_sub(row.requested_milli_cpu),
         )
+        & fits(
+            req.memory,
+            row.allocatable_memory.wrapping_sub(row.requested_memory),
+        )
+        & fits(req.ephemeral_storage, row.free_ephemeral_storage)
 }
 
 impl NodeResourcesFit {
@@ -413,6 +420,7 @@ impl FilterPlugin for NodeResourcesFit {
         _: &CycleState,
         pod: &Pod,
         nodes: &[Arc<NodeInfo>],
+        rows: &[NodeRow],
         pass: &mut [bool],
         reject: &mut dyn FnMut(usize, Status),
     ) {
@@ -430,16 +438,22 @@ impl FilterPlugin for NodeResourcesFit {
                 t
             }
         };
-        for (o, (n, p)) in nodes.iter().zip(pass.iter_mut()).enumerate() {
-            if !*p || (basic_only && fits_basic(req, n)) {
+        for (o, (r, p)) in rows.iter().zip(pass.iter_mut()).enumerate() {
+            if !*p || (basic_only && fits_row(req, r)) {
                 continue;
             }
-            let s = self.filter_slow(pod, n, &mut text);
+            let s = self.filter_slow(pod, &nodes[o], &mut text);
             if !s.is_success() {
                 *p = false;
                 reject(o, s);
             }
         }
+    }
+
+    /// A pod without extended resources is judged from the rows; only a node it does not fit
+    /// is looked up, for the reasons.
+    fn filters_from_rows(&self, pod: &Pod) -> bool {
+        pod.spec.requests.scalar.is_empty()
     }
 }
 
@@ -465,7 +479,7 @@ impl PreScorePlugin for NodeResourcesFit {
 impl ScorePlugin for NodeResourcesFit {
     fn score(&self, state: &CycleState, pod: &Pod, node: &NodeInfo) -> Result<i64, Status> {
         let mut score = [0];
-        self.score_nodes(state, pod, &[node], &mut score)?;
+        self.score_nodes(state, pod, &[node], &[NodeRow::of(node)], &mut score)?;
         Ok(score[0])
     }
 
@@ -474,6 +488,7 @@ impl ScorePlugin for NodeResourcesFit {
         state: &CycleState,
         pod: &Pod,
         nodes: &[&NodeInfo],
+        rows: &[NodeRow],
         scores: &mut [i64],
     ) -> Result<(), Status> {
         let computed;
@@ -485,8 +500,12 @@ impl ScorePlugin for NodeResourcesFit {
                 &computed
             }
         };
-        self.scorer.score_nodes(nodes, reqs, scores);
+        self.scorer.score_nodes(nodes, rows, reqs, scores);
         Ok(())
+    }
+
+    fn scores_from_rows(&self, _: &CycleState) -> bool {
+        self.scorer.scores_from_rows()
     }
 }
 
@@ -654,7 +673,8 @@ mod tests {
         // The batch the scheduler calls gives the same scores.
         let refs: Vec<&NodeInfo> = infos.iter().collect();
         let mut batch = vec![-1; refs.len()];
-        f.score_nodes(&state, p, &refs, &mut batch).unwrap();
+        let rows: Vec<NodeRow> = infos.iter().map(NodeRow::of).collect();
+        f.score_nodes(&state, p, &refs, &rows, &mut batch).unwrap();
         assert_eq!(batch, one_by_one, "score_nodes vs score");
         batch
     }

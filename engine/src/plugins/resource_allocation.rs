@@ -9,7 +9,7 @@
 use crate::api::validation::{ErrorType, FieldError};
 use crate::api::{Pod, Sym};
 use crate::framework::interface::MAX_NODE_SCORE;
-use crate::framework::node_info::NodeInfo;
+use crate::framework::node_info::{NodeInfo, NodeRow};
 use serde::Deserialize;
 
 /// kube's `config.MaxCustomPriorityScore`: the top of a RequestedToCapacityRatio shape score.
@@ -301,7 +301,11 @@ impl ResourceAllocationScorer {
     /// path, with the two resources unrolled (no per-resource dispatch, nothing to zero).
     #[inline(always)]
     fn score_cpu_memory(&self, node: &NodeInfo, pod_requests: &[i64], wc: i64, wm: i64) -> i64 {
-        self.combine_cpu_memory(self.cpu_memory_pairs(node, pod_requests), wc, wm)
+        self.combine_cpu_memory(
+            self.cpu_memory_pairs(&NodeRow::of(node), pod_requests),
+            wc,
+            wm,
+        )
     }
 
     /// The strategy over the cpu and memory pairs of [`Self::cpu_memory_pairs`].
@@ -322,7 +326,7 @@ impl ResourceAllocationScorer {
     /// instead of once per node: each arm is its own loop with the scorer inlined.
     fn score_cpu_memory_nodes(
         &self,
-        nodes: &[&NodeInfo],
+        nodes: &[NodeRow],
         pod_requests: &[i64],
         scores: &mut [i64],
         wc: i64,
@@ -346,7 +350,7 @@ impl ResourceAllocationScorer {
     #[inline(always)]
     fn fill(
         &self,
-        nodes: &[&NodeInfo],
+        nodes: &[NodeRow],
         pod_requests: &[i64],
         scores: &mut [i64],
         score: impl Fn([(i64, i64); 2]) -> i64,
@@ -359,25 +363,37 @@ impl ResourceAllocationScorer {
     /// `[(requested, allocatable)]` of cpu and memory with the pod added; `(0, 0)` where the
     /// node lacks the resource (it does not count).
     #[inline(always)]
-    fn cpu_memory_pairs(&self, node: &NodeInfo, pod_requests: &[i64]) -> [(i64, i64); 2] {
-        let alloc = node.allocatable();
-        let used = if self.use_requested {
-            &node.requested
+    fn cpu_memory_pairs(&self, node: &NodeRow, pod_requests: &[i64]) -> [(i64, i64); 2] {
+        let (used_cpu, used_memory) = if self.use_requested {
+            (node.requested_milli_cpu, node.requested_memory)
         } else {
-            &node.non_zero_requested
+            (node.non_zero_milli_cpu, node.non_zero_memory)
         };
         let pair = |a: i64, used: i64, req: i64| if a == 0 { (0, 0) } else { (used + req, a) };
         [
-            pair(alloc.milli_cpu, used.milli_cpu, pod_requests[0]),
-            pair(alloc.memory, used.memory, pod_requests[1]),
+            pair(node.allocatable_milli_cpu, used_cpu, pod_requests[0]),
+            pair(node.allocatable_memory, used_memory, pod_requests[1]),
         ]
     }
 
-    /// [`Self::score`] for each node of a block. The resource list is looked at once per
-    /// block, and kube's default one (cpu, memory) runs an inlined loop.
-    pub fn score_nodes(&self, nodes: &[&NodeInfo], pod_requests: &[i64], scores: &mut [i64]) {
+    /// Whether [`Self::score_nodes`] reads only the rows: the resource list is kube's
+    /// default one (cpu, memory), which a [`NodeRow`] holds.
+    pub fn scores_from_rows(&self) -> bool {
+        matches!(self.resources[..], [(Kind::Cpu, _), (Kind::Memory, _)])
+    }
+
+    /// [`Self::score`] for each node of a block (`rows[o]` is `nodes[o]`'s row). The
+    /// resource list is looked at once per block, and kube's default one (cpu, memory) runs
+    /// an inlined loop over the rows.
+    pub fn score_nodes(
+        &self,
+        nodes: &[&NodeInfo],
+        rows: &[NodeRow],
+        pod_requests: &[i64],
+        scores: &mut [i64],
+    ) {
         if let [(Kind::Cpu, wc), (Kind::Memory, wm)] = self.resources[..] {
-            self.score_cpu_memory_nodes(nodes, pod_requests, scores, wc, wm);
+            self.score_cpu_memory_nodes(rows, pod_requests, scores, wc, wm);
             return;
         }
         for (s, n) in scores.iter_mut().zip(nodes) {

@@ -12,7 +12,7 @@ use crate::framework::events::{
 use crate::framework::interface::{
     EnqueueExtensions, FilterPlugin, Plugin, PreScorePlugin, ScorePlugin,
 };
-use crate::framework::node_info::{NodeInfo, NodeTraits};
+use crate::framework::node_info::{NodeInfo, NodeRow, NodeTraits};
 use crate::framework::status::{Code, Status};
 use std::sync::Arc;
 
@@ -123,6 +123,27 @@ impl ScorePlugin for TaintToleration {
             })
             .count();
         Ok(n as i64)
+    }
+    /// Nodes without taints score 0 from their row; only tainted nodes are looked up.
+    fn score_nodes(
+        &self,
+        state: &CycleState,
+        pod: &Pod,
+        nodes: &[&NodeInfo],
+        rows: &[NodeRow],
+        scores: &mut [i64],
+    ) -> Result<(), Status> {
+        for ((s, n), r) in scores.iter_mut().zip(nodes).zip(rows) {
+            *s = if r.has_taints() {
+                self.score(state, pod, n)?
+            } else {
+                0
+            };
+        }
+        Ok(())
+    }
+    fn scores_from_rows(&self, _: &CycleState) -> bool {
+        true
     }
     fn has_normalize(&self) -> bool {
         true
