@@ -936,13 +936,21 @@ impl Scheduler {
                 || self.last_filter_scan.load(Ordering::Relaxed) >= PARALLEL_MIN_NODES
         });
         let state_ref: &CycleState = state;
+        // (No map at all in the usual case: even an empty AHashMap draws random keys.)
         let nominated = if self.queue.nominator.is_empty() {
-            AHashMap::new()
+            None
         } else {
-            self.queue.nominator.nominated_at_least(pod)
+            Some(self.queue.nominator.nominated_at_least(pod)).filter(|m| !m.is_empty())
         };
         let ordered = self.deterministic;
-        let outcome = if nominated.is_empty() {
+        let outcome = if let Some(nominated) = &nominated {
+            find_feasible_in_mode(ordered, pool, n, start_index, num_to_find, |i| {
+                let noms = nominated.get(&nodes[i].name()).map_or(&[][..], |v| &v[..]);
+                fwk.run_filter_plugins_with_nominated_pods(
+                    &filters, state_ref, pod, &nodes[i], noms,
+                )
+            })
+        } else {
             find_feasible_blocks_in_mode(
                 ordered,
                 pool,
@@ -957,13 +965,6 @@ impl Scheduler {
                     )
                 },
             )
-        } else {
-            find_feasible_in_mode(ordered, pool, n, start_index, num_to_find, |i| {
-                let noms = nominated.get(&nodes[i].name()).map_or(&[][..], |v| &v[..]);
-                fwk.run_filter_plugins_with_nominated_pods(
-                    &filters, state_ref, pod, &nodes[i], noms,
-                )
-            })
         };
         let phase_code = if outcome.error.is_some() {
             Code::Error
@@ -1007,11 +1008,14 @@ impl Scheduler {
         }
         let t = Instant::now();
         let mut scratch = self.score_scratch.lock();
-        let mut feasible_rows = std::mem::take(&mut scratch.rows);
-        feasible_rows.clear();
-        feasible_rows.extend(outcome.feasible.iter().map(|&i| rows[i]));
-        let scored = self.score_nodes(fwk, state, pod, &feasible, &feasible_rows, &mut scratch);
-        scratch.rows = feasible_rows;
+        let scored = self.score_nodes(
+            fwk,
+            state,
+            pod,
+            &feasible,
+            (&outcome.feasible, rows),
+            &mut scratch,
+        );
         match scored {
             Ok(chosen) => {
                 fwk.observe_phase(ExtensionPoint::Score, Code::Success, t.elapsed());
@@ -1054,7 +1058,7 @@ impl Scheduler {
         state: &CycleState,
         pod: &Pod,
         feasible: &[&crate::framework::NodeInfo],
-        feasible_rows: &[NodeRow],
+        (feasible_index, all_rows): (&[usize], &[NodeRow]),
         scratch: &mut ScoreScratch,
     ) -> Result<usize, Status> {
         let plugins = fwk.active_score_plugins(state);
@@ -1070,7 +1074,7 @@ impl Scheduler {
             normalizes,
             defaults,
             max,
-            rows: _,
+            rows: feasible_rows,
         } = scratch;
         totals.clear();
         if plugins.is_empty() {
@@ -1099,17 +1103,28 @@ impl Scheduler {
         block_best.resize(blocks, Best::default());
         let block_best = &mut block_best[..blocks];
         let chunk = SCORE_BLOCK * p;
+        // Every row below is written before it is read: no need to clear.
+        feasible_rows.resize(f, NodeRow::default());
+        let feasible_rows = &mut feasible_rows[..f];
         type Block<'a> = (
             usize,
             (
-                ((&'a mut [i64], &'a mut [i64]), &'a mut [i64]),
-                &'a mut Best,
+                (
+                    ((&'a mut [i64], &'a mut [i64]), &'a mut [i64]),
+                    &'a mut Best,
+                ),
+                &'a mut [NodeRow],
             ),
         );
-        let score_block = |(b, (((out, maxes), tot), best)): Block<'_>| {
+        let score_block = |(b, ((((out, maxes), tot), best), rows)): Block<'_>| {
             let len = tot.len();
             let nodes = &feasible[b * SCORE_BLOCK..b * SCORE_BLOCK + len];
-            let rows = &feasible_rows[b * SCORE_BLOCK..b * SCORE_BLOCK + len];
+            // The block's rows, copied next to each other where this worker reads them.
+            let index = &feasible_index[b * SCORE_BLOCK..b * SCORE_BLOCK + len];
+            for (r, &i) in rows.iter_mut().zip(index) {
+                *r = all_rows[i];
+            }
+            let rows = &*rows;
             // Ask for the whole block at once: the misses overlap instead of queueing up
             // behind the first plugin's walk.
             if prefetch {
@@ -1142,6 +1157,7 @@ impl Scheduler {
                     .zip(block_max.par_chunks_mut(p))
                     .zip(totals.par_chunks_mut(SCORE_BLOCK))
                     .zip(block_best.par_iter_mut())
+                    .zip(feasible_rows.par_chunks_mut(SCORE_BLOCK))
                     .enumerate()
                     .try_for_each(score_block)
             })?,
@@ -1150,6 +1166,7 @@ impl Scheduler {
                 .zip(block_max.chunks_mut(p))
                 .zip(totals.chunks_mut(SCORE_BLOCK))
                 .zip(block_best.iter_mut())
+                .zip(feasible_rows.chunks_mut(SCORE_BLOCK))
                 .enumerate()
                 .try_for_each(score_block)?,
         }
@@ -1302,7 +1319,7 @@ pub(crate) struct ScoreScratch {
     block_max: Vec<i64>,
     /// Per block, its highest total and how many of its nodes reach it.
     block_best: Vec<Best>,
-    /// The feasible nodes' rows, in `feasible` order.
+    /// The feasible nodes' rows, in `feasible` order (each block copies its own).
     rows: Vec<NodeRow>,
     /// Per active plugin: it has NormalizeScore; Some(reverse) when that is kube's default;
     /// the cluster-wide maximum of a default-normalized one.

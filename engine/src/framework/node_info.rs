@@ -56,6 +56,13 @@ pub struct NodeInfo {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct NodeTraits(u8);
 
+impl Default for NodeTraits {
+    /// A node with no property but [`NodeTraits::ANY`].
+    fn default() -> NodeTraits {
+        NodeTraits::ANY
+    }
+}
+
 impl NodeTraits {
     /// Held by every node.
     pub const ANY: NodeTraits = NodeTraits(1);
@@ -105,7 +112,7 @@ impl NodeTraits {
 ///
 /// [`FilterPlugin::filter_nodes`]: crate::framework::interface::FilterPlugin::filter_nodes
 /// [`ScorePlugin::score_nodes`]: crate::framework::interface::ScorePlugin::score_nodes
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[repr(C, align(64))]
 pub struct NodeRow {
     /// Allocatable cpu and memory.
