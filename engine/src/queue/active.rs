@@ -32,6 +32,14 @@
 //! 2. Every live entry is in exactly one shard heap; a popped entry is returned at most once
 //!    (the index removal is the claim).
 //! 3. Each shard's cached top is its heap's first element whenever the shard lock is free.
+//! 4. Each shard's `stale` count equals the entries in its heap that the index no longer points
+//!    at, whenever no operation is running: the delete or update that unlinks an entry counts
+//!    it under the same stripe lock, and the pop or compaction that drops a stale entry from
+//!    the heap uncounts it. A shard is compacted when its stale entries outnumber its live
+//!    ones by more than 128, so the heaps hold at most `2 * len() + 128 * shards` entries
+//!    and a queue that only sees pushes and pops is never compacted. (An earlier rule compared
+//!    a shard's length with `len() / shards`; one producer thread fills one shard, so with
+//!    five or more shards every push compacted: quadratic on a 16-CPU machine.)
 
 use super::QueuedPodInfo;
 use crate::api::PodKey;
@@ -49,11 +57,20 @@ pub struct Entry {
     /// pop order is a total order whatever shard each entry landed in. An update keeps the
     /// pod's place among equals.
     seq: u64,
+    /// The shard whose heap holds this entry.
+    shard: usize,
 }
 
 struct Shard {
     heap: Mutex<Vec<Arc<Entry>>>,
     top: ArcCell<Entry>,
+    /// Entries in `heap` that the index no longer points at (deleted or replaced pods).
+    /// Raised under the index stripe lock that unlinks the entry, lowered when a stale entry
+    /// leaves the heap (a pop that fails to claim it, or a compaction).
+    stale: AtomicUsize,
+    /// `heap.len()`, stored under the lock after each change: lets a delete skip the lock
+    /// when the shard needs no compaction.
+    held: AtomicUsize,
 }
 
 pub struct ActiveQ {
@@ -62,6 +79,8 @@ pub struct ActiveQ {
     len: AtomicUsize,
     less: LessFn,
     next_seq: AtomicU64,
+    /// Compactions run so far (tests and reports).
+    compactions: AtomicUsize,
     /// Under loom: round-robin home shards (loom allows no statics or thread-locals here).
     #[cfg(loom)]
     rr: AtomicUsize,
@@ -89,6 +108,11 @@ impl Index {
     fn new() -> Index {
         Index {
             stripes: (0..STRIPES).map(|_| Mutex::new(AHashMap::new())).collect(),
+            // loom replays each interleaving and needs every run to take the same locks:
+            // fixed keys there, random ones otherwise.
+            #[cfg(loom)]
+            hasher: ahash::RandomState::with_seeds(1, 2, 3, 4),
+            #[cfg(not(loom))]
             hasher: ahash::RandomState::new(),
         }
     }
@@ -128,12 +152,15 @@ impl ActiveQ {
                 .map(|_| Shard {
                     heap: Mutex::new(Vec::new()),
                     top: ArcCell::empty(),
+                    stale: AtomicUsize::new(0),
+                    held: AtomicUsize::new(0),
                 })
                 .collect(),
             index: Index::new(),
             len: AtomicUsize::new(0),
             less,
             next_seq: AtomicU64::new(0),
+            compactions: AtomicUsize::new(0),
             #[cfg(loom)]
             rr: AtomicUsize::new(0),
         }
@@ -168,7 +195,8 @@ impl ActiveQ {
     /// Inserts a pod, or replaces the one with the same key (its old entry becomes stale).
     pub fn push(&self, q: QueuedPodInfo) {
         let key = q.pod.key.clone();
-        let e = {
+        let home = self.home();
+        let (e, replaced) = {
             let mut stripe = self.index.stripe(&key).lock();
             let seq = match stripe.get(&key) {
                 Some(old) => old.seq,
@@ -177,24 +205,53 @@ impl ActiveQ {
                     self.next_seq.fetch_add(1, Ordering::Relaxed)
                 }
             };
-            let e = Arc::new(Entry { q, seq });
-            stripe.insert(key, e.clone());
-            e
+            let e = Arc::new(Entry {
+                q,
+                seq,
+                shard: home,
+            });
+            let replaced = stripe.insert(key, e.clone()).map(|old| {
+                self.shards[old.shard].stale.fetch_add(1, Ordering::AcqRel);
+                old.shard
+            });
+            (e, replaced)
         };
-        let shard = &self.shards[self.home()];
-        let mut heap = shard.heap.lock();
-        heap.push(e);
-        let i = heap.len() - 1;
-        if sift_up(&mut heap, i, &|a, b| self.before(a, b)) == 0 {
-            // The new entry is the shard's top now.
-            shard.top.store(Some(heap[0].clone()));
+        let shard = &self.shards[home];
+        {
+            let mut heap = shard.heap.lock();
+            heap.push(e);
+            let i = heap.len() - 1;
+            if sift_up(&mut heap, i, &|a, b| self.before(a, b)) == 0 {
+                // The new entry is the shard's top now.
+                shard.top.store(Some(heap[0].clone()));
+            }
+            shard.held.store(heap.len(), Ordering::Relaxed);
         }
-        // Deletes and updates leave stale entries behind; when they dominate a shard, drop
-        // them (O(n) once per ~n stale entries: amortised O(1) per operation).
-        let fair_share = self.len() / self.shards.len() + 64;
-        if heap.len() > 4 * fair_share {
-            self.compact(&mut heap);
+        if let Some(old_shard) = replaced {
+            self.maybe_compact(old_shard);
+        }
+    }
+
+    /// Deletes and updates leave stale entries behind; when they make up most of a shard's
+    /// heap, drop them. A shard is compacted only after at least its live size plus 128
+    /// entries went stale since its last compaction, so the O(heap) pass is amortised O(1)
+    /// per delete or update, and a shard that only ever sees pushes (one producer thread
+    /// filling a many-shard queue) is never scanned.
+    fn maybe_compact(&self, i: usize) {
+        let shard = &self.shards[i];
+        // stale > (live + stale) / 2 + 64, i.e. stale > live + 128.
+        let too_many = |stale: usize, held: usize| stale > held / 2 + 64;
+        if !too_many(
+            shard.stale.load(Ordering::Acquire),
+            shard.held.load(Ordering::Relaxed),
+        ) {
+            return;
+        }
+        let mut heap = shard.heap.lock();
+        if too_many(shard.stale.load(Ordering::Acquire), heap.len()) {
+            self.compact(i, &mut heap);
             shard.top.store(heap.first().cloned());
+            shard.held.store(heap.len(), Ordering::Relaxed);
         }
     }
 
@@ -208,8 +265,10 @@ impl ActiveQ {
         self.rr.fetch_add(1, Ordering::Relaxed) % self.shards.len()
     }
 
-    /// Removes stale entries from one shard's heap and restores the heap order.
-    fn compact(&self, heap: &mut Vec<Arc<Entry>>) {
+    /// Removes stale entries from shard `i`'s heap (locked by the caller) and restores the
+    /// heap order.
+    fn compact(&self, i: usize, heap: &mut Vec<Arc<Entry>>) {
+        let before = heap.len();
         heap.retain(|e| {
             let key = &e.q.pod.key;
             self.index
@@ -218,15 +277,32 @@ impl ActiveQ {
                 .get(key)
                 .is_some_and(|v| Arc::ptr_eq(v, e))
         });
-        for i in (0..heap.len() / 2).rev() {
-            sift_down(heap, i, &|a, b| self.before(a, b));
+        // Each dropped entry was unlinked (and counted) before its check above took the
+        // stripe lock; entries unlinked since stay counted and in the heap.
+        self.shards[i]
+            .stale
+            .fetch_sub(before - heap.len(), Ordering::AcqRel);
+        self.compactions.fetch_add(1, Ordering::Relaxed);
+        for j in (0..heap.len() / 2).rev() {
+            sift_down(heap, j, &|a, b| self.before(a, b));
         }
+    }
+
+    /// Compactions run so far.
+    pub fn compactions(&self) -> usize {
+        self.compactions.load(Ordering::Relaxed)
     }
 
     /// Removes a pod; its heap entry becomes stale.
     pub fn remove(&self, k: &PodKey) -> Option<QueuedPodInfo> {
-        let e = self.index.stripe(k).lock().remove(k)?;
+        let e = {
+            let mut stripe = self.index.stripe(k).lock();
+            let e = stripe.remove(k)?;
+            self.shards[e.shard].stale.fetch_add(1, Ordering::AcqRel);
+            e
+        };
         self.len.fetch_sub(1, Ordering::AcqRel);
+        self.maybe_compact(e.shard);
         Some(e.q.clone())
     }
 
@@ -257,6 +333,7 @@ impl ActiveQ {
             }
             let e = pop_heap(&mut heap, &|a, b| self.before(a, b));
             shard.top.store(heap.first().cloned());
+            shard.held.store(heap.len(), Ordering::Relaxed);
             drop(heap);
             // 3. Claim it: only if the index still points at this entry.
             let key = &e.q.pod.key;
@@ -272,12 +349,14 @@ impl ActiveQ {
                 self.len.fetch_sub(1, Ordering::AcqRel);
                 return Some(e.q.clone());
             }
-            // Stale (deleted or replaced): discarded; try again.
+            // Stale (deleted or replaced, and counted when it was unlinked): discarded; try
+            // again.
+            self.shards[i].stale.fetch_sub(1, Ordering::AcqRel);
         }
     }
 
-    /// Entries held by the heaps, stale ones included (for tests and memory reports; stays
-    /// within a constant factor of `len()` plus 64 per shard).
+    /// Entries held by the heaps, stale ones included (for tests and memory reports; at most
+    /// `2 * len() + 128` per shard, invariant 4).
     pub fn heap_entries(&self) -> usize {
         self.shards.iter().map(|s| s.heap.lock().len()).sum()
     }
@@ -300,6 +379,25 @@ impl ActiveQ {
                 if self.before(&heap[c], &heap[(c - 1) / 2]) {
                     return Err(format!("shard {i}: heap order broken at {c}"));
                 }
+            }
+            let stale = heap
+                .iter()
+                .filter(|e| {
+                    let key = &e.q.pod.key;
+                    !(self.index.stripe(key).lock().get(key)).is_some_and(|v| Arc::ptr_eq(v, e))
+                })
+                .count();
+            let counted = s.stale.load(Ordering::Acquire);
+            if stale != counted {
+                return Err(format!(
+                    "shard {i}: {stale} stale entries, {counted} counted"
+                ));
+            }
+            if s.held.load(Ordering::Relaxed) != heap.len() {
+                return Err(format!("shard {i}: held is not the heap's length"));
+            }
+            if heap.iter().any(|e| e.shard != i) {
+                return Err(format!("shard {i}: holds an entry of another shard"));
             }
         }
         Ok(())
@@ -498,17 +596,63 @@ mod tests {
 
     #[test]
     fn stale_entries_are_compacted_away() {
-        let aq = ActiveQ::new(2, prio_less());
-        for round in 0..2_000u64 {
-            aq.push(q("churn", 0, round));
-            aq.remove(&PodKey::new("ns", "churn"));
+        for shards in [1, 2, 16] {
+            let aq = ActiveQ::new(shards, prio_less());
+            for round in 0..2_000u64 {
+                aq.push(q("churn", 0, round));
+                aq.remove(&PodKey::new("ns", "churn"));
+            }
+            assert_eq!(aq.len(), 0);
+            assert!(
+                aq.heap_entries() <= 129 * shards,
+                "{shards} shards: {} stale entries kept",
+                aq.heap_entries()
+            );
+            assert!(aq.compactions() > 0);
+            aq.check().unwrap();
+        }
+    }
+
+    /// Updates from another thread leave stale entries in the shard that first took the
+    /// pod; that shard is compacted although the pushes land elsewhere.
+    #[test]
+    fn stale_entries_in_another_threads_shard_are_compacted_away() {
+        let aq = Arc::new(ActiveQ::new(4, prio_less()));
+        let aq2 = aq.clone();
+        std::thread::spawn(move || {
+            for i in 0..1_000u64 {
+                aq2.push(q(&format!("p{i}"), 0, i));
+            }
+        })
+        .join()
+        .unwrap();
+        for i in 0..1_000u64 {
+            aq.remove(&PodKey::new("ns", &format!("p{i}")));
         }
         assert_eq!(aq.len(), 0);
-        assert!(
-            aq.heap_entries() <= 2 * 4 * 64,
-            "{} stale entries kept",
-            aq.heap_entries()
-        );
+        assert!(aq.heap_entries() <= 129 * 4, "{} kept", aq.heap_entries());
         aq.check().unwrap();
+    }
+
+    /// One producer thread filling a queue of many shards: nothing is stale, so nothing is
+    /// compacted (every push used to scan the whole shard once the queue held a few hundred
+    /// pods on a machine with five or more CPUs).
+    #[test]
+    fn pushes_alone_never_compact() {
+        for shards in [2, 5, 16, 64] {
+            let aq = ActiveQ::new(shards, prio_less());
+            for i in 0..5_000u64 {
+                aq.push(q(&format!("p{i}"), (i % 3) as i32, i));
+            }
+            assert_eq!(aq.compactions(), 0, "{shards} shards");
+            assert_eq!(aq.heap_entries(), 5_000);
+            let mut popped = 0;
+            while aq.try_pop().is_some() {
+                popped += 1;
+            }
+            assert_eq!(popped, 5_000);
+            assert_eq!(aq.compactions(), 0, "{shards} shards");
+            aq.check().unwrap();
+        }
     }
 }
