@@ -4,7 +4,8 @@
 # (TIDEGATE=path, default target/release/tidegate) and python3; writes everything under
 # $1 (default perf-data/scaling/multicore).
 #
-# Usage: TIDEGATE=path bash perf-data/scaling/multicore.sh OUTDIR
+# Usage: TIDEGATE=path TIDEGATE_COMMIT=abc1234 bash perf-data/scaling/multicore.sh OUTDIR
+# (TIDEGATE_COMMIT names the commit the binary was built from, for the TSV header.)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 out=${1:-perf-data/scaling/multicore}

@@ -4,7 +4,8 @@
 # pods/s, with all three runs) and scaling.svg.
 #
 # Usage: bash perf-data/scaling/run.sh [THREADS...]
-# Environment: TIDEGATE=path/to/binary skips the build (a machine without cargo);
+# Environment: TIDEGATE=path/to/binary skips the build (a machine without cargo), and
+#              TIDEGATE_COMMIT=abc1234 names its commit in the header;
 #              SCALING_OUT=dir writes there instead of perf-data/scaling;
 #              SCALING_NODES="500 5000" limits the node counts.
 set -euo pipefail
@@ -19,7 +20,7 @@ fi
 out=${SCALING_OUT:-perf-data/scaling}
 nodes=(${SCALING_NODES:-500 5000 15000 50000 100000})
 mkdir -p "$out"
-commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
+commit=${TIDEGATE_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
 cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')
 {
   echo "# commit $commit, $(date -u +%F), $(nproc) CPUs ($cpu): median of 3 runs, SchedulingThroughput Average (pods/s)"
