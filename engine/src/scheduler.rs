@@ -1119,12 +1119,20 @@ impl Scheduler {
         let score_block = |(b, ((((out, maxes), tot), best), rows)): Block<'_>| {
             let len = tot.len();
             let nodes = &feasible[b * SCORE_BLOCK..b * SCORE_BLOCK + len];
-            // The block's rows, copied next to each other where this worker reads them.
+            // The block's rows: the snapshot's own when the block's nodes are consecutive
+            // (Filter passed every node of a run, the usual case), else copied next to each
+            // other where this worker reads them.
             let index = &feasible_index[b * SCORE_BLOCK..b * SCORE_BLOCK + len];
-            for (r, &i) in rows.iter_mut().zip(index) {
-                *r = all_rows[i];
-            }
-            let rows = &*rows;
+            // (The parallel Filter lists its finds in no particular order: check each step.)
+            let first = index[0];
+            let rows: &[NodeRow] = if index.windows(2).all(|w| w[1] == w[0] + 1) {
+                &all_rows[first..first + len]
+            } else {
+                for (r, &i) in rows.iter_mut().zip(index) {
+                    *r = all_rows[i];
+                }
+                rows
+            };
             // Ask for the whole block at once: the misses overlap instead of queueing up
             // behind the first plugin's walk.
             if prefetch {

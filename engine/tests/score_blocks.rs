@@ -98,11 +98,25 @@ impl ScorePlugin for Peak {
 
 /// Schedules one pod on `nodes` nodes `n-<i>` with only the `enabled` score plugins (from
 /// `registry`), percentageOfNodesToScore 100, on `threads` threads; returns the node bound.
+/// Node `n-<i>` has `4000 + i` millicores, so every node's row differs.
 fn schedule_one_pod(
     registry: &Registry,
     enabled: Vec<(String, i64)>,
     nodes: usize,
     threads: usize,
+) -> Sym {
+    schedule_one_pod_with_gaps(registry, enabled, nodes, threads, false)
+}
+
+/// As [`schedule_one_pod`]; with `gaps`, every node `n-<i>` with `i % 5 == 2` is
+/// unschedulable, so NodeUnschedulable's Filter leaves holes in the feasible list and Score's
+/// blocks hold nodes that are not consecutive in the snapshot.
+fn schedule_one_pod_with_gaps(
+    registry: &Registry,
+    enabled: Vec<(String, i64)>,
+    nodes: usize,
+    threads: usize,
+    gaps: bool,
 ) -> Sym {
     let mut profile = Profile::default_profile();
     profile.plugins.score = PluginSet {
@@ -119,8 +133,9 @@ fn schedule_one_pod(
     let s = Scheduler::new(cfg, registry, client.clone(), None).unwrap();
     for i in 0..nodes {
         let mut n = Node::named(&format!("n-{i}"));
+        n.unschedulable = gaps && i % 5 == 2;
         n.allocatable = Resource {
-            milli_cpu: 4000,
+            milli_cpu: 4000 + i as i64,
             memory: 8 << 30,
             allowed_pod_number: 110,
             ..Resource::default()
@@ -138,12 +153,32 @@ fn schedule_one_pod(
 }
 
 fn run(nodes: usize, target: i64, threads: usize) -> Sym {
+    run_with_gaps(nodes, target, threads, false)
+}
+
+fn run_with_gaps(nodes: usize, target: i64, threads: usize, gaps: bool) -> Sym {
     let mut registry = Registry::in_tree();
     registry.register("Wobble", |_| Arc::new(Wobble));
     registry.register("Peak", move |_| Arc::new(Peak { target }));
     // Peak's weight dominates; Wobble only breaks what would otherwise be ties.
     let enabled = vec![("Peak".into(), 10), ("Wobble".into(), 1)];
-    schedule_one_pod(&registry, enabled, nodes, threads)
+    schedule_one_pod_with_gaps(&registry, enabled, nodes, threads, gaps)
+}
+
+/// With Filter's holes in the feasible list, each block still hands every node its own row
+/// (Peak asserts it: the rows are gathered, not the snapshot's consecutive ones), and the
+/// best node still wins.
+#[test]
+fn blocks_with_filtered_out_nodes_get_their_own_rows() {
+    for threads in [1, 2] {
+        for target in [0, 63, 64, 776, 1499] {
+            assert_eq!(
+                run_with_gaps(1500, target, threads, true),
+                Sym::new(&format!("n-{target}")),
+                "target {target}, {threads} threads"
+            );
+        }
+    }
 }
 
 #[test]
