@@ -645,6 +645,7 @@ impl Scheduler {
         let start = Instant::now();
         let cycle = self.queue.scheduling_cycle();
         let mut state = CycleState::new();
+        state.record_plugin_metrics = crate::metrics::sample_plugin_metrics();
         let host = match self.schedule_pod(fwk, &mut state, &pod) {
             Ok(h) => h,
             Err(mut f) => {

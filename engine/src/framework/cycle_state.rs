@@ -36,6 +36,10 @@ pub struct CycleState {
     /// kube's `PodsToActivate`: pods a plugin wants moved to activeQ at the end of a
     /// successful scheduling cycle and again after a successful binding cycle.
     pub pods_to_activate: Vec<crate::api::PodKey>,
+    /// kube's `recordPluginMetrics`: whether this cycle's per-plugin durations are recorded
+    /// (drawn per cycle, [`crate::metrics::PLUGIN_METRICS_SAMPLE_PERCENT`]). Off in a new
+    /// state, as in kube's `NewCycleState`.
+    pub record_plugin_metrics: bool,
 }
 
 impl Clone for CycleState {
@@ -50,6 +54,7 @@ impl Clone for CycleState {
             skip_filter_plugins: self.skip_filter_plugins.clone(),
             skip_score_plugins: self.skip_score_plugins.clone(),
             pods_to_activate: self.pods_to_activate.clone(),
+            record_plugin_metrics: self.record_plugin_metrics,
         }
     }
 }

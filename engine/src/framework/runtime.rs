@@ -453,12 +453,15 @@ impl Framework {
         let mut result: Option<PreFilterResult> = None;
         let mut status = Status::success();
         for p in &self.pre_filter {
-            let t = Instant::now();
+            // kube times plugins only in sampled cycles (`ShouldRecordPluginMetrics`).
+            let t = state.record_plugin_metrics.then(Instant::now);
             let (r, s) = p.pre_filter(state, pod, snapshot);
-            self.metrics.observe(
-                Series::Plugin(p.name(), ExtensionPoint::PreFilter, s.code()),
-                nanos(t),
-            );
+            if let Some(t) = t {
+                self.metrics.observe(
+                    Series::Plugin(p.name(), ExtensionPoint::PreFilter, s.code()),
+                    nanos(t),
+                );
+            }
             if s.is_skip() {
                 state.skip_filter_plugins.push(p.name());
                 continue;
@@ -691,12 +694,15 @@ impl Framework {
         let mut rejector: Option<&'static str> = None;
         let mut out = None;
         for p in &self.post_filter {
-            let t = Instant::now();
+            // kube times plugins only in sampled cycles (`ShouldRecordPluginMetrics`).
+            let t = state.record_plugin_metrics.then(Instant::now);
             let (r, s) = p.post_filter(ctx, state, pod, diagnosis);
-            self.metrics.observe(
-                Series::Plugin(p.name(), ExtensionPoint::PostFilter, s.code()),
-                nanos(t),
-            );
+            if let Some(t) = t {
+                self.metrics.observe(
+                    Series::Plugin(p.name(), ExtensionPoint::PostFilter, s.code()),
+                    nanos(t),
+                );
+            }
             if s.is_success() {
                 out = Some((r, s));
                 break;
@@ -736,12 +742,15 @@ impl Framework {
         let start = Instant::now();
         let mut status = Status::success();
         for p in &self.pre_score {
-            let t = Instant::now();
+            // kube times plugins only in sampled cycles (`ShouldRecordPluginMetrics`).
+            let t = state.record_plugin_metrics.then(Instant::now);
             let s = p.pre_score(state, pod, nodes, snapshot);
-            self.metrics.observe(
-                Series::Plugin(p.name(), ExtensionPoint::PreScore, s.code()),
-                nanos(t),
-            );
+            if let Some(t) = t {
+                self.metrics.observe(
+                    Series::Plugin(p.name(), ExtensionPoint::PreScore, s.code()),
+                    nanos(t),
+                );
+            }
             if s.is_skip() {
                 state.skip_score_plugins.push(p.name());
                 continue;
@@ -777,12 +786,15 @@ impl Framework {
         let start = Instant::now();
         let mut status = Status::success();
         for p in &self.reserve {
-            let t = Instant::now();
+            // kube times plugins only in sampled cycles (`ShouldRecordPluginMetrics`).
+            let t = state.record_plugin_metrics.then(Instant::now);
             let s = p.reserve(state, pod, node);
-            self.metrics.observe(
-                Series::Plugin(p.name(), ExtensionPoint::Reserve, s.code()),
-                nanos(t),
-            );
+            if let Some(t) = t {
+                self.metrics.observe(
+                    Series::Plugin(p.name(), ExtensionPoint::Reserve, s.code()),
+                    nanos(t),
+                );
+            }
             if !s.is_success() {
                 status = s.with_plugin(p.name());
                 break;
@@ -820,12 +832,15 @@ impl Framework {
         let mut status = Status::success();
         let mut waits = Vec::new();
         for p in &self.permit {
-            let t = Instant::now();
+            // kube times plugins only in sampled cycles (`ShouldRecordPluginMetrics`).
+            let t = state.record_plugin_metrics.then(Instant::now);
             let (s, timeout) = p.permit(state, pod, node);
-            self.metrics.observe(
-                Series::Plugin(p.name(), ExtensionPoint::Permit, s.code()),
-                nanos(t),
-            );
+            if let Some(t) = t {
+                self.metrics.observe(
+                    Series::Plugin(p.name(), ExtensionPoint::Permit, s.code()),
+                    nanos(t),
+                );
+            }
             if s.is_wait() {
                 waits.push((p.name(), timeout.min(MAX_TIMEOUT)));
                 continue;
@@ -849,12 +864,15 @@ impl Framework {
         let start = Instant::now();
         let mut status = Status::success();
         for p in &self.pre_bind {
-            let t = Instant::now();
+            // kube times plugins only in sampled cycles (`ShouldRecordPluginMetrics`).
+            let t = state.record_plugin_metrics.then(Instant::now);
             let s = p.pre_bind(state, pod, node);
-            self.metrics.observe(
-                Series::Plugin(p.name(), ExtensionPoint::PreBind, s.code()),
-                nanos(t),
-            );
+            if let Some(t) = t {
+                self.metrics.observe(
+                    Series::Plugin(p.name(), ExtensionPoint::PreBind, s.code()),
+                    nanos(t),
+                );
+            }
             if !s.is_success() && !s.is_skip() {
                 status = s.with_plugin(p.name());
                 break;
@@ -872,12 +890,15 @@ impl Framework {
         let start = Instant::now();
         let mut status = Status::skip();
         for p in &self.bind {
-            let t = Instant::now();
+            // kube times plugins only in sampled cycles (`ShouldRecordPluginMetrics`).
+            let t = state.record_plugin_metrics.then(Instant::now);
             let s = p.bind(state, pod, node);
-            self.metrics.observe(
-                Series::Plugin(p.name(), ExtensionPoint::Bind, s.code()),
-                nanos(t),
-            );
+            if let Some(t) = t {
+                self.metrics.observe(
+                    Series::Plugin(p.name(), ExtensionPoint::Bind, s.code()),
+                    nanos(t),
+                );
+            }
             if s.is_skip() {
                 continue;
             }
@@ -898,12 +919,15 @@ impl Framework {
     pub fn run_post_bind(&self, state: &mut CycleState, pod: &Pod, node: Sym) {
         let start = Instant::now();
         for p in &self.post_bind {
-            let t = Instant::now();
+            // kube times plugins only in sampled cycles (`ShouldRecordPluginMetrics`).
+            let t = state.record_plugin_metrics.then(Instant::now);
             p.post_bind(state, pod, node);
-            self.metrics.observe(
-                Series::Plugin(p.name(), ExtensionPoint::PostBind, Code::Success),
-                nanos(t),
-            );
+            if let Some(t) = t {
+                self.metrics.observe(
+                    Series::Plugin(p.name(), ExtensionPoint::PostBind, Code::Success),
+                    nanos(t),
+                );
+            }
         }
         self.metrics.observe(
             Series::ExtensionPoint(ExtensionPoint::PostBind, Code::Success),

@@ -1,7 +1,11 @@
 //! Metrics with kube-scheduler's names, labels and buckets.
 //!
-//! Every duration is recorded on every call (kube samples plugin durations at 10 %; we do not)
-//! into an hdrhistogram at nanosecond resolution. Recording goes to a recorder owned by the
+//! Durations are recorded into hdrhistograms at nanosecond resolution: extension-point,
+//! attempt and algorithm durations on every call, per-plugin durations
+//! (`scheduler_plugin_execution_duration_seconds`) for the 10 % of scheduling cycles and of
+//! PreEnqueue runs that kube samples ([`PLUGIN_METRICS_SAMPLE_PERCENT`],
+//! [`sample_plugin_metrics`]; the cycle's draw is `CycleState::record_plugin_metrics`, and an
+//! unsampled plugin call reads no clock). Recording goes to a recorder owned by the
 //! calling thread (`thread_local::ThreadLocal`, one uncontended lock), and readers merge all
 //! recorders off the hot path. Two estimators are offered for each histogram: exact
 //! hdrhistogram percentiles, and kube's bucket interpolation (what perf-dash sees).
@@ -194,6 +198,35 @@ struct LocalRecorder {
 #[derive(Default)]
 struct LocalCounters {
     incoming: AHashMap<&'static str, AHashMap<String, u64>>,
+}
+
+/// kube's `pluginMetricsSamplePercent` (pkg/scheduler/schedule_one.go): the share of
+/// scheduling cycles, and of PreEnqueue runs, whose per-plugin durations
+/// (`scheduler_plugin_execution_duration_seconds`) are recorded. Extension-point durations
+/// are recorded on every run.
+pub const PLUGIN_METRICS_SAMPLE_PERCENT: u64 = 10;
+
+/// One draw of kube's `rand.Intn(100) < pluginMetricsSamplePercent`: true for about 10 %
+/// of calls. A per-thread splitmix64 sequence (no shared state, so the PreEnqueue path stays
+/// free of atomics); each thread's sequence starts from its own address-derived seed.
+pub fn sample_plugin_metrics() -> bool {
+    thread_local! {
+        static STATE: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+    }
+    STATE.with(|c| {
+        let mut x = c.get();
+        if x == 0 {
+            // First draw on this thread: seed from the cell's address.
+            x = (c as *const _ as u64) | 1;
+        }
+        x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        c.set(x);
+        let mut z = x;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^= z >> 31;
+        z % 100 < PLUGIN_METRICS_SAMPLE_PERCENT
+    })
 }
 
 /// The engine's metrics registry (one per scheduler instance).

@@ -741,3 +741,47 @@ fn pre_enqueue_runs_when_a_pod_enters_backoff() {
     assert_eq!((c.backoff, c.gated), (0, 1), "{c:?}");
     assert!(f.q.try_pop().is_none());
 }
+
+/// PreEnqueue's extension-point duration is recorded on every run; the per-plugin one for a
+/// 10 % sample of runs (kube's `pluginMetricsSamplePercent`, pkg/scheduler/schedule_one.go,
+/// used by `runPreEnqueuePlugins` in pkg/scheduler/backend/queue/scheduling_queue.go).
+#[test]
+fn pre_enqueue_plugin_durations_are_sampled() {
+    use crate::metrics::{ExtensionPoint, Series};
+    let f = fixture();
+    let runs = 4_000;
+    for i in 0..runs {
+        f.q.add(pod(&format!("p{i}"), 0, &[]));
+    }
+    let count = |want: &dyn Fn(&Series) -> bool| -> u64 {
+        f.metrics
+            .histograms()
+            .iter()
+            .filter(|h| want(&h.series))
+            .map(|h| h.hist.len())
+            .sum()
+    };
+    let point = count(&|s| matches!(s, Series::ExtensionPoint(ExtensionPoint::PreEnqueue, _)));
+    let plugin = count(&|s| {
+        matches!(
+            s,
+            Series::Plugin("SchedulingGates", ExtensionPoint::PreEnqueue, _)
+        )
+    });
+    assert_eq!(point, runs);
+    // 10 % of 4,000 is 400; a binomial spread of ±20 %, with room to spare.
+    assert!((250..=550).contains(&plugin), "{plugin} of {runs} sampled");
+}
+
+/// The draw itself: about one call in ten, on any thread.
+#[test]
+fn plugin_metric_draws_are_about_one_in_ten() {
+    let draws = |n: usize| {
+        (0..n)
+            .filter(|_| crate::metrics::sample_plugin_metrics())
+            .count()
+    };
+    assert!((700..=1_300).contains(&draws(10_000)));
+    let other = std::thread::spawn(move || draws(10_000)).join().unwrap();
+    assert!((700..=1_300).contains(&other), "{other}");
+}
