@@ -266,6 +266,12 @@ fn nanos(t: Instant) -> u64 {
     t.elapsed().as_nanos() as u64
 }
 
+/// The start of a plugin call's timing, in the cycles kube samples
+/// (`ShouldRecordPluginMetrics`); `None` reads no clock.
+fn plugin_timer(state: &CycleState) -> Option<Instant> {
+    state.record_plugin_metrics.then(Instant::now)
+}
+
 impl Framework {
     /// Builds profile number `index` (kube's `NewFramework`): one instance per plugin, the
     /// extension points expanded from `multiPoint`, score weights from `score` first, then
@@ -453,15 +459,9 @@ impl Framework {
         let mut result: Option<PreFilterResult> = None;
         let mut status = Status::success();
         for p in &self.pre_filter {
-            // kube times plugins only in sampled cycles (`ShouldRecordPluginMetrics`).
-            let t = state.record_plugin_metrics.then(Instant::now);
+            let t = plugin_timer(state);
             let (r, s) = p.pre_filter(state, pod, snapshot);
-            if let Some(t) = t {
-                self.metrics.observe(
-                    Series::Plugin(p.name(), ExtensionPoint::PreFilter, s.code()),
-                    nanos(t),
-                );
-            }
+            self.observe_plugin(t, p.name(), ExtensionPoint::PreFilter, s.code());
             if s.is_skip() {
                 state.skip_filter_plugins.push(p.name());
                 continue;
@@ -694,15 +694,9 @@ impl Framework {
         let mut rejector: Option<&'static str> = None;
         let mut out = None;
         for p in &self.post_filter {
-            // kube times plugins only in sampled cycles (`ShouldRecordPluginMetrics`).
-            let t = state.record_plugin_metrics.then(Instant::now);
+            let t = plugin_timer(state);
             let (r, s) = p.post_filter(ctx, state, pod, diagnosis);
-            if let Some(t) = t {
-                self.metrics.observe(
-                    Series::Plugin(p.name(), ExtensionPoint::PostFilter, s.code()),
-                    nanos(t),
-                );
-            }
+            self.observe_plugin(t, p.name(), ExtensionPoint::PostFilter, s.code());
             if s.is_success() {
                 out = Some((r, s));
                 break;
@@ -742,15 +736,9 @@ impl Framework {
         let start = Instant::now();
         let mut status = Status::success();
         for p in &self.pre_score {
-            // kube times plugins only in sampled cycles (`ShouldRecordPluginMetrics`).
-            let t = state.record_plugin_metrics.then(Instant::now);
+            let t = plugin_timer(state);
             let s = p.pre_score(state, pod, nodes, snapshot);
-            if let Some(t) = t {
-                self.metrics.observe(
-                    Series::Plugin(p.name(), ExtensionPoint::PreScore, s.code()),
-                    nanos(t),
-                );
-            }
+            self.observe_plugin(t, p.name(), ExtensionPoint::PreScore, s.code());
             if s.is_skip() {
                 state.skip_score_plugins.push(p.name());
                 continue;
@@ -776,6 +764,20 @@ impl Framework {
             .collect()
     }
 
+    /// Records a plugin call's duration when its cycle is sampled (`t` from `plugin_timer`).
+    fn observe_plugin(
+        &self,
+        t: Option<Instant>,
+        plugin: &'static str,
+        point: ExtensionPoint,
+        code: Code,
+    ) {
+        if let Some(t) = t {
+            self.metrics
+                .observe(Series::Plugin(plugin, point, code), nanos(t));
+        }
+    }
+
     /// Records the whole Score phase (scoring, normalising, weighting) as one sample.
     pub fn observe_phase(&self, point: ExtensionPoint, code: Code, d: Duration) {
         self.metrics
@@ -786,15 +788,9 @@ impl Framework {
         let start = Instant::now();
         let mut status = Status::success();
         for p in &self.reserve {
-            // kube times plugins only in sampled cycles (`ShouldRecordPluginMetrics`).
-            let t = state.record_plugin_metrics.then(Instant::now);
+            let t = plugin_timer(state);
             let s = p.reserve(state, pod, node);
-            if let Some(t) = t {
-                self.metrics.observe(
-                    Series::Plugin(p.name(), ExtensionPoint::Reserve, s.code()),
-                    nanos(t),
-                );
-            }
+            self.observe_plugin(t, p.name(), ExtensionPoint::Reserve, s.code());
             if !s.is_success() {
                 status = s.with_plugin(p.name());
                 break;
@@ -832,15 +828,9 @@ impl Framework {
         let mut status = Status::success();
         let mut waits = Vec::new();
         for p in &self.permit {
-            // kube times plugins only in sampled cycles (`ShouldRecordPluginMetrics`).
-            let t = state.record_plugin_metrics.then(Instant::now);
+            let t = plugin_timer(state);
             let (s, timeout) = p.permit(state, pod, node);
-            if let Some(t) = t {
-                self.metrics.observe(
-                    Series::Plugin(p.name(), ExtensionPoint::Permit, s.code()),
-                    nanos(t),
-                );
-            }
+            self.observe_plugin(t, p.name(), ExtensionPoint::Permit, s.code());
             if s.is_wait() {
                 waits.push((p.name(), timeout.min(MAX_TIMEOUT)));
                 continue;
@@ -864,15 +854,9 @@ impl Framework {
         let start = Instant::now();
         let mut status = Status::success();
         for p in &self.pre_bind {
-            // kube times plugins only in sampled cycles (`ShouldRecordPluginMetrics`).
-            let t = state.record_plugin_metrics.then(Instant::now);
+            let t = plugin_timer(state);
             let s = p.pre_bind(state, pod, node);
-            if let Some(t) = t {
-                self.metrics.observe(
-                    Series::Plugin(p.name(), ExtensionPoint::PreBind, s.code()),
-                    nanos(t),
-                );
-            }
+            self.observe_plugin(t, p.name(), ExtensionPoint::PreBind, s.code());
             if !s.is_success() && !s.is_skip() {
                 status = s.with_plugin(p.name());
                 break;
@@ -890,15 +874,9 @@ impl Framework {
         let start = Instant::now();
         let mut status = Status::skip();
         for p in &self.bind {
-            // kube times plugins only in sampled cycles (`ShouldRecordPluginMetrics`).
-            let t = state.record_plugin_metrics.then(Instant::now);
+            let t = plugin_timer(state);
             let s = p.bind(state, pod, node);
-            if let Some(t) = t {
-                self.metrics.observe(
-                    Series::Plugin(p.name(), ExtensionPoint::Bind, s.code()),
-                    nanos(t),
-                );
-            }
+            self.observe_plugin(t, p.name(), ExtensionPoint::Bind, s.code());
             if s.is_skip() {
                 continue;
             }
@@ -919,15 +897,9 @@ impl Framework {
     pub fn run_post_bind(&self, state: &mut CycleState, pod: &Pod, node: Sym) {
         let start = Instant::now();
         for p in &self.post_bind {
-            // kube times plugins only in sampled cycles (`ShouldRecordPluginMetrics`).
-            let t = state.record_plugin_metrics.then(Instant::now);
+            let t = plugin_timer(state);
             p.post_bind(state, pod, node);
-            if let Some(t) = t {
-                self.metrics.observe(
-                    Series::Plugin(p.name(), ExtensionPoint::PostBind, Code::Success),
-                    nanos(t),
-                );
-            }
+            self.observe_plugin(t, p.name(), ExtensionPoint::PostBind, Code::Success);
         }
         self.metrics.observe(
             Series::ExtensionPoint(ExtensionPoint::PostBind, Code::Success),

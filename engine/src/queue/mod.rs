@@ -328,16 +328,16 @@ impl SchedulingQueue {
             let now = Instant::now();
             let d = (now - last).as_nanos() as u64;
             last = now;
-            if !record_plugins {
-                // Timed for the extension point only.
-            } else if n_timed < MAX_TIMED {
-                timed[n_timed] = (p.name(), st.code(), d);
-                n_timed += 1;
-            } else {
-                self.metrics.observe(
-                    Series::Plugin(p.name(), ExtensionPoint::PreEnqueue, st.code()),
-                    d,
-                );
+            if record_plugins {
+                if n_timed < MAX_TIMED {
+                    timed[n_timed] = (p.name(), st.code(), d);
+                    n_timed += 1;
+                } else {
+                    self.metrics.observe(
+                        Series::Plugin(p.name(), ExtensionPoint::PreEnqueue, st.code()),
+                        d,
+                    );
+                }
             }
             if !st.is_success() {
                 rejected = Some((p.name(), st.code()));
