@@ -13,6 +13,7 @@ pub mod node;
 pub mod pdb;
 pub mod pod;
 pub mod quantity;
+pub mod quote;
 pub mod resource;
 pub mod validation;
 
@@ -25,4 +26,5 @@ pub use labels::{LabelSelector, Labels, NodeSelector, NodeSelectorTerm, Operator
 pub use node::{Node, Taint};
 pub use pdb::PodDisruptionBudget;
 pub use pod::{HostPort, Pod, PodKey, PodSpecInfo, TaintEffect, Toleration, WeightedTerm};
+pub use quote::{go_quote, go_quote_with};
 pub use resource::Resource;

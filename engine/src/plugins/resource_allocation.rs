@@ -83,10 +83,7 @@ pub(crate) fn aggregate(errs: &[FieldError]) -> Result<(), String> {
     }
 }
 
-/// Go's `%q` for a string (enough for the names in plugin args).
-pub(crate) fn quote(s: &str) -> String {
-    format!("{s:?}")
-}
+pub(crate) use crate::api::go_quote as quote;
 
 /// kube's `validateResources`: every weight in (0, 100].
 pub(crate) fn validate_resources(resources: &[ResourceSpec], path: &str) -> Vec<FieldError> {

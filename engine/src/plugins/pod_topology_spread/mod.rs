@@ -122,9 +122,7 @@ pub struct PodTopologySpreadArgs {
     pub defaulting_type: String,
 }
 
-fn quote(s: &str) -> String {
-    serde_json::to_string(s).unwrap_or_else(|_| format!("{s:?}"))
-}
+use crate::api::go_quote as quote;
 
 fn field_error(kind: ErrorType, field: String, bad: Option<String>, detail: &str) -> String {
     FieldError {
