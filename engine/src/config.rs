@@ -307,6 +307,28 @@ fn queue_sort_of(p: &Plugins) -> Vec<String> {
         .collect()
 }
 
+impl Profile {
+    /// kube's default profile (defaulting, `apis/config/v1/default_plugins.go`): the default plugins through `multiPoint` (restricted to the
+    /// plugins of this build).
+    pub fn default_profile() -> Profile {
+        Profile {
+            scheduler_name: "default-scheduler".into(),
+            plugins: Plugins {
+                multi_point: PluginSet {
+                    enabled: crate::plugins::DEFAULT_PLUGINS
+                        .iter()
+                        .map(|(n, w)| (n.to_string(), *w))
+                        .collect(),
+                    disabled: vec![],
+                },
+                ..Default::default()
+            },
+            percentage_of_nodes_to_score: None,
+            plugin_args: AHashMap::new(),
+        }
+    }
+}
+
 /// kube's default plugins: everything through `multiPoint`.
 pub fn default_plugins() -> Plugins {
     Profile::default_profile().plugins
@@ -399,8 +421,8 @@ pub fn merge_plugins(
 mod tests {
     use super::*;
     use crate::framework::NoopClient;
+    use crate::framework::metrics::Metrics;
     use crate::framework::runtime::Framework;
-    use crate::metrics::Metrics;
     use crate::plugins::{PluginContext, Registry};
     use std::sync::Arc;
 

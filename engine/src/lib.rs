@@ -16,12 +16,16 @@
 
 pub mod api;
 pub mod cache;
+pub mod clock;
 pub mod config;
 pub mod framework;
-pub mod metrics;
 pub mod plugins;
 pub mod queue;
 pub mod scheduler;
 pub mod sync;
+
+/// The metrics are the framework's instrumentation (kube's `framework/runtime/metrics_recorder.go` with
+/// the names of `pkg/scheduler/metrics`); this path stays for existing callers.
+pub use framework::metrics;
 
 pub use scheduler::{Scheduler, SchedulerConfig};

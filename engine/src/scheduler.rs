@@ -6,19 +6,19 @@
 
 use crate::api::{Node, Pod, PodKey, Sym};
 use crate::cache::{Cache, Snapshot};
+use crate::clock::{Clock, RealClock};
 use crate::framework::events::{
     ActionType, ClusterEvent, EventObject, EventResource, pod_scheduling_properties_change,
 };
 use crate::framework::interface::{ClusterClient, Diagnosis, MAX_NODE_SCORE, PostFilterContext};
+use crate::framework::metrics::{AttemptResult, ExtensionPoint, Metrics, Series};
 use crate::framework::parallelize::{
     find_feasible_blocks_in_mode, find_feasible_in_mode, num_feasible_nodes_to_find,
 };
 use crate::framework::runtime::{Framework, FrameworkError, Profile};
 use crate::framework::warm_pool::WarmPool;
 use crate::framework::{Code, CycleState, NodeRow, Status, WaitingPods};
-use crate::metrics::{AttemptResult, ExtensionPoint, Metrics, Series};
 use crate::plugins::{PluginContext, Registry};
-use crate::queue::clock::{Clock, RealClock};
 use crate::queue::{QueueConfig, QueuedPodInfo, SchedulingQueue};
 use ahash::AHashMap;
 use parking_lot::Mutex;
@@ -324,8 +324,8 @@ impl Scheduler {
     /// The gauges, as `(metric name, labels, value)`: `scheduler_pending_pods{queue}` (pods in
     /// flight count as active), `tidegate_gated_pods{gate}` and
     /// `scheduler_unschedulable_pods{plugin}`.
-    pub fn gauges(&self) -> Vec<crate::metrics::Gauge> {
-        use crate::metrics::names;
+    pub fn gauges(&self) -> Vec<crate::framework::metrics::Gauge> {
+        use crate::framework::metrics::names;
         let c = self.queue.counts();
         let mut out = vec![];
         for (q, n) in [
@@ -622,7 +622,7 @@ impl Scheduler {
 
     /// The next time at which something may become ready without an outside event: a queue
     /// flush that can move a pod, or a Permit timeout. `None`: only an event can.
-    pub fn next_timer(&self) -> Option<crate::queue::clock::Time> {
+    pub fn next_timer(&self) -> Option<crate::clock::Time> {
         let q = self.queue.next_flush_due();
         let w = self.waiting_pods.next_deadline();
         q.into_iter().chain(w).min()
@@ -645,7 +645,7 @@ impl Scheduler {
         let start = Instant::now();
         let cycle = self.queue.scheduling_cycle();
         let mut state = CycleState::new();
-        state.record_plugin_metrics = crate::metrics::sample_plugin_metrics();
+        state.record_plugin_metrics = crate::framework::metrics::sample_plugin_metrics();
         let host = match self.schedule_pod(fwk, &mut state, &pod) {
             Ok(h) => h,
             Err(mut f) => {
@@ -741,7 +741,7 @@ impl Scheduler {
     /// Records a nomination from PostFilter (`Sym::EMPTY` clears it): in the nominator now,
     /// and in the pod's status through the client (kube patches `status.nominatedNodeName`).
     fn nominate(&self, pod: &Arc<Pod>, node: Sym) {
-        use crate::queue::nominator::Nominating;
+        use crate::framework::Nominating;
         if node.is_empty() && self.queue.nominator.node_of(&pod.key).is_none() {
             return;
         }
@@ -1402,6 +1402,29 @@ fn fit_error(
 
 /// Re-exported for harnesses that build pods by key.
 pub type Key = PodKey;
+
+/// The queue side of the default profile, for tests, benches and tools that exercise the
+/// queue without a framework. (It lives here, above the queue and the plugins, so that the
+/// queue never depends on a plugin.)
+impl SchedulingQueue {
+    /// A queue with the default profile's queue-side plugins only: PrioritySort, and
+    /// SchedulingGates at PreEnqueue (with its event and hint) for `default-scheduler`. For
+    /// tests, benches and tools that exercise the queue without a framework.
+    pub fn gates_only(clock: Arc<dyn Clock>, metrics: Arc<Metrics>, cfg: QueueConfig) -> Self {
+        use crate::framework::interface::{EnqueueExtensions, Plugin, PreEnqueuePlugin};
+        use crate::plugins::priority_sort::PrioritySort;
+        use crate::plugins::scheduling_gates::SchedulingGates;
+        let gates = Arc::new(SchedulingGates);
+        let mut pre: AHashMap<Sym, Vec<Arc<dyn PreEnqueuePlugin>>> = AHashMap::new();
+        pre.insert(Sym::new("default-scheduler"), vec![gates.clone()]);
+        let mut events = AHashMap::new();
+        events.insert(gates.name(), gates.events_to_register());
+        let mut hints: AHashMap<&'static str, Arc<dyn EnqueueExtensions>> = AHashMap::new();
+        hints.insert(gates.name(), gates);
+        SchedulingQueue::new(Arc::new(PrioritySort), pre, events, clock, metrics, cfg)
+            .with_queueing_hints(hints)
+    }
+}
 
 #[cfg(test)]
 mod tests {

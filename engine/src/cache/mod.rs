@@ -8,6 +8,7 @@
 
 use crate::api::{Node, Pod, PodKey, Sym};
 use crate::framework::node_info::{NodeInfo, NodeRow};
+pub use crate::framework::snapshot::{ImageStateSummary, Snapshot};
 use ahash::AHashMap;
 use parking_lot::Mutex;
 use std::sync::Arc;
@@ -33,38 +34,6 @@ struct Inner {
     /// Image name → its size and the number of nodes that have it (kube's cache
     /// `imageStates`).
     image_nodes: Arc<AHashMap<Sym, ImageStateSummary>>,
-}
-
-/// The cluster as one scheduling cycle sees it.
-#[derive(Default)]
-pub struct Snapshot {
-    pub nodes: Vec<Arc<NodeInfo>>,
-    /// `rows[i]` is `NodeRow::of(&nodes[i])`: the hot fields of every node in one contiguous
-    /// table, which Filter and Score read in order instead of chasing each NodeInfo.
-    pub rows: Vec<NodeRow>,
-    /// Node name → index into `nodes`.
-    pub index: AHashMap<Sym, usize>,
-    slot_to_index: AHashMap<usize, usize>,
-    /// Indices into `nodes` of the nodes running a pod with pod affinity or anti-affinity.
-    pub have_pods_with_affinity: Vec<usize>,
-    /// Indices into `nodes` of the nodes running a pod with required anti-affinity.
-    pub have_pods_with_required_anti_affinity: Vec<usize>,
-    /// Image name → its size and the number of nodes that have it.
-    pub image_states: Arc<AHashMap<Sym, ImageStateSummary>>,
-}
-
-/// kube's `ImageStateSummary`: the size of an image (as the first node that reported the name
-/// gave it, as kube's cache keeps it) and how many nodes have it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct ImageStateSummary {
-    pub size: i64,
-    pub num_nodes: u32,
-}
-
-impl Snapshot {
-    pub fn get(&self, name: Sym) -> Option<&Arc<NodeInfo>> {
-        self.index.get(&name).map(|&i| &self.nodes[i])
-    }
 }
 
 pub struct Cache {

@@ -8,10 +8,10 @@
 use super::cycle_state::CycleState;
 use super::events::{ClusterEvent, EventObject, QueueingHint};
 use super::node_info::{NodeInfo, NodeRow, NodeTraits};
+use super::snapshot::Snapshot;
 use super::status::Status;
-use crate::api::{LabelSelector, Labels, Pod, Sym};
-use crate::cache::Snapshot;
-use crate::queue::QueuedPodInfo;
+use super::types::{Nominating, QueuedPodInfo};
+use crate::api::{LabelSelector, Labels, Pod, PodKey, Sym};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -187,8 +187,24 @@ pub struct PostFilterResult {
 pub struct PostFilterContext<'a> {
     pub snapshot: &'a Snapshot,
     pub framework: &'a crate::framework::runtime::Framework,
-    pub nominator: &'a crate::queue::nominator::Nominator,
+    pub nominator: &'a dyn PodNominator,
     pub waiting_pods: &'a crate::framework::WaitingPods,
+}
+
+/// The nominator as the framework sees it (kube's `PodNominator` in `framework/interface.go`):
+/// which pods are nominated to which node. The scheduling queue owns the implementation
+/// (`crate::queue::nominator::Nominator`).
+pub trait PodNominator: Send + Sync {
+    /// Nominates `pod` (replacing its old nomination; an assigned pod or an empty node
+    /// nominates nothing).
+    fn add_nominated_pod(&self, pod: &Arc<Pod>, how: Nominating);
+    fn delete_nominated_pod_if_exists(&self, key: &PodKey);
+    /// A pod object changed: keeps an in-memory nomination when neither object carries one.
+    fn update_nominated_pod(&self, old: &Pod, new: &Arc<Pod>);
+    fn nominated_pods_for_node(&self, node: Sym) -> Vec<Arc<Pod>>;
+    /// Per node, the pods nominated there with priority at least `pod`'s, other than `pod`
+    /// (kube's `addGENominatedPods` input).
+    fn nominated_at_least(&self, pod: &Pod) -> ahash::AHashMap<Sym, Vec<Arc<Pod>>>;
 }
 
 pub trait PostFilterPlugin: Plugin {

@@ -4,10 +4,14 @@
 pub mod cycle_state;
 pub mod events;
 pub mod interface;
+pub mod metrics;
 pub mod node_info;
 pub mod parallelize;
+pub mod registry;
 pub mod runtime;
+pub mod snapshot;
 pub mod status;
+pub mod types;
 pub mod waiting_pods;
 pub mod warm_pool;
 
@@ -15,6 +19,9 @@ pub use cycle_state::CycleState;
 pub use events::{ActionType, ClusterEvent, EventResource};
 pub use interface::*;
 pub use node_info::{NodeInfo, NodeRow, NodeTraits};
+pub use registry::{PluginContext, PluginFactory, Registry};
 pub use runtime::{Framework, FrameworkError, Profile};
+pub use snapshot::Snapshot;
 pub use status::{Code, Status};
+pub use types::{Nominating, QueuedPodInfo};
 pub use waiting_pods::{WaitingPod, WaitingPods};

@@ -94,7 +94,7 @@ impl NodeTraits {
     }
 }
 
-/// One row of the snapshot's node table ([`crate::cache::Snapshot::rows`]): the fields of a
+/// One row of the snapshot's node table ([`crate::framework::Snapshot::rows`]): the fields of a
 /// node that Filter and Score read for nearly every pod, packed in one cache line.
 ///
 /// Filter and Score walk thousands of nodes per cycle, different ones each cycle (kube's

@@ -10,11 +10,11 @@ use super::events::ClusterEvent;
 use super::interface::*;
 use super::node_info::{NodeInfo, NodeRow, NodeTraits};
 use super::parallelize::BlockVerdicts;
+use super::registry::{PluginContext, Registry};
+use super::snapshot::Snapshot;
 use super::status::{Code, Status};
 use crate::api::{Pod, Sym};
-use crate::cache::Snapshot;
-use crate::metrics::{ExtensionPoint, Metrics, Series};
-use crate::plugins::{PluginContext, Registry};
+use crate::framework::metrics::{ExtensionPoint, Metrics, Series};
 use ahash::AHashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -135,28 +135,6 @@ pub struct Profile {
     pub percentage_of_nodes_to_score: Option<u32>,
     /// `pluginConfig`: plugin name → args (JSON form of the YAML).
     pub plugin_args: AHashMap<String, serde_json::Value>,
-}
-
-impl Profile {
-    /// kube's default profile: the default plugins through `multiPoint` (restricted to the
-    /// plugins of this build).
-    pub fn default_profile() -> Profile {
-        Profile {
-            scheduler_name: "default-scheduler".into(),
-            plugins: Plugins {
-                multi_point: PluginSet {
-                    enabled: crate::plugins::DEFAULT_PLUGINS
-                        .iter()
-                        .map(|(n, w)| (n.to_string(), *w))
-                        .collect(),
-                    disabled: vec![],
-                },
-                ..Default::default()
-            },
-            percentage_of_nodes_to_score: None,
-            plugin_args: AHashMap::new(),
-        }
-    }
 }
 
 /// Whether a plugin implements an extension point (by its config name).

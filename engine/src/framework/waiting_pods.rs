@@ -18,7 +18,7 @@
 
 use super::status::{Code, Status};
 use crate::api::{Pod, PodKey, Sym};
-use crate::queue::clock::{Clock, RealClock, Time};
+use crate::clock::{Clock, RealClock, Time};
 use ahash::AHashMap;
 use parking_lot::{Condvar, Mutex};
 use std::cmp::Reverse;
@@ -371,7 +371,7 @@ mod tests {
 
     #[test]
     fn a_manual_clock_fires_timeouts_only_when_asked() {
-        use crate::queue::clock::VirtualClock;
+        use crate::clock::VirtualClock;
         let clock = Arc::new(VirtualClock::new());
         let w = WaitingPods::with_manual_clock(clock.clone());
         let (tx, rx) = mpsc::channel();

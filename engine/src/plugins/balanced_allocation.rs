@@ -12,7 +12,7 @@ use super::resource_allocation::{
 };
 use crate::api::Pod;
 use crate::api::validation::ErrorType;
-use crate::cache::Snapshot;
+use crate::framework::Snapshot;
 use crate::framework::cycle_state::CycleState;
 use crate::framework::events::{ActionType, ClusterEvent, EventResource};
 use crate::framework::interface::{EnqueueExtensions, Plugin, PreScorePlugin, ScorePlugin};

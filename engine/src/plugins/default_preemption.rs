@@ -461,12 +461,10 @@ impl PostFilterPlugin for DefaultPreemption {
                 );
             }
         }
-        for p in ctx.nominator.pods_for_node(c.node) {
+        for p in ctx.nominator.nominated_pods_for_node(c.node) {
             if p.priority() < pod.priority() {
-                ctx.nominator.add(
-                    &p,
-                    crate::queue::nominator::Nominating::Override(Sym::EMPTY),
-                );
+                ctx.nominator
+                    .add_nominated_pod(&p, crate::framework::Nominating::Override(Sym::EMPTY));
                 self.client.set_nominated_node_name(&p, None);
             }
         }

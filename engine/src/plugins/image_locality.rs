@@ -5,7 +5,7 @@
 //! Source of behaviour: `pkg/scheduler/framework/plugins/imagelocality/image_locality.go`.
 
 use crate::api::{Pod, Sym};
-use crate::cache::Snapshot;
+use crate::framework::Snapshot;
 use crate::framework::cycle_state::CycleState;
 use crate::framework::interface::{MAX_NODE_SCORE, Plugin, PreScorePlugin, ScorePlugin};
 use crate::framework::node_info::NodeInfo;

@@ -42,7 +42,7 @@
 //! every map; `kept_sums_refresh_many_nodes_on_a_pool` covers the parallel refresh.
 
 use crate::api::{LabelSelector, Labels, Sym};
-use crate::cache::Snapshot;
+use crate::framework::Snapshot;
 use crate::framework::interface::ClusterClient;
 use crate::framework::node_info::NodeInfo;
 use ahash::AHashMap;

@@ -21,43 +21,9 @@ pub mod resource_allocation;
 pub mod scheduling_gates;
 pub mod taint_toleration;
 
-use crate::framework::interface::{ClusterClient, Plugin};
-use ahash::AHashMap;
+use crate::framework::interface::Plugin;
+pub use crate::framework::registry::{PluginContext, PluginFactory, Registry, decode_args};
 use std::sync::Arc;
-
-/// What a factory gets to build a plugin.
-pub struct PluginContext {
-    pub client: Arc<dyn ClusterClient>,
-    /// Pods waiting at Permit: Permit plugins allow or reject them through this.
-    pub waiting_pods: crate::framework::WaitingPods,
-    /// The scheduler's Filter/Score pool (`parallelism` threads) for plugins that fan out
-    /// over nodes in PreFilter/PreScore; `None`: work sequentially.
-    pub pool: Option<Arc<rayon::ThreadPool>>,
-}
-
-/// Builds a plugin from the context and its `pluginConfig` args (`None`: none given, use the
-/// defaults). An `Err` is the message of kube's args validation.
-pub type PluginFactory = Arc<
-    dyn Fn(&PluginContext, Option<&serde_json::Value>) -> Result<Arc<dyn Plugin>, String>
-        + Send
-        + Sync,
->;
-
-/// Decodes a plugin's args (camelCase fields, unknown fields refused) over its defaults.
-pub fn decode_args<T: serde::de::DeserializeOwned + Default>(
-    args: Option<&serde_json::Value>,
-) -> Result<T, String> {
-    match args {
-        None => Ok(T::default()),
-        Some(v) => serde_json::from_value(v.clone()).map_err(|e| e.to_string()),
-    }
-}
-
-/// Plugin name → factory.
-#[derive(Clone, Default)]
-pub struct Registry {
-    factories: AHashMap<String, PluginFactory>,
-}
 
 impl Registry {
     /// The in-tree plugins of this build.
@@ -111,44 +77,6 @@ impl Registry {
             Arc::new(default_binder::DefaultBinder::new(ctx.client.clone()))
         });
         r
-    }
-
-    /// Registers a plugin that takes no args.
-    pub fn register(
-        &mut self,
-        name: &str,
-        f: impl Fn(&PluginContext) -> Arc<dyn Plugin> + Send + Sync + 'static,
-    ) {
-        let name_owned = name.to_string();
-        self.factories.insert(
-            name.to_string(),
-            Arc::new(move |ctx, args| match args {
-                Some(_) => Err(format!("plugin {name_owned:?} takes no args")),
-                None => Ok(f(ctx)),
-            }),
-        );
-    }
-
-    /// Registers a plugin built from its args.
-    pub fn register_with_args(
-        &mut self,
-        name: &str,
-        f: impl Fn(&PluginContext, Option<&serde_json::Value>) -> Result<Arc<dyn Plugin>, String>
-        + Send
-        + Sync
-        + 'static,
-    ) {
-        self.factories.insert(name.to_string(), Arc::new(f));
-    }
-
-    pub fn get(&self, name: &str) -> Option<&PluginFactory> {
-        self.factories.get(name)
-    }
-
-    pub fn names(&self) -> Vec<&str> {
-        let mut v: Vec<&str> = self.factories.keys().map(String::as_str).collect();
-        v.sort_unstable();
-        v
     }
 }
 

@@ -7,7 +7,7 @@
 
 use super::helper::default_normalize_score;
 use crate::api::{Node, NodeSelector, Operator, Pod, Sym, WeightedTerm};
-use crate::cache::Snapshot;
+use crate::framework::Snapshot;
 use crate::framework::cycle_state::CycleState;
 use crate::framework::events::{
     ActionType, ClusterEvent, EventObject, EventResource, QueueingHint,

@@ -2,7 +2,7 @@
 //! Source of behaviour: `pkg/scheduler/framework/plugins/nodeports/node_ports.go`.
 
 use crate::api::Pod;
-use crate::cache::Snapshot;
+use crate::framework::Snapshot;
 use crate::framework::cycle_state::CycleState;
 use crate::framework::events::{
     ActionType, ClusterEvent, EventObject, EventResource, QueueingHint,

@@ -13,7 +13,7 @@ use super::resource_allocation::{
 };
 use crate::api::validation::{ErrorType, FieldError, is_qualified_name};
 use crate::api::{Pod, Resource, Sym};
-use crate::cache::Snapshot;
+use crate::framework::Snapshot;
 use crate::framework::cycle_state::CycleState;
 use crate::framework::events::{
     ActionType, ClusterEvent, EventObject, EventResource, QueueingHint,

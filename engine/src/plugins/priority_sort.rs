@@ -1,8 +1,8 @@
 //! PrioritySort: higher `spec.priority` first, then earlier enqueue time.
 //! Source of behaviour: `pkg/scheduler/framework/plugins/queuesort/priority_sort.go`.
 
+use crate::framework::QueuedPodInfo;
 use crate::framework::interface::{Plugin, QueueSortPlugin};
-use crate::queue::QueuedPodInfo;
 use std::sync::Arc;
 
 pub const NAME: &str = "PrioritySort";

@@ -4,7 +4,7 @@
 
 use super::helper::default_normalize_score;
 use crate::api::{Pod, Taint, TaintEffect, Toleration};
-use crate::cache::Snapshot;
+use crate::framework::Snapshot;
 use crate::framework::cycle_state::CycleState;
 use crate::framework::events::{
     ActionType, ClusterEvent, EventObject, EventResource, QueueingHint,

@@ -9,9 +9,9 @@
 //! A pod is in at most one of the two.
 
 use super::QueuedPodInfo;
-use super::clock::Time;
 use super::heap::KeyedHeap;
 use crate::api::PodKey;
+use crate::clock::Time;
 use std::sync::Arc;
 
 type Entry = (Time, QueuedPodInfo);

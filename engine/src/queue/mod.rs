@@ -3,7 +3,8 @@
 
 pub mod active;
 pub mod backoff;
-pub mod clock;
+/// The clock moved to [`crate::clock`]; this path stays for existing callers.
+pub use crate::clock;
 pub mod gated;
 pub mod heap;
 pub mod nominator;
@@ -13,16 +14,18 @@ pub mod unschedulable;
 
 use crate::api::labels::Labels;
 use crate::api::{Pod, PodKey, Sym};
+use crate::clock::{Clock, Time};
+/// `QueuedPodInfo` lives in the framework (kube's `framework/types.go`); re-exported here.
+pub use crate::framework::QueuedPodInfo;
 use crate::framework::events::{ActionType, ClusterEvent, EventResource, labels};
 use crate::framework::events::{EventObject, QueueingHint, pod_scheduling_properties_change};
 use crate::framework::interface::{EnqueueExtensions, PreEnqueuePlugin, QueueSortPlugin};
+use crate::framework::metrics::{ExtensionPoint, Metrics, Series};
 use crate::framework::status::Code;
-use crate::metrics::{ExtensionPoint, Metrics, Series};
 use crate::sync::{Condvar, Mutex};
 use active::ActiveQ;
 use ahash::AHashMap;
 use backoff::BackoffQueue;
-use clock::{Clock, Time};
 use gated::GatedPods;
 use nominator::{Nominating, Nominator};
 use std::collections::VecDeque;
@@ -38,55 +41,6 @@ pub const BACKOFF_WINDOW: Duration = Duration::from_secs(1);
 fn align_to_window(t: Time) -> Time {
     let w = BACKOFF_WINDOW.as_nanos();
     Duration::from_nanos(u64::try_from(t.as_nanos() / w * w).unwrap_or(u64::MAX))
-}
-
-/// A pod in the queue with its scheduling bookkeeping (kube's `QueuedPodInfo`).
-#[derive(Clone, Debug)]
-pub struct QueuedPodInfo {
-    pub pod: Arc<Pod>,
-    /// When the pod was added; refreshed when it comes back after a failed attempt.
-    pub timestamp: Time,
-    /// Incremented on every Pop.
-    pub attempts: u32,
-    pub unschedulable_count: u32,
-    pub consecutive_errors_count: u32,
-    /// Set the first time the pod enters activeQ (so SLI latency excludes time spent gated).
-    pub initial_attempt_timestamp: Option<Time>,
-    pub unschedulable_plugins: Vec<&'static str>,
-    pub pending_plugins: Vec<&'static str>,
-    /// The PreEnqueue plugin that keeps the pod gated, if any.
-    pub gating_plugin: Option<&'static str>,
-}
-
-impl QueuedPodInfo {
-    pub fn new(pod: Arc<Pod>, now: Time) -> QueuedPodInfo {
-        QueuedPodInfo {
-            pod,
-            timestamp: now,
-            attempts: 0,
-            unschedulable_count: 0,
-            consecutive_errors_count: 0,
-            initial_attempt_timestamp: None,
-            unschedulable_plugins: Vec::new(),
-            pending_plugins: Vec::new(),
-            gating_plugin: None,
-        }
-    }
-
-    pub fn key(&self) -> &PodKey {
-        &self.pod.key
-    }
-
-    pub fn gated(&self) -> bool {
-        self.gating_plugin.is_some()
-    }
-
-    pub(crate) fn rejectors(&self) -> impl Iterator<Item = &'static str> + '_ {
-        self.unschedulable_plugins
-            .iter()
-            .chain(self.pending_plugins.iter())
-            .copied()
-    }
 }
 
 /// Queue tunables (kube's defaults).
@@ -259,24 +213,6 @@ impl SchedulingQueue {
         }
     }
 
-    /// A queue with the default profile's queue-side plugins only: PrioritySort, and
-    /// SchedulingGates at PreEnqueue (with its event and hint) for `default-scheduler`. For
-    /// tests, benches and tools that exercise the queue without a framework.
-    pub fn gates_only(clock: Arc<dyn Clock>, metrics: Arc<Metrics>, cfg: QueueConfig) -> Self {
-        use crate::framework::interface::Plugin;
-        use crate::plugins::priority_sort::PrioritySort;
-        use crate::plugins::scheduling_gates::SchedulingGates;
-        let gates = Arc::new(SchedulingGates);
-        let mut pre: AHashMap<Sym, Vec<Arc<dyn PreEnqueuePlugin>>> = AHashMap::new();
-        pre.insert(Sym::new("default-scheduler"), vec![gates.clone()]);
-        let mut events = AHashMap::new();
-        events.insert(gates.name(), gates.events_to_register());
-        let mut hints: AHashMap<&'static str, Arc<dyn EnqueueExtensions>> = AHashMap::new();
-        hints.insert(gates.name(), gates);
-        SchedulingQueue::new(Arc::new(PrioritySort), pre, events, clock, metrics, cfg)
-            .with_queueing_hints(hints)
-    }
-
     /// Registers `events` for `plugin` (as if its EnqueueExtensions said so; no hint).
     pub fn with_plugin_events(mut self, plugin: &'static str, events: Vec<ClusterEvent>) -> Self {
         self.plugin_events.insert(plugin, events);
@@ -305,7 +241,7 @@ impl SchedulingQueue {
     /// the per-plugin series is recorded for a 10 % sample of runs, as kube's
     /// `runPreEnqueuePlugins` does.
     fn run_pre_enqueue(&self, q: &mut QueuedPodInfo) -> bool {
-        let record_plugins = crate::metrics::sample_plugin_metrics();
+        let record_plugins = crate::framework::metrics::sample_plugin_metrics();
         // Plugins are timed back to back (one clock read per boundary) and recorded after the
         // run, so neither figure includes the cost of recording the other.
         const MAX_TIMED: usize = 8;

@@ -12,18 +12,11 @@
 //! Invariant: `by_node[n]` lists `k` iff `by_pod[k].0 == n`.
 
 use crate::api::{Pod, PodKey, Sym};
+pub use crate::framework::Nominating;
+use crate::framework::PodNominator;
 use ahash::AHashMap;
 use parking_lot::Mutex;
 use std::sync::Arc;
-
-/// How `add` picks the node (kube's NominatingInfo mode).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Nominating {
-    /// Use the pod's `status.nominatedNodeName`.
-    FromStatus,
-    /// Nominate to this node (preemption); `Sym::EMPTY` clears the nomination.
-    Override(Sym),
-}
 
 #[derive(Default)]
 struct Inner {
@@ -125,6 +118,28 @@ impl Nominator {
 
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+}
+
+impl PodNominator for Nominator {
+    fn add_nominated_pod(&self, pod: &Arc<Pod>, how: Nominating) {
+        self.add(pod, how);
+    }
+
+    fn delete_nominated_pod_if_exists(&self, key: &PodKey) {
+        self.delete(key);
+    }
+
+    fn update_nominated_pod(&self, old: &Pod, new: &Arc<Pod>) {
+        self.update(old, new);
+    }
+
+    fn nominated_pods_for_node(&self, node: Sym) -> Vec<Arc<Pod>> {
+        self.pods_for_node(node)
+    }
+
+    fn nominated_at_least(&self, pod: &Pod) -> AHashMap<Sym, Vec<Arc<Pod>>> {
+        Nominator::nominated_at_least(self, pod)
     }
 }
 

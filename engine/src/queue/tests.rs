@@ -5,9 +5,9 @@
 //! TestPriorityQueue_flushUnschedulablePodsLeftover, TestPodSchedulingGates...) re-expressed for
 //! this API.
 
-use super::clock::{Clock, VirtualClock};
 use super::*;
 use crate::api::{PodSpecInfo, Sym};
+use crate::clock::{Clock, VirtualClock};
 use crate::framework::events::{ActionType, ClusterEvent, EventResource};
 use crate::framework::interface::{Plugin, PreEnqueuePlugin};
 use crate::framework::status::{Code, Status};
@@ -747,7 +747,7 @@ fn pre_enqueue_runs_when_a_pod_enters_backoff() {
 /// used by `runPreEnqueuePlugins` in pkg/scheduler/backend/queue/scheduling_queue.go).
 #[test]
 fn pre_enqueue_plugin_durations_are_sampled() {
-    use crate::metrics::{ExtensionPoint, Series};
+    use crate::framework::metrics::{ExtensionPoint, Series};
     let f = fixture();
     let runs = 4_000;
     for i in 0..runs {
@@ -778,7 +778,7 @@ fn pre_enqueue_plugin_durations_are_sampled() {
 fn plugin_metric_draws_are_about_one_in_ten() {
     let draws = |n: usize| {
         (0..n)
-            .filter(|_| crate::metrics::sample_plugin_metrics())
+            .filter(|_| crate::framework::metrics::sample_plugin_metrics())
             .count()
     };
     assert!((700..=1_300).contains(&draws(10_000)));

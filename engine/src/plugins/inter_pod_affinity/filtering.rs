@@ -5,7 +5,7 @@ use super::{
     selector_matches_labels, term_matches,
 };
 use crate::api::{Labels, Pod, PodAffinityTerm, Sym};
-use crate::cache::Snapshot;
+use crate::framework::Snapshot;
 use crate::framework::cycle_state::CycleState;
 use crate::framework::interface::{
     ClusterClient, FilterPlugin, PreFilterExtensions, PreFilterPlugin, PreFilterResult,

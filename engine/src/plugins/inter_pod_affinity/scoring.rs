@@ -5,7 +5,7 @@ use super::{
     term_matches,
 };
 use crate::api::{Labels, Pod, Sym};
-use crate::cache::Snapshot;
+use crate::framework::Snapshot;
 use crate::framework::cycle_state::CycleState;
 use crate::framework::interface::{MAX_NODE_SCORE, PreScorePlugin, ScorePlugin};
 use crate::framework::node_info::NodeInfo;

@@ -6,7 +6,8 @@ use crate::api::{
     LabelSelector, Labels, Node, Operator, Pod, PodAffinity, PodAffinityTerm, PodSpecInfo,
     Requirement, Sym, WeightedPodAffinityTerm,
 };
-use crate::cache::{Cache, Snapshot};
+use crate::cache::Cache;
+use crate::framework::Snapshot;
 use crate::framework::cycle_state::CycleState;
 use crate::framework::events::{
     ActionType, ClusterEvent, EventObject, EventResource, QueueingHint,

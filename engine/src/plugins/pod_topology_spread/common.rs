@@ -6,7 +6,7 @@ use crate::api::{
     LabelSelector, Labels, NodeInclusionPolicy, Pod, Sym, Taint, TopologySpreadConstraint,
     UnsatisfiableConstraintAction,
 };
-use crate::cache::Snapshot;
+use crate::framework::Snapshot;
 use crate::framework::node_info::NodeInfo;
 use crate::plugins::kept::{Item, Kept, Tally, Worker, push_item};
 use crate::plugins::{node_affinity, taint_toleration};

@@ -5,7 +5,7 @@
 use super::common::{Constraint, DomainTally, PolicyNeeds, kept_domain_counts, node_has_all_keys};
 use super::{ERR_REASON_CONSTRAINTS_NOT_MATCH, ERR_REASON_NODE_LABEL_NOT_MATCH, PodTopologySpread};
 use crate::api::{Pod, Sym, UnsatisfiableConstraintAction};
-use crate::cache::Snapshot;
+use crate::framework::Snapshot;
 use crate::framework::cycle_state::CycleState;
 use crate::framework::node_info::NodeInfo;
 use crate::framework::status::{Code, Status};

@@ -62,7 +62,7 @@ use crate::api::validation::{ErrorType, FieldError, is_qualified_name};
 use crate::api::{
     NodeInclusionPolicy, Pod, Sym, TopologySpreadConstraint, UnsatisfiableConstraintAction,
 };
-use crate::cache::Snapshot;
+use crate::framework::Snapshot;
 use crate::framework::cycle_state::CycleState;
 use crate::framework::events::{
     ActionType, ClusterEvent, EventObject, EventResource, QueueingHint,

@@ -4,7 +4,7 @@
 use super::PodTopologySpread;
 use super::common::{Constraint, count_pods_match_selector, kept_domain_counts, node_has_all_keys};
 use crate::api::{Pod, Sym, UnsatisfiableConstraintAction};
-use crate::cache::Snapshot;
+use crate::framework::Snapshot;
 use crate::framework::cycle_state::CycleState;
 use crate::framework::interface::MAX_NODE_SCORE;
 use crate::framework::node_info::NodeInfo;

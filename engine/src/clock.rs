@@ -1,4 +1,5 @@
-//! Time for the queue: real by default, virtual for deterministic runs and tests.
+//! Time for the scheduler (queue flushes and backoff, Permit timeouts): real by default, virtual for
+//! deterministic runs and tests.
 //!
 //! Times are `Duration`s since the clock's own epoch, so a virtual clock can start at zero and
 //! backoff expiry and flush periods are testable without sleeping.
