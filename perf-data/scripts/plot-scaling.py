@@ -1,9 +1,8 @@
+# Usage: python3 perf-data/scripts/plot-scaling.py results.tsv out.svg
 """Draws results.tsv (nodes, threads, pods/s[, runs]) as one SVG with two panels: throughput
 against nodes (log scale, one line per thread count) and throughput against rayon threads (log2
 scale, one line per node count). The first comment line of the TSV (commit, date, machine) is
-printed under the title. Standard library only.
-
-Usage: python3 plot.py results.tsv out.svg"""
+printed under the title. Standard library only."""
 import math
 import sys
 from html import escape

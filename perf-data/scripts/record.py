@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
+# Usage: python3 perf-data/scripts/record.py CONFIG WORKLOAD --out perf-data/results/NAME [--runs 3] [--bin BIN] [-- EXTRA_TIDEGATE_ARGS]
 """Runs one workload N times with `tidegate run`, keeps every data-items file, and prints the
 medians of throughput (Average, Perc50) and of the exact/bucket p90 PreEnqueue duration.
 
-usage: perf-data/record.py CONFIG WORKLOAD [--runs 3] [--out perf-data/results/NAME] [-- extra args]
+Run from the repository root. BIN defaults to $TIDEGATE, else target/release/tidegate. Writes
+runN.json (the data items of run N) and summary.json (every run and the medians) under --out.
 """
 import argparse, json, os, statistics, subprocess, sys, tempfile, glob, shutil
 
@@ -11,7 +13,7 @@ ap.add_argument("config")
 ap.add_argument("workload")
 ap.add_argument("--runs", type=int, default=3)
 ap.add_argument("--out", required=True, help="folder for the data-items files of every run")
-ap.add_argument("--bin", default="target/release/tidegate")
+ap.add_argument("--bin", default=os.environ.get("TIDEGATE", "target/release/tidegate"))
 ap.add_argument("extra", nargs="*")
 a = ap.parse_args()
 

@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
+# Usage: bash perf-data/scripts/scaling-curve.sh [THREADS...]   (default threads: 1 2)
+#
 # The scaling curve: ScalingCurve (perf-data/workloads/scale.yaml) at 500 to 100,000 nodes, for
 # each thread count given (default: 1 2), three runs each; writes results.tsv (median Average
-# pods/s, with all three runs) and scaling.svg.
+# pods/s, with all three runs) and scaling.svg (drawn by plot-scaling.py).
 #
-# Usage: bash perf-data/scaling/run.sh [THREADS...]
 # Environment: TIDEGATE=path/to/binary skips the build (a machine without cargo), and
 #              TIDEGATE_COMMIT=abc1234 names its commit in the header;
-#              SCALING_OUT=dir writes there instead of perf-data/scaling;
+#              SCALING_OUT=dir writes there instead of
+#              perf-data/results/scaling/<N>cpu-<commit>;
 #              SCALING_NODES="500 5000" limits the node counts.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -17,10 +19,10 @@ if [[ -z $bin ]]; then
   cargo build --release -q -p tidegate-bench
   bin=target/release/tidegate
 fi
-out=${SCALING_OUT:-perf-data/scaling}
+commit=${TIDEGATE_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
+out=${SCALING_OUT:-perf-data/results/scaling/$(nproc)cpu-$commit}
 nodes=(${SCALING_NODES:-500 5000 15000 50000 100000})
 mkdir -p "$out"
-commit=${TIDEGATE_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
 cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')
 {
   echo "# commit $commit, $(date -u +%F), $(nproc) CPUs ($cpu): median of 3 runs, SchedulingThroughput Average (pods/s)"
@@ -38,5 +40,5 @@ for t in "${threads[@]}"; do
     echo -e "$n\t$t\t$med\t${vals[*]}" | tee -a "$out/results.tsv"
   done
 done
-python3 perf-data/scaling/plot.py "$out/results.tsv" "$out/scaling.svg"
+python3 perf-data/scripts/plot-scaling.py "$out/results.tsv" "$out/scaling.svg"
 echo "wrote $out/results.tsv and $out/scaling.svg"

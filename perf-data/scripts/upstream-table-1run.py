@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
+# Usage: python3 perf-data/scripts/upstream-table-1run.py perf-data/results/upstream-table/<commit>
 """Markdown table of every upstream performance workload: supported or not, our Average and
-Perc50 pods/s beside the config's threshold. Usage (repository root):
-python3 perf-data/results/issue5/table.py perf-data/results/issue5"""
+Perc50 pods/s beside the config's threshold, from ONE run (upstream-run.sh's output folder);
+upstream-table.py is the three-run version."""
 import re, sys, pathlib
 d = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else ".")
 rows = []

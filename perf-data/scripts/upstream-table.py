@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
+# Usage: python3 perf-data/scripts/upstream-table.py perf-data/results/upstream-table/<commit> > .../table.md
 """Markdown table of every upstream performance workload from three runs (run1..run3 of
-run-upstream-3.sh): the median of the three Average and Perc50 pods/s, the config's threshold,
-the ratio of the median Average to it, and the median p90 PreEnqueue. Usage (repository root):
-python3 perf-data/results/issue7/table3.py perf-data/results/issue7/table-<rev>"""
+upstream-run3.sh): the median of the three Average and Perc50 pods/s, the config's threshold,
+the ratio of the median Average to it, and the median p90 PreEnqueue. Reads the configs'
+workload lists from run1/list-*.txt."""
 import re, statistics, sys, pathlib
 
 d = pathlib.Path(sys.argv[1])
