@@ -1,0 +1,162 @@
+//! The event handlers (kube's `pkg/scheduler/eventhandlers.go`): nodes and pods added,
+//! updated and deleted, as an informer (or the harness's object store) reports them. Pods not
+//! yet bound go to the queue (PreEnqueue decides activeQ or the gated set); bound pods go to
+//! the cache and, as cluster events, to the queue's hints.
+
+use crate::api::{Node, Pod, Sym};
+use crate::framework::events::{
+    ActionType, ClusterEvent, EventObject, EventResource, pod_scheduling_properties_change,
+};
+use std::sync::Arc;
+
+use super::Scheduler;
+
+impl Scheduler {
+    pub fn on_node_add(&self, node: Arc<Node>) {
+        self.cache.add_node(node.clone());
+        self.queue.on_cluster_event(
+            ClusterEvent::new(EventResource::Node, ActionType::ADD),
+            EventObject::None,
+            EventObject::Node(node),
+        );
+    }
+
+    pub fn on_node_update(&self, old: &Node, new: Arc<Node>) {
+        let mut action = 0u32;
+        if old.allocatable != new.allocatable {
+            action |= ActionType::UPDATE_NODE_ALLOCATABLE.0;
+        }
+        if old.labels != new.labels {
+            action |= ActionType::UPDATE_NODE_LABEL.0;
+        }
+        if old.taints != new.taints || old.unschedulable != new.unschedulable {
+            action |= ActionType::UPDATE_NODE_TAINT.0;
+        }
+        self.cache.update_node(new.clone());
+        // One event per changed aspect, as kube's nodeSchedulingPropertiesChange does.
+        let old = EventObject::Node(Arc::new(old.clone()));
+        for bit in 0..12 {
+            let a = 1u32 << bit;
+            if action & a != 0 {
+                self.queue.on_cluster_event(
+                    ClusterEvent::new(EventResource::Node, ActionType(a)),
+                    old.clone(),
+                    EventObject::Node(new.clone()),
+                );
+            }
+        }
+    }
+
+    /// kube's `deleteNodeFromCache`: the node leaves the cache, and the pods whose rejectors
+    /// registered NodeDelete (PodTopologySpread: a domain may be gone) hear of it.
+    pub fn on_node_delete(&self, name: Sym) {
+        if let Some(old) = self.cache.remove_node(name) {
+            self.queue.on_cluster_event(
+                ClusterEvent::new(EventResource::Node, ActionType::DELETE),
+                EventObject::Node(old),
+                EventObject::None,
+            );
+        }
+    }
+
+    /// kube's `addAssignedPodToCache`'s queue step: with QueueingHints, every parked pod whose
+    /// rejector registered the event goes through its hints (`MoveAllToActiveOrBackoffQueue`);
+    /// without, only the cross-topology candidates (`AssignedPodAdded`). Source:
+    /// pkg/scheduler/eventhandlers.go in kubernetes/kubernetes, which takes the first path
+    /// whenever the gate is on, because the pre-filter knows only the in-tree plugins and
+    /// misses pods a relabelled pod stops blocking.
+    pub(super) fn assigned_pod_added(&self, pod: Arc<Pod>) {
+        if self.queue.queueing_hints() {
+            self.queue.assigned_pod_event(
+                ClusterEvent::new(EventResource::AssignedPod, ActionType::ADD),
+                None,
+                Some(pod),
+            );
+        } else {
+            let ns = self.client.namespace_labels(pod.namespace);
+            self.queue.assigned_pod_added(pod, ns.as_deref());
+        }
+    }
+
+    pub fn on_pod_add(&self, pod: Arc<Pod>) {
+        if pod.is_assigned() {
+            self.cache.add_pod(pod.clone());
+            self.assigned_pod_added(pod);
+        } else if self.responsible_for(&pod) {
+            self.queue.add(pod);
+        }
+    }
+
+    pub fn on_pod_update(&self, old: &Pod, new: Arc<Pod>) {
+        match (old.is_assigned(), new.is_assigned()) {
+            (false, false) => {
+                // kube's updatePodInSchedulingQueue: a resync carrying the same object, and any
+                // update of a pod this scheduler has assumed (its binding cycle is running), are
+                // bypassed; otherwise the pod could go through scheduling twice (kube #96071).
+                if old.resource_version == new.resource_version && old.resource_version != 0 {
+                    return;
+                }
+                if self.cache.is_assumed(&new.key) {
+                    return;
+                }
+                if new.deletion_timestamp {
+                    // Terminating: it will never be scheduled (kube pops and skips it; we drop
+                    // it at once).
+                    self.queue.delete(&new.key);
+                } else if self.responsible_for(&new) {
+                    self.queue.update(old, new);
+                }
+            }
+            (false, true) => {
+                // Left the unscheduled informer, entered the assigned one. A pod we assumed is
+                // in no queue (it was popped, and updates to it were bypassed since).
+                if self.cache.is_assumed(&new.key) {
+                    self.queue.delete_scheduled(&new.key);
+                } else {
+                    self.queue.delete(&new.key);
+                }
+                self.cache.add_pod(new.clone());
+                self.assigned_pod_added(new);
+            }
+            (true, _) => {
+                // kube's `updateAssignedPodInCache`: one event per changed property, to every
+                // parked pod with QueueingHints (see `assigned_pod_added`), else through the
+                // cross-topology pre-filter.
+                self.cache.add_pod(new.clone());
+                let hints = self.queue.queueing_hints();
+                let ns = if hints {
+                    None
+                } else {
+                    self.client.namespace_labels(new.namespace)
+                };
+                let old = Arc::new(old.clone());
+                for event in pod_scheduling_properties_change(&old, &new) {
+                    if hints {
+                        self.queue
+                            .assigned_pod_event(event, Some(old.clone()), Some(new.clone()));
+                    } else {
+                        self.queue.assigned_pod_updated(
+                            old.clone(),
+                            new.clone(),
+                            event,
+                            ns.as_deref(),
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    pub fn on_pod_delete(&self, pod: &Pod) {
+        if pod.is_assigned() {
+            self.cache.remove_pod(&pod.key);
+            self.queue.assigned_pod_event(
+                ClusterEvent::new(EventResource::AssignedPod, ActionType::DELETE),
+                Some(Arc::new(pod.clone())),
+                None,
+            );
+        } else {
+            self.queue.delete(&pod.key);
+        }
+    }
+}

@@ -1,0 +1,392 @@
+//! The scheduler: the loop that takes pods from the queue and runs a scheduling cycle on each
+//! (kube's `pkg/scheduler/scheduler.go`), split along kube's own files:
+//!
+//! - [`eventhandlers`](self::eventhandlers): how the cluster (an informer, or the harness's
+//!   object store) tells the scheduler what changed (`eventhandlers.go`);
+//! - `schedule_one`: pop → snapshot → PreFilter/Filter (PostFilter on a fit error) → assume →
+//!   Reserve/Permit, and the failure handler (`schedule_one.go`);
+//! - `score`: Score, NormalizeScore, weights and the host choice (`prioritizeNodes`,
+//!   `selectHost` in `schedule_one.go`);
+//! - `binding`: the binding cycle on binder threads (`bindingCycle`), and the queue of
+//!   binding tasks between the two.
+
+use crate::api::{Pod, PodKey, Sym};
+use crate::cache::{Cache, Snapshot};
+use crate::clock::{Clock, RealClock};
+use crate::framework::WaitingPods;
+use crate::framework::interface::ClusterClient;
+use crate::framework::metrics::Metrics;
+use crate::framework::runtime::{Framework, FrameworkError, Profile};
+use crate::framework::warm_pool::WarmPool;
+use crate::plugins::{PluginContext, Registry};
+use crate::queue::{QueueConfig, SchedulingQueue};
+use ahash::AHashMap;
+use parking_lot::Mutex;
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+use std::sync::atomic::{AtomicU64, AtomicUsize};
+use std::sync::{Arc, Weak};
+use std::thread::JoinHandle;
+
+mod binding;
+pub mod eventhandlers;
+mod schedule_one;
+mod score;
+
+use binding::BindQueue;
+use score::ScoreScratch;
+
+/// Below this many nodes to evaluate, Filter and Score run inline on the scheduling thread.
+/// Measured on the 2-vCPU VM (perf-data/HISTORY.md, 2026-11-23): fanning out the default
+/// 500 of 5,000 nodes on 2 threads was about 2 µs slower per cycle than inline.
+pub const PARALLEL_MIN_NODES: usize = 1000;
+
+/// Scheduler-wide configuration (the parts of KubeSchedulerConfiguration this build honours).
+#[derive(Clone, Debug)]
+pub struct SchedulerConfig {
+    pub profiles: Vec<Profile>,
+    /// Global `percentageOfNodesToScore` (None/0 = adaptive).
+    pub percentage_of_nodes_to_score: Option<u32>,
+    /// Threads for Filter/Score (the rayon pool size); 1 runs everything inline.
+    pub parallelism: usize,
+    /// Seed for host selection among equal scores.
+    pub seed: u64,
+    pub queue: QueueConfig,
+    /// Threads that run binding cycles (WaitOnPermit, PreBind, Bind, PostBind) once
+    /// [`Scheduler::run`] starts; until then binding runs inline.
+    pub binding_workers: usize,
+    /// Decisions independent of the thread count and of timing, for runs driven by a
+    /// virtual clock through [`Scheduler::try_schedule_one`]: Filter's parallel pass returns
+    /// what the sequential pass would, and Permit timeouts wait for [`Scheduler::next_timer`]
+    /// instead of a timer thread.
+    pub deterministic: bool,
+    /// Pin the Filter/Score pool's worker `i` to CPU `i mod CPUs`. Unpinned, the kernel may
+    /// put two busy workers on one CPU for milliseconds after a wake-up; pinned, the node
+    /// data each worker judges stays in its own core's cache from one cycle to the next.
+    pub pin_threads: bool,
+}
+
+impl Default for SchedulerConfig {
+    fn default() -> Self {
+        SchedulerConfig {
+            profiles: vec![Profile::default_profile()],
+            percentage_of_nodes_to_score: None,
+            parallelism: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            seed: 0,
+            queue: QueueConfig::default(),
+            binding_workers: 1,
+            deterministic: false,
+            pin_threads: true,
+        }
+    }
+}
+
+/// Counters of what the scheduler did.
+#[derive(Debug, Default)]
+pub struct SchedulerStats {
+    pub attempts: AtomicU64,
+    pub scheduled: AtomicU64,
+    pub unschedulable: AtomicU64,
+    pub errors: AtomicU64,
+}
+
+pub struct Scheduler {
+    /// Itself, for the continuations of pods waiting at Permit.
+    me: Weak<Scheduler>,
+    frameworks: Vec<Framework>,
+    /// Pods waiting at Permit.
+    pub waiting_pods: WaitingPods,
+    /// Where binding cycles go while [`Scheduler::run`] is active; `None`: run them inline.
+    binder: BindQueue,
+    binding_workers: usize,
+    pub queue: SchedulingQueue,
+    pub cache: Cache,
+    snapshot: Mutex<Snapshot>,
+    metrics: Arc<Metrics>,
+    client: Arc<dyn ClusterClient>,
+    rng: Mutex<ChaCha8Rng>,
+    next_start_node_index: AtomicUsize,
+    /// How many nodes the last Filter pass evaluated (feasible plus rejected): when most nodes
+    /// are rejected, a pass that wants few feasible nodes still walks most of the cluster, and
+    /// is worth fanning out like one that wants many.
+    last_filter_scan: AtomicUsize,
+    pool: Option<Arc<rayon::ThreadPool>>,
+    /// The same pool, its helpers kept awake while cycles keep coming (see
+    /// [`crate::framework::warm_pool`]).
+    warm: Option<WarmPool>,
+    global_pct: Option<u32>,
+    deterministic: bool,
+    pub stats: SchedulerStats,
+    /// Score's buffers between cycles (only the scheduling thread scores).
+    score_scratch: Mutex<ScoreScratch>,
+}
+
+impl Scheduler {
+    pub fn new(
+        cfg: SchedulerConfig,
+        registry: &Registry,
+        client: Arc<dyn ClusterClient>,
+        clock: Option<Arc<dyn Clock>>,
+    ) -> Result<Arc<Scheduler>, FrameworkError> {
+        let metrics = Arc::new(Metrics::new());
+        let clock = clock.unwrap_or_else(|| Arc::new(RealClock::new()));
+        let waiting_pods = if cfg.deterministic {
+            WaitingPods::with_manual_clock(clock.clone())
+        } else {
+            WaitingPods::new()
+        };
+        let pin = cfg.pin_threads;
+        let pool = (cfg.parallelism > 1).then(|| {
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(cfg.parallelism)
+                .thread_name(|i| format!("tidegate-worker-{i}"))
+                .start_handler(move |i| {
+                    if let Some(ids) = core_affinity::get_core_ids().filter(|_| pin)
+                        && !ids.is_empty()
+                    {
+                        core_affinity::set_for_current(ids[i % ids.len()]);
+                    }
+                })
+                .build()
+                .expect("rayon pool")
+        });
+        let pool = pool.map(Arc::new);
+        let warm = pool
+            .clone()
+            .map(|p| WarmPool::new(p, WarmPool::DEFAULT_LINGER));
+        let ctx = PluginContext {
+            client: client.clone(),
+            waiting_pods: waiting_pods.clone(),
+            pool: pool.clone(),
+        };
+        let frameworks = cfg
+            .profiles
+            .iter()
+            .enumerate()
+            .map(|(i, p)| Framework::new(i, p, registry, &ctx, metrics.clone()))
+            .collect::<Result<Vec<_>, _>>()?;
+        let first = frameworks.first().ok_or(FrameworkError::QueueSort(0))?;
+        let mut pre_enqueue = AHashMap::new();
+        let mut events = AHashMap::new();
+        let mut hints = AHashMap::new();
+        for f in &frameworks {
+            pre_enqueue.insert(f.scheduler_name, f.pre_enqueue.clone());
+            for (k, v) in &f.events {
+                events.insert(*k, v.clone());
+            }
+            for (k, v) in &f.enqueue_extensions {
+                hints.insert(*k, v.clone());
+            }
+        }
+        let queue = SchedulingQueue::new(
+            first.queue_sort.clone(),
+            pre_enqueue,
+            events,
+            clock,
+            metrics.clone(),
+            cfg.queue.clone(),
+        )
+        .with_queueing_hints(hints);
+        Ok(Arc::new_cyclic(|me| Scheduler {
+            me: me.clone(),
+            frameworks,
+            waiting_pods,
+            binder: BindQueue::default(),
+            binding_workers: cfg.binding_workers.max(1),
+            queue,
+            cache: Cache::new(),
+            snapshot: Mutex::new(Snapshot::default()),
+            metrics,
+            client,
+            rng: Mutex::new(ChaCha8Rng::seed_from_u64(cfg.seed)),
+            next_start_node_index: AtomicUsize::new(0),
+            last_filter_scan: AtomicUsize::new(0),
+            pool,
+            warm,
+            global_pct: cfg.percentage_of_nodes_to_score,
+            deterministic: cfg.deterministic,
+            stats: SchedulerStats::default(),
+            score_scratch: Mutex::new(ScoreScratch::default()),
+        }))
+    }
+
+    pub fn metrics(&self) -> &Arc<Metrics> {
+        &self.metrics
+    }
+
+    /// The gauges, as `(metric name, labels, value)`: `scheduler_pending_pods{queue}` (pods in
+    /// flight count as active), `tidegate_gated_pods{gate}` and
+    /// `scheduler_unschedulable_pods{plugin}`.
+    pub fn gauges(&self) -> Vec<crate::framework::metrics::Gauge> {
+        use crate::framework::metrics::names;
+        let c = self.queue.counts();
+        let mut out = vec![];
+        for (q, n) in [
+            ("active", c.active + c.in_flight),
+            ("backoff", c.backoff),
+            ("unschedulable", c.unschedulable),
+            ("gated", c.gated),
+        ] {
+            out.push((
+                names::PENDING_PODS,
+                vec![("queue", q.to_string())],
+                n as i64,
+            ));
+        }
+        for (gate, n) in self.queue.gated_per_gate() {
+            out.push((
+                names::TIDEGATE_GATED_PODS,
+                vec![("gate", gate.to_string())],
+                n,
+            ));
+        }
+        for (plugin, n) in self.metrics.unschedulable_pods() {
+            out.push((
+                names::UNSCHEDULABLE_PODS,
+                vec![("plugin", plugin.to_string())],
+                n,
+            ));
+        }
+        out
+    }
+
+    fn framework_for(&self, pod: &Pod) -> Option<usize> {
+        self.frameworks
+            .iter()
+            .position(|f| f.scheduler_name == pod.spec.scheduler_name)
+    }
+
+    /// Whether one of our profiles is responsible for this pod.
+    pub fn responsible_for(&self, pod: &Pod) -> bool {
+        self.framework_for(pod).is_some()
+    }
+
+    // ---- the scheduling loop --------------------------------------------------------------
+
+    /// Runs `schedule_one` on a dedicated thread until the queue is closed, with binding
+    /// cycles on `binding_workers` threads of their own (kube runs each in a goroutine), so
+    /// the next scheduling cycle starts while earlier pods bind. The returned handle finishes
+    /// after the binding workers have drained.
+    pub fn run(self: &Arc<Self>) -> JoinHandle<()> {
+        self.binder.open();
+        let workers: Vec<JoinHandle<()>> = (0..self.binding_workers)
+            .map(|i| {
+                let s = self.clone();
+                std::thread::Builder::new()
+                    .name(format!("tidegate-binder-{i}"))
+                    .spawn(move || {
+                        let mut batch = std::collections::VecDeque::new();
+                        while s.binder.take_batch(&mut batch) {
+                            for task in batch.drain(..) {
+                                s.binding_cycle(task);
+                            }
+                        }
+                    })
+                    .expect("spawn binder thread")
+            })
+            .collect();
+        let s = self.clone();
+        std::thread::Builder::new()
+            .name("tidegate-scheduler".into())
+            .spawn(move || {
+                // The loop runs on a worker of the Filter/Score pool, so a cycle's fan-out
+                // starts on this thread at once and idle workers steal from it; from outside
+                // the pool every fan-out would cost two cross-thread wake-ups (~10 µs each on
+                // a VM), more than a 5,000-node Filter gains.
+                let s2 = s.clone();
+                s.in_pool(move || while s2.schedule_one() {});
+                // Pods still waiting at Permit go back to the queue; then the workers drain.
+                s.waiting_pods.reject_all("scheduler stopped");
+                s.waiting_pods.stop();
+                s.binder.close();
+                for w in workers {
+                    let _ = w.join();
+                }
+            })
+            .expect("spawn scheduler thread")
+    }
+
+    /// Runs `f` on a worker of the Filter/Score pool (inline when there is no pool), as
+    /// [`Scheduler::run`] runs the scheduling loop. Callers that drive cycles themselves
+    /// (`schedule_popped` in benches and tests) should do it inside `in_pool` for the
+    /// parallel paths to cost what they cost in a run.
+    pub fn in_pool<R: Send>(&self, f: impl FnOnce() -> R + Send) -> R {
+        match &self.pool {
+            Some(pool) => pool.install(f),
+            None => f(),
+        }
+    }
+
+    /// Stops the loop started by [`Scheduler::run`] once the current cycle ends.
+    pub fn stop(&self) {
+        self.queue.close();
+    }
+
+    /// One scheduling attempt. Returns false when the queue is closed.
+    pub fn schedule_one(&self) -> bool {
+        let qpi = match self.queue.try_pop() {
+            Some(q) => {
+                self.binder.nudge(false);
+                q
+            }
+            None => {
+                // About to wait for work: hand what is queued to the binder first.
+                self.binder.nudge(true);
+                let Some(q) = self.queue.pop() else {
+                    return false;
+                };
+                q
+            }
+        };
+        self.schedule_popped(qpi);
+        true
+    }
+
+    /// One step of a run driven by its own (virtual) clock: fires the Permit timeouts that are
+    /// due, then makes one scheduling attempt if a pod is ready (the queue's due flushes run
+    /// first). Binding runs inline. Returns whether a pod was attempted.
+    pub fn try_schedule_one(&self) -> bool {
+        self.waiting_pods.fire_due();
+        match self.queue.try_pop() {
+            Some(qpi) => {
+                self.schedule_popped(qpi);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// The next time at which something may become ready without an outside event: a queue
+    /// flush that can move a pod, or a Permit timeout. `None`: only an event can.
+    pub fn next_timer(&self) -> Option<crate::clock::Time> {
+        let q = self.queue.next_flush_due();
+        let w = self.waiting_pods.next_deadline();
+        q.into_iter().chain(w).min()
+    }
+}
+
+/// Re-exported for harnesses that build pods by key.
+pub type Key = PodKey;
+
+/// The queue side of the default profile, for tests, benches and tools that exercise the
+/// queue without a framework. (It lives here, above the queue and the plugins, so that the
+/// queue never depends on a plugin.)
+impl SchedulingQueue {
+    /// A queue with the default profile's queue-side plugins only: PrioritySort, and
+    /// SchedulingGates at PreEnqueue (with its event and hint) for `default-scheduler`. For
+    /// tests, benches and tools that exercise the queue without a framework.
+    pub fn gates_only(clock: Arc<dyn Clock>, metrics: Arc<Metrics>, cfg: QueueConfig) -> Self {
+        use crate::framework::interface::{EnqueueExtensions, Plugin, PreEnqueuePlugin};
+        use crate::plugins::priority_sort::PrioritySort;
+        use crate::plugins::scheduling_gates::SchedulingGates;
+        let gates = Arc::new(SchedulingGates);
+        let mut pre: AHashMap<Sym, Vec<Arc<dyn PreEnqueuePlugin>>> = AHashMap::new();
+        pre.insert(Sym::new("default-scheduler"), vec![gates.clone()]);
+        let mut events = AHashMap::new();
+        events.insert(gates.name(), gates.events_to_register());
+        let mut hints: AHashMap<&'static str, Arc<dyn EnqueueExtensions>> = AHashMap::new();
+        hints.insert(gates.name(), gates);
+        SchedulingQueue::new(Arc::new(PrioritySort), pre, events, clock, metrics, cfg)
+            .with_queueing_hints(hints)
+    }
+}

@@ -1,0 +1,462 @@
+//! One scheduling cycle (kube's `pkg/scheduler/schedule_one.go`): a popped pod through
+//! PreFilter and Filter (PostFilter on a fit error), the choice of a node, assume, Reserve and
+//! Permit, then the binding task for the binder; and the failure handler that requeues a pod.
+
+use crate::api::{Pod, Sym};
+use crate::framework::interface::{Diagnosis, PostFilterContext};
+use crate::framework::metrics::{AttemptResult, ExtensionPoint, Series};
+use crate::framework::parallelize::{
+    FilterOutcome, find_feasible_blocks_in_mode, find_feasible_in_mode, num_feasible_nodes_to_find,
+};
+use crate::framework::runtime::Framework;
+use crate::framework::{Code, CycleState, NodeInfo, NodeRow, Snapshot, Status};
+use crate::queue::QueuedPodInfo;
+use ahash::AHashMap;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Instant;
+
+use super::binding::BindingTask;
+use super::{PARALLEL_MIN_NODES, Scheduler};
+
+/// A failed attempt: the status, and for a fit error the diagnosis.
+pub(super) struct Failure {
+    pub(super) status: Status,
+    pub(super) diagnosis: Option<Box<Diagnosis>>,
+}
+
+impl Scheduler {
+    /// Schedules a pod that was already popped (used by `schedule_one` and by tests that drive
+    /// the queue with `try_pop`).
+    pub fn schedule_popped(&self, qpi: QueuedPodInfo) {
+        let pod = qpi.pod.clone();
+        let Some(fi) = self.framework_for(&pod) else {
+            self.queue.done(&pod.key);
+            return;
+        };
+        let fwk = &self.frameworks[fi];
+        if pod.deletion_timestamp || self.cache.is_assumed(&pod.key) {
+            self.queue.done(&pod.key);
+            return;
+        }
+        self.stats.attempts.fetch_add(1, Ordering::Relaxed);
+        let start = Instant::now();
+        let cycle = self.queue.scheduling_cycle();
+        let mut state = CycleState::new();
+        state.record_plugin_metrics = crate::framework::metrics::sample_plugin_metrics();
+        let host = match self.schedule_pod(fwk, &mut state, &pod) {
+            Ok(h) => h,
+            Err(mut f) => {
+                // kube runs PostFilter (preemption) on a FitError only.
+                if let Some(d) = f.diagnosis.as_deref()
+                    && fwk.has_post_filter_plugins()
+                {
+                    let snap = self.snapshot.lock();
+                    let ctx = PostFilterContext {
+                        snapshot: &snap,
+                        framework: fwk,
+                        nominator: &self.queue.nominator,
+                        waiting_pods: &self.waiting_pods,
+                    };
+                    let (r, st) = fwk.run_post_filter(&ctx, &mut state, &pod, d);
+                    drop(snap);
+                    let post = st.message();
+                    if !post.is_empty() {
+                        let msg = format!("{} {post}.", f.status.message());
+                        f.status = Status::new(f.status.code(), msg);
+                    }
+                    if let Some(node) = r.and_then(|r| r.nominated_node_name) {
+                        self.nominate(&pod, node);
+                    }
+                }
+                self.handle_failure(qpi, f, start, cycle);
+                return;
+            }
+        };
+        self.metrics
+            .observe(Series::AlgorithmDuration, start.elapsed().as_nanos() as u64);
+
+        // Assume, Reserve, Permit.
+        let mut assumed = (*pod).clone();
+        assumed.node_name = Some(host);
+        let assumed = Arc::new(assumed);
+        if !self.cache.assume_pod(&assumed, host) {
+            let f = Failure {
+                status: Status::error(format!("pod {} could not be assumed", pod.key)),
+                diagnosis: None,
+            };
+            self.handle_failure(qpi, f, start, cycle);
+            return;
+        }
+        let st = fwk.run_reserve(&mut state, &assumed, host);
+        if !st.is_success() {
+            fwk.run_unreserve(&mut state, &assumed, host);
+            self.cache.forget_pod(&pod.key);
+            self.handle_failure(qpi, rejection(st), start, cycle);
+            return;
+        }
+        let (st, waits) = fwk.run_permit(&mut state, &assumed, host);
+        if !st.is_success() && !st.is_wait() {
+            fwk.run_unreserve(&mut state, &assumed, host);
+            self.cache.forget_pod(&pod.key);
+            self.handle_failure(qpi, rejection(st), start, cycle);
+            return;
+        }
+        if !state.pods_to_activate.is_empty() {
+            self.queue
+                .activate(&std::mem::take(&mut state.pods_to_activate));
+        }
+        let task = BindingTask {
+            fwk: fi,
+            state,
+            qpi,
+            assumed: assumed.clone(),
+            host,
+            start,
+            cycle,
+            permit: None,
+        };
+        if st.is_wait() {
+            // The binding cycle continues when the pod is allowed, rejected or times out.
+            let me = self.me.clone();
+            let mut task = task;
+            self.waiting_pods.add(
+                assumed,
+                host,
+                waits,
+                Box::new(move |outcome| {
+                    if let Some(s) = me.upgrade() {
+                        task.permit = Some(outcome);
+                        s.submit_binding(task, true);
+                    }
+                }),
+            );
+            return;
+        }
+        self.submit_binding(task, false);
+    }
+
+    /// Records a nomination from PostFilter (`Sym::EMPTY` clears it): in the nominator now,
+    /// and in the pod's status through the client (kube patches `status.nominatedNodeName`).
+    pub(super) fn nominate(&self, pod: &Arc<Pod>, node: Sym) {
+        use crate::framework::Nominating;
+        if node.is_empty() && self.queue.nominator.node_of(&pod.key).is_none() {
+            return;
+        }
+        self.queue.nominator.add(pod, Nominating::Override(node));
+        self.client
+            .set_nominated_node_name(pod, (!node.is_empty()).then_some(node));
+    }
+
+    pub(super) fn handle_failure(
+        &self,
+        mut qpi: QueuedPodInfo,
+        f: Failure,
+        start: Instant,
+        cycle: i64,
+    ) {
+        let rejected = f.status.is_rejected();
+        let result = if rejected {
+            self.stats.unschedulable.fetch_add(1, Ordering::Relaxed);
+            AttemptResult::Unschedulable
+        } else {
+            self.stats.errors.fetch_add(1, Ordering::Relaxed);
+            AttemptResult::Error
+        };
+        self.metrics.inc_attempt(result);
+        self.metrics.observe(
+            Series::AttemptDuration(result),
+            start.elapsed().as_nanos() as u64,
+        );
+        if let Some(d) = &f.diagnosis {
+            qpi.unschedulable_plugins = d.unschedulable_plugins.clone();
+            qpi.pending_plugins = d.pending_plugins.clone();
+        } else if rejected && !f.status.plugin().is_empty() {
+            qpi.unschedulable_plugins = vec![f.status.plugin()];
+        }
+        let pod = qpi.pod.clone();
+        let message = f.status.message();
+        if self.client.pod_exists_unassigned(&pod) {
+            // An error here means the pod was re-added by an update meanwhile: nothing is lost.
+            let _ = self.queue.add_unschedulable_if_not_present(qpi, cycle);
+        } else {
+            self.queue.done(&pod.key);
+        }
+        let reason = if rejected {
+            "Unschedulable"
+        } else {
+            "SchedulerError"
+        };
+        self.client.set_unschedulable(&pod, reason, &message);
+    }
+
+    /// kube's `schedulePod`: PreFilter, Filter over the nodes (the PreFilter result's subset
+    /// when it names one), and when more than one node is feasible, Score and the host choice.
+    pub(super) fn schedule_pod(
+        &self,
+        fwk: &Framework,
+        state: &mut CycleState,
+        pod: &Pod,
+    ) -> Result<Sym, Failure> {
+        let mut snap = self.snapshot.lock();
+        self.cache.update_snapshot(&mut snap);
+        let all = snap.nodes.len();
+        self.keep_helpers_warm(fwk, all);
+        if all == 0 {
+            return Err(Failure {
+                status: Status::new(
+                    Code::UnschedulableAndUnresolvable,
+                    "no nodes available to schedule pods",
+                ),
+                diagnosis: None,
+            });
+        }
+
+        // PreFilter.
+        let (pre, st) = fwk.run_pre_filter(state, pod, &snap);
+        if !st.is_success() {
+            return Err(pre_filter_failure(st, all));
+        }
+        let subset: Option<(Vec<Arc<NodeInfo>>, Vec<NodeRow>)> = pre
+            .and_then(|r| r.node_names)
+            .map(|names| nodes_named(&snap, &names));
+        let (nodes, rows): (&[Arc<NodeInfo>], &[NodeRow]) = match &subset {
+            Some((nodes, rows)) => (nodes, rows),
+            None => (&snap.nodes, &snap.rows),
+        };
+        let excluded = all - nodes.len();
+
+        // Filter.
+        let outcome = self.find_nodes_that_pass_filters(
+            fwk,
+            state,
+            pod,
+            (nodes, rows),
+            all,
+            subset.is_none(),
+        );
+        if let Some(e) = outcome.error {
+            return Err(rejection(e));
+        }
+        if outcome.feasible.is_empty() {
+            return Err(fit_error(all, excluded, outcome.rejected, nodes));
+        }
+        // The statuses are for a failure's diagnosis only.
+        crate::framework::parallelize::recycle_rejected(outcome.rejected);
+        if outcome.feasible.len() == 1 {
+            return Ok(nodes[outcome.feasible[0]].name());
+        }
+
+        // Score.
+        self.prioritize(fwk, state, pod, &snap, (nodes, rows), &outcome.feasible)
+    }
+
+    /// Has the pool's helpers awake when this cycle's Filter and Score will fan out.
+    #[inline]
+    fn keep_helpers_warm(&self, fwk: &Framework, all: usize) {
+        if let Some(w) = &self.warm {
+            let pct = fwk.percentage_of_nodes_to_score.or(self.global_pct);
+            if num_feasible_nodes_to_find(pct, all) >= PARALLEL_MIN_NODES
+                || self.last_filter_scan.load(Ordering::Relaxed) >= PARALLEL_MIN_NODES
+            {
+                w.keep_warm();
+            }
+        }
+    }
+
+    /// kube's `findNodesThatPassFilters`: Filter from the rotating start index until
+    /// `numFeasibleNodesToFind` nodes pass, inline or on the pool, with the nominated pods'
+    /// second pass when any are nominated. `whole_list`: `nodes` is the snapshot's list (not a
+    /// PreFilter subset), so the start index moves on.
+    #[inline]
+    fn find_nodes_that_pass_filters(
+        &self,
+        fwk: &Framework,
+        state: &CycleState,
+        pod: &Pod,
+        (nodes, rows): (&[Arc<NodeInfo>], &[NodeRow]),
+        all: usize,
+        whole_list: bool,
+    ) -> FilterOutcome {
+        let pct = fwk.percentage_of_nodes_to_score.or(self.global_pct);
+        let num_to_find = if fwk.has_score_plugins() {
+            num_feasible_nodes_to_find(pct, nodes.len())
+        } else {
+            1
+        };
+        let t = Instant::now();
+        let n = nodes.len();
+        let start_index = if n == 0 {
+            0
+        } else {
+            self.next_start_node_index.load(Ordering::Relaxed) % n
+        };
+        let filters = fwk.active_filter_plugins(state, pod);
+        // Fanning out costs a few microseconds of wake-ups; it pays only for big evaluations:
+        // many feasible nodes wanted, or (most nodes rejected) many walked last time.
+        let pool = self.pool.as_deref().filter(|_| {
+            num_to_find >= PARALLEL_MIN_NODES
+                || self.last_filter_scan.load(Ordering::Relaxed) >= PARALLEL_MIN_NODES
+        });
+        // (No map at all in the usual case: even an empty AHashMap draws random keys.)
+        let nominated = if self.queue.nominator.is_empty() {
+            None
+        } else {
+            Some(self.queue.nominator.nominated_at_least(pod)).filter(|m| !m.is_empty())
+        };
+        let ordered = self.deterministic;
+        let outcome = if let Some(nominated) = &nominated {
+            find_feasible_in_mode(ordered, pool, n, start_index, num_to_find, |i| {
+                let noms = nominated.get(&nodes[i].name()).map_or(&[][..], |v| &v[..]);
+                fwk.run_filter_plugins_with_nominated_pods(&filters, state, pod, &nodes[i], noms)
+            })
+        } else {
+            find_feasible_blocks_in_mode(
+                ordered,
+                pool,
+                n,
+                start_index,
+                num_to_find,
+                |first, len, verdicts| {
+                    let (block, block_rows) =
+                        (&nodes[first..first + len], &rows[first..first + len]);
+                    Framework::run_filter_plugins_block(
+                        &filters, state, pod, block, block_rows, verdicts,
+                    )
+                },
+            )
+        };
+        let phase_code = if outcome.error.is_some() {
+            Code::Error
+        } else {
+            Code::Success
+        };
+        fwk.observe_phase(ExtensionPoint::Filter, phase_code, t.elapsed());
+        let processed = outcome.feasible.len() + outcome.rejected.len();
+        self.last_filter_scan.store(processed, Ordering::Relaxed);
+        if n > 0 && whole_list {
+            self.next_start_node_index
+                .store((start_index + processed) % all, Ordering::Relaxed);
+        }
+        outcome
+    }
+
+    /// PreScore, then Score and the host choice over the feasible nodes (`feasible`: indices
+    /// into `nodes`).
+    #[inline]
+    fn prioritize(
+        &self,
+        fwk: &Framework,
+        state: &mut CycleState,
+        pod: &Pod,
+        snap: &Snapshot,
+        (nodes, rows): (&[Arc<NodeInfo>], &[NodeRow]),
+        feasible_idx: &[usize],
+    ) -> Result<Sym, Failure> {
+        let feasible: Vec<&NodeInfo> = feasible_idx.iter().map(|&i| &*nodes[i]).collect();
+        let st = fwk.run_pre_score(state, pod, &feasible, snap);
+        if !st.is_success() {
+            return Err(rejection(st));
+        }
+        let t = Instant::now();
+        let mut scratch = self.score_scratch.lock();
+        let scored = self.score_nodes(
+            fwk,
+            state,
+            pod,
+            &feasible,
+            (feasible_idx, rows),
+            &mut scratch,
+        );
+        match scored {
+            Ok(chosen) => {
+                fwk.observe_phase(ExtensionPoint::Score, Code::Success, t.elapsed());
+                Ok(feasible[chosen].name())
+            }
+            Err(st) => {
+                fwk.observe_phase(ExtensionPoint::Score, Code::Error, t.elapsed());
+                Err(rejection(st))
+            }
+        }
+    }
+}
+
+/// A PreFilter that did not succeed: a rejection reads `0/N nodes are available: <msg>.` and
+/// carries the plugin as the diagnosis; an error is returned as is.
+fn pre_filter_failure(st: Status, all: usize) -> Failure {
+    if !st.is_rejected() {
+        return rejection(st);
+    }
+    let msg = st.message();
+    let diagnosis = Diagnosis {
+        unschedulable_plugins: vec![st.plugin()],
+        pre_filter_msg: msg.clone(),
+        ..Default::default()
+    };
+    Failure {
+        status: Status::new(st.code(), format!("0/{all} nodes are available: {msg}."))
+            .with_plugin(st.plugin()),
+        diagnosis: Some(Box::new(diagnosis)),
+    }
+}
+
+/// The snapshot's nodes and rows named by a PreFilter result, in its order (unknown names
+/// skipped).
+fn nodes_named(snap: &Snapshot, names: &[Sym]) -> (Vec<Arc<NodeInfo>>, Vec<NodeRow>) {
+    names
+        .iter()
+        .filter_map(|n| {
+            snap.index
+                .get(n)
+                .map(|&i| (snap.nodes[i].clone(), snap.rows[i]))
+        })
+        .unzip()
+}
+
+pub(super) fn rejection(st: Status) -> Failure {
+    Failure {
+        status: st,
+        diagnosis: None,
+    }
+}
+
+/// kube's FitError message: `0/N nodes are available: <count> <reason>, ...` with the reason
+/// strings sorted.
+pub(super) fn fit_error(
+    all: usize,
+    excluded: usize,
+    rejected: Vec<(usize, Status)>,
+    nodes: &[Arc<crate::framework::NodeInfo>],
+) -> Failure {
+    let mut counts: AHashMap<crate::framework::status::Reason, usize> = AHashMap::new();
+    let mut diagnosis = Diagnosis::default();
+    for (i, st) in rejected {
+        for r in st.reasons() {
+            *counts.entry(r.clone()).or_default() += 1;
+        }
+        let plugin = st.plugin();
+        if st.code() == Code::Pending {
+            if !diagnosis.pending_plugins.contains(&plugin) {
+                diagnosis.pending_plugins.push(plugin);
+            }
+        } else if !diagnosis.unschedulable_plugins.contains(&plugin) {
+            diagnosis.unschedulable_plugins.push(plugin);
+        }
+        diagnosis.node_statuses.push((nodes[i].name(), st));
+    }
+    if excluded > 0 {
+        *counts
+            .entry("node(s) didn't satisfy plugin(s) [PreFilter result]".into())
+            .or_default() += excluded;
+    }
+    let mut parts: Vec<String> = counts
+        .into_iter()
+        .map(|(r, c)| format!("{c} {r}"))
+        .collect();
+    parts.sort();
+    let msg = format!("0/{all} nodes are available: {}.", parts.join(", "));
+    Failure {
+        status: Status::new(Code::Unschedulable, msg),
+        diagnosis: Some(Box::new(diagnosis)),
+    }
+}
