@@ -199,46 +199,17 @@ impl KubeSchedulerConfiguration {
         let single = profiles.len() == 1;
         let mut out: Vec<Profile> = Vec::new();
         for (i, p) in profiles.iter().enumerate() {
-            let path = format!("profiles[{i}]");
-            let name = match &p.scheduler_name {
-                Some(n) if !n.is_empty() => n.clone(),
-                None if single => "default-scheduler".to_string(),
-                _ => {
-                    return Err(FieldError::new(
-                        format!("{path}.schedulerName"),
-                        "Required value",
-                    ));
-                }
-            };
-            if out.iter().any(|o| o.scheduler_name == name) {
+            let profile = resolve_profile(p, i, single, &out)?;
+            if out
+                .iter()
+                .any(|o| o.scheduler_name == profile.scheduler_name)
+            {
                 return Err(FieldError::new(
-                    format!("{path}.schedulerName"),
-                    format!("Duplicate value: {name:?}"),
+                    format!("profiles[{i}].schedulerName"),
+                    format!("Duplicate value: {:?}", profile.scheduler_name),
                 ));
             }
-            let profile_pct = pct(
-                &format!("{path}.percentageOfNodesToScore"),
-                p.percentage_of_nodes_to_score,
-            )?;
-            let mut plugin_args = AHashMap::new();
-            for (j, c) in p.plugin_config.iter().enumerate() {
-                if plugin_args.contains_key(&c.name) {
-                    return Err(FieldError::new(
-                        format!("{path}.pluginConfig[{j}].name"),
-                        format!("Duplicate value: {:?}", c.name),
-                    ));
-                }
-                if let Some(args) = &c.args {
-                    plugin_args.insert(c.name.clone(), strip_type_meta(args));
-                }
-            }
-            let plugins = merge_plugins(&default_plugins(), p.plugins.as_ref(), &path)?;
-            out.push(Profile {
-                scheduler_name: name,
-                plugins,
-                percentage_of_nodes_to_score: profile_pct,
-                plugin_args,
-            });
+            out.push(profile);
         }
         // kube: every profile must use the same queue sort plugins.
         let qs = |p: &Profile| queue_sort_of(&p.plugins);
@@ -263,6 +234,58 @@ impl KubeSchedulerConfiguration {
             },
         })
     }
+}
+
+/// One profile's defaulting and validation: its name (`default-scheduler` for a lone profile
+/// without one), `percentageOfNodesToScore`, `pluginConfig` (no duplicates) and the plugins
+/// merged over the defaults (kube's `mergePlugins`). `earlier`: the profiles before it (their
+/// names must differ).
+fn resolve_profile(
+    p: &ProfileConfig,
+    i: usize,
+    single: bool,
+    earlier: &[Profile],
+) -> Result<Profile, FieldError> {
+    let path = format!("profiles[{i}]");
+    let name = match &p.scheduler_name {
+        Some(n) if !n.is_empty() => n.clone(),
+        None if single => "default-scheduler".to_string(),
+        _ => {
+            return Err(FieldError::new(
+                format!("{path}.schedulerName"),
+                "Required value",
+            ));
+        }
+    };
+    if earlier.iter().any(|o| o.scheduler_name == name) {
+        return Err(FieldError::new(
+            format!("{path}.schedulerName"),
+            format!("Duplicate value: {name:?}"),
+        ));
+    }
+    let profile_pct = pct(
+        &format!("{path}.percentageOfNodesToScore"),
+        p.percentage_of_nodes_to_score,
+    )?;
+    let mut plugin_args = AHashMap::new();
+    for (j, c) in p.plugin_config.iter().enumerate() {
+        if plugin_args.contains_key(&c.name) {
+            return Err(FieldError::new(
+                format!("{path}.pluginConfig[{j}].name"),
+                format!("Duplicate value: {:?}", c.name),
+            ));
+        }
+        if let Some(args) = &c.args {
+            plugin_args.insert(c.name.clone(), strip_type_meta(args));
+        }
+    }
+    let plugins = merge_plugins(&default_plugins(), p.plugins.as_ref(), &path)?;
+    Ok(Profile {
+        scheduler_name: name,
+        plugins,
+        percentage_of_nodes_to_score: profile_pct,
+        plugin_args,
+    })
 }
 
 /// `percentageOfNodesToScore`: 0..=100; 0 and absent mean adaptive.

@@ -480,67 +480,9 @@ pub fn pod_spec_info(spec: &core::PodSpec) -> Result<PodSpecInfo, ConvertError> 
         ..Default::default()
     };
     if let Some(aff) = &spec.affinity {
-        if let Some(na) = &aff.node_affinity {
-            let (required, preferred) = node_affinity(na, "spec.affinity.nodeAffinity")?;
-            info.required_node_affinity = required;
-            info.preferred_node_affinity = preferred;
-        }
-        if let Some(pa) = &aff.pod_affinity {
-            let path = "spec.affinity.podAffinity";
-            info.pod_affinity.required_affinity = affinity_terms(
-                pa.required_during_scheduling_ignored_during_execution
-                    .as_deref(),
-                &format!("{path}.requiredDuringSchedulingIgnoredDuringExecution"),
-            )?;
-            info.pod_affinity.preferred_affinity = weighted_affinity_terms(
-                pa.preferred_during_scheduling_ignored_during_execution
-                    .as_deref(),
-                &format!("{path}.preferredDuringSchedulingIgnoredDuringExecution"),
-            )?;
-        }
-        if let Some(pa) = &aff.pod_anti_affinity {
-            let path = "spec.affinity.podAntiAffinity";
-            info.pod_affinity.required_anti_affinity = affinity_terms(
-                pa.required_during_scheduling_ignored_during_execution
-                    .as_deref(),
-                &format!("{path}.requiredDuringSchedulingIgnoredDuringExecution"),
-            )?;
-            info.pod_affinity.preferred_anti_affinity = weighted_affinity_terms(
-                pa.preferred_during_scheduling_ignored_during_execution
-                    .as_deref(),
-                &format!("{path}.preferredDuringSchedulingIgnoredDuringExecution"),
-            )?;
-        }
+        set_affinity(&mut info, aff)?;
     }
-    for (i, t) in spec.tolerations.iter().flatten().enumerate() {
-        let effect = match t.effect.as_deref() {
-            None | Some("") => None,
-            Some(e) => Some(TaintEffect::parse(e).ok_or_else(|| {
-                invalid(
-                    format!("spec.tolerations[{i}].effect"),
-                    e,
-                    "unsupported taint effect",
-                )
-            })?),
-        };
-        let exists = match t.operator.as_deref() {
-            Some("Exists") => true,
-            None | Some("") | Some("Equal") => false,
-            Some(o) => {
-                return Err(invalid(
-                    format!("spec.tolerations[{i}].operator"),
-                    o,
-                    "supported values: \"Equal\", \"Exists\"",
-                ));
-            }
-        };
-        info.tolerations.push(Toleration {
-            key: Sym::new(t.key.as_deref().unwrap_or("")),
-            exists,
-            value: Sym::new(t.value.as_deref().unwrap_or("")),
-            effect,
-        });
-    }
+    info.tolerations = tolerations(spec)?;
     let all_containers = spec
         .containers
         .iter()
@@ -589,6 +531,77 @@ pub fn pod_spec_info(spec: &core::PodSpec) -> Result<PodSpecInfo, ConvertError> 
             .push("DynamicResources (spec.resourceClaims; DRA is out of scope)");
     }
     Ok(info)
+}
+
+/// `spec.affinity`: node affinity, pod affinity and pod anti-affinity terms into `info`.
+fn set_affinity(info: &mut PodSpecInfo, aff: &core::Affinity) -> Result<(), ConvertError> {
+    if let Some(na) = &aff.node_affinity {
+        let (required, preferred) = node_affinity(na, "spec.affinity.nodeAffinity")?;
+        info.required_node_affinity = required;
+        info.preferred_node_affinity = preferred;
+    }
+    if let Some(pa) = &aff.pod_affinity {
+        let path = "spec.affinity.podAffinity";
+        info.pod_affinity.required_affinity = affinity_terms(
+            pa.required_during_scheduling_ignored_during_execution
+                .as_deref(),
+            &format!("{path}.requiredDuringSchedulingIgnoredDuringExecution"),
+        )?;
+        info.pod_affinity.preferred_affinity = weighted_affinity_terms(
+            pa.preferred_during_scheduling_ignored_during_execution
+                .as_deref(),
+            &format!("{path}.preferredDuringSchedulingIgnoredDuringExecution"),
+        )?;
+    }
+    if let Some(pa) = &aff.pod_anti_affinity {
+        let path = "spec.affinity.podAntiAffinity";
+        info.pod_affinity.required_anti_affinity = affinity_terms(
+            pa.required_during_scheduling_ignored_during_execution
+                .as_deref(),
+            &format!("{path}.requiredDuringSchedulingIgnoredDuringExecution"),
+        )?;
+        info.pod_affinity.preferred_anti_affinity = weighted_affinity_terms(
+            pa.preferred_during_scheduling_ignored_during_execution
+                .as_deref(),
+            &format!("{path}.preferredDuringSchedulingIgnoredDuringExecution"),
+        )?;
+    }
+    Ok(())
+}
+
+/// `spec.tolerations`, with the API server's checks of effect and operator.
+fn tolerations(spec: &core::PodSpec) -> Result<Vec<Toleration>, ConvertError> {
+    let mut out = Vec::new();
+    for (i, t) in spec.tolerations.iter().flatten().enumerate() {
+        let effect = match t.effect.as_deref() {
+            None | Some("") => None,
+            Some(e) => Some(TaintEffect::parse(e).ok_or_else(|| {
+                invalid(
+                    format!("spec.tolerations[{i}].effect"),
+                    e,
+                    "unsupported taint effect",
+                )
+            })?),
+        };
+        let exists = match t.operator.as_deref() {
+            Some("Exists") => true,
+            None | Some("") | Some("Equal") => false,
+            Some(o) => {
+                return Err(invalid(
+                    format!("spec.tolerations[{i}].operator"),
+                    o,
+                    "supported values: \"Equal\", \"Exists\"",
+                ));
+            }
+        };
+        out.push(Toleration {
+            key: Sym::new(t.key.as_deref().unwrap_or("")),
+            exists,
+            value: Sym::new(t.value.as_deref().unwrap_or("")),
+            effect,
+        });
+    }
+    Ok(out)
 }
 
 /// The identity of a pod stamped from a shared template object.

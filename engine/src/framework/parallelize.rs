@@ -309,45 +309,67 @@ pub fn find_feasible_blocks(
     let start = start % n;
     let parallel = pool.filter(|p| p.current_num_threads() > 1 && n >= 32);
     let Some(pool) = parallel else {
-        out.feasible.reserve_exact(num_to_find.min(n));
-        let mut v = BlockVerdicts::default();
-        let mut i = 0;
-        let mut done = false;
-        while i < n && !done {
-            // No more nodes than could still be needed: when every node passes, the pass
-            // judges exactly the nodes the per-node pass would.
-            let need = num_to_find - out.feasible.len();
-            let (first, len) = v.judge(&eval, start, i, need.min(n - i), n);
-            // Room for the rejections still to come, at this block's rate: a cluster where
-            // most nodes reject the pod (one node of 5,000 has its extended resource) gets one
-            // allocation instead of a dozen doublings, each copying every status so far.
-            let rejected_here = v.rejected.len();
-            if rejected_here > 0 && out.rejected.capacity() - out.rejected.len() < rejected_here {
-                let remaining = n - i;
-                out.rejected.reserve(remaining * rejected_here / len);
-            }
-            v.replay(first, |idx, verdict| {
-                match verdict {
-                    None => {
-                        out.feasible.push(idx);
-                        done = out.feasible.len() >= num_to_find;
-                    }
-                    Some(st) if st.code() == Code::Error => {
-                        out.error = Some(st);
-                        done = true;
-                    }
-                    Some(st) => out.rejected.push((idx, st)),
-                }
-                !done
-            });
-            i += len;
-        }
+        find_feasible_blocks_inline(n, start, num_to_find, &eval, &mut out);
         return out;
     };
-
     if num_to_find >= n {
         return find_all_feasible_blocks(pool, n, start, eval, std::mem::take(&mut out.rejected));
     }
+    find_some_feasible_blocks(pool, n, start, num_to_find, eval, out)
+}
+
+/// [`find_feasible_blocks`] on the calling thread alone.
+fn find_feasible_blocks_inline(
+    n: usize,
+    start: usize,
+    num_to_find: usize,
+    eval: &(impl Fn(usize, usize, &mut BlockVerdicts) + Sync),
+    out: &mut FilterOutcome,
+) {
+    out.feasible.reserve_exact(num_to_find.min(n));
+    let mut v = BlockVerdicts::default();
+    let mut i = 0;
+    let mut done = false;
+    while i < n && !done {
+        // No more nodes than could still be needed: when every node passes, the pass
+        // judges exactly the nodes the per-node pass would.
+        let need = num_to_find - out.feasible.len();
+        let (first, len) = v.judge(&eval, start, i, need.min(n - i), n);
+        // Room for the rejections still to come, at this block's rate: a cluster where
+        // most nodes reject the pod (one node of 5,000 has its extended resource) gets one
+        // allocation instead of a dozen doublings, each copying every status so far.
+        let rejected_here = v.rejected.len();
+        if rejected_here > 0 && out.rejected.capacity() - out.rejected.len() < rejected_here {
+            let remaining = n - i;
+            out.rejected.reserve(remaining * rejected_here / len);
+        }
+        v.replay(first, |idx, verdict| {
+            match verdict {
+                None => {
+                    out.feasible.push(idx);
+                    done = out.feasible.len() >= num_to_find;
+                }
+                Some(st) if st.code() == Code::Error => {
+                    out.error = Some(st);
+                    done = true;
+                }
+                Some(st) => out.rejected.push((idx, st)),
+            }
+            !done
+        });
+        i += len;
+    }
+}
+
+/// [`find_feasible_blocks`] on the pool when it may stop early (`num_to_find` < `n`).
+fn find_some_feasible_blocks(
+    pool: &rayon::ThreadPool,
+    n: usize,
+    start: usize,
+    num_to_find: usize,
+    eval: impl Fn(usize, usize, &mut BlockVerdicts) + Sync,
+    mut out: FilterOutcome,
+) -> FilterOutcome {
     // Workers claim chunks of consecutive nodes in order from one counter, as kube's
     // `ParallelizeUntil` hands out pieces: the nodes examined are the first ones after `start`
     // whichever thread is free, and a worker that wakes late finds the work taken instead of

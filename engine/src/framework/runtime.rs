@@ -160,6 +160,49 @@ fn implements(p: &Arc<dyn Plugin>, point: &str) -> bool {
 /// kube's `expandMultiPointPlugins` for one extension point: the plugin names that run there,
 /// in order. Order: plugins enabled both at the point and through multiPoint (the specific
 /// config overrides), then multiPoint-only plugins, then the point's other plugins.
+/// Instantiates every plugin the profile names anywhere, once, in first-mention order
+/// (kube's `NewFramework` building from the registry with each plugin's args). Returns the
+/// instances by name and the order.
+#[allow(clippy::type_complexity)]
+fn instantiate(
+    index: usize,
+    profile: &Profile,
+    registry: &Registry,
+    ctx: &PluginContext,
+) -> Result<(AHashMap<String, Arc<dyn Plugin>>, Vec<String>), FrameworkError> {
+    let pl = &profile.plugins;
+    let mut instances: AHashMap<String, Arc<dyn Plugin>> = AHashMap::new();
+    let mut order: Vec<String> = Vec::new();
+    let named = pl
+        .points()
+        .into_iter()
+        .chain([("multiPoint", &pl.multi_point)])
+        .flat_map(|(point, set)| set.enabled.iter().map(move |(n, _)| (point, n)));
+    for (point, name) in named {
+        if instances.contains_key(name) {
+            continue;
+        }
+        let factory = registry
+            .get(name)
+            .ok_or_else(|| FrameworkError::UnknownPlugin {
+                profile: index,
+                point,
+                name: name.clone(),
+                known: registry.names().join(", "),
+            })?;
+        let p = factory(ctx, profile.plugin_args.get(name)).map_err(|msg| {
+            FrameworkError::PluginArgs {
+                profile: index,
+                name: name.clone(),
+                msg,
+            }
+        })?;
+        instances.insert(name.clone(), p);
+        order.push(name.clone());
+    }
+    Ok((instances, order))
+}
+
 fn expand_point(
     profile: usize,
     point: &'static str,
@@ -262,36 +305,7 @@ impl Framework {
         metrics: Arc<Metrics>,
     ) -> Result<Framework, FrameworkError> {
         let pl = &profile.plugins;
-        // Instantiate every plugin named anywhere, once, in first-mention order.
-        let mut instances: AHashMap<String, Arc<dyn Plugin>> = AHashMap::new();
-        let mut order: Vec<String> = Vec::new();
-        let named = pl
-            .points()
-            .into_iter()
-            .chain([("multiPoint", &pl.multi_point)])
-            .flat_map(|(point, set)| set.enabled.iter().map(move |(n, _)| (point, n)));
-        for (point, name) in named {
-            if instances.contains_key(name) {
-                continue;
-            }
-            let factory = registry
-                .get(name)
-                .ok_or_else(|| FrameworkError::UnknownPlugin {
-                    profile: index,
-                    point,
-                    name: name.clone(),
-                    known: registry.names().join(", "),
-                })?;
-            let p = factory(ctx, profile.plugin_args.get(name)).map_err(|msg| {
-                FrameworkError::PluginArgs {
-                    profile: index,
-                    name: name.clone(),
-                    msg,
-                }
-            })?;
-            instances.insert(name.clone(), p);
-            order.push(name.clone());
-        }
+        let (instances, order) = instantiate(index, profile, registry, ctx)?;
         let mut at: AHashMap<&'static str, Vec<Arc<dyn Plugin>>> = AHashMap::new();
         for (point, set) in pl.points() {
             let names = expand_point(index, point, set, &pl.multi_point, &instances)?;
@@ -369,21 +383,29 @@ impl Framework {
         if fwk.bind.is_empty() {
             return Err(FrameworkError::NoBind(index));
         }
-        // EnqueueExtensions of every enabled plugin. One that can reject a pod (PreEnqueue,
-        // PreFilter, Filter, Reserve, Permit) but does not implement them is registered for
-        // every event, each resource with every action, as kube's `defaultEnqueueExtension`
-        // does: nobody knows which events could help its pods, so all of them may.
-        for name in &order {
+        fwk.register_enqueue_extensions(&instances, &order);
+        Ok(fwk)
+    }
+
+    /// EnqueueExtensions of every enabled plugin. One that can reject a pod (PreEnqueue,
+    /// PreFilter, Filter, Reserve, Permit) but does not implement them is registered for
+    /// every event, each resource with every action, as kube's `defaultEnqueueExtension`
+    /// does: nobody knows which events could help its pods, so all of them may.
+    fn register_enqueue_extensions(
+        &mut self,
+        instances: &AHashMap<String, Arc<dyn Plugin>>,
+        order: &[String],
+    ) {
+        for name in order {
             let p = instances[name].clone();
             let pname = p.name();
             if let Some(e) = p.clone().into_enqueue_extensions() {
-                fwk.events.insert(pname, e.events_to_register());
-                fwk.enqueue_extensions.insert(pname, e);
+                self.events.insert(pname, e.events_to_register());
+                self.enqueue_extensions.insert(pname, e);
             } else if can_reject(&p) {
-                fwk.events.insert(pname, every_event());
+                self.events.insert(pname, every_event());
             }
         }
-        Ok(fwk)
     }
 
     /// Plugin names per extension point, in run order (for reports and tests).

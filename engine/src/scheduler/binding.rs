@@ -196,18 +196,7 @@ impl Scheduler {
 mod tests {
     use super::*;
     use crate::framework::CycleState;
-    use crate::framework::interface::ClusterClient;
     use crate::queue::QueuedPodInfo;
-
-    struct Client;
-    impl ClusterClient for Client {
-        fn bind(&self, _: &Pod, _: Sym) -> Result<(), String> {
-            Ok(())
-        }
-        fn pod_exists_unassigned(&self, _: &Pod) -> bool {
-            true
-        }
-    }
 
     fn task(name: &str) -> BindingTask {
         let pod = Arc::new(Pod::new(
