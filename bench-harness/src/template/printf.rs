@@ -3,6 +3,8 @@
 use std::borrow::Cow;
 use std::fmt::Write as _;
 
+use tidegate_engine::api::{go_quote, go_quote_with};
+
 use super::values::{V, fmt_float_e, fmt_float_g, non_finite, sorted, write_v};
 use super::{MAX_DEPTH, MAX_FMT_WIDTH};
 
@@ -165,41 +167,6 @@ fn bad_verb(out: &mut String, v: &V<'_>, verb: char) {
     out.push(')');
 }
 
-/// Go's strconv.Quote (printable runes kept, others escaped).
-fn go_quote(s: &str, q: char) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push(q);
-    for c in s.chars() {
-        match c {
-            '\x07' => out.push_str("\\a"),
-            '\x08' => out.push_str("\\b"),
-            '\x0c' => out.push_str("\\f"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\x0b' => out.push_str("\\v"),
-            '\\' => out.push_str("\\\\"),
-            c if c == q => {
-                out.push('\\');
-                out.push(c);
-            }
-            c if (c as u32) < 0x20 || c == '\x7f' => {
-                let _ = write!(out, "\\x{:02x}", c as u32);
-            }
-            c if c.is_control() => {
-                if (c as u32) < 0x10000 {
-                    let _ = write!(out, "\\u{:04x}", c as u32);
-                } else {
-                    let _ = write!(out, "\\U{:08x}", c as u32);
-                }
-            }
-            c => out.push(c),
-        }
-    }
-    out.push(q);
-    out
-}
-
 fn fmt_arg(out: &mut String, v: &V<'_>, verb: char, spec: &Spec, depth: usize) {
     if verb == 'T' {
         spec.pad(out, v.type_name(), false);
@@ -244,7 +211,7 @@ fn fmt_arg(out: &mut String, v: &V<'_>, verb: char, spec: &Spec, depth: usize) {
                 };
                 spec.pad(out, &t, false);
             }
-            'q' => spec.pad(out, &go_quote(s, '"'), false),
+            'q' => spec.pad(out, &go_quote(s), false),
             'x' | 'X' => {
                 let mut h = String::with_capacity(s.len() * 2 + 2);
                 if spec.sharp {
@@ -316,7 +283,11 @@ fn fmt_int(out: &mut String, i: i64, verb: char, spec: &Spec, v: &V<'_>) {
                 .ok()
                 .and_then(char::from_u32)
                 .unwrap_or('\u{FFFD}');
-            spec.pad(out, &go_quote(c.encode_utf8(&mut [0u8; 4]), '\''), false);
+            spec.pad(
+                out,
+                &go_quote_with(c.encode_utf8(&mut [0u8; 4]), '\''),
+                false,
+            );
             return;
         }
         'U' => {

@@ -426,6 +426,25 @@ fn printf_verbs() {
     assert_eq!(ok(r#"{{printf "%q" 'x'}}"#, d), "'x'");
 }
 
+/// `%q` quotes as Go's strconv.Quote (the engine's `go_quote`): printable runes (Go's
+/// unicode.IsPrint) stay, format and non-ASCII space characters are escaped.
+#[test]
+fn printf_q_quotes_as_go() {
+    let d = json!({"s": "a\u{200b}\u{7f}\té😀\n"});
+    assert_eq!(
+        ok(r#"{{printf "%q" .s}}"#, d.clone()),
+        r#""a\u200b\x7f\té😀\n""#
+    );
+    assert_eq!(
+        ok(r#"{{printf "%q %q %q" '\u200b' '\u00a0' 'é'}}"#, d.clone()),
+        r#"'\u200b' '\u00a0' 'é'"#
+    );
+    assert_eq!(
+        ok(r#"{{printf "%q|%q" "\u00ad" "\u2028"}}"#, d),
+        r#""\u00ad"|"\u2028""#
+    );
+}
+
 #[test]
 fn parse_errors_with_positions() {
     let e = parse_err("a: 1\nb: 2\nc:   {{ .x | Foo }}");
