@@ -5,6 +5,18 @@
 //! before parsing the result as YAML. The data is a map holding `Index`, `Count` and the
 //! operation's `templateParams`.
 //!
+//! # Protocol
+//! [`Template::parse`] once per template file (a syntax error is a [`TemplateError::Parse`] with
+//! its line and column), then [`Template::render`] once per object with that map as dot and `$`
+//! (`manifest::ObjectTemplate` adds `Index` and `Count` to the op's params). A template without
+//! `{{` is [`Template::is_static`]: the harness parses its YAML once and skips rendering.
+//!
+//! # Layout
+//! `lexer` (text to items, literal decoding), `parser` (items to the tree), `values` (runtime
+//! values borrowed from the JSON data, Go `%v` printing), `funcs` (the builtins and
+//! scheduler_perf's functions), `printf` (Go's fmt for `print`/`printf`/`println`), `exec` (walks
+//! the tree). `%q` quotes with the engine's `api::go_quote`.
+//!
 //! # Supported
 //! - Text and actions `{{ ... }}` with trim markers `{{- ` / ` -}}` (all adjacent spaces, tabs,
 //!   CRs and newlines are trimmed) and comments `{{/* ... */}}` (optionally trim-marked).
@@ -40,8 +52,33 @@
 //!   int/uint handling; assigning to an undeclared variable is a parse error (Go: exec error).
 //! - `eq` between arrays/maps is an error, and `eq` of nil and an array/map is false.
 //! - Limits (errors, not panics): nesting depth 100 (controls and parentheses), 1,000,000 range
-//!   iterations per render, 64 MiB of output, printf width/precision up to 1e6 (as Go).
+//!   iterations per render, 64 MiB of output, printf width/precision up to 1e6 (larger ones print
+//!   `%!(BADWIDTH)`/`%!(BADPREC)`; Go pads literal widths of up to 8 digits).
 //! - `is_static` is true when the text contains no `{{` at all (comments count as actions).
+//!
+//! # Why not the `gotmpl` crate
+//! `gotmpl` 0.6.1 (a Rust port of text/template) was compared with this engine on the same data
+//! (every template of `tests.rs` with every test data map, every workload YAML upstream and in
+//! `perf-data/`, 200,000 random templates). The 128 workload files render byte for byte the same,
+//! but gotmpl differs from this engine, and from Go, elsewhere:
+//! - Floats print without Go's exponent form: `{{1e6}}` `{{0.00001}}` `{{print 1e21}}` give
+//!   `1000000` `0.00001` `1000000000000000000000` (Go and here: `1e+06` `1e-05` `1e+21`).
+//! - `printf "%T"` is not a verb there: `{{printf "%T" 2.5}}` gives `%!T(float64=2.5)` (here and
+//!   Go: `float64`).
+//! - It renders what Go rejects: `line\n {{if .a}}never closed` (Go and here: `2:4: unexpected
+//!   EOF: {{if}} has no {{end}}`), a stray `{{end}}` or `{{else}}`, `{{range .a}}{{else if .b}}`,
+//!   `{{$x = 1}}` without `$x` declared.
+//! - Nil and missing values: with `n: null`, `{{.n.x}}` gives `<no value>` (Go: "nil pointer
+//!   evaluating interface {}.x"); with `.m` missing, `{{.m.a 1}}` is an error (Go: `<no value>`).
+//! - Execution errors carry no position or command: `{{DivideInt .Index 0}}` fails with
+//!   `execution error: division by zero` where this engine says `template: 1:3: executing at
+//!   <DivideInt .Index 0>: error calling DivideInt: division by zero`.
+//! - Speed: a 491-byte pod template renders in about 0.5 µs here, 1.0 µs with gotmpl (params
+//!   converted to its `Value` once, `Index`/`Count` added per pod) or 1.5 µs (whole data converted
+//!   per pod), release build.
+//!
+//! gotmpl does more than this engine (`define`/`template`/`block`, `html`, `js`, `urlquery`,
+//! `slice`, `call`, Go's printf widths), none of which a workload uses.
 
 mod exec;
 mod funcs;
