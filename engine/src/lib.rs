@@ -14,6 +14,8 @@
 //! [`scheduler::Scheduler`] and it reaches the cluster only through
 //! [`framework::ClusterClient`].
 
+#![warn(unreachable_pub)]
+
 pub mod api;
 pub mod cache;
 pub mod clock;
@@ -22,7 +24,7 @@ pub mod framework;
 pub mod plugins;
 pub mod queue;
 pub mod scheduler;
-pub mod sync;
+pub(crate) mod sync;
 
 /// The metrics are the framework's instrumentation (kube's `framework/runtime/metrics_recorder.go` with
 /// the names of `pkg/scheduler/metrics`); this path stays for existing callers.

@@ -7,29 +7,29 @@
 
 #[cfg(not(loom))]
 mod imp {
-    pub use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+    pub(crate) use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
     /// A mutex with parking_lot's API (`lock` returns the guard).
-    pub type Mutex<T> = parking_lot::Mutex<T>;
-    pub type MutexGuard<'a, T> = parking_lot::MutexGuard<'a, T>;
-    pub type Condvar = parking_lot::Condvar;
+    pub(crate) type Mutex<T> = parking_lot::Mutex<T>;
+    pub(crate) type MutexGuard<'a, T> = parking_lot::MutexGuard<'a, T>;
+    pub(crate) type Condvar = parking_lot::Condvar;
 
     /// Waits on `cv` for at most `d`, releasing the guard's lock meanwhile.
-    pub fn wait_for<T>(cv: &Condvar, guard: &mut MutexGuard<'_, T>, d: std::time::Duration) {
+    pub(crate) fn wait_for<T>(cv: &Condvar, guard: &mut MutexGuard<'_, T>, d: std::time::Duration) {
         cv.wait_for(guard, d);
     }
 
     /// An atomically replaceable `Option<Arc<T>>`.
-    pub struct ArcCell<T>(arc_swap::ArcSwapOption<T>);
+    pub(crate) struct ArcCell<T>(arc_swap::ArcSwapOption<T>);
 
     impl<T> ArcCell<T> {
-        pub fn empty() -> Self {
+        pub(crate) fn empty() -> Self {
             ArcCell(arc_swap::ArcSwapOption::empty())
         }
-        pub fn load_full(&self) -> Option<std::sync::Arc<T>> {
+        pub(crate) fn load_full(&self) -> Option<std::sync::Arc<T>> {
             self.0.load_full()
         }
-        pub fn store(&self, v: Option<std::sync::Arc<T>>) {
+        pub(crate) fn store(&self, v: Option<std::sync::Arc<T>>) {
             self.0.store(v)
         }
     }
@@ -82,4 +82,4 @@ mod imp {
     }
 }
 
-pub use imp::*;
+pub(crate) use imp::*;

@@ -13,7 +13,7 @@ pub mod snapshot;
 pub mod status;
 pub mod types;
 pub mod waiting_pods;
-pub mod warm_pool;
+pub(crate) mod warm_pool;
 
 pub use cycle_state::CycleState;
 pub use events::{ActionType, ClusterEvent, EventResource};

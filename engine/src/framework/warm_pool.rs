@@ -36,7 +36,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 /// A rayon pool whose helpers stay awake while [`WarmPool::keep_warm`] keeps being called.
-pub struct WarmPool {
+pub(crate) struct WarmPool {
     pool: Arc<rayon::ThreadPool>,
     inner: Arc<Inner>,
 }
@@ -60,9 +60,9 @@ struct Inner {
 impl WarmPool {
     /// How long helpers keep spinning after the last cycle by default: several cycles of a
     /// busy scheduler, and short enough that an idle one gives the CPUs back at once.
-    pub const DEFAULT_LINGER: Duration = Duration::from_millis(1);
+    pub(crate) const DEFAULT_LINGER: Duration = Duration::from_millis(1);
 
-    pub fn new(pool: Arc<rayon::ThreadPool>, linger: Duration) -> WarmPool {
+    pub(crate) fn new(pool: Arc<rayon::ThreadPool>, linger: Duration) -> WarmPool {
         let threads = pool.current_num_threads();
         WarmPool {
             pool,
@@ -77,19 +77,21 @@ impl WarmPool {
         }
     }
 
-    pub fn pool(&self) -> &Arc<rayon::ThreadPool> {
+    #[cfg(test)]
+    pub(crate) fn pool(&self) -> &Arc<rayon::ThreadPool> {
         &self.pool
     }
 
-    /// The workers a spinner loops on (for tests and diagnostics).
-    pub fn spinning(&self) -> Vec<usize> {
+    /// The workers a spinner loops on (for tests).
+    #[cfg(test)]
+    pub(crate) fn spinning(&self) -> Vec<usize> {
         (0..self.inner.active.len())
             .filter(|&i| self.inner.active[i].load(Ordering::Acquire))
             .collect()
     }
 
     /// A cycle that may fan out is starting: keep the helpers (or wake them) for it.
-    pub fn keep_warm(&self) {
+    pub(crate) fn keep_warm(&self) {
         let inner = &self.inner;
         let threads = inner.active.len();
         if threads < 2 {

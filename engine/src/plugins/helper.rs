@@ -4,7 +4,7 @@ use crate::framework::interface::MAX_NODE_SCORE;
 
 /// kube's `DefaultNormalizeScore`: scale to `[0, MAX_NODE_SCORE]` by the maximum; with
 /// `reverse`, higher raw scores become lower. All-zero input stays 0 (or MAX when reversed).
-pub fn default_normalize_score(scores: &mut [i64], reverse: bool) {
+pub(crate) fn default_normalize_score(scores: &mut [i64], reverse: bool) {
     // From 0, as kube's loop starts its maximum (all-negative scores count as all 0).
     let max = scores.iter().copied().fold(0, i64::max);
     if max == 0 {

@@ -6,7 +6,7 @@
 pub mod balanced_allocation;
 pub mod default_binder;
 pub mod default_preemption;
-pub mod helper;
+pub(crate) mod helper;
 pub mod image_locality;
 pub mod inter_pod_affinity;
 pub(crate) mod kept;

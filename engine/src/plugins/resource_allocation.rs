@@ -579,7 +579,7 @@ pub(crate) mod test_util {
     use std::sync::Arc;
 
     /// A node with `capacity` (name → quantity).
-    pub fn node(name: &str, capacity: &[(&str, &str)]) -> Arc<Node> {
+    pub(crate) fn node(name: &str, capacity: &[(&str, &str)]) -> Arc<Node> {
         let cap: serde_json::Map<String, serde_json::Value> = capacity
             .iter()
             .map(|(k, v)| (k.to_string(), serde_json::Value::from(*v)))
@@ -594,7 +594,7 @@ pub(crate) mod test_util {
 
     /// A pod with one container per entry of `containers` (each a request list; empty: a
     /// container without requests), bound to `node` when given.
-    pub fn pod(name: &str, node: Option<&str>, containers: &[&[(&str, &str)]]) -> Arc<Pod> {
+    pub(crate) fn pod(name: &str, node: Option<&str>, containers: &[&[(&str, &str)]]) -> Arc<Pod> {
         let cs: Vec<serde_json::Value> = containers
             .iter()
             .enumerate()
@@ -615,7 +615,7 @@ pub(crate) mod test_util {
     }
 
     /// NodeInfos of `nodes` with `pods` added to the node each names.
-    pub fn node_infos(nodes: &[Arc<Node>], pods: &[Arc<Pod>]) -> Vec<NodeInfo> {
+    pub(crate) fn node_infos(nodes: &[Arc<Node>], pods: &[Arc<Pod>]) -> Vec<NodeInfo> {
         nodes
             .iter()
             .map(|n| {

@@ -17,9 +17,9 @@ use std::sync::Arc;
 type Entry = (Time, QueuedPodInfo);
 
 /// The QueueSort order, for ties within a backoff window.
-pub type TieBreak = Arc<dyn Fn(&QueuedPodInfo, &QueuedPodInfo) -> bool + Send + Sync>;
+pub(crate) type TieBreak = Arc<dyn Fn(&QueuedPodInfo, &QueuedPodInfo) -> bool + Send + Sync>;
 
-pub struct BackoffQueue {
+pub(crate) struct BackoffQueue {
     rejected: KeyedHeap<PodKey, Entry>,
     errors: KeyedHeap<PodKey, Entry>,
 }
@@ -33,7 +33,7 @@ impl Default for BackoffQueue {
 impl BackoffQueue {
     /// Heaps by expiry; with `ties`, rejected pods of equal expiry (the same window) in the
     /// QueueSort order.
-    pub fn new(ties: Option<TieBreak>) -> BackoffQueue {
+    pub(crate) fn new(ties: Option<TieBreak>) -> BackoffQueue {
         let by_expiry = || -> KeyedHeap<PodKey, Entry> {
             KeyedHeap::new(Arc::new(|a: &Entry, b: &Entry| a.0 < b.0))
         };
@@ -51,32 +51,29 @@ impl BackoffQueue {
 
     /// The first rejected pod, backing off or not (`Pop` with `SchedulerPopFromBackoffQ`
     /// when activeQ is empty). Pods that failed with an error are never taken early.
-    pub fn pop_rejected(&mut self) -> Option<QueuedPodInfo> {
+    pub(crate) fn pop_rejected(&mut self) -> Option<QueuedPodInfo> {
         self.rejected.pop().map(|(_, q)| q)
     }
 
-    pub fn has_rejected(&self) -> bool {
-        !self.rejected.is_empty()
-    }
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.rejected.len() + self.errors.len()
     }
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.len() == 0
     }
     /// `(rejected by plugins, failed with an error)`.
-    pub fn lens(&self) -> (usize, usize) {
+    pub(crate) fn lens(&self) -> (usize, usize) {
         (self.rejected.len(), self.errors.len())
     }
-    pub fn contains(&self, k: &PodKey) -> bool {
+    pub(crate) fn contains(&self, k: &PodKey) -> bool {
         self.rejected.contains(k) || self.errors.contains(k)
     }
-    pub fn get(&self, k: &PodKey) -> Option<&Entry> {
+    pub(crate) fn get(&self, k: &PodKey) -> Option<&Entry> {
         self.rejected.get(k).or_else(|| self.errors.get(k))
     }
 
     /// Adds (or replaces) a pod with its expiry, in the heap its rejectors select.
-    pub fn push(&mut self, expiry: Time, q: QueuedPodInfo) {
+    pub(crate) fn push(&mut self, expiry: Time, q: QueuedPodInfo) {
         let key = q.pod.key.clone();
         self.remove(&key);
         if q.rejectors().next().is_some() {
@@ -87,7 +84,7 @@ impl BackoffQueue {
     }
 
     /// Replaces the pod object of an entry, keeping heap and expiry.
-    pub fn update_pod(&mut self, k: &PodKey, pod: Arc<crate::api::Pod>) -> bool {
+    pub(crate) fn update_pod(&mut self, k: &PodKey, pod: Arc<crate::api::Pod>) -> bool {
         for h in [&mut self.rejected, &mut self.errors] {
             if let Some((exp, q)) = h.get(k) {
                 let (exp, mut q) = (*exp, q.clone());
@@ -99,7 +96,7 @@ impl BackoffQueue {
         false
     }
 
-    pub fn remove(&mut self, k: &PodKey) -> Option<QueuedPodInfo> {
+    pub(crate) fn remove(&mut self, k: &PodKey) -> Option<QueuedPodInfo> {
         self.rejected
             .remove(k)
             .or_else(|| self.errors.remove(k))
@@ -107,7 +104,7 @@ impl BackoffQueue {
     }
 
     /// Every pod whose expiry is before `limit`, from both heaps.
-    pub fn pop_expired_before(&mut self, limit: Time) -> Vec<QueuedPodInfo> {
+    pub(crate) fn pop_expired_before(&mut self, limit: Time) -> Vec<QueuedPodInfo> {
         let mut out: Vec<QueuedPodInfo> = self
             .rejected
             .pop_while(|(exp, _)| *exp < limit)

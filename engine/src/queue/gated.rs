@@ -24,7 +24,7 @@ use std::sync::atomic::{AtomicI64, Ordering};
 /// A gated pod's record; `None` once `remove` has taken it.
 type Entry = Mutex<Option<QueuedPodInfo>>;
 
-pub struct GatedPods {
+pub(crate) struct GatedPods {
     pods: papaya::HashMap<PodKey, Entry, ahash::RandomState>,
     per_gate: papaya::HashMap<Arc<str>, AtomicI64, ahash::RandomState>,
 }
@@ -46,16 +46,13 @@ impl Default for GatedPods {
 }
 
 impl GatedPods {
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.pods.len()
     }
-    pub fn is_empty(&self) -> bool {
-        self.pods.is_empty()
-    }
-    pub fn contains(&self, k: &PodKey) -> bool {
+    pub(crate) fn contains(&self, k: &PodKey) -> bool {
         self.pods.pin().contains_key(k)
     }
-    pub fn get(&self, k: &PodKey) -> Option<QueuedPodInfo> {
+    pub(crate) fn get(&self, k: &PodKey) -> Option<QueuedPodInfo> {
         self.pods.pin().get(k).and_then(|e| e.lock().clone())
     }
 
@@ -70,7 +67,7 @@ impl GatedPods {
         }
     }
 
-    pub fn insert(&self, q: QueuedPodInfo) {
+    pub(crate) fn insert(&self, q: QueuedPodInfo) {
         self.count(&q, 1);
         let key = q.pod.key.clone();
         let pin = self.pods.pin();
@@ -81,7 +78,7 @@ impl GatedPods {
         }
     }
 
-    pub fn remove(&self, k: &PodKey) -> Option<QueuedPodInfo> {
+    pub(crate) fn remove(&self, k: &PodKey) -> Option<QueuedPodInfo> {
         let pin = self.pods.pin();
         let q = pin.remove(k)?.lock().take()?;
         self.count(&q, -1);
@@ -89,7 +86,7 @@ impl GatedPods {
     }
 
     /// Gated pods per gate name (names with a zero count left out), sorted by name.
-    pub fn per_gate(&self) -> Vec<(Arc<str>, i64)> {
+    pub(crate) fn per_gate(&self) -> Vec<(Arc<str>, i64)> {
         let mut v: Vec<_> = self
             .per_gate
             .pin()
@@ -99,10 +96,5 @@ impl GatedPods {
             .collect();
         v.sort();
         v
-    }
-
-    /// All gated pods' keys (reports; not used by any scheduling path).
-    pub fn keys(&self) -> Vec<PodKey> {
-        self.pods.pin().keys().cloned().collect()
     }
 }

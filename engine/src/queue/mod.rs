@@ -2,10 +2,10 @@
 //! protocol and its invariants.
 
 pub mod active;
-pub mod backoff;
+pub(crate) mod backoff;
 /// The clock moved to [`crate::clock`]; this path stays for existing callers.
 pub use crate::clock;
-pub mod gated;
+pub(crate) mod gated;
 pub mod heap;
 mod hints;
 mod in_flight;
@@ -14,7 +14,7 @@ pub mod nominator;
 mod pre_enqueue;
 #[cfg(test)]
 mod tests;
-pub mod unschedulable;
+pub(crate) mod unschedulable;
 
 use crate::api::labels::Labels;
 use crate::api::{Pod, PodKey, Sym};

@@ -78,7 +78,7 @@ fn anchors_of(pod: &Pod, terms: &[crate::api::PodAffinityTerm]) -> Vec<Anchor> {
 }
 
 #[derive(Default)]
-pub struct UnschedulablePods {
+pub(crate) struct UnschedulablePods {
     pods: AHashMap<PodKey, QueuedPodInfo>,
     by_plugin: AHashMap<&'static str, AHashSet<PodKey>>,
     no_rejector: AHashSet<PodKey>,
@@ -128,19 +128,19 @@ fn unfile_from<K: std::hash::Hash + Eq>(
 }
 
 impl UnschedulablePods {
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.pods.len()
     }
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.pods.is_empty()
     }
-    pub fn contains(&self, k: &PodKey) -> bool {
+    pub(crate) fn contains(&self, k: &PodKey) -> bool {
         self.pods.contains_key(k)
     }
-    pub fn get(&self, k: &PodKey) -> Option<&QueuedPodInfo> {
+    pub(crate) fn get(&self, k: &PodKey) -> Option<&QueuedPodInfo> {
         self.pods.get(k)
     }
-    pub fn values(&self) -> impl Iterator<Item = &QueuedPodInfo> {
+    pub(crate) fn values(&self) -> impl Iterator<Item = &QueuedPodInfo> {
         self.pods.values()
     }
 
@@ -180,7 +180,7 @@ impl UnschedulablePods {
         }
     }
 
-    pub fn insert(&mut self, q: QueuedPodInfo) {
+    pub(crate) fn insert(&mut self, q: QueuedPodInfo) {
         if let Some(old) = self.pods.remove(&q.pod.key) {
             self.unfile(&old);
         }
@@ -188,7 +188,7 @@ impl UnschedulablePods {
         self.pods.insert(q.pod.key.clone(), q);
     }
 
-    pub fn remove(&mut self, k: &PodKey) -> Option<QueuedPodInfo> {
+    pub(crate) fn remove(&mut self, k: &PodKey) -> Option<QueuedPodInfo> {
         let q = self.pods.remove(k)?;
         self.unfile(&q);
         Some(q)
@@ -196,7 +196,7 @@ impl UnschedulablePods {
 
     /// Keys of the pods filed under any of `plugins` (each once), plus the pods with no
     /// rejector plugin (an event may always help those).
-    pub fn candidates<'a>(&self, plugins: impl Iterator<Item = &'a str>) -> Vec<PodKey> {
+    pub(crate) fn candidates<'a>(&self, plugins: impl Iterator<Item = &'a str>) -> Vec<PodKey> {
         let mut seen: AHashSet<&PodKey> = AHashSet::new();
         let mut out = Vec::new();
         for p in plugins {
@@ -231,7 +231,7 @@ impl UnschedulablePods {
     ///
     /// The hints then decide each candidate, so the pods moved are the full scan's (a
     /// property test in `queue/tests.rs` holds the two to each other).
-    pub fn pod_event_candidates<'a>(
+    pub(crate) fn pod_event_candidates<'a>(
         &self,
         plugins: impl Iterator<Item = &'a str>,
         old: Option<&Pod>,
@@ -271,7 +271,7 @@ impl UnschedulablePods {
     /// PodTopologySpread in `pod`'s namespace, and the pods with a required affinity term that
     /// selects `pod` (`ns_labels`: the labels of `pod`'s namespace). Found through the anchor
     /// index: the cost is the number of pods filed under `pod`'s labels, not the pool size.
-    pub fn cross_topology_candidates(&self, pod: &Pod, ns_labels: Option<&Labels>) -> Vec<PodKey> {
+    pub(crate) fn cross_topology_candidates(&self, pod: &Pod, ns_labels: Option<&Labels>) -> Vec<PodKey> {
         let mut seen: AHashSet<&PodKey> = AHashSet::new();
         let mut out = Vec::new();
         if let Some(set) = self.spread_by_ns.get(&pod.namespace) {
@@ -303,12 +303,13 @@ impl UnschedulablePods {
     }
 
     /// All keys (wildcard events, flushes).
-    pub fn keys(&self) -> Vec<PodKey> {
+    pub(crate) fn keys(&self) -> Vec<PodKey> {
         self.pods.keys().cloned().collect()
     }
 
     /// Checks the index invariant (tests).
-    pub fn check(&self) -> Result<(), String> {
+    #[cfg(test)]
+    pub(crate) fn check(&self) -> Result<(), String> {
         for (k, q) in &self.pods {
             let mut any = false;
             for p in q.rejectors() {
