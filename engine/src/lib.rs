@@ -1,14 +1,20 @@
 //! tidegate-engine: kube-scheduler's scheduling queue and scheduling framework, rebuilt in Rust.
 //!
-//! Layout (one folder per subsystem, names after the kube-scheduler concepts):
+//! Layers, each using only those to its left (checked by `tests/layers.rs`):
+//!
+//! ```text
+//! clock, sync  →  api  →  framework  →  { cache, queue, plugins }  →  { config, scheduler }
+//! ```
+//!
+//! - [`clock`]: real and virtual time.
 //! - [`api`]: Kubernetes objects in, compact internal forms out; quantities; validation.
+//! - [`framework`]: extension points, Status, CycleState, NodeInfo, the snapshot,
+//!   `QueuedPodInfo`, the plugin registry and runtime, the parallel filter, the metrics.
+//! - [`cache`]: nodes, assumed/bound pods; refreshes the per-cycle snapshot.
 //! - [`queue`]: the scheduling queue (activeQ, backoffQ, unschedulable pool, gated set).
-//! - [`framework`]: extension points, Status, CycleState, NodeInfo, the plugin runtime and the
-//!   parallel filter.
-//! - [`plugins`]: the in-tree plugins and the registry.
-//! - [`cache`]: nodes, assumed/bound pods and the per-cycle snapshot.
-//! - [`metrics`]: kube's metric names and buckets, recorded on every call.
-//! - [`scheduler`]: `schedule_one` and the informer-facing event handlers.
+//! - [`plugins`]: the in-tree plugins.
+//! - [`config`]: `KubeSchedulerConfiguration`: defaults, merge, validation.
+//! - [`scheduler`]: event handlers, `schedule_one`, Score, the binding cycle.
 //!
 //! The engine does no I/O: the cluster reaches it through the event handlers on
 //! [`scheduler::Scheduler`] and it reaches the cluster only through

@@ -131,7 +131,7 @@ impl SchedulingQueue {
     /// QueueingHints on for adds and updates; always for deletes). The pods moved are exactly the full scan's ([`Self::on_cluster_event`]);
     /// the candidates of InterPodAffinity and PodTopologySpread, whose hints can only queue
     /// pods an event's pod is related to, come from the pool's indexes
-    /// ([`UnschedulablePods::pod_event_candidates`]).
+    /// (`UnschedulablePods::pod_event_candidates`).
     pub fn assigned_pod_event(
         &self,
         event: ClusterEvent,

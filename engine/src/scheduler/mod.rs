@@ -1,7 +1,7 @@
 //! The scheduler: the loop that takes pods from the queue and runs a scheduling cycle on each
 //! (kube's `pkg/scheduler/scheduler.go`), split along kube's own files:
 //!
-//! - [`eventhandlers`](self::eventhandlers): how the cluster (an informer, or the harness's
+//! - [`eventhandlers`]: how the cluster (an informer, or the harness's
 //!   object store) tells the scheduler what changed (`eventhandlers.go`);
 //! - `schedule_one`: pop → snapshot → PreFilter/Filter (PostFilter on a fit error) → assume →
 //!   Reserve/Permit, and the failure handler (`schedule_one.go`);
