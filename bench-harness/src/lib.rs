@@ -2,24 +2,20 @@
 //! engine and reports perf-dash JSON.
 #![forbid(unsafe_code)]
 
-pub mod compare;
-pub mod config;
-pub mod controller;
+pub mod cluster;
 pub mod error;
 pub mod fuzzing;
-pub mod html;
-pub mod inject;
-pub mod manifest;
-pub mod objects;
-pub mod pace;
-pub mod progress;
-pub mod prom;
-pub mod report;
-pub mod runner;
-pub mod sched_config;
-pub mod store;
+pub mod output;
+pub mod run;
 pub mod template;
-pub mod yaml;
+pub mod workload;
+
+// The paths the crate had before it was grouped into layers, kept for callers and docs.
+pub use cluster::{controller, inject, objects, store};
+pub use output::{compare, html, prom, report};
+pub use run::{pace, progress, runner};
+pub use workload::scheduler_config as sched_config;
+pub use workload::{config, manifest, yaml};
 
 use std::path::Path;
 use tidegate_engine::plugins::Registry;

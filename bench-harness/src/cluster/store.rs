@@ -156,11 +156,21 @@ pub struct StoreCounts {
     pub unbound: u64,
 }
 
+/// What the store tells of pod changes, always after releasing its lock (so a watcher may
+/// call back into the store): how controllers beside the scheduler see the cluster. The store
+/// owns this hook and knows nothing of what implements it.
+pub trait PodWatcher: Send + Sync {
+    /// A pod was created.
+    fn pod_added(&self, store: &Store, pod: &Arc<Pod>);
+    /// A pod was deleted (removed from the store).
+    fn pod_deleted(&self, store: &Store, pod: &Pod);
+}
+
 pub struct Store {
     /// Times binds for the collectors.
     clock: Arc<dyn Clock>,
-    /// Controllers told of pod creations and deletions (after the lock is released).
-    controllers: RwLock<Vec<Arc<dyn crate::controller::Controller>>>,
+    /// Watchers (controllers) told of pod creations and deletions (after the lock is released).
+    watchers: RwLock<Vec<Arc<dyn PodWatcher>>>,
     state: Mutex<State>,
     changed: Condvar,
     scheduler: RwLock<Option<Arc<Scheduler>>>,
@@ -268,7 +278,7 @@ impl Store {
             pdbs: RwLock::new(Vec::new()),
             inert: Mutex::new(Default::default()),
             scheduled_watchers: Mutex::new(Vec::new()),
-            controllers: RwLock::new(Vec::new()),
+            watchers: RwLock::new(Vec::new()),
         })
     }
 
@@ -302,18 +312,18 @@ impl Store {
         }
     }
 
+    /// Adds a watcher: it sees every pod created or deleted from now on.
+    pub fn add_watcher(&self, w: Arc<dyn PodWatcher>) {
+        self.watchers.write().push(w);
+    }
+
+    fn watchers(&self) -> Vec<Arc<dyn PodWatcher>> {
+        let w = self.watchers.read();
+        if w.is_empty() { Vec::new() } else { w.clone() }
+    }
+
     /// Connects the scheduler's event handlers. Objects already stored are replayed as adds
     /// (an informer's initial list).
-    /// Adds a controller: it sees every pod created or deleted from now on.
-    pub fn add_controller(&self, c: Arc<dyn crate::controller::Controller>) {
-        self.controllers.write().push(c);
-    }
-
-    fn controllers(&self) -> Vec<Arc<dyn crate::controller::Controller>> {
-        let c = self.controllers.read();
-        if c.is_empty() { Vec::new() } else { c.clone() }
-    }
-
     pub fn attach(&self, s: Arc<Scheduler>) {
         let st = self.state.lock();
         for (_, n) in st.nodes.values() {
@@ -560,8 +570,8 @@ impl Store {
         }
         self.changed.notify_all();
         drop(st);
-        for c in self.controllers() {
-            c.on_pod_add(self, &internal);
+        for w in self.watchers() {
+            w.pod_added(self, &internal);
         }
         Ok(key)
     }
@@ -627,10 +637,10 @@ impl Store {
     /// namespaced kinds). Returns its name.
     pub fn create_any(
         &self,
-        obj: &crate::objects::AnyObject,
+        obj: &crate::cluster::objects::AnyObject,
         namespace: &str,
     ) -> Result<String, StoreError> {
-        use crate::objects::AnyObject;
+        use crate::cluster::objects::AnyObject;
         match obj {
             AnyObject::Pod { obj, spec } => self
                 .create_pod(obj, namespace, spec.clone())
@@ -678,7 +688,7 @@ impl Store {
                 })?;
                 pdb.metadata.name = Some(name.clone());
                 pdb.metadata.namespace = Some(namespace.to_string());
-                let converted = crate::objects::pdb(&pdb).ok_or_else(|| {
+                let converted = crate::cluster::objects::pdb(&pdb).ok_or_else(|| {
                     StoreError::Invalid(format!("PodDisruptionBudget {name:?} is invalid"))
                 })?;
                 self.pdbs.write().push(Arc::new(converted));
@@ -967,8 +977,8 @@ impl Store {
         }
         self.changed.notify_all();
         drop(st);
-        for c in self.controllers() {
-            c.on_pod_delete(self, &gone);
+        for w in self.watchers() {
+            w.pod_deleted(self, &gone);
         }
         true
     }
@@ -1179,10 +1189,10 @@ impl ClusterClient for Store {
         }
         st.bind_calls += 1;
         if let Some((rate, seed)) = st.bind_failure
-            && crate::inject::draw(&[
+            && crate::cluster::inject::draw(&[
                 seed,
                 0xb1d,
-                crate::inject::stable_hash(&pod.key.to_string()),
+                crate::cluster::inject::stable_hash(&pod.key.to_string()),
                 st.bind_calls,
             ]) < rate
         {

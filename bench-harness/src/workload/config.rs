@@ -6,7 +6,7 @@
 //! the config resolve relative to the config file's folder.
 
 use crate::error::{InputError, Pos};
-use crate::yaml::{SNode, YNode, parse, pos_of};
+use crate::workload::yaml::{SNode, YNode, parse, pos_of};
 use serde_saphyr::Spanned;
 use std::cell::RefCell;
 use std::collections::BTreeMap;

@@ -10,7 +10,7 @@
 //!   ratio to the first.
 
 use crate::error::InputError;
-use crate::report::{DataItem, WindowSeries};
+use crate::output::report::{DataItem, WindowSeries};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
@@ -23,7 +23,7 @@ pub struct Results {
 
 /// Reads a results file (bad JSON is bad input, with its line and column).
 pub fn load(path: &Path) -> Result<Results, InputError> {
-    let (items, series) = crate::report::read_results(path, "")?;
+    let (items, series) = crate::output::report::read_results(path, "")?;
     Ok(Results {
         label: path.file_name().map_or_else(
             || path.display().to_string(),
@@ -206,7 +206,7 @@ pub fn render(runs: &[Results]) -> String {
                     .find(|i| i.labels.get("Name") == Some(&name));
                 let avg = tp.and_then(|i| i.data.get("Average").copied());
                 let p50 = tp.and_then(|i| i.data.get("Perc50").copied());
-                let pe = metric(&r.items, crate::report::EXTENSION_POINT_METRIC)
+                let pe = metric(&r.items, crate::output::report::EXTENSION_POINT_METRIC)
                     .find(|i| {
                         i.labels.get("Name") == Some(&name)
                             && i.labels.get("extension_point").map(String::as_str)
@@ -258,7 +258,7 @@ pub fn render(runs: &[Results]) -> String {
         ));
         for r in runs {
             let Some(s) = of(r) else { continue };
-            let pick = |f: fn(&crate::report::PendingSample) -> u64| -> Vec<(f64, f64)> {
+            let pick = |f: fn(&crate::output::report::PendingSample) -> u64| -> Vec<(f64, f64)> {
                 s.pending.iter().map(|p| (p.t, f(p) as f64)).collect()
             };
             let queues = vec![
@@ -306,7 +306,7 @@ pub fn render(runs: &[Results]) -> String {
     for ep in order {
         let mut lines = vec![];
         for r in runs {
-            for i in metric(&r.items, crate::report::EXTENSION_POINT_METRIC).filter(|i| {
+            for i in metric(&r.items, crate::output::report::EXTENSION_POINT_METRIC).filter(|i| {
                 i.labels.get("extension_point").map(String::as_str) == Some(ep)
                     && i.labels.get("estimator").map(String::as_str) == Some("exact")
             }) {

@@ -2,14 +2,14 @@
 //! reported before anything runs or is written), then executes the ops of each against a fresh
 //! object store and scheduler, and collects the data items.
 
-use crate::config::{self, Config, Op, TestCase, Workload};
+use crate::cluster::objects::{self, AnyObject};
+use crate::cluster::store::{Store, StoreError};
 use crate::error::{HarnessError, InputError};
-use crate::manifest::{self, ObjectTemplate, PodSource};
-use crate::objects::{self, AnyObject};
-use crate::pace::{ClockMode, Pace, sleep_until};
-use crate::report::{self, DataItem, ThresholdFailure};
-use crate::sched_config::{self, SchedulerConfigFile};
-use crate::store::{Store, StoreError};
+use crate::output::report::{self, DataItem, ThresholdFailure};
+use crate::run::pace::{ClockMode, Pace, sleep_until};
+use crate::workload::config::{self, Config, Op, TestCase, Workload};
+use crate::workload::manifest::{self, ObjectTemplate, PodSource};
+use crate::workload::scheduler_config::{self, SchedulerConfigFile};
 use k8s_openapi::api::core::v1 as core;
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use std::collections::BTreeMap;
@@ -52,18 +52,18 @@ pub struct RunOptions {
     /// A workload whose run fails (a timeout, say) is reported as failed and the next one
     /// runs; otherwise the first failure ends the whole run with its error.
     pub keep_going: bool,
-    /// Wall time, or a virtual clock for deterministic runs (see [`crate::pace`]).
+    /// Wall time, or a virtual clock for deterministic runs (see [`crate::run::pace`]).
     pub clock: ClockMode,
-    /// Controllers that run beside the scheduler in every workload (see [`crate::controller`]).
-    pub controllers: Vec<Arc<dyn crate::controller::Controller>>,
+    /// Controllers that run beside the scheduler in every workload (see [`crate::cluster::controller`]).
+    pub controllers: Vec<Arc<dyn crate::cluster::controller::Controller>>,
     /// Keep each workload's final metrics for the Prometheus exposition (`--prometheus`).
     pub prometheus: bool,
     /// Sample the process with pprof during every collection window (`--flamegraph`).
     pub flamegraph: bool,
     /// Where `tidegate serve` reads the running workload's scheduler from.
     pub live: Option<Arc<LiveScheduler>>,
-    /// Faults to inject (`--inject`, see [`crate::inject`]).
-    pub inject: Option<Arc<crate::inject::Injection>>,
+    /// Faults to inject (`--inject`, see [`crate::cluster::inject`]).
+    pub inject: Option<Arc<crate::cluster::inject::Injection>>,
 }
 
 /// The scheduler of the workload running now, for `tidegate serve`'s `/metrics`.
@@ -74,9 +74,9 @@ pub struct LiveScheduler {
 
 impl LiveScheduler {
     /// `(workload, its metrics now)`, if a workload runs.
-    pub fn snapshot(&self) -> Option<(String, crate::prom::Snapshot)> {
+    pub fn snapshot(&self) -> Option<(String, crate::output::prom::Snapshot)> {
         let cur = self.current.lock().clone();
-        cur.map(|(name, s)| (name, crate::prom::Snapshot::of(&s)))
+        cur.map(|(name, s)| (name, crate::output::prom::Snapshot::of(&s)))
     }
 }
 
@@ -176,7 +176,7 @@ pub struct RunResult {
     /// The CPU samples of the collection windows (with `RunOptions::flamegraph`).
     pub profile: Option<Profile>,
     /// The scheduler's metrics at the end (with `RunOptions::prometheus`).
-    pub prometheus: Option<crate::prom::Snapshot>,
+    pub prometheus: Option<crate::output::prom::Snapshot>,
     pub items: Vec<DataItem>,
     pub summary: Summary,
     pub threshold_failures: Vec<ThresholdFailure>,
@@ -308,7 +308,7 @@ fn plan<'c>(
         .map(|p| cfg.path.parent().unwrap_or(Path::new(".")).join(p))
         .or_else(|| opts.scheduler_config.clone());
     let sched_config = match sched_path {
-        Some(path) => Some(sched_config::load(&path, &opts.registry)?),
+        Some(path) => Some(scheduler_config::load(&path, &opts.registry)?),
         None => None,
     };
     let mut p = Plan {
@@ -737,7 +737,7 @@ fn execute(cfg: &Config, p: &Plan, opts: &RunOptions) -> Result<RunResult, Harne
     if let Some(live) = &opts.live {
         *live.current.lock() = Some((format!("{}/{}", p.tc.name, p.wl.name), sched.clone()));
     }
-    let progress = crate::progress::Progress::start(
+    let progress = crate::run::progress::Progress::start(
         opts.progress,
         &format!("{}/{}", p.tc.name, p.wl.name),
         p.ops.len(),
@@ -867,7 +867,9 @@ fn execute(cfg: &Config, p: &Plan, opts: &RunOptions) -> Result<RunResult, Harne
     } else {
         vec![]
     };
-    let prometheus = opts.prometheus.then(|| crate::prom::Snapshot::of(&sched));
+    let prometheus = opts
+        .prometheus
+        .then(|| crate::output::prom::Snapshot::of(&sched));
     if let Some(live) = &opts.live {
         *live.current.lock() = None;
     }
@@ -891,10 +893,10 @@ fn execute(cfg: &Config, p: &Plan, opts: &RunOptions) -> Result<RunResult, Harne
 fn add_fault_plugin(
     cfg: &mut SchedulerConfig,
     registry: &mut Registry,
-    inj: &Arc<crate::inject::Injection>,
+    inj: &Arc<crate::cluster::inject::Injection>,
     seed: u64,
 ) -> Result<(), HarnessError> {
-    use crate::inject::{FaultInjection, NAME, Point};
+    use crate::cluster::inject::{FaultInjection, NAME, Point};
     let for_plugin = inj.clone();
     registry.register(NAME, move |_| {
         Arc::new(FaultInjection::new(for_plugin.clone(), seed))
@@ -906,7 +908,7 @@ fn add_fault_plugin(
                 i,
                 prof,
                 registry,
-                &crate::sched_config::trial_context(),
+                &crate::workload::scheduler_config::trial_context(),
                 Arc::new(tidegate_engine::metrics::Metrics::new()),
             )
             .map_err(|e| HarnessError::Run(e.to_string()))?;
@@ -940,7 +942,7 @@ fn add_fault_plugin(
 
 /// `--inject node-updates`: every 10 ms, the share of the rate's node label updates, round
 /// robin over the nodes (their names refreshed every second), until the workload ends.
-fn node_storm(store: Arc<Store>, per_second: f64) -> crate::pace::Step {
+fn node_storm(store: Arc<Store>, per_second: f64) -> crate::run::pace::Step {
     const TICK: Duration = Duration::from_millis(10);
     let per_tick = per_second * TICK.as_secs_f64();
     let mut owed = 0.0f64;
@@ -976,7 +978,7 @@ fn run_ops(
     store: &Arc<Store>,
     sched: &Arc<Scheduler>,
     pace: &mut Pace,
-    progress: &crate::progress::Progress,
+    progress: &crate::run::progress::Progress,
     profile: &mut Option<Profile>,
     series: &mut Vec<report::WindowSeries>,
 ) -> Result<Vec<DataItem>, HarnessError> {
@@ -1411,7 +1413,7 @@ fn churn(
     number: usize,
     interval: Duration,
     namespace: &str,
-) -> crate::pace::Step {
+) -> crate::run::pace::Step {
     let namespace = namespace.to_string();
     let mut slots: Vec<Vec<Option<String>>> = vec![vec![None; number.max(1)]; objs.len()];
     let mut tick: usize = 0;
