@@ -5,17 +5,30 @@
 pub mod cluster;
 pub mod error;
 pub mod fuzzing;
+pub mod ops;
 pub mod output;
 pub mod run;
 pub mod template;
 pub mod workload;
 
+/// The runner under its first name: [`run`]'s options, results and entry points.
+pub mod runner {
+    pub use crate::run::*;
+}
+
+/// The workload schema and op resolution under their first name: [`workload`] and
+/// [`ops::resolve_ops`].
+pub mod config {
+    pub use crate::ops::{NodeStrategy, Op, resolve_ops};
+    pub use crate::workload::*;
+}
+
 // The paths the crate had before it was grouped into layers, kept for callers and docs.
 pub use cluster::{controller, inject, objects, store};
 pub use output::{compare, html, prom, report};
-pub use run::{pace, progress, runner};
+pub use run::{pace, progress};
 pub use workload::scheduler_config as sched_config;
-pub use workload::{config, manifest, yaml};
+pub use workload::{manifest, yaml};
 
 use std::path::Path;
 use tidegate_engine::plugins::Registry;
