@@ -191,51 +191,66 @@ pub fn render(runs: &[Results]) -> String {
     let mut body = String::new();
     // Run-against-run table.
     if runs.len() > 1 {
-        body.push_str("<h2>Runs compared</h2><table><tr><th>window</th><th>run</th><th>throughput Average (pods/s)</th><th>Perc50</th><th>PreEnqueue p90 (ns)</th><th>Average vs first run</th></tr>");
-        let mut names: Vec<String> = runs
-            .iter()
-            .flat_map(|r| metric(&r.items, "SchedulingThroughput"))
-            .filter_map(|i| i.labels.get("Name").cloned())
-            .collect();
-        names.sort();
-        names.dedup();
-        for name in names {
-            let mut first = None;
-            for r in runs {
-                let tp = metric(&r.items, "SchedulingThroughput")
-                    .find(|i| i.labels.get("Name") == Some(&name));
-                let avg = tp.and_then(|i| i.data.get("Average").copied());
-                let p50 = tp.and_then(|i| i.data.get("Perc50").copied());
-                let pe = metric(&r.items, crate::output::report::EXTENSION_POINT_METRIC)
-                    .find(|i| {
-                        i.labels.get("Name") == Some(&name)
-                            && i.labels.get("extension_point").map(String::as_str)
-                                == Some("PreEnqueue")
-                            && i.labels.get("estimator").map(String::as_str) == Some("exact")
-                    })
-                    .and_then(|i| i.data.get("Perc90").copied());
-                if first.is_none() {
-                    first = avg;
-                }
-                let ratio = match (first, avg) {
-                    (Some(f), Some(a)) if f > 0.0 => format!("{:.3}", a / f),
-                    _ => "-".into(),
-                };
-                let _ = write!(
-                    body,
-                    "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-                    esc(&name),
-                    esc(&r.label),
-                    avg.map_or("-".into(), |v| format!("{v:.0}")),
-                    p50.map_or("-".into(), |v| format!("{v:.0}")),
-                    pe.map_or("-".into(), |v| format!("{:.0}", v * 1e6)),
-                    ratio
-                );
-            }
-        }
-        body.push_str("</table>");
+        runs_compared(&mut body, runs);
     }
-    // Per window: throughput and pending pods over time.
+    windows(&mut body, runs);
+    extension_points(&mut body, runs);
+    let files: Vec<String> = runs.iter().map(|r| esc(&r.label)).collect();
+    format!(
+        "<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>tidegate report</title><style>body{{font-family:sans-serif;margin:20px}}table{{border-collapse:collapse}}td,th{{border:1px solid #ccc;padding:3px 8px;text-align:right}}svg{{display:block;margin:8px 0}}</style></head><body><h1>tidegate report</h1><p>{}</p>{body}</body></html>\n",
+        files.join(", ")
+    )
+}
+
+/// The run-against-run table (with several runs): each window's throughput per run and
+/// against the first run.
+fn runs_compared(body: &mut String, runs: &[Results]) {
+    body.push_str("<h2>Runs compared</h2><table><tr><th>window</th><th>run</th><th>throughput Average (pods/s)</th><th>Perc50</th><th>PreEnqueue p90 (ns)</th><th>Average vs first run</th></tr>");
+    let mut names: Vec<String> = runs
+        .iter()
+        .flat_map(|r| metric(&r.items, "SchedulingThroughput"))
+        .filter_map(|i| i.labels.get("Name").cloned())
+        .collect();
+    names.sort();
+    names.dedup();
+    for name in names {
+        let mut first = None;
+        for r in runs {
+            let tp = metric(&r.items, "SchedulingThroughput")
+                .find(|i| i.labels.get("Name") == Some(&name));
+            let avg = tp.and_then(|i| i.data.get("Average").copied());
+            let p50 = tp.and_then(|i| i.data.get("Perc50").copied());
+            let pe = metric(&r.items, crate::output::report::EXTENSION_POINT_METRIC)
+                .find(|i| {
+                    i.labels.get("Name") == Some(&name)
+                        && i.labels.get("extension_point").map(String::as_str) == Some("PreEnqueue")
+                        && i.labels.get("estimator").map(String::as_str) == Some("exact")
+                })
+                .and_then(|i| i.data.get("Perc90").copied());
+            if first.is_none() {
+                first = avg;
+            }
+            let ratio = match (first, avg) {
+                (Some(f), Some(a)) if f > 0.0 => format!("{:.3}", a / f),
+                _ => "-".into(),
+            };
+            let _ = write!(
+                body,
+                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                esc(&name),
+                esc(&r.label),
+                avg.map_or("-".into(), |v| format!("{v:.0}")),
+                p50.map_or("-".into(), |v| format!("{v:.0}")),
+                pe.map_or("-".into(), |v| format!("{:.0}", v * 1e6)),
+                ratio
+            );
+        }
+    }
+    body.push_str("</table>");
+}
+
+/// Per window: throughput and pending pods over time.
+fn windows(body: &mut String, runs: &[Results]) {
     let mut windows: Vec<String> = runs
         .iter()
         .flat_map(|r| r.series.iter().map(|s| s.name.clone()))
@@ -287,7 +302,10 @@ pub fn render(runs: &[Results]) -> String {
             ));
         }
     }
-    // Extension-point percentile curves, PreEnqueue first.
+}
+
+/// Extension-point percentile curves, PreEnqueue first.
+fn extension_points(body: &mut String, runs: &[Results]) {
     body.push_str("<h2>Extension points: percentile curves (exact estimator)</h2>");
     let order = [
         "PreEnqueue",
@@ -341,11 +359,6 @@ pub fn render(runs: &[Results]) -> String {
             ));
         }
     }
-    let files: Vec<String> = runs.iter().map(|r| esc(&r.label)).collect();
-    format!(
-        "<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>tidegate report</title><style>body{{font-family:sans-serif;margin:20px}}table{{border-collapse:collapse}}td,th{{border:1px solid #ccc;padding:3px 8px;text-align:right}}svg{{display:block;margin:8px 0}}</style></head><body><h1>tidegate report</h1><p>{}</p>{body}</body></html>\n",
-        files.join(", ")
-    )
 }
 
 /// `tidegate report FILES… -o OUT`: reads, renders, writes `OUT` whole or not at all.
