@@ -2,11 +2,11 @@
 //! scheduler_perf gives each op its own struct. Every op has three steps:
 //!
 //! - `resolve`: from the op as written ([`RawOp`]) and the workload's params to the op's type,
-//!   with params substituted, paths resolved and fields checked ([`Resolve`] holds what it
+//!   with params substituted, paths resolved and fields checked (`Resolve` holds what it
 //!   reads; errors name the file, line:column and field);
 //! - `plan` (where the op has templates): load and check them before anything runs
-//!   ([`Prepared`]);
-//! - `run`: what the op does to the cluster when the workload runs ([`RunCx`] holds the
+//!   (`Prepared`);
+//! - `run`: what the op does to the cluster when the workload runs (`RunCx` holds the
 //!   cluster, the scheduler, the clock and the collectors).
 //!
 //! [`Op`] has one variant per op type and dispatches each step to it.

@@ -1,7 +1,7 @@
 //! The run: selecting and planning workloads ([`plan`]), executing their ops against a fresh
 //! cluster and scheduler ([`execute`]) on real or virtual time ([`pace`]), with a progress
 //! line ([`progress`]), collection windows ([`collect`]), memory readings ([`memory`]) and
-//! fault injection ([`faults`]); what comes back is in [`results`], how to run in
+//! fault injection (`faults`); what comes back is in [`results`], how to run in
 //! [`options`].
 //!
 //! Every selected workload is planned first, so bad input is reported before anything runs

@@ -1,7 +1,7 @@
 //! The workload file: a scheduler_perf `performance-config.yaml`, read with positions
 //! ([`yaml`]) into test cases, each with a workload template of ops and workloads (params,
-//! labels, thresholds, feature gates): [`parse`]. Its ops are resolved per workload by
-//! [`crate::ops`]; the `$name` params they reference are looked up by [`params`]. A test case
+//! labels, thresholds, feature gates): [`parse`]. Its ops are resolved per workload by the
+//! ops layer; the `$name` params they reference are looked up by [`params`]. A test case
 //! may name a scheduler configuration ([`scheduler_config`]) and object templates
 //! ([`manifest`]).
 //!
@@ -90,7 +90,7 @@ pub struct Workload {
     pub feature_gates: BTreeMap<String, bool>,
 }
 
-/// An op as written: resolved per workload (params substituted) by [`resolve_ops`].
+/// An op as written: resolved per workload (params substituted) by [`resolve_ops`](crate::config::resolve_ops).
 #[derive(Clone, Debug)]
 pub struct RawOp {
     pub index: usize,

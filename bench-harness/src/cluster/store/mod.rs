@@ -10,8 +10,8 @@
 //! currently bound; pending pods are counted by the scheduler's queue.
 //!
 //! Writes (creates, updates, deletes) are here; reads, waits and the collectors' bind
-//! records are in [`queries`]; the scheduler's side (bind, status updates, deletes of
-//! victims, listers) in [`client`].
+//! records are in `queries`; the scheduler's side (bind, status updates, deletes of
+//! victims, listers) in `client`.
 
 mod client;
 mod queries;
