@@ -74,23 +74,7 @@ pub fn line_chart(
         );
         return svg;
     }
-    let (mut x0, mut x1) = (f64::MAX, f64::MIN);
-    let (mut y0, mut y1) = (f64::MAX, f64::MIN);
-    for &(x, y) in &pts {
-        x0 = x0.min(x);
-        x1 = x1.max(x);
-        y0 = y0.min(y);
-        y1 = y1.max(y);
-    }
-    if !log_y {
-        y0 = y0.min(0.0);
-    }
-    if x1 <= x0 {
-        x1 = x0 + 1.0;
-    }
-    if y1 <= y0 {
-        y1 = y0 + 1.0;
-    }
+    let (x0, x1, y0, y1) = bounds(&pts, log_y);
     let (pw, ph) = (w - ml - mr, h - mt - mb);
     let sx = |x: f64| ml + (x - x0) / (x1 - x0) * pw;
     let sy = |y: f64| mt + ph - (y - y0) / (y1 - y0) * ph;
@@ -164,6 +148,29 @@ pub fn line_chart(
     }
     svg.push_str("</svg>");
     svg
+}
+
+/// The plotted ranges `(x0, x1, y0, y1)` of `pts` (never empty): a linear y axis starts at
+/// 0 or below; an empty range is widened to 1.
+fn bounds(pts: &[(f64, f64)], log_y: bool) -> (f64, f64, f64, f64) {
+    let (mut x0, mut x1) = (f64::MAX, f64::MIN);
+    let (mut y0, mut y1) = (f64::MAX, f64::MIN);
+    for &(x, y) in pts {
+        x0 = x0.min(x);
+        x1 = x1.max(x);
+        y0 = y0.min(y);
+        y1 = y1.max(y);
+    }
+    if !log_y {
+        y0 = y0.min(0.0);
+    }
+    if x1 <= x0 {
+        x1 = x0 + 1.0;
+    }
+    if y1 <= y0 {
+        y1 = y0 + 1.0;
+    }
+    (x0, x1, y0, y1)
 }
 
 fn fmt_num(v: f64) -> String {

@@ -138,6 +138,16 @@ fn parse_test_case(cx: &Ctx, n: &SNode, i: usize) -> Result<TestCase, InputError
     }
     let ops_node =
         ops_node.ok_or_else(|| cx.err(tc.pos, &format!("{field}.workloadTemplate"), "missing"))?;
+    tc.ops = parse_raw_ops(cx, ops_node, &field)?;
+    let wn =
+        workloads_node.ok_or_else(|| cx.err(tc.pos, &format!("{field}.workloads"), "missing"))?;
+    tc.workloads = parse_workloads(cx, wn, &field)?;
+    Ok(tc)
+}
+
+/// The ops of a workload template as written (`opcode` read, the rest kept for resolving).
+fn parse_raw_ops(cx: &Ctx, ops_node: &SNode, field: &str) -> Result<Vec<RawOp>, InputError> {
+    let mut ops = Vec::new();
     for (j, op) in cx
         .seq(ops_node, &format!("{field}.workloadTemplate"))?
         .iter()
@@ -151,22 +161,26 @@ fn parse_test_case(cx: &Ctx, n: &SNode, i: usize) -> Result<TestCase, InputError
             .map(|(_, v)| cx.string(v, &format!("{of}.opcode")))
             .transpose()?
             .ok_or_else(|| cx.err(pos_of(op), &format!("{of}.opcode"), "missing"))?;
-        tc.ops.push(RawOp {
+        ops.push(RawOp {
             index: j,
             pos: pos_of(op),
             opcode,
             fields,
         });
     }
-    let wn =
-        workloads_node.ok_or_else(|| cx.err(tc.pos, &format!("{field}.workloads"), "missing"))?;
+    Ok(ops)
+}
+
+/// The workloads of a test case (names unique).
+fn parse_workloads(cx: &Ctx, wn: &SNode, field: &str) -> Result<Vec<Workload>, InputError> {
+    let mut workloads: Vec<Workload> = Vec::new();
     for (j, w) in cx
         .seq(wn, &format!("{field}.workloads"))?
         .iter()
         .enumerate()
     {
         let wl = parse_workload(cx, w, &format!("{field}.workloads[{j}]"))?;
-        if let Some(prev) = tc.workloads.iter().find(|p| p.name == wl.name) {
+        if let Some(prev) = workloads.iter().find(|p| p.name == wl.name) {
             return Err(cx.err(
                 wl.pos,
                 &format!("{field}.workloads[{j}].name"),
@@ -176,9 +190,9 @@ fn parse_test_case(cx: &Ctx, n: &SNode, i: usize) -> Result<TestCase, InputError
                 ),
             ));
         }
-        tc.workloads.push(wl);
+        workloads.push(wl);
     }
-    Ok(tc)
+    Ok(workloads)
 }
 
 fn parse_workload(cx: &Ctx, n: &SNode, field: &str) -> Result<Workload, InputError> {
