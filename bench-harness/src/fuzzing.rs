@@ -5,10 +5,11 @@
 //! a hang or an unbounded allocation. Checks that hold for every input are asserted here, so
 //! the fuzzer reports their violation as a crash.
 
-use crate::config;
-use crate::manifest::{self, ObjectTemplate};
-use crate::sched_config;
+use crate::ops::resolve_ops;
 use crate::template::Template;
+use crate::workload::manifest::{self, ObjectTemplate};
+use crate::workload::parse_config;
+use crate::workload::scheduler_config;
 use std::path::Path;
 use tidegate_engine::api::quantity::Quantity;
 use tidegate_engine::api::validation::validate_pod_create;
@@ -31,12 +32,12 @@ pub fn workload_config(data: &[u8]) {
     let Ok(text) = std::str::from_utf8(data) else {
         return;
     };
-    let Ok(cfg) = config::parse_config(Path::new("fuzz/config.yaml"), text) else {
+    let Ok(cfg) = parse_config(Path::new("fuzz/config.yaml"), text) else {
         return;
     };
     for tc in &cfg.test_cases {
         for wl in &tc.workloads {
-            let _ = config::resolve_ops(&cfg, tc, wl);
+            let _ = resolve_ops(&cfg, tc, wl);
         }
     }
 }
@@ -46,7 +47,8 @@ pub fn scheduler_config(data: &[u8]) {
     let Ok(text) = std::str::from_utf8(data) else {
         return;
     };
-    let _ = sched_config::parse_text(Path::new("fuzz/scheduler.yaml"), text, &Registry::in_tree());
+    let _ =
+        scheduler_config::parse_text(Path::new("fuzz/scheduler.yaml"), text, &Registry::in_tree());
 }
 
 /// The quantity parser. A quantity that parses keeps its sign in both scaled values.

@@ -10,7 +10,7 @@
 //!   ratio to the first.
 
 use crate::error::InputError;
-use crate::report::{DataItem, WindowSeries};
+use crate::output::report::{DataItem, WindowSeries};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
@@ -23,7 +23,7 @@ pub struct Results {
 
 /// Reads a results file (bad JSON is bad input, with its line and column).
 pub fn load(path: &Path) -> Result<Results, InputError> {
-    let (items, series) = crate::report::read_results(path, "")?;
+    let (items, series) = crate::output::report::read_results(path, "")?;
     Ok(Results {
         label: path.file_name().map_or_else(
             || path.display().to_string(),
@@ -74,23 +74,7 @@ pub fn line_chart(
         );
         return svg;
     }
-    let (mut x0, mut x1) = (f64::MAX, f64::MIN);
-    let (mut y0, mut y1) = (f64::MAX, f64::MIN);
-    for &(x, y) in &pts {
-        x0 = x0.min(x);
-        x1 = x1.max(x);
-        y0 = y0.min(y);
-        y1 = y1.max(y);
-    }
-    if !log_y {
-        y0 = y0.min(0.0);
-    }
-    if x1 <= x0 {
-        x1 = x0 + 1.0;
-    }
-    if y1 <= y0 {
-        y1 = y0 + 1.0;
-    }
+    let (x0, x1, y0, y1) = bounds(&pts, log_y);
     let (pw, ph) = (w - ml - mr, h - mt - mb);
     let sx = |x: f64| ml + (x - x0) / (x1 - x0) * pw;
     let sy = |y: f64| mt + ph - (y - y0) / (y1 - y0) * ph;
@@ -166,6 +150,29 @@ pub fn line_chart(
     svg
 }
 
+/// The plotted ranges `(x0, x1, y0, y1)` of `pts` (never empty): a linear y axis starts at
+/// 0 or below; an empty range is widened to 1.
+fn bounds(pts: &[(f64, f64)], log_y: bool) -> (f64, f64, f64, f64) {
+    let (mut x0, mut x1) = (f64::MAX, f64::MIN);
+    let (mut y0, mut y1) = (f64::MAX, f64::MIN);
+    for &(x, y) in pts {
+        x0 = x0.min(x);
+        x1 = x1.max(x);
+        y0 = y0.min(y);
+        y1 = y1.max(y);
+    }
+    if !log_y {
+        y0 = y0.min(0.0);
+    }
+    if x1 <= x0 {
+        x1 = x0 + 1.0;
+    }
+    if y1 <= y0 {
+        y1 = y0 + 1.0;
+    }
+    (x0, x1, y0, y1)
+}
+
 fn fmt_num(v: f64) -> String {
     let a = v.abs();
     if a == 0.0 {
@@ -191,51 +198,66 @@ pub fn render(runs: &[Results]) -> String {
     let mut body = String::new();
     // Run-against-run table.
     if runs.len() > 1 {
-        body.push_str("<h2>Runs compared</h2><table><tr><th>window</th><th>run</th><th>throughput Average (pods/s)</th><th>Perc50</th><th>PreEnqueue p90 (ns)</th><th>Average vs first run</th></tr>");
-        let mut names: Vec<String> = runs
-            .iter()
-            .flat_map(|r| metric(&r.items, "SchedulingThroughput"))
-            .filter_map(|i| i.labels.get("Name").cloned())
-            .collect();
-        names.sort();
-        names.dedup();
-        for name in names {
-            let mut first = None;
-            for r in runs {
-                let tp = metric(&r.items, "SchedulingThroughput")
-                    .find(|i| i.labels.get("Name") == Some(&name));
-                let avg = tp.and_then(|i| i.data.get("Average").copied());
-                let p50 = tp.and_then(|i| i.data.get("Perc50").copied());
-                let pe = metric(&r.items, crate::report::EXTENSION_POINT_METRIC)
-                    .find(|i| {
-                        i.labels.get("Name") == Some(&name)
-                            && i.labels.get("extension_point").map(String::as_str)
-                                == Some("PreEnqueue")
-                            && i.labels.get("estimator").map(String::as_str) == Some("exact")
-                    })
-                    .and_then(|i| i.data.get("Perc90").copied());
-                if first.is_none() {
-                    first = avg;
-                }
-                let ratio = match (first, avg) {
-                    (Some(f), Some(a)) if f > 0.0 => format!("{:.3}", a / f),
-                    _ => "-".into(),
-                };
-                let _ = write!(
-                    body,
-                    "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-                    esc(&name),
-                    esc(&r.label),
-                    avg.map_or("-".into(), |v| format!("{v:.0}")),
-                    p50.map_or("-".into(), |v| format!("{v:.0}")),
-                    pe.map_or("-".into(), |v| format!("{:.0}", v * 1e6)),
-                    ratio
-                );
-            }
-        }
-        body.push_str("</table>");
+        runs_compared(&mut body, runs);
     }
-    // Per window: throughput and pending pods over time.
+    windows(&mut body, runs);
+    extension_points(&mut body, runs);
+    let files: Vec<String> = runs.iter().map(|r| esc(&r.label)).collect();
+    format!(
+        "<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>tidegate report</title><style>body{{font-family:sans-serif;margin:20px}}table{{border-collapse:collapse}}td,th{{border:1px solid #ccc;padding:3px 8px;text-align:right}}svg{{display:block;margin:8px 0}}</style></head><body><h1>tidegate report</h1><p>{}</p>{body}</body></html>\n",
+        files.join(", ")
+    )
+}
+
+/// The run-against-run table (with several runs): each window's throughput per run and
+/// against the first run.
+fn runs_compared(body: &mut String, runs: &[Results]) {
+    body.push_str("<h2>Runs compared</h2><table><tr><th>window</th><th>run</th><th>throughput Average (pods/s)</th><th>Perc50</th><th>PreEnqueue p90 (ns)</th><th>Average vs first run</th></tr>");
+    let mut names: Vec<String> = runs
+        .iter()
+        .flat_map(|r| metric(&r.items, "SchedulingThroughput"))
+        .filter_map(|i| i.labels.get("Name").cloned())
+        .collect();
+    names.sort();
+    names.dedup();
+    for name in names {
+        let mut first = None;
+        for r in runs {
+            let tp = metric(&r.items, "SchedulingThroughput")
+                .find(|i| i.labels.get("Name") == Some(&name));
+            let avg = tp.and_then(|i| i.data.get("Average").copied());
+            let p50 = tp.and_then(|i| i.data.get("Perc50").copied());
+            let pe = metric(&r.items, crate::output::report::EXTENSION_POINT_METRIC)
+                .find(|i| {
+                    i.labels.get("Name") == Some(&name)
+                        && i.labels.get("extension_point").map(String::as_str) == Some("PreEnqueue")
+                        && i.labels.get("estimator").map(String::as_str) == Some("exact")
+                })
+                .and_then(|i| i.data.get("Perc90").copied());
+            if first.is_none() {
+                first = avg;
+            }
+            let ratio = match (first, avg) {
+                (Some(f), Some(a)) if f > 0.0 => format!("{:.3}", a / f),
+                _ => "-".into(),
+            };
+            let _ = write!(
+                body,
+                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                esc(&name),
+                esc(&r.label),
+                avg.map_or("-".into(), |v| format!("{v:.0}")),
+                p50.map_or("-".into(), |v| format!("{v:.0}")),
+                pe.map_or("-".into(), |v| format!("{:.0}", v * 1e6)),
+                ratio
+            );
+        }
+    }
+    body.push_str("</table>");
+}
+
+/// Per window: throughput and pending pods over time.
+fn windows(body: &mut String, runs: &[Results]) {
     let mut windows: Vec<String> = runs
         .iter()
         .flat_map(|r| r.series.iter().map(|s| s.name.clone()))
@@ -258,7 +280,7 @@ pub fn render(runs: &[Results]) -> String {
         ));
         for r in runs {
             let Some(s) = of(r) else { continue };
-            let pick = |f: fn(&crate::report::PendingSample) -> u64| -> Vec<(f64, f64)> {
+            let pick = |f: fn(&crate::output::report::PendingSample) -> u64| -> Vec<(f64, f64)> {
                 s.pending.iter().map(|p| (p.t, f(p) as f64)).collect()
             };
             let queues = vec![
@@ -287,7 +309,10 @@ pub fn render(runs: &[Results]) -> String {
             ));
         }
     }
-    // Extension-point percentile curves, PreEnqueue first.
+}
+
+/// Extension-point percentile curves, PreEnqueue first.
+fn extension_points(body: &mut String, runs: &[Results]) {
     body.push_str("<h2>Extension points: percentile curves (exact estimator)</h2>");
     let order = [
         "PreEnqueue",
@@ -306,7 +331,7 @@ pub fn render(runs: &[Results]) -> String {
     for ep in order {
         let mut lines = vec![];
         for r in runs {
-            for i in metric(&r.items, crate::report::EXTENSION_POINT_METRIC).filter(|i| {
+            for i in metric(&r.items, crate::output::report::EXTENSION_POINT_METRIC).filter(|i| {
                 i.labels.get("extension_point").map(String::as_str) == Some(ep)
                     && i.labels.get("estimator").map(String::as_str) == Some("exact")
             }) {
@@ -341,11 +366,6 @@ pub fn render(runs: &[Results]) -> String {
             ));
         }
     }
-    let files: Vec<String> = runs.iter().map(|r| esc(&r.label)).collect();
-    format!(
-        "<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>tidegate report</title><style>body{{font-family:sans-serif;margin:20px}}table{{border-collapse:collapse}}td,th{{border:1px solid #ccc;padding:3px 8px;text-align:right}}svg{{display:block;margin:8px 0}}</style></head><body><h1>tidegate report</h1><p>{}</p>{body}</body></html>\n",
-        files.join(", ")
-    )
 }
 
 /// `tidegate report FILES… -o OUT`: reads, renders, writes `OUT` whole or not at all.

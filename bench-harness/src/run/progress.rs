@@ -3,7 +3,7 @@
 //! is a terminal and the caller asked for it (`tidegate run` does); pipes and CI see nothing.
 //! It reads counters only, so it changes nothing a run does (virtual-clock runs included).
 
-use crate::store::Store;
+use crate::cluster::store::Store;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use parking_lot::Mutex;
 use std::io::IsTerminal;

@@ -9,8 +9,12 @@
 //! store (say [`Store::remove_scheduling_gate`]) from inside a hook. Hooks run on the thread
 //! that made the change: an op's thread, a background op's, or the scheduler's (preemption
 //! deletes victims).
+//!
+//! The store does not know this trait: a controller is attached as one of the store's
+//! [`PodWatcher`]s ([`Store::add_controller`]), so the dependency runs one way, from
+//! controllers to the store.
 
-use crate::store::Store;
+use crate::cluster::store::{PodWatcher, Store};
 use std::sync::Arc;
 use tidegate_engine::api::Pod;
 
@@ -22,4 +26,21 @@ pub trait Controller: Send + Sync {
     fn on_pod_add(&self, _store: &Store, _pod: &Arc<Pod>) {}
     /// A pod was deleted (removed from the store; a pod held by finalizers is not deleted yet).
     fn on_pod_delete(&self, _store: &Store, _pod: &Pod) {}
+}
+
+/// A controller seen through the store's watcher hook.
+impl PodWatcher for Arc<dyn Controller> {
+    fn pod_added(&self, store: &Store, pod: &Arc<Pod>) {
+        self.on_pod_add(store, pod);
+    }
+    fn pod_deleted(&self, store: &Store, pod: &Pod) {
+        self.on_pod_delete(store, pod);
+    }
+}
+
+impl Store {
+    /// Adds a controller: it sees every pod created or deleted from now on.
+    pub fn add_controller(&self, c: Arc<dyn Controller>) {
+        self.add_watcher(Arc::new(c));
+    }
 }

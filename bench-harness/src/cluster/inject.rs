@@ -147,7 +147,7 @@ impl Injection {
                 let (rate, wait) = match value.split_once('@') {
                     Some((r, d)) => (
                         parse_rate(r, spec)?,
-                        crate::config::parse_go_duration(d)
+                        crate::workload::parse_go_duration(d)
                             .filter(|d| !d.is_zero())
                             .ok_or_else(|| {
                                 format!("{spec:?}: {d:?} is not a positive duration such as 200ms")

@@ -8,6 +8,13 @@
 //!
 //! Accounting (the counts in the run summary): `created` pods, pods `deleted`, and pods
 //! currently bound; pending pods are counted by the scheduler's queue.
+//!
+//! Writes (creates, updates, deletes) are here; reads, waits and the collectors' bind
+//! records are in `queries`; the scheduler's side (bind, status updates, deletes of
+//! victims, listers) in `client`.
+
+mod client;
+mod queries;
 
 use crate::error::InputError;
 use ahash::{AHashMap, AHashSet};
@@ -156,11 +163,21 @@ pub struct StoreCounts {
     pub unbound: u64,
 }
 
+/// What the store tells of pod changes, always after releasing its lock (so a watcher may
+/// call back into the store): how controllers beside the scheduler see the cluster. The store
+/// owns this hook and knows nothing of what implements it.
+pub trait PodWatcher: Send + Sync {
+    /// A pod was created.
+    fn pod_added(&self, store: &Store, pod: &Arc<Pod>);
+    /// A pod was deleted (removed from the store).
+    fn pod_deleted(&self, store: &Store, pod: &Pod);
+}
+
 pub struct Store {
     /// Times binds for the collectors.
     clock: Arc<dyn Clock>,
-    /// Controllers told of pod creations and deletions (after the lock is released).
-    controllers: RwLock<Vec<Arc<dyn crate::controller::Controller>>>,
+    /// Watchers (controllers) told of pod creations and deletions (after the lock is released).
+    watchers: RwLock<Vec<Arc<dyn PodWatcher>>>,
     state: Mutex<State>,
     changed: Condvar,
     scheduler: RwLock<Option<Arc<Scheduler>>>,
@@ -268,7 +285,7 @@ impl Store {
             pdbs: RwLock::new(Vec::new()),
             inert: Mutex::new(Default::default()),
             scheduled_watchers: Mutex::new(Vec::new()),
-            controllers: RwLock::new(Vec::new()),
+            watchers: RwLock::new(Vec::new()),
         })
     }
 
@@ -302,18 +319,18 @@ impl Store {
         }
     }
 
+    /// Adds a watcher: it sees every pod created or deleted from now on.
+    pub fn add_watcher(&self, w: Arc<dyn PodWatcher>) {
+        self.watchers.write().push(w);
+    }
+
+    fn watchers(&self) -> Vec<Arc<dyn PodWatcher>> {
+        let w = self.watchers.read();
+        if w.is_empty() { Vec::new() } else { w.clone() }
+    }
+
     /// Connects the scheduler's event handlers. Objects already stored are replayed as adds
     /// (an informer's initial list).
-    /// Adds a controller: it sees every pod created or deleted from now on.
-    pub fn add_controller(&self, c: Arc<dyn crate::controller::Controller>) {
-        self.controllers.write().push(c);
-    }
-
-    fn controllers(&self) -> Vec<Arc<dyn crate::controller::Controller>> {
-        let c = self.controllers.read();
-        if c.is_empty() { Vec::new() } else { c.clone() }
-    }
-
     pub fn attach(&self, s: Arc<Scheduler>) {
         let st = self.state.lock();
         for (_, n) in st.nodes.values() {
@@ -560,8 +577,8 @@ impl Store {
         }
         self.changed.notify_all();
         drop(st);
-        for c in self.controllers() {
-            c.on_pod_add(self, &internal);
+        for w in self.watchers() {
+            w.pod_added(self, &internal);
         }
         Ok(key)
     }
@@ -627,10 +644,10 @@ impl Store {
     /// namespaced kinds). Returns its name.
     pub fn create_any(
         &self,
-        obj: &crate::objects::AnyObject,
+        obj: &crate::cluster::objects::AnyObject,
         namespace: &str,
     ) -> Result<String, StoreError> {
-        use crate::objects::AnyObject;
+        use crate::cluster::objects::AnyObject;
         match obj {
             AnyObject::Pod { obj, spec } => self
                 .create_pod(obj, namespace, spec.clone())
@@ -678,7 +695,7 @@ impl Store {
                 })?;
                 pdb.metadata.name = Some(name.clone());
                 pdb.metadata.namespace = Some(namespace.to_string());
-                let converted = crate::objects::pdb(&pdb).ok_or_else(|| {
+                let converted = crate::cluster::objects::pdb(&pdb).ok_or_else(|| {
                     StoreError::Invalid(format!("PodDisruptionBudget {name:?} is invalid"))
                 })?;
                 self.pdbs.write().push(Arc::new(converted));
@@ -967,350 +984,9 @@ impl Store {
         }
         self.changed.notify_all();
         drop(st);
-        for c in self.controllers() {
-            c.on_pod_delete(self, &gone);
+        for w in self.watchers() {
+            w.pod_deleted(self, &gone);
         }
         true
-    }
-
-    /// Pods of a namespace (optionally matching labels), sorted by name.
-    pub fn list_pods(&self, namespace: &str, selector: &BTreeMap<String, String>) -> Vec<PodKey> {
-        let st = self.state.lock();
-        let Some(ns) = st.ns.get(namespace) else {
-            return Vec::new();
-        };
-        let mut v: Vec<PodKey> = ns
-            .pods
-            .iter()
-            .filter(|(_, r)| labels_match(&r.obj, selector))
-            .map(|(k, _)| k.clone())
-            .collect();
-        v.sort();
-        v
-    }
-
-    pub fn ns_stats(&self, namespace: &str) -> NsStats {
-        self.state
-            .lock()
-            .ns
-            .get(namespace)
-            .map(|n| n.stats)
-            .unwrap_or_default()
-    }
-
-    pub fn namespaces(&self) -> Vec<String> {
-        self.state.lock().namespaces.keys().cloned().collect()
-    }
-
-    /// [`Store::ns_stats`] over the pods whose labels match `selector` (a barrier's
-    /// `labelSelector`), without waiting.
-    pub fn ns_stats_matching(
-        &self,
-        namespace: &str,
-        selector: &BTreeMap<String, String>,
-    ) -> NsStats {
-        Self::stats_matching(&self.state.lock(), namespace, selector)
-    }
-
-    /// The namespace's counters over the pods whose labels match `selector` (a scan of the
-    /// namespace; the kept counters when the selector is empty).
-    fn stats_matching(st: &State, namespace: &str, selector: &BTreeMap<String, String>) -> NsStats {
-        let Some(ns) = st.ns.get(namespace) else {
-            return NsStats::default();
-        };
-        if selector.is_empty() {
-            return ns.stats;
-        }
-        let mut s = NsStats::default();
-        for r in ns.pods.values().filter(|r| labels_match(&r.obj, selector)) {
-            s.pods += 1;
-            if r.node.is_some() {
-                s.bound += 1;
-            } else if r.condition.is_some() {
-                s.attempted_unbound += 1;
-            }
-        }
-        s
-    }
-
-    /// Waits until `done(stats)` holds for `namespace`, or `timeout` passes (false).
-    pub fn wait_ns(
-        &self,
-        namespace: &str,
-        timeout: Duration,
-        done: impl Fn(&NsStats) -> bool,
-    ) -> bool {
-        self.wait_ns_matching(namespace, &BTreeMap::new(), timeout, done)
-    }
-
-    /// As [`Store::wait_ns`], counting only the pods whose labels match `selector` (a
-    /// barrier's `labelSelector`).
-    pub fn wait_ns_matching(
-        &self,
-        namespace: &str,
-        selector: &BTreeMap<String, String>,
-        timeout: Duration,
-        done: impl Fn(&NsStats) -> bool,
-    ) -> bool {
-        let deadline = Instant::now() + timeout;
-        let mut st = self.state.lock();
-        loop {
-            let s = Self::stats_matching(&st, namespace, selector);
-            if done(&s) {
-                return true;
-            }
-            if Instant::now() >= deadline {
-                return false;
-            }
-            self.changed.wait_for(
-                &mut st,
-                Duration::from_millis(100).min(deadline - Instant::now()),
-            );
-        }
-    }
-
-    /// Starts recording bind times of pods in `namespaces` whose labels match `selector`.
-    pub fn start_collecting(
-        &self,
-        namespaces: &[String],
-        selector: &BTreeMap<String, String>,
-    ) -> usize {
-        let mut st = self.state.lock();
-        st.collectors.push(Some(Collector {
-            namespaces: namespaces.iter().cloned().collect(),
-            selector: selector.clone(),
-            start: Some(self.clock.now()),
-            binds: Vec::new(),
-        }));
-        st.collectors.len() - 1
-    }
-
-    /// Stops a collector: bind times since its start, and its duration.
-    pub fn stop_collecting(&self, id: usize) -> (Vec<Duration>, Duration) {
-        let mut st = self.state.lock();
-        let c = st
-            .collectors
-            .get_mut(id)
-            .and_then(Option::take)
-            .unwrap_or_default();
-        let now = self.clock.now();
-        let d = c.start.map_or(Duration::ZERO, |s| now.saturating_sub(s));
-        (c.binds, d)
-    }
-
-    /// (created, binds, deleted) so far: O(1), for the progress bar.
-    pub fn progress(&self) -> (u64, u64, u64) {
-        let st = self.state.lock();
-        (st.created, st.binds, st.deleted)
-    }
-
-    pub fn counts(&self) -> StoreCounts {
-        let st = self.state.lock();
-        let live = || st.all_pods().map(|(_, r)| r).filter(|r| !r.terminating);
-        let bound = live().filter(|r| r.node.is_some()).count() as u64;
-        let unbound = live().filter(|r| r.node.is_none()).count() as u64;
-        StoreCounts {
-            created: st.created,
-            deleted: st.deleted,
-            bound,
-            terminating: st.ns.values().map(|n| n.pods.len() as u64).sum::<u64>() - bound - unbound,
-            binds: st.binds,
-            unbound,
-        }
-    }
-
-    /// `(namespace, name, node)` of every bound pod, sorted.
-    pub fn placements(&self) -> Vec<(String, String, String)> {
-        let st = self.state.lock();
-        let mut v: Vec<_> = st
-            .all_pods()
-            .filter_map(|(k, r)| {
-                let (ns, name) = k.split();
-                r.node
-                    .map(|n| (ns.to_string(), name.to_string(), n.to_string_lossy()))
-            })
-            .collect();
-        v.sort();
-        v
-    }
-
-    /// Every stored pod, sorted by namespace and name, for `--dump-pods`.
-    pub fn pod_states(&self) -> Vec<PodState> {
-        let st = self.state.lock();
-        let mut v: Vec<PodState> = st
-            .all_pods()
-            .map(|(k, r)| PodState {
-                key: k.clone(),
-                node: r.node.map(|n| n.to_string_lossy()),
-                gates: r
-                    .pod
-                    .spec
-                    .scheduling_gates
-                    .iter()
-                    .map(|g| g.to_string())
-                    .collect(),
-                condition: r.condition.as_deref().cloned(),
-                terminating: r.terminating,
-            })
-            .collect();
-        v.sort_by(|a, b| a.key.cmp(&b.key));
-        v
-    }
-
-    /// Unbound pods, for the pending report: key and PodScheduled condition.
-    pub fn unbound_pods(&self) -> Vec<(PodKey, Option<(String, String)>)> {
-        let st = self.state.lock();
-        let mut v: Vec<_> = st
-            .all_pods()
-            .filter(|(_, r)| r.node.is_none())
-            .map(|(k, r)| (k.clone(), r.condition.as_deref().cloned()))
-            .collect();
-        v.sort_by(|a, b| a.0.cmp(&b.0));
-        v
-    }
-}
-
-impl ClusterClient for Store {
-    fn bind(&self, pod: &Pod, node: Sym) -> Result<(), String> {
-        let node_name = node.to_string_lossy();
-        let mut st = self.state.lock();
-        if !st.nodes.contains_key(&node_name) {
-            return Err(format!("nodes {node_name:?} not found"));
-        }
-        st.bind_calls += 1;
-        if let Some((rate, seed)) = st.bind_failure
-            && crate::inject::draw(&[
-                seed,
-                0xb1d,
-                crate::inject::stable_hash(&pod.key.to_string()),
-                st.bind_calls,
-            ]) < rate
-        {
-            return Err(format!(
-                "Internal error occurred: binding pod {:?} to node {node_name:?} refused (injected bind failure)",
-                pod.key.to_string()
-            ));
-        }
-        let rv = st.rv + 1;
-        // The pod's labels are needed only by collection windows with a label selector.
-        let need_labels = st
-            .collectors
-            .iter()
-            .flatten()
-            .any(|c| !c.selector.is_empty());
-        let Some((rec, n)) = st.pod_mut(&pod.key) else {
-            return Err(format!("pods {:?} not found", pod.key.to_string()));
-        };
-        if rec.node.is_some() {
-            return Err(format!(
-                "Operation cannot be fulfilled on pods/binding {:?}: pod {} is already assigned to node {:?}",
-                pod.name,
-                pod.name,
-                rec.node.map(|n| n.to_string_lossy()).unwrap_or_default()
-            ));
-        }
-        if rec.terminating {
-            return Err(format!("pods {:?} is being deleted", pod.key.to_string()));
-        }
-        if rec.pod.is_gated() {
-            return Err(format!(
-                "Operation cannot be fulfilled on pods/binding {:?}: pod {} has non-empty .spec.schedulingGates",
-                pod.name, pod.name
-            ));
-        }
-        rec.node = Some(node);
-        let obj = need_labels.then(|| rec.obj.clone());
-        let had_condition = rec.condition.take().is_some();
-        let old = rec.pod.clone();
-        let mut new = (*old).clone();
-        new.node_name = Some(node);
-        let new = Arc::new(new);
-        rec.pod = new.clone();
-        n.bound += 1;
-        if had_condition {
-            n.attempted_unbound -= 1;
-        }
-        st.rv = rv;
-        st.binds += 1;
-        let ns = pod.key.split().0;
-        let now = self.clock.now();
-        for c in st.collectors.iter_mut().flatten() {
-            if c.namespaces.contains(ns)
-                && (c.selector.is_empty()
-                    || obj.as_deref().is_some_and(|o| labels_match(o, &c.selector)))
-                && let Some(start) = c.start
-            {
-                c.binds.push(now.saturating_sub(start));
-            }
-        }
-        if let Some(s) = self.sched() {
-            s.on_pod_update(&old, new);
-        }
-        self.notify_scheduled(&pod.key);
-        self.changed.notify_all();
-        Ok(())
-    }
-
-    fn set_unschedulable(&self, pod: &Pod, reason: &str, message: &str) {
-        let mut st = self.state.lock();
-        let Some((rec, n)) = st.pod_mut(&pod.key) else {
-            return;
-        };
-        if rec.node.is_some() {
-            return;
-        }
-        let first = rec.condition.is_none();
-        rec.condition = Some(Arc::new((reason.to_string(), message.to_string())));
-        if first {
-            n.attempted_unbound += 1;
-        }
-        self.changed.notify_all();
-    }
-
-    /// Preemption's victims: deleted as the API server would (finalizers honoured), with the
-    /// informer's delete event to the scheduler; they count as deleted in the summary.
-    fn delete_pod(&self, pod: &Pod) -> Result<(), String> {
-        if Store::delete_pod(self, &pod.key) {
-            Ok(())
-        } else {
-            Err(format!("pods {:?} not found", pod.key.to_string()))
-        }
-    }
-
-    fn pod_exists_unassigned(&self, pod: &Pod) -> bool {
-        self.state
-            .lock()
-            .pod(&pod.key)
-            .is_some_and(|r| r.node.is_none() && !r.terminating)
-    }
-
-    fn namespace_labels(&self, namespace: Sym) -> Option<Arc<Labels>> {
-        self.ns_labels.read().get(&namespace).cloned()
-    }
-
-    /// kube's `helper.DefaultSelector` over the Services of the pod's namespace: the
-    /// selectors of those that select the pod, merged (a Service without a selector selects
-    /// nothing). ReplicaSets, StatefulSets and ReplicationControllers are not stored here.
-    fn default_spread_selector(
-        &self,
-        pod: &Pod,
-    ) -> Option<tidegate_engine::api::labels::LabelSelector> {
-        let svcs = self.services.read();
-        let mut merged: BTreeMap<String, String> = BTreeMap::new();
-        for r in svcs.get(&pod.namespace)? {
-            if let Some((set, sel)) = &r.selector
-                && sel.matches(&pod.labels)
-            {
-                merged.extend(set.iter().map(|(k, v)| (k.clone(), v.clone())));
-            }
-        }
-        if merged.is_empty() {
-            return None;
-        }
-        selector_of(merged).ok()
-    }
-
-    fn pod_disruption_budgets(&self) -> Vec<Arc<tidegate_engine::api::PodDisruptionBudget>> {
-        self.pdbs.read().clone()
     }
 }

@@ -10,7 +10,7 @@
 //! prefixes of their `Name` labels): comparing different workloads is refused.
 
 use crate::error::InputError;
-use crate::report::DataItem;
+use crate::output::report::DataItem;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
@@ -177,7 +177,7 @@ pub fn load_side(paths: &[PathBuf]) -> Result<Vec<(PathBuf, Vec<DataItem>)>, Inp
 }
 
 fn read_items(f: &Path) -> Result<Vec<DataItem>, InputError> {
-    crate::report::read_results(f, "dataItems").map(|(items, _)| items)
+    crate::output::report::read_results(f, "dataItems").map(|(items, _)| items)
 }
 
 /// The workloads a run holds: `BenchmarkPerfScheduling/<case>/<workload>` of its items' names.

@@ -4,7 +4,7 @@
 //! plugin args stop the run before anything executes. Errors name file, line:column and field.
 
 use crate::error::InputError;
-use crate::yaml::{SNode, YNode, locate, parse};
+use crate::workload::yaml::{SNode, YNode, locate, parse};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use tidegate_engine::api::{Pod, Sym};

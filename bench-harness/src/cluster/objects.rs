@@ -17,7 +17,7 @@
 //!   unsupported: the workload is skipped with the reason.
 
 use crate::error::InputError;
-use crate::manifest::{self, Rendered};
+use crate::workload::manifest::{self, Rendered};
 use k8s_openapi::api::core::v1 as core;
 use k8s_openapi::api::policy::v1 as policy;
 use std::sync::Arc;

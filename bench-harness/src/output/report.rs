@@ -2,7 +2,7 @@
 //! throughput sampling with scheduler_perf's rules, histogram percentiles with two
 //! estimators, thresholds, and the output file.
 
-use crate::config::{MetricSelector, Threshold};
+use crate::workload::{MetricSelector, Threshold};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};

@@ -33,7 +33,7 @@
 //! Invariant: the same config, seed and attempt cost give the same sequence of store
 //! operations, hence the same placements digest, on any machine and thread count.
 
-use crate::store::{NsStats, Store};
+use crate::cluster::store::{NsStats, Store};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};

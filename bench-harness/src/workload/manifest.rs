@@ -7,7 +7,7 @@
 
 use crate::error::{InputError, Pos};
 use crate::template::Template;
-use crate::yaml::{SNode, locate, parse, pos_of};
+use crate::workload::yaml::{SNode, locate, parse, pos_of};
 use k8s_openapi::api::core::v1 as core;
 use serde::de::DeserializeOwned;
 use std::path::{Path, PathBuf};

@@ -1,0 +1,55 @@
+//! `tidegate list`: the test cases and workloads of a config, and whether this build runs
+//! them. Nothing runs.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use tidegate_bench::config;
+use tidegate_bench::error::HarnessError;
+use tidegate_bench::runner::{self, RunOptions};
+
+#[derive(clap::Args)]
+pub struct ListArgs {
+    /// The scheduler_perf config (a list of test cases).
+    pub config: PathBuf,
+    /// Only workloads matching this label filter (`performance`, `integration-test,-short`).
+    /// Default: every workload.
+    #[arg(long)]
+    pub label_filter: Option<String>,
+}
+
+pub fn list(args: ListArgs) -> Result<ExitCode, HarnessError> {
+    let cfg = config::load(&args.config)?;
+    let opts = RunOptions {
+        label_filter: Some(args.label_filter.clone().unwrap_or_default()),
+        ..RunOptions::default()
+    };
+    let selected = runner::select(&cfg, &opts);
+    outln!(
+        "{:<58} {:<34} {:>10}  runs",
+        "workload",
+        "labels",
+        "threshold"
+    );
+    for (tc, wl) in selected {
+        let mut labels = tc.labels.clone();
+        labels.extend(wl.labels.iter().cloned());
+        let threshold = match &wl.threshold {
+            None => "-".to_string(),
+            Some(config::Threshold::Value(v)) => format!("{v}"),
+            Some(config::Threshold::PerTopic(m)) => m
+                .get(&cfg.topic)
+                .map_or_else(|| "-".to_string(), |v| format!("{v}")),
+        };
+        let runs = match runner::check_workload(&cfg, tc, wl, &opts)? {
+            None => "yes".to_string(),
+            Some(why) => format!("skipped: unsupported: {why}"),
+        };
+        outln!(
+            "{:<58} {:<34} {:>10}  {runs}",
+            format!("{}/{}", tc.name, wl.name),
+            labels.join(","),
+            threshold
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,28 @@
+//! The `tidegate` subcommands, one file each: [`run`] (and [`serve`], a run with a
+//! `/metrics` endpoint; [`flamegraph`] writes its `--flamegraph`), [`list`], [`compare`] and
+//! [`report`].
+
+pub mod compare;
+pub mod flamegraph;
+pub mod list;
+pub mod report;
+pub mod run;
+pub mod serve;
+
+use tidegate_bench::error::HarnessError;
+use tidegate_bench::report as items;
+
+/// Writes `contents` to `file` whole or not at all.
+pub fn write_file(file: &std::path::Path, contents: &[u8]) -> Result<(), HarnessError> {
+    let dir = file
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(std::path::Path::new("."));
+    let name = file
+        .file_name()
+        .and_then(|s| s.to_str())
+        .ok_or_else(|| HarnessError::Run(format!("{}: not a file name", file.display())))?;
+    items::write_atomic(dir, name, contents)
+        .map(|_| ())
+        .map_err(|e| HarnessError::Run(format!("{}: {e}", file.display())))
+}

@@ -1,0 +1,460 @@
+//! `tidegate run`: runs the workloads of a config, prints a table, and writes what the
+//! flags ask for (data items, placements, pods, flamegraph, Prometheus exposition).
+
+use super::{flamegraph, write_file};
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+use tidegate_bench::config;
+use tidegate_bench::error::HarnessError;
+use tidegate_bench::pace::ClockMode;
+use tidegate_bench::report::{self, DataItems};
+use tidegate_bench::runner::{self, Outcome, RunOptions, WorkloadReport};
+
+#[derive(clap::Args)]
+pub struct RunArgs {
+    /// The scheduler_perf config (a list of test cases). Paths inside resolve relative to it,
+    /// as upstream's do.
+    ///
+    /// Example: tidegate run perf-data/workloads/default.yaml
+    pub config: PathBuf,
+    /// `TestCase/Workload`, or `TestCase` for all its workloads.
+    ///
+    /// Example: --workload SchedulingBasic/5000Nodes_10000Pods
+    #[arg(long)]
+    pub workload: Option<String>,
+    /// scheduler_perf label filter: a plain or `+` label must be present, a `-` label absent.
+    /// Default: `performance`, or no filter when --workload is given.
+    ///
+    /// Example: --label-filter integration-test,-performance
+    #[arg(long)]
+    pub label_filter: Option<String>,
+    /// Write the data-items JSON (perf-dash format,
+    /// `BenchmarkPerfScheduling_benchmark_<topic>_<UTC time>.json`) into this folder.
+    ///
+    /// Example: --data-items-dir out/
+    #[arg(long)]
+    pub data_items_dir: Option<PathBuf>,
+    /// Seed for node and pod name suffixes and host selection among equal scores.
+    ///
+    /// Example: --seed 7
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// A KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1) for the test cases that
+    /// have no `schedulerConfigPath` of their own.
+    ///
+    /// Example: --scheduler-config my-scheduler.yaml
+    #[arg(long, value_name = "FILE")]
+    pub scheduler_config: Option<PathBuf>,
+
+    /// Filter/Score threads (rayon pool size). Default: the scheduler config's `parallelism`
+    /// when it sets one, else the number of CPUs.
+    ///
+    /// Example: --threads 1
+    #[arg(long)]
+    pub threads: Option<usize>,
+    /// Leave the Filter/Score workers unpinned. By default worker i runs on CPU i mod CPUs,
+    /// so that two busy workers never share a CPU and each keeps its nodes in its own cache;
+    /// unpin when the machine runs other busy work beside tidegate.
+    ///
+    /// Example: --no-pin
+    #[arg(long)]
+    pub no_pin: bool,
+    /// Write one JSON line {"namespace","name","node"} per bound pod to this file.
+    ///
+    /// Example: --placements placements.jsonl
+    #[arg(long)]
+    pub placements: Option<PathBuf>,
+    /// Longest wait for pods to be scheduled in one op (seconds); a workload that waits longer
+    /// is reported FAILED with the pending pods' reasons, and the next one runs.
+    ///
+    /// Example: --timeout 120
+    #[arg(long, default_value_t = 600)]
+    pub timeout: u64,
+    /// Write one JSON line per pod at the end of each workload: namespace, name, status
+    /// (Bound, SchedulingGated, Pending, Terminating), node, queue, remaining gates, and for a
+    /// pending pod the plugins that last rejected it and the message.
+    ///
+    /// Example: --dump-pods pods.jsonl
+    #[arg(long, value_name = "FILE")]
+    pub dump_pods: Option<PathBuf>,
+    /// `real` (wall time) or `virtual`: a deterministic run on a virtual clock, driven on one
+    /// thread. Backoff, flushes, Permit timeouts, churn ticks, delete and update rates, sleep
+    /// and --timeout all run on it; the same --seed gives the same placements digest on every
+    /// run and for any --threads. Throughput is then in pods per virtual second.
+    ///
+    /// Example: --clock virtual --seed 7
+    #[arg(long, value_enum, default_value_t = ClockArg::Real)]
+    pub clock: ClockArg,
+    /// With --clock virtual: how far the clock moves per scheduling attempt (a Go duration).
+    ///
+    /// Example: --virtual-attempt-cost 1ms
+    #[arg(long, value_name = "DURATION", default_value = "100us", value_parser = parse_duration)]
+    pub virtual_attempt_cost: Duration,
+    /// Write the final metrics of every workload in the Prometheus text exposition format
+    /// (kube-scheduler's metric names, labels and buckets, plus `tidegate_*`), each series
+    /// labelled with its `workload`.
+    ///
+    /// Example: --prometheus metrics.prom
+    #[arg(long, value_name = "FILE")]
+    pub prometheus: Option<PathBuf>,
+    /// Sample the CPU (pprof, 997 Hz, every thread) during the measured phases only (the
+    /// collection windows) and write a flamegraph SVG (inferno). Build with
+    /// `--profile profiling` for full stacks.
+    ///
+    /// Example: --flamegraph flamegraphs/basic.svg
+    #[arg(long, value_name = "FILE")]
+    pub flamegraph: Option<PathBuf>,
+    /// Inject faults (repeatable; comma-separated specs): `error@POINT=RATE` (a plugin Error
+    /// at prefilter, filter, score, reserve, permit or bind), `bind-failure=RATE` (the API
+    /// server refuses bindings), `permit-timeout=RATE[@DURATION]` (Permit waits, default
+    /// 100ms, and times out), `node-updates=PER_SECOND` (an event storm of node label
+    /// updates). RATE: a fraction or a percentage. Pods are requeued as kube requeues them,
+    /// and the run still checks that every pod is bound, pending in a queue, or deleted.
+    ///
+    /// Example: --inject error@filter=0.01,bind-failure=5% --inject node-updates=2000
+    #[arg(long, value_name = "SPEC", value_parser = parse_inject)]
+    pub inject: Vec<String>,
+    /// No progress bar on stderr (it is shown only when stderr is a terminal, and redraws
+    /// about eight times a second).
+    ///
+    /// Example: --no-progress
+    #[arg(long)]
+    pub no_progress: bool,
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+pub enum ClockArg {
+    Real,
+    Virtual,
+}
+
+fn parse_duration(s: &str) -> Result<Duration, String> {
+    config::parse_go_duration(s)
+        .filter(|d| !d.is_zero())
+        .ok_or_else(|| format!("{s:?} is not a positive duration such as 100us, 1ms or 2s"))
+}
+
+fn fmt_ms(v: Option<f64>) -> String {
+    match v {
+        None => "-".into(),
+        Some(ms) if ms < 0.001 => format!("{:.0} ns", ms * 1e6),
+        Some(ms) if ms < 1.0 => format!("{:.2} µs", ms * 1e3),
+        Some(ms) => format!("{ms:.2} ms"),
+    }
+}
+
+fn print_table(reports: &[WorkloadReport]) {
+    outln!(
+        "{:<58} {:>10} {:>10} {:>10} {:>10} {:>12} {:>8} {:>8} {:>8}  verdict",
+        "workload",
+        "avg pods/s",
+        "p50",
+        "p90",
+        "p99",
+        "PreEnq p90",
+        "bound",
+        "pending",
+        "deleted",
+    );
+    for r in reports {
+        let name = format!("{}/{}", r.test_case, r.workload);
+        match &r.outcome {
+            Outcome::Skipped(why) => outln!("{name:<58} skipped: unsupported: {why}"),
+            Outcome::Failed(why) => outln!("{name:<58} FAILED: {why}"),
+            Outcome::Ran(res) => {
+                let tp = res.items.iter().find(|i| {
+                    i.labels
+                        .get("Metric")
+                        .is_some_and(|m| m == "SchedulingThroughput")
+                });
+                let g = |k: &str| {
+                    tp.and_then(|i| i.data.get(k))
+                        .map_or("-".to_string(), |v| format!("{v:.0}"))
+                };
+                let pe = res.items.iter().find(|i| {
+                    i.labels
+                        .get("extension_point")
+                        .is_some_and(|e| e == "PreEnqueue")
+                        && i.labels.get("estimator").is_some_and(|e| e == "exact")
+                        && i.labels.get("Metric").is_some_and(|m| {
+                            m == tidegate_engine::metrics::names::EXTENSION_POINT_DURATION
+                        })
+                });
+                let verdict = if res.threshold_failures.is_empty() {
+                    "ok"
+                } else {
+                    "BELOW THRESHOLD"
+                };
+                outln!(
+                    "{name:<58} {:>10} {:>10} {:>10} {:>10} {:>12} {:>8} {:>8} {:>8}  {verdict}",
+                    g("Average"),
+                    g("Perc50"),
+                    g("Perc90"),
+                    g("Perc99"),
+                    fmt_ms(pe.and_then(|i| i.data.get("Perc90").copied())),
+                    res.summary.bound,
+                    res.summary.pending(),
+                    res.summary.deleted,
+                );
+            }
+        }
+        if !r.ignored_gates.is_empty() {
+            outln!(
+                "    feature gates accepted and ignored: {}",
+                r.ignored_gates.join(", ")
+            );
+        }
+    }
+}
+
+pub fn run(args: RunArgs) -> Result<ExitCode, HarnessError> {
+    run_with(args, None)
+}
+
+/// One `--inject` value, checked on its own (clap reports a bad one with the flag's name).
+fn parse_inject(s: &str) -> Result<String, String> {
+    tidegate_bench::inject::Injection::default().add(s)?;
+    Ok(s.to_string())
+}
+
+/// Every `--inject` value as one set of faults (a later value for the same fault wins).
+fn injections(all: &[String]) -> Option<std::sync::Arc<tidegate_bench::inject::Injection>> {
+    let mut m = tidegate_bench::inject::Injection::default();
+    for s in all {
+        m.add(s).ok()?;
+    }
+    (!all.is_empty()).then(|| std::sync::Arc::new(m))
+}
+
+pub fn run_with(
+    args: RunArgs,
+    live: Option<std::sync::Arc<runner::LiveScheduler>>,
+) -> Result<ExitCode, HarnessError> {
+    let cfg = config::load(&args.config)?;
+    let opts = options(&args, live);
+    if runner::select(&cfg, &opts).is_empty() {
+        return Err(no_workload_matches(&args, &opts));
+    }
+    let mut reports = runner::run_config(&cfg, &opts)?;
+    print_table(&reports);
+    let out = Gathered::from(&reports)?;
+    print_digest(&reports, &out.placements);
+    print_peak_rss(&reports);
+    if let Some(dir) = &args.data_items_dir {
+        write_data_items(dir, &cfg.topic, &reports, out.items)?;
+    }
+    if let Some(file) = &args.placements {
+        write_placements(file, &out.placements)?;
+    }
+    if let Some(file) = &args.dump_pods {
+        write_file(file, &out.dump)?;
+    }
+    if let Some(file) = &args.flamegraph {
+        flamegraph::write(file, &mut reports)?;
+    }
+    if let Some(file) = &args.prometheus {
+        write_prometheus(file, &reports)?;
+    }
+    for f in &out.threshold_failures {
+        eprintln!("threshold: {f}");
+    }
+    for f in &out.run_failures {
+        eprintln!("failed: {f}");
+    }
+    Ok(
+        if out.threshold_failures.is_empty() && out.run_failures.is_empty() {
+            ExitCode::SUCCESS
+        } else {
+            ExitCode::from(1)
+        },
+    )
+}
+
+/// The run's options from the flags.
+fn options(args: &RunArgs, live: Option<std::sync::Arc<runner::LiveScheduler>>) -> RunOptions {
+    RunOptions {
+        prometheus: args.prometheus.is_some(),
+        flamegraph: args.flamegraph.is_some(),
+        live,
+        workload: args.workload.clone(),
+        label_filter: args.label_filter.clone(),
+        seed: args.seed,
+        threads: args.threads,
+        pin_threads: !args.no_pin,
+        scheduler_config: args.scheduler_config.clone(),
+        timeout: Duration::from_secs(args.timeout),
+        // A progress bar only for a person watching; pipes and CI get the table alone.
+        progress: !args.no_progress,
+        dump_pods: args.dump_pods.is_some(),
+        keep_going: true,
+        clock: match args.clock {
+            ClockArg::Real => ClockMode::Real,
+            ClockArg::Virtual => ClockMode::Virtual {
+                attempt_cost: args.virtual_attempt_cost,
+            },
+        },
+        inject: injections(&args.inject),
+        ..RunOptions::default()
+    }
+}
+
+/// The error when `--workload` and `--label-filter` select nothing.
+fn no_workload_matches(args: &RunArgs, opts: &RunOptions) -> HarnessError {
+    HarnessError::Input(tidegate_bench::error::InputError::new(
+        &args.config,
+        None,
+        "",
+        format!(
+            "no workload matches --workload {:?} and --label-filter {:?}",
+            args.workload.as_deref().unwrap_or(""),
+            opts.label_filter
+                .as_deref()
+                .unwrap_or(if args.workload.is_some() {
+                    ""
+                } else {
+                    "performance"
+                })
+        ),
+    ))
+}
+
+/// What the workloads that ran give, gathered over all of them.
+struct Gathered {
+    items: Vec<report::DataItem>,
+    threshold_failures: Vec<String>,
+    run_failures: Vec<String>,
+    placements: Vec<(String, String, String)>,
+    /// `--dump-pods` lines.
+    dump: Vec<u8>,
+}
+
+impl Gathered {
+    fn from(reports: &[WorkloadReport]) -> Result<Gathered, HarnessError> {
+        let mut g = Gathered {
+            items: vec![],
+            threshold_failures: vec![],
+            run_failures: vec![],
+            placements: vec![],
+            dump: Vec::new(),
+        };
+        for r in reports {
+            if let Outcome::Failed(why) = &r.outcome {
+                g.run_failures
+                    .push(format!("{}/{}: {why}", r.test_case, r.workload));
+            }
+            if let Outcome::Ran(res) = &r.outcome {
+                g.items.extend(res.items.iter().cloned());
+                g.threshold_failures
+                    .extend(res.threshold_failures.iter().map(|f| f.message.clone()));
+                g.placements.extend(res.placements.iter().cloned());
+                for p in &res.pods {
+                    let mut line =
+                        serde_json::to_value(p).map_err(|e| HarnessError::Run(e.to_string()))?;
+                    line["workload"] = format!("{}/{}", r.test_case, r.workload).into();
+                    let _ = writeln!(g.dump, "{line}");
+                }
+            }
+        }
+        Ok(g)
+    }
+}
+
+/// `placements digest: …`, when some pod was bound.
+fn print_digest(reports: &[WorkloadReport], placements: &[(String, String, String)]) {
+    if placements.is_empty() {
+        return;
+    }
+    let attempts: u64 = reports
+        .iter()
+        .filter_map(|r| match &r.outcome {
+            Outcome::Ran(res) => Some(res.summary.attempts),
+            _ => None,
+        })
+        .sum();
+    outln!(
+        "placements digest: {:016x} ({} pods bound, {attempts} attempts)",
+        runner::placements_digest(placements),
+        placements.len()
+    );
+}
+
+/// `memory: peak RSS …` of the workload with the highest peak.
+fn print_peak_rss(reports: &[WorkloadReport]) {
+    let peak = reports
+        .iter()
+        .filter_map(|r| match &r.outcome {
+            Outcome::Ran(res) => res.peak_rss_mb.map(|mb| (mb, r)),
+            _ => None,
+        })
+        .max_by(|a, b| a.0.total_cmp(&b.0));
+    if let Some((mb, r)) = peak {
+        outln!(
+            "memory: peak RSS {mb:.0} MB ({}/{})",
+            r.test_case,
+            r.workload
+        );
+    }
+}
+
+/// `--data-items-dir`: the perf-dash data-items file.
+fn write_data_items(
+    dir: &std::path::Path,
+    topic: &str,
+    reports: &[WorkloadReport],
+    mut all_items: Vec<report::DataItem>,
+) -> Result<(), HarnessError> {
+    report::fill_not_applicable(&mut all_items);
+    let doc = DataItems {
+        version: "v1",
+        data_items: all_items,
+        series: reports
+            .iter()
+            .filter_map(|r| match &r.outcome {
+                Outcome::Ran(res) => Some(res.series.clone()),
+                _ => None,
+            })
+            .flatten()
+            .collect(),
+    };
+    let json = serde_json::to_vec_pretty(&doc).map_err(|e| HarnessError::Run(e.to_string()))?;
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let path = report::write_atomic(dir, &report::file_name(topic, secs), &json)
+        .map_err(|e| HarnessError::Run(format!("{}: {e}", dir.display())))?;
+    outln!("data items: {}", path.display());
+    Ok(())
+}
+
+/// `--placements`: one JSON line per bound pod.
+fn write_placements(
+    file: &std::path::Path,
+    placements: &[(String, String, String)],
+) -> Result<(), HarnessError> {
+    let mut out = Vec::new();
+    for (ns, name, node) in placements {
+        let line = serde_json::json!({"namespace": ns, "name": name, "node": node});
+        let _ = writeln!(out, "{line}");
+    }
+    write_file(file, &out)
+}
+
+/// `--prometheus`: every workload's final metrics in the text exposition format.
+fn write_prometheus(
+    file: &std::path::Path,
+    reports: &[WorkloadReport],
+) -> Result<(), HarnessError> {
+    let snaps: Vec<(Option<String>, tidegate_bench::prom::Snapshot)> = reports
+        .iter()
+        .filter_map(|r| match &r.outcome {
+            Outcome::Ran(res) => res
+                .prometheus
+                .clone()
+                .map(|s| (Some(format!("{}/{}", r.test_case, r.workload)), s)),
+            _ => None,
+        })
+        .collect();
+    write_file(file, tidegate_bench::prom::encode(&snaps).as_bytes())
+}

@@ -1,0 +1,76 @@
+//! `tidegate serve`: `run`, with the running workload's metrics served at `/metrics`.
+
+use super::run::{RunArgs, run_with};
+use std::io::Write;
+use std::process::ExitCode;
+use std::time::Duration;
+use tidegate_bench::error::HarnessError;
+use tidegate_bench::runner;
+
+#[derive(clap::Args)]
+pub struct ServeArgs {
+    /// Address for the /metrics endpoint.
+    ///
+    /// Example: --listen 127.0.0.1:9464
+    #[arg(long, default_value = "127.0.0.1:9464")]
+    pub listen: std::net::SocketAddr,
+    #[command(flatten)]
+    pub run: RunArgs,
+}
+
+/// `tidegate serve`: the run, with a /metrics endpoint on a thread of its own.
+pub fn serve(args: ServeArgs) -> Result<ExitCode, HarnessError> {
+    let live = std::sync::Arc::new(runner::LiveScheduler::default());
+    let listener = std::net::TcpListener::bind(args.listen)
+        .map_err(|e| HarnessError::Run(format!("--listen {}: {e}", args.listen)))?;
+    let addr = listener.local_addr().unwrap_or(args.listen);
+    eprintln!("serving metrics at http://{addr}/metrics");
+    let l2 = live.clone();
+    std::thread::Builder::new()
+        .name("tidegate-metrics".into())
+        .spawn(move || {
+            for stream in listener.incoming().flatten() {
+                let _ = answer(stream, &l2);
+            }
+        })
+        .map_err(|e| HarnessError::Run(e.to_string()))?;
+    run_with(args.run, Some(live))
+}
+
+/// One HTTP/1.1 exchange: `GET /metrics` gets the exposition, anything else 404.
+fn answer(mut stream: std::net::TcpStream, live: &runner::LiveScheduler) -> std::io::Result<()> {
+    use std::io::{BufRead, BufReader};
+    stream.set_read_timeout(Some(Duration::from_secs(5)))?;
+    let mut reader = BufReader::new(stream.try_clone()?);
+    let mut request = String::new();
+    reader.read_line(&mut request)?;
+    // Drain the headers.
+    let mut line = String::new();
+    while reader.read_line(&mut line)? > 2 {
+        line.clear();
+    }
+    let path = request.split_whitespace().nth(1).unwrap_or("");
+    let (status, body, ctype) = if request.starts_with("GET ") && path == "/metrics" {
+        let snaps: Vec<(Option<String>, tidegate_bench::prom::Snapshot)> = live
+            .snapshot()
+            .map(|(w, s)| (Some(w), s))
+            .into_iter()
+            .collect();
+        (
+            "200 OK",
+            tidegate_bench::prom::encode(&snaps),
+            "application/openmetrics-text; version=1.0.0; charset=utf-8",
+        )
+    } else {
+        (
+            "404 Not Found",
+            "not found: try /metrics\n".to_string(),
+            "text/plain",
+        )
+    };
+    write!(
+        stream,
+        "HTTP/1.1 {status}\r\nContent-Type: {ctype}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )
+}

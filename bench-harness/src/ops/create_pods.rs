@@ -1,0 +1,383 @@
+//! `createPods`: `count` pods in a namespace from a template (or the test case's default
+//! pod template), waited for until scheduled unless `skipWaitToCompletion`; optionally
+//! measured (`collectMetrics`) or kept at `count` pending for a while (`steadyState`).
+
+use super::{Op, Prepared, Resolve, RunCx};
+use crate::cluster::store::Store;
+use crate::error::{HarnessError, InputError};
+use crate::run::pace::Pace;
+use crate::workload::ParamValue;
+use crate::workload::manifest::{self, ObjectTemplate, PodSource};
+use crate::workload::params::MAX_COUNT;
+use crate::workload::yaml::{SNode, pos_of};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tidegate_engine::api::validation::validate_pod_create;
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct CreatePods {
+    pub count: usize,
+    pub namespace: String,
+    pub template: Option<PathBuf>,
+    pub template_params: serde_json::Map<String, serde_json::Value>,
+    pub collect_metrics: bool,
+    pub skip_wait: bool,
+    /// `steadyState` with its `duration`: for that long, every pod of the namespace
+    /// seen scheduled is deleted and replaced, keeping `count` pods pending.
+    pub steady: Option<Duration>,
+    /// `nominatedNodeName`: every pod is created with this `status.nominatedNodeName`
+    /// (as if an earlier preemption had nominated it), which the scheduler's nominator
+    /// takes from the informer as kube's does.
+    pub nominated_node_name: Option<String>,
+    /// `signatureBatchSize[Param]`: pod `i` gets the label
+    /// `signature=signature-label-<i / batch>` (pods of one batch share a signature).
+    pub signature_batch: Option<usize>,
+}
+
+impl CreatePods {
+    pub const OPCODE: &'static str = "createPods";
+    pub const FIELDS: &'static [&'static str] = &[
+        "opcode",
+        "count",
+        "countParam",
+        "countMultiplierParam",
+        "namespace",
+        "podTemplatePath",
+        "collectMetrics",
+        "skipWaitToCompletion",
+        "steadyState",
+        "steadyStateParam",
+        "duration",
+        "durationParam",
+        "persistentVolumeTemplatePath",
+        "persistentVolumeClaimTemplatePath",
+        "templateParams",
+        "signatureBatchSize",
+        "signatureBatchSizeParam",
+        "nominatedNodeName",
+    ];
+
+    pub(crate) fn resolve(r: &Resolve) -> Result<Op, InputError> {
+        let n = resolve_pod_count(r)?;
+        let signature_batch = resolve_signature_batch(r)?;
+        let collect_metrics = r.boolean("collectMetrics")?;
+        let skip_wait = r.boolean("skipWaitToCompletion")?;
+        if collect_metrics && skip_wait {
+            return Err(r.err(
+                r.raw.pos,
+                &r.f("collectMetrics"),
+                "collectMetrics and skipWaitToCompletion cannot be used together",
+            ));
+        }
+        let template_params = r.template_params()?;
+        let steady = resolve_steady(r, skip_wait)?;
+        for unsupported in [
+            "persistentVolumeTemplatePath",
+            "persistentVolumeClaimTemplatePath",
+        ] {
+            if let Some((_, v)) = r.get(unsupported) {
+                r.mark_params(v);
+                let reason = format!("createPods.{unsupported} (volumes are out of scope)");
+                r.mark_all_params();
+                return Ok(r.unsupported(reason));
+            }
+        }
+        r.mark_all_params();
+        let template = r.path("podTemplatePath")?.or_else(|| {
+            r.tc.default_pod_template_path
+                .as_ref()
+                .map(|p| r.cfg.dir.join(p))
+        });
+        Ok(Op::CreatePods(CreatePods {
+            count: n,
+            namespace: r.string("namespace")?.unwrap_or(r.default_namespace()),
+            template,
+            template_params,
+            collect_metrics,
+            skip_wait,
+            steady,
+            nominated_node_name: r.string("nominatedNodeName")?.filter(|n| !n.is_empty()),
+            signature_batch,
+        }))
+    }
+
+    /// Makes one pod from the source, checks it as the API server would and notes what of
+    /// its spec this build does not run.
+    pub(crate) fn plan(
+        &self,
+        i: usize,
+        prepared: &mut Prepared,
+        unsupported: &mut Option<String>,
+    ) -> Result<(), InputError> {
+        let src = PodSource::new(self.template.as_deref())?
+            .with_nominated_node_name(self.nominated_node_name.clone());
+        let (pod, spec, rendered) = src.make(0, 1, &self.template_params)?;
+        let mut sample = (*pod).clone();
+        if sample.metadata.name.is_none() {
+            sample.metadata.name = Some("sample".into());
+        }
+        if let Some(e) = validate_pod_create(&sample).into_iter().next() {
+            let file = src.path().unwrap_or(Path::new("<default pod>"));
+            let pos = rendered
+                .as_ref()
+                .map(|r| manifest::position_of(r, &e.field))
+                .or_else(|| {
+                    ObjectTemplate::load(file)
+                        .ok()
+                        .and_then(|t| t.render(0, 1, &self.template_params).ok())
+                        .map(|r| manifest::position_of(&r, &e.field))
+                });
+            return Err(InputError::new(
+                file,
+                pos,
+                e.field.clone(),
+                e.to_string()
+                    .trim_start_matches(&format!("{}: ", e.field))
+                    .to_string(),
+            ));
+        }
+        if let Some(u) = spec.unsupported.first() {
+            let file = src
+                .path()
+                .map_or("<default pod>".into(), |p| p.display().to_string());
+            unsupported.get_or_insert_with(|| format!("{u}, used by {file}"));
+        }
+        prepared.pods.insert(i, src);
+        Ok(())
+    }
+
+    pub(crate) fn run(&self, cx: &mut RunCx) -> Result<(), HarnessError> {
+        let prepared = cx.prepared;
+        let src = prepared.pods.get(&cx.index).expect("planned");
+        let (store, namespace, count) = (cx.store, &self.namespace, self.count);
+        // Upstream creates the namespace first (`createNamespaceIfNotPresent`), so a
+        // createPods of 0 pods still makes it known to a later barrier.
+        store.ensure_namespace_exists(namespace);
+        let before = store.ns_stats(namespace).bound;
+        // Steady state watches the namespace before its first pod exists.
+        let watch = self.steady.map(|_| store.watch_scheduled(namespace));
+        if self.collect_metrics {
+            cx.open_window(namespace, std::slice::from_ref(namespace), &BTreeMap::new())?;
+        }
+        for j in 0..count {
+            let (mut pod, spec, _) = src.make(j, count, &self.template_params)?;
+            if let Some(b) = self.signature_batch {
+                let mut p = (*pod).clone();
+                p.metadata
+                    .labels
+                    .get_or_insert_with(Default::default)
+                    .insert("signature".into(), format!("signature-label-{}", j / b));
+                pod = Arc::new(p);
+            }
+            store
+                .create_pod(&pod, namespace, spec)
+                .map_err(|e| e.into_input(src.path().unwrap_or(Path::new("<default pod>")), ""))?;
+        }
+        if let (Some(d), Some(rx)) = (self.steady, watch) {
+            steady_state(
+                store,
+                cx.pace,
+                src,
+                namespace,
+                count,
+                &self.template_params,
+                d,
+                &rx,
+            )?;
+        } else if self.skip_wait {
+            *cx.pending_ns.entry(namespace.clone()).or_default() += count;
+        } else {
+            let want = before + count;
+            let all = BTreeMap::new();
+            if !cx
+                .pace
+                .wait_ns(store, namespace, &all, cx.opts.timeout, |s| s.bound >= want)
+            {
+                return Err(cx.timeout_error(namespace, want));
+            }
+        }
+        if self.collect_metrics
+            && let Some(w) = cx.window.take()
+        {
+            cx.close_window(w);
+        }
+        Ok(())
+    }
+}
+
+/// `count` / `countParam`, times `countMultiplierParam`.
+fn resolve_pod_count(r: &Resolve) -> Result<usize, InputError> {
+    let mut n = r.count(None)?;
+    if let Some((_, v)) = r.get("countMultiplierParam") {
+        let field = r.f("countMultiplierParam");
+        match r.param(v, &field)? {
+            ParamValue::Int(m) if m >= 0 => n = n.saturating_mul(m as usize),
+            other => {
+                return Err(r.err(
+                    pos_of(v),
+                    &field,
+                    format!("expected a non-negative integer, got {other:?}"),
+                ));
+            }
+        }
+        if n as i64 > MAX_COUNT {
+            return Err(r.err(
+                pos_of(v),
+                &field,
+                format!("{n} pods exceed the limit of {MAX_COUNT} objects per op"),
+            ));
+        }
+    }
+    Ok(n)
+}
+
+/// `signatureBatchSize` / `signatureBatchSizeParam` (positive), None when neither is given.
+fn resolve_signature_batch(r: &Resolve) -> Result<Option<usize>, InputError> {
+    let f = |name: &str| r.f(name);
+    let given: Option<(i64, &SNode, &str)> = match (
+        r.get("signatureBatchSize"),
+        r.get("signatureBatchSizeParam"),
+    ) {
+        (None, None) => None,
+        (Some((_, v)), None) => Some((
+            r.cx.int(v, &f("signatureBatchSize"))?,
+            v,
+            "signatureBatchSize",
+        )),
+        (None, Some((_, v))) => match r.param(v, &f("signatureBatchSizeParam"))? {
+            ParamValue::Int(i) => Some((i, v, "signatureBatchSizeParam")),
+            other => {
+                return Err(r.err(
+                    pos_of(v),
+                    &f("signatureBatchSizeParam"),
+                    format!("expected an integer, got {other:?}"),
+                ));
+            }
+        },
+        (Some(_), Some((k, _))) => {
+            return Err(r.err(
+                pos_of(k),
+                &f("signatureBatchSizeParam"),
+                "signatureBatchSize and signatureBatchSizeParam are mutually exclusive",
+            ));
+        }
+    };
+    match given {
+        None => Ok(None),
+        Some((b, _, _)) if b > 0 => Ok(Some(b as usize)),
+        Some((b, v, name)) => Err(r.err(
+            pos_of(v),
+            &f(name),
+            format!("signature batch size must be positive, got {b}"),
+        )),
+    }
+}
+
+/// `steadyState` / `steadyStateParam` with `duration` / `durationParam`.
+fn resolve_steady(r: &Resolve, skip_wait: bool) -> Result<Option<Duration>, InputError> {
+    let f = |name: &str| r.f(name);
+    let steady_state = match (r.get("steadyState"), r.get("steadyStateParam")) {
+        (None, None) => false,
+        (Some((_, v)), None) => r.cx.boolean(v, &f("steadyState"))?,
+        (None, Some((_, v))) => match r.param(v, &f("steadyStateParam"))? {
+            ParamValue::Bool(b) => b,
+            other => {
+                return Err(r.err(
+                    pos_of(v),
+                    &f("steadyStateParam"),
+                    format!("expected a boolean, got {other:?}"),
+                ));
+            }
+        },
+        (Some(_), Some((k, _))) => {
+            return Err(r.err(
+                pos_of(k),
+                &f("steadyStateParam"),
+                "steadyState and steadyStateParam are mutually exclusive",
+            ));
+        }
+    };
+    let steady = match (steady_state, r.duration()?) {
+        (false, _) => None,
+        (true, Some(d)) if !d.is_zero() => Some(d),
+        (true, _) => {
+            return Err(r.err(
+                r.raw.pos,
+                &f("duration"),
+                "steadyState needs a positive duration (duration or durationParam)",
+            ));
+        }
+    };
+    if steady.is_some() && skip_wait {
+        return Err(r.err(
+            r.raw.pos,
+            &f("steadyState"),
+            "steadyState and skipWaitToCompletion cannot be used together",
+        ));
+    }
+    Ok(steady)
+}
+
+/// createPods' steady state (upstream's createPodsSteadily): for `duration`, every pod of
+/// the namespace seen scheduled is deleted and a new one created, so the scheduler's queue
+/// stays at about `count` pods and the cluster near its starting condition. An error if no
+/// pod at all got scheduled in that time.
+#[allow(clippy::too_many_arguments)]
+fn steady_state(
+    store: &Store,
+    pace: &mut Pace,
+    src: &PodSource,
+    namespace: &str,
+    count: usize,
+    params: &serde_json::Map<String, serde_json::Value>,
+    duration: Duration,
+    scheduled: &crossbeam::channel::Receiver<tidegate_engine::api::PodKey>,
+) -> Result<(), HarnessError> {
+    let mut made = count;
+    let mut seen = 0usize;
+    let mut replace = |key: tidegate_engine::api::PodKey| -> Result<(), HarnessError> {
+        seen += 1;
+        store.delete_pod(&key);
+        let (pod, spec, _) = src.make(made, made + 1, params)?;
+        made += 1;
+        store
+            .create_pod(&pod, namespace, spec)
+            .map_err(|e| e.into_input(src.path().unwrap_or(Path::new("<default pod>")), ""))?;
+        Ok(())
+    };
+    if pace.is_virtual() {
+        let deadline = pace.now() + duration;
+        let mut failed = None;
+        pace.run_virtual_until(deadline, &mut || {
+            while let Ok(key) = scheduled.try_recv() {
+                if let Err(e) = replace(key) {
+                    failed = Some(e);
+                    return true;
+                }
+            }
+            false
+        });
+        if let Some(e) = failed {
+            return Err(e);
+        }
+    } else {
+        let deadline = Instant::now() + duration;
+        loop {
+            let now = Instant::now();
+            if now >= deadline {
+                break;
+            }
+            if let Ok(key) = scheduled.recv_timeout(deadline - now) {
+                replace(key)?;
+            }
+        }
+    }
+    if seen == 0 {
+        return Err(HarnessError::Run(format!(
+            "steady state in namespace {namespace}: no pod at all got scheduled in {duration:?}, either because of a problem or because the interval was too small"
+        )));
+    }
+    Ok(())
+}

@@ -1,0 +1,154 @@
+//! The ops of a workload template, one type per scheduler_perf op, each in its own file as
+//! scheduler_perf gives each op its own struct. Every op has three steps:
+//!
+//! - `resolve`: from the op as written ([`RawOp`]) and the workload's params to the op's type,
+//!   with params substituted, paths resolved and fields checked (`Resolve` holds what it
+//!   reads; errors name the file, line:column and field);
+//! - `plan` (where the op has templates): load and check them before anything runs
+//!   (`Prepared`);
+//! - `run`: what the op does to the cluster when the workload runs (`RunCx` holds the
+//!   cluster, the scheduler, the clock and the collectors).
+//!
+//! [`Op`] has one variant per op type and dispatches each step to it.
+
+pub mod barrier;
+pub mod churn;
+pub mod create_any;
+pub mod create_namespaces;
+pub mod create_nodes;
+pub mod create_pod_sets;
+pub mod create_pods;
+pub mod delete_pods;
+pub mod sleep;
+pub mod start_collecting_metrics;
+pub mod stop_collecting_metrics;
+pub mod update_any;
+
+pub use barrier::Barrier;
+pub use churn::Churn;
+pub use create_any::CreateAny;
+pub use create_namespaces::CreateNamespaces;
+pub use create_nodes::{CreateNodes, NodeStrategy};
+pub use create_pods::CreatePods;
+pub use delete_pods::DeletePods;
+pub use sleep::Sleep;
+pub use start_collecting_metrics::StartCollectingMetrics;
+pub use stop_collecting_metrics::StopCollectingMetrics;
+pub use update_any::UpdateAny;
+
+mod context;
+mod resolve;
+
+pub(crate) use context::{Prepared, RunCx};
+pub(crate) use resolve::Resolve;
+pub use resolve::resolve_ops;
+
+use crate::error::{HarnessError, InputError};
+
+/// An op, resolved for one workload.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Op {
+    CreateNodes(CreateNodes),
+    CreateNamespaces(CreateNamespaces),
+    CreatePods(CreatePods),
+    Barrier(Barrier),
+    DeletePods(DeletePods),
+    UpdateAny(UpdateAny),
+    Sleep(Sleep),
+    StartCollectingMetrics(StartCollectingMetrics),
+    StopCollectingMetrics(StopCollectingMetrics),
+    CreateAny(CreateAny),
+    Churn(Churn),
+    /// A known op that this build does not run; the workload is skipped.
+    Unsupported(Unsupported),
+}
+
+/// A known op that this build does not run (or runs only in part), and why.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Unsupported {
+    pub opcode: String,
+    pub reason: String,
+}
+
+impl Op {
+    /// The scheduler_perf opcode this op came from.
+    pub fn opcode(&self) -> &'static str {
+        match self {
+            Op::CreateNodes(_) => CreateNodes::OPCODE,
+            Op::CreateNamespaces(_) => CreateNamespaces::OPCODE,
+            Op::CreatePods(_) => CreatePods::OPCODE,
+            Op::Barrier(_) => Barrier::OPCODE,
+            Op::DeletePods(_) => DeletePods::OPCODE,
+            Op::UpdateAny(_) => UpdateAny::OPCODE,
+            Op::Sleep(_) => Sleep::OPCODE,
+            Op::StartCollectingMetrics(_) => StartCollectingMetrics::OPCODE,
+            Op::StopCollectingMetrics(_) => StopCollectingMetrics::OPCODE,
+            Op::CreateAny(_) => CreateAny::OPCODE,
+            Op::Churn(_) => Churn::OPCODE,
+            Op::Unsupported(_) => "unsupported",
+        }
+    }
+
+    /// The objects the op creates (against the workload's limit).
+    fn creates(&self) -> u64 {
+        match self {
+            Op::CreateNodes(o) => o.count as u64,
+            Op::CreateNamespaces(o) => o.count as u64,
+            Op::CreatePods(o) => o.count as u64,
+            Op::CreateAny(o) => o.count as u64,
+            _ => 0,
+        }
+    }
+
+    /// Whether the op opens a metrics collection window.
+    pub fn collects_metrics(&self) -> bool {
+        matches!(
+            self,
+            Op::CreatePods(CreatePods {
+                collect_metrics: true,
+                ..
+            }) | Op::StartCollectingMetrics(_)
+        )
+    }
+
+    /// Loads and checks the op's templates (op `i` of the workload) into `prepared`; the
+    /// first reason the workload cannot run goes to `unsupported`.
+    pub(crate) fn plan(
+        &self,
+        i: usize,
+        prepared: &mut Prepared,
+        unsupported: &mut Option<String>,
+    ) -> Result<(), InputError> {
+        match self {
+            Op::Unsupported(Unsupported { opcode, reason }) => {
+                unsupported.get_or_insert_with(|| format!("{opcode}: {reason}"));
+                Ok(())
+            }
+            Op::CreatePods(o) => o.plan(i, prepared, unsupported),
+            Op::CreateNodes(o) => o.plan(i, prepared),
+            Op::CreateNamespaces(o) => o.plan(i, prepared),
+            Op::CreateAny(o) => o.plan(i, prepared, unsupported),
+            Op::Churn(o) => o.plan(i, prepared, unsupported),
+            Op::UpdateAny(o) => o.plan(i, prepared, unsupported),
+            _ => Ok(()),
+        }
+    }
+
+    /// Runs the op (op `cx.index` of the workload).
+    pub(crate) fn run(&self, cx: &mut RunCx) -> Result<(), HarnessError> {
+        match self {
+            Op::CreateNodes(o) => o.run(cx),
+            Op::CreateNamespaces(o) => o.run(cx),
+            Op::CreatePods(o) => o.run(cx),
+            Op::Barrier(o) => o.run(cx),
+            Op::DeletePods(o) => o.run(cx),
+            Op::UpdateAny(o) => o.run(cx),
+            Op::Sleep(o) => o.run(cx),
+            Op::StartCollectingMetrics(o) => o.run(cx),
+            Op::StopCollectingMetrics(o) => o.run(cx),
+            Op::CreateAny(o) => o.run(cx),
+            Op::Churn(o) => o.run(cx),
+            Op::Unsupported(_) => unreachable!("unsupported workloads are not executed"),
+        }
+    }
+}

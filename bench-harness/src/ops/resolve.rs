@@ -1,0 +1,490 @@
+//! The resolve step shared by every op: the opcode tables, [`resolve_ops`] over a test
+//! case's workload template, and `Resolve`, what an op type's resolve reads (its fields as
+//! written, the workload's params, the config for paths).
+
+use super::*;
+use crate::error::{InputError, Pos};
+use crate::workload::fields::Ctx;
+use crate::workload::params::{
+    MAX_COUNT, lookup_param, mark_params, resolve_count, template_params,
+};
+use crate::workload::parse::{existing_file, parse_go_duration};
+use crate::workload::yaml::{SNode, pos_of};
+use crate::workload::{Config, ParamValue, RawOp, TestCase, Workload};
+use serde_saphyr::Spanned;
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Every op of scheduler_perf, in the order the unknown-op message lists them.
+const KNOWN_OPS: &[&str] = &[
+    "createNodes",
+    "createNamespaces",
+    "createPods",
+    "barrier",
+    "deletePods",
+    "updateAny",
+    "sleep",
+    "churn",
+    "createPodSets",
+    "createAny",
+    "startCollectingMetrics",
+    "stopCollectingMetrics",
+    "createResourceDriver",
+    "createResourceClaims",
+    "allocResourceClaims",
+    "updateDeviceConditions",
+    "checkPodScheduled",
+    "createPodGroups",
+    "createCompositePodGroups",
+    "waitForPodGroups",
+    "startCollectingProfile",
+    "stopCollectingProfile",
+];
+
+/// Ops of scheduler_perf that this build recognises but does not run yet, with the reason.
+const UNSUPPORTED_OPS: &[(&str, &str)] = &[
+    ("createResourceDriver", "DRA is out of scope"),
+    ("createResourceClaims", "DRA is out of scope"),
+    ("allocResourceClaims", "DRA is out of scope"),
+    ("updateDeviceConditions", "DRA is out of scope"),
+    ("checkPodScheduled", "DRA is out of scope"),
+    ("createPodGroups", "pod groups are out of scope"),
+    ("createCompositePodGroups", "pod groups are out of scope"),
+    ("waitForPodGroups", "pod groups are out of scope"),
+    (
+        "startCollectingProfile",
+        "op startCollectingProfile is not supported",
+    ),
+    (
+        "stopCollectingProfile",
+        "op stopCollectingProfile is not supported",
+    ),
+];
+
+/// An op type's resolve step.
+type ResolveFn = for<'a, 'w> fn(&Resolve<'a, 'w>) -> Result<Op, InputError>;
+
+/// The ops this build runs: opcode, the fields it accepts, its resolve step.
+const OPS: &[(&str, &[&str], ResolveFn)] = &[
+    (
+        CreateNodes::OPCODE,
+        CreateNodes::FIELDS,
+        CreateNodes::resolve,
+    ),
+    (
+        CreateNamespaces::OPCODE,
+        CreateNamespaces::FIELDS,
+        CreateNamespaces::resolve,
+    ),
+    (CreatePods::OPCODE, CreatePods::FIELDS, CreatePods::resolve),
+    (Barrier::OPCODE, Barrier::FIELDS, Barrier::resolve),
+    (DeletePods::OPCODE, DeletePods::FIELDS, DeletePods::resolve),
+    (UpdateAny::OPCODE, UpdateAny::FIELDS, UpdateAny::resolve),
+    (Sleep::OPCODE, Sleep::FIELDS, Sleep::resolve),
+    (
+        StartCollectingMetrics::OPCODE,
+        StartCollectingMetrics::FIELDS,
+        StartCollectingMetrics::resolve,
+    ),
+    (
+        StopCollectingMetrics::OPCODE,
+        StopCollectingMetrics::FIELDS,
+        StopCollectingMetrics::resolve,
+    ),
+    (CreateAny::OPCODE, CreateAny::FIELDS, CreateAny::resolve),
+    (Churn::OPCODE, Churn::FIELDS, Churn::resolve),
+];
+
+/// Resolves the ops of `tc` for workload `wl`: params substituted, paths resolved, fields
+/// checked. Every param of the workload must be used.
+pub fn resolve_ops(cfg: &Config, tc: &TestCase, wl: &Workload) -> Result<Vec<Op>, InputError> {
+    let cx = Ctx { file: &cfg.path };
+    for (name, rel) in [
+        ("schedulerConfigPath", &tc.scheduler_config_path),
+        ("defaultPodTemplatePath", &tc.default_pod_template_path),
+    ] {
+        if let Some(rel) = rel {
+            let pos = tc.path_pos.get(name).copied().unwrap_or(tc.pos);
+            existing_file(&cx, cfg, rel, pos, &format!("{}.{name}", tc.name))?;
+        }
+    }
+    let used: RefCell<BTreeMap<&str, bool>> =
+        RefCell::new(wl.params.keys().map(|k| (k.as_str(), false)).collect());
+    let mut ops = Vec::new();
+    for raw in &tc.ops {
+        // Ops are numbered after createPodSets is unrolled, as upstream's
+        // `unrollWorkloadTemplate` does: the default namespace `namespace-<i>` of a later op
+        // counts every createPods op a pod set became.
+        let r = Resolve {
+            cfg,
+            cx: &cx,
+            tc,
+            wl,
+            raw,
+            of: format!("{}.workloadTemplate[{}]", tc.name, raw.index),
+            index: ops.len(),
+            used: &used,
+        };
+        if raw.opcode == super::create_pod_sets::OPCODE {
+            ops.extend(create_pod_sets::resolve(&r)?);
+        } else {
+            ops.push(r.resolve()?);
+        }
+    }
+    check_total(cfg, tc, wl, &ops)?;
+    check_all_params_used(cfg, tc, wl, used.into_inner())?;
+    Ok(ops)
+}
+
+/// The objects the workload creates in all, against the same limit as one op: a config
+/// that multiplies its way past it is refused here, before anything is allocated.
+fn check_total(cfg: &Config, tc: &TestCase, wl: &Workload, ops: &[Op]) -> Result<(), InputError> {
+    let total: u64 = ops.iter().map(Op::creates).sum();
+    if total > MAX_COUNT as u64 {
+        return Err(InputError::new(
+            &cfg.path,
+            Some(wl.pos),
+            format!("{}.workloads[{}]", tc.name, wl.name),
+            format!(
+                "the workload creates {total} objects in all, more than the limit of {MAX_COUNT}"
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Every param of the workload must be referenced by some op.
+fn check_all_params_used(
+    cfg: &Config,
+    tc: &TestCase,
+    wl: &Workload,
+    used: BTreeMap<&str, bool>,
+) -> Result<(), InputError> {
+    let unused: Vec<&str> = used.iter().filter(|(_, u)| !**u).map(|(k, _)| *k).collect();
+    if let Some(first) = unused.first() {
+        let pos = wl.params.get(*first).map(|(_, p)| *p);
+        return Err(InputError::new(
+            &cfg.path,
+            pos,
+            format!("{}.workloads[{}].params", tc.name, wl.name),
+            format!("parameter(s) {} unused", unused.join(", ")),
+        ));
+    }
+    Ok(())
+}
+
+/// What an op's resolve step reads: the op as written, its workload (params) and test case,
+/// the config (for paths), the op's number and the params used so far.
+pub(crate) struct Resolve<'a, 'w> {
+    pub(crate) cfg: &'a Config,
+    pub(crate) cx: &'a Ctx<'a>,
+    pub(crate) tc: &'a TestCase,
+    pub(crate) wl: &'w Workload,
+    pub(crate) raw: &'a RawOp,
+    /// The op's field path in errors (`<testCase>.workloadTemplate[<i>]`).
+    pub(crate) of: String,
+    /// The op's number once createPodSets is unrolled.
+    pub(crate) index: usize,
+    pub(crate) used: &'a RefCell<BTreeMap<&'w str, bool>>,
+}
+
+impl<'a, 'w> Resolve<'a, 'w> {
+    /// Resolves the op: unsupported ops first, then unknown opcodes and fields, then the
+    /// op type's own resolve step.
+    pub(crate) fn resolve(&self) -> Result<Op, InputError> {
+        let raw = self.raw;
+        if let Some((_, reason)) = UNSUPPORTED_OPS.iter().find(|(o, _)| *o == raw.opcode) {
+            // Mark the params it references as used, so the workload is reported as
+            // unsupported rather than as a config error.
+            self.mark_all_params();
+            return Ok(self.unsupported(reason.to_string()));
+        }
+        let Some((_, known, resolve)) = OPS.iter().find(|(o, _, _)| *o == raw.opcode) else {
+            let (_, v) = self.get("opcode").expect("opcode present");
+            return Err(self.cx.err(
+                pos_of(v),
+                &self.f("opcode"),
+                format!(
+                    "unknown op {:?} (known: {})",
+                    raw.opcode,
+                    KNOWN_OPS.join(", ")
+                ),
+            ));
+        };
+        for (k, _) in &raw.fields {
+            if !known.contains(&k.value.as_str()) {
+                return Err(self.cx.unknown(k, &self.of, known));
+            }
+        }
+        resolve(self)
+    }
+
+    /// The field `name` of the op, as written.
+    pub(crate) fn get(&self, name: &str) -> Option<&'a (Spanned<String>, SNode)> {
+        self.raw.fields.iter().find(|(k, _)| k.value == name)
+    }
+
+    /// The path of the op's field `name` in errors.
+    pub(crate) fn f(&self, name: &str) -> String {
+        format!("{}.{name}", self.of)
+    }
+
+    pub(crate) fn err(&self, pos: Pos, field: &str, msg: impl Into<String>) -> InputError {
+        self.cx.err(pos, field, msg)
+    }
+
+    /// The value of the `$name` param that `n` references, marked as used.
+    pub(crate) fn param(&self, n: &SNode, field: &str) -> Result<ParamValue, InputError> {
+        lookup_param(self.cx, self.wl, n, field, self.used)
+    }
+
+    /// `count` / `countParam` (required unless `default` is given).
+    pub(crate) fn count(&self, default: Option<usize>) -> Result<usize, InputError> {
+        match default {
+            Some(d) if self.get("count").is_none() && self.get("countParam").is_none() => Ok(d),
+            _ => resolve_count(self.cx, self.wl, self.raw, &self.of, self.used),
+        }
+    }
+
+    /// The file the field `name` names, which must exist.
+    pub(crate) fn path(&self, name: &str) -> Result<Option<PathBuf>, InputError> {
+        self.get(name)
+            .map(|(_, v)| {
+                let s = self.cx.string(v, &self.f(name))?;
+                existing_file(self.cx, self.cfg, &s, pos_of(v), &self.f(name))
+            })
+            .transpose()
+    }
+
+    /// A boolean field, false when absent.
+    pub(crate) fn boolean(&self, name: &str) -> Result<bool, InputError> {
+        self.get(name)
+            .map(|(_, v)| self.cx.boolean(v, &self.f(name)))
+            .transpose()
+            .map(|b| b.unwrap_or(false))
+    }
+
+    pub(crate) fn string(&self, name: &str) -> Result<Option<String>, InputError> {
+        self.get(name)
+            .map(|(_, v)| self.cx.string(v, &self.f(name)))
+            .transpose()
+    }
+
+    /// A list of strings, empty when absent.
+    pub(crate) fn strings(&self, name: &str) -> Result<Vec<String>, InputError> {
+        self.get(name)
+            .map(|(_, v)| self.cx.strings(v, &self.f(name)))
+            .transpose()
+            .map(Option::unwrap_or_default)
+    }
+
+    /// A number, 0 when absent, negatives read as 0.
+    pub(crate) fn rate(&self, name: &str) -> Result<f64, InputError> {
+        Ok(self
+            .get(name)
+            .map(|(_, v)| self.cx.number(v, &self.f(name)))
+            .transpose()?
+            .unwrap_or(0.0)
+            .max(0.0))
+    }
+
+    /// A label selector (a map of strings), empty when absent.
+    pub(crate) fn selector(&self, name: &str) -> Result<BTreeMap<String, String>, InputError> {
+        self.get(name)
+            .map(|(_, v)| self.cx.string_map(v, &self.f(name)))
+            .transpose()
+            .map(Option::unwrap_or_default)
+    }
+
+    /// `templateParams`, with `$name` values replaced by the workload's params.
+    pub(crate) fn template_params(
+        &self,
+    ) -> Result<serde_json::Map<String, serde_json::Value>, InputError> {
+        template_params(
+            self.cx,
+            self.get("templateParams"),
+            &self.f("templateParams"),
+            self.wl,
+            &mut self.used.borrow_mut(),
+        )
+    }
+
+    /// `duration` / `durationParam` (a Go duration), None when neither is given.
+    pub(crate) fn duration(&self) -> Result<Option<Duration>, InputError> {
+        let f = |name: &str| self.f(name);
+        let cx = self.cx;
+        let (text, pos, field) = match (self.get("duration"), self.get("durationParam")) {
+            (None, None) => return Ok(None),
+            (Some((_, v)), None) => (cx.string(v, &f("duration"))?, pos_of(v), f("duration")),
+            (None, Some((_, v))) => match self.param(v, &f("durationParam"))? {
+                ParamValue::Str(s) => (s, pos_of(v), f("durationParam")),
+                other => {
+                    return Err(cx.err(
+                        pos_of(v),
+                        &f("durationParam"),
+                        format!("expected a duration string, got {other:?}"),
+                    ));
+                }
+            },
+            (Some(_), Some((k, _))) => {
+                return Err(cx.err(
+                    pos_of(k),
+                    &f("durationParam"),
+                    "duration and durationParam are mutually exclusive",
+                ));
+            }
+        };
+        parse_go_duration(&text).map(Some).ok_or_else(|| {
+            cx.err(
+                pos,
+                &field,
+                format!("invalid duration {text:?} (examples: 500ms, 2s, 1m30s)"),
+            )
+        })
+    }
+
+    /// Marks params referenced as `$name` anywhere inside `n` as used.
+    pub(crate) fn mark_params(&self, n: &SNode) {
+        mark_params(&n.value, self.wl, &mut self.used.borrow_mut());
+    }
+
+    /// Marks every param the op references as used.
+    pub(crate) fn mark_all_params(&self) {
+        for (_, v) in &self.raw.fields {
+            self.mark_params(v);
+        }
+    }
+
+    /// The op, skipped for `reason`.
+    pub(crate) fn unsupported(&self, reason: String) -> Op {
+        Op::Unsupported(Unsupported {
+            opcode: self.raw.opcode.clone(),
+            reason,
+        })
+    }
+
+    /// The namespace of an op that names none: `namespace-<op number>`.
+    pub(crate) fn default_namespace(&self) -> String {
+        format!("namespace-{}", self.index)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workload::parse_config;
+    use std::path::Path;
+
+    const CFG: &str = "\
+- name: Basic
+  defaultPodTemplatePath: pod.yaml
+  workloadTemplate:
+  - opcode: createNodes
+    countParam: $nodes
+  - opcode: createPods
+    countParam: $pods
+    collectMetrics: true
+  workloads:
+  - name: small
+    labels: [integration-test]
+    threshold: 10
+    params:
+      nodes: 5
+      pods: 10
+";
+
+    /// A folder `misc/` holding `pod.yaml`, the template [`CFG`] names.
+    fn fixture() -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("misc")).unwrap();
+        std::fs::write(dir.path().join("misc/pod.yaml"), "kind: Pod\n").unwrap();
+        dir
+    }
+
+    #[test]
+    fn parses_and_resolves_params() {
+        let dir = fixture();
+        let misc = dir.path().join("misc");
+        let cfg = parse_config(&misc.join("c.yaml"), CFG).unwrap();
+        assert_eq!(cfg.topic, "misc");
+        let tc = &cfg.test_cases[0];
+        let ops = resolve_ops(&cfg, tc, &tc.workloads[0]).unwrap();
+        assert_eq!(ops.len(), 2);
+        match &ops[1] {
+            Op::CreatePods(CreatePods {
+                count,
+                namespace,
+                template,
+                collect_metrics,
+                ..
+            }) => {
+                assert_eq!(*count, 10);
+                assert_eq!(namespace, "namespace-1");
+                assert_eq!(template.as_deref(), Some(misc.join("pod.yaml").as_path()));
+                assert!(collect_metrics);
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    /// The error for config `text`, read as `w.yaml` (beside `pod.yaml`).
+    fn err(text: &str) -> String {
+        let dir = fixture();
+        let path = Path::new("w.yaml");
+        let mut cfg = match parse_config(path, text) {
+            Err(e) => return e.to_string(),
+            Ok(cfg) => cfg,
+        };
+        cfg.dir = dir.path().join("misc");
+        let tc = &cfg.test_cases[0];
+        resolve_ops(&cfg, tc, &tc.workloads[0])
+            .map(|_| String::new())
+            .unwrap_or_else(|e| e.to_string())
+    }
+
+    #[test]
+    fn bad_input_names_file_position_and_field() {
+        assert_eq!(
+            err(&CFG.replace("collectMetrics: true", "collectMetric: true")),
+            "w.yaml:8:5: Basic.workloadTemplate[1].collectMetric: unknown field \"collectMetric\" (known: opcode, count, countParam, countMultiplierParam, namespace, podTemplatePath, collectMetrics, skipWaitToCompletion, steadyState, steadyStateParam, duration, durationParam, persistentVolumeTemplatePath, persistentVolumeClaimTemplatePath, templateParams, signatureBatchSize, signatureBatchSizeParam, nominatedNodeName)"
+        );
+        assert_eq!(
+            err(&CFG.replace("opcode: createNodes", "opcode: makeNodes")),
+            "w.yaml:4:13: Basic.workloadTemplate[0].opcode: unknown op \"makeNodes\" (known: createNodes, createNamespaces, createPods, barrier, deletePods, updateAny, sleep, churn, createPodSets, createAny, startCollectingMetrics, stopCollectingMetrics, createResourceDriver, createResourceClaims, allocResourceClaims, updateDeviceConditions, checkPodScheduled, createPodGroups, createCompositePodGroups, waitForPodGroups, startCollectingProfile, stopCollectingProfile)"
+        );
+        assert_eq!(
+            err(&CFG.replace("      pods: 10\n", "      pods: 10\n      extra: 3\n")),
+            "w.yaml:16:7: Basic.workloads[small].params: parameter(s) extra unused"
+        );
+        assert_eq!(
+            err(&CFG.replace("countParam: $pods", "countParam: $podz")),
+            "w.yaml:7:17: Basic.workloadTemplate[1].countParam: parameter podz is undefined in workload small"
+        );
+        assert_eq!(
+            err(&CFG.replace("pods: 10", "pods: -3")),
+            "w.yaml:7:17: Basic.workloadTemplate[1].countParam: must not be negative, got -3"
+        );
+        assert_eq!(
+            err(&CFG.replace("threshold: 10", "threshold: fast")),
+            "w.yaml:12:16: Basic.workloads[0].threshold: expected a number, found string"
+        );
+        assert!(err("- name: [").starts_with("w.yaml:1:"));
+        // A template that is not there is reported where the config names it.
+        assert!(
+            err(&CFG.replace(
+                "defaultPodTemplatePath: pod.yaml",
+                "defaultPodTemplatePath: pdo.yaml"
+            ))
+            .starts_with("w.yaml:2:27: Basic.defaultPodTemplatePath: no such file: ")
+        );
+        assert!(
+            err(&CFG.replace(
+                "    collectMetrics: true",
+                "    collectMetrics: true\n    podTemplatePath: x/p.yaml"
+            ))
+            .starts_with("w.yaml:9:22: Basic.workloadTemplate[1].podTemplatePath: no such file: ")
+        );
+    }
+}

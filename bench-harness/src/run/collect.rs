@@ -1,0 +1,178 @@
+//! The collectors of a collection window: throughput (the store's bind recorder), the
+//! scheduler's metrics, memory and pending pods over time, SchedulingDuration, and the CPU
+//! profile (`--flamegraph`).
+
+use crate::cluster::store::Store;
+use crate::output::report::{self, DataItem};
+use crate::run::memory::rss_mb;
+use crate::run::pace::{Pace, sleep_until};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+use tidegate_engine::Scheduler;
+use tidegate_engine::queue::clock::Time;
+
+/// CPU samples (pprof) of a workload's measured phases: stack → count.
+pub struct Profile(pub pprof::Report);
+
+impl std::fmt::Debug for Profile {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Profile({} stacks)", self.0.data.len())
+    }
+}
+
+impl Profile {
+    /// Adds `other`'s samples to these.
+    pub fn merge(&mut self, other: Profile) {
+        for (frames, n) in other.0.data {
+            *self.0.data.entry(frames).or_insert(0) += n;
+        }
+    }
+}
+
+/// One collection window (`createPods` with `collectMetrics`, or `startCollectingMetrics`
+/// to `stopCollectingMetrics`): the store's bind recorder, the memory sampler (every 500 ms,
+/// as kube's memory collector; on a virtual clock, one sample at each end) and the start time
+/// for SchedulingDuration.
+pub(crate) struct Window {
+    /// The `Name` label: `BenchmarkPerfScheduling/<testCase>/<workload>/<namespace or name>`.
+    name: String,
+    collector: usize,
+    started: Time,
+    stop: Arc<AtomicBool>,
+    sampler: Option<JoinHandle<Sampled>>,
+    first_sample: Option<f64>,
+    first_pending: report::PendingSample,
+    /// The CPU profiler, running while the window is open.
+    profiler: Option<pprof::ProfilerGuard<'static>>,
+}
+
+/// What the window's sampler thread collected: RSS (MB) and pending pods, over time.
+type Sampled = (Vec<(f64, f64)>, Vec<report::PendingSample>);
+
+/// The pending-pods gauges now, `t` seconds into the window.
+fn pending_now(sched: &Scheduler, t: f64) -> report::PendingSample {
+    let c = sched.queue.counts();
+    report::PendingSample {
+        t,
+        active: (c.active + c.in_flight) as u64,
+        backoff: c.backoff as u64,
+        unschedulable: c.unschedulable as u64,
+        gated: c.gated as u64,
+    }
+}
+
+impl Window {
+    pub(crate) fn open(
+        store: &Store,
+        sched: &Arc<Scheduler>,
+        pace: &Pace,
+        name: String,
+        namespaces: &[String],
+        selector: &BTreeMap<String, String>,
+        flamegraph: bool,
+    ) -> Window {
+        sched.metrics().reset_histograms();
+        let collector = store.start_collecting(namespaces, selector);
+        let started = pace.now();
+        let stop = Arc::new(AtomicBool::new(false));
+        let flag = stop.clone();
+        let sampler = if pace.is_virtual() {
+            None
+        } else {
+            let t0 = Instant::now();
+            let sched = sched.clone();
+            std::thread::Builder::new()
+                .name("tidegate-memory".into())
+                .spawn(move || {
+                    let (mut samples, mut pending) = (vec![], vec![]);
+                    loop {
+                        let t = t0.elapsed().as_secs_f64();
+                        if let Some(mb) = rss_mb() {
+                            samples.push((t, mb));
+                        }
+                        pending.push(pending_now(&sched, t));
+                        if flag.load(Ordering::Relaxed) {
+                            return (samples, pending);
+                        }
+                        sleep_until(Instant::now() + Duration::from_millis(500), &flag);
+                    }
+                })
+                .ok()
+        };
+        Window {
+            name,
+            collector,
+            started,
+            stop,
+            sampler,
+            first_sample: if pace.is_virtual() { rss_mb() } else { None },
+            first_pending: pending_now(sched, 0.0),
+            // 997 Hz asked (a prime, off the timer ticks); the kernel's tick caps what arrives
+            // (250 Hz on the 2-vCPU VM). Samples inside libc are kept (memcpy/memset are work).
+            profiler: flamegraph
+                .then(|| {
+                    pprof::ProfilerGuardBuilder::default()
+                        .frequency(997)
+                        .build()
+                        .ok()
+                })
+                .flatten(),
+        }
+    }
+
+    /// Stops the collectors and returns their data items (and the window's CPU samples).
+    pub(crate) fn close(
+        self,
+        store: &Store,
+        sched: &Scheduler,
+        pace: &Pace,
+        profile: &mut Option<Profile>,
+        series: &mut Vec<report::WindowSeries>,
+    ) -> Vec<DataItem> {
+        if let Some(report) = self.profiler.as_ref().and_then(|g| g.report().build().ok()) {
+            match profile {
+                Some(p) => p.merge(Profile(report)),
+                None => *profile = Some(Profile(report)),
+            }
+        }
+        let (binds, dur) = store.stop_collecting(self.collector);
+        let elapsed = pace.now().saturating_sub(self.started);
+        self.stop.store(true, Ordering::Relaxed);
+        let (mut samples, mut pending) =
+            self.sampler.and_then(|h| h.join().ok()).unwrap_or_default();
+        if let Some(first) = self.first_sample {
+            samples.push((0.0, first));
+            if let Some(last) = rss_mb() {
+                samples.push((elapsed.as_secs_f64(), last));
+            }
+        }
+        if pending.is_empty() {
+            pending = vec![
+                self.first_pending,
+                pending_now(sched, elapsed.as_secs_f64()),
+            ];
+        }
+        let mut sorted = binds.clone();
+        sorted.sort_unstable();
+        let span = match (sorted.first(), sorted.last()) {
+            (Some(a), Some(b)) => *b - *a,
+            _ => dur,
+        };
+        series.push(report::WindowSeries {
+            name: self.name.clone(),
+            throughput: report::throughput_series(&sorted, dur, report::sampling_interval(span)),
+            pending,
+        });
+        let mut items = vec![report::throughput_item(&binds, dur, &self.name)];
+        items.extend(report::histogram_items(sched.metrics(), &self.name));
+        items.extend(report::counter_items(sched.metrics(), &self.name));
+        items.extend(report::memory_items(&samples, &self.name));
+        items.push(report::scheduling_duration_item(elapsed, &self.name));
+        items
+    }
+}
+
+pub(crate) const OVERLAPPING: &str = "metrics collection is overlapping: a collector was started before the previous one was stopped";

@@ -1,0 +1,351 @@
+//! Executing planned workloads: a fresh store and scheduler per workload, its ops run in
+//! order on real or virtual time, then the counts checked and the data items, thresholds and
+//! pods collected.
+
+use crate::cluster::store::Store;
+use crate::error::HarnessError;
+use crate::ops::RunCx;
+use crate::output::report::{self, DataItem, WindowSeries};
+use crate::run::collect::Profile;
+use crate::run::faults::{add_fault_plugin, node_storm};
+use crate::run::memory::{peak_rss_mb, reset_peak_rss};
+use crate::run::options::{HONOURED_GATES, RunOptions};
+use crate::run::pace::{ClockMode, Pace};
+use crate::run::plan::{Plan, plan, select};
+use crate::run::progress::Progress;
+use crate::run::results::{Outcome, PodDump, RunResult, Summary, WorkloadReport};
+use crate::workload::Config;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+use tidegate_engine::queue::clock::VirtualClock;
+use tidegate_engine::{Scheduler, SchedulerConfig};
+
+/// Runs every selected workload. Bad input anywhere aborts before anything runs.
+pub fn run_config(cfg: &Config, opts: &RunOptions) -> Result<Vec<WorkloadReport>, HarnessError> {
+    let selected = select(cfg, opts);
+    let mut plans = vec![];
+    for (tc, wl) in &selected {
+        plans.push((tc, wl, plan(cfg, tc, wl, opts)?));
+    }
+    let mut reports = vec![];
+    for (tc, wl, p) in plans {
+        let mut gates: BTreeMap<String, bool> = tc.feature_gates.clone();
+        gates.extend(wl.feature_gates.clone());
+        let ignored_gates = gates
+            .iter()
+            .filter(|(k, _)| !HONOURED_GATES.contains(&k.as_str()))
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect();
+        let outcome = match p {
+            Err(reason) => Outcome::Skipped(reason),
+            Ok(p) => match execute(cfg, &p, opts) {
+                Ok(r) => Outcome::Ran(Box::new(r)),
+                Err(HarnessError::Run(msg)) if opts.keep_going => Outcome::Failed(msg),
+                Err(e) => return Err(e),
+            },
+        };
+        reports.push(WorkloadReport {
+            test_case: tc.name.clone(),
+            workload: wl.name.clone(),
+            outcome,
+            ignored_gates,
+        });
+    }
+    Ok(reports)
+}
+
+/// Runs one planned workload.
+fn execute(cfg: &Config, p: &Plan, opts: &RunOptions) -> Result<RunResult, HarnessError> {
+    let started = Instant::now();
+    reset_peak_rss();
+    let vclock = opts
+        .clock
+        .is_virtual()
+        .then(|| Arc::new(VirtualClock::new()));
+    let store = match &vclock {
+        Some(c) => Store::with_clock(opts.seed, c.clone()),
+        None => Store::new(opts.seed),
+    };
+    let sched = start_scheduler(p, opts, &store, &vclock)?;
+    if let Some(live) = &opts.live {
+        *live.current.lock() = Some((format!("{}/{}", p.tc.name, p.wl.name), sched.clone()));
+    }
+    let progress = Progress::start(
+        opts.progress,
+        &format!("{}/{}", p.tc.name, p.wl.name),
+        p.ops.len(),
+        &store,
+    );
+    let mut profile: Option<Profile> = None;
+    let mut series: Vec<WindowSeries> = Vec::new();
+    let mut run = |pace: &mut Pace| {
+        run_ops(
+            cfg,
+            p,
+            opts,
+            &store,
+            &sched,
+            pace,
+            &progress,
+            &mut profile,
+            &mut series,
+        )
+    };
+    let result = match (opts.clock, vclock) {
+        (ClockMode::Virtual { attempt_cost }, Some(clock)) => {
+            // One thread drives everything, on a worker of the Filter/Score pool as the
+            // scheduling loop runs in real time.
+            let mut pace = Pace::virtual_time(clock, sched.clone(), attempt_cost);
+            let result = sched.in_pool(|| run(&mut pace));
+            pace.finish();
+            result
+        }
+        _ => {
+            let handle = sched.run();
+            let mut pace = Pace::real();
+            let result = run(&mut pace);
+            pace.finish();
+            sched.stop();
+            let _ = handle.join();
+            result
+        }
+    };
+    progress.finish();
+    store.detach();
+    let items = result?;
+    finish(
+        cfg, p, opts, &store, &sched, items, series, profile, started,
+    )
+}
+
+/// The workload's scheduler, configured (scheduler config, feature gates, faults) and
+/// attached to `store`, with the controllers started.
+fn start_scheduler(
+    p: &Plan,
+    opts: &RunOptions,
+    store: &Arc<Store>,
+    vclock: &Option<Arc<VirtualClock>>,
+) -> Result<Arc<Scheduler>, HarnessError> {
+    let mut sched_cfg = scheduler_config(p, opts);
+    let queue_clock = vclock
+        .clone()
+        .map(|c| c as Arc<dyn tidegate_engine::queue::clock::Clock>);
+    let mut registry = opts.registry.clone();
+    if let Some(inj) = &opts.inject {
+        store.inject_bind_failures(inj.bind_failure, opts.seed);
+        if inj.needs_plugin() {
+            add_fault_plugin(&mut sched_cfg, &mut registry, inj, opts.seed)?;
+        }
+    }
+    let sched = Scheduler::new(sched_cfg, &registry, store.clone(), queue_clock)
+        .map_err(|e| HarnessError::Run(e.to_string()))?;
+    store.attach(sched.clone());
+    for c in &opts.controllers {
+        c.start(store);
+        store.add_controller(c.clone());
+    }
+    Ok(sched)
+}
+
+/// The scheduler's configuration: the options, the test case's scheduler config and the
+/// feature gates tidegate honours.
+fn scheduler_config(p: &Plan, opts: &RunOptions) -> SchedulerConfig {
+    let mut gates = p.tc.feature_gates.clone();
+    gates.extend(p.wl.feature_gates.clone());
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let mut sched_cfg = SchedulerConfig {
+        parallelism: opts.threads.unwrap_or(cpus).max(1),
+        seed: opts.seed,
+        deterministic: opts.clock.is_virtual(),
+        pin_threads: opts.pin_threads,
+        ..SchedulerConfig::default()
+    };
+    if let Some(sc) = &p.sched_config {
+        let r = &sc.resolved;
+        sched_cfg.profiles = r.profiles.clone();
+        sched_cfg.percentage_of_nodes_to_score = r.percentage_of_nodes_to_score;
+        sched_cfg.queue = r.queue.clone();
+        if opts.threads.is_none() && sc.explicit_parallelism {
+            sched_cfg.parallelism = r.parallelism;
+        }
+    }
+    if let Some(&on) = gates.get("SchedulerQueueingHints") {
+        sched_cfg.queue.queueing_hints = on;
+    }
+    if let Some(&on) = gates.get("SchedulerPopFromBackoffQ") {
+        sched_cfg.queue.pop_from_backoff = on;
+    }
+    sched_cfg
+}
+
+/// Runs the workload's ops in order; the data items of their collection windows.
+#[allow(clippy::too_many_arguments)]
+fn run_ops(
+    cfg: &Config,
+    p: &Plan,
+    opts: &RunOptions,
+    store: &Arc<Store>,
+    sched: &Arc<Scheduler>,
+    pace: &mut Pace,
+    progress: &Progress,
+    profile: &mut Option<Profile>,
+    series: &mut Vec<WindowSeries>,
+) -> Result<Vec<DataItem>, HarnessError> {
+    if let Some(inj) = opts
+        .inject
+        .as_ref()
+        .filter(|i| i.node_updates_per_second > 0.0)
+    {
+        let first = pace.now() + Duration::from_millis(10);
+        pace.spawn(
+            first,
+            node_storm(store.clone(), inj.node_updates_per_second),
+        );
+    }
+    let mut cx = RunCx {
+        cfg,
+        tc: p.tc,
+        wl: p.wl,
+        prepared: &p.prepared,
+        opts,
+        store,
+        sched,
+        pace,
+        profile,
+        series,
+        items: vec![],
+        pending_ns: BTreeMap::new(),
+        window: None,
+        index: 0,
+    };
+    for (i, op) in p.ops.iter().enumerate() {
+        progress.op(i, op.opcode());
+        cx.index = i;
+        op.run(&mut cx)?;
+    }
+    Ok(cx.items)
+}
+
+/// After the ops: the counts checked (every pod accounted for), the workload's own data
+/// items added, thresholds applied, pods dumped.
+#[allow(clippy::too_many_arguments)]
+fn finish(
+    cfg: &Config,
+    p: &Plan,
+    opts: &RunOptions,
+    store: &Store,
+    sched: &Scheduler,
+    mut items: Vec<DataItem>,
+    series: Vec<WindowSeries>,
+    profile: Option<Profile>,
+    started: Instant,
+) -> Result<RunResult, HarnessError> {
+    let gauges = sched.gauges();
+    let summary = summarize(p, store, sched)?;
+    let name = format!("BenchmarkPerfScheduling/{}/{}", p.tc.name, p.wl.name);
+    items.push(report::summary_item(&name, &summary.as_pairs()));
+    let peak_rss_mb = peak_rss_mb();
+    if let Some(mb) = peak_rss_mb {
+        items.push(report::peak_rss_item(mb, summary.created, &name));
+    }
+    items.extend(report::gauge_items(&gauges, &name));
+    let selector =
+        p.wl.threshold_metric_selector
+            .clone()
+            .or_else(|| p.tc.default_threshold_metric_selector.clone())
+            .unwrap_or_default();
+    let threshold_failures =
+        report::apply_threshold(&mut items, p.wl.threshold.as_ref(), &cfg.topic, &selector);
+    let pods = if opts.dump_pods {
+        dump_pods(store, sched)
+    } else {
+        vec![]
+    };
+    let prometheus = opts
+        .prometheus
+        .then(|| crate::output::prom::Snapshot::of(sched));
+    if let Some(live) = &opts.live {
+        *live.current.lock() = None;
+    }
+    Ok(RunResult {
+        series,
+        profile,
+        prometheus,
+        items,
+        summary,
+        threshold_failures,
+        placements: store.placements(),
+        wall: started.elapsed(),
+        pods,
+        peak_rss_mb,
+    })
+}
+
+/// The workload's counts: an error if some pod is unaccounted for.
+fn summarize(p: &Plan, store: &Store, sched: &Scheduler) -> Result<Summary, HarnessError> {
+    let counts = store.counts();
+    let q = sched.queue.counts();
+    let summary = Summary {
+        created: counts.created,
+        bound: counts.bound,
+        deleted: counts.deleted,
+        terminating: counts.terminating,
+        pending_active: (q.active + q.in_flight) as u64,
+        pending_backoff: q.backoff as u64,
+        pending_unschedulable: q.unschedulable as u64,
+        pending_gated: q.gated as u64,
+        pending_other_scheduler: counts.unbound.saturating_sub(
+            (q.active + q.in_flight + q.backoff + q.unschedulable + q.gated) as u64,
+        ),
+        attempts: sched.stats.attempts.load(Ordering::Relaxed),
+        binds: counts.binds,
+    };
+    let queued = (q.active + q.in_flight + q.backoff + q.unschedulable + q.gated) as u64;
+    if queued > counts.unbound || !summary.adds_up() {
+        return Err(HarnessError::Run(format!(
+            "{}/{}: pods unaccounted for: {summary:?}, unbound in store {}",
+            p.tc.name, p.wl.name, counts.unbound
+        )));
+    }
+    Ok(summary)
+}
+
+/// Every pod at the end (`--dump-pods`).
+fn dump_pods(store: &Store, sched: &Scheduler) -> Vec<PodDump> {
+    store
+        .pod_states()
+        .into_iter()
+        .map(|ps| {
+            let (ns, name) = ps.key.split();
+            let queue = match ps.node {
+                None if !ps.terminating => sched.queue.locate(&ps.key),
+                _ => None,
+            };
+            let rejectors = sched
+                .queue
+                .pending_info(&ps.key)
+                .map(|q| q.unschedulable_plugins)
+                .unwrap_or_default();
+            PodDump {
+                namespace: ns.to_string(),
+                name: name.to_string(),
+                status: if ps.terminating {
+                    "Terminating"
+                } else if ps.node.is_some() {
+                    "Bound"
+                } else if !ps.gates.is_empty() {
+                    "SchedulingGated"
+                } else {
+                    "Pending"
+                },
+                node: ps.node,
+                queue,
+                gates: ps.gates,
+                rejectors,
+                message: ps.condition.map(|c| c.1),
+            }
+        })
+        .collect()
+}

@@ -1,0 +1,25 @@
+//! The run: selecting and planning workloads ([`plan`]), executing their ops against a fresh
+//! cluster and scheduler ([`execute`]) on real or virtual time ([`pace`]), with a progress
+//! line ([`progress`]), collection windows ([`collect`]), memory readings ([`memory`]) and
+//! fault injection (`faults`); what comes back is in [`results`], how to run in
+//! [`options`].
+//!
+//! Every selected workload is planned first, so bad input is reported before anything runs
+//! or is written; then each runs against a fresh object store and scheduler.
+
+pub mod collect;
+pub mod execute;
+pub(crate) mod faults;
+pub mod memory;
+pub mod options;
+pub mod pace;
+pub mod plan;
+pub mod progress;
+pub mod results;
+
+pub use collect::Profile;
+pub use execute::run_config;
+pub use memory::{peak_rss_mb, rss_mb};
+pub use options::{HONOURED_GATES, LiveScheduler, RunOptions};
+pub use plan::{check_workload, select};
+pub use results::{Outcome, PodDump, RunResult, Summary, WorkloadReport, placements_digest};

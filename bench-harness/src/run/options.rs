@@ -1,0 +1,89 @@
+//! How to run: [`RunOptions`], and the live scheduler `tidegate serve` reads.
+
+use crate::run::pace::ClockMode;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+use tidegate_engine::Scheduler;
+use tidegate_engine::plugins::Registry;
+
+/// Feature gates that change tidegate's behaviour (the others are accepted and ignored).
+pub const HONOURED_GATES: &[&str] = &["SchedulerQueueingHints", "SchedulerPopFromBackoffQ"];
+
+/// How to run.
+#[derive(Clone)]
+pub struct RunOptions {
+    /// `TestCase/Workload` or `TestCase` (all its workloads), as the Go benchmark path.
+    pub workload: Option<String>,
+    /// scheduler_perf label filter; `None` = `performance`, unless `workload` is given.
+    pub label_filter: Option<String>,
+    pub seed: u64,
+    /// Filter/Score threads (the rayon pool size). `None`: the scheduler config's
+    /// `parallelism` when it sets one, else the number of CPUs.
+    pub threads: Option<usize>,
+    /// Pin each Filter/Score worker to a CPU (see `SchedulerConfig::pin_threads`).
+    pub pin_threads: bool,
+    /// A KubeSchedulerConfiguration for test cases without `schedulerConfigPath`.
+    pub scheduler_config: Option<PathBuf>,
+    /// How long one wait (createPods, barrier) may take.
+    pub timeout: Duration,
+    /// Plugins available to profiles (in-tree plus the caller's).
+    pub registry: Registry,
+    /// A progress bar on stderr while each workload runs (only when stderr is a terminal).
+    pub progress: bool,
+    /// Keep every pod's final state in the result (`--dump-pods`).
+    pub dump_pods: bool,
+    /// A workload whose run fails (a timeout, say) is reported as failed and the next one
+    /// runs; otherwise the first failure ends the whole run with its error.
+    pub keep_going: bool,
+    /// Wall time, or a virtual clock for deterministic runs (see [`crate::run::pace`]).
+    pub clock: ClockMode,
+    /// Controllers that run beside the scheduler in every workload (see [`crate::cluster::controller`]).
+    pub controllers: Vec<Arc<dyn crate::cluster::controller::Controller>>,
+    /// Keep each workload's final metrics for the Prometheus exposition (`--prometheus`).
+    pub prometheus: bool,
+    /// Sample the process with pprof during every collection window (`--flamegraph`).
+    pub flamegraph: bool,
+    /// Where `tidegate serve` reads the running workload's scheduler from.
+    pub live: Option<Arc<LiveScheduler>>,
+    /// Faults to inject (`--inject`, see [`crate::cluster::inject`]).
+    pub inject: Option<Arc<crate::cluster::inject::Injection>>,
+}
+
+/// The scheduler of the workload running now, for `tidegate serve`'s `/metrics`.
+#[derive(Default)]
+pub struct LiveScheduler {
+    pub(crate) current: parking_lot::Mutex<Option<(String, Arc<Scheduler>)>>,
+}
+
+impl LiveScheduler {
+    /// `(workload, its metrics now)`, if a workload runs.
+    pub fn snapshot(&self) -> Option<(String, crate::output::prom::Snapshot)> {
+        let cur = self.current.lock().clone();
+        cur.map(|(name, s)| (name, crate::output::prom::Snapshot::of(&s)))
+    }
+}
+
+impl Default for RunOptions {
+    fn default() -> Self {
+        RunOptions {
+            workload: None,
+            label_filter: None,
+            seed: 0,
+            threads: None,
+            pin_threads: true,
+            scheduler_config: None,
+            timeout: Duration::from_secs(600),
+            registry: Registry::in_tree(),
+            progress: false,
+            dump_pods: false,
+            keep_going: false,
+            clock: ClockMode::Real,
+            controllers: Vec::new(),
+            prometheus: false,
+            live: None,
+            flamegraph: false,
+            inject: None,
+        }
+    }
+}

@@ -1,0 +1,132 @@
+//! What a run gives back: per workload its outcome ([`WorkloadReport`], [`Outcome`]) and, for
+//! one that ran, its data items, counts, placements and pods ([`RunResult`]).
+
+use crate::output::report::{self, DataItem, ThresholdFailure};
+use crate::run::collect::Profile;
+use std::time::Duration;
+
+/// Counts at the end of a workload. `created = bound + deleted + pending (all queues)`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Summary {
+    pub created: u64,
+    pub bound: u64,
+    pub deleted: u64,
+    /// Deleted while finalizers remain (the object stays, with a deletionTimestamp).
+    pub terminating: u64,
+    pub pending_active: u64,
+    pub pending_backoff: u64,
+    pub pending_unschedulable: u64,
+    pub pending_gated: u64,
+    /// Unbound pods that no profile of ours is responsible for (other schedulerName).
+    pub pending_other_scheduler: u64,
+    pub attempts: u64,
+    pub binds: u64,
+}
+
+impl Summary {
+    pub fn pending(&self) -> u64 {
+        self.pending_active
+            + self.pending_backoff
+            + self.pending_unschedulable
+            + self.pending_gated
+            + self.pending_other_scheduler
+    }
+    pub fn adds_up(&self) -> bool {
+        self.created == self.bound + self.deleted + self.terminating + self.pending()
+    }
+    pub fn as_pairs(&self) -> Vec<(&'static str, u64)> {
+        vec![
+            ("created", self.created),
+            ("bound", self.bound),
+            ("deleted", self.deleted),
+            ("terminating", self.terminating),
+            ("pending_active", self.pending_active),
+            ("pending_backoff", self.pending_backoff),
+            ("pending_unschedulable", self.pending_unschedulable),
+            ("pending_gated", self.pending_gated),
+            ("pending_other_scheduler", self.pending_other_scheduler),
+            ("attempts", self.attempts),
+            ("binds", self.binds),
+        ]
+    }
+}
+
+/// What happened to one workload.
+#[derive(Debug)]
+pub struct WorkloadReport {
+    pub test_case: String,
+    pub workload: String,
+    pub outcome: Outcome,
+    /// Feature gates accepted and ignored (they change nothing in tidegate).
+    pub ignored_gates: Vec<String>,
+}
+
+#[derive(Debug)]
+pub enum Outcome {
+    Ran(Box<RunResult>),
+    Skipped(String),
+    /// The run failed (a timeout, lost pods); only with [`RunOptions::keep_going`](crate::run::RunOptions::keep_going), which
+    /// goes on with the next workload as upstream's subtests do.
+    Failed(String),
+}
+
+#[derive(Debug)]
+pub struct RunResult {
+    /// Throughput and pending pods over time, per collection window.
+    pub series: Vec<report::WindowSeries>,
+    /// The CPU samples of the collection windows (with `RunOptions::flamegraph`).
+    pub profile: Option<Profile>,
+    /// The scheduler's metrics at the end (with `RunOptions::prometheus`).
+    pub prometheus: Option<crate::output::prom::Snapshot>,
+    pub items: Vec<DataItem>,
+    pub summary: Summary,
+    pub threshold_failures: Vec<ThresholdFailure>,
+    pub placements: Vec<(String, String, String)>,
+    pub wall: Duration,
+    /// Every pod at the end (only with [`RunOptions::dump_pods`](crate::run::RunOptions::dump_pods)).
+    pub pods: Vec<PodDump>,
+    /// The process's peak resident set during the workload, in MB (`VmHWM`, reset when the
+    /// workload starts where the kernel allows it; None where /proc is not available).
+    pub peak_rss_mb: Option<f64>,
+}
+
+/// One pod at the end of a workload, as `--dump-pods` writes it.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct PodDump {
+    pub namespace: String,
+    pub name: String,
+    /// As kubectl prints it: `Bound`, `SchedulingGated`, `Pending` or `Terminating`.
+    pub status: &'static str,
+    pub node: Option<String>,
+    /// The queue holding a pending pod (`active`, `backoff`, `unschedulable`, `gated`, …).
+    pub queue: Option<&'static str>,
+    pub gates: Vec<String>,
+    /// The plugins that rejected a pending pod in its last attempt.
+    pub rejectors: Vec<&'static str>,
+    /// The last PodScheduled=False message.
+    pub message: Option<String>,
+}
+
+/// A FNV-1a hash of the sorted `(namespace, name, node)` list: equal placements give equal
+/// digests on every machine and build.
+pub fn placements_digest(placements: &[(String, String, String)]) -> u64 {
+    let mut sorted: Vec<&(String, String, String)> = placements.iter().collect();
+    sorted.sort();
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for (ns, name, node) in sorted {
+        for part in [
+            ns.as_bytes(),
+            b"/",
+            name.as_bytes(),
+            b"=",
+            node.as_bytes(),
+            b"\n",
+        ] {
+            for &b in part {
+                h ^= u64::from(b);
+                h = h.wrapping_mul(0x0000_0100_0000_01b3);
+            }
+        }
+    }
+    h
+}
