@@ -5,7 +5,7 @@
 //! a hang or an unbounded allocation. Checks that hold for every input are asserted here, so
 //! the fuzzer reports their violation as a crash.
 
-use crate::ops::resolve_ops;
+use crate::run::ops::resolve_ops;
 use crate::template::Template;
 use crate::workload::manifest::{self, ObjectTemplate};
 use crate::workload::parse_config;

@@ -3,25 +3,28 @@
 //!
 //! # Layers
 //!
+//! Each uses only those above it (checked for the engine by `engine/tests/layers.rs`, which
+//! also bounds function and file sizes here):
+//!
 //! - [`workload`]: the workload file: parsing (test cases, workloads, labels, thresholds,
 //!   feature gates), `$name` params, the scheduler configuration a test case names, object
 //!   templates (manifests) and positioned YAML for errors that name a line and column.
 //! - [`template`]: the Go `text/template` subset the object templates are written in.
-//! - [`ops`]: one type per scheduler_perf op (`createNodes`, `createPods`, `barrier`, …), each
-//!   with its resolve step (params, validation) and its run step.
 //! - [`cluster`]: the simulated cluster: the object store that stands in for the API server,
 //!   the non-pod objects it keeps, controllers beside the scheduler, fault injection.
-//! - [`run`]: selecting and planning workloads, executing their ops on real or virtual time,
-//!   collection windows, progress and memory.
 //! - [`output`]: perf-dash data items and thresholds, comparing runs, the Prometheus
 //!   exposition, the HTML report.
+//! - [`run`]: selecting and planning workloads, executing their ops on real or virtual time,
+//!   collection windows, progress and memory; [`run::ops`]: one type per scheduler_perf op
+//!   (`createNodes`, `createPods`, `barrier`, …), each with its resolve step (params,
+//!   validation) and its run step.
 //! - The `tidegate` binary's subcommands (`run`, `list`, `compare`, `serve`, `report`) are in
 //!   `src/cli/`, one file each.
 //!
 //! # Data path
 //!
 //! config file → [`workload::load`] (test cases, raw ops) → per selected workload,
-//! [`ops::resolve_ops`] (params substituted, fields checked) and planning (templates loaded
+//! [`run::ops::resolve_ops`] (params substituted, fields checked) and planning (templates loaded
 //! and checked; unsupported features found before anything runs) → a fresh
 //! [`cluster::store::Store`] and engine `Scheduler` → each op's run step creates, updates,
 //! deletes and waits through the store, whose events reach the scheduler as an informer's
@@ -32,7 +35,6 @@
 pub mod cluster;
 pub mod error;
 pub mod fuzzing;
-pub mod ops;
 pub mod output;
 pub mod run;
 pub mod template;
@@ -44,16 +46,16 @@ pub mod runner {
 }
 
 /// The workload schema and op resolution under their first name: [`workload`] and
-/// [`ops::resolve_ops`].
+/// [`run::ops::resolve_ops`].
 pub mod config {
-    pub use crate::ops::{NodeStrategy, Op, resolve_ops};
+    pub use crate::run::ops::{NodeStrategy, Op, resolve_ops};
     pub use crate::workload::*;
 }
 
 // The paths the crate had before it was grouped into layers, kept for callers and docs.
 pub use cluster::{controller, inject, objects, store};
 pub use output::{compare, html, prom, report};
-pub use run::{pace, progress};
+pub use run::{ops, pace, progress};
 pub use workload::scheduler_config as sched_config;
 pub use workload::{manifest, yaml};
 

@@ -4,11 +4,11 @@
 
 use crate::cluster::store::Store;
 use crate::error::HarnessError;
-use crate::ops::RunCx;
 use crate::output::report::{self, DataItem, WindowSeries};
 use crate::run::collect::Profile;
 use crate::run::faults::{add_fault_plugin, node_storm};
 use crate::run::memory::{peak_rss_mb, reset_peak_rss};
+use crate::run::ops::RunCx;
 use crate::run::options::{HONOURED_GATES, RunOptions};
 use crate::run::pace::{ClockMode, Pace};
 use crate::run::plan::{Plan, plan, select};

@@ -2,7 +2,7 @@
 //! cluster and scheduler ([`execute`]) on real or virtual time ([`pace`]), with a progress
 //! line ([`progress`]), collection windows ([`collect`]), memory readings ([`memory`]) and
 //! fault injection (`faults`); what comes back is in [`results`], how to run in
-//! [`options`].
+//! [`options`]. [`ops`] holds one type per scheduler_perf op, with its resolve and run steps.
 //!
 //! Every selected workload is planned first, so bad input is reported before anything runs
 //! or is written; then each runs against a fresh object store and scheduler.
@@ -11,6 +11,7 @@ pub mod collect;
 pub mod execute;
 pub(crate) mod faults;
 pub mod memory;
+pub mod ops;
 pub mod options;
 pub mod pace;
 pub mod plan;

@@ -3,7 +3,7 @@
 //! loaded and checked, so that bad input is reported before anything runs.
 
 use crate::error::InputError;
-use crate::ops::{self, Op, Prepared};
+use crate::run::ops::{self, Op, Prepared};
 use crate::run::options::RunOptions;
 use crate::workload::scheduler_config::{self, SchedulerConfigFile};
 use crate::workload::{self, Config, TestCase, Workload};

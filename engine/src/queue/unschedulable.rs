@@ -271,7 +271,11 @@ impl UnschedulablePods {
     /// PodTopologySpread in `pod`'s namespace, and the pods with a required affinity term that
     /// selects `pod` (`ns_labels`: the labels of `pod`'s namespace). Found through the anchor
     /// index: the cost is the number of pods filed under `pod`'s labels, not the pool size.
-    pub(crate) fn cross_topology_candidates(&self, pod: &Pod, ns_labels: Option<&Labels>) -> Vec<PodKey> {
+    pub(crate) fn cross_topology_candidates(
+        &self,
+        pod: &Pod,
+        ns_labels: Option<&Labels>,
+    ) -> Vec<PodKey> {
         let mut seen: AHashSet<&PodKey> = AHashSet::new();
         let mut out = Vec::new();
         if let Some(set) = self.spread_by_ns.get(&pod.namespace) {
