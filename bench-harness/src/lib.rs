@@ -31,6 +31,7 @@
 //! would → collection windows record binds, metrics and memory → data items, thresholds and
 //! the run summary ([`run::WorkloadReport`]) → [`output`] (perf-dash JSON, Prometheus, HTML).
 #![forbid(unsafe_code)]
+#![warn(unreachable_pub)]
 
 pub mod cluster;
 pub mod error;

@@ -1,6 +1,8 @@
 //! `tidegate`: run kube-scheduler `scheduler_perf` workload files against the tidegate engine.
 //!
 //! The subcommands live in [`cli`], one file each.
+#![forbid(unsafe_code)]
+#![warn(unreachable_pub)]
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use tidegate_bench::error::HarnessError;
 
 #[derive(clap::Args)]
-pub struct CompareArgs {
+pub(crate) struct CompareArgs {
     /// Baseline runs: a data-items file, a folder of them, or files separated by commas.
     ///
     /// Example: perf-data/baselines/basic/
@@ -29,7 +29,7 @@ pub struct CompareArgs {
     pub metrics: Vec<tidegate_bench::compare::MetricSel>,
 }
 
-pub fn compare(args: CompareArgs) -> Result<ExitCode, HarnessError> {
+pub(crate) fn compare(args: CompareArgs) -> Result<ExitCode, HarnessError> {
     use tidegate_bench::compare as cmp;
     let side = |spec: &str| -> Result<Vec<Vec<tidegate_bench::report::DataItem>>, HarnessError> {
         let paths: Vec<PathBuf> = spec

@@ -6,7 +6,10 @@ use tidegate_bench::error::HarnessError;
 use tidegate_bench::runner::{self, Outcome, WorkloadReport};
 
 /// Merges the workloads' profiles (taking them out of `reports`) and writes the SVG.
-pub fn write(file: &std::path::Path, reports: &mut [WorkloadReport]) -> Result<(), HarnessError> {
+pub(crate) fn write(
+    file: &std::path::Path,
+    reports: &mut [WorkloadReport],
+) -> Result<(), HarnessError> {
     let mut merged: Option<runner::Profile> = None;
     for r in reports.iter_mut() {
         if let Outcome::Ran(res) = &mut r.outcome

@@ -8,7 +8,7 @@ use tidegate_bench::error::HarnessError;
 use tidegate_bench::runner::{self, RunOptions};
 
 #[derive(clap::Args)]
-pub struct ListArgs {
+pub(crate) struct ListArgs {
     /// The scheduler_perf config (a list of test cases).
     pub config: PathBuf,
     /// Only workloads matching this label filter (`performance`, `integration-test,-short`).
@@ -17,7 +17,7 @@ pub struct ListArgs {
     pub label_filter: Option<String>,
 }
 
-pub fn list(args: ListArgs) -> Result<ExitCode, HarnessError> {
+pub(crate) fn list(args: ListArgs) -> Result<ExitCode, HarnessError> {
     let cfg = config::load(&args.config)?;
     let opts = RunOptions {
         label_filter: Some(args.label_filter.clone().unwrap_or_default()),

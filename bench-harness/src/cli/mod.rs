@@ -2,18 +2,18 @@
 //! `/metrics` endpoint; [`flamegraph`] writes its `--flamegraph`), [`list`], [`compare`] and
 //! [`report`].
 
-pub mod compare;
-pub mod flamegraph;
-pub mod list;
-pub mod report;
-pub mod run;
-pub mod serve;
+pub(crate) mod compare;
+pub(crate) mod flamegraph;
+pub(crate) mod list;
+pub(crate) mod report;
+pub(crate) mod run;
+pub(crate) mod serve;
 
 use tidegate_bench::error::HarnessError;
 use tidegate_bench::report as items;
 
 /// Writes `contents` to `file` whole or not at all.
-pub fn write_file(file: &std::path::Path, contents: &[u8]) -> Result<(), HarnessError> {
+pub(crate) fn write_file(file: &std::path::Path, contents: &[u8]) -> Result<(), HarnessError> {
     let dir = file
         .parent()
         .filter(|p| !p.as_os_str().is_empty())

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use tidegate_bench::error::HarnessError;
 
 #[derive(clap::Args)]
-pub struct ReportArgs {
+pub(crate) struct ReportArgs {
     /// Results files (data items JSON written by `run --data-items-dir`).
     ///
     /// Example: out/BenchmarkPerfScheduling_benchmark_misc_2026-11-23T22:00:00Z.json
@@ -19,7 +19,7 @@ pub struct ReportArgs {
     pub output: PathBuf,
 }
 
-pub fn report(a: ReportArgs) -> Result<ExitCode, HarnessError> {
+pub(crate) fn report(a: ReportArgs) -> Result<ExitCode, HarnessError> {
     tidegate_bench::html::report(&a.results)
         .map_err(HarnessError::Input)
         .and_then(|html| write_file(&a.output, html.as_bytes()))

@@ -13,7 +13,7 @@ use tidegate_bench::report::{self, DataItems};
 use tidegate_bench::runner::{self, Outcome, RunOptions, WorkloadReport};
 
 #[derive(clap::Args)]
-pub struct RunArgs {
+pub(crate) struct RunArgs {
     /// The scheduler_perf config (a list of test cases). Paths inside resolve relative to it,
     /// as upstream's do.
     ///
@@ -125,7 +125,7 @@ pub struct RunArgs {
 }
 
 #[derive(Clone, Copy, clap::ValueEnum)]
-pub enum ClockArg {
+pub(crate) enum ClockArg {
     Real,
     Virtual,
 }
@@ -209,7 +209,7 @@ fn print_table(reports: &[WorkloadReport]) {
     }
 }
 
-pub fn run(args: RunArgs) -> Result<ExitCode, HarnessError> {
+pub(crate) fn run(args: RunArgs) -> Result<ExitCode, HarnessError> {
     run_with(args, None)
 }
 
@@ -228,7 +228,7 @@ fn injections(all: &[String]) -> Option<std::sync::Arc<tidegate_bench::inject::I
     (!all.is_empty()).then(|| std::sync::Arc::new(m))
 }
 
-pub fn run_with(
+pub(crate) fn run_with(
     args: RunArgs,
     live: Option<std::sync::Arc<runner::LiveScheduler>>,
 ) -> Result<ExitCode, HarnessError> {

@@ -8,7 +8,7 @@ use tidegate_bench::error::HarnessError;
 use tidegate_bench::runner;
 
 #[derive(clap::Args)]
-pub struct ServeArgs {
+pub(crate) struct ServeArgs {
     /// Address for the /metrics endpoint.
     ///
     /// Example: --listen 127.0.0.1:9464
@@ -19,7 +19,7 @@ pub struct ServeArgs {
 }
 
 /// `tidegate serve`: the run, with a /metrics endpoint on a thread of its own.
-pub fn serve(args: ServeArgs) -> Result<ExitCode, HarnessError> {
+pub(crate) fn serve(args: ServeArgs) -> Result<ExitCode, HarnessError> {
     let live = std::sync::Arc::new(runner::LiveScheduler::default());
     let listener = std::net::TcpListener::bind(args.listen)
         .map_err(|e| HarnessError::Run(format!("--listen {}: {e}", args.listen)))?;
