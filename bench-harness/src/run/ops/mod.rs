@@ -148,7 +148,10 @@ impl Op {
             Op::StopCollectingMetrics(o) => o.run(cx),
             Op::CreateAny(o) => o.run(cx),
             Op::Churn(o) => o.run(cx),
-            Op::Unsupported(_) => unreachable!("unsupported workloads are not executed"),
+            // Planning skips such workloads; reaching here is a harness bug, reported as such.
+            Op::Unsupported(Unsupported { opcode, reason }) => {
+                Err(HarnessError::Unsupported(format!("{opcode}: {reason}")))
+            }
         }
     }
 }
