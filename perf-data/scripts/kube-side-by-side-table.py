@@ -1,0 +1,85 @@
+#!/usr/bin/env python3
+# Usage: python3 perf-data/scripts/kube-side-by-side-table.py DIR WORKLOAD...
+# The table of kube-side-by-side.sh from DIR/{kube,tidegate}/rK/*.json (perf-dash data items):
+# SchedulingThroughput Average, and the p90 of PreEnqueue and of the scheduling attempt
+# (kube's bucket-interpolated percentiles; tidegate's "buckets" estimator, the same method).
+import glob
+import json
+import os
+import statistics
+import sys
+
+
+def items(path):
+    out = []
+    for f in glob.glob(os.path.join(path, "*.json")):
+        with open(f) as fh:
+            out.extend(json.load(fh).get("dataItems", []))
+    return out
+
+
+def pick(its, workload, metric, **labels):
+    for it in its:
+        l = it["labels"]
+        name = l.get("Name", "")
+        if not name.startswith(f"BenchmarkPerfScheduling/{workload}/") and name != f"BenchmarkPerfScheduling/{workload}":
+            continue
+        if l.get("Metric") != metric:
+            continue
+        if l.get("estimator", "buckets") not in ("buckets", "not applicable"):
+            continue
+        if all(l.get(k) == v for k, v in labels.items()):
+            return it["data"]
+    return None
+
+
+def series(d, side, workload, metric, stat, **labels):
+    vals = []
+    for r in sorted(glob.glob(os.path.join(d, side, "r*"))):
+        data = pick(items(r), workload, metric, **labels)
+        if data is not None and stat in data:
+            vals.append(data[stat])
+    return vals
+
+
+def fmt(vals, unit=""):
+    if not vals:
+        return "–"
+    m = statistics.median(vals)
+    lo, hi = min(vals), max(vals)
+    if unit == "ms":
+        return f"{m:.3g} ms ({lo:.3g}–{hi:.3g})"
+    return f"{m:,.0f} ({lo:,.0f}–{hi:,.0f})"
+
+
+def ratio(a, b):
+    if not a or not b or statistics.median(b) == 0:
+        return "–"
+    return f"{statistics.median(a) / statistics.median(b):,.1f}x"
+
+
+def main():
+    d, workloads = sys.argv[1], sys.argv[2:]
+    print("| workload | kube pods/s | tidegate pods/s | ratio | kube p90 PreEnqueue | tidegate p90 PreEnqueue | kube p90 attempt | tidegate p90 attempt | attempt ratio |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for w in workloads:
+        kt = series(d, "kube", w, "SchedulingThroughput", "Average")
+        tt = series(d, "tidegate", w, "SchedulingThroughput", "Average")
+        pe = dict(extension_point="PreEnqueue")
+        kp = series(d, "kube", w, "scheduler_framework_extension_point_duration_seconds", "Perc90", **pe)
+        tp = series(d, "tidegate", w, "scheduler_framework_extension_point_duration_seconds", "Perc90", **pe)
+        at = dict(result="scheduled")
+        ka = series(d, "kube", w, "scheduler_scheduling_attempt_duration_seconds", "Perc90", **at)
+        ta = series(d, "tidegate", w, "scheduler_scheduling_attempt_duration_seconds", "Perc90", **at)
+        both_pe = kp and tp
+        print(
+            f"| {w} | {fmt(kt)} | {fmt(tt)} | {ratio(tt, kt)} | "
+            f"{fmt(kp, 'ms') if both_pe else '–'} | {fmt(tp, 'ms') if both_pe else '–'} | "
+            f"{fmt(ka, 'ms')} | {fmt(ta, 'ms')} | {ratio(ka, ta)} |"
+        )
+    print()
+    print("Medians of the rounds, (min–max) in brackets; ratio = tidegate / kube for throughput, kube / tidegate for the attempt p90. "
+          "Percentiles of durations are bucket-interpolated on both sides (kube's buckets). '–': not reported by both.")
+
+
+main()
