@@ -10,7 +10,8 @@
 #
 # Builds the kube side once (kube-reference/build.sh, cached) and tidegate's release binary.
 # Writes DIR (default perf-data/results/kube-side-by-side/<topic>-<commit>): the data items
-# of every run (kube/rK/, tidegate/rK/), each run's log, and table.md.
+# of every run (kube/rK/, tidegate/rK/), each run's log (kube's shortened to its verdict lines
+# and end), and table.md. KUBE_RUN_TIMEOUT (seconds, default 1800) caps one kube run.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 config="" rounds=3 filter="performance" out=""
@@ -45,10 +46,16 @@ if [[ ${#workloads[@]} -eq 0 ]]; then
 fi
 [[ ${#workloads[@]} -gt 0 ]] || { echo "kube-side-by-side.sh: no workload selected" >&2; exit 2; }
 
-# kube's -test.bench matches each /-separated part as a regular expression.
+# kube's -test.bench matches each /-separated element of the name (test case, then the
+# workload's own elements: `Unschedulable/5kNodes/100Init/1kPods` is four) as a regular
+# expression: anchor every element.
 bench_regex() {
-  local tc=${1%%/*} w=${1#*/}
-  printf 'BenchmarkPerfScheduling/^%s$/^%s$' "$tc" "$w"
+  local out="BenchmarkPerfScheduling" part
+  local IFS=/
+  for part in $1; do
+    out+="/^${part}\$"
+  done
+  printf '%s' "$out"
 }
 
 for w in "${workloads[@]}"; do
@@ -56,11 +63,15 @@ for w in "${workloads[@]}"; do
     slug=${w//\//_}
     mkdir -p "$out/kube/r$r" "$out/tidegate/r$r" "$out/logs"
     echo "round $r/$rounds: $w (kube)" >&2
-    (cd "$(dirname "$config")" && PATH="$kube_dir:$PATH" "$kube_dir/perf.test" -test.run '^$' \
+    (cd "$(dirname "$config")" && PATH="$kube_dir:$PATH" timeout "${KUBE_RUN_TIMEOUT:-1800}" "$kube_dir/perf.test" -test.run '^$' \
       -test.bench "$(bench_regex "$w")" -test.benchtime 1x -test.timeout 60m \
       -config "$(basename "$config")" -topic "$topic" -data-items-dir "$out/kube/r$r" \
       -perf-scheduling-label-filter= >"$out/logs/kube-$slug-r$r.log" 2>&1) ||
       echo "  kube reported a failure (a missed threshold fails kube's benchmark; see logs/kube-$slug-r$r.log)" >&2
+    # kube logs every object it creates: keep the verdict lines and the end of the log.
+    log="$out/logs/kube-$slug-r$r.log"
+    { grep -E '^(--- |FAIL|PASS|ok |Benchmark)|ERROR|expected' "$log" | head -n 40; echo "[...]"; tail -n 60 "$log"; } >"$log.short" || true
+    mv "$log.short" "$log"
     echo "round $r/$rounds: $w (tidegate)" >&2
     "$tidegate" run "$config" --workload "$w" --data-items-dir "$out/tidegate/r$r" --no-progress \
       >"$out/logs/tidegate-$slug-r$r.log" 2>&1 ||
