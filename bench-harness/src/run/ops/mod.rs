@@ -1,7 +1,7 @@
 //! The ops of a workload template, one type per scheduler_perf op, each in its own file as
 //! scheduler_perf gives each op its own struct. Every op has three steps:
 //!
-//! - `resolve`: from the op as written ([`RawOp`]) and the workload's params to the op's type,
+//! - `resolve`: from the op as written ([`RawOp`](crate::workload::RawOp)) and the workload's params to the op's type,
 //!   with params substituted, paths resolved and fields checked (`Resolve` holds what it
 //!   reads; errors name the file, line:column and field);
 //! - `plan` (where the op has templates): load and check them before anything runs
