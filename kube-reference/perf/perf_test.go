@@ -26,6 +26,7 @@ import (
 var (
 	configFile = flag.String("config", "performance-config.yaml", "the scheduler_perf workload file (relative to the working directory)")
 	topic      = flag.String("topic", "tidegate", "the topic in the data items file name (BenchmarkPerfScheduling_benchmark_<topic>_<time>.json)")
+	recordDir  = flag.String("record", "", "write every scheduling attempt, in kube's order, to DIR/<benchmark name>.jsonl (the differential oracle's kube side)")
 )
 
 func TestMain(m *testing.M) {
@@ -37,5 +38,9 @@ func TestMain(m *testing.M) {
 }
 
 func BenchmarkPerfScheduling(b *testing.B) {
-	benchmark.RunBenchmarkPerfScheduling(b, *configFile, *topic, nil)
+	var opts []benchmark.SchedulerPerfOption
+	if *recordDir != "" {
+		opts = append(opts, recordDecisions(*recordDir))
+	}
+	benchmark.RunBenchmarkPerfScheduling(b, *configFile, *topic, nil, opts...)
 }

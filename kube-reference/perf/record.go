@@ -1,0 +1,131 @@
+package perf
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+
+	v1 "k8s.io/api/core/v1"
+	fwk "k8s.io/kube-scheduler/framework"
+	"k8s.io/kubernetes/pkg/scheduler"
+	"k8s.io/kubernetes/pkg/scheduler/framework"
+	benchmark "k8s.io/kubernetes/test/integration/scheduler_perf"
+	"k8s.io/kubernetes/test/utils/client-go/ktesting"
+)
+
+// Decision is one scheduling attempt as kube made it, in the order kube made them: the
+// kube side of the differential oracle. tidegate replays the attempts in this order on the
+// same cluster state and checks each decision.
+type Decision struct {
+	// Kind: "decision" (a scheduling attempt) or "nodes" (the whole node list after a
+	// createNodes op, in Nodes).
+	Kind      string `json:"kind"`
+	Seq       int    `json:"seq"`
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+	// Attempts: the pod's attempt count at this attempt (1 for the first).
+	Attempts int `json:"attempts"`
+	// Node: the node kube chose; empty when the attempt failed.
+	Node           string `json:"node,omitempty"`
+	EvaluatedNodes int    `json:"evaluatedNodes,omitempty"`
+	FeasibleNodes  int    `json:"feasibleNodes,omitempty"`
+	// NumAllNodes, UnschedulablePlugins and Error: a failed attempt (a fit error's
+	// diagnosis, or another error's message).
+	NumAllNodes          int      `json:"numAllNodes,omitempty"`
+	UnschedulablePlugins []string `json:"unschedulablePlugins,omitempty"`
+	Error                string   `json:"error,omitempty"`
+	// Pod: the pod object as the scheduler saw it, on its first attempt (a replay needs its
+	// spec; later attempts of the same pod refer to it by name).
+	Pod *v1.Pod `json:"pod,omitempty"`
+	// Nodes: the node objects, on a "nodes" line.
+	Nodes []v1.Node `json:"nodes,omitempty"`
+}
+
+// recorder writes the decisions of one workload's scheduler, one JSON line each.
+type recorder struct {
+	mu  sync.Mutex
+	seq int
+	enc *json.Encoder
+}
+
+func (r *recorder) record(pod *v1.Pod, attempts int, res scheduler.ScheduleResult, err error) {
+	d := Decision{
+		Kind:           "decision",
+		Namespace:      pod.Namespace,
+		Name:           pod.Name,
+		Attempts:       attempts,
+		Node:           res.SuggestedHost,
+		EvaluatedNodes: res.EvaluatedNodes,
+		FeasibleNodes:  res.FeasibleNodes,
+	}
+	if err != nil {
+		d.Node = ""
+		var fitErr *framework.FitError
+		if errors.As(err, &fitErr) {
+			d.NumAllNodes = fitErr.NumAllNodes
+			d.UnschedulablePlugins = sets(fitErr.Diagnosis.UnschedulablePlugins.UnsortedList())
+		}
+		d.Error = err.Error()
+	}
+	if attempts <= 1 {
+		d.Pod = pod
+	}
+	r.write(d)
+}
+
+func (r *recorder) write(d Decision) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.seq++
+	d.Seq = r.seq
+	_ = r.enc.Encode(d)
+}
+
+func sets(v []string) []string {
+	sort.Strings(v)
+	return v
+}
+
+// recordDecisions returns the option that wraps each workload's scheduler's SchedulePod, so
+// that every attempt is written to dir/<benchmark name>.jsonl, after a "nodes" line with the
+// node objects (again after every later createNodes op). The wrapper is installed when the
+// workload's first createNodes op has run, before its pods are created (scheduler_perf's
+// files create nodes first); it replaces a field the scheduling goroutine reads, which is
+// safe here only because no pod is being scheduled yet. Not recorded yet: node updates
+// other than createNodes, preemption victims, pod deletions.
+func recordDecisions(dir string) benchmark.SchedulerPerfOption {
+	var mu sync.Mutex
+	recorders := map[*scheduler.Scheduler]*recorder{}
+	return benchmark.WithNodeUpdateFn(func(tCtx ktesting.TContext, sched *scheduler.Scheduler, _ *benchmark.Workload, nodes *v1.NodeList) error {
+		mu.Lock()
+		defer mu.Unlock()
+		if r, ok := recorders[sched]; ok {
+			r.write(Decision{Kind: "nodes", Nodes: nodes.Items})
+			return nil
+		}
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return err
+		}
+		name := strings.NewReplacer("/", "_", " ", "_").Replace(tCtx.Name())
+		f, err := os.Create(filepath.Join(dir, name+".jsonl"))
+		if err != nil {
+			return err
+		}
+		tCtx.Cleanup(func() { _ = f.Close() })
+		r := &recorder{enc: json.NewEncoder(f)}
+		recorders[sched] = r
+		r.write(Decision{Kind: "nodes", Nodes: nodes.Items})
+		inner := sched.SchedulePod
+		sched.SchedulePod = func(ctx context.Context, fw framework.Framework, state fwk.CycleState, pi *framework.QueuedPodInfo) (scheduler.ScheduleResult, error) {
+			res, err := inner(ctx, fw, state, pi)
+			r.record(pi.Pod, pi.Attempts, res, err)
+			return res, err
+		}
+		return nil
+	})
+}
