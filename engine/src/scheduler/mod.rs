@@ -7,6 +7,8 @@
 //!   Reserve/Permit, and the failure handler (`schedule_one.go`);
 //! - `score`: Score, NormalizeScore, weights and the host choice (`prioritizeNodes`,
 //!   `selectHost` in `schedule_one.go`);
+//! - [`evaluate`]: a pod judged against every node without scheduling it (the differential
+//!   oracle's question: was another scheduler's choice feasible and top-scored here?);
 //! - `binding`: the binding cycle on binder threads (`bindingCycle`), and the queue of
 //!   binding tasks between the two.
 
@@ -29,11 +31,13 @@ use std::sync::{Arc, Weak};
 use std::thread::JoinHandle;
 
 mod binding;
+pub mod evaluate;
 pub mod eventhandlers;
 mod schedule_one;
 mod score;
 
 use binding::BindQueue;
+pub use evaluate::Evaluation;
 use score::ScoreScratch;
 
 /// Below this many nodes to evaluate, Filter and Score run inline on the scheduling thread.

@@ -397,7 +397,7 @@ pub(crate) struct ScoreScratch {
     /// One plugin's scores in node order (NormalizeScore's input).
     column: Vec<i64>,
     /// The weighted total per feasible node.
-    totals: Vec<i64>,
+    pub(super) totals: Vec<i64>,
     /// Per block, each default-normalized plugin's maximum score (others: unused).
     block_max: Vec<i64>,
     /// Per block, its highest total and how many of its nodes reach it.
