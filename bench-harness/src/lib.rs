@@ -18,6 +18,8 @@
 //!   collection windows, progress and memory; [`run::ops`]: one type per scheduler_perf op
 //!   (`createNodes`, `createPods`, `barrier`, …), each with its resolve step (params,
 //!   validation) and its run step.
+//! - [`oracle`]: the differential oracle's tidegate side: kube's recorded decisions replayed
+//!   and judged with tidegate's Filter and Score.
 //! - The `tidegate` binary's subcommands (`run`, `list`, `compare`, `serve`, `report`) are in
 //!   `src/cli/`, one file each.
 //!
@@ -36,6 +38,7 @@
 pub mod cluster;
 pub mod error;
 pub mod fuzzing;
+pub mod oracle;
 pub mod output;
 pub mod run;
 pub mod template;

@@ -32,6 +32,7 @@ mod cli;
 
 use cli::compare::CompareArgs;
 use cli::list::ListArgs;
+use cli::replay::ReplayArgs;
 use cli::report::ReportArgs;
 use cli::run::RunArgs;
 use cli::serve::ServeArgs;
@@ -79,6 +80,13 @@ enum Cmd {
     ///
     /// Example: tidegate report out/a.json out/b.json -o report.html
     Report(ReportArgs),
+    /// Replay the real kube-scheduler's decisions (recorded by kube-reference's `-record`)
+    /// on the same cluster state and judge each with tidegate's Filter and Score: kube's node
+    /// feasible here and among the top scores, the same plugins rejecting an unschedulable
+    /// pod. Last line: `kube-diff: N scenarios, D disagreements`; exits 1 on a disagreement.
+    ///
+    /// Example: tidegate replay out/record/BenchmarkPerfScheduling_SchedulingBasic_5Nodes.jsonl
+    Replay(ReplayArgs),
 }
 
 fn main() -> ExitCode {
@@ -107,6 +115,7 @@ fn main() -> ExitCode {
         Cmd::Compare(a) => cli::compare::compare(a),
         Cmd::Serve(a) => cli::serve::serve(a),
         Cmd::Report(a) => cli::report::report(a),
+        Cmd::Replay(a) => cli::replay::replay(a),
     };
     match result {
         Ok(code) => code,

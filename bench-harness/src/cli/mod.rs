@@ -1,10 +1,11 @@
 //! The `tidegate` subcommands, one file each: [`run`] (and [`serve`], a run with a
-//! `/metrics` endpoint; [`flamegraph`] writes its `--flamegraph`), [`list`], [`compare`] and
-//! [`report`].
+//! `/metrics` endpoint; [`flamegraph`] writes its `--flamegraph`), [`list`], [`compare`],
+//! [`report`] and [`replay`].
 
 pub(crate) mod compare;
 pub(crate) mod flamegraph;
 pub(crate) mod list;
+pub(crate) mod replay;
 pub(crate) mod report;
 pub(crate) mod run;
 pub(crate) mod serve;

@@ -1,0 +1,68 @@
+//! `tidegate replay`: the differential oracle's tidegate side (see `tidegate_bench::oracle`).
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use tidegate_bench::error::HarnessError;
+use tidegate_bench::oracle;
+use tidegate_engine::plugins::Registry;
+use tidegate_engine::scheduler::SchedulerConfig;
+
+#[derive(clap::Args)]
+pub(crate) struct ReplayArgs {
+    /// kube's records: the `.jsonl` files `kube-reference`'s `-record DIR` writes.
+    ///
+    /// Example: out/record/BenchmarkPerfScheduling_SchedulingBasic_5Nodes.jsonl
+    #[arg(required = true)]
+    pub records: Vec<PathBuf>,
+    /// The KubeSchedulerConfiguration kube ran with (the workload's `schedulerConfigPath`);
+    /// default: kube's default profile.
+    #[arg(long)]
+    pub scheduler_config: Option<PathBuf>,
+}
+
+pub(crate) fn replay(a: ReplayArgs) -> Result<ExitCode, HarnessError> {
+    let config = match &a.scheduler_config {
+        None => None,
+        Some(path) => {
+            let sc = tidegate_bench::sched_config::load(path, &Registry::in_tree())?;
+            Some(SchedulerConfig {
+                profiles: sc.resolved.profiles.clone(),
+                percentage_of_nodes_to_score: sc.resolved.percentage_of_nodes_to_score,
+                queue: sc.resolved.queue.clone(),
+                ..SchedulerConfig::default()
+            })
+        }
+    };
+    let mut unexplained = 0;
+    for path in &a.records {
+        let r = oracle::replay(path, config.clone())?;
+        outln!(
+            "{}: {} attempts; {} bindings top-checked, {} feasibility only (kube's adaptive window), {} fit errors, {} other errors; {} disagreements, {} after a fit error",
+            path.display(),
+            r.decisions,
+            r.top_checked,
+            r.feasibility_only,
+            r.fit_errors,
+            r.other_errors,
+            r.disagreements.len(),
+            r.after_fit_error.len()
+        );
+        for d in &r.disagreements {
+            outln!("  DISAGREE {d}");
+        }
+        for d in &r.after_fit_error {
+            outln!("  after a fit error (preemption victims are not recorded): {d}");
+        }
+        unexplained += r.disagreements.len();
+    }
+    outln!(
+        "kube-diff: {} scenarios, {} disagreements",
+        a.records.len(),
+        unexplained
+    );
+    Ok(if unexplained == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
