@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
@@ -39,11 +40,14 @@ type Decision struct {
 	NumAllNodes          int      `json:"numAllNodes,omitempty"`
 	UnschedulablePlugins []string `json:"unschedulablePlugins,omitempty"`
 	Error                string   `json:"error,omitempty"`
-	// Pod: the pod object as the scheduler saw it, on its first attempt (a replay needs its
-	// spec; later attempts of the same pod refer to it by name).
+	// Pod: the pod object as the scheduler saw it, on its first attempt and whenever it
+	// changed since (later attempts of an unchanged pod refer to it by name).
 	Pod *v1.Pod `json:"pod,omitempty"`
-	// Nodes: the node objects, on a "nodes" line.
+	// Nodes: on a "nodes" line, the node objects that are new or changed since the last one.
 	Nodes []v1.Node `json:"nodes,omitempty"`
+	// NamespaceLabels: the labels of the pod's namespace, with the first pod seen in it
+	// (namespaceSelector terms read them).
+	NamespaceLabels map[string]string `json:"namespaceLabels,omitempty"`
 }
 
 // recorder writes the decisions of one workload's scheduler, one JSON line each.
@@ -51,9 +55,33 @@ type recorder struct {
 	mu  sync.Mutex
 	seq int
 	enc *json.Encoder
+	// namespaceLabels looks a namespace's labels up (the first time each is seen).
+	namespaceLabels func(ctx context.Context, namespace string) map[string]string
+	seen            map[string]bool
+	// listNodes reads the API server's nodes (from its watch cache) before each attempt.
+	listNodes func(ctx context.Context) []v1.Node
+	// nodeVersions and podVersions: the resourceVersion last written of each object.
+	nodeVersions map[string]string
+	podVersions  map[string]string
 }
 
-func (r *recorder) record(pod *v1.Pod, attempts int, res scheduler.ScheduleResult, err error) {
+// changedNodes writes a "nodes" line with the nodes that are new or changed since the last.
+func (r *recorder) changedNodes(nodes []v1.Node) {
+	var changed []v1.Node
+	r.mu.Lock()
+	for _, n := range nodes {
+		if r.nodeVersions[n.Name] != n.ResourceVersion {
+			r.nodeVersions[n.Name] = n.ResourceVersion
+			changed = append(changed, n)
+		}
+	}
+	r.mu.Unlock()
+	if len(changed) > 0 {
+		r.write(Decision{Kind: "nodes", Nodes: changed})
+	}
+}
+
+func (r *recorder) record(ctx context.Context, pod *v1.Pod, attempts int, res scheduler.ScheduleResult, err error) {
 	d := Decision{
 		Kind:           "decision",
 		Namespace:      pod.Namespace,
@@ -72,8 +100,17 @@ func (r *recorder) record(pod *v1.Pod, attempts int, res scheduler.ScheduleResul
 		}
 		d.Error = err.Error()
 	}
-	if attempts <= 1 {
+	r.mu.Lock()
+	key := pod.Namespace + "/" + pod.Name
+	if r.podVersions[key] != pod.ResourceVersion {
+		r.podVersions[key] = pod.ResourceVersion
 		d.Pod = pod
+	}
+	first := !r.seen[pod.Namespace]
+	r.seen[pod.Namespace] = true
+	r.mu.Unlock()
+	if first && r.namespaceLabels != nil {
+		d.NamespaceLabels = r.namespaceLabels(ctx, pod.Namespace)
 	}
 	r.write(d)
 }
@@ -96,8 +133,11 @@ func sets(v []string) []string {
 // node objects (again after every later createNodes op). The wrapper is installed when the
 // workload's first createNodes op has run, before its pods are created (scheduler_perf's
 // files create nodes first); it replaces a field the scheduling goroutine reads, which is
-// safe here only because no pod is being scheduled yet. Not recorded yet: node updates
-// other than createNodes, preemption victims, pod deletions.
+// safe here only because no pod is being scheduled yet. Before each attempt the nodes that
+// changed since the last line are written (read from the API server's watch cache, so a node
+// update the scheduler's informer has not delivered yet may show a little early). The labels
+// of each pod's namespace are read the first time the namespace is seen. Not recorded yet:
+// preemption victims and other pod deletions, namespace label changes.
 func recordDecisions(dir string) benchmark.SchedulerPerfOption {
 	var mu sync.Mutex
 	recorders := map[*scheduler.Scheduler]*recorder{}
@@ -105,7 +145,7 @@ func recordDecisions(dir string) benchmark.SchedulerPerfOption {
 		mu.Lock()
 		defer mu.Unlock()
 		if r, ok := recorders[sched]; ok {
-			r.write(Decision{Kind: "nodes", Nodes: nodes.Items})
+			r.changedNodes(nodes.Items)
 			return nil
 		}
 		if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -117,13 +157,35 @@ func recordDecisions(dir string) benchmark.SchedulerPerfOption {
 			return err
 		}
 		tCtx.Cleanup(func() { _ = f.Close() })
-		r := &recorder{enc: json.NewEncoder(f)}
+		client := tCtx.Client()
+		r := &recorder{
+			enc:          json.NewEncoder(f),
+			seen:         map[string]bool{},
+			nodeVersions: map[string]string{},
+			podVersions:  map[string]string{},
+			listNodes: func(ctx context.Context) []v1.Node {
+				l, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{ResourceVersion: "0"})
+				if err != nil {
+					return nil
+				}
+				return l.Items
+			},
+			namespaceLabels: func(ctx context.Context, namespace string) map[string]string {
+				ns, err := client.CoreV1().Namespaces().Get(ctx, namespace, metav1.GetOptions{})
+				if err != nil {
+					return nil
+				}
+				return ns.Labels
+			},
+		}
 		recorders[sched] = r
-		r.write(Decision{Kind: "nodes", Nodes: nodes.Items})
+		r.changedNodes(nodes.Items)
 		inner := sched.SchedulePod
 		sched.SchedulePod = func(ctx context.Context, fw framework.Framework, state fwk.CycleState, pi *framework.QueuedPodInfo) (scheduler.ScheduleResult, error) {
+			// Node changes first (updateAny, churn): the state this attempt may have seen.
+			r.changedNodes(r.listNodes(ctx))
 			res, err := inner(ctx, fw, state, pi)
-			r.record(pi.Pod, pi.Attempts, res, err)
+			r.record(ctx, pi.Pod, pi.Attempts, res, err)
 			return res, err
 		}
 		return nil

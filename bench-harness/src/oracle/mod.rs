@@ -5,7 +5,8 @@
 //!
 //! The protocol, per recorded line:
 //!
-//! - `nodes`: the node objects after a createNodes op; the new ones are added.
+//! - `nodes`: node objects, new or changed (after a createNodes op, or seen changed before an
+//!   attempt): added, or updated as an informer would.
 //! - a `decision` with a node: kube bound the pod there. tidegate must find that node
 //!   feasible. When kube saw every feasible node (its feasible count equals tidegate's), the
 //!   node must also be among tidegate's highest total scores: kube's choice is its top among
@@ -17,19 +18,24 @@
 //! - a failed `decision` with a fit error: tidegate must find no feasible node either, and
 //!   the same set of plugins must reject the pod. Another error is not judged.
 //!
+//! - a decision's `pod`: the pod object on its first attempt and whenever it changed; a
+//!   later attempt of an unchanged pod uses the last one.
+//! - a decision's `namespaceLabels` (with the first pod of each namespace): the labels
+//!   namespaceSelector terms read.
+//!
 //! Not recorded by the kube side yet, so not replayed: preemption victims and other
-//! deletions, node updates other than createNodes. A decision after kube's first fit error
+//! deletions, namespace label changes. A decision after kube's first fit error
 //! of a workload may rest on victims kube deleted; disagreements from then on are reported
 //! apart ("after a fit error") and not counted as unexplained.
 
 use crate::error::HarnessError;
 use k8s_openapi::api::core::v1 as core;
 use serde::Deserialize;
-use std::collections::BTreeSet;
 use std::path::Path;
 use std::sync::Arc;
+use tidegate_engine::api::Labels;
 use tidegate_engine::api::{Pod, Sym, convert};
-use tidegate_engine::framework::NoopClient;
+use tidegate_engine::framework::ClusterClient;
 use tidegate_engine::plugins::Registry;
 use tidegate_engine::scheduler::{Evaluation, Scheduler, SchedulerConfig};
 
@@ -50,6 +56,26 @@ struct Line {
     error: Option<String>,
     pod: Option<core::Pod>,
     nodes: Vec<core::Node>,
+    namespace_labels: Option<std::collections::BTreeMap<String, String>>,
+}
+
+/// The cluster as the record describes it: binds succeed (the pod then follows kube's
+/// choice), and namespaces have the labels kube's API server gave them.
+#[derive(Default)]
+struct RecordedCluster {
+    namespace_labels: parking_lot::RwLock<std::collections::HashMap<Sym, Arc<Labels>>>,
+}
+
+impl ClusterClient for RecordedCluster {
+    fn bind(&self, _: &Pod, _: Sym) -> Result<(), String> {
+        Ok(())
+    }
+    fn pod_exists_unassigned(&self, _: &Pod) -> bool {
+        true
+    }
+    fn namespace_labels(&self, namespace: Sym) -> Option<Arc<Labels>> {
+        self.namespace_labels.read().get(&namespace).cloned()
+    }
 }
 
 /// What a replay found.
@@ -80,10 +106,12 @@ pub fn replay(path: &Path, config: Option<SchedulerConfig>) -> Result<ReplayRepo
         parallelism: 1,
         ..config.unwrap_or_default()
     };
-    let sched = Scheduler::new(cfg, &Registry::in_tree(), Arc::new(NoopClient), None)
+    let cluster = Arc::new(RecordedCluster::default());
+    let sched = Scheduler::new(cfg, &Registry::in_tree(), cluster.clone(), None)
         .map_err(|e| HarnessError::Run(e.to_string()))?;
     let mut r = Replay {
         sched,
+        cluster,
         pods: Default::default(),
         nodes: Default::default(),
         report: ReplayReport::default(),
@@ -109,9 +137,11 @@ pub fn replay(path: &Path, config: Option<SchedulerConfig>) -> Result<ReplayRepo
 
 struct Replay {
     sched: Arc<Scheduler>,
+    cluster: Arc<RecordedCluster>,
     /// The pods seen, by namespace/name (later attempts carry no object).
     pods: std::collections::HashMap<String, Arc<Pod>>,
-    nodes: BTreeSet<String>,
+    /// The nodes, by name, as last recorded.
+    nodes: std::collections::HashMap<String, Arc<tidegate_engine::api::Node>>,
     report: ReplayReport,
     saw_fit_error: bool,
 }
@@ -122,9 +152,10 @@ impl Replay {
             "nodes" => {
                 for n in &line.nodes {
                     let name = n.metadata.name.clone().unwrap_or_default();
-                    if self.nodes.insert(name) {
-                        let node = convert::node(n).map_err(|e| e.to_string())?;
-                        self.sched.on_node_add(Arc::new(node));
+                    let node = Arc::new(convert::node(n).map_err(|e| e.to_string())?);
+                    match self.nodes.insert(name, node.clone()) {
+                        None => self.sched.on_node_add(node),
+                        Some(old) => self.sched.on_node_update(&old, node),
                     }
                 }
                 Ok(())
@@ -137,6 +168,13 @@ impl Replay {
     fn decision(&mut self, line: Line) -> Result<(), String> {
         self.report.decisions += 1;
         let key = format!("{}/{}", line.namespace, line.name);
+        if let Some(labels) = &line.namespace_labels {
+            let labels = Labels::from_pairs(labels.iter().map(|(k, v)| (k.as_str(), v.as_str())));
+            self.cluster
+                .namespace_labels
+                .write()
+                .insert(Sym::new(&line.namespace), Arc::new(labels));
+        }
         if let Some(p) = &line.pod {
             let pod = convert::pod(p).map_err(|e| format!("pod {key}: {e}"))?;
             self.pods.insert(key.clone(), Arc::new(pod));
