@@ -33,6 +33,8 @@ if [[ ! -d "$sp" ]]; then
   exit 0
 fi
 kube_dir="$(bash kube-reference/build.sh)"
+# shellcheck source=../kube-reference/lib.sh
+source kube-reference/lib.sh
 cargo build --release -p tidegate-bench --quiet
 tidegate="$root/target/release/tidegate"
 out="$(mktemp -d)"
@@ -41,20 +43,14 @@ trap 'rm -rf "$out"' EXIT
 records=()
 for config in "$sp"/*/performance-config.yaml; do
   topic="$(basename "$(dirname "$config")")"
-  while read -r name rest; do
-    [[ "$name" == workload || -z "$name" ]] && continue
-    [[ "$rest" == *" yes" || "$rest" == "yes" ]] || continue
-    # Every element of the name anchored (kube matches -test.bench element by element).
-    regex="BenchmarkPerfScheduling"
-    IFS=/ read -ra parts <<<"$name"
-    for p in "${parts[@]}"; do regex+="/^${p}\$"; done
+  while IFS= read -r name; do
     rec="$out/$topic"
     (cd "$(dirname "$config")" && PATH="$kube_dir:$PATH" timeout 600 "$kube_dir/perf.test" \
-      -test.run '^$' -test.bench "$regex" -test.benchtime 1x -config performance-config.yaml \
+      -test.run '^$' -test.bench "$(kube_bench_regex "$name")" -test.benchtime 1x -config performance-config.yaml \
       -topic "$topic" -data-items-dir "$out/items" -record "$rec" \
-      -perf-scheduling-label-filter= >"$out/kube.log" 2>&1) ||
+      -perf-scheduling-label-filter= </dev/null >"$out/kube.log" 2>&1) ||
       echo "ci/kube-diff.sh: kube's run of $topic $name failed (its record is judged as far as it goes)" >&2
-  done < <("$tidegate" list "$config" --label-filter "$filter")
+  done < <(runnable_workloads "$tidegate" "$config" "$filter")
 done
 while IFS= read -r -d '' f; do records+=("$f"); done < <(find "$out" -name '*.jsonl' -print0 | sort -z)
 [[ ${#records[@]} -gt 0 ]] || { echo "ci/kube-diff.sh: kube recorded nothing" >&2; exit 1; }

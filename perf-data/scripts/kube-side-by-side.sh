@@ -32,6 +32,8 @@ config="$(cd "$(dirname "$config")" && pwd)/$(basename "$config")"
 topic="$(basename "$(dirname "$config")")"
 commit="$(git -C "$root" rev-parse --short HEAD)"
 out="${out:-$root/perf-data/results/kube-side-by-side/$topic-$commit}"
+# shellcheck source=../../kube-reference/lib.sh
+source "$root/kube-reference/lib.sh"
 mkdir -p "$out"
 
 kube_dir="$(bash "$root/kube-reference/build.sh")"
@@ -39,24 +41,9 @@ kube_dir="$(bash "$root/kube-reference/build.sh")"
 tidegate="$root/target/release/tidegate"
 
 if [[ ${#workloads[@]} -eq 0 ]]; then
-  while read -r name rest; do
-    [[ "$name" == workload || -z "$name" ]] && continue
-    [[ "$rest" == *" yes" || "$rest" == "yes" ]] && workloads+=("$name")
-  done < <("$tidegate" list "$config" --label-filter "$filter")
+  mapfile -t workloads < <(runnable_workloads "$tidegate" "$config" "$filter")
 fi
 [[ ${#workloads[@]} -gt 0 ]] || { echo "kube-side-by-side.sh: no workload selected" >&2; exit 2; }
-
-# kube's -test.bench matches each /-separated element of the name (test case, then the
-# workload's own elements: `Unschedulable/5kNodes/100Init/1kPods` is four) as a regular
-# expression: anchor every element.
-bench_regex() {
-  local out="BenchmarkPerfScheduling" part
-  local IFS=/
-  for part in $1; do
-    out+="/^${part}\$"
-  done
-  printf '%s' "$out"
-}
 
 for w in "${workloads[@]}"; do
   for r in $(seq 1 "$rounds"); do
@@ -64,7 +51,7 @@ for w in "${workloads[@]}"; do
     mkdir -p "$out/kube/r$r" "$out/tidegate/r$r" "$out/logs"
     echo "round $r/$rounds: $w (kube)" >&2
     (cd "$(dirname "$config")" && PATH="$kube_dir:$PATH" timeout "${KUBE_RUN_TIMEOUT:-1800}" "$kube_dir/perf.test" -test.run '^$' \
-      -test.bench "$(bench_regex "$w")" -test.benchtime 1x -test.timeout 60m \
+      -test.bench "$(kube_bench_regex "$w")" -test.benchtime 1x -test.timeout 60m \
       -config "$(basename "$config")" -topic "$topic" -data-items-dir "$out/kube/r$r" \
       -perf-scheduling-label-filter= >"$out/logs/kube-$slug-r$r.log" 2>&1) ||
       echo "  kube reported a failure (a missed threshold fails kube's benchmark; see logs/kube-$slug-r$r.log)" >&2
