@@ -25,12 +25,9 @@ pub(crate) fn replay(a: ReplayArgs) -> Result<ExitCode, HarnessError> {
         None => None,
         Some(path) => {
             let sc = tidegate_bench::sched_config::load(path, &Registry::in_tree())?;
-            Some(SchedulerConfig {
-                profiles: sc.resolved.profiles.clone(),
-                percentage_of_nodes_to_score: sc.resolved.percentage_of_nodes_to_score,
-                queue: sc.resolved.queue.clone(),
-                ..SchedulerConfig::default()
-            })
+            let mut cfg = SchedulerConfig::default();
+            sc.apply_to(&mut cfg);
+            Some(cfg)
         }
     };
     let mut unexplained = 0;

@@ -163,12 +163,9 @@ fn scheduler_config(p: &Plan, opts: &RunOptions) -> SchedulerConfig {
         ..SchedulerConfig::default()
     };
     if let Some(sc) = &p.sched_config {
-        let r = &sc.resolved;
-        sched_cfg.profiles = r.profiles.clone();
-        sched_cfg.percentage_of_nodes_to_score = r.percentage_of_nodes_to_score;
-        sched_cfg.queue = r.queue.clone();
+        sc.apply_to(&mut sched_cfg);
         if opts.threads.is_none() && sc.explicit_parallelism {
-            sched_cfg.parallelism = r.parallelism;
+            sched_cfg.parallelism = sc.resolved.parallelism;
         }
     }
     if let Some(&on) = gates.get("SchedulerQueueingHints") {

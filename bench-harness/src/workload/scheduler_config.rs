@@ -24,6 +24,17 @@ pub struct SchedulerConfigFile {
     pub explicit_parallelism: bool,
 }
 
+impl SchedulerConfigFile {
+    /// Puts the file's profiles, `percentageOfNodesToScore` and queue settings into `cfg`
+    /// (its thread count and the rest stay the caller's).
+    pub fn apply_to(&self, cfg: &mut tidegate_engine::scheduler::SchedulerConfig) {
+        let r = &self.resolved;
+        cfg.profiles = r.profiles.clone();
+        cfg.percentage_of_nodes_to_score = r.percentage_of_nodes_to_score;
+        cfg.queue = r.queue.clone();
+    }
+}
+
 /// The field path of the first `enabled` entry naming plugin `name` in profile `profile`
 /// (`profiles[0].plugins.filter.enabled[1].name`), searching every extension point and
 /// `multiPoint` in file order.
