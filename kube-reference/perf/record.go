@@ -9,9 +9,13 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
@@ -23,8 +27,10 @@ import (
 // kube side of the differential oracle. tidegate replays the attempts in this order on the
 // same cluster state and checks each decision.
 type Decision struct {
-	// Kind: "decision" (a scheduling attempt) or "nodes" (the whole node list after a
-	// createNodes op, in Nodes).
+	// Kind: "decision" (a scheduling attempt), "nodes" (node objects, in Nodes),
+	// "deleted" (a pod the API server deleted: Namespace, Name and its Node, as the
+	// scheduler's informers see it) or "nominated" (after a failed attempt, the node
+	// kube's PostFilter nominated for the pod, in Node: preemption).
 	Kind      string `json:"kind"`
 	Seq       int    `json:"seq"`
 	Namespace string `json:"namespace"`
@@ -40,6 +46,11 @@ type Decision struct {
 	NumAllNodes          int      `json:"numAllNodes,omitempty"`
 	UnschedulablePlugins []string `json:"unschedulablePlugins,omitempty"`
 	Error                string   `json:"error,omitempty"`
+	// Kube: kube's own Filter and Score over every node on the snapshot this attempt used
+	// (see Evaluation), whatever node window the attempt itself used.
+	Kube *Evaluation `json:"kube,omitempty"`
+	// Priority: a deleted pod's priority (preemption victims are judged by it).
+	Priority *int32 `json:"priority,omitempty"`
 	// Pod: the pod object as the scheduler saw it, on its first attempt and whenever it
 	// changed since (later attempts of an unchanged pod refer to it by name).
 	Pod *v1.Pod `json:"pod,omitempty"`
@@ -81,8 +92,9 @@ func (r *recorder) changedNodes(nodes []v1.Node) {
 	}
 }
 
-func (r *recorder) record(ctx context.Context, pod *v1.Pod, attempts int, res scheduler.ScheduleResult, err error) {
+func (r *recorder) record(ctx context.Context, pod *v1.Pod, attempts int, res scheduler.ScheduleResult, err error, eval *Evaluation) {
 	d := Decision{
+		Kube:           eval,
 		Kind:           "decision",
 		Namespace:      pod.Namespace,
 		Name:           pod.Name,
@@ -123,6 +135,32 @@ func (r *recorder) write(d Decision) {
 	_ = r.enc.Encode(d)
 }
 
+// watchDeletions writes a "deleted" line for every pod the API server deletes from now on
+// (preemption victims, deletePods, churn, finalizers released), as an informer sees them.
+func (r *recorder) watchDeletions(tCtx ktesting.TContext, client kubernetes.Interface) error {
+	factory := informers.NewSharedInformerFactory(client, 0)
+	inf := factory.Core().V1().Pods().Informer()
+	_, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		DeleteFunc: func(obj any) {
+			if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+				obj = t.Obj
+			}
+			pod, ok := obj.(*v1.Pod)
+			if !ok {
+				return
+			}
+			r.write(Decision{Kind: "deleted", Namespace: pod.Namespace, Name: pod.Name, Node: pod.Spec.NodeName, Priority: pod.Spec.Priority})
+		},
+	})
+	if err != nil {
+		return err
+	}
+	factory.Start(tCtx.Done())
+	factory.WaitForCacheSync(tCtx.Done())
+	tCtx.Cleanup(factory.Shutdown)
+	return nil
+}
+
 func sets(v []string) []string {
 	sort.Strings(v)
 	return v
@@ -136,8 +174,11 @@ func sets(v []string) []string {
 // safe here only because no pod is being scheduled yet. Before each attempt the nodes that
 // changed since the last line are written (read from the API server's watch cache, so a node
 // update the scheduler's informer has not delivered yet may show a little early). The labels
-// of each pod's namespace are read the first time the namespace is seen. Not recorded yet:
-// preemption victims and other pod deletions, namespace label changes.
+// of each pod's namespace are read the first time the namespace is seen. After each attempt
+// kube's own Filter and Score run again over every node (evaluate). Pod deletions are
+// written as an informer of the test's client sees them, and PostFilter's nominations as
+// the failure handler receives them. Not recorded: namespace label changes, updates of
+// bound pods.
 func recordDecisions(dir string) benchmark.SchedulerPerfOption {
 	var mu sync.Mutex
 	recorders := map[*scheduler.Scheduler]*recorder{}
@@ -180,13 +221,28 @@ func recordDecisions(dir string) benchmark.SchedulerPerfOption {
 		}
 		recorders[sched] = r
 		r.changedNodes(nodes.Items)
+		if err := r.watchDeletions(tCtx, client); err != nil {
+			return err
+		}
 		inner := sched.SchedulePod
 		sched.SchedulePod = func(ctx context.Context, fw framework.Framework, state fwk.CycleState, pi *framework.QueuedPodInfo) (scheduler.ScheduleResult, error) {
 			// Node changes first (updateAny, churn): the state this attempt may have seen.
 			r.changedNodes(r.listNodes(ctx))
 			res, err := inner(ctx, fw, state, pi)
-			r.record(ctx, pi.Pod, pi.Attempts, res, err)
+			// The snapshot is still the one the attempt used (assume changes the cache).
+			chosen := res.SuggestedHost
+			if err != nil {
+				chosen = ""
+			}
+			r.record(ctx, pi.Pod, pi.Attempts, res, err, evaluate(ctx, fw, pi.Pod, chosen))
 			return res, err
+		}
+		failure := sched.FailureHandler
+		sched.FailureHandler = func(ctx context.Context, fw framework.Framework, pi *framework.QueuedPodInfo, st *fwk.Status, ni *fwk.NominatingInfo, start time.Time) {
+			if ni.Mode() == fwk.ModeOverride && ni.NominatedNodeName != "" {
+				r.write(Decision{Kind: "nominated", Namespace: pi.Pod.Namespace, Name: pi.Pod.Name, Node: ni.NominatedNodeName})
+			}
+			failure(ctx, fw, pi, st, ni, start)
 		}
 		return nil
 	})

@@ -1,0 +1,116 @@
+package perf
+
+import (
+	"context"
+	"sort"
+
+	v1 "k8s.io/api/core/v1"
+	fwk "k8s.io/kube-scheduler/framework"
+	"k8s.io/kubernetes/pkg/scheduler/framework"
+)
+
+// smallCluster: up to this many nodes, an evaluation keeps every node's verdict (each
+// feasible node's plugin scores, each rejected node's plugin); above it, the scores of the
+// top nodes and of kube's choice only, so that records of 5,000-node workloads stay small.
+const smallCluster = 64
+
+// Evaluation is kube's Filter and Score over every node for one attempt, on the snapshot
+// the attempt used, as a cycle with `percentageOfNodesToScore: 100` computes them: what
+// tidegate's `Scheduler::evaluate` computes on its side, so the replay compares the two
+// exactly (feasible count, top set and, for the nodes recorded, each plugin's score),
+// whatever node window kube's own attempt used.
+type Evaluation struct {
+	// PreFilter: the plugin whose PreFilter rejected the pod (then nothing else is set).
+	PreFilter string `json:"preFilter,omitempty"`
+	// Feasible: how many nodes passed Filter.
+	Feasible int `json:"feasible"`
+	// Top: the feasible nodes with the highest total score, sorted; TopScore their total.
+	Top      []string `json:"top,omitempty"`
+	TopScore int64    `json:"topScore,omitempty"`
+	// Scores: node -> plugin -> normalized weighted score, with "total" (every feasible
+	// node in a small cluster; else the top nodes and kube's choice).
+	Scores map[string]map[string]int64 `json:"scores,omitempty"`
+	// Rejected: node -> the plugin that rejected it (small clusters only).
+	Rejected map[string]string `json:"rejected,omitempty"`
+	// ScoreError: a PreScore or Score failure.
+	ScoreError string `json:"scoreError,omitempty"`
+}
+
+// evaluate runs PreFilter, Filter (with the nominated pods, on the PreFilter result's
+// nodes), PreScore and Score for pod on fw's current snapshot with a fresh cycle state.
+// chosen is kube's node for this attempt ("" when it failed): its scores are kept.
+func evaluate(ctx context.Context, fw framework.Framework, pod *v1.Pod, chosen string) *Evaluation {
+	nodes, err := fw.SnapshotSharedLister().NodeInfos().List()
+	if err != nil {
+		return &Evaluation{ScoreError: err.Error()}
+	}
+	small := len(nodes) <= smallCluster
+	state := framework.NewCycleState()
+	out := &Evaluation{}
+	pre, st, _ := fw.RunPreFilterPlugins(ctx, state, pod)
+	if !st.IsSuccess() {
+		out.PreFilter = st.Plugin()
+		return out
+	}
+	if small {
+		out.Rejected = map[string]string{}
+	}
+	var feasible []fwk.NodeInfo
+	for _, n := range nodes {
+		name := n.Node().Name
+		if !pre.AllNodes() && !pre.NodeNames.Has(name) {
+			if small {
+				out.Rejected[name] = "PreFilterResult"
+			}
+			continue
+		}
+		if st := fw.RunFilterPluginsWithNominatedPods(ctx, state, pod, n); !st.IsSuccess() {
+			if small {
+				out.Rejected[name] = st.Plugin()
+			}
+			continue
+		}
+		feasible = append(feasible, n)
+	}
+	out.Feasible = len(feasible)
+	if len(feasible) == 0 {
+		return out
+	}
+	if st := fw.RunPreScorePlugins(ctx, state, pod, feasible); !st.IsSuccess() {
+		out.ScoreError = st.Message()
+		return out
+	}
+	scores, st := fw.RunScorePlugins(ctx, state, pod, feasible)
+	if !st.IsSuccess() {
+		out.ScoreError = st.Message()
+		return out
+	}
+	for i, s := range scores {
+		if i == 0 || s.TotalScore > out.TopScore {
+			out.TopScore = s.TotalScore
+		}
+	}
+	keep := map[string]bool{}
+	for _, s := range scores {
+		if s.TotalScore == out.TopScore {
+			out.Top = append(out.Top, s.Name)
+			if len(keep) < 8 {
+				keep[s.Name] = true
+			}
+		}
+	}
+	sort.Strings(out.Top)
+	keep[chosen] = true
+	out.Scores = map[string]map[string]int64{}
+	for _, s := range scores {
+		if !small && !keep[s.Name] {
+			continue
+		}
+		m := map[string]int64{"total": s.TotalScore}
+		for _, p := range s.Scores {
+			m[p.Name] = p.Score
+		}
+		out.Scores[s.Name] = m
+	}
+	return out
+}
