@@ -46,6 +46,7 @@ fn evaluate_reports_every_verdict_and_the_top_scored_nodes() {
         .evaluate(&pod("p", 1000, None))
         .expect("the default profile");
     assert!(e.pre_filter.is_none() && e.score_error.is_none());
+    assert_eq!(e.blocked_score_mismatch, None);
     let rejected: Vec<(Sym, &str)> = e.rejected.iter().map(|(n, st)| (*n, st.plugin())).collect();
     assert_eq!(rejected, vec![(Sym::new("tiny"), "NodeResourcesFit")]);
     let feasible: Vec<Sym> = e.feasible.iter().map(|&(n, _)| n).collect();
@@ -62,6 +63,26 @@ fn evaluate_reports_every_verdict_and_the_top_scored_nodes() {
     };
     assert!(score("big") > score("busy"), "{:?}", e.feasible);
     assert_eq!(e.rejecting_plugins(), vec!["NodeResourcesFit"]);
+    // Per plugin, scored the plain way: each node's scores add up to the blocked total, and
+    // the resource plugins rank the empty node higher.
+    for &(n, total) in &e.feasible {
+        let per = e.scores_of(n).expect("a feasible node has plugin scores");
+        assert_eq!(
+            per.iter().map(|&(_, s)| s).sum::<i64>(),
+            total,
+            "{n:?}: {per:?}"
+        );
+    }
+    let fit = |n: &str| {
+        e.scores_of(Sym::new(n))
+            .unwrap()
+            .iter()
+            .find(|&&(p, _)| p == "NodeResourcesFit")
+            .expect("NodeResourcesFit scores")
+            .1
+    };
+    assert!(fit("big") > fit("busy"));
+    assert!(e.scores_of(Sym::new("tiny")).is_none());
 
     // Nothing was scheduled: the same question gets the same answer.
     let again = s.evaluate(&pod("p", 1000, None)).unwrap();

@@ -13,9 +13,6 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/informers"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/cache"
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
@@ -28,9 +25,10 @@ import (
 // same cluster state and checks each decision.
 type Decision struct {
 	// Kind: "decision" (a scheduling attempt), "nodes" (node objects, in Nodes),
-	// "deleted" (a pod the API server deleted: Namespace, Name and its Node, as the
-	// scheduler's informers see it) or "nominated" (after a failed attempt, the node
-	// kube's PostFilter nominated for the pod, in Node: preemption).
+	// "deleted" (an assigned pod that left the scheduler's snapshot: Namespace, Name, its
+	// Node and Priority), "assigned" (an assigned pod that entered the snapshot without a
+	// recorded decision, with Pod) or "nominated" (after a failed attempt, the node kube's
+	// PostFilter nominated for the pod, in Node: preemption).
 	Kind      string `json:"kind"`
 	Seq       int    `json:"seq"`
 	Namespace string `json:"namespace"`
@@ -74,6 +72,11 @@ type recorder struct {
 	// nodeVersions and podVersions: the resourceVersion last written of each object.
 	nodeVersions map[string]string
 	podVersions  map[string]string
+	// assigned: the assigned pods of the last attempt's snapshot; decided: the pods bound
+	// by recorded decisions since (they enter the next snapshot without an "assigned" line).
+	// Both are used by the scheduling goroutine only.
+	assigned map[string]*v1.Pod
+	decided  map[string]bool
 }
 
 // changedNodes writes a "nodes" line with the nodes that are new or changed since the last.
@@ -135,30 +138,35 @@ func (r *recorder) write(d Decision) {
 	_ = r.enc.Encode(d)
 }
 
-// watchDeletions writes a "deleted" line for every pod the API server deletes from now on
-// (preemption victims, deletePods, churn, finalizers released), as an informer sees them.
-func (r *recorder) watchDeletions(tCtx ktesting.TContext, client kubernetes.Interface) error {
-	factory := informers.NewSharedInformerFactory(client, 0)
-	inf := factory.Core().V1().Pods().Informer()
-	_, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		DeleteFunc: func(obj any) {
-			if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-				obj = t.Obj
-			}
-			pod, ok := obj.(*v1.Pod)
-			if !ok {
-				return
-			}
-			r.write(Decision{Kind: "deleted", Namespace: pod.Namespace, Name: pod.Name, Node: pod.Spec.NodeName, Priority: pod.Spec.Priority})
-		},
-	})
+// assignedChanges writes a "deleted" line for every assigned pod that left the scheduler's
+// snapshot since the last attempt (preemption victims, deletePods, churn, a failed binding's
+// assumed pod), and an "assigned" line (with the object) for every assigned pod that entered
+// it without a recorded decision (a pod created with its node set). The snapshot is the
+// state the attempt about to be recorded used, so the replay applies these before it.
+func (r *recorder) assignedChanges(fw framework.Framework) {
+	nodes, err := fw.SnapshotSharedLister().NodeInfos().List()
 	if err != nil {
-		return err
+		return
 	}
-	factory.Start(tCtx.Done())
-	factory.WaitForCacheSync(tCtx.Done())
-	tCtx.Cleanup(factory.Shutdown)
-	return nil
+	now := make(map[string]*v1.Pod, len(r.assigned))
+	for _, n := range nodes {
+		for _, pi := range n.GetPods() {
+			p := pi.GetPod()
+			now[p.Namespace+"/"+p.Name] = p
+		}
+	}
+	for key, p := range r.assigned {
+		if _, ok := now[key]; !ok {
+			r.write(Decision{Kind: "deleted", Namespace: p.Namespace, Name: p.Name, Node: p.Spec.NodeName, Priority: p.Spec.Priority})
+		}
+	}
+	for key, p := range now {
+		if _, ok := r.assigned[key]; !ok && !r.decided[key] {
+			r.write(Decision{Kind: "assigned", Namespace: p.Namespace, Name: p.Name, Node: p.Spec.NodeName, Pod: p})
+		}
+	}
+	r.assigned = now
+	r.decided = map[string]bool{}
 }
 
 func sets(v []string) []string {
@@ -175,10 +183,10 @@ func sets(v []string) []string {
 // changed since the last line are written (read from the API server's watch cache, so a node
 // update the scheduler's informer has not delivered yet may show a little early). The labels
 // of each pod's namespace are read the first time the namespace is seen. After each attempt
-// kube's own Filter and Score run again over every node (evaluate). Pod deletions are
-// written as an informer of the test's client sees them, and PostFilter's nominations as
-// the failure handler receives them. Not recorded: namespace label changes, updates of
-// bound pods.
+// kube's own Filter and Score run again over every node (evaluate). Assigned pods that
+// left or entered the snapshot are written before each attempt (assignedChanges), and
+// PostFilter's nominations as the failure handler receives them. Not recorded: namespace
+// label changes, updates of bound pods.
 func recordDecisions(dir string) benchmark.SchedulerPerfOption {
 	var mu sync.Mutex
 	recorders := map[*scheduler.Scheduler]*recorder{}
@@ -204,6 +212,8 @@ func recordDecisions(dir string) benchmark.SchedulerPerfOption {
 			seen:         map[string]bool{},
 			nodeVersions: map[string]string{},
 			podVersions:  map[string]string{},
+			assigned:     map[string]*v1.Pod{},
+			decided:      map[string]bool{},
 			listNodes: func(ctx context.Context) []v1.Node {
 				l, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{ResourceVersion: "0"})
 				if err != nil {
@@ -221,20 +231,22 @@ func recordDecisions(dir string) benchmark.SchedulerPerfOption {
 		}
 		recorders[sched] = r
 		r.changedNodes(nodes.Items)
-		if err := r.watchDeletions(tCtx, client); err != nil {
-			return err
-		}
 		inner := sched.SchedulePod
 		sched.SchedulePod = func(ctx context.Context, fw framework.Framework, state fwk.CycleState, pi *framework.QueuedPodInfo) (scheduler.ScheduleResult, error) {
 			// Node changes first (updateAny, churn): the state this attempt may have seen.
 			r.changedNodes(r.listNodes(ctx))
 			res, err := inner(ctx, fw, state, pi)
-			// The snapshot is still the one the attempt used (assume changes the cache).
+			// The snapshot is still the one the attempt used (assume changes the cache):
+			// first the assigned pods it gained or lost, then the attempt.
+			r.assignedChanges(fw)
 			chosen := res.SuggestedHost
 			if err != nil {
 				chosen = ""
 			}
 			r.record(ctx, pi.Pod, pi.Attempts, res, err, evaluate(ctx, fw, pi.Pod, chosen))
+			if chosen != "" {
+				r.decided[pi.Pod.Namespace+"/"+pi.Pod.Name] = true
+			}
 			return res, err
 		}
 		failure := sched.FailureHandler

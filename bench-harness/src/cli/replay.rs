@@ -30,33 +30,39 @@ pub(crate) fn replay(a: ReplayArgs) -> Result<ExitCode, HarnessError> {
             Some(cfg)
         }
     };
-    let mut unexplained = 0;
+    let (mut unexplained, mut scenarios) = (0, 0);
     for path in &a.records {
         let r = oracle::replay(path, config.clone())?;
         outln!(
-            "{}: {} attempts; {} bindings top-checked, {} feasibility only (kube's adaptive window), {} fit errors, {} other errors; {} disagreements, {} after a fit error",
+            "{}: {} scenarios, {} attempts; {} whole-cluster evaluations compared; {} bindings top-checked, {} feasibility only (kube's adaptive window), {} fit errors, {} other errors; {} nominations, {} victim sets, {} deletions; {} disagreements{}",
             path.display(),
+            r.scenarios,
             r.decisions,
+            r.evaluations,
             r.top_checked,
             r.feasibility_only,
             r.fit_errors,
             r.other_errors,
+            r.nominations,
+            r.victims_checked,
+            r.deletions,
             r.disagreements.len(),
-            r.after_fit_error.len()
+            if r.after_fit_error.is_empty() {
+                String::new()
+            } else {
+                format!(", {} after a fit error", r.after_fit_error.len())
+            }
         );
         for d in &r.disagreements {
             outln!("  DISAGREE {d}");
         }
         for d in &r.after_fit_error {
-            outln!("  after a fit error (preemption victims are not recorded): {d}");
+            outln!("  after a fit error (an old record without deletions): {d}");
         }
         unexplained += r.disagreements.len();
+        scenarios += r.scenarios;
     }
-    outln!(
-        "kube-diff: {} scenarios, {} disagreements",
-        a.records.len(),
-        unexplained
-    );
+    outln!("kube-diff: {scenarios} scenarios, {unexplained} disagreements");
     Ok(if unexplained == 0 {
         ExitCode::SUCCESS
     } else {

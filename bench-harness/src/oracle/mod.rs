@@ -7,37 +7,59 @@
 //!
 //! - `nodes`: node objects, new or changed (after a createNodes op, or seen changed before an
 //!   attempt): added, or updated as an informer would.
+//! - a `decision` carries `kube`: kube's own Filter and Score over every node on the snapshot
+//!   that attempt used (`kube-reference/perf/evaluate.go`). tidegate evaluates the same pod
+//!   on the same state and must agree exactly: the PreFilter verdict, the feasible count,
+//!   each rejected node's plugin (recorded for clusters of up to 64 nodes), the set of
+//!   top-scored nodes and their total, and every plugin's score on each node kube kept
+//!   scores for (every feasible node when there are at most 64). This is the check in both
+//!   directions: tidegate's choice is always one of its top nodes, so equal top sets make
+//!   every tidegate decision top-scored for kube, and every kube decision for tidegate.
 //! - a `decision` with a node: kube bound the pod there. tidegate must find that node
 //!   feasible. When kube saw every feasible node (its feasible count equals tidegate's), the
 //!   node must also be among tidegate's highest total scores: kube's choice is its top among
 //!   the nodes it scored, so the comparison is exact only then (with the adaptive
 //!   `percentageOfNodesToScore`, kube stops Filter after enough feasible nodes and scores
-//!   those alone; such decisions are checked for feasibility only and counted apart). When
-//!   kube filtered every node, its feasible count must equal tidegate's. Then the pod is
-//!   bound in tidegate to kube's node, so both sides go on from the same state.
+//!   those alone; such decisions are checked for feasibility only and counted apart, the
+//!   `kube` evaluation above still compares the whole cluster). Then the pod is bound in
+//!   tidegate to kube's node, so both sides go on from the same state.
 //! - a failed `decision` with a fit error: tidegate must find no feasible node either, and
 //!   the same set of plugins must reject the pod. Another error is not judged.
-//!
+//! - `nominated`: kube's PostFilter (DefaultPreemption) nominated a node for the pod that
+//!   just failed. tidegate's dry run on the same state must count that node among its
+//!   candidates, and rank it as high as its own pick by kube's deterministic criteria; the
+//!   nomination is then held in tidegate's nominator, as kube's holds it. The victims kube
+//!   deletes from that node (the `deleted` lines that follow, up to the preemptor's
+//!   binding) must have the priorities tidegate's dry run chose there.
+//! - `deleted`: an assigned pod that left kube's snapshot before the attempt that follows (a
+//!   victim, deletePods, churn, a failed binding): removed from tidegate's state.
+//! - `assigned`: an assigned pod that entered kube's snapshot without a recorded decision (a
+//!   pod created with its node set): added.
 //! - a decision's `pod`: the pod object on its first attempt and whenever it changed; a
 //!   later attempt of an unchanged pod uses the last one.
 //! - a decision's `namespaceLabels` (with the first pod of each namespace): the labels
 //!   namespaceSelector terms read.
 //!
-//! Not recorded by the kube side yet, so not replayed: preemption victims and other
-//! deletions, namespace label changes. A decision after kube's first fit error
-//! of a workload may rest on victims kube deleted; disagreements from then on are reported
-//! apart ("after a fit error") and not counted as unexplained.
+//! Records written before deletions were recorded (no `kube` field): a decision after kube's
+//! first fit error may rest on victims the record lacks, so disagreements from then on are
+//! reported apart ("after a fit error") and not counted as unexplained. Namespace label
+//! changes and updates of bound pods are not recorded. A record of random scenarios
+//! (`tidegate kube-scenarios`) counts one scenario per `scenario-N` namespace; any other
+//! record counts as one.
+
+mod judge;
 
 use crate::error::HarnessError;
 use k8s_openapi::api::core::v1 as core;
 use serde::Deserialize;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::Path;
 use std::sync::Arc;
 use tidegate_engine::api::Labels;
 use tidegate_engine::api::{Pod, Sym, convert};
 use tidegate_engine::framework::ClusterClient;
 use tidegate_engine::plugins::Registry;
-use tidegate_engine::scheduler::{Evaluation, Scheduler, SchedulerConfig};
+use tidegate_engine::scheduler::{Scheduler, SchedulerConfig};
 
 /// One line of kube's record (`kube-reference/perf/record.go`, `Decision`).
 #[derive(Debug, Default, Deserialize)]
@@ -57,6 +79,22 @@ struct Line {
     pod: Option<core::Pod>,
     nodes: Vec<core::Node>,
     namespace_labels: Option<std::collections::BTreeMap<String, String>>,
+    kube: Option<KubeEval>,
+    priority: Option<i32>,
+}
+
+/// kube's own evaluation of every node for one attempt (`Evaluation` in
+/// `kube-reference/perf/evaluate.go`).
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+struct KubeEval {
+    pre_filter: Option<String>,
+    feasible: usize,
+    top: Vec<String>,
+    top_score: i64,
+    scores: BTreeMap<String, BTreeMap<String, i64>>,
+    rejected: BTreeMap<String, String>,
+    score_error: Option<String>,
 }
 
 /// The cluster as the record describes it: binds succeed (the pod then follows kube's
@@ -81,8 +119,12 @@ impl ClusterClient for RecordedCluster {
 /// What a replay found.
 #[derive(Debug, Default)]
 pub struct ReplayReport {
+    /// Scenarios in the record: its `scenario-N` namespaces, else 1.
+    pub scenarios: usize,
     /// Scheduling attempts read.
     pub decisions: usize,
+    /// Attempts whose whole-cluster evaluation kube recorded and tidegate compared exactly.
+    pub evaluations: usize,
     /// Bindings judged on feasibility and top score (kube saw every feasible node).
     pub top_checked: usize,
     /// Bindings judged on feasibility only (kube's adaptive window).
@@ -91,9 +133,16 @@ pub struct ReplayReport {
     pub fit_errors: usize,
     /// Attempts that failed with another error (not judged).
     pub other_errors: usize,
-    /// Disagreements before the workload's first fit error.
+    /// Nominations judged against tidegate's preemption dry run.
+    pub nominations: usize,
+    /// Preemptions whose victims were judged (their priorities on the nominated node).
+    pub victims_checked: usize,
+    /// Pod deletions replayed.
+    pub deletions: usize,
+    /// Disagreements (unexplained).
     pub disagreements: Vec<String>,
-    /// Disagreements after it (may rest on preemption victims the record lacks).
+    /// Disagreements after a fit error in an old record without deletions (may rest on
+    /// preemption victims the record lacks).
     pub after_fit_error: Vec<String>,
 }
 
@@ -112,10 +161,14 @@ pub fn replay(path: &Path, config: Option<SchedulerConfig>) -> Result<ReplayRepo
     let mut r = Replay {
         sched,
         cluster,
-        pods: Default::default(),
-        nodes: Default::default(),
+        pods: HashMap::new(),
+        bound: HashMap::new(),
+        nodes: HashMap::new(),
+        preemptions: HashMap::new(),
+        namespaces: BTreeSet::new(),
         report: ReplayReport::default(),
         saw_fit_error: false,
+        full_record: false,
     };
     for (i, l) in text
         .lines()
@@ -132,18 +185,45 @@ pub fn replay(path: &Path, config: Option<SchedulerConfig>) -> Result<ReplayRepo
         r.step(line)
             .map_err(|e| HarnessError::Run(format!("{}:{}: {e}", path.display(), i + 1)))?;
     }
+    let open: Vec<String> = r.preemptions.keys().cloned().collect();
+    for key in open {
+        r.close_preemption(&key, true);
+    }
+    let scenarios = r
+        .namespaces
+        .iter()
+        .filter(|n| n.starts_with("scenario-"))
+        .count();
+    r.report.scenarios = scenarios.max(1);
     Ok(r.report)
+}
+
+/// A nomination kube made, waiting for its victims' deletions.
+struct Preemption {
+    seq: u64,
+    node: String,
+    /// tidegate's victims' priorities on that node, sorted.
+    expected: Vec<i32>,
+    /// The priorities of the pods deleted from that node since.
+    deleted: Vec<i32>,
 }
 
 struct Replay {
     sched: Arc<Scheduler>,
     cluster: Arc<RecordedCluster>,
     /// The pods seen, by namespace/name (later attempts carry no object).
-    pods: std::collections::HashMap<String, Arc<Pod>>,
+    pods: HashMap<String, Arc<Pod>>,
+    /// The bound pods, by namespace/name, as bound in tidegate.
+    bound: HashMap<String, Arc<Pod>>,
     /// The nodes, by name, as last recorded.
-    nodes: std::collections::HashMap<String, Arc<tidegate_engine::api::Node>>,
+    nodes: HashMap<String, Arc<tidegate_engine::api::Node>>,
+    /// Open nominations, by the preemptor's namespace/name.
+    preemptions: HashMap<String, Preemption>,
+    namespaces: BTreeSet<String>,
     report: ReplayReport,
     saw_fit_error: bool,
+    /// The record carries kube's evaluations and deletions (a newer kube-reference).
+    full_record: bool,
 }
 
 impl Replay {
@@ -161,13 +241,34 @@ impl Replay {
                 Ok(())
             }
             "decision" => self.decision(line),
+            "deleted" => {
+                self.deleted(&line);
+                Ok(())
+            }
+            "nominated" => self.nominated(&line),
+            "assigned" => self.assigned(&line),
             other => Err(format!("unknown record kind {other:?}")),
+        }
+    }
+
+    fn disagree(&mut self, line: &Line, key: &str, what: String) {
+        let msg = format!("#{} {key} (attempt {}): {what}", line.seq, line.attempts);
+        if !self.full_record && self.saw_fit_error && line.node.is_some() {
+            self.report.after_fit_error.push(msg);
+        } else {
+            self.report.disagreements.push(msg);
         }
     }
 
     fn decision(&mut self, line: Line) -> Result<(), String> {
         self.report.decisions += 1;
+        self.full_record |= line.kube.is_some();
         let key = format!("{}/{}", line.namespace, line.name);
+        self.namespaces.insert(line.namespace.clone());
+        if line.node.is_some() {
+            // The preemptor is bound: its victims are gone from the state it was bound on.
+            self.close_preemption(&key, false);
+        }
         if let Some(labels) = &line.namespace_labels {
             let labels = Labels::from_pairs(labels.iter().map(|(k, v)| (k.as_str(), v.as_str())));
             self.cluster
@@ -190,11 +291,27 @@ impl Replay {
                 pod.spec.scheduler_name
             )
         })?;
+        if let Some(kube) = &line.kube {
+            self.report.evaluations += 1;
+            if let Some(what) = judge::judge_evaluation(kube, &eval) {
+                self.disagree(&line, &key, what);
+            }
+        }
         let verdict = match &line.node {
-            Some(node) => self.judge_binding(&line, node, &eval),
+            Some(node) => {
+                let (v, top) = judge::judge_binding(&line, node, &eval, self.nodes.len());
+                if v.is_none() {
+                    if top {
+                        self.report.top_checked += 1;
+                    } else {
+                        self.report.feasibility_only += 1;
+                    }
+                }
+                v
+            }
             None if !line.unschedulable_plugins.is_empty() || line.num_all_nodes > 0 => {
                 self.report.fit_errors += 1;
-                let v = judge_fit_error(&line, &eval);
+                let v = judge::judge_fit_error(&line, &eval);
                 self.saw_fit_error = true;
                 v
             }
@@ -204,89 +321,110 @@ impl Replay {
             }
         };
         if let Some(what) = verdict {
-            let msg = format!("#{} {key} (attempt {}): {what}", line.seq, line.attempts);
-            if self.saw_fit_error && line.node.is_some() {
-                self.report.after_fit_error.push(msg);
-            } else {
-                self.report.disagreements.push(msg);
-            }
+            self.disagree(&line, &key, what);
         }
         if let Some(node) = &line.node {
-            // Follow kube: the pod is bound where kube put it.
+            // Follow kube: the pod is bound where kube put it (and nominated no more).
+            self.sched.hold_nomination(&pod, Sym::EMPTY);
             let mut bound = (*pod).clone();
             bound.node_name = Some(Sym::new(node));
-            self.sched.on_pod_add(Arc::new(bound));
+            let bound = Arc::new(bound);
+            self.bound.insert(key, bound.clone());
+            self.sched.on_pod_add(bound);
         }
         Ok(())
     }
 
-    /// A binding: kube's node must be feasible here, top-scored when kube saw every
-    /// feasible node, and kube's feasible count must match when it filtered every node.
-    fn judge_binding(&mut self, line: &Line, node: &str, eval: &Evaluation) -> Option<String> {
-        if let Some(st) = &eval.pre_filter {
-            return Some(format!(
-                "kube bound it to {node}; tidegate's PreFilter rejects the pod: {}: {}",
-                st.plugin(),
-                st.message()
-            ));
+    /// An assigned pod kube's state gained without a recorded decision.
+    fn assigned(&mut self, line: &Line) -> Result<(), String> {
+        let key = format!("{}/{}", line.namespace, line.name);
+        let p = line
+            .pod
+            .as_ref()
+            .ok_or_else(|| format!("assigned pod {key}: no object recorded"))?;
+        let mut pod = convert::pod(p).map_err(|e| format!("pod {key}: {e}"))?;
+        if let Some(n) = &line.node {
+            pod.node_name = Some(Sym::new(n));
         }
-        let n = Sym::new(node);
-        let Some(&(_, score)) = eval.feasible.iter().find(|&&(m, _)| m == n) else {
-            let why = eval
-                .rejected
-                .iter()
-                .find(|(m, _)| *m == n)
-                .map_or("not a known node".to_string(), |(_, st)| {
-                    format!("{}: {}", st.plugin(), st.message())
-                });
-            return Some(format!(
-                "kube bound it to {node}; tidegate's Filter rejects that node ({why})"
-            ));
-        };
-        let all = self.nodes.len();
-        if line.evaluated_nodes == all && line.feasible_nodes != eval.feasible.len() {
-            return Some(format!(
-                "kube filtered all {all} nodes and found {} feasible; tidegate finds {}",
-                line.feasible_nodes,
-                eval.feasible.len()
-            ));
+        let pod = Arc::new(pod);
+        if let Some(old) = self.bound.insert(key, pod.clone()) {
+            self.sched.on_pod_delete(&old);
         }
-        if line.feasible_nodes != eval.feasible.len() {
-            self.report.feasibility_only += 1;
-            return None;
-        }
-        self.report.top_checked += 1;
-        let top = eval.top_score().unwrap_or(score);
-        (score < top).then(|| {
-            let tops: Vec<String> = eval.top_nodes().iter().take(5).map(|s| s.to_string()).collect();
-            format!("kube bound it to {node} (tidegate's total {score}); tidegate's top total is {top} on {}", tops.join(", "))
-        })
+        self.sched.on_pod_add(pod);
+        Ok(())
     }
-}
 
-/// A fit error: tidegate must find no feasible node, and the same plugins must reject.
-fn judge_fit_error(line: &Line, eval: &Evaluation) -> Option<String> {
-    if !eval.feasible.is_empty() {
-        let some: Vec<String> = eval
-            .feasible
-            .iter()
-            .take(3)
-            .map(|(n, _)| n.to_string())
-            .collect();
-        return Some(format!(
-            "kube found no node ({}); tidegate finds {} feasible ({}{})",
-            line.error.as_deref().unwrap_or("fit error"),
-            eval.feasible.len(),
-            some.join(", "),
-            if eval.feasible.len() > 3 { ", …" } else { "" }
-        ));
+    /// A pod deletion: out of tidegate's state; a victim of an open preemption on its node.
+    fn deleted(&mut self, line: &Line) {
+        self.report.deletions += 1;
+        let key = format!("{}/{}", line.namespace, line.name);
+        if let Some(p) = self.bound.remove(&key) {
+            self.sched.on_pod_delete(&p);
+        } else if let Some(p) = self.pods.get(&key) {
+            self.sched.hold_nomination(p, Sym::EMPTY);
+        }
+        self.pods.remove(&key);
+        self.preemptions.remove(&key);
+        let node = line.node.as_deref().unwrap_or_default();
+        // The latest nomination to that node takes the victim.
+        if let Some(p) = self
+            .preemptions
+            .values_mut()
+            .filter(|p| p.node == node)
+            .max_by_key(|p| p.seq)
+        {
+            p.deleted.push(line.priority.unwrap_or(0));
+        }
     }
-    let mut kube: Vec<&str> = line
-        .unschedulable_plugins
-        .iter()
-        .map(String::as_str)
-        .collect();
-    kube.sort_unstable();
-    let ours = eval.rejecting_plugins();
-    (kube != ours).then(|| format!("rejected by {kube:?} in kube, by {ours:?} in tidegate"))
+
+    /// kube's PostFilter nominated a node: judged against tidegate's dry run, then held.
+    fn nominated(&mut self, line: &Line) -> Result<(), String> {
+        let key = format!("{}/{}", line.namespace, line.name);
+        let node = line.node.clone().unwrap_or_default();
+        let pod = self
+            .pods
+            .get(&key)
+            .cloned()
+            .ok_or_else(|| format!("nominated pod {key}: no object recorded"))?;
+        self.report.nominations += 1;
+        let pe = self.sched.evaluate_preemption(&pod).unwrap_or_default();
+        let n = Sym::new(&node);
+        if let Some(what) = judge::judge_nomination(&pe, n) {
+            self.disagree(line, &key, what);
+        }
+        if let Some(expected) = judge::expected_victims(&pe, n) {
+            self.preemptions.insert(
+                key,
+                Preemption {
+                    seq: line.seq,
+                    node,
+                    expected,
+                    deleted: Vec::new(),
+                },
+            );
+        }
+        self.sched.hold_nomination(&pod, n);
+        Ok(())
+    }
+
+    /// The preemptor tries again (or the record ends): kube's victims on the nominated node
+    /// must have the priorities tidegate's dry run chose. At the end of the record, fewer
+    /// deletions than expected are deletions still in flight, not judged.
+    fn close_preemption(&mut self, key: &str, at_end: bool) {
+        let Some(mut p) = self.preemptions.remove(key) else {
+            return;
+        };
+        p.deleted.sort_unstable();
+        if at_end && p.deleted.len() < p.expected.len() {
+            return;
+        }
+        self.report.victims_checked += 1;
+        if p.deleted != p.expected {
+            let msg = format!(
+                "#{} {key}: preemption on {}: kube deleted victims of priorities {:?}, tidegate's dry run evicts {:?}",
+                p.seq, p.node, p.deleted, p.expected
+            );
+            self.report.disagreements.push(msg);
+        }
+    }
 }

@@ -1,7 +1,9 @@
 //! NodeResourcesBalancedAllocation: favours nodes whose utilisation fractions of the configured
-//! resources (cpu and memory by default) are close: score = (1 − standard deviation of the
-//! fractions) × 100, with the pod's requests added (actual requests, not the non-zero
-//! defaults). Best-effort pods (no request for any of the resources) are not scored.
+//! resources (cpu and memory by default) the pod brings closer. A state's balance is
+//! (1 − standard deviation of the fractions) × 100 (actual requests, not the non-zero
+//! defaults); the score is kube's since v1.36, the change the pod makes:
+//! 50 + (50 + balance with the pod − balance without it) / 2. Best-effort pods (no request
+//! for any of the resources) are not scored.
 //! Source of behaviour: `pkg/scheduler/framework/plugins/noderesources/balanced_allocation.go`,
 //! `resource_allocation.go`; args: `v1/defaults.go`
 //! (`SetDefaults_NodeResourcesBalancedAllocationArgs`), `validation/validation_pluginargs.go`.
@@ -118,7 +120,8 @@ impl Plugin for BalancedAllocation {
 #[derive(Clone)]
 struct PreScoreState(Vec<i64>);
 
-/// kube's `balancedResourceScorer` over `(requested, allocatable)` pairs.
+/// kube's `balancedResourceScore` (one state's balance) over `(requested, allocatable)`
+/// pairs.
 pub fn balanced_score(pairs: &[(i64, i64)]) -> i64 {
     let (r, a): (Vec<i64>, Vec<i64>) = pairs.iter().copied().unzip();
     super::resource_allocation::balanced_resource_score(&r, &a)
@@ -197,9 +200,20 @@ mod tests {
 
     #[test]
     fn balanced_formula() {
+        // One state's balance: (1 − std) × 100.
         assert_eq!(balanced_score(&[(2000, 4000), (16, 32)]), 100);
         assert_eq!(balanced_score(&[(2000, 4000), (8, 32)]), 87);
         assert_eq!(balanced_score(&[(8000, 4000), (0, 32)]), 50);
+        // The score is the change the pod makes: from 87 to 100 is 50 + (50 + 13) / 2.
+        use crate::plugins::resource_allocation::balanced_resource_scorer;
+        assert_eq!(
+            balanced_resource_scorer(&[2000, 16], &[2000, 8], &[4000, 32]),
+            81
+        );
+        assert_eq!(
+            balanced_resource_scorer(&[2000, 16], &[2000, 16], &[4000, 32]),
+            75
+        );
     }
 
     fn run(
@@ -227,9 +241,9 @@ mod tests {
         (st, batch)
     }
 
-    // Provenance: kubernetes/kubernetes
+    // Provenance: kubernetes/kubernetes v1.37.2
     // pkg/scheduler/framework/plugins/noderesources/balanced_allocation_test.go
-    // (TestNodeResourcesBalancedAllocation).
+    // (TestNodeResourcesBalancedAllocation; the DRA cases are out of scope).
     #[test]
     fn balanced_allocation_table() {
         let b = BalancedAllocation::default();
@@ -245,7 +259,6 @@ mod tests {
             &[],
         );
         assert!(st.is_skip());
-        // cpu 3000/4000 vs memory 5000/10000 -> 1 − 0.125; 3000/6000 vs 5000/10000 -> 100.
         let req = pod(
             "p",
             None,
@@ -254,40 +267,74 @@ mod tests {
                 &[("cpu", "2000"), ("memory", "3000")],
             ],
         );
+        // Nothing scheduled, differently sized nodes.
         let nodes = [n("node1", "4000", "10000"), n("node2", "6000", "10000")];
-        assert_eq!(run(&b, &req, &nodes, &[]).1, [87, 100]);
-        // With pods on the nodes: node1 cpu 6000/10000, memory 5000/20000 -> 1 − 0.175;
-        // node2 cpu 6000/10000, memory 10000/20000 -> 1 − 0.05.
-        let big = [n("node1", "10000", "20000"), n("node2", "10000", "20000")];
+        assert_eq!(run(&b, &req, &nodes, &[]).1, [68, 75]);
+        // Pods scheduled with resources.
         let existing = [
-            cpu_mem("e1", Some("node1"), "3000", "0"),
-            cpu_mem("e2", Some("node2"), "3000", "5000"),
+            pod(
+                "e1",
+                Some("node1"),
+                &[&[("cpu", "1000")], &[("cpu", "2000")]],
+            ),
+            pod(
+                "e2",
+                Some("node2"),
+                &[
+                    &[("cpu", "1000"), ("memory", "2000")],
+                    &[("cpu", "2000"), ("memory", "3000")],
+                ],
+            ),
         ];
-        assert_eq!(run(&b, &req, &big, &existing).1, [82, 95]);
-        // Requests over capacity are capped at a fraction of 1.
-        let small = [n("node1", "4000", "10000"), n("node2", "4000", "10000")];
-        let over = cpu_mem("p", None, "6000", "10000");
-        assert_eq!(run(&b, &over, &small, &[]).1, [100, 100]);
-        // Three resources: the full standard deviation.
+        let big = [n("node1", "10000", "20000"), n("node2", "10000", "20000")];
+        assert_eq!(run(&b, &req, &big, &existing).1, [73, 74]);
+        // ... on differently sized nodes.
+        let sized = [n("node1", "10000", "20000"), n("node2", "10000", "50000")];
+        assert_eq!(run(&b, &req, &sized, &existing).1, [73, 70]);
+        // The minimum and maximum score.
+        let mem_only = pod("p", None, &[&[("memory", "2000")], &[("memory", "3000")]]);
+        let tight = [n("node1", "3000", "5000"), n("node2", "3000", "5000")];
+        assert_eq!(run(&b, &mem_only, &tight, &existing[..1]).1, [100, 50]);
+        // Requests at node capacity.
+        let cpu_only = pod("p", None, &[&[("cpu", "1000")], &[("cpu", "2000")]]);
+        let six = [n("node1", "6000", "10000"), n("node2", "6000", "10000")];
+        assert_eq!(run(&b, &cpu_only, &six, &existing).1, [62, 62]);
+        // A scalar resource counts when the pod requests it.
         let three = BalancedAllocation::from_args(Some(&serde_json::json!({"resources": [
             {"name": "cpu"}, {"name": "memory"}, {"name": "nvidia.com/gpu"}
         ]})))
         .unwrap();
-        let gpu_nodes = [node(
-            "node1",
-            &[
-                ("cpu", "3500"),
-                ("memory", "40000"),
-                ("nvidia.com/gpu", "4"),
-            ],
-        )];
+        let gpu_node = |name| {
+            node(
+                name,
+                &[
+                    ("cpu", "3500"),
+                    ("memory", "40000"),
+                    ("nvidia.com/gpu", "8"),
+                ],
+            )
+        };
+        let gpu_nodes = [gpu_node("node1"), gpu_node("node2")];
         let gpu_pod = pod(
             "p",
             None,
-            &[&[("cpu", "1000"), ("memory", "2000"), ("nvidia.com/gpu", "1")]],
+            &[&[("cpu", "0"), ("memory", "0"), ("nvidia.com/gpu", "1")]],
         );
-        // fractions 1000/3500, 2000/40000, 1/4: mean 0.1952, std 0.1037 -> 89.
-        assert_eq!(run(&three, &gpu_pod, &gpu_nodes, &[]).1, [89]);
+        let on_gpu = [
+            pod(
+                "e1",
+                Some("node1"),
+                &[
+                    &[("cpu", "1000"), ("memory", "2000")],
+                    &[("cpu", "2000"), ("memory", "3000"), ("nvidia.com/gpu", "3")],
+                ],
+            ),
+            cpu_mem("e2", Some("node2"), "3000", "5000"),
+        ];
+        assert_eq!(run(&three, &gpu_pod, &gpu_nodes, &on_gpu).1, [75, 76]);
+        // ... and does not when it does not.
+        let mixed = [gpu_node("node1"), n("node2", "3500", "40000")];
+        assert_eq!(run(&three, &req, &mixed, &[]).1, [56, 56]);
     }
 
     // Provenance: kubernetes/kubernetes

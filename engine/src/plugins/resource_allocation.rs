@@ -291,7 +291,7 @@ impl ResourceAllocationScorer {
             requested[i] = r;
         }
         let weights = self.resources.iter().map(|&(_, w)| w);
-        self.combine(requested, allocatable, weights)
+        self.combine(requested, allocatable, pod_requests, weights)
     }
 
     /// kube's default resource list for both scorers: the same arithmetic as the general
@@ -300,6 +300,7 @@ impl ResourceAllocationScorer {
     fn score_cpu_memory(&self, node: &NodeInfo, pod_requests: &[i64], wc: i64, wm: i64) -> i64 {
         self.combine_cpu_memory(
             self.cpu_memory_pairs(&NodeRow::of(node), pod_requests),
+            pod_requests,
             wc,
             wm,
         )
@@ -307,14 +308,20 @@ impl ResourceAllocationScorer {
 
     /// The strategy over the cpu and memory pairs of [`Self::cpu_memory_pairs`].
     #[inline(always)]
-    fn combine_cpu_memory(&self, pairs: [(i64, i64); 2], wc: i64, wm: i64) -> i64 {
+    fn combine_cpu_memory(
+        &self,
+        pairs: [(i64, i64); 2],
+        pod_requests: &[i64],
+        wc: i64,
+        wm: i64,
+    ) -> i64 {
         match self.strategy {
-            Strategy::Balanced => balanced_cpu_memory(pairs),
+            Strategy::Balanced => balanced_cpu_memory(pairs, pod_requests[0], pod_requests[1]),
             Strategy::LeastAllocated => weighted_cpu_memory(pairs, wc, wm, least_requested_score),
             Strategy::MostAllocated => weighted_cpu_memory(pairs, wc, wm, most_requested_score),
             Strategy::RequestedToCapacityRatio(_) => {
                 let [(rc, ac), (rm, am)] = pairs;
-                self.combine(&[rc, rm], &[ac, am], [wc, wm].into_iter())
+                self.combine(&[rc, rm], &[ac, am], pod_requests, [wc, wm].into_iter())
             }
         }
     }
@@ -330,7 +337,12 @@ impl ResourceAllocationScorer {
         wm: i64,
     ) {
         match self.strategy {
-            Strategy::Balanced => self.fill(nodes, pod_requests, scores, balanced_cpu_memory),
+            Strategy::Balanced => {
+                let (rc, rm) = (pod_requests[0], pod_requests[1]);
+                self.fill(nodes, pod_requests, scores, |p| {
+                    balanced_cpu_memory(p, rc, rm)
+                })
+            }
             Strategy::LeastAllocated => self.fill(nodes, pod_requests, scores, |p| {
                 weighted_cpu_memory(p, wc, wm, least_requested_score)
             }),
@@ -338,7 +350,7 @@ impl ResourceAllocationScorer {
                 weighted_cpu_memory(p, wc, wm, most_requested_score)
             }),
             Strategy::RequestedToCapacityRatio(_) => self.fill(nodes, pod_requests, scores, |p| {
-                self.combine_cpu_memory(p, wc, wm)
+                self.combine_cpu_memory(p, pod_requests, wc, wm)
             }),
         }
     }
@@ -405,6 +417,7 @@ impl ResourceAllocationScorer {
         &self,
         requested: &[i64],
         allocatable: &[i64],
+        pod_requests: &[i64],
         weights: impl Iterator<Item = i64>,
     ) -> i64 {
         match &self.strategy {
@@ -417,7 +430,16 @@ impl ResourceAllocationScorer {
             Strategy::RequestedToCapacityRatio(shape) => {
                 requested_to_capacity_ratio_score(shape, requested, allocatable, weights)
             }
-            Strategy::Balanced => balanced_resource_score(requested, allocatable),
+            Strategy::Balanced => {
+                // The node's allocation without the pod, per resource it has.
+                let allocated: Vec<i64> = requested
+                    .iter()
+                    .zip(allocatable)
+                    .zip(pod_requests)
+                    .map(|((&r, &a), &p)| if a == 0 { 0 } else { r - p })
+                    .collect();
+                balanced_resource_scorer(requested, &allocated, allocatable)
+            }
         }
     }
 }
@@ -507,8 +529,24 @@ fn requested_to_capacity_ratio_score(
     }
 }
 
-/// kube's `balancedResourceScorer`: `(1 − std of the utilization fractions) × 100`, fractions
-/// capped at 1, over the resources the node has.
+/// kube's `balancedResourceScorer` (since v1.36): the change in the node's balance the pod
+/// makes, `50 + (50 + balance with the pod − balance without it) / 2`, in `[50, 100]`: about 75
+/// when the pod changes little, towards 100 when it improves the balance, towards 50 when it
+/// worsens it. `requested` includes the pod, `allocated` does not.
+pub fn balanced_resource_scorer(requested: &[i64], allocated: &[i64], allocatable: &[i64]) -> i64 {
+    let with = balanced_resource_score(requested, allocatable);
+    let without = balanced_resource_score(allocated, allocatable);
+    balance_change(with, without)
+}
+
+/// `MaxNodeScore/2 + (MaxNodeScore/2 + with − without) / 2` with Go's integer division.
+#[inline(always)]
+fn balance_change(with: i64, without: i64) -> i64 {
+    MAX_NODE_SCORE / 2 + (MAX_NODE_SCORE / 2 + with - without) / 2
+}
+
+/// kube's `balancedResourceScore`: `(1 − std of the utilization fractions) × 100`, fractions
+/// capped at 1, over the resources the node has: one state's balance.
 pub fn balanced_resource_score(requested: &[i64], allocatable: &[i64]) -> i64 {
     // No allocation: this runs per node.
     let fractions = || {
@@ -535,10 +573,22 @@ pub fn balanced_resource_score(requested: &[i64], allocatable: &[i64]) -> i64 {
     ((1.0 - std) * MAX_NODE_SCORE as f64) as i64
 }
 
+/// [`balanced_resource_scorer`] for cpu and memory: `pairs` are `(requested with the pod,
+/// allocatable)`, `pc` and `pm` the pod's requests.
+#[inline(always)]
+fn balanced_cpu_memory(pairs: [(i64, i64); 2], pc: i64, pm: i64) -> i64 {
+    let [(rc, ac), (rm, am)] = pairs;
+    let without = [
+        (if ac == 0 { 0 } else { rc - pc }, ac),
+        (if am == 0 { 0 } else { rm - pm }, am),
+    ];
+    balance_change(balance_cpu_memory(pairs), balance_cpu_memory(without))
+}
+
 /// [`balanced_resource_score`] for cpu and memory (`(requested, allocatable)` each), without
 /// the iterator passes: the same fractions and the same float arithmetic, so the same score.
 #[inline(always)]
-fn balanced_cpu_memory([(rc, ac), (rm, am)]: [(i64, i64); 2]) -> i64 {
+fn balance_cpu_memory([(rc, ac), (rm, am)]: [(i64, i64); 2]) -> i64 {
     let std = if ac != 0 && am != 0 {
         let fc = (rc as f64 / ac as f64).min(1.0);
         let fm = (rm as f64 / am as f64).min(1.0);

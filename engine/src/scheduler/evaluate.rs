@@ -10,6 +10,7 @@
 use super::Scheduler;
 use crate::api::{Pod, Sym};
 use crate::framework::{CycleState, NodeInfo, Status};
+use std::sync::Arc;
 
 /// Every node's verdict for one pod on the current cluster state.
 #[derive(Clone, Debug, Default)]
@@ -17,12 +18,23 @@ pub struct Evaluation {
     /// PreFilter's status when it did not succeed (then no node was filtered).
     pub pre_filter: Option<Status>,
     /// The nodes that passed Filter, with their total score (normalized and weighted, as
-    /// `selectHost` compares them), in node order.
+    /// kube's `RunScorePlugins` sums them and `selectHost` compares them), in node order.
+    /// The scheduler's blocked Score leaves out a plugin whose scores are the same on every
+    /// node (a reversed default normalization of all zeros gives each node 100); these
+    /// totals include it, as kube's do.
     pub feasible: Vec<(Sym, i64)>,
     /// The nodes Filter rejected, with the rejecting status.
     pub rejected: Vec<(Sym, Status)>,
     /// A PreScore or Score error (the feasible nodes then carry no score).
     pub score_error: Option<Status>,
+    /// Each feasible node's score per active Score plugin (normalized and weighted), in
+    /// `feasible` order, computed plugin by plugin as kube's `RunScorePlugins` does: what the
+    /// oracle prints beside kube's own when the two sides disagree, and a cross-check of the
+    /// scheduler's blocked Score (each node's sum equals its total in `feasible`).
+    pub plugin_scores: Vec<Vec<(&'static str, i64)>>,
+    /// Set when the scheduler's blocked Score ranks the nodes differently from the plain
+    /// plugin-by-plugin one (a tidegate bug): the first node whose offset differs.
+    pub blocked_score_mismatch: Option<String>,
 }
 
 impl Evaluation {
@@ -39,6 +51,12 @@ impl Evaluation {
             .filter(|&&(_, s)| Some(s) == top)
             .map(|&(n, _)| n)
             .collect()
+    }
+
+    /// `node`'s score per plugin (see [`Evaluation::plugin_scores`]), when it is feasible.
+    pub fn scores_of(&self, node: Sym) -> Option<&[(&'static str, i64)]> {
+        let i = self.feasible.iter().position(|&(n, _)| n == node)?;
+        self.plugin_scores.get(i).map(Vec::as_slice)
     }
 
     /// The plugins that rejected the pod: PreFilter's, or those of every rejected node.
@@ -117,6 +135,132 @@ impl Scheduler {
             }
             Err(st) => out.score_error = Some(st),
         }
+        drop(scratch);
+        match plain_scores(fwk, &state, pod, &nodes) {
+            Ok(per_node) => {
+                out.blocked_score_mismatch = adopt_plain_totals(&mut out.feasible, &per_node);
+                out.plugin_scores = per_node;
+            }
+            Err(st) => out.score_error = Some(st),
+        }
         Some(out)
+    }
+}
+
+/// Score plugin by plugin, the plain way (kube's `RunScorePlugins`): each active plugin scores
+/// every node, normalizes the column, and its weight multiplies it. Per node, in `nodes`
+/// order: (plugin, weighted score).
+fn plain_scores(
+    fwk: &crate::framework::Framework,
+    state: &CycleState,
+    pod: &Pod,
+    nodes: &[&NodeInfo],
+) -> Result<Vec<Vec<(&'static str, i64)>>, Status> {
+    let mut out: Vec<Vec<(&'static str, i64)>> = vec![Vec::new(); nodes.len()];
+    for (pl, weight) in fwk.active_score_plugins(state) {
+        let mut column = nodes
+            .iter()
+            .map(|n| pl.score(state, pod, n))
+            .collect::<Result<Vec<i64>, Status>>()?;
+        if pl.has_normalize() {
+            let st = pl.normalize_score(state, pod, &mut column);
+            if !st.is_success() {
+                return Err(st);
+            }
+        }
+        for (row, s) in out.iter_mut().zip(column) {
+            row.push((pl.name(), s * weight));
+        }
+    }
+    Ok(out)
+}
+
+/// Replaces each blocked total by the sum of the node's plain plugin scores (kube's total).
+/// The two may differ only by one constant for all nodes (a uniform plugin the blocked path
+/// leaves out); returns a description of the first node where the offset differs.
+fn adopt_plain_totals(
+    feasible: &mut [(Sym, i64)],
+    per_node: &[Vec<(&'static str, i64)>],
+) -> Option<String> {
+    let mut offset = None;
+    let mut mismatch = None;
+    for ((node, total), plugins) in feasible.iter_mut().zip(per_node) {
+        let plain: i64 = plugins.iter().map(|&(_, s)| s).sum();
+        let d = plain - *total;
+        match offset {
+            None => offset = Some(d),
+            Some(o) if o != d && mismatch.is_none() => {
+                mismatch = Some(format!(
+                    "node {}: blocked total {} + offset {o} != plain total {plain} ({plugins:?})",
+                    node.to_string_lossy(),
+                    *total
+                ));
+            }
+            Some(_) => {}
+        }
+        *total = plain;
+    }
+    mismatch
+}
+
+/// What DefaultPreemption's dry run finds for a pod no node fits (kube's `findCandidates` and
+/// `pickOneNodeForPreemption`), without deleting anything.
+#[derive(Clone, Debug, Default)]
+pub struct PreemptionEvaluation {
+    /// Every node where evicting lower-priority pods makes room, with those victims (most
+    /// important first), in the dry run's order.
+    pub candidates: Vec<crate::plugins::default_preemption::Candidate>,
+    /// The candidate kube's criteria pick (fewest budget violations, lowest highest victim
+    /// priority, lowest priority sum, fewest victims, latest start), when there is one.
+    pub best: Option<Sym>,
+}
+
+impl Scheduler {
+    /// DefaultPreemption's dry run (default arguments) for `pod` on the current cluster
+    /// state: `None` when no profile is responsible for the pod; no candidate when a node
+    /// fits it, PreFilter rejects it, or its policy is `Never`. With up to 100 potential nodes
+    /// (kube's `minCandidateNodesAbsolute`) every one is tried, so the result does not depend
+    /// on the random start kube's dry run takes.
+    pub fn evaluate_preemption(&self, pod: &Pod) -> Option<PreemptionEvaluation> {
+        use crate::framework::interface::{Diagnosis, PostFilterContext};
+        use crate::plugins::default_preemption::{
+            DefaultPreemption, DefaultPreemptionArgs, pick_one_node_for_preemption,
+        };
+        let eval = self.evaluate(pod)?;
+        let mut out = PreemptionEvaluation::default();
+        if eval.pre_filter.is_some() || !eval.feasible.is_empty() || pod.spec.preempt_never {
+            return Some(out);
+        }
+        let fwk = &self.frameworks[self.framework_for(pod)?];
+        let mut state = CycleState::new();
+        let snap = self.snapshot.lock();
+        let (_, st) = fwk.run_pre_filter(&mut state, pod, &snap);
+        if !st.is_success() {
+            return Some(out);
+        }
+        let diagnosis = Diagnosis {
+            node_statuses: eval.rejected,
+            ..Diagnosis::default()
+        };
+        let dp = DefaultPreemption::new(DefaultPreemptionArgs::default(), self.client.clone());
+        let ctx = PostFilterContext {
+            snapshot: &snap,
+            framework: fwk,
+            nominator: &self.queue.nominator,
+            waiting_pods: &self.waiting_pods,
+        };
+        let (candidates, _) = dp.find_candidates(&ctx, &state, pod, &diagnosis);
+        out.best = pick_one_node_for_preemption(&candidates).map(|i| candidates[i].node);
+        out.candidates = candidates;
+        Some(out)
+    }
+
+    /// Holds `pod` as nominated to `node` (`Sym::EMPTY` clears it) in the nominator, as
+    /// PostFilter's result does, without touching the cluster: the oracle replays another
+    /// scheduler's nominations so that later evaluations count the nominated pods.
+    pub fn hold_nomination(&self, pod: &Arc<Pod>, node: Sym) {
+        self.queue
+            .nominator
+            .add(pod, crate::framework::Nominating::Override(node));
     }
 }

@@ -37,7 +37,7 @@ mod schedule_one;
 mod score;
 
 use binding::BindQueue;
-pub use evaluate::Evaluation;
+pub use evaluate::{Evaluation, PreemptionEvaluation};
 use score::ScoreScratch;
 
 /// Below this many nodes to evaluate, Filter and Score run inline on the scheduling thread.
