@@ -37,8 +37,10 @@ kube_dir="$(bash kube-reference/build.sh)"
 source kube-reference/lib.sh
 cargo build --release -p tidegate-bench --quiet
 tidegate="$root/target/release/tidegate"
-out="$(mktemp -d)"
-trap 'rm -rf "$out"' EXIT
+# Records and kube's logs stay in KUBE_DIFF_OUT (default target/kube-diff) for a look after.
+out="${KUBE_DIFF_OUT:-$root/target/kube-diff}"
+rm -rf "$out"
+mkdir -p "$out"
 
 records=()
 for config in "$sp"/*/performance-config.yaml; do
@@ -48,7 +50,7 @@ for config in "$sp"/*/performance-config.yaml; do
     (cd "$(dirname "$config")" && PATH="$kube_dir:$PATH" timeout 600 "$kube_dir/perf.test" \
       -test.run '^$' -test.bench "$(kube_bench_regex "$name")" -test.benchtime 1x -config performance-config.yaml \
       -topic "$topic" -data-items-dir "$out/items" -record "$rec" \
-      -perf-scheduling-label-filter= </dev/null >"$out/kube.log" 2>&1) ||
+      -perf-scheduling-label-filter= </dev/null >"$out/kube-${topic}-${name//\//_}.log" 2>&1) ||
       echo "ci/kube-diff.sh: kube's run of $topic $name failed (its record is judged as far as it goes)" >&2
   done < <(runnable_workloads "$tidegate" "$config" "$filter")
 done
