@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
-# Usage: bash perf-data/scripts/multicore-scaling.sh [--bundle DIR] [--rounds N] [--threads "1 2 4 8 16"] [--out DIR] [--no-kube]
+# Usage: bash perf-data/scripts/multicore-scaling.sh [--bundle DIR] [--rounds N] [--threads "1 2 4 8 16"] [--scaling FILE:WORKLOAD] [--out DIR] [--no-kube]
 #
-# Multi-core scaling on a machine with many cores: tidegate on SchedulingBasic/5000Nodes_10000Pods
-# (perf-data/workloads/default.yaml) at each thread count, N rounds (3 by default), alternated
-# round by round; then, unless --no-kube, one run of the real kube-scheduler (kube's own
-# scheduler_perf, kube-reference/) on the same workload file with every core (GOMAXPROCS
-# unset). Prints one table (threads, median pods/s, spread, speed-up over 1 thread, kube) and
-# writes the data items and logs under DIR (default $OUT, else target/multicore-scaling).
+# Multi-core scaling on a machine with many cores. 1) tidegate's thread scaling on a workload
+# big enough for parallel Filter and Score to matter (default
+# scale.yaml:SchedulingBasicScale/100000Nodes_110000Pods, 5,000 nodes filtered per pod), at
+# each thread count, N rounds (3 by default), alternated round by round. 2) Beside the real
+# kube-scheduler on SchedulingBasic/5000Nodes_10000Pods (perf-data/workloads/default.yaml):
+# tidegate with every core, N rounds, and (unless --no-kube) kube's own scheduler_perf
+# (kube-reference/) once with every core (GOMAXPROCS unset). Prints both tables and writes
+# the data items and logs under DIR (default $OUT, else target/multicore-scaling).
 #
 # The binaries come from --bundle DIR (tidegate, and perf.test and etcd, each possibly .xz),
 # so that a machine without Rust or Go can run it (the device machine: build the bundle here
@@ -15,6 +17,7 @@
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 bundle="" rounds=3 threads="1 2 4 8 16" out="${OUT:-$root/target/multicore-scaling}" kube=1 make=""
+scaling="scale.yaml:SchedulingBasicScale/100000Nodes_110000Pods"
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --bundle) bundle="$2"; shift 2 ;;
@@ -22,12 +25,14 @@ while [[ $# -gt 0 ]]; do
     --threads) threads="$2"; shift 2 ;;
     --out) out="$2"; shift 2 ;;
     --no-kube) kube=0; shift ;;
+    --scaling) scaling="$2"; shift 2 ;;
     --make-bundle) make="$2"; shift 2 ;;
     -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
     *) echo "multicore-scaling.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
 workload="SchedulingBasic/5000Nodes_10000Pods"
+[[ -z "$bundle" ]] || bundle="$(cd "$bundle" && pwd)"
 
 if [[ -n "$make" ]]; then
   mkdir -p "$make"
@@ -60,15 +65,19 @@ print("nan")
 EOF
 }
 cd "$root/perf-data/workloads"
-echo "machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); tidegate $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo '?')" | tee "$out/table.md"
+all="$(nproc)"
+echo "machine: $all CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); $("$bin/tidegate" --version 2>/dev/null || echo 'tidegate ?'), tree $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo '?')" | tee "$out/table.md"
+run_tidegate() { # FILE WORKLOAD THREADS DIR
+  mkdir -p "$4"
+  "$bin/tidegate" run "$1" --workload "$2" --threads "$3" --data-items-dir "$4" --no-progress \
+    >"$4.log" 2>&1 || echo "tidegate $2 t$3 failed (see $4.log)" >&2
+  echo "$2 threads $3: $(throughput "$4") pods/s" >&2
+}
 for r in $(seq 1 "$rounds"); do
   for t in $threads; do
-    d="$out/tidegate/t$t-r$r"
-    mkdir -p "$d"
-    "$bin/tidegate" run default.yaml --workload "$workload" --threads "$t" --data-items-dir "$d" \
-      --no-progress >"$out/logs/tidegate-t$t-r$r.log" 2>&1 || echo "tidegate t$t r$r failed" >&2
-    echo "round $r threads $t: $(throughput "$d") pods/s" >&2
+    run_tidegate "${scaling%%:*}" "${scaling#*:}" "$t" "$out/scaling/t$t-r$r"
   done
+  run_tidegate default.yaml "$workload" "$all" "$out/basic/r$r"
 done
 kube_tp="-"
 if [[ $kube == 1 ]]; then
@@ -79,26 +88,39 @@ if [[ $kube == 1 ]]; then
   PATH="$bin:$PATH" timeout "${KUBE_RUN_TIMEOUT:-900}" "$bin/perf.test" -test.run '^$' \
     -test.bench "$(kube_bench_regex "$workload")" -test.benchtime 1x -test.timeout 60m \
     -config default.yaml -topic scaling -data-items-dir "$out/kube" -perf-scheduling-label-filter= \
-    </dev/null >"$out/logs/kube.log" 2>&1 || echo "kube reported a failure (see logs/kube.log)" >&2
+    </dev/null >"$out/kube.log" 2>&1 || echo "kube reported a failure (see kube.log)" >&2
+  { grep -E '^(--- |FAIL|PASS|ok )' "$out/kube.log" | head -20; tail -n 30 "$out/kube.log"; } >"$out/kube.log.short" || true
+  mv "$out/kube.log.short" "$out/kube.log"
   kube_tp="$(throughput "$out/kube")"
 fi
-python3 - "$out" "$rounds" "$kube_tp" $threads <<'EOF' | tee -a "$out/table.md"
+python3 - "$out" "$rounds" "$kube_tp" "$all" "${scaling#*:}" "$workload" $threads <<'EOF' | tee -a "$out/table.md"
 import glob, json, statistics, sys
-out, rounds, kube, threads = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4:]
+out, rounds, kube, allc, scaling, workload = sys.argv[1:7]
+rounds, threads = int(rounds), sys.argv[7:]
 def tp(d):
     for f in glob.glob(d + "/*.json"):
         for it in json.load(open(f)).get("dataItems", []):
             if it["labels"].get("Metric") == "SchedulingThroughput":
                 return it["data"]["Average"]
     return None
-print("\n| threads | tidegate pods/s (median) | spread | speed-up vs 1 thread | kube-scheduler, all cores |")
-print("|---|---|---|---|---|")
+def med(dirs):
+    v = [x for x in map(tp, dirs) if x]
+    return (statistics.median(v), min(v), max(v)) if v else None
+print(f"\n{scaling}, tidegate alone, {rounds} rounds\n")
+print("| threads | pods/s (median) | spread | speed-up vs 1 thread |")
+print("|---|---|---|---|")
 base = None
 for t in threads:
-    v = [x for x in (tp(f"{out}/tidegate/t{t}-r{r}") for r in range(1, rounds + 1)) if x]
-    if not v:
-        print(f"| {t} | - | - | - | |"); continue
-    m = statistics.median(v)
-    base = base or m
-    print(f"| {t} | {m:,.0f} | {min(v):,.0f}–{max(v):,.0f} | {m / base:.2f}x | {kube if t == threads[-1] else ''} |")
+    m = med([f"{out}/scaling/t{t}-r{r}" for r in range(1, rounds + 1)])
+    if not m:
+        print(f"| {t} | - | - | - |"); continue
+    base = base or m[0]
+    print(f"| {t} | {m[0]:,.0f} | {m[1]:,.0f}–{m[2]:,.0f} | {m[0] / base:.2f}x |")
+m = med([f"{out}/basic/r{r}" for r in range(1, rounds + 1)])
+print(f"\n{workload}, {allc} threads / all cores\n")
+print("| tidegate pods/s (median of %d) | spread | kube-scheduler pods/s (1 run) | ratio |" % rounds)
+print("|---|---|---|---|")
+if m:
+    ratio = f"{m[0] / float(kube):.0f}x" if kube not in ("-", "nan") else "-"
+    print(f"| {m[0]:,.0f} | {m[1]:,.0f}–{m[2]:,.0f} | {kube} | {ratio} |")
 EOF
