@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# Usage: bash perf-data/scripts/multicore-scaling.sh [--bundle DIR] [--rounds N] [--threads "1 2 4 8 16"] [--scaling FILE:WORKLOAD] [--out DIR] [--no-kube]
+# Usage: bash perf-data/scripts/multicore-scaling.sh [--bundle DIR] [--rounds N] [--threads "1 2 4 8 16"] [--scaling FILE:WORKLOAD] [--workload W] [--out DIR] [--no-kube]
 #
 # Multi-core scaling on a machine with many cores. 1) tidegate's thread scaling on a workload
 # big enough for parallel Filter and Score to matter (default
 # scale.yaml:SchedulingBasicScale/100000Nodes_110000Pods, 5,000 nodes filtered per pod), at
 # each thread count, N rounds (3 by default), alternated round by round. 2) Beside the real
-# kube-scheduler on SchedulingBasic/5000Nodes_10000Pods (perf-data/workloads/default.yaml):
+# kube-scheduler on W of perf-data/workloads/default.yaml (SchedulingBasic/5000Nodes_10000Pods):
 # tidegate with every core, N rounds, and (unless --no-kube) kube's own scheduler_perf
 # (kube-reference/) once with every core (GOMAXPROCS unset). Prints both tables and writes
 # the data items and logs under DIR (default $OUT, else target/multicore-scaling).
@@ -18,6 +18,7 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 bundle="" rounds=3 threads="1 2 4 8 16" out="${OUT:-$root/target/multicore-scaling}" kube=1 make=""
 scaling="scale.yaml:SchedulingBasicScale/100000Nodes_110000Pods"
+workload="SchedulingBasic/5000Nodes_10000Pods"
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --bundle) bundle="$2"; shift 2 ;;
@@ -26,12 +27,12 @@ while [[ $# -gt 0 ]]; do
     --out) out="$2"; shift 2 ;;
     --no-kube) kube=0; shift ;;
     --scaling) scaling="$2"; shift 2 ;;
+    --workload) workload="$2"; shift 2 ;;
     --make-bundle) make="$2"; shift 2 ;;
     -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
     *) echo "multicore-scaling.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
-workload="SchedulingBasic/5000Nodes_10000Pods"
 [[ -z "$bundle" ]] || bundle="$(cd "$bundle" && pwd)"
 
 if [[ -n "$make" ]]; then
@@ -58,7 +59,7 @@ throughput() { # DIR: SchedulingThroughput Average of the data items there
   python3 - "$1" <<'EOF'
 import glob, json, sys
 for f in glob.glob(sys.argv[1] + "/*.json"):
-    for it in json.load(open(f)).get("dataItems", []):
+    for it in json.load(open(f)).get("dataItems") or []:
         if it["labels"].get("Metric") == "SchedulingThroughput":
             print(round(it["data"]["Average"])); sys.exit(0)
 print("nan")
@@ -99,7 +100,7 @@ out, rounds, kube, allc, scaling, workload = sys.argv[1:7]
 rounds, threads = int(rounds), sys.argv[7:]
 def tp(d):
     for f in glob.glob(d + "/*.json"):
-        for it in json.load(open(f)).get("dataItems", []):
+        for it in json.load(open(f)).get("dataItems") or []:
             if it["labels"].get("Metric") == "SchedulingThroughput":
                 return it["data"]["Average"]
     return None
