@@ -86,6 +86,10 @@ if [[ $kube == 1 ]]; then
   pick etcd
   source "$root/kube-reference/lib.sh"
   mkdir -p "$out/kube"
+  # kube's test apiserver writes its self-signed certificate beside its own source, at the
+  # path compiled in (the build machine's module cache): make it exist on a machine without Go.
+  ver="$(awk '$1 == "k8s.io/kubernetes" {print $2; exit}' "$root/kube-reference/go.mod")"
+  mkdir -p "${GOMODCACHE:-$HOME/go/pkg/mod}/k8s.io/kubernetes@$ver/cmd/kube-apiserver/app/testing/testdata" 2>/dev/null || true
   PATH="$bin:$PATH" timeout "${KUBE_RUN_TIMEOUT:-900}" "$bin/perf.test" -test.run '^$' \
     -test.bench "$(kube_bench_regex "$workload")" -test.benchtime 1x -test.timeout 60m \
     -config default.yaml -topic scaling -data-items-dir "$out/kube" -perf-scheduling-label-filter= \
