@@ -12,6 +12,7 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler"
@@ -24,7 +25,7 @@ import (
 // kube side of the differential oracle. tidegate replays the attempts in this order on the
 // same cluster state and checks each decision.
 type Decision struct {
-	// Kind: "decision" (a scheduling attempt), "nodes" (node objects, in Nodes),
+	// Kind: "decision" (a scheduling attempt), "nodes" (node objects, in Nodes), "nodeDeleted" (Name),
 	// "deleted" (an assigned pod that left the scheduler's snapshot: Namespace, Name, its
 	// Node and Priority), "assigned" (an assigned pod that entered the snapshot without a
 	// recorded decision, with Pod) or "nominated" (after a failed attempt, the node kube's
@@ -57,6 +58,9 @@ type Decision struct {
 	// NamespaceLabels: the labels of the pod's namespace, with the first pod seen in it
 	// (namespaceSelector terms read them).
 	NamespaceLabels map[string]string `json:"namespaceLabels,omitempty"`
+	// NamespaceServices: the selectors of the Services in the pod's namespace, with the first
+	// pod seen in it (PodTopologySpread's system default constraints read them).
+	NamespaceServices []map[string]string `json:"namespaceServices,omitempty"`
 }
 
 // recorder writes the decisions of one workload's scheduler, one JSON line each.
@@ -67,8 +71,8 @@ type recorder struct {
 	// namespaceLabels looks a namespace's labels up (the first time each is seen).
 	namespaceLabels func(ctx context.Context, namespace string) map[string]string
 	seen            map[string]bool
-	// listNodes reads the API server's nodes (from its watch cache) before each attempt.
-	listNodes func(ctx context.Context) []v1.Node
+	// namespaceServices lists a namespace's Service selectors (the first time it is seen).
+	namespaceServices func(ctx context.Context, namespace string) []map[string]string
 	// nodeVersions and podVersions: the resourceVersion last written of each object.
 	nodeVersions map[string]string
 	podVersions  map[string]string
@@ -126,6 +130,7 @@ func (r *recorder) record(ctx context.Context, pod *v1.Pod, attempts int, res sc
 	r.mu.Unlock()
 	if first && r.namespaceLabels != nil {
 		d.NamespaceLabels = r.namespaceLabels(ctx, pod.Namespace)
+		d.NamespaceServices = r.namespaceServices(ctx, pod.Namespace)
 	}
 	r.write(d)
 }
@@ -138,15 +143,37 @@ func (r *recorder) write(d Decision) {
 	_ = r.enc.Encode(d)
 }
 
-// assignedChanges writes a "deleted" line for every assigned pod that left the scheduler's
-// snapshot since the last attempt (preemption victims, deletePods, churn, a failed binding's
-// assumed pod), and an "assigned" line (with the object) for every assigned pod that entered
-// it without a recorded decision (a pod created with its node set). The snapshot is the
-// state the attempt about to be recorded used, so the replay applies these before it.
-func (r *recorder) assignedChanges(fw framework.Framework) {
+// snapshotChanges writes what changed in the scheduler's snapshot since the last attempt:
+// a "nodes" line with the nodes that are new or changed, a "nodeDeleted" line per node that
+// left, a "deleted" line for every assigned pod that left (preemption victims, deletePods,
+// churn, a failed binding's assumed pod), and an "assigned" line (with the object) for every
+// assigned pod that entered it without a recorded decision (a pod created with its node set)
+// or whose labels, deletion or resources changed (updateAny on bound pods). The snapshot is
+// the state the attempt about to be recorded used, so the replay applies these before it.
+func (r *recorder) snapshotChanges(fw framework.Framework) {
 	nodes, err := fw.SnapshotSharedLister().NodeInfos().List()
 	if err != nil {
 		return
+	}
+	objs := make([]v1.Node, 0, len(nodes))
+	names := make(map[string]bool, len(nodes))
+	for _, n := range nodes {
+		objs = append(objs, *n.Node())
+		names[n.Node().Name] = true
+	}
+	r.changedNodes(objs)
+	r.mu.Lock()
+	var gone []string
+	for name := range r.nodeVersions {
+		if !names[name] {
+			gone = append(gone, name)
+			delete(r.nodeVersions, name)
+		}
+	}
+	r.mu.Unlock()
+	sort.Strings(gone)
+	for _, name := range gone {
+		r.write(Decision{Kind: "nodeDeleted", Name: name})
 	}
 	now := make(map[string]*v1.Pod, len(r.assigned))
 	for _, n := range nodes {
@@ -160,13 +187,37 @@ func (r *recorder) assignedChanges(fw framework.Framework) {
 			r.write(Decision{Kind: "deleted", Namespace: p.Namespace, Name: p.Name, Node: p.Spec.NodeName, Priority: p.Spec.Priority})
 		}
 	}
-	for key, p := range now {
-		if _, ok := r.assigned[key]; !ok && !r.decided[key] {
+	keys := make([]string, 0, len(now))
+	for key := range now {
+		keys = append(keys, key)
+	}
+	sort.Strings(keys)
+	for _, key := range keys {
+		p := now[key]
+		old, ok := r.assigned[key]
+		if (!ok && !r.decided[key]) || (ok && schedulingRelevantChange(old, p)) {
 			r.write(Decision{Kind: "assigned", Namespace: p.Namespace, Name: p.Name, Node: p.Spec.NodeName, Pod: p})
 		}
 	}
 	r.assigned = now
 	r.decided = map[string]bool{}
+}
+
+// schedulingRelevantChange: what of an assigned pod other pods' scheduling reads changed
+// (labels for affinity and spreading, deletion for preemption, container resources).
+func schedulingRelevantChange(old, cur *v1.Pod) bool {
+	if !equality.Semantic.DeepEqual(old.Labels, cur.Labels) || (old.DeletionTimestamp == nil) != (cur.DeletionTimestamp == nil) {
+		return true
+	}
+	if len(old.Spec.Containers) != len(cur.Spec.Containers) {
+		return true
+	}
+	for i := range old.Spec.Containers {
+		if !equality.Semantic.DeepEqual(old.Spec.Containers[i].Resources, cur.Spec.Containers[i].Resources) {
+			return true
+		}
+	}
+	return false
 }
 
 func sets(v []string) []string {
@@ -175,26 +226,23 @@ func sets(v []string) []string {
 }
 
 // recordDecisions returns the option that wraps each workload's scheduler's SchedulePod, so
-// that every attempt is written to dir/<benchmark name>.jsonl, after a "nodes" line with the
-// node objects (again after every later createNodes op). The wrapper is installed when the
-// workload's first createNodes op has run, before its pods are created (scheduler_perf's
+// that every attempt is written to dir/<benchmark name>.jsonl. The wrapper is installed when
+// the workload's first createNodes op has run, before its pods are created (scheduler_perf's
 // files create nodes first); it replaces a field the scheduling goroutine reads, which is
-// safe here only because no pod is being scheduled yet. Before each attempt the nodes that
-// changed since the last line are written (read from the API server's watch cache, so a node
-// update the scheduler's informer has not delivered yet may show a little early). The labels
-// of each pod's namespace are read the first time the namespace is seen. After each attempt
-// kube's own Filter and Score run again over every node (evaluate). Assigned pods that
-// left or entered the snapshot are written before each attempt (assignedChanges), and
-// PostFilter's nominations as the failure handler receives them. Not recorded: namespace
-// label changes, updates of bound pods.
+// safe here only because no pod is being scheduled yet. Each attempt's line follows what
+// changed in the scheduler's snapshot since the last one (snapshotChanges: nodes, assigned
+// pods), so the replay sees exactly the state the attempt used. The labels and Service
+// selectors of each pod's namespace are read the first time the namespace is seen. After
+// each attempt kube's own Filter and Score run again over every node (evaluate), and
+// PostFilter's nominations are written as the failure handler receives them. Not recorded:
+// namespace label and Service changes after a namespace's first pod.
 func recordDecisions(dir string) benchmark.SchedulerPerfOption {
 	var mu sync.Mutex
 	recorders := map[*scheduler.Scheduler]*recorder{}
 	return benchmark.WithNodeUpdateFn(func(tCtx ktesting.TContext, sched *scheduler.Scheduler, _ *benchmark.Workload, nodes *v1.NodeList) error {
 		mu.Lock()
 		defer mu.Unlock()
-		if r, ok := recorders[sched]; ok {
-			r.changedNodes(nodes.Items)
+		if _, ok := recorders[sched]; ok {
 			return nil
 		}
 		if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -214,12 +262,18 @@ func recordDecisions(dir string) benchmark.SchedulerPerfOption {
 			podVersions:  map[string]string{},
 			assigned:     map[string]*v1.Pod{},
 			decided:      map[string]bool{},
-			listNodes: func(ctx context.Context) []v1.Node {
-				l, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{ResourceVersion: "0"})
+			namespaceServices: func(ctx context.Context, namespace string) []map[string]string {
+				l, err := client.CoreV1().Services(namespace).List(ctx, metav1.ListOptions{})
 				if err != nil {
 					return nil
 				}
-				return l.Items
+				var out []map[string]string
+				for _, s := range l.Items {
+					if len(s.Spec.Selector) > 0 {
+						out = append(out, s.Spec.Selector)
+					}
+				}
+				return out
 			},
 			namespaceLabels: func(ctx context.Context, namespace string) map[string]string {
 				ns, err := client.CoreV1().Namespaces().Get(ctx, namespace, metav1.GetOptions{})
@@ -230,15 +284,12 @@ func recordDecisions(dir string) benchmark.SchedulerPerfOption {
 			},
 		}
 		recorders[sched] = r
-		r.changedNodes(nodes.Items)
 		inner := sched.SchedulePod
 		sched.SchedulePod = func(ctx context.Context, fw framework.Framework, state fwk.CycleState, pi *framework.QueuedPodInfo) (scheduler.ScheduleResult, error) {
-			// Node changes first (updateAny, churn): the state this attempt may have seen.
-			r.changedNodes(r.listNodes(ctx))
 			res, err := inner(ctx, fw, state, pi)
 			// The snapshot is still the one the attempt used (assume changes the cache):
-			// first the assigned pods it gained or lost, then the attempt.
-			r.assignedChanges(fw)
+			// first the nodes and assigned pods it gained, changed or lost, then the attempt.
+			r.snapshotChanges(fw)
 			chosen := res.SuggestedHost
 			if err != nil {
 				chosen = ""

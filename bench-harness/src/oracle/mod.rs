@@ -29,16 +29,22 @@
 //!   just failed. tidegate's dry run on the same state must count that node among its
 //!   candidates, and rank it as high as its own pick by kube's deterministic criteria; the
 //!   nomination is then held in tidegate's nominator, as kube's holds it. The victims kube
-//!   deletes from that node (the `deleted` lines that follow, up to the preemptor's
+//!   deletes from that node (a deletion counts for every open nomination there still
+//!   missing a victim of its priority: preemptors nominated before the victim is gone share
+//!   it) (the `deleted` lines that follow, up to the preemptor's
 //!   binding) must have the priorities tidegate's dry run chose there.
 //! - `deleted`: an assigned pod that left kube's snapshot before the attempt that follows (a
 //!   victim, deletePods, churn, a failed binding): removed from tidegate's state.
 //! - `assigned`: an assigned pod that entered kube's snapshot without a recorded decision (a
-//!   pod created with its node set): added.
+//!   pod created with its node set), or whose labels, deletion or resources changed: added
+//!   or updated. `nodeDeleted`: a node that left the snapshot.
+//! - `nodes` lines come from kube's snapshot too, so every change is applied exactly before
+//!   the first attempt that saw it.
 //! - a decision's `pod`: the pod object on its first attempt and whenever it changed; a
 //!   later attempt of an unchanged pod uses the last one.
-//! - a decision's `namespaceLabels` (with the first pod of each namespace): the labels
-//!   namespaceSelector terms read.
+//! - a decision's `namespaceLabels` and `namespaceServices` (with the first pod of each
+//!   namespace): the labels namespaceSelector terms read, and the Service selectors
+//!   PodTopologySpread's system default constraints read.
 //!
 //! Records written before deletions were recorded (no `kube` field): a decision after kube's
 //! first fit error may rest on victims the record lacks, so disagreements from then on are
@@ -56,6 +62,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::Path;
 use std::sync::Arc;
 use tidegate_engine::api::Labels;
+use tidegate_engine::api::labels::LabelSelector;
 use tidegate_engine::api::{Pod, Sym, convert};
 use tidegate_engine::framework::ClusterClient;
 use tidegate_engine::plugins::Registry;
@@ -81,6 +88,7 @@ struct Line {
     namespace_labels: Option<std::collections::BTreeMap<String, String>>,
     kube: Option<KubeEval>,
     priority: Option<i32>,
+    namespace_services: Option<Vec<BTreeMap<String, String>>>,
 }
 
 /// kube's own evaluation of every node for one attempt (`Evaluation` in
@@ -101,7 +109,9 @@ struct KubeEval {
 /// choice), and namespaces have the labels kube's API server gave them.
 #[derive(Default)]
 struct RecordedCluster {
-    namespace_labels: parking_lot::RwLock<std::collections::HashMap<Sym, Arc<Labels>>>,
+    namespace_labels: parking_lot::RwLock<HashMap<Sym, Arc<Labels>>>,
+    /// Per namespace, the selectors of its Services.
+    services: parking_lot::RwLock<HashMap<Sym, Vec<BTreeMap<String, String>>>>,
 }
 
 impl ClusterClient for RecordedCluster {
@@ -113,6 +123,29 @@ impl ClusterClient for RecordedCluster {
     }
     fn namespace_labels(&self, namespace: Sym) -> Option<Arc<Labels>> {
         self.namespace_labels.read().get(&namespace).cloned()
+    }
+
+    /// kube's `helper.DefaultSelector` over the recorded Services of the pod's namespace:
+    /// the selectors of those that select the pod, merged.
+    fn default_spread_selector(&self, pod: &Pod) -> Option<LabelSelector> {
+        let services = self.services.read();
+        let mut merged: BTreeMap<String, String> = BTreeMap::new();
+        for sel in services.get(&pod.namespace)? {
+            if sel
+                .iter()
+                .all(|(k, v)| pod.labels.get(Sym::new(k)) == Some(Sym::new(v)))
+            {
+                merged.extend(sel.iter().map(|(k, v)| (k.clone(), v.clone())));
+            }
+        }
+        if merged.is_empty() {
+            return None;
+        }
+        let set = k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector {
+            match_labels: Some(merged),
+            match_expressions: None,
+        };
+        convert::label_selector(&set, "spec.selector").ok()
     }
 }
 
@@ -247,6 +280,12 @@ impl Replay {
             }
             "nominated" => self.nominated(&line),
             "assigned" => self.assigned(&line),
+            "nodeDeleted" => {
+                if self.nodes.remove(&line.name).is_some() {
+                    self.sched.on_node_delete(Sym::new(&line.name));
+                }
+                Ok(())
+            }
             other => Err(format!("unknown record kind {other:?}")),
         }
     }
@@ -268,6 +307,12 @@ impl Replay {
         if line.node.is_some() {
             // The preemptor is bound: its victims are gone from the state it was bound on.
             self.close_preemption(&key, false);
+        }
+        if let Some(services) = &line.namespace_services {
+            self.cluster
+                .services
+                .write()
+                .insert(Sym::new(&line.namespace), services.clone());
         }
         if let Some(labels) = &line.namespace_labels {
             let labels = Labels::from_pairs(labels.iter().map(|(k, v)| (k.as_str(), v.as_str())));
@@ -347,10 +392,10 @@ impl Replay {
             pod.node_name = Some(Sym::new(n));
         }
         let pod = Arc::new(pod);
-        if let Some(old) = self.bound.insert(key, pod.clone()) {
-            self.sched.on_pod_delete(&old);
+        match self.bound.insert(key, pod.clone()) {
+            Some(old) => self.sched.on_pod_update(&old, pod),
+            None => self.sched.on_pod_add(pod),
         }
-        self.sched.on_pod_add(pod);
         Ok(())
     }
 
@@ -366,14 +411,16 @@ impl Replay {
         self.pods.remove(&key);
         self.preemptions.remove(&key);
         let node = line.node.as_deref().unwrap_or_default();
-        // The latest nomination to that node takes the victim.
-        if let Some(p) = self
-            .preemptions
-            .values_mut()
-            .filter(|p| p.node == node)
-            .max_by_key(|p| p.seq)
-        {
-            p.deleted.push(line.priority.unwrap_or(0));
+        // Every open nomination to that node still missing a victim of this priority takes
+        // it: two preemptors nominated to one node before its victim is gone both chose it
+        // (kube's second dry run still saw the victim, and deleting it twice is one deletion).
+        let prio = line.priority.unwrap_or(0);
+        for p in self.preemptions.values_mut().filter(|p| p.node == node) {
+            let want = p.expected.iter().filter(|&&x| x == prio).count();
+            let have = p.deleted.iter().filter(|&&x| x == prio).count();
+            if have < want {
+                p.deleted.push(prio);
+            }
         }
     }
 
