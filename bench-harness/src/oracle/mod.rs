@@ -28,6 +28,7 @@
 //! of a workload may rest on victims kube deleted; disagreements from then on are reported
 //! apart ("after a fit error") and not counted as unexplained.
 
+pub mod scenarios;
 use crate::error::HarnessError;
 use k8s_openapi::api::core::v1 as core;
 use serde::Deserialize;
