@@ -21,7 +21,16 @@
 //! victims vanish, so a count would never be reached.
 //!
 //! Every template is one fixed object (no template actions), at `templates/b<b>/...` relative
-//! to the config, which is where scheduler_perf looks when run from the config's folder.
+//! to the config, which is where scheduler_perf looks when run from the config's folder:
+//!
+//! ```sh
+//! tidegate kube-scenarios --seed 1 --scenarios 100 --out /tmp/random
+//! cd /tmp/random && PATH=$REPO/target/kube-reference:$PATH $REPO/target/kube-reference/perf.test \
+//!     -test.run '^$' -test.bench 'BenchmarkPerfScheduling/^Random1Batch0$/^Scenarios100$' \
+//!     -test.benchtime 1x -config random-config.yaml -topic random -data-items-dir /tmp/items \
+//!     -record /tmp/rec -perf-scheduling-label-filter=
+//! tidegate replay /tmp/rec/BenchmarkPerfScheduling_Random1Batch0_Scenarios100.jsonl
+//! ```
 
 use k8s_openapi::api::core::v1 as core;
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
@@ -53,9 +62,10 @@ pub struct Mix {
     pub max_zones: u32,
     pub node_cpu: &'static [&'static str],
     pub node_memory: &'static [&'static str],
-    /// `status.capacity.pods`: "110", or on this share of the nodes a few (`few_pods`).
+    /// `status.capacity.pods`: `many_pods`, or on this share of the nodes a few (`few_pods`).
     pub few_pods_pct: u32,
     pub few_pods: (u32, u32),
+    pub many_pods: u32,
     pub disks: &'static [&'static str],
     pub taint_pct: u32,
     /// (key, value, effect).
@@ -78,10 +88,18 @@ pub struct Mix {
         Option<&'static str>,
     )],
     pub node_affinity_pct: u32,
+    /// Of the node and inter-pod (anti-)affinity terms, the share that is required (the rest
+    /// preferred, with a weight from `weights`).
+    pub required_pct: u32,
     pub pod_affinity_pct: u32,
     pub pod_anti_affinity_pct: u32,
+    /// Of the inter-pod terms' label selectors, the share written as matchLabels (the rest as
+    /// matchExpressions with one of `selector_operators`).
+    pub match_labels_pct: u32,
+    pub selector_operators: &'static [&'static str],
     pub spread_pct: u32,
     pub max_skews: &'static [i32],
+    pub when_unsatisfiable: &'static [&'static str],
     pub gated_pct: u32,
     /// Preferred-term weights, inclusive.
     pub weights: (i32, i32),
@@ -100,6 +118,7 @@ impl Mix {
         node_memory: &["4Gi", "8Gi", "16Gi"],
         few_pods_pct: 20,
         few_pods: (3, 6),
+        many_pods: 110,
         disks: &["ssd", "hdd"],
         taint_pct: 25,
         taints: &[
@@ -130,10 +149,14 @@ impl Mix {
             ("flaky", "Exists", None, Some("NoExecute")),
         ],
         node_affinity_pct: 20,
+        required_pct: 50,
         pod_affinity_pct: 15,
         pod_anti_affinity_pct: 20,
+        match_labels_pct: 50,
+        selector_operators: &["In", "NotIn"],
         spread_pct: 20,
         max_skews: &[1, 2],
+        when_unsatisfiable: &["DoNotSchedule", "ScheduleAnyway"],
         gated_pct: 15,
         weights: (1, 100),
         topology_keys: &[HOSTNAME, ZONE],
@@ -252,10 +275,11 @@ fn make_node(rng: &mut ChaCha8Rng, mix: &Mix, ns: &str, j: u32, zone: u32) -> co
     let cpu = pick(rng, mix.node_cpu);
     let memory = pick(rng, mix.node_memory);
     let pods = if chance(rng, mix.few_pods_pct) {
-        between(rng, mix.few_pods).to_string()
+        between(rng, mix.few_pods)
     } else {
-        "110".to_string()
-    };
+        mix.many_pods
+    }
+    .to_string();
     let taints = chance(rng, mix.taint_pct).then(|| {
         let (key, value, effect) = pick(rng, mix.taints);
         vec![core::Taint {
@@ -318,7 +342,7 @@ fn make_pod(rng: &mut ChaCha8Rng, mix: &Mix, ns: &str, j: u32) -> core::Pod {
         vec![core::TopologySpreadConstraint {
             max_skew: pick(rng, mix.max_skews),
             topology_key: pick(rng, mix.topology_keys).into(),
-            when_unsatisfiable: pick(rng, &["DoNotSchedule", "ScheduleAnyway"]).into(),
+            when_unsatisfiable: pick(rng, mix.when_unsatisfiable).into(),
             label_selector: Some(match_labels(pick(rng, mix.apps))),
             ..Default::default()
         }]
@@ -395,7 +419,7 @@ fn make_affinity(rng: &mut ChaCha8Rng, mix: &Mix) -> Option<core::Affinity> {
             }]),
             ..Default::default()
         };
-        if rng.random_bool(0.5) {
+        if chance(rng, mix.required_pct) {
             core::NodeAffinity {
                 required_during_scheduling_ignored_during_execution: Some(core::NodeSelector {
                     node_selector_terms: vec![term("ssd")],
@@ -445,13 +469,13 @@ type PodTerms = (
 /// One inter-pod (anti-)affinity term, required or preferred.
 fn pod_terms(rng: &mut ChaCha8Rng, mix: &Mix) -> PodTerms {
     let app = pick(rng, mix.apps);
-    let label_selector = if rng.random_bool(0.5) {
+    let label_selector = if chance(rng, mix.match_labels_pct) {
         match_labels(app)
     } else {
         LabelSelector {
             match_expressions: Some(vec![LabelSelectorRequirement {
                 key: "app".into(),
-                operator: pick(rng, &["In", "NotIn"]).into(),
+                operator: pick(rng, mix.selector_operators).into(),
                 values: Some(vec![app.into()]),
             }]),
             ..Default::default()
@@ -462,7 +486,7 @@ fn pod_terms(rng: &mut ChaCha8Rng, mix: &Mix) -> PodTerms {
         topology_key: pick(rng, mix.topology_keys).into(),
         ..Default::default()
     };
-    if rng.random_bool(0.5) {
+    if chance(rng, mix.required_pct) {
         (Some(vec![term]), None)
     } else {
         let weight = rng.random_range(mix.weights.0..=mix.weights.1);
