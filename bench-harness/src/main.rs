@@ -35,6 +35,7 @@ use cli::list::ListArgs;
 use cli::replay::ReplayArgs;
 use cli::report::ReportArgs;
 use cli::run::RunArgs;
+use cli::scenarios::ScenariosArgs;
 use cli::serve::ServeArgs;
 
 #[derive(Parser)]
@@ -87,6 +88,15 @@ enum Cmd {
     ///
     /// Example: tidegate replay out/record/BenchmarkPerfScheduling_SchedulingBasic_5Nodes.jsonl
     Replay(ReplayArgs),
+    /// Write random scenarios for the differential oracle: isolated little clusters (nodes
+    /// with taints, zones and capacities; pods with priorities, requests, host ports,
+    /// tolerations, node and inter-pod affinity, spreading, scheduling gates) as a
+    /// scheduler_perf config that kube's own scheduler_perf runs unchanged, one test case
+    /// `Random<seed>Batch<b>` per batch. Run kube-reference's perf.test -record from DIR, then
+    /// `tidegate replay` its records.
+    ///
+    /// Example: tidegate kube-scenarios --seed 1 --scenarios 300 --per-batch 100 --out /tmp/random
+    KubeScenarios(ScenariosArgs),
 }
 
 fn main() -> ExitCode {
@@ -116,6 +126,7 @@ fn main() -> ExitCode {
         Cmd::Serve(a) => cli::serve::serve(a),
         Cmd::Report(a) => cli::report::report(a),
         Cmd::Replay(a) => cli::replay::replay(a),
+        Cmd::KubeScenarios(a) => cli::scenarios::scenarios(a),
     };
     match result {
         Ok(code) => code,

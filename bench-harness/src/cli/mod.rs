@@ -1,6 +1,6 @@
 //! The `tidegate` subcommands, one file each: [`run`] (and [`serve`], a run with a
 //! `/metrics` endpoint; [`flamegraph`] writes its `--flamegraph`), [`list`], [`compare`],
-//! [`report`] and [`replay`].
+//! [`report`], [`replay`] and [`scenarios`] (`kube-scenarios`).
 
 pub(crate) mod compare;
 pub(crate) mod flamegraph;
@@ -8,6 +8,7 @@ pub(crate) mod list;
 pub(crate) mod replay;
 pub(crate) mod report;
 pub(crate) mod run;
+pub(crate) mod scenarios;
 pub(crate) mod serve;
 
 use tidegate_bench::error::HarnessError;

@@ -55,6 +55,7 @@
 
 mod judge;
 
+pub mod scenarios;
 use crate::error::HarnessError;
 use k8s_openapi::api::core::v1 as core;
 use serde::Deserialize;
