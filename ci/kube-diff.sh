@@ -1,59 +1,94 @@
 #!/usr/bin/env bash
-# The differential oracle against the real kube-scheduler: kube's own scheduler_perf
-# (kube-reference/, k8s.io/kubernetes as go.mod names it) runs every supported upstream
-# workload labelled integration-test and records each scheduling attempt in its order
-# (`-record`); `tidegate replay` replays them on the same state and judges each decision
-# (kube's node feasible here and among tidegate's top totals when kube saw every feasible
-# node; the same plugins rejecting an unschedulable pod). Last line:
-# `kube-diff: N scenarios, D disagreements`; exit 1 on a disagreement.
+# The differential oracle against the real kube-scheduler. kube's own scheduler_perf
+# (kube-reference/, k8s.io/kubernetes as go.mod names it) runs
+#   - random scenarios: `tidegate kube-scenarios` writes isolated little clusters (taints,
+#     node and pod (anti-)affinity, spread constraints, host ports, priorities and
+#     preemption, gates removed later) as scheduler_perf files, 100 scenarios per batch;
+#   - every supported upstream workload labelled integration-test (--quick: the `short`
+#     ones of default_preemption) of SCHEDULER_PERF_DIR, when that folder exists;
+# and records each scheduling attempt in its order with kube's own Filter and Score over
+# every node, PostFilter's nominations and the state changes it saw (`-record`).
+# `tidegate replay` replays them on the same state and judges each: the same feasible nodes,
+# rejecting plugins, top-scored nodes and per-plugin scores, kube's node feasible and
+# top-scored here, the same rejecting plugins for a fit error, a nomination tidegate's
+# dry run agrees with and victims of the same priorities.
+# Last line: `kube-diff: N scenarios, D disagreements`; exit 1 on a disagreement.
 #
-# Usage: bash ci/kube-diff.sh [--quick] [SCHEDULER_PERF_DIR]
+# Usage: bash ci/kube-diff.sh [--quick] [--scenarios N] [--seed S] [SCHEDULER_PERF_DIR]
+#   --quick: 300 random scenarios and the short preemption workloads (CI runs this);
+#   default: 2,000 random scenarios and every supported upstream integration-test workload.
 #   SCHEDULER_PERF_DIR: scheduler_perf's folder of a kubernetes checkout (default
-#   ../shared/upstream/scheduler_perf); --quick: the `short` workloads only.
-# Needs Go and the Go module proxy (skips cleanly without Go or without the folder).
-# Not done yet: random scenarios (the property-test generators), recorded preemption victims.
+#   ../shared/upstream/scheduler_perf; skipped when missing). Seed: 1.
+# Records and kube's logs stay in KUBE_DIFF_OUT (default target/kube-diff).
+# Needs Go and the Go module proxy: skips (exit 0, saying why) without Go or when the
+# modules cannot be downloaded.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root="$(pwd)"
-filter="integration-test"
-sp=""
-for a in "$@"; do
-  case "$a" in
-    --quick) filter="integration-test,short" ;;
-    *) sp="$a" ;;
+quick=0 scenarios="" seed=1 sp=""
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --quick) quick=1; shift ;;
+    --scenarios) scenarios="$2"; shift 2 ;;
+    --seed) seed="$2"; shift 2 ;;
+    -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
+    -*) echo "ci/kube-diff.sh: unknown flag $1 (see --help)" >&2; exit 2 ;;
+    *) sp="$1"; shift ;;
   esac
 done
+if [[ $quick == 1 ]]; then
+  scenarios="${scenarios:-300}" filter="integration-test,short" topics="default_preemption"
+else
+  scenarios="${scenarios:-2000}" filter="integration-test" topics="*"
+fi
 sp="${sp:-$root/../shared/upstream/scheduler_perf}"
 if ! command -v go >/dev/null; then
   echo "ci/kube-diff.sh: Go not installed; skipping the kube differential"
   exit 0
 fi
-if [[ ! -d "$sp" ]]; then
-  echo "ci/kube-diff.sh: no scheduler_perf folder at $sp; skipping the kube differential"
+if ! (cd kube-reference && go mod download >/dev/null 2>&1); then
+  echo "ci/kube-diff.sh: the Go modules of kube-reference/go.mod cannot be downloaded (no module proxy?); skipping the kube differential"
   exit 0
 fi
+start=$SECONDS
 kube_dir="$(bash kube-reference/build.sh)"
 # shellcheck source=../kube-reference/lib.sh
 source kube-reference/lib.sh
 cargo build --release -p tidegate-bench --quiet
 tidegate="$root/target/release/tidegate"
-# Records and kube's logs stay in KUBE_DIFF_OUT (default target/kube-diff) for a look after.
 out="${KUBE_DIFF_OUT:-$root/target/kube-diff}"
 rm -rf "$out"
-mkdir -p "$out"
+mkdir -p "$out/logs"
+echo "ci/kube-diff.sh: builds took $((SECONDS - start)) s" >&2
 
+# kube_run DIR CONFIG TOPIC WORKLOAD: kube's scheduler_perf on one workload, recording into
+# $out/TOPIC; a failed run is reported and its record judged as far as it goes.
+kube_run() {
+  (cd "$1" && PATH="$kube_dir:$PATH" timeout 600 "$kube_dir/perf.test" \
+    -test.run '^$' -test.bench "$(kube_bench_regex "$4")" -test.benchtime 1x -config "$2" \
+    -topic "$3" -data-items-dir "$out/items" -record "$out/$3" \
+    -perf-scheduling-label-filter= </dev/null >"$out/logs/$3-${4//\//_}.log" 2>&1) ||
+    echo "ci/kube-diff.sh: kube's run of $3 $4 failed (see $out/logs; its record is judged as far as it goes)" >&2
+}
+
+"$tidegate" kube-scenarios --seed "$seed" --scenarios "$scenarios" --out "$out/random" >"$out/logs/scenarios.txt"
+while read -r name; do
+  kube_run "$out/random" random-config.yaml random "$name"
+done < <(grep -oE 'Random[0-9]+Batch[0-9]+/Scenarios[0-9]+' "$out/logs/scenarios.txt")
+echo "ci/kube-diff.sh: random scenarios recorded at $((SECONDS - start)) s" >&2
+
+if [[ -d "$sp" ]]; then
+  for config in "$sp"/$topics/performance-config.yaml; do
+    topic="$(basename "$(dirname "$config")")"
+    while IFS= read -r name; do
+      kube_run "$(dirname "$config")" performance-config.yaml "$topic" "$name"
+    done < <(runnable_workloads "$tidegate" "$config" "$filter")
+  done
+  echo "ci/kube-diff.sh: upstream workloads recorded at $((SECONDS - start)) s" >&2
+else
+  echo "ci/kube-diff.sh: no scheduler_perf folder at $sp; random scenarios only" >&2
+fi
 records=()
-for config in "$sp"/*/performance-config.yaml; do
-  topic="$(basename "$(dirname "$config")")"
-  while IFS= read -r name; do
-    rec="$out/$topic"
-    (cd "$(dirname "$config")" && PATH="$kube_dir:$PATH" timeout 600 "$kube_dir/perf.test" \
-      -test.run '^$' -test.bench "$(kube_bench_regex "$name")" -test.benchtime 1x -config performance-config.yaml \
-      -topic "$topic" -data-items-dir "$out/items" -record "$rec" \
-      -perf-scheduling-label-filter= </dev/null >"$out/kube-${topic}-${name//\//_}.log" 2>&1) ||
-      echo "ci/kube-diff.sh: kube's run of $topic $name failed (its record is judged as far as it goes)" >&2
-  done < <(runnable_workloads "$tidegate" "$config" "$filter")
-done
 while IFS= read -r -d '' f; do records+=("$f"); done < <(find "$out" -name '*.jsonl' -print0 | sort -z)
 [[ ${#records[@]} -gt 0 ]] || { echo "ci/kube-diff.sh: kube recorded nothing" >&2; exit 1; }
 "$tidegate" replay "${records[@]}"

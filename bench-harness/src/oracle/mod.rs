@@ -29,7 +29,8 @@
 //!   just failed. tidegate's dry run on the same state must count that node among its
 //!   candidates, and rank it as high as its own pick by kube's deterministic criteria; the
 //!   nomination is then held in tidegate's nominator, as kube's holds it. The victims kube
-//!   deletes from that node (a deletion counts for every open nomination there still
+//!   deletes from that node (`deleted`, or `assigned` with a deletion timestamp: a victim
+//!   with a grace period stays terminating; a deletion counts for every open nomination there still
 //!   missing a victim of its priority: preemptors nominated before the victim is gone share
 //!   it) (the `deleted` lines that follow, up to the preemptor's
 //!   binding) must have the priorities tidegate's dry run chose there.
@@ -394,7 +395,13 @@ impl Replay {
         }
         let pod = Arc::new(pod);
         match self.bound.insert(key, pod.clone()) {
-            Some(old) => self.sched.on_pod_update(&old, pod),
+            Some(old) => {
+                if pod.deletion_timestamp && !old.deletion_timestamp {
+                    let node = line.node.clone().unwrap_or_default();
+                    self.credit_victim(&node, pod.priority());
+                }
+                self.sched.on_pod_update(&old, pod);
+            }
             None => self.sched.on_pod_add(pod),
         }
         Ok(())
@@ -411,11 +418,16 @@ impl Replay {
         }
         self.pods.remove(&key);
         self.preemptions.remove(&key);
-        let node = line.node.as_deref().unwrap_or_default();
-        // Every open nomination to that node still missing a victim of this priority takes
-        // it: two preemptors nominated to one node before its victim is gone both chose it
-        // (kube's second dry run still saw the victim, and deleting it twice is one deletion).
-        let prio = line.priority.unwrap_or(0);
+        let node = line.node.clone().unwrap_or_default();
+        self.credit_victim(&node, line.priority.unwrap_or(0));
+    }
+
+    /// A pod on `node` was deleted or began terminating (a victim with a grace period stays,
+    /// terminating, where no kubelet removes it). Every open nomination to that node still
+    /// missing a victim of this priority takes it: two preemptors nominated to one node
+    /// before its victim is gone both chose it (kube's second dry run still saw the victim,
+    /// and deleting it twice is one deletion).
+    fn credit_victim(&mut self, node: &str, prio: i32) {
         for p in self.preemptions.values_mut().filter(|p| p.node == node) {
             let want = p.expected.iter().filter(|&&x| x == prio).count();
             let have = p.deleted.iter().filter(|&&x| x == prio).count();
