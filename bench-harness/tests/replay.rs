@@ -1,7 +1,9 @@
 //! The differential oracle's tidegate side (`tidegate_bench::oracle`) on records of the real
 //! kube-scheduler: kube-reference's `-record` output of kube v1.37.2 running upstream
 //! scheduler_perf's SchedulingBasic/5Nodes (misc) and PreemptionBasic/5Nodes
-//! (default_preemption), in `tests/fixtures/kube-records/`.
+//! (default_preemption), in `tests/fixtures/kube-records/`; and records with kube's own
+//! whole-cluster evaluations, snapshot changes and nominations (`v2_*`): PreemptionAsync/5Nodes
+//! and twelve random scenarios of `tidegate kube-scenarios --seed 1`.
 
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -115,4 +117,122 @@ fn a_line_that_is_not_a_record_is_an_error_with_its_line_number() {
     std::fs::write(&path, "{\"kind\":\"nodes\",\"nodes\":[]}\nnot json\n").unwrap();
     let e = replay(&path, None).unwrap_err().to_string();
     assert!(e.contains("bad.jsonl:2:"), "{e}");
+}
+
+#[test]
+fn kubes_whole_cluster_evaluations_nominations_and_victims_agree_with_tidegate() {
+    let r = replay(&fixture("v2_PreemptionAsync_5Nodes.jsonl"), None).unwrap();
+    assert!(r.disagreements.is_empty(), "{:?}", r.disagreements);
+    assert!(r.after_fit_error.is_empty());
+    // Every attempt carries kube's evaluation of all five nodes, compared exactly.
+    assert_eq!(r.evaluations, r.decisions);
+    assert_eq!(r.top_checked, 25);
+    // Five preemptors: each nomination is one tidegate's dry run picks too, and each victim
+    // set (four deleted pods and one left terminating, per node) has tidegate's priorities.
+    assert_eq!((r.nominations, r.victims_checked), (5, 5));
+    assert_eq!(r.deletions, 20);
+
+    let r = replay(&fixture("v2_Random1Batch0_Scenarios12.jsonl"), None).unwrap();
+    assert!(r.disagreements.is_empty(), "{:?}", r.disagreements);
+    assert_eq!(r.scenarios, 12);
+    assert_eq!(r.evaluations, r.decisions);
+    assert!(r.fit_errors > 20 && r.top_checked > 50, "{r:?}");
+    assert_eq!((r.nominations, r.victims_checked), (1, 1));
+}
+
+/// The first decision line of `ls` that kube bound and scored at least two nodes for.
+fn first_scored(ls: &[Value]) -> usize {
+    ls.iter()
+        .position(|l| {
+            l["kind"] == "decision"
+                && l["node"].is_string()
+                && l["kube"]["scores"]
+                    .as_object()
+                    .is_some_and(|m| m.len() >= 2)
+        })
+        .expect("a decision with scores")
+}
+
+#[test]
+fn a_plugin_score_kube_computed_differently_is_a_disagreement_naming_both_sides() {
+    let mut ls = lines("v2_Random1Batch0_Scenarios12.jsonl");
+    let i = first_scored(&ls);
+    let node = ls[i]["node"].as_str().unwrap().to_string();
+    let scores = ls[i]["kube"]["scores"][&node].as_object_mut().unwrap();
+    let fit = scores["NodeResourcesFit"].as_i64().unwrap();
+    scores.insert("NodeResourcesFit".into(), Value::from(fit + 1));
+    let total = scores["total"].as_i64().unwrap();
+    scores.insert("total".into(), Value::from(total + 1));
+    let dir = tempfile::tempdir().unwrap();
+    let r = replay(&write(dir.path(), &ls), None).unwrap();
+    assert_eq!(r.disagreements.len(), 1, "{:?}", r.disagreements);
+    let d = &r.disagreements[0];
+    assert!(
+        d.contains(&node)
+            && d.contains(&format!("NodeResourcesFit={}", fit + 1))
+            && d.contains(&format!("NodeResourcesFit={fit}")),
+        "{d}"
+    );
+}
+
+#[test]
+fn a_top_set_or_feasible_count_kube_saw_differently_is_a_disagreement() {
+    let base = lines("v2_Random1Batch0_Scenarios12.jsonl");
+    let i = first_scored(&base);
+    let dir = tempfile::tempdir().unwrap();
+
+    let mut ls = base.clone();
+    let n = ls[i]["kube"]["feasible"].as_i64().unwrap();
+    ls[i]["kube"]["feasible"] = Value::from(n + 1);
+    let r = replay(&write(dir.path(), &ls), None).unwrap();
+    assert_eq!(r.disagreements.len(), 1, "{:?}", r.disagreements);
+    assert!(r.disagreements[0].contains("feasible nodes"));
+
+    let mut ls = base.clone();
+    ls[i]["kube"]["top"] = Value::from(vec!["no-such-node"]);
+    let r = replay(&write(dir.path(), &ls), None).unwrap();
+    assert_eq!(r.disagreements.len(), 1, "{:?}", r.disagreements);
+    assert!(
+        r.disagreements[0].contains("top nodes"),
+        "{}",
+        r.disagreements[0]
+    );
+}
+
+#[test]
+fn victims_of_other_priorities_than_tidegates_dry_run_are_a_disagreement() {
+    let mut ls = lines("v2_PreemptionAsync_5Nodes.jsonl");
+    let d = ls
+        .iter()
+        .position(|l| l["kind"] == "deleted")
+        .expect("a deleted line");
+    ls[d]["priority"] = Value::from(7);
+    let dir = tempfile::tempdir().unwrap();
+    let r = replay(&write(dir.path(), &ls), None).unwrap();
+    assert!(
+        r.disagreements
+            .iter()
+            .any(|d| d.contains("preemption on") && d.contains("tidegate's dry run evicts")),
+        "{:?}",
+        r.disagreements
+    );
+}
+
+#[test]
+fn a_node_kube_nominates_without_room_there_is_a_disagreement() {
+    let mut ls = lines("v2_PreemptionAsync_5Nodes.jsonl");
+    let i = ls
+        .iter()
+        .position(|l| l["kind"] == "nominated")
+        .expect("a nomination");
+    ls[i]["node"] = Value::from("no-such-node");
+    let dir = tempfile::tempdir().unwrap();
+    let r = replay(&write(dir.path(), &ls), None).unwrap();
+    assert!(
+        r.disagreements
+            .iter()
+            .any(|d| d.contains("kube nominated no-such-node")),
+        "{:?}",
+        r.disagreements
+    );
 }

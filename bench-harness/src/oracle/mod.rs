@@ -32,8 +32,11 @@
 //!   deletes from that node (`deleted`, or `assigned` with a deletion timestamp: a victim
 //!   with a grace period stays terminating; a deletion counts for every open nomination there still
 //!   missing a victim of its priority: preemptors nominated before the victim is gone share
-//!   it) (the `deleted` lines that follow, up to the preemptor's
-//!   binding) must have the priorities tidegate's dry run chose there.
+//!   it; a victim none expected goes to the latest one still short of victims) (the
+//!   `deleted` lines that follow, up to the preemptor's binding) must have the priorities
+//!   tidegate's dry run chose there. Judged at the binding, or at the end of the record when
+//!   kube deleted at least as many pods there; a workload that also deletes pods by other
+//!   means on a node with an open nomination would need the victims' names instead.
 //! - `deleted`: an assigned pod that left kube's snapshot before the attempt that follows (a
 //!   victim, deletePods, churn, a failed binding): removed from tidegate's state.
 //! - `assigned`: an assigned pod that entered kube's snapshot without a recorded decision (a
@@ -428,12 +431,25 @@ impl Replay {
     /// before its victim is gone both chose it (kube's second dry run still saw the victim,
     /// and deleting it twice is one deletion).
     fn credit_victim(&mut self, node: &str, prio: i32) {
+        let mut taken = false;
         for p in self.preemptions.values_mut().filter(|p| p.node == node) {
             let want = p.expected.iter().filter(|&&x| x == prio).count();
             let have = p.deleted.iter().filter(|&&x| x == prio).count();
             if have < want {
                 p.deleted.push(prio);
+                taken = true;
             }
+        }
+        // A victim no nomination expected: the latest one there still short of victims
+        // takes it, so that the difference shows.
+        if !taken
+            && let Some(p) = self
+                .preemptions
+                .values_mut()
+                .filter(|p| p.node == node && p.deleted.len() < p.expected.len())
+                .max_by_key(|p| p.seq)
+        {
+            p.deleted.push(prio);
         }
     }
 
