@@ -9,6 +9,9 @@
 use crate::api::validation::{ErrorType, FieldError};
 use crate::api::{Pod, Sym};
 use crate::framework::interface::MAX_NODE_SCORE;
+// [`balanced_resource_score`] for cpu and memory, without the iterator passes: the same
+// fractions and the same float arithmetic, so the same score.
+use crate::framework::node_info::cpu_memory_balance as balance_cpu_memory;
 use crate::framework::node_info::{NodeInfo, NodeRow};
 use serde::Deserialize;
 
@@ -337,6 +340,13 @@ impl ResourceAllocationScorer {
         wm: i64,
     ) {
         match self.strategy {
+            // The node's own balance is in its row (requested, as BalancedAllocation reads).
+            Strategy::Balanced if self.use_requested => {
+                for (s, n) in scores.iter_mut().zip(nodes) {
+                    let with = balance_cpu_memory(self.cpu_memory_pairs(n, pod_requests));
+                    *s = balance_change(with, i64::from(n.balance));
+                }
+            }
             Strategy::Balanced => {
                 let (rc, rm) = (pod_requests[0], pod_requests[1]);
                 self.fill(nodes, pod_requests, scores, |p| {
@@ -583,21 +593,6 @@ fn balanced_cpu_memory(pairs: [(i64, i64); 2], pc: i64, pm: i64) -> i64 {
         (if am == 0 { 0 } else { rm - pm }, am),
     ];
     balance_change(balance_cpu_memory(pairs), balance_cpu_memory(without))
-}
-
-/// [`balanced_resource_score`] for cpu and memory (`(requested, allocatable)` each), without
-/// the iterator passes: the same fractions and the same float arithmetic, so the same score.
-#[inline(always)]
-fn balance_cpu_memory([(rc, ac), (rm, am)]: [(i64, i64); 2]) -> i64 {
-    let std = if ac != 0 && am != 0 {
-        let fc = (rc as f64 / ac as f64).min(1.0);
-        let fm = (rm as f64 / am as f64).min(1.0);
-        ((fc - fm) / 2.0).abs()
-    } else {
-        // One fraction or none: a standard deviation of 0.
-        0.0
-    };
-    ((1.0 - std) * MAX_NODE_SCORE as f64) as i64
 }
 
 /// [`weighted_mean`] over cpu and memory, spelled out (no arrays, no iterator).
