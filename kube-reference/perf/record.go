@@ -29,7 +29,8 @@ type Decision struct {
 	// "deleted" (an assigned pod that left the scheduler's snapshot: Namespace, Name, its
 	// Node and Priority), "assigned" (an assigned pod that entered the snapshot without a
 	// recorded decision, with Pod) or "nominated" (after a failed attempt, the node kube's
-	// PostFilter nominated for the pod, in Node: preemption).
+	// PostFilter nominated for the pod, in Node: preemption; an empty Node clears the pod's
+	// nomination).
 	Kind      string `json:"kind"`
 	Seq       int    `json:"seq"`
 	Namespace string `json:"namespace"`
@@ -81,6 +82,8 @@ type recorder struct {
 	// Both are used by the scheduling goroutine only.
 	assigned map[string]*v1.Pod
 	decided  map[string]bool
+	// nominated: the pods holding a nomination kube's PostFilter gave (failure handler).
+	nominated map[string]bool
 }
 
 // changedNodes writes a "nodes" line with the nodes that are new or changed since the last.
@@ -262,6 +265,7 @@ func recordDecisions(dir string) benchmark.SchedulerPerfOption {
 			podVersions:  map[string]string{},
 			assigned:     map[string]*v1.Pod{},
 			decided:      map[string]bool{},
+			nominated:    map[string]bool{},
 			namespaceServices: func(ctx context.Context, namespace string) []map[string]string {
 				l, err := client.CoreV1().Services(namespace).List(ctx, metav1.ListOptions{})
 				if err != nil {
@@ -296,14 +300,28 @@ func recordDecisions(dir string) benchmark.SchedulerPerfOption {
 			}
 			r.record(ctx, pi.Pod, pi.Attempts, res, err, evaluate(ctx, fw, pi.Pod, chosen))
 			if chosen != "" {
-				r.decided[pi.Pod.Namespace+"/"+pi.Pod.Name] = true
+				key := pi.Pod.Namespace + "/" + pi.Pod.Name
+				r.decided[key] = true
+				r.mu.Lock()
+				delete(r.nominated, key) // assumed: kube's nominator lets it go
+				r.mu.Unlock()
 			}
 			return res, err
 		}
 		failure := sched.FailureHandler
 		sched.FailureHandler = func(ctx context.Context, fw framework.Framework, pi *framework.QueuedPodInfo, st *fwk.Status, ni *fwk.NominatingInfo, start time.Time) {
-			if ni.Mode() == fwk.ModeOverride && ni.NominatedNodeName != "" {
-				r.write(Decision{Kind: "nominated", Namespace: pi.Pod.Namespace, Name: pi.Pod.Name, Node: ni.NominatedNodeName})
+			if ni.Mode() == fwk.ModeOverride {
+				// A nomination, or the clearing of one the pod holds (PostFilter found no
+				// candidate): the nominated pods count in later attempts' Filter.
+				// (A binding failure calls the handler from the binding goroutine: locked.)
+				key := pi.Pod.Namespace + "/" + pi.Pod.Name
+				r.mu.Lock()
+				held := r.nominated[key]
+				r.nominated[key] = ni.NominatedNodeName != ""
+				r.mu.Unlock()
+				if ni.NominatedNodeName != "" || held {
+					r.write(Decision{Kind: "nominated", Namespace: pi.Pod.Namespace, Name: pi.Pod.Name, Node: ni.NominatedNodeName})
+				}
 			}
 			failure(ctx, fw, pi, st, ni, start)
 		}

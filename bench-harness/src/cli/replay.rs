@@ -34,7 +34,7 @@ pub(crate) fn replay(a: ReplayArgs) -> Result<ExitCode, HarnessError> {
     for path in &a.records {
         let r = oracle::replay(path, config.clone())?;
         outln!(
-            "{}: {} scenarios, {} attempts; {} whole-cluster evaluations compared; {} bindings top-checked, {} feasibility only (kube's adaptive window), {} fit errors, {} other errors; {} nominations, {} victim sets, {} deletions; {} disagreements{}",
+            "{}: {} scenarios, {} attempts; {} whole-cluster evaluations compared; {} bindings top-checked, {} feasibility only (kube's adaptive window), {} fit errors, {} other errors; {} nominations, {} victim sets, {} deletions; {} explained; {} disagreements{}",
             path.display(),
             r.scenarios,
             r.decisions,
@@ -46,6 +46,7 @@ pub(crate) fn replay(a: ReplayArgs) -> Result<ExitCode, HarnessError> {
             r.nominations,
             r.victims_checked,
             r.deletions,
+            r.explained.len(),
             r.disagreements.len(),
             if r.after_fit_error.is_empty() {
                 String::new()
@@ -55,6 +56,9 @@ pub(crate) fn replay(a: ReplayArgs) -> Result<ExitCode, HarnessError> {
         );
         for d in &r.disagreements {
             outln!("  DISAGREE {d}");
+        }
+        for d in &r.explained {
+            outln!("  explained {d}");
         }
         for d in &r.after_fit_error {
             outln!("  after a fit error (an old record without deletions): {d}");

@@ -255,6 +255,41 @@ impl Scheduler {
         Some(out)
     }
 
+    /// Whether `pod` passes Filter on `node` with `extra` pods added to it, as preemption's
+    /// dry run adds a reprieved victim back (PreFilter's AddPod extensions run for each):
+    /// the oracle's check that another scheduler's victims are a valid choice. `None` when no
+    /// profile is responsible for the pod or the node is unknown.
+    pub fn fits_with(&self, pod: &Pod, node: Sym, extra: &[Arc<Pod>]) -> Option<bool> {
+        let fwk = &self.frameworks[self.framework_for(pod)?];
+        let mut state = CycleState::new();
+        let mut snap = self.snapshot.lock();
+        self.cache.update_snapshot(&mut snap);
+        let (_, st) = fwk.run_pre_filter(&mut state, pod, &snap);
+        if !st.is_success() {
+            return Some(false);
+        }
+        let mut ni = (**snap.get(node)?).clone();
+        for p in extra {
+            let mut placed = (**p).clone();
+            placed.node_name = Some(node);
+            let placed = Arc::new(placed);
+            ni.add_pod(&placed);
+            if !fwk
+                .run_pre_filter_extension_add_pod(&mut state, pod, &placed, &ni)
+                .is_success()
+            {
+                return Some(false);
+            }
+        }
+        let filters = fwk.active_filter_plugins(&state, pod);
+        let nominated = self.queue.nominator.nominated_at_least(pod);
+        let noms = nominated.get(&node).map_or(&[][..], |v| &v[..]);
+        Some(
+            fwk.run_filter_plugins_with_nominated_pods(&filters, &state, pod, &ni, noms)
+                .is_success(),
+        )
+    }
+
     /// Holds `pod` as nominated to `node` (`Sym::EMPTY` clears it) in the nominator, as
     /// PostFilter's result does, without touching the cluster: the oracle replays another
     /// scheduler's nominations so that later evaluations count the nominated pods.
