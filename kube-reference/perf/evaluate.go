@@ -34,6 +34,9 @@ type Evaluation struct {
 	Rejected map[string]string `json:"rejected,omitempty"`
 	// ScoreError: a PreScore or Score failure.
 	ScoreError string `json:"scoreError,omitempty"`
+	// Pods: node -> the pods its NodeInfo holds, as "namespace/name" (small clusters only):
+	// the replay checks that its state holds the same ones before judging plugins.
+	Pods map[string][]string `json:"pods,omitempty"`
 }
 
 // evaluate runs PreFilter, Filter (with the nominated pods, on the PreFilter result's
@@ -54,6 +57,15 @@ func evaluate(ctx context.Context, fw framework.Framework, pod *v1.Pod, chosen s
 	}
 	if small {
 		out.Rejected = map[string]string{}
+		out.Pods = map[string][]string{}
+		for _, n := range nodes {
+			keys := []string{}
+			for _, pi := range n.GetPods() {
+				keys = append(keys, pi.GetPod().Namespace+"/"+pi.GetPod().Name)
+			}
+			sort.Strings(keys)
+			out.Pods[n.Node().Name] = keys
+		}
 	}
 	var feasible []fwk.NodeInfo
 	for _, n := range nodes {

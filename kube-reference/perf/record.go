@@ -81,7 +81,7 @@ type recorder struct {
 	// by recorded decisions since (they enter the next snapshot without an "assigned" line).
 	// Both are used by the scheduling goroutine only.
 	assigned map[string]*v1.Pod
-	decided  map[string]bool
+	decided  map[string]Decision
 	// nominated: the pods holding a nomination kube's PostFilter gave (failure handler).
 	nominated map[string]bool
 }
@@ -190,6 +190,13 @@ func (r *recorder) snapshotChanges(fw framework.Framework) {
 			r.write(Decision{Kind: "deleted", Namespace: p.Namespace, Name: p.Name, Node: p.Spec.NodeName, Priority: p.Spec.Priority})
 		}
 	}
+	// A pod bound by a recorded decision that left before any later snapshot held it
+	// (deleted while its binding was in flight).
+	for key, d := range r.decided {
+		if _, ok := now[key]; !ok {
+			r.write(d)
+		}
+	}
 	keys := make([]string, 0, len(now))
 	for key := range now {
 		keys = append(keys, key)
@@ -198,12 +205,13 @@ func (r *recorder) snapshotChanges(fw framework.Framework) {
 	for _, key := range keys {
 		p := now[key]
 		old, ok := r.assigned[key]
-		if (!ok && !r.decided[key]) || (ok && schedulingRelevantChange(old, p)) {
+		_, decided := r.decided[key]
+		if (!ok && !decided) || (ok && schedulingRelevantChange(old, p)) {
 			r.write(Decision{Kind: "assigned", Namespace: p.Namespace, Name: p.Name, Node: p.Spec.NodeName, Pod: p})
 		}
 	}
 	r.assigned = now
-	r.decided = map[string]bool{}
+	r.decided = map[string]Decision{}
 }
 
 // schedulingRelevantChange: what of an assigned pod other pods' scheduling reads changed
@@ -264,7 +272,7 @@ func recordDecisions(dir string) benchmark.SchedulerPerfOption {
 			nodeVersions: map[string]string{},
 			podVersions:  map[string]string{},
 			assigned:     map[string]*v1.Pod{},
-			decided:      map[string]bool{},
+			decided:      map[string]Decision{},
 			nominated:    map[string]bool{},
 			namespaceServices: func(ctx context.Context, namespace string) []map[string]string {
 				l, err := client.CoreV1().Services(namespace).List(ctx, metav1.ListOptions{})
@@ -301,7 +309,7 @@ func recordDecisions(dir string) benchmark.SchedulerPerfOption {
 			r.record(ctx, pi.Pod, pi.Attempts, res, err, evaluate(ctx, fw, pi.Pod, chosen))
 			if chosen != "" {
 				key := pi.Pod.Namespace + "/" + pi.Pod.Name
-				r.decided[key] = true
+				r.decided[key] = Decision{Kind: "deleted", Namespace: pi.Pod.Namespace, Name: pi.Pod.Name, Node: chosen, Priority: pi.Pod.Spec.Priority}
 				r.mu.Lock()
 				delete(r.nominated, key) // assumed: kube's nominator lets it go
 				r.mu.Unlock()

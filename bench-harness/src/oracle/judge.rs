@@ -76,6 +76,39 @@ pub(super) fn judge_evaluation(kube: &KubeEval, eval: &Evaluation) -> Option<Str
     })
 }
 
+/// The pods on each node kube's snapshot held against tidegate's bound pods (`bound`, by
+/// namespace/name): a difference means the replayed state drifted from kube's.
+pub(super) fn judge_state(
+    kube: &KubeEval,
+    bound: &std::collections::HashMap<String, std::sync::Arc<tidegate_engine::api::Pod>>,
+) -> Option<String> {
+    let mut ours: BTreeMap<String, Vec<&str>> = BTreeMap::new();
+    for (key, p) in bound {
+        if let Some(n) = p.node_name {
+            ours.entry(n.to_string()).or_default().push(key.as_str());
+        }
+    }
+    for (node, theirs) in &kube.pods {
+        let theirs = theirs.as_deref().unwrap_or_default();
+        let mut mine = ours.remove(node).unwrap_or_default();
+        mine.sort_unstable();
+        if mine != theirs {
+            let only_kube: Vec<&String> = theirs
+                .iter()
+                .filter(|k| !mine.contains(&k.as_str()))
+                .collect();
+            let only_ours: Vec<&&str> = mine
+                .iter()
+                .filter(|k| !theirs.iter().any(|t| t == *k))
+                .collect();
+            return Some(format!(
+                "state: on {node} kube's snapshot holds {only_kube:?} that tidegate's lacks, tidegate's holds {only_ours:?} that kube's lacks"
+            ));
+        }
+    }
+    None
+}
+
 /// The rejecting plugin of every node kube recorded one for (PreFilter's node subset aside).
 fn judge_rejections(kube: &KubeEval, eval: &Evaluation) -> Option<String> {
     for (node, plugin) in &kube.rejected {

@@ -8,7 +8,9 @@
 //! - `nodes`: node objects, new or changed (after a createNodes op, or seen changed before an
 //!   attempt): added, or updated as an informer would.
 //! - a `decision` carries `kube`: kube's own Filter and Score over every node on the snapshot
-//!   that attempt used (`kube-reference/perf/evaluate.go`). tidegate evaluates the same pod
+//!   that attempt used (`kube-reference/perf/evaluate.go`); in clusters of up to 64 nodes
+//!   also the pods each node held, which must be those tidegate's state holds (else the
+//!   state, not a plugin, differs, and that is reported instead). tidegate evaluates the same pod
 //!   on the same state and must agree exactly: the PreFilter verdict, the feasible count,
 //!   each rejected node's plugin (recorded for clusters of up to 64 nodes), the set of
 //!   top-scored nodes and their total, and every plugin's score on each node kube kept
@@ -108,6 +110,8 @@ struct KubeEval {
     scores: BTreeMap<String, BTreeMap<String, i64>>,
     rejected: BTreeMap<String, String>,
     score_error: Option<String>,
+    /// node -> the pods kube's NodeInfo holds (small clusters; Go writes none as null).
+    pods: BTreeMap<String, Option<Vec<String>>>,
 }
 
 /// The cluster as the record describes it: binds succeed (the pod then follows kube's
@@ -346,7 +350,10 @@ impl Replay {
         })?;
         if let Some(kube) = &line.kube {
             self.report.evaluations += 1;
-            if let Some(what) = judge::judge_evaluation(kube, &eval) {
+            let state = (!kube.pods.is_empty())
+                .then(|| judge::judge_state(kube, &self.bound))
+                .flatten();
+            if let Some(what) = state.or_else(|| judge::judge_evaluation(kube, &eval)) {
                 self.disagree(&line, &key, what);
             }
         }
