@@ -35,6 +35,7 @@ out="${out:-$root/perf-data/results/kube-side-by-side/$topic-$commit}"
 # shellcheck source=../../kube-reference/lib.sh
 source "$root/kube-reference/lib.sh"
 mkdir -p "$out"
+out="$(cd "$out" && pwd)" # kube runs from the config's folder
 
 kube_dir="$(bash "$root/kube-reference/build.sh")"
 (cd "$root" && cargo build --release -p tidegate-bench --quiet)
