@@ -14,7 +14,7 @@ def items(path):
     out = []
     for f in glob.glob(os.path.join(path, "*.json")):
         with open(f) as fh:
-            out.extend(json.load(fh).get("dataItems", []))
+            out.extend(json.load(fh).get("dataItems") or [])
     return out
 
 
