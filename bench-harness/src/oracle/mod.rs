@@ -150,11 +150,7 @@ impl ClusterClient for RecordedCluster {
         if merged.is_empty() {
             return None;
         }
-        let set = k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector {
-            match_labels: Some(merged),
-            match_expressions: None,
-        };
-        convert::label_selector(&set, "spec.selector").ok()
+        crate::cluster::store::selector_of(merged).ok()
     }
 }
 

@@ -63,8 +63,8 @@ struct Collector {
     binds: Vec<Duration>,
 }
 
-/// A Service-style selector (a label set) as a label selector.
-fn selector_of(
+/// A Service-style selector (a label set) as a label selector (also the oracle's).
+pub(crate) fn selector_of(
     set: BTreeMap<String, String>,
 ) -> Result<tidegate_engine::api::labels::LabelSelector, convert::ConvertError> {
     convert::label_selector(
