@@ -762,7 +762,7 @@ pub fn pod_disruption_budget(
         namespace: Sym::new(pdb.metadata.namespace.as_deref().unwrap_or("default")),
         name: Arc::from(pdb.metadata.name.as_deref().unwrap_or("")),
         selector,
-        disruptions_allowed: status.map_or(0, |s| s.disruptions_allowed),
+        disruptions_allowed: status.map_or(0, |s| s.disruptions_allowed.unwrap_or(0)),
         disrupted_pods: status
             .and_then(|s| s.disrupted_pods.as_ref())
             .map(|m| m.keys().map(|k| Arc::from(k.as_str())).collect())
