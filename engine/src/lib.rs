@@ -3,10 +3,11 @@
 //! Layers, each using only those to its left (checked by `tests/layers.rs`):
 //!
 //! ```text
-//! clock, sync  →  api  →  framework  →  { cache, queue, plugins }  →  { config, scheduler }
+//! clock, sync, features  →  api  →  framework  →  { cache, queue, plugins }  →  { config, scheduler }
 //! ```
 //!
 //! - [`clock`]: real and virtual time.
+//! - [`features`]: kube's feature gates, and what each means for tidegate.
 //! - [`api`]: Kubernetes objects in, compact internal forms out; quantities; validation.
 //! - [`framework`]: extension points, Status, CycleState, NodeInfo, the snapshot,
 //!   `QueuedPodInfo`, the plugin registry and runtime, the parallel filter, the metrics.
@@ -26,6 +27,7 @@ pub mod api;
 pub mod cache;
 pub mod clock;
 pub mod config;
+pub mod features;
 pub mod framework;
 pub mod plugins;
 pub mod queue;

@@ -1,7 +1,7 @@
 //! The engine's dependencies point one way:
 //!
 //! ```text
-//! clock, sync  →  api  →  framework  →  { cache, queue, plugins }  →  { config, scheduler }
+//! clock, sync, features  →  api  →  framework  →  { cache, queue, plugins }  →  { config, scheduler }
 //! ```
 //!
 //! (`framework` holds the extension points, `Status`, `CycleState`, `NodeInfo`, the snapshot,
@@ -30,6 +30,7 @@ use std::path::{Path, PathBuf};
 const LAYERS: &[(&str, u32)] = &[
     ("clock", 0),
     ("sync", 0),
+    ("features", 0),
     ("api", 1),
     ("framework", 2),
     ("cache", 3),
