@@ -9,6 +9,7 @@
 //! Errors are [`FieldError`]s: a field path (`profiles[0].plugins.score.enabled[1].name`) and
 //! a message in kube's words, so a front end can point at the line of the YAML.
 
+use crate::features::Features;
 use crate::framework::runtime::{PluginSet, Plugins, Profile};
 use crate::queue::QueueConfig;
 use ahash::AHashMap;
@@ -138,6 +139,12 @@ impl KubeSchedulerConfiguration {
     /// kube's defaulting, plugin merge and validation. `known_plugins` names the registered
     /// plugins (unknown names are reported when the framework is built, with the point).
     pub fn resolve(&self) -> Result<ResolvedConfig, FieldError> {
+        self.resolve_with(&Features::default())
+    }
+
+    /// [`Self::resolve`] with the default plugins of these feature gates (kube's
+    /// `applyFeatureGates` adds plugins to the defaults when their gate is on).
+    pub fn resolve_with(&self, features: &Features) -> Result<ResolvedConfig, FieldError> {
         if let Some(v) = &self.api_version
             && v != API_VERSION
         {
@@ -199,7 +206,7 @@ impl KubeSchedulerConfiguration {
         let single = profiles.len() == 1;
         let mut out: Vec<Profile> = Vec::new();
         for (i, p) in profiles.iter().enumerate() {
-            let profile = resolve_profile(p, i, single, &out)?;
+            let profile = resolve_profile(p, i, single, &out, features)?;
             if out
                 .iter()
                 .any(|o| o.scheduler_name == profile.scheduler_name)
@@ -245,6 +252,7 @@ fn resolve_profile(
     i: usize,
     single: bool,
     earlier: &[Profile],
+    features: &Features,
 ) -> Result<Profile, FieldError> {
     let path = format!("profiles[{i}]");
     let name = match &p.scheduler_name {
@@ -279,7 +287,7 @@ fn resolve_profile(
             plugin_args.insert(c.name.clone(), strip_type_meta(args));
         }
     }
-    let plugins = merge_plugins(&default_plugins(), p.plugins.as_ref(), &path)?;
+    let plugins = merge_plugins(&default_plugins_for(features), p.plugins.as_ref(), &path)?;
     Ok(Profile {
         scheduler_name: name,
         plugins,
@@ -334,18 +342,14 @@ impl Profile {
     /// kube's default profile (defaulting, `apis/config/v1/default_plugins.go`): the default plugins through `multiPoint` (restricted to the
     /// plugins of this build).
     pub fn default_profile() -> Profile {
+        Profile::default_profile_for(&Features::default())
+    }
+
+    /// The default profile under these feature gates.
+    pub fn default_profile_for(features: &Features) -> Profile {
         Profile {
             scheduler_name: "default-scheduler".into(),
-            plugins: Plugins {
-                multi_point: PluginSet {
-                    enabled: crate::plugins::DEFAULT_PLUGINS
-                        .iter()
-                        .map(|(n, w)| (n.to_string(), *w))
-                        .collect(),
-                    disabled: vec![],
-                },
-                ..Default::default()
-            },
+            plugins: default_plugins_for(features),
             percentage_of_nodes_to_score: None,
             plugin_args: AHashMap::new(),
         }
@@ -354,7 +358,26 @@ impl Profile {
 
 /// kube's default plugins: everything through `multiPoint`.
 pub fn default_plugins() -> Plugins {
-    Profile::default_profile().plugins
+    default_plugins_for(&Features::default())
+}
+
+/// kube's default plugins under these feature gates: [`crate::plugins::DEFAULT_PLUGINS`],
+/// then those a gate adds (`applyFeatureGates`: NodeDeclaredFeatures).
+pub fn default_plugins_for(features: &Features) -> Plugins {
+    let mut enabled: Vec<(String, i64)> = crate::plugins::DEFAULT_PLUGINS
+        .iter()
+        .map(|(n, w)| (n.to_string(), *w))
+        .collect();
+    if features.node_declared_features {
+        enabled.push((crate::plugins::node_declared_features::NAME.to_string(), 0));
+    }
+    Plugins {
+        multi_point: PluginSet {
+            enabled,
+            disabled: vec![],
+        },
+        ..Default::default()
+    }
 }
 
 fn set_from(cfg: &PluginSetConfig, path: &str) -> Result<PluginSet, FieldError> {
@@ -458,6 +481,7 @@ mod tests {
             client: Arc::new(NoopClient),
             waiting_pods: Default::default(),
             pool: None,
+            features: Default::default(),
         };
         Framework::new(0, p, &Registry::in_tree(), &ctx, Arc::new(Metrics::new())).unwrap()
     }
@@ -487,6 +511,7 @@ mod tests {
                         client: Arc::new(NoopClient),
                         waiting_pods: Default::default(),
                         pool: None,
+                        features: Default::default(),
                     };
                     fac(&ctx, None).unwrap().into_score().is_some()
                 })
@@ -646,6 +671,7 @@ mod tests {
             client: Arc::new(NoopClient),
             waiting_pods: Default::default(),
             pool: None,
+            features: Default::default(),
         };
         let err = Framework::new(
             0,
@@ -741,6 +767,7 @@ mod tests {
             client: Arc::new(NoopClient),
             waiting_pods: Default::default(),
             pool: None,
+            features: Default::default(),
         };
         let err = Framework::new(
             0,

@@ -117,6 +117,7 @@ fn framework() -> Framework {
         client: Arc::new(NoopClient),
         waiting_pods: Default::default(),
         pool: None,
+        features: Default::default(),
     };
     Framework::new(
         0,

@@ -26,7 +26,8 @@ pub(crate) fn replay(a: ReplayArgs) -> Result<ExitCode, HarnessError> {
         Some(path) => {
             let sc = tidegate_bench::sched_config::load(path, &Registry::in_tree())?;
             let mut cfg = SchedulerConfig::default();
-            sc.apply_to(&mut cfg);
+            sc.apply_to(&mut cfg)
+                .map_err(|e| HarnessError::Run(format!("{}: {e}", path.display())))?;
             Some(cfg)
         }
     };

@@ -200,10 +200,10 @@ fn print_table(reports: &[WorkloadReport]) {
                 );
             }
         }
-        if !r.ignored_gates.is_empty() {
+        if !r.identical_gates.is_empty() {
             outln!(
-                "    feature gates accepted and ignored: {}",
-                r.ignored_gates.join(", ")
+                "    feature gates that change nothing kube-scheduler decides here (docs/feature-gates.md): {}",
+                r.identical_gates.join(", ")
             );
         }
     }

@@ -9,7 +9,7 @@ use crate::run::collect::Profile;
 use crate::run::faults::{add_fault_plugin, node_storm};
 use crate::run::memory::{peak_rss_mb, reset_peak_rss};
 use crate::run::ops::RunCx;
-use crate::run::options::{HONOURED_GATES, RunOptions};
+use crate::run::options::RunOptions;
 use crate::run::pace::{ClockMode, Pace};
 use crate::run::plan::{Plan, plan, select};
 use crate::run::progress::Progress;
@@ -19,6 +19,8 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
+use tidegate_engine::features::{FeatureGates, Features, Support};
+use tidegate_engine::framework::Profile as SchedProfile;
 use tidegate_engine::queue::clock::VirtualClock;
 use tidegate_engine::{Scheduler, SchedulerConfig};
 
@@ -31,13 +33,10 @@ pub fn run_config(cfg: &Config, opts: &RunOptions) -> Result<Vec<WorkloadReport>
     }
     let mut reports = vec![];
     for (tc, wl, p) in plans {
-        let mut gates: BTreeMap<String, bool> = tc.feature_gates.clone();
-        gates.extend(wl.feature_gates.clone());
-        let ignored_gates = gates
-            .iter()
-            .filter(|(k, _)| !HONOURED_GATES.contains(&k.as_str()))
-            .map(|(k, v)| format!("{k}={v}"))
-            .collect();
+        let identical_gates = match &p {
+            Ok(p) => identical_gates(&p.gates),
+            Err(_) => vec![],
+        };
         let outcome = match p {
             Err(reason) => Outcome::Skipped(reason),
             Ok(p) => match execute(cfg, &p, opts) {
@@ -50,10 +49,19 @@ pub fn run_config(cfg: &Config, opts: &RunOptions) -> Result<Vec<WorkloadReport>
             test_case: tc.name.clone(),
             workload: wl.name.clone(),
             outcome,
-            ignored_gates,
+            identical_gates,
         });
     }
     Ok(reports)
+}
+
+/// The gates a workload sets that change nothing kube-scheduler does here, as `Gate=value`.
+fn identical_gates(g: &FeatureGates) -> Vec<String> {
+    g.explain()
+        .into_iter()
+        .filter(|(_, _, s)| matches!(s, Support::Identical(_)))
+        .map(|(n, v, _)| format!("{n}={v}"))
+        .collect()
 }
 
 /// Runs one planned workload.
@@ -128,7 +136,7 @@ fn start_scheduler(
     store: &Arc<Store>,
     vclock: &Option<Arc<VirtualClock>>,
 ) -> Result<Arc<Scheduler>, HarnessError> {
-    let mut sched_cfg = scheduler_config(p, opts);
+    let mut sched_cfg = scheduler_config(p, opts)?;
     let queue_clock = vclock
         .clone()
         .map(|c| c as Arc<dyn tidegate_engine::queue::clock::Clock>);
@@ -149,32 +157,34 @@ fn start_scheduler(
     Ok(sched)
 }
 
-/// The scheduler's configuration: the options, the test case's scheduler config and the
-/// feature gates tidegate honours.
-fn scheduler_config(p: &Plan, opts: &RunOptions) -> SchedulerConfig {
-    let mut gates = p.tc.feature_gates.clone();
-    gates.extend(p.wl.feature_gates.clone());
+/// The scheduler's configuration: the options, the workload's feature gates and the test
+/// case's scheduler config (its profiles' default plugins as the gates make them).
+fn scheduler_config(p: &Plan, opts: &RunOptions) -> Result<SchedulerConfig, HarnessError> {
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let features = Features::from_gates(&p.gates);
     let mut sched_cfg = SchedulerConfig {
         parallelism: opts.threads.unwrap_or(cpus).max(1),
         seed: opts.seed,
         deterministic: opts.clock.is_virtual(),
         pin_threads: opts.pin_threads,
+        features,
+        profiles: vec![SchedProfile::default_profile_for(&features)],
         ..SchedulerConfig::default()
     };
     if let Some(sc) = &p.sched_config {
-        sc.apply_to(&mut sched_cfg);
+        sc.apply_to(&mut sched_cfg).map_err(|e| {
+            HarnessError::Run(format!(
+                "{}: under the workload's feature gates: {e}",
+                sc.path.display()
+            ))
+        })?;
         if opts.threads.is_none() && sc.explicit_parallelism {
             sched_cfg.parallelism = sc.resolved.parallelism;
         }
     }
-    if let Some(&on) = gates.get("SchedulerQueueingHints") {
-        sched_cfg.queue.queueing_hints = on;
-    }
-    if let Some(&on) = gates.get("SchedulerPopFromBackoffQ") {
-        sched_cfg.queue.pop_from_backoff = on;
-    }
-    sched_cfg
+    sched_cfg.queue.queueing_hints = p.gates.enabled("SchedulerQueueingHints");
+    sched_cfg.queue.pop_from_backoff = p.gates.enabled("SchedulerPopFromBackoffQ");
+    Ok(sched_cfg)
 }
 
 /// Runs the workload's ops in order; the data items of their collection windows.

@@ -21,6 +21,6 @@ pub mod results;
 pub use collect::Profile;
 pub use execute::run_config;
 pub use memory::{peak_rss_mb, rss_mb};
-pub use options::{HONOURED_GATES, LiveScheduler, RunOptions};
+pub use options::{LiveScheduler, RunOptions};
 pub use plan::{check_workload, select};
 pub use results::{Outcome, PodDump, RunResult, Summary, WorkloadReport, placements_digest};

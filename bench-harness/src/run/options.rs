@@ -7,9 +7,6 @@ use std::time::Duration;
 use tidegate_engine::Scheduler;
 use tidegate_engine::plugins::Registry;
 
-/// Feature gates that change tidegate's behaviour (the others are accepted and ignored).
-pub const HONOURED_GATES: &[&str] = &["SchedulerQueueingHints", "SchedulerPopFromBackoffQ"];
-
 /// How to run.
 #[derive(Clone)]
 pub struct RunOptions {

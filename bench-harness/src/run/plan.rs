@@ -7,7 +7,10 @@ use crate::run::ops::{self, Op, Prepared};
 use crate::run::options::RunOptions;
 use crate::workload::scheduler_config::{self, SchedulerConfigFile};
 use crate::workload::{self, Config, TestCase, Workload};
+use std::collections::BTreeMap;
 use std::path::Path;
+use tidegate_engine::features::FeatureGates;
+use tidegate_engine::framework::Profile;
 
 /// A workload ready to run.
 pub(crate) struct Plan<'c> {
@@ -18,6 +21,15 @@ pub(crate) struct Plan<'c> {
     pub(crate) ops: Vec<Op>,
     /// The ops' templates, loaded and checked.
     pub(crate) prepared: Prepared,
+    /// The workload's feature gates, resolved as kube resolves them.
+    pub(crate) gates: FeatureGates,
+}
+
+/// The feature gates a workload sets: the test case's, then the workload's over them.
+pub(crate) fn gates_of(tc: &TestCase, wl: &Workload) -> BTreeMap<String, bool> {
+    let mut gates = tc.feature_gates.clone();
+    gates.extend(wl.feature_gates.clone());
+    gates
 }
 
 /// The workloads selected by `--workload` and `--label-filter`.
@@ -69,6 +81,14 @@ pub(crate) fn plan<'c>(
         ));
     }
     let mut unsupported: Option<String> = None;
+    // kube sets the gates before anything runs: a gate tidegate cannot follow comes first.
+    let gates = match FeatureGates::for_workload(&gates_of(tc, wl)) {
+        Ok(g) => g,
+        Err(e) => {
+            unsupported = Some(e.to_string());
+            FeatureGates::default()
+        }
+    };
     // Paths in a config resolve relative to the config file, as upstream's do.
     let sched_path = tc
         .scheduler_config_path
@@ -79,6 +99,26 @@ pub(crate) fn plan<'c>(
         Some(path) => Some(scheduler_config::load(&path, &opts.registry)?),
         None => None,
     };
+    if unsupported.is_none() && gates.enabled("OpportunisticBatching") {
+        let default = [Profile::default_profile()];
+        let profiles = match &sched_config {
+            Some(sc) => &sc.resolved.profiles[..],
+            None => &default[..],
+        };
+        if let Some(p) = profiles.iter().find(|p| batching_applies(p)) {
+            unsupported = Some(format!(
+                "feature gate OpportunisticBatching=true{}: profile {:?} runs PodTopologySpread \
+                 without default constraints, so kube batches pods (reuses one pod's Filter \
+                 and Score results for the next), which tidegate does not do",
+                if gates.set.contains_key("OpportunisticBatching") {
+                    ""
+                } else {
+                    " (kube's default)"
+                },
+                p.scheduler_name
+            ));
+        }
+    }
     let mut prepared = Prepared::default();
     for (i, op) in ops.iter().enumerate() {
         op.plan(i, &mut prepared, &mut unsupported)?;
@@ -91,8 +131,25 @@ pub(crate) fn plan<'c>(
             wl,
             ops,
             prepared,
+            gates,
         }),
     })
+}
+
+/// Whether kube's opportunistic batching can act under this profile: pods are signable only
+/// if PodTopologySpread does not add default constraints to them (`SignPod` refuses pods
+/// with constraints or default constraints), and PodTopologySpread is in the default
+/// profile; without it, or with `defaultingType: List` and no constraints, pods of the
+/// same signature are batched.
+fn batching_applies(p: &Profile) -> bool {
+    use tidegate_engine::plugins::pod_topology_spread as pts;
+    let enabled = p
+        .plugins
+        .points()
+        .iter()
+        .chain([("multiPoint", &p.plugins.multi_point)].iter())
+        .any(|(_, set)| set.enabled.iter().any(|(n, _)| n == pts::NAME));
+    !enabled || !pts::adds_default_constraints(p.plugin_args.get(pts::NAME))
 }
 
 /// Plans a workload without running it: `Ok(None)` when it can run, `Ok(Some(reason))` when

@@ -57,8 +57,9 @@ pub struct WorkloadReport {
     pub test_case: String,
     pub workload: String,
     pub outcome: Outcome,
-    /// Feature gates accepted and ignored (they change nothing in tidegate).
-    pub ignored_gates: Vec<String>,
+    /// Feature gates set that change nothing kube-scheduler decides for this workload
+    /// (`Gate=value`; the reasons are in `docs/feature-gates.md`).
+    pub identical_gates: Vec<String>,
 }
 
 #[derive(Debug)]

@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use tidegate_engine::api::{Pod, Sym};
 use tidegate_engine::config::{FieldError, KubeSchedulerConfiguration, ResolvedConfig};
+use tidegate_engine::features::Features;
 use tidegate_engine::framework::ClusterClient;
 use tidegate_engine::framework::runtime::{Framework, FrameworkError};
 use tidegate_engine::metrics::Metrics;
@@ -18,7 +19,10 @@ use tidegate_engine::plugins::{PluginContext, Registry};
 #[derive(Clone, Debug)]
 pub struct SchedulerConfigFile {
     pub path: PathBuf,
+    /// Resolved under kube v1.37.2's default gates.
     pub resolved: ResolvedConfig,
+    /// The file as decoded, to resolve again under a workload's gates.
+    pub config: KubeSchedulerConfiguration,
     /// Whether the file sets `parallelism` (then it is the Filter/Score thread count unless
     /// `--threads` says otherwise).
     pub explicit_parallelism: bool,
@@ -26,12 +30,23 @@ pub struct SchedulerConfigFile {
 
 impl SchedulerConfigFile {
     /// Puts the file's profiles, `percentageOfNodesToScore` and queue settings into `cfg`
-    /// (its thread count and the rest stay the caller's).
-    pub fn apply_to(&self, cfg: &mut tidegate_engine::scheduler::SchedulerConfig) {
-        let r = &self.resolved;
+    /// (its thread count and the rest stay the caller's), the profiles' default plugins as
+    /// `cfg.features` has them.
+    pub fn apply_to(
+        &self,
+        cfg: &mut tidegate_engine::scheduler::SchedulerConfig,
+    ) -> Result<(), FieldError> {
+        let again;
+        let r = if cfg.features == Features::default() {
+            &self.resolved
+        } else {
+            again = self.config.resolve_with(&cfg.features)?;
+            &again
+        };
         cfg.profiles = r.profiles.clone();
         cfg.percentage_of_nodes_to_score = r.percentage_of_nodes_to_score;
         cfg.queue = r.queue.clone();
+        Ok(())
     }
 }
 
@@ -63,6 +78,7 @@ pub fn trial_context() -> PluginContext {
         client: Arc::new(TrialClient),
         waiting_pods: Default::default(),
         pool: None,
+        features: Default::default(),
     }
 }
 
@@ -103,6 +119,7 @@ pub fn parse_text(
         client: Arc::new(TrialClient),
         waiting_pods: Default::default(),
         pool: None,
+        features: Default::default(),
     };
     for (i, p) in resolved.profiles.iter().enumerate() {
         Framework::new(i, p, registry, &ctx, Arc::new(Metrics::new())).map_err(|e| {
@@ -123,6 +140,7 @@ pub fn parse_text(
     Ok(SchedulerConfigFile {
         path: path.to_path_buf(),
         resolved,
+        config: cfg.clone(),
         explicit_parallelism: cfg.parallelism.is_some(),
     })
 }

@@ -149,12 +149,67 @@ pub fn pod_requests(spec: &core::PodSpec) -> Result<(Resource, Resource), Conver
     }
     reqs.set_max(&max_init);
     nz.set_max(&max_init_nz);
+    apply_pod_level_requests(spec, &mut reqs, &mut nz)?;
     if let Some(overhead) = &spec.overhead {
         let o = resource_list(overhead, "spec.overhead", false)?;
         reqs.add(&o);
         nz.add(&o);
     }
     Ok((reqs, nz))
+}
+
+/// Pod-level resources (`spec.resources`, the `PodLevelResources` gate, on in kube v1.37):
+/// the pod-level request of each supported resource (cpu, memory, hugepages-*) replaces the
+/// containers' sum, as kube's `PodRequests` does; a pod-level limit without a request is the
+/// request (API defaulting, as for containers). For the non-zero requests of scoring, kube
+/// defaults cpu and memory (100m, 200Mi per container) only when neither the pod nor any
+/// container requests them (`getNonMissingContainerRequests`).
+fn apply_pod_level_requests(
+    spec: &core::PodSpec,
+    reqs: &mut Resource,
+    nz: &mut Resource,
+) -> Result<(), ConvertError> {
+    let supported = |n: &str| n == "cpu" || n == "memory" || n.starts_with("hugepages-");
+    let Some(res) = &spec.resources else {
+        return Ok(());
+    };
+    let mut merged: BTreeMap<String, KQuantity> = res.requests.clone().unwrap_or_default();
+    for (k, v) in res.limits.iter().flatten() {
+        merged.entry(k.clone()).or_insert_with(|| v.clone());
+    }
+    merged.retain(|k, _| supported(k));
+    if merged.is_empty() {
+        return Ok(());
+    }
+    let pod_level = resource_list(&merged, "spec.resources.requests", false)?;
+    let containers = spec
+        .containers
+        .iter()
+        .chain(spec.init_containers.iter().flatten());
+    let declared: Vec<&str> = containers
+        .filter_map(|c| c.resources.as_ref())
+        .flat_map(|r| r.requests.iter().flatten().chain(r.limits.iter().flatten()))
+        .map(|(k, _)| k.as_str())
+        .collect();
+    for name in merged.keys() {
+        match name.as_str() {
+            "cpu" => reqs.milli_cpu = pod_level.milli_cpu,
+            "memory" => reqs.memory = pod_level.memory,
+            n => {
+                let n = Sym::new(n);
+                reqs.set_scalar(n, pod_level.scalar(n));
+                nz.set_scalar(n, pod_level.scalar(n));
+            }
+        }
+    }
+    // cpu and memory requested at either level: no default, the effective request counts.
+    if merged.contains_key("cpu") || declared.contains(&"cpu") {
+        nz.milli_cpu = reqs.milli_cpu;
+    }
+    if merged.contains_key("memory") || declared.contains(&"memory") {
+        nz.memory = reqs.memory;
+    }
+    Ok(())
 }
 
 fn requirement(
@@ -477,6 +532,7 @@ pub fn pod_spec_info(spec: &core::PodSpec) -> Result<PodSpecInfo, ConvertError> 
         requests,
         non_zero_requests,
         node_selector: labels_of(&spec.node_selector),
+        required_node_features: super::node_features::infer_for_scheduling(spec),
         ..Default::default()
     };
     if let Some(aff) = &spec.affinity {
@@ -711,6 +767,9 @@ pub fn node(n: &core::Node) -> Result<Node, ConvertError> {
         None => Resource::default(),
     };
     let spec = n.spec.as_ref();
+    let declared: &[String] = status
+        .and_then(|s| s.declared_features.as_deref())
+        .unwrap_or(&[]);
     let mut taints = Vec::new();
     for (i, t) in spec
         .and_then(|s| s.taints.as_ref())
@@ -738,6 +797,8 @@ pub fn node(n: &core::Node) -> Result<Node, ConvertError> {
         unschedulable: spec.and_then(|s| s.unschedulable).unwrap_or(false),
         allocatable,
         images: node_images(status),
+        declared_features: declared.iter().map(|f| Arc::from(f.as_str())).collect(),
+        declared_feature_set: super::node_features::try_map(declared),
         resource_version: n
             .metadata
             .resource_version

@@ -10,6 +10,7 @@ pub mod convert;
 pub mod intern;
 pub mod labels;
 pub mod node;
+pub mod node_features;
 pub mod pdb;
 pub mod pod;
 pub mod quantity;

@@ -24,6 +24,11 @@ pub struct Node {
     /// `status.images`: every name of every image as reported (kube does not normalize node
     /// image names), each once, with the image's size in bytes.
     pub images: Vec<(Sym, i64)>,
+    /// `status.declaredFeatures` as published (compared as kube compares them, for the
+    /// node update event).
+    pub declared_features: Arc<[Arc<str>]>,
+    /// The same mapped onto kube's feature registry ([`super::node_features::try_map`]).
+    pub declared_feature_set: super::node_features::FeatureSet,
     pub resource_version: u64,
 }
 

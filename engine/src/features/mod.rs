@@ -33,6 +33,7 @@
 
 use std::collections::BTreeMap;
 
+#[rustfmt::skip]
 mod kube_gates;
 use kube_gates::KUBE_GATES;
 

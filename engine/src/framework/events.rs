@@ -43,14 +43,19 @@ impl ActionType {
     pub const UPDATE_NODE_TAINT: ActionType = ActionType(1 << 4);
     pub const UPDATE_NODE_CONDITION: ActionType = ActionType(1 << 5);
     pub const UPDATE_NODE_ANNOTATION: ActionType = ActionType(1 << 6);
-    pub const UPDATE_POD_LABEL: ActionType = ActionType(1 << 7);
-    pub const UPDATE_POD_SCALE_DOWN: ActionType = ActionType(1 << 8);
-    pub const UPDATE_POD_TOLERATIONS: ActionType = ActionType(1 << 9);
-    pub const UPDATE_POD_SCHEDULING_GATES_ELIMINATED: ActionType = ActionType(1 << 10);
-    pub const UPDATE_POD_GENERATED_RESOURCE_CLAIM: ActionType = ActionType(1 << 11);
+    /// `status.declaredFeatures` changed (NodeDeclaredFeatures).
+    pub const UPDATE_NODE_DECLARED_FEATURE: ActionType = ActionType(1 << 7);
+    /// `spec.podPreemptionPolicy` changed.
+    pub const UPDATE_NODE_PREEMPTION_POLICY: ActionType = ActionType(1 << 8);
+    pub const UPDATE_POD_LABEL: ActionType = ActionType(1 << 9);
+    pub const UPDATE_POD_SCALE_DOWN: ActionType = ActionType(1 << 10);
+    pub const UPDATE_POD_SCALE_UP: ActionType = ActionType(1 << 11);
+    pub const UPDATE_POD_TOLERATIONS: ActionType = ActionType(1 << 12);
+    pub const UPDATE_POD_SCHEDULING_GATES_ELIMINATED: ActionType = ActionType(1 << 13);
+    pub const UPDATE_POD_GENERATED_RESOURCE_CLAIM: ActionType = ActionType(1 << 14);
     /// Every update bit.
-    pub const UPDATE: ActionType = ActionType(((1 << 12) - 1) & !0b11);
-    pub const ALL: ActionType = ActionType((1 << 12) - 1);
+    pub const UPDATE: ActionType = ActionType(((1 << 15) - 1) & !0b11);
+    pub const ALL: ActionType = ActionType((1 << 15) - 1);
 
     pub const fn union(self, o: ActionType) -> ActionType {
         ActionType(self.0 | o.0)
@@ -65,8 +70,11 @@ impl ActionType {
             ActionType::UPDATE_NODE_TAINT => "UpdateNodeTaint",
             ActionType::UPDATE_NODE_CONDITION => "UpdateNodeCondition",
             ActionType::UPDATE_NODE_ANNOTATION => "UpdateNodeAnnotation",
+            ActionType::UPDATE_NODE_DECLARED_FEATURE => "UpdateNodeDeclaredFeature",
+            ActionType::UPDATE_NODE_PREEMPTION_POLICY => "UpdateNodePreemptionPolicy",
             ActionType::UPDATE_POD_LABEL => "UpdatePodLabel",
             ActionType::UPDATE_POD_SCALE_DOWN => "UpdatePodScaleDown",
+            ActionType::UPDATE_POD_SCALE_UP => "UpdatePodScaleUp",
             ActionType::UPDATE_POD_TOLERATIONS => "UpdatePodToleration",
             ActionType::UPDATE_POD_SCHEDULING_GATES_ELIMINATED => {
                 "UpdatePodSchedulingGatesEliminated"

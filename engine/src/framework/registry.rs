@@ -14,6 +14,8 @@ pub struct PluginContext {
     /// The scheduler's Filter/Score pool (`parallelism` threads) for plugins that fan out
     /// over nodes in PreFilter/PreScore; `None`: work sequentially.
     pub pool: Option<Arc<rayon::ThreadPool>>,
+    /// The feature gates plugins read (kube's `feature.Features`).
+    pub features: crate::features::Features,
 }
 
 /// Builds a plugin from the context and its `pluginConfig` args (`None`: none given, use the

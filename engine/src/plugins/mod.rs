@@ -11,6 +11,7 @@ pub mod image_locality;
 pub mod inter_pod_affinity;
 pub(crate) mod kept;
 pub mod node_affinity;
+pub mod node_declared_features;
 pub mod node_name;
 pub mod node_ports;
 pub mod node_resources_fit;
@@ -39,6 +40,11 @@ impl Registry {
             Arc::new(node_unschedulable::NodeUnschedulable::default())
         });
         r.register(node_name::NAME, |_| Arc::new(node_name::NodeName));
+        r.register(node_declared_features::NAME, |ctx| {
+            Arc::new(node_declared_features::NodeDeclaredFeatures::new(
+                ctx.features.node_declared_features,
+            ))
+        });
         r.register(taint_toleration::NAME, |_| {
             Arc::new(taint_toleration::TaintToleration)
         });
@@ -87,8 +93,8 @@ impl Registry {
 pub const DEFAULT_PLUGINS: &[(&str, i64)] = &[
     (scheduling_gates::NAME, 0),
     (priority_sort::NAME, 0),
-    (node_unschedulable::NAME, 0),
     (node_name::NAME, 0),
+    (node_unschedulable::NAME, 0),
     (taint_toleration::NAME, 3),
     (node_affinity::NAME, 2),
     (node_ports::NAME, 0),

@@ -21,29 +21,31 @@ impl Scheduler {
         );
     }
 
+    /// kube's `updateNodeInCache`: one cluster event per changed aspect, in the order of
+    /// kube's `nodeSchedulingPropertiesChange` (allocatable, labels, taints and
+    /// unschedulable, then declared features when the NodeDeclaredFeatures gate is on).
     pub fn on_node_update(&self, old: &Node, new: Arc<Node>) {
-        let mut action = 0u32;
+        let mut actions: Vec<ActionType> = Vec::with_capacity(4);
         if old.allocatable != new.allocatable {
-            action |= ActionType::UPDATE_NODE_ALLOCATABLE.0;
+            actions.push(ActionType::UPDATE_NODE_ALLOCATABLE);
         }
         if old.labels != new.labels {
-            action |= ActionType::UPDATE_NODE_LABEL.0;
+            actions.push(ActionType::UPDATE_NODE_LABEL);
         }
         if old.taints != new.taints || old.unschedulable != new.unschedulable {
-            action |= ActionType::UPDATE_NODE_TAINT.0;
+            actions.push(ActionType::UPDATE_NODE_TAINT);
+        }
+        if self.features.node_declared_features && old.declared_features != new.declared_features {
+            actions.push(ActionType::UPDATE_NODE_DECLARED_FEATURE);
         }
         self.cache.update_node(new.clone());
-        // One event per changed aspect, as kube's nodeSchedulingPropertiesChange does.
         let old = EventObject::Node(Arc::new(old.clone()));
-        for bit in 0..12 {
-            let a = 1u32 << bit;
-            if action & a != 0 {
-                self.queue.on_cluster_event(
-                    ClusterEvent::new(EventResource::Node, ActionType(a)),
-                    old.clone(),
-                    EventObject::Node(new.clone()),
-                );
-            }
+        for a in actions {
+            self.queue.on_cluster_event(
+                ClusterEvent::new(EventResource::Node, a),
+                old.clone(),
+                EventObject::Node(new.clone()),
+            );
         }
     }
 

@@ -56,6 +56,8 @@ pub struct SchedulerConfig {
     /// Seed for host selection among equal scores.
     pub seed: u64,
     pub queue: QueueConfig,
+    /// The feature gates the engine reads (kube v1.37.2's defaults unless a workload sets them).
+    pub features: crate::features::Features,
     /// Threads that run binding cycles (WaitOnPermit, PreBind, Bind, PostBind) once
     /// [`Scheduler::run`] starts; until then binding runs inline.
     pub binding_workers: usize,
@@ -78,6 +80,7 @@ impl Default for SchedulerConfig {
             parallelism: std::thread::available_parallelism().map_or(1, |n| n.get()),
             seed: 0,
             queue: QueueConfig::default(),
+            features: crate::features::Features::default(),
             binding_workers: 1,
             deterministic: false,
             pin_threads: true,
@@ -120,6 +123,7 @@ pub struct Scheduler {
     warm: Option<WarmPool>,
     global_pct: Option<u32>,
     deterministic: bool,
+    features: crate::features::Features,
     pub stats: SchedulerStats,
     /// Score's buffers between cycles (only the scheduling thread scores).
     score_scratch: Mutex<ScoreScratch>,
@@ -162,6 +166,7 @@ impl Scheduler {
             client: client.clone(),
             waiting_pods: waiting_pods.clone(),
             pool: pool.clone(),
+            features: cfg.features,
         };
         let frameworks = cfg
             .profiles
@@ -209,6 +214,7 @@ impl Scheduler {
             warm,
             global_pct: cfg.percentage_of_nodes_to_score,
             deterministic: cfg.deterministic,
+            features: cfg.features,
             stats: SchedulerStats::default(),
             score_scratch: Mutex::new(ScoreScratch::default()),
         }))

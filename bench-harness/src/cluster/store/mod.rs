@@ -319,6 +319,23 @@ impl Store {
         }
     }
 
+    /// A status update of node `name` setting `status.declaredFeatures` (a kubelet's report;
+    /// scheduler_perf's `nodedeclaredfeatures` tests do it by hand); the scheduler gets the
+    /// update event. False when the node is gone.
+    pub fn set_node_declared_features(&self, name: &str, features: &[String]) -> bool {
+        let Some((obj, _)) = self.state.lock().nodes.get(name).cloned() else {
+            return false;
+        };
+        let mut obj = (*obj).clone();
+        obj.status
+            .get_or_insert_with(Default::default)
+            .declared_features = Some(features.to_vec());
+        match convert::node(&obj) {
+            Ok(node) => self.update_node(obj, node).is_ok(),
+            Err(_) => false,
+        }
+    }
+
     /// Adds a watcher: it sees every pod created or deleted from now on.
     pub fn add_watcher(&self, w: Arc<dyn PodWatcher>) {
         self.watchers.write().push(w);

@@ -99,7 +99,7 @@ impl CreateNodes {
                 .create_prepared_node(n, converted)
                 .map_err(|e| e.into_input(&cx.cfg.path, &cx.field()))?;
         }
-        Ok(())
+        super::topic_hooks::after_create_nodes(cx)
     }
 
     /// Applies the strategy to node `j`.

@@ -22,6 +22,7 @@ pub mod delete_pods;
 pub mod sleep;
 pub mod start_collecting_metrics;
 pub mod stop_collecting_metrics;
+mod topic_hooks;
 pub mod update_any;
 
 pub use barrier::Barrier;

@@ -10,6 +10,7 @@ fn args_defaults_and_validation() {
         client: client(),
         waiting_pods: Default::default(),
         pool: None,
+        features: Default::default(),
     };
     let build = |v: serde_json::Value| factory(&ctx, Some(&v)).map(|_| ());
     assert!(factory(&ctx, None).is_ok());

@@ -125,6 +125,7 @@ fn registered_with_kube_default_position_and_weight() {
         client: Arc::new(FakeClient(None)),
         waiting_pods: Default::default(),
         pool: None,
+        features: Default::default(),
     };
     let bad = serde_json::json!({"defaultingType": "Magic"});
     let err = (reg.get(NAME).unwrap())(&ctx, Some(&bad)).err().unwrap();
