@@ -31,6 +31,8 @@ pub(super) enum Func {
     SubtractFloat,
     MultiplyFloat,
     DivideFloat,
+    Int,
+    Json,
 }
 
 const FUNCS: &[(&str, Func)] = &[
@@ -57,6 +59,8 @@ const FUNCS: &[(&str, Func)] = &[
     ("SubtractFloat", Func::SubtractFloat),
     ("MultiplyFloat", Func::MultiplyFloat),
     ("DivideFloat", Func::DivideFloat),
+    ("Int", Func::Int),
+    ("JSON", Func::Json),
 ];
 
 impl Func {
@@ -75,7 +79,7 @@ impl Func {
     pub(super) fn arity(self) -> (usize, Option<usize>) {
         match self {
             Func::And | Func::Or | Func::Index | Func::Printf | Func::Eq => (1, None),
-            Func::Not | Func::Len => (1, Some(1)),
+            Func::Not | Func::Len | Func::Int | Func::Json => (1, Some(1)),
             Func::Print
             | Func::Println
             | Func::AddInt
@@ -300,6 +304,110 @@ pub(super) fn apply<'a>(f: Func, args: &[V<'a>]) -> Result<V<'a>, String> {
             }
             Ok(V::Int(a.wrapping_rem(b)))
         }
+        Func::Int => to_int(&args[0]).map(V::Int),
+        Func::Json => to_json(&args[0]).map(|s| V::Str(s.into())),
+    }
+}
+
+/// scheduler_perf's `Int` (`toInt`): numbers converted as Go converts them (floats
+/// truncated), strings through `strconv.Atoi`; anything else cannot be cast.
+fn to_int(v: &V<'_>) -> Result<i64, String> {
+    match v {
+        V::Int(i) => Ok(*i),
+        V::Float(f) => Ok(float_to_int(*f)),
+        V::Str(s) => {
+            let digits = s.strip_prefix(['+', '-']).unwrap_or(s);
+            if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+                return Err(format!("cannot cast {s} to int"));
+            }
+            s.parse::<i64>().map_err(|_| format!("cannot cast {s} to int"))
+        }
+        other => Err(format!("cannot cast {} to int", other.go_string())),
+    }
+}
+
+/// scheduler_perf's `JSON` (`toJSON`): `encoding/json` with HTML escaping off, trimmed.
+/// Maps come out with sorted keys and floats in Go's JSON form (`1e+21`, `1e-7`).
+fn to_json(v: &V<'_>) -> Result<String, String> {
+    fn value(v: &serde_json::Value, out: &mut String) -> Result<(), String> {
+        match v {
+            serde_json::Value::Number(n) if n.as_i64().is_none() && n.as_u64().is_none() => {
+                out.push_str(&go_json_float(n.as_f64().unwrap_or(f64::NAN))?)
+            }
+            serde_json::Value::Array(a) => {
+                out.push('[');
+                for (i, e) in a.iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    value(e, out)?;
+                }
+                out.push(']');
+            }
+            serde_json::Value::Object(m) => {
+                let mut keys: Vec<&String> = m.keys().collect();
+                keys.sort();
+                out.push('{');
+                for (i, k) in keys.into_iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    out.push_str(&go_json_string(k));
+                    out.push(':');
+                    value(&m[k], out)?;
+                }
+                out.push('}');
+            }
+            serde_json::Value::String(s) => out.push_str(&go_json_string(s)),
+            other => out.push_str(&other.to_string()),
+        }
+        Ok(())
+    }
+    let mut out = String::new();
+    match v {
+        V::Missing | V::Nil => out.push_str("null"),
+        V::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        V::Int(i) => out.push_str(&i.to_string()),
+        V::Float(f) => out.push_str(&go_json_float(*f)?),
+        V::Str(s) => out.push_str(&go_json_string(s)),
+        V::Arr(a) => value(&serde_json::Value::Array(a.to_vec()), &mut out)?,
+        V::Map(m) => value(&serde_json::Value::Object((*m).clone()), &mut out)?,
+    }
+    Ok(out)
+}
+
+/// A JSON string as Go writes it without HTML escaping: serde_json's escapes, plus
+/// U+2028 and U+2029, which Go always escapes.
+fn go_json_string(s: &str) -> String {
+    serde_json::to_string(s)
+        .unwrap_or_default()
+        .replace('\u{2028}', "\\u2028")
+        .replace('\u{2029}', "\\u2029")
+}
+
+/// A float as Go's `encoding/json` writes it: shortest digits, positional between 1e-6 and
+/// 1e21, else exponent form with a signed two-digit-minimum-free exponent (`1e+21`).
+fn go_json_float(f: f64) -> Result<String, String> {
+    if !f.is_finite() {
+        return Err(format!("json: unsupported value: {}", go_float_name(f)));
+    }
+    let abs = f.abs();
+    if abs != 0.0 && !(1e-6..1e21).contains(&abs) {
+        let e = format!("{f:e}");
+        let (mant, exp) = e.split_once('e').unwrap_or((&e, "0"));
+        let exp = if exp.starts_with('-') { exp.to_string() } else { format!("+{exp}") };
+        return Ok(format!("{mant}e{exp}"));
+    }
+    Ok(format!("{f}"))
+}
+
+fn go_float_name(f: f64) -> &'static str {
+    if f.is_nan() {
+        "NaN"
+    } else if f > 0.0 {
+        "+Inf"
+    } else {
+        "-Inf"
     }
 }
 

@@ -134,7 +134,13 @@ pub fn resolve_ops(cfg: &Config, tc: &TestCase, wl: &Workload) -> Result<Vec<Op>
         }
     }
     check_total(cfg, tc, wl, &ops)?;
-    check_all_params_used(cfg, tc, wl, used.into_inner())?;
+    let mut used = used.into_inner();
+    for p in super::topic_hooks::params_read(cfg, wl) {
+        if let Some(u) = used.get_mut(p) {
+            *u = true;
+        }
+    }
+    check_all_params_used(cfg, tc, wl, used)?;
     Ok(ops)
 }
 

@@ -13,13 +13,27 @@
 
 use super::RunCx;
 use crate::error::HarnessError;
-use crate::workload::ParamValue;
+use crate::workload::{Config, ParamValue, Workload};
+
+/// Whether the `nodedeclaredfeatures` hooks act on this workload: the workload itself (not
+/// its test case) sets the gate on, as the hooks read `w.FeatureGates`.
+fn declared_features_hooks(cfg: &Config, wl: &Workload) -> bool {
+    cfg.topic == "nodedeclaredfeatures"
+        && wl.feature_gates.get("NodeDeclaredFeatures") == Some(&true)
+}
+
+/// The params the topic's hooks read (`w.GetParam`), which count as used as in kube.
+pub(crate) fn params_read(cfg: &Config, wl: &Workload) -> &'static [&'static str] {
+    if declared_features_hooks(cfg, wl) {
+        &["numNodeDeclaredFeatures"]
+    } else {
+        &[]
+    }
+}
 
 /// The topic's node update after a `createNodes` op (kube's `nodeUpdateFn`).
 pub(crate) fn after_create_nodes(cx: &mut RunCx) -> Result<(), HarnessError> {
-    if cx.cfg.topic != "nodedeclaredfeatures"
-        || cx.wl.feature_gates.get("NodeDeclaredFeatures") != Some(&true)
-    {
+    if !declared_features_hooks(cx.cfg, cx.wl) {
         return Ok(());
     }
     let n = match cx.wl.params.get("numNodeDeclaredFeatures") {
