@@ -20,6 +20,8 @@ pub enum ParamValue {
     Float(f64),
     Str(String),
     Bool(bool),
+    /// A list or map (scheduler_perf's params are `map[string]any`; templates read them).
+    Json(serde_json::Value),
 }
 
 impl ParamValue {
@@ -30,6 +32,7 @@ impl ParamValue {
                 .map_or(serde_json::Value::Null, serde_json::Value::Number),
             ParamValue::Str(s) => s.clone().into(),
             ParamValue::Bool(b) => (*b).into(),
+            ParamValue::Json(v) => v.clone(),
         }
     }
 }
@@ -147,18 +150,35 @@ pub(crate) fn template_params<'w>(
     for (k, v) in cx.map(n, field)? {
         let value = match &v.value {
             YNode::Str(s) if s.starts_with('$') => {
-                let name = &s[1..];
-                let (key, (pv, _)) = wl.params.get_key_value(name).ok_or_else(|| {
-                    cx.err(
-                        pos_of(v),
-                        &format!("{field}.{}", k.value),
-                        format!("parameter {name} is undefined in workload {}", wl.name),
-                    )
-                })?;
-                if let Some(u) = used.get_mut(key.as_str()) {
-                    *u = true;
+                // `$name|default`: the default (YAML) when the workload has no such param.
+                let (name, default) = match s[1..].find('|') {
+                    Some(i) if i > 0 => (&s[1..1 + i], Some(&s[2 + i..])),
+                    _ => (&s[1..], None),
+                };
+                let f = || format!("{field}.{}", k.value);
+                match (wl.params.get_key_value(name), default) {
+                    (Some((key, (pv, _))), _) => {
+                        if let Some(u) = used.get_mut(key.as_str()) {
+                            *u = true;
+                        }
+                        pv.to_json()
+                    }
+                    (None, Some(d)) => serde_saphyr::from_str::<serde_json::Value>(d)
+                        .map_err(|e| {
+                            cx.err(
+                                pos_of(v),
+                                &f(),
+                                format!("decoding parameter {name:?} default {d:?} as YAML: {e}"),
+                            )
+                        })?,
+                    (None, None) => {
+                        return Err(cx.err(
+                            pos_of(v),
+                            &f(),
+                            format!("parameter {name} is undefined in workload {}", wl.name),
+                        ));
+                    }
                 }
-                pv.to_json()
             }
             other => other.to_json(),
         };

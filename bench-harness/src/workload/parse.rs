@@ -224,12 +224,8 @@ fn parse_workload(cx: &Ctx, n: &SNode, field: &str) -> Result<Workload, InputErr
                         YNode::Float(x) => ParamValue::Float(*x),
                         YNode::Str(s) => ParamValue::Str(s.clone()),
                         YNode::Bool(b) => ParamValue::Bool(*b),
-                        other => {
-                            return Err(cx.err(
-                                pos_of(pv),
-                                &format!("{f}.{}", pk.value),
-                                format!("expected a scalar, found {}", other.kind()),
-                            ));
+                        YNode::Seq(_) | YNode::Map(_) | YNode::Null => {
+                            ParamValue::Json(pv.value.to_json())
                         }
                     };
                     w.params.insert(pk.value.clone(), (val, pos_of(pk)));

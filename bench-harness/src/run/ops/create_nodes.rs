@@ -165,7 +165,7 @@ fn label_strategy(r: &Resolve, k: &Spanned<String>, v: &SNode) -> Result<NodeStr
     Ok(NodeStrategy::Label { key, values })
 }
 
-/// `nodeAllocatableStrategy: {nodeAllocatable, csiNodeAllocatable}`.
+/// `nodeAllocatableStrategy: {nodeAllocatable, csiNodeAllocatable, migratedPlugins}`.
 fn allocatable_strategy(
     r: &Resolve,
     k: &Spanned<String>,
@@ -200,11 +200,15 @@ fn allocatable_strategy(
             "csiNodeAllocatable" => {
                 r.cx.map(mv, &r.f("nodeAllocatableStrategy.csiNodeAllocatable"))?;
             }
+            // The CSINode migration annotation: read only by the volume plugins.
+            "migratedPlugins" => {
+                r.cx.seq(mv, &r.f("nodeAllocatableStrategy.migratedPlugins"))?;
+            }
             _ => {
                 return Err(r.cx.unknown(
                     mk,
                     &r.f(&k.value),
-                    &["nodeAllocatable", "csiNodeAllocatable"],
+                    &["nodeAllocatable", "csiNodeAllocatable", "migratedPlugins"],
                 ));
             }
         }
