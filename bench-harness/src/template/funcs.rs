@@ -320,7 +320,8 @@ fn to_int(v: &V<'_>) -> Result<i64, String> {
             if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
                 return Err(format!("cannot cast {s} to int"));
             }
-            s.parse::<i64>().map_err(|_| format!("cannot cast {s} to int"))
+            s.parse::<i64>()
+                .map_err(|_| format!("cannot cast {s} to int"))
         }
         other => Err(format!("cannot cast {} to int", other.go_string())),
     }
@@ -395,7 +396,11 @@ fn go_json_float(f: f64) -> Result<String, String> {
     if abs != 0.0 && !(1e-6..1e21).contains(&abs) {
         let e = format!("{f:e}");
         let (mant, exp) = e.split_once('e').unwrap_or((&e, "0"));
-        let exp = if exp.starts_with('-') { exp.to_string() } else { format!("+{exp}") };
+        let exp = if exp.starts_with('-') {
+            exp.to_string()
+        } else {
+            format!("+{exp}")
+        };
         return Ok(format!("{mant}e{exp}"));
     }
     Ok(format!("{f}"))

@@ -242,15 +242,25 @@ fn scheduler_perf_int_and_json() {
     // toJSON), kubernetes v1.37.2; expected text as Go's strconv and encoding/json give it.
     let d = json!({"f": 2.9, "n": -2.5, "s": "42", "bad": "4x", "m": {"b": [1, 2.5, "x<y>&"], "a": null},
         "big": 1e21, "tiny": 1e-7, "u": "a\u{2028}b"});
-    assert_eq!(ok("{{Int .f}} {{Int .n}} {{Int .s}} {{Int 7}}", d.clone()), "2 -2 42 7");
+    assert_eq!(
+        ok("{{Int .f}} {{Int .n}} {{Int .s}} {{Int 7}}", d.clone()),
+        "2 -2 42 7"
+    );
     assert_eq!(ok("{{Int \"-3\"}}", d.clone()), "-3");
     let e = exec_err("{{Int .bad}}", d.clone());
-    assert!(e.to_string().ends_with("error calling Int: cannot cast 4x to int"), "{e}");
+    assert!(
+        e.to_string()
+            .ends_with("error calling Int: cannot cast 4x to int"),
+        "{e}"
+    );
     assert_eq!(
         ok("{{JSON .m}}", d.clone()),
         r#"{"a":null,"b":[1,2.5,"x<y>&"]}"#
     );
-    assert_eq!(ok("{{JSON .s}} {{JSON 3}} {{JSON .f}}", d.clone()), r#""42" 3 2.9"#);
+    assert_eq!(
+        ok("{{JSON .s}} {{JSON 3}} {{JSON .f}}", d.clone()),
+        r#""42" 3 2.9"#
+    );
     assert_eq!(ok("{{JSON .big}} {{JSON .tiny}}", d.clone()), "1e+21 1e-7");
     assert_eq!(ok("{{JSON .u}}", d.clone()), r#""a\u2028b""#);
     assert_eq!(ok("{{JSON .missing}}", d), "null");

@@ -163,14 +163,15 @@ pub(crate) fn template_params<'w>(
                         }
                         pv.to_json()
                     }
-                    (None, Some(d)) => serde_saphyr::from_str::<serde_json::Value>(d)
-                        .map_err(|e| {
+                    (None, Some(d)) => {
+                        serde_saphyr::from_str::<serde_json::Value>(d).map_err(|e| {
                             cx.err(
                                 pos_of(v),
                                 &f(),
                                 format!("decoding parameter {name:?} default {d:?} as YAML: {e}"),
                             )
-                        })?,
+                        })?
+                    }
                     (None, None) => {
                         return Err(cx.err(
                             pos_of(v),
