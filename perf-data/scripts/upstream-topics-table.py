@@ -16,7 +16,8 @@ for root in sorted(p for p in out.iterdir() if p.is_dir()):
         run = root / f"{topic}.run.txt"
         ltext = lst.read_text().splitlines()
         rtext = run.read_text().splitlines() if run.exists() else []
-        err = [l for l in ltext + rtext if l.startswith("error:")]
+        # A topic without integration-test workloads runs nothing (as kube's would).
+        err = [l for l in ltext + rtext if l.startswith("error:") and "no workload matches" not in l]
         rows = [l for l in ltext[1:] if re.match(r"^\S+/\S+\s", l)]
         cases = {l.split("/", 1)[0] for l in rows}
         unsupported = collections.Counter()

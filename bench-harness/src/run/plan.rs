@@ -8,7 +8,6 @@ use crate::run::options::RunOptions;
 use crate::workload::scheduler_config::{self, SchedulerConfigFile};
 use crate::workload::{self, Config, TestCase, Workload};
 use std::collections::BTreeMap;
-use std::path::Path;
 use tidegate_engine::features::FeatureGates;
 use tidegate_engine::framework::Profile;
 
@@ -93,7 +92,7 @@ pub(crate) fn plan<'c>(
     let sched_path = tc
         .scheduler_config_path
         .as_ref()
-        .map(|p| cfg.path.parent().unwrap_or(Path::new(".")).join(p))
+        .map(|p| crate::workload::parse::resolve_rel(&cfg.dir, p))
         .or_else(|| opts.scheduler_config.clone());
     let sched_config = match sched_path {
         Some(path) => Some(scheduler_config::load(&path, &opts.registry)?),

@@ -317,8 +317,21 @@ pub fn label_filter_matches(filter: &str, labels: &[String]) -> bool {
         })
 }
 
+/// `rel` against the config's folder `dir`, or against the folder above when only that one
+/// has such a file (upstream's old `config/` layout, see [`existing_file`]).
+pub(crate) fn resolve_rel(dir: &Path, rel: &str) -> PathBuf {
+    let p = dir.join(rel);
+    match dir.parent().map(|d| d.join(rel)) {
+        Some(old) if !p.is_file() && old.is_file() => old,
+        _ => p,
+    }
+}
+
 /// `rel` resolved against the config's folder, which must hold a file of that name: a missing
 /// template or scheduler config is reported where the config names it, before anything runs.
+/// Upstream's old single-file layout (`config/performance-config.yaml`, run from the
+/// scheduler_perf folder) writes paths as `config/...` relative to the folder above: when the
+/// config's folder has no such file and the one above has, that one is used.
 pub(crate) fn existing_file(
     cx: &Ctx,
     cfg: &Config,
@@ -326,7 +339,7 @@ pub(crate) fn existing_file(
     pos: Pos,
     field: &str,
 ) -> Result<PathBuf, InputError> {
-    let p = cfg.dir.join(rel);
+    let p = resolve_rel(&cfg.dir, rel);
     if p.is_file() {
         Ok(p)
     } else {
@@ -334,7 +347,7 @@ pub(crate) fn existing_file(
             pos,
             field,
             format!(
-                "no such file: {} (paths resolve relative to the config file)",
+                "no such file: {} (paths resolve relative to the config file's folder, or the folder above it as in upstream's old config/ layout)",
                 p.display()
             ),
         ))

@@ -88,7 +88,7 @@ impl CreatePods {
         let template = r.path("podTemplatePath")?.or_else(|| {
             r.tc.default_pod_template_path
                 .as_ref()
-                .map(|p| r.cfg.dir.join(p))
+                .map(|p| crate::workload::parse::resolve_rel(&r.cfg.dir, p))
         });
         Ok(Op::CreatePods(CreatePods {
             count: n,
