@@ -161,7 +161,7 @@ pub fn pod_requests(spec: &core::PodSpec) -> Result<(Resource, Resource), Conver
 /// Pod-level resources (`spec.resources`, the `PodLevelResources` gate, on in kube v1.37):
 /// the pod-level request of each supported resource (cpu, memory, hugepages-*) replaces the
 /// containers' sum, as kube's `PodRequests` does; a pod-level limit without a request is the
-/// request (API defaulting, as for containers). For the non-zero requests of scoring, kube
+/// request unless the containers request that cpu or memory (API defaulting). For the non-zero requests of scoring, kube
 /// defaults cpu and memory (100m, 200Mi per container) only when neither the pod nor any
 /// container requests them (`getNonMissingContainerRequests`).
 fn apply_pod_level_requests(
@@ -173,15 +173,6 @@ fn apply_pod_level_requests(
     let Some(res) = &spec.resources else {
         return Ok(());
     };
-    let mut merged: BTreeMap<String, KQuantity> = res.requests.clone().unwrap_or_default();
-    for (k, v) in res.limits.iter().flatten() {
-        merged.entry(k.clone()).or_insert_with(|| v.clone());
-    }
-    merged.retain(|k, _| supported(k));
-    if merged.is_empty() {
-        return Ok(());
-    }
-    let pod_level = resource_list(&merged, "spec.resources.requests", false)?;
     let containers = spec
         .containers
         .iter()
@@ -191,6 +182,21 @@ fn apply_pod_level_requests(
         .flat_map(|r| r.requests.iter().flatten().chain(r.limits.iter().flatten()))
         .map(|(k, _)| k.as_str())
         .collect();
+    let mut merged: BTreeMap<String, KQuantity> = res.requests.clone().unwrap_or_default();
+    // API defaulting (`defaultPodRequests`), only with pod-level limits: a missing cpu or
+    // memory request is the containers' sum when they request it (the sum stands), else the
+    // pod-level limit.
+    for (k, v) in res.limits.iter().flatten() {
+        let overcommittable = k == "cpu" || k == "memory";
+        if !(overcommittable && declared.contains(&k.as_str())) {
+            merged.entry(k.clone()).or_insert_with(|| v.clone());
+        }
+    }
+    merged.retain(|k, _| supported(k));
+    if merged.is_empty() {
+        return Ok(());
+    }
+    let pod_level = resource_list(&merged, "spec.resources.requests", false)?;
     for name in merged.keys() {
         match name.as_str() {
             "cpu" => reqs.milli_cpu = pod_level.milli_cpu,
@@ -887,6 +893,77 @@ mod tests {
         let (r, _) = pod_requests(&spec).unwrap();
         // containers 500m + sidecar 300m = 800m; init max(2000, 1000+300) = 2000; + 10m overhead.
         assert_eq!(r.milli_cpu, 2010);
+    }
+
+    fn pod_level(req: &[(&str, &str)], lim: &[(&str, &str)]) -> Option<core::ResourceRequirements> {
+        let map = |v: &[(&str, &str)]| {
+            (!v.is_empty()).then(|| v.iter().map(|(k, x)| (k.to_string(), q(x))).collect())
+        };
+        Some(core::ResourceRequirements {
+            requests: map(req),
+            limits: map(lim),
+            ..Default::default()
+        })
+    }
+
+    #[test]
+    fn pod_level_requests_replace_the_containers_sum() {
+        // provenance: staging/src/k8s.io/component-helpers/resource/helpers_test.go
+        // (TestPodLevelResourceRequests) and pkg/scheduler/framework/types_test.go
+        // (TestCalculatePodResourcesWithResize, pod-level cases), kubernetes v1.37.2.
+        let spec = core::PodSpec {
+            resources: pod_level(&[("cpu", "100m"), ("memory", "200Mi")], &[]),
+            containers: vec![container(&[], &[])],
+            ..Default::default()
+        };
+        let (r, nz) = pod_requests(&spec).unwrap();
+        assert_eq!((r.milli_cpu, r.memory), (100, 200 * 1024 * 1024));
+        // Both requested at pod level: no container default for scoring.
+        assert_eq!((nz.milli_cpu, nz.memory), (100, 200 * 1024 * 1024));
+
+        // Only memory at pod level, cpu from a container: the pod's cpu is the containers'
+        // sum and needs no default; overhead still adds on top.
+        let spec = core::PodSpec {
+            resources: pod_level(&[("memory", "1Gi")], &[]),
+            containers: vec![
+                container(&[("cpu", "300m"), ("memory", "100Mi")], &[]),
+                container(&[], &[]),
+            ],
+            overhead: Some([("cpu".to_string(), q("10m"))].into()),
+            ..Default::default()
+        };
+        let (r, nz) = pod_requests(&spec).unwrap();
+        assert_eq!((r.milli_cpu, r.memory), (310, 1024 * 1024 * 1024));
+        assert_eq!((nz.milli_cpu, nz.memory), (310, 1024 * 1024 * 1024));
+
+        // Pod-level memory only, no cpu anywhere: cpu keeps kube's per-container default.
+        let spec = core::PodSpec {
+            resources: pod_level(&[("memory", "1Gi")], &[]),
+            containers: vec![container(&[], &[])],
+            ..Default::default()
+        };
+        let (r, nz) = pod_requests(&spec).unwrap();
+        assert_eq!((r.milli_cpu, nz.milli_cpu), (0, DEFAULT_MILLI_CPU_REQUEST));
+
+        // provenance: pkg/apis/core/v1/defaults.go (defaultPodRequests), kubernetes v1.37.2.
+        // With pod-level limits, a missing request defaults to the containers' sum when they
+        // request it, else to the limit; resources kube does not support at pod level
+        // (ephemeral-storage) leave the containers' sum.
+        let spec = core::PodSpec {
+            resources: pod_level(
+                &[("ephemeral-storage", "1Gi")],
+                &[("cpu", "2"), ("memory", "1Gi")],
+            ),
+            containers: vec![container(
+                &[("cpu", "500m"), ("ephemeral-storage", "10Mi")],
+                &[],
+            )],
+            ..Default::default()
+        };
+        let (r, _) = pod_requests(&spec).unwrap();
+        assert_eq!(r.milli_cpu, 500);
+        assert_eq!(r.memory, 1024 * 1024 * 1024);
+        assert_eq!(r.ephemeral_storage, 10 * 1024 * 1024);
     }
 
     #[test]
