@@ -213,7 +213,7 @@ fn run_ops(
         profile,
         series,
         items: vec![],
-        pending_ns: BTreeMap::new(),
+        known_ns: BTreeMap::new(),
         window: None,
         index: 0,
     };

@@ -272,6 +272,19 @@ impl Sim {
     }
 }
 
+/// When the `n`-th (from 0) action of an op paced at `per_second` is due, the op starting at
+/// `start`: upstream's `time.NewTicker(time.Second / time.Duration(perSecond))` fires first one
+/// period after it is made, then every period (deletePods' `deletePodsPerSecond`, updateAny's
+/// `updatePerSecond`). The period is whole nanoseconds, as Go's integer division gives it.
+pub fn ticker_due(start: Time, per_second: f64, n: usize) -> Time {
+    let period = if per_second.fract() == 0.0 && per_second >= 1.0 {
+        Duration::from_nanos(1_000_000_000 / per_second as u64)
+    } else {
+        Duration::from_nanos((1e9 / per_second) as u64)
+    };
+    start + period * (n as u32).saturating_add(1)
+}
+
 /// Sleeps until `deadline`, in small steps so that `stop` is honoured.
 pub fn sleep_until(deadline: Instant, stop: &AtomicBool) {
     loop {
