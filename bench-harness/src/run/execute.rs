@@ -217,12 +217,20 @@ fn run_ops(
         window: None,
         index: 0,
     };
+    let mut result = Ok(());
     for (i, op) in p.ops.iter().enumerate() {
         progress.op(i, op.opcode());
         cx.index = i;
-        op.run(&mut cx)?;
+        result = op.run(&mut cx);
+        if result.is_err() {
+            break;
+        }
     }
-    Ok(cx.items)
+    // A window still open at the end (or when an op failed) is dropped uncollected.
+    if let Some(w) = cx.window.take() {
+        w.discard(store);
+    }
+    result.map(|()| cx.items)
 }
 
 /// After the ops: the counts checked (every pod accounted for), the workload's own data
