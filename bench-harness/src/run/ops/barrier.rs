@@ -65,11 +65,14 @@ impl Barrier {
         let attempted = self.attempted;
         for ns in &targets {
             let want = cx.known_ns.get(ns).copied().unwrap_or(0);
-            let ok = cx
-                .pace
-                .wait_ns(cx.store, ns, &self.label_selector, cx.opts.timeout, |s| {
-                    s.bound + if attempted { s.attempted_unbound } else { 0 } >= want
-                });
+            let ok = cx.pace.wait_ns(
+                cx.store,
+                ns,
+                &self.label_selector,
+                cx.opts.timeout,
+                cx.opts.wait_poll,
+                |s| s.bound + if attempted { s.attempted_unbound } else { 0 } >= want,
+            );
             if !ok {
                 return Err(cx.timeout_error(ns, want));
             }

@@ -186,12 +186,14 @@ impl CreatePods {
             // the namespace scheduled (nodeName set), whenever and by whichever op they were
             // created; pods deleted meanwhile (preemption victims, say) no longer count.
             let all = BTreeMap::new();
-            if !cx
-                .pace
-                .wait_ns(store, namespace, &all, cx.opts.timeout, |s| {
-                    s.bound >= count
-                })
-            {
+            if !cx.pace.wait_ns(
+                store,
+                namespace,
+                &all,
+                cx.opts.timeout,
+                cx.opts.wait_poll,
+                |s| s.bound >= count,
+            ) {
                 return Err(cx.timeout_error(namespace, count));
             }
         }
