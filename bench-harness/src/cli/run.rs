@@ -72,6 +72,13 @@ pub(crate) struct RunArgs {
     /// Example: --timeout 120
     #[arg(long, default_value_t = 600)]
     pub timeout: u64,
+    /// Check a wait's condition (createPods, barrier) as upstream's scheduler_perf polls its
+    /// informer: at the start, then every DURATION (upstream: 1s), so each op ends when
+    /// upstream's would. Without it, a wait ends the moment its condition holds.
+    ///
+    /// Example: --wait-poll 1s
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub wait_poll: Option<Duration>,
     /// Write one JSON line per pod at the end of each workload: namespace, name, status
     /// (Bound, SchedulingGated, Pending, Terminating), node, queue, remaining gates, and for a
     /// pending pod the plugins that last rejected it and the message.
@@ -285,6 +292,7 @@ fn options(args: &RunArgs, live: Option<std::sync::Arc<runner::LiveScheduler>>) 
         pin_threads: !args.no_pin,
         scheduler_config: args.scheduler_config.clone(),
         timeout: Duration::from_secs(args.timeout),
+        wait_poll: args.wait_poll,
         // A progress bar only for a person watching; pipes and CI get the table alone.
         progress: !args.no_progress,
         dump_pods: args.dump_pods.is_some(),

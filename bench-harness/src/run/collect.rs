@@ -123,6 +123,16 @@ impl Window {
         }
     }
 
+    /// A window still open when the workload ends: its collectors stop and what they
+    /// collected is dropped, as upstream's cleanup cancels them without collecting.
+    pub(crate) fn discard(self, store: &Store) {
+        let _ = store.stop_collecting(self.collector);
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(h) = self.sampler {
+            let _ = h.join();
+        }
+    }
+
     /// Stops the collectors and returns their data items (and the window's CPU samples).
     pub(crate) fn close(
         self,

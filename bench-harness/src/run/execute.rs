@@ -223,16 +223,24 @@ fn run_ops(
         profile,
         series,
         items: vec![],
-        pending_ns: BTreeMap::new(),
+        known_ns: BTreeMap::new(),
         window: None,
         index: 0,
     };
+    let mut result = Ok(());
     for (i, op) in p.ops.iter().enumerate() {
         progress.op(i, op.opcode());
         cx.index = i;
-        op.run(&mut cx)?;
+        result = op.run(&mut cx);
+        if result.is_err() {
+            break;
+        }
     }
-    Ok(cx.items)
+    // A window still open at the end (or when an op failed) is dropped uncollected.
+    if let Some(w) = cx.window.take() {
+        w.discard(store);
+    }
+    result.map(|()| cx.items)
 }
 
 /// After the ops: the counts checked (every pod accounted for), the workload's own data

@@ -24,6 +24,10 @@ pub struct RunOptions {
     pub scheduler_config: Option<PathBuf>,
     /// How long one wait (createPods, barrier) may take.
     pub timeout: Duration,
+    /// How a wait (createPods, barrier) checks its condition: `None`, the moment it holds;
+    /// `Some(interval)`, as upstream polls its informer (at the start, then every interval;
+    /// upstream's is 1 s), so an op ends when upstream's would (`--wait-poll`).
+    pub wait_poll: Option<Duration>,
     /// Plugins available to profiles (in-tree plus the caller's).
     pub registry: Registry,
     /// A progress bar on stderr while each workload runs (only when stderr is a terminal).
@@ -71,6 +75,7 @@ impl Default for RunOptions {
             pin_threads: true,
             scheduler_config: None,
             timeout: Duration::from_secs(600),
+            wait_poll: None,
             registry: Registry::in_tree(),
             progress: false,
             dump_pods: false,

@@ -133,14 +133,38 @@ impl Pace {
 
     /// Waits until `done(stats)` holds for the pods of `namespace` matching `selector`, or
     /// `timeout` passes (false).
+    ///
+    /// `poll`: `None` ends the wait the moment the condition holds (the store tells every
+    /// change). `Some(interval)` checks it as upstream's
+    /// `wait.PollUntilContextTimeout(ctx, interval, timeout, immediate=true, ...)` does: at
+    /// the start, then on a ticker every `interval` from the start, giving up when the
+    /// timeout comes before the next tick.
     pub fn wait_ns(
         &mut self,
         store: &Store,
         namespace: &str,
         selector: &BTreeMap<String, String>,
         timeout: Duration,
+        poll: Option<Duration>,
         done: impl Fn(&NsStats) -> bool,
     ) -> bool {
+        if let Some(interval) = poll.filter(|p| !p.is_zero()) {
+            let start = self.now();
+            let deadline = start + timeout;
+            let mut tick: u32 = 0;
+            loop {
+                if done(&store.ns_stats_matching(namespace, selector)) {
+                    return true;
+                }
+                tick = tick.saturating_add(1);
+                let next = start + interval.saturating_mul(tick);
+                if next >= deadline {
+                    self.sleep_until(deadline);
+                    return false;
+                }
+                self.sleep_until(next);
+            }
+        }
         match self {
             Pace::Real(_) => store.wait_ns_matching(namespace, selector, timeout, done),
             Pace::Virtual(s) => {
@@ -272,6 +296,19 @@ impl Sim {
     }
 }
 
+/// When the `n`-th (from 0) action of an op paced at `per_second` is due, the op starting at
+/// `start`: upstream's `time.NewTicker(time.Second / time.Duration(perSecond))` fires first one
+/// period after it is made, then every period (deletePods' `deletePodsPerSecond`, updateAny's
+/// `updatePerSecond`). The period is whole nanoseconds, as Go's integer division gives it.
+pub fn ticker_due(start: Time, per_second: f64, n: usize) -> Time {
+    let period = if per_second.fract() == 0.0 && per_second >= 1.0 {
+        Duration::from_nanos(1_000_000_000 / per_second as u64)
+    } else {
+        Duration::from_nanos((1e9 / per_second) as u64)
+    };
+    start + period * (n as u32).saturating_add(1)
+}
+
 /// Sleeps until `deadline`, in small steps so that `stop` is honoured.
 pub fn sleep_until(deadline: Instant, stop: &AtomicBool) {
     loop {
@@ -280,5 +317,31 @@ pub fn sleep_until(deadline: Instant, stop: &AtomicBool) {
             return;
         }
         std::thread::sleep((deadline - now).min(Duration::from_millis(20)));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Go's `time.NewTicker(time.Second / time.Duration(n))` fires first one period after it
+    /// is made; the period is whole nanoseconds.
+    // provenance: test/integration/scheduler_perf/executor.go runDeletePodsOp; update.go updateAny.run
+    #[test]
+    fn ticker_due_is_one_period_after_the_start_then_every_period() {
+        let start = Duration::from_secs(10);
+        assert_eq!(
+            ticker_due(start, 2.0, 0),
+            start + Duration::from_millis(500)
+        );
+        assert_eq!(
+            ticker_due(start, 2.0, 2),
+            start + Duration::from_millis(1500)
+        );
+        // 1s / 3 = 333,333,333 ns, so the third tick is at 999,999,999 ns.
+        assert_eq!(
+            ticker_due(start, 3.0, 2),
+            start + Duration::from_nanos(999_999_999)
+        );
     }
 }

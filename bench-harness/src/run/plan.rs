@@ -76,7 +76,7 @@ pub(crate) fn plan<'c>(
             &cfg.path,
             Some(tc.pos),
             format!("{}.workloadTemplate", tc.name),
-            "at least one op must collect metrics (createPods with collectMetrics: true, or startCollectingMetrics)",
+            "no op in the workload template collects metrics (createPods with collectMetrics: true, or stopCollectingMetrics after a startCollectingMetrics)",
         ));
     }
     let mut unsupported: Option<String> = None;

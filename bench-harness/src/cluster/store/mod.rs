@@ -586,6 +586,19 @@ impl Store {
                 terminating: false,
             },
         );
+        if node.is_some() {
+            // Upstream's throughput collector counts a pod whose add event already carries a
+            // nodeName as scheduled, as it counts a bind.
+            let now = self.clock.now();
+            for c in st.collectors.iter_mut().flatten() {
+                if c.namespaces.contains(namespace)
+                    && labels_match(template, &c.selector)
+                    && let Some(start) = c.start
+                {
+                    c.binds.push(now.saturating_sub(start));
+                }
+            }
+        }
         if let Some(s) = self.sched() {
             s.on_pod_add(internal.clone());
         }

@@ -29,6 +29,10 @@ impl Store {
             .unwrap_or_default()
     }
 
+    pub fn has_namespace(&self, name: &str) -> bool {
+        self.state.lock().namespaces.contains_key(name)
+    }
+
     pub fn namespaces(&self) -> Vec<String> {
         self.state.lock().namespaces.keys().cloned().collect()
     }

@@ -38,35 +38,52 @@ impl Barrier {
         }))
     }
 
+    /// Upstream's runBarrierOp: every named namespace must be registered (a createPods,
+    /// createNamespaces, createAny or updateAny into it since the last `Scheduled` barrier that
+    /// covered it); no names means every registered namespace. For each, in name order, it
+    /// waits until the namespace's pods matching `labelSelector` that are scheduled (nodeName
+    /// set; with `Attempted`, also those with a PodScheduled condition) number at least the
+    /// pods created there without waiting since then — pods created by any op count, pods
+    /// deleted meanwhile do not. A `Scheduled` barrier then unregisters the namespaces it
+    /// covered (all of them when none are named); an `Attempted` one leaves them.
     pub(crate) fn run(&self, cx: &mut RunCx) -> Result<(), HarnessError> {
+        if let Some(unknown) = self
+            .namespaces
+            .iter()
+            .find(|n| !cx.known_ns.contains_key(*n))
+        {
+            return Err(HarnessError::Run(format!(
+                "op {}: barrier: unknown namespace {unknown}",
+                cx.index
+            )));
+        }
         let targets: Vec<String> = if self.namespaces.is_empty() {
-            cx.pending_ns.keys().cloned().collect()
+            cx.known_ns.keys().cloned().collect()
         } else {
-            // Upstream's runBarrierOp: a namespace no op has created is an error.
-            let known = cx.store.namespaces();
-            if let Some(unknown) = self.namespaces.iter().find(|n| !known.contains(n)) {
-                return Err(HarnessError::Run(format!(
-                    "op {}: barrier: unknown namespace {unknown}",
-                    cx.index
-                )));
-            }
             self.namespaces.clone()
         };
         let attempted = self.attempted;
-        for ns in targets {
-            let want = cx.pending_ns.get(&ns).copied().unwrap_or(0);
-            let ok = cx
-                .pace
-                .wait_ns(cx.store, &ns, &self.label_selector, cx.opts.timeout, |s| {
-                    s.bound + if attempted { s.attempted_unbound } else { 0 } >= want
-                });
+        for ns in &targets {
+            let want = cx.known_ns.get(ns).copied().unwrap_or(0);
+            let ok = cx.pace.wait_ns(
+                cx.store,
+                ns,
+                &self.label_selector,
+                cx.opts.timeout,
+                cx.opts.wait_poll,
+                |s| s.bound + if attempted { s.attempted_unbound } else { 0 } >= want,
+            );
             if !ok {
-                return Err(cx.timeout_error(&ns, want));
+                return Err(cx.timeout_error(ns, want));
             }
-            // A Scheduled barrier settles the namespace's count; an Attempted one
-            // leaves it for a later Scheduled barrier (as upstream's runBarrierOp).
-            if !attempted {
-                cx.pending_ns.remove(&ns);
+        }
+        if !attempted {
+            if self.namespaces.is_empty() {
+                cx.known_ns.clear();
+            } else {
+                for ns in &targets {
+                    cx.known_ns.remove(ns);
+                }
             }
         }
         Ok(())

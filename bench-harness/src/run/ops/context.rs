@@ -42,8 +42,11 @@ pub(crate) struct RunCx<'r> {
     pub(crate) series: &'r mut Vec<WindowSeries>,
     /// The data items of the windows closed so far.
     pub(crate) items: Vec<DataItem>,
-    /// Pods created without waiting (`skipWaitToCompletion`), per namespace, for barriers.
-    pub(crate) pending_ns: BTreeMap<String, usize>,
+    /// Upstream's `numPodsScheduledPerNamespace`: the namespaces the ops registered
+    /// (createPods, createNamespaces, and createAny/updateAny with a namespace), each with the
+    /// pods created in it without waiting (`skipWaitToCompletion`) since the last `Scheduled`
+    /// barrier that covered it; such a barrier unregisters the namespace.
+    pub(crate) known_ns: BTreeMap<String, usize>,
     /// The open collection window.
     pub(crate) window: Option<Window>,
     /// The number of the op running.
@@ -83,6 +86,25 @@ impl RunCx<'_> {
             selector,
             self.opts.flamegraph,
         ));
+        Ok(())
+    }
+
+    /// Upstream's `createNamespaceIfNotPresent`: a namespace the ops have not registered is
+    /// created and registered with no pods waited for. Creating one that exists (made by
+    /// churn, or registered before and unregistered by a barrier) fails, as the API server's
+    /// AlreadyExists does upstream.
+    pub(crate) fn register_namespace(&mut self, ns: &str) -> Result<(), HarnessError> {
+        if self.known_ns.contains_key(ns) {
+            return Ok(());
+        }
+        if self.store.has_namespace(ns) {
+            return Err(HarnessError::Run(format!(
+                "op {}: failed to create namespace for Pod: {ns} (it exists, but no op registered it since the last barrier that covered it)",
+                self.index
+            )));
+        }
+        self.store.ensure_namespace_exists(ns);
+        self.known_ns.insert(ns.to_string(), 0);
         Ok(())
     }
 

@@ -56,6 +56,11 @@ impl CreateAny {
     }
 
     pub(crate) fn run(&self, cx: &mut RunCx) -> Result<(), HarnessError> {
+        // Upstream's runDefaultOp: the op's namespace, if it names one, is created and
+        // registered first (createNamespaceIfNotPresent).
+        if let Some(ns) = &self.namespace {
+            cx.register_namespace(ns)?;
+        }
         let prepared = cx.prepared;
         let t = prepared.templates.get(&cx.index).expect("planned");
         for j in 0..self.count {

@@ -1,6 +1,7 @@
 //! `createNamespaces`: `count` namespaces `<prefix>-<i>`, from a template or empty.
 
 use super::{Op, Prepared, Resolve, RunCx};
+use crate::cluster::store::StoreError;
 use crate::error::{HarnessError, InputError};
 use crate::workload::manifest::ObjectTemplate;
 use k8s_openapi::api::core::v1 as core;
@@ -53,10 +54,15 @@ impl CreateNamespaces {
                         .typed("Namespace")?,
                     _ => core::Namespace::default(),
                 };
-            ns.metadata.name = Some(format!("{}-{j}", self.prefix));
-            cx.store
-                .create_namespace(ns)
-                .map_err(|e| e.into_input(&cx.cfg.path, &cx.field()))?;
+            let name = format!("{}-{j}", self.prefix);
+            ns.metadata.name = Some(name.clone());
+            // Upstream's namespacePreparer.prepare: a namespace that exists already is fine.
+            match cx.store.create_namespace(ns) {
+                Ok(_) | Err(StoreError::AlreadyExists { .. }) => {}
+                Err(e) => return Err(e.into_input(&cx.cfg.path, &cx.field()).into()),
+            }
+            // Registered for barriers (upstream's runCreateNamespaceOp).
+            cx.known_ns.entry(name).or_insert(0);
         }
         Ok(())
     }

@@ -154,23 +154,15 @@ impl CreatePods {
         let (store, namespace, count) = (cx.store, &self.namespace, self.count);
         // Upstream creates the namespace first (`createNamespaceIfNotPresent`), so a
         // createPods of 0 pods still makes it known to a later barrier.
-        store.ensure_namespace_exists(namespace);
-        let before = store.ns_stats(namespace).bound;
+        cx.register_namespace(namespace)?;
         // Steady state watches the namespace before its first pod exists.
         let watch = self.steady.map(|_| store.watch_scheduled(namespace));
         if self.collect_metrics {
             cx.open_window(namespace, std::slice::from_ref(namespace), &BTreeMap::new())?;
         }
         for j in 0..count {
-            let (mut pod, spec, _) = src.make(j, count, &self.template_params)?;
-            if let Some(b) = self.signature_batch {
-                let mut p = (*pod).clone();
-                p.metadata
-                    .labels
-                    .get_or_insert_with(Default::default)
-                    .insert("signature".into(), format!("signature-label-{}", j / b));
-                pod = Arc::new(p);
-            }
+            let (pod, spec, _) = src.make(j, count, &self.template_params)?;
+            let pod = with_signature(pod, j, self.signature_batch);
             store
                 .create_pod(&pod, namespace, spec)
                 .map_err(|e| e.into_input(src.path().unwrap_or(Path::new("<default pod>")), ""))?;
@@ -181,21 +173,28 @@ impl CreatePods {
                 cx.pace,
                 src,
                 namespace,
-                count,
                 &self.template_params,
+                self.signature_batch,
                 d,
                 &rx,
             )?;
         } else if self.skip_wait {
-            *cx.pending_ns.entry(namespace.clone()).or_default() += count;
+            // Only counted for a later barrier (upstream's numPodsScheduledPerNamespace).
+            *cx.known_ns.entry(namespace.clone()).or_default() += count;
         } else {
-            let want = before + count;
+            // Upstream's waitUntilPodsScheduledInNamespace(namespace, count): `count` pods of
+            // the namespace scheduled (nodeName set), whenever and by whichever op they were
+            // created; pods deleted meanwhile (preemption victims, say) no longer count.
             let all = BTreeMap::new();
-            if !cx
-                .pace
-                .wait_ns(store, namespace, &all, cx.opts.timeout, |s| s.bound >= want)
-            {
-                return Err(cx.timeout_error(namespace, want));
+            if !cx.pace.wait_ns(
+                store,
+                namespace,
+                &all,
+                cx.opts.timeout,
+                cx.opts.wait_poll,
+                |s| s.bound >= count,
+            ) {
+                return Err(cx.timeout_error(namespace, count));
             }
         }
         if self.collect_metrics
@@ -205,6 +204,24 @@ impl CreatePods {
         }
         Ok(())
     }
+}
+
+/// Pod `j` with the label `signature=signature-label-<j / batch>` when a signature batch
+/// size is set.
+fn with_signature(
+    pod: Arc<k8s_openapi::api::core::v1::Pod>,
+    j: usize,
+    batch: Option<usize>,
+) -> Arc<k8s_openapi::api::core::v1::Pod> {
+    let Some(b) = batch else {
+        return pod;
+    };
+    let mut p = (*pod).clone();
+    p.metadata
+        .labels
+        .get_or_insert_with(Default::default)
+        .insert("signature".into(), format!("signature-label-{}", j / b));
+    Arc::new(p)
 }
 
 /// `count` / `countParam`, times `countMultiplierParam`.
@@ -323,25 +340,25 @@ fn resolve_steady(r: &Resolve, skip_wait: bool) -> Result<Option<Duration>, Inpu
 /// createPods' steady state (upstream's createPodsSteadily): for `duration`, every pod of
 /// the namespace seen scheduled is deleted and a new one created, so the scheduler's queue
 /// stays at about `count` pods and the cluster near its starting condition. An error if no
-/// pod at all got scheduled in that time.
+/// pod at all got scheduled in that time. Each replacement is made as upstream's
+/// `strategy(..., 1)` makes it: template index 0 of a count of 1.
 #[allow(clippy::too_many_arguments)]
 fn steady_state(
     store: &Store,
     pace: &mut Pace,
     src: &PodSource,
     namespace: &str,
-    count: usize,
     params: &serde_json::Map<String, serde_json::Value>,
+    signature_batch: Option<usize>,
     duration: Duration,
     scheduled: &crossbeam::channel::Receiver<tidegate_engine::api::PodKey>,
 ) -> Result<(), HarnessError> {
-    let mut made = count;
     let mut seen = 0usize;
     let mut replace = |key: tidegate_engine::api::PodKey| -> Result<(), HarnessError> {
         seen += 1;
         store.delete_pod(&key);
-        let (pod, spec, _) = src.make(made, made + 1, params)?;
-        made += 1;
+        let (pod, spec, _) = src.make(0, 1, params)?;
+        let pod = with_signature(pod, 0, signature_batch);
         store
             .create_pod(&pod, namespace, spec)
             .map_err(|e| e.into_input(src.path().unwrap_or(Path::new("<default pod>")), ""))?;

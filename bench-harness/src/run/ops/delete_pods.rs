@@ -3,8 +3,8 @@
 
 use super::{Op, Resolve, RunCx};
 use crate::error::{HarnessError, InputError};
+use crate::run::pace::ticker_due;
 use std::collections::BTreeMap;
-use std::time::Duration;
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct DeletePods {
@@ -40,11 +40,12 @@ impl DeletePods {
         let keys = store.list_pods(&self.namespace, &self.label_selector);
         let rate = self.per_second;
         let start = cx.pace.now();
-        // The n-th delete is due n / rate seconds after the first (all at once at
-        // rate 0).
+        // Upstream's runDeletePodsOp: at a rate, the pods listed at the start are deleted one
+        // per tick of a ticker (the first one period after the start); at rate 0, all at once
+        // (DeleteCollection). Nothing waits for the pods to be gone.
         let due = move |n: usize| {
             if rate > 0.0 {
-                start + Duration::from_secs_f64(n as f64 / rate)
+                ticker_due(start, rate, n)
             } else {
                 start
             }
@@ -53,7 +54,7 @@ impl DeletePods {
             let st = store.clone();
             let mut n = 0;
             cx.pace.spawn(
-                start,
+                due(0),
                 Box::new(move |_| {
                     st.delete_pod(keys.get(n)?);
                     n += 1;

@@ -101,14 +101,16 @@ impl Op {
         }
     }
 
-    /// Whether the op opens a metrics collection window.
+    /// Whether the op collects metrics, as upstream's `collectsMetrics()` says: a createPods
+    /// with `collectMetrics`, or a `stopCollectingMetrics` (which collects what a
+    /// `startCollectingMetrics` began; a start alone collects nothing).
     pub fn collects_metrics(&self) -> bool {
         matches!(
             self,
             Op::CreatePods(CreatePods {
                 collect_metrics: true,
                 ..
-            }) | Op::StartCollectingMetrics(_)
+            }) | Op::StopCollectingMetrics(_)
         )
     }
 

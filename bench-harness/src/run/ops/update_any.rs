@@ -4,10 +4,10 @@
 use super::{Op, Prepared, Resolve, RunCx};
 use crate::cluster::store::StoreError;
 use crate::error::{HarnessError, InputError};
+use crate::run::pace::ticker_due;
 use crate::workload::manifest::{self, ObjectTemplate};
 use k8s_openapi::api::core::v1 as core;
 use std::path::PathBuf;
-use std::time::Duration;
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct UpdateAny {
@@ -86,13 +86,19 @@ impl UpdateAny {
     }
 
     pub(crate) fn run(&self, cx: &mut RunCx) -> Result<(), HarnessError> {
+        // Upstream's runDefaultOp: the op's namespace, if it names one, is created and
+        // registered first (createNamespaceIfNotPresent).
+        if let Some(ns) = &self.namespace {
+            cx.register_namespace(ns)?;
+        }
         let prepared = cx.prepared;
         let t = prepared.templates.get(&cx.index).expect("planned");
         let start = cx.pace.now();
         for j in 0..self.count {
+            // Upstream's updateAny.run: at a rate, one update per tick of a ticker, the first
+            // one period after the start; at rate 0, all at once.
             if self.per_second > 0.0 {
-                cx.pace
-                    .sleep_until(start + Duration::from_secs_f64(j as f64 / self.per_second));
+                cx.pace.sleep_until(ticker_due(start, self.per_second, j));
             }
             self.update(cx, t, j)?;
         }
