@@ -203,7 +203,7 @@ fn node_declared_features_decide_where_pods_go() {
         if r.test_case == "NodeDeclaredFeaturesFilter" {
             for p in &res.pods {
                 if let Some(n) = &p.node {
-                    assert!(n.starts_with("node-userns-"), "{} on {n}", p.name);
+                    assert!(n.starts_with("node-restart-all-"), "{} on {n}", p.name);
                 }
             }
         }

@@ -280,6 +280,27 @@ pub fn validate_pod_create(pod: &Pod) -> Vec<FieldError> {
             "cannot be set until all schedulingGates have been cleared",
         ));
     }
+    errs.extend(validate_host_users(&spec));
+    errs
+}
+
+/// kube's `validateHostUsers` with its default options (UserNamespacesHostNetworkSupport
+/// off): a pod in its own user namespace (`hostUsers: false`) may not share the host's
+/// network, PID or IPC namespace. Source: pkg/apis/core/validation/validation.go.
+fn validate_host_users(spec: &PodSpec) -> Vec<FieldError> {
+    let mut errs = vec![];
+    if spec.host_users != Some(false) {
+        return errs;
+    }
+    for (on, field) in [
+        (spec.host_network, "spec.hostNetwork"),
+        (spec.host_pid, "spec.HostPID"),
+        (spec.host_ipc, "spec.HostIPC"),
+    ] {
+        if on == Some(true) {
+            errs.push(FieldError::forbidden(field, "when `hostUsers` is false"));
+        }
+    }
     errs
 }
 
@@ -1708,5 +1729,40 @@ mod tests {
         );
         let moved = pod_with(|s| s.node_name = Some("node1".into()));
         assert_eq!(update(&moved, &plain_pod()), [SPEC_FORBIDDEN], "nodeName");
+    }
+
+    #[test]
+    fn host_namespaces_are_forbidden_in_a_user_namespace() {
+        // provenance: pkg/apis/core/validation/validation_test.go (TestValidateHostUsers),
+        // kubernetes v1.37.2, with UserNamespacesHostNetworkSupport off (its default).
+        let pod = |extra: serde_json::Value| -> Pod {
+            let mut spec = serde_json::json!({"containers": [{"name": "c", "image": "i"}]});
+            spec.as_object_mut()
+                .unwrap()
+                .extend(extra.as_object().unwrap().clone());
+            serde_json::from_value(serde_json::json!({"metadata": {"name": "p"}, "spec": spec}))
+                .unwrap()
+        };
+        let errs = validate_pod_create(&pod(
+            serde_json::json!({"hostUsers": false, "hostNetwork": true}),
+        ));
+        assert_eq!(
+            errs.iter().map(|e| e.to_string()).collect::<Vec<_>>(),
+            vec!["spec.hostNetwork: Forbidden: when `hostUsers` is false"]
+        );
+        assert_eq!(
+            validate_pod_create(&pod(
+                serde_json::json!({"hostUsers": false, "hostPID": true, "hostIPC": true})
+            ))
+            .len(),
+            2
+        );
+        assert!(
+            validate_pod_create(&pod(
+                serde_json::json!({"hostUsers": true, "hostNetwork": true})
+            ))
+            .is_empty()
+        );
+        assert!(validate_pod_create(&pod(serde_json::json!({"hostUsers": false}))).is_empty());
     }
 }

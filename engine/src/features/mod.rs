@@ -222,6 +222,14 @@ const SCHEDULER_GATES: &[(&str, Support)] = &[
     ),
     ("StorageCapacityScoring", Support::Identical(VOLUMES)),
     (
+        "UserNamespacesHostNetworkSupport",
+        Support::Only(
+            false,
+            "API validation refuses hostNetwork with hostUsers: false unless it is on; \
+             tidegate validates pods as kube does with it off",
+        ),
+    ),
+    (
         "TaintTolerationComparisonOperators",
         Support::Only(
             false,
