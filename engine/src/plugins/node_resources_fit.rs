@@ -558,8 +558,11 @@ impl EnqueueExtensions for NodeResourcesFit {
             (_, EventObject::Pod(before), EventObject::Pod(after))
                 if event.action == ActionType::UPDATE_POD_SCALE_DOWN =>
             {
-                let mut freed = before.spec.requests.clone();
-                freed.sub(&after.spec.requests);
+                // What the node counted for the pod before and after (status resources
+                // included: kube's `haveEnoughRelevantResourcesDecreased` with
+                // `UseStatusResources`).
+                let mut freed = before.requests().clone();
+                freed.sub(after.requests());
                 Ok(hint(frees_something_needed(want, &freed)))
             }
             // Anything else (no objects to judge by): assume it may help.
@@ -629,6 +632,26 @@ mod tests {
         let less_cpu = EventObject::Pod(bound("s", with(200, 1 << 30)));
         assert_eq!(h(down, &before, &less_mem), QueueingHint::QueueSkip);
         assert_eq!(h(down, &before, &less_cpu), QueueingHint::Queue);
+        // provenance: pkg/scheduler/framework/plugins/noderesources/fit_test.go
+        // (TestIsSchedulableAfterPodChange, the InPlacePodVerticalScaling cases): what the
+        // node counted is compared, status resources included. A spec scale-down the kubelet
+        // has not actuated (allocated still 1000m) frees nothing.
+        let unactuated = {
+            let mut p = (*bound("s", with(200, 1 << 30))).clone();
+            let held = Resource {
+                milli_cpu: 1000,
+                memory: 1 << 30,
+                ..Default::default()
+            };
+            p.resize = Some(Arc::new(crate::api::PodResize {
+                pending: None,
+                requests: held.clone(),
+                non_zero_requests: held,
+            }));
+            EventObject::Pod(Arc::new(p))
+        };
+        assert_eq!(h(down, &before, &unactuated), QueueingHint::QueueSkip);
+        assert_eq!(h(down, &unactuated, &less_cpu), QueueingHint::Queue);
         let node = |cpu: i64| {
             EventObject::Node(Arc::new(Node {
                 name: Sym::new("n"),
