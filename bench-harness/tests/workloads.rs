@@ -147,3 +147,70 @@ fn scale_workloads_at_integration_size() {
     let curve = get("ScalingCurve/50Nodes");
     assert_eq!((curve.created, curve.bound), (100, 100));
 }
+
+/// The in-place resize shapes (perf-data/workloads/resize-preemption.yaml, after upstream's
+/// resize_preemption topic) at integration size: a resize without a status counts the new
+/// requests at once and evicts nothing (kube's outcome: no kubelet, nothing deferred); an
+/// Infeasible status counts what the pod holds, so a filler still fits; unassigned
+/// preemptors evict victims through DefaultPreemption.
+#[test]
+fn resize_workloads_at_integration_size() {
+    let results = run(
+        &workloads_dir().join("resize-preemption.yaml"),
+        "integration-test",
+        None,
+    );
+    assert_eq!(results.len(), 5, "{results:?}");
+    let get = |n: &str| results.iter().find(|(x, _)| x == n).unwrap().1;
+    for (name, s) in &results {
+        assert!(s.adds_up(), "{name}: {s:?}");
+    }
+    let inplace = get("InPlaceResize/5Nodes");
+    assert_eq!((inplace.bound, inplace.deleted), (25, 0), "{inplace:?}");
+    let infeasible = get("InPlaceResizeInfeasible/5Nodes");
+    assert_eq!(
+        (infeasible.bound, infeasible.deleted),
+        (30, 0),
+        "{infeasible:?}"
+    );
+    let ratio4 = get("ResizeScalePreemption/5Nodes_4VictimRatio");
+    assert_eq!((ratio4.bound, ratio4.deleted), (10, 15), "{ratio4:?}");
+    let ratio1 = get("ResizeScalePreemption/5Nodes_1VictimRatio");
+    assert_eq!((ratio1.bound, ratio1.deleted), (10, 0), "{ratio1:?}");
+    let dense = get("ResizeHighDensity/5Nodes_20PodsPerNode");
+    assert_eq!((dense.bound, dense.deleted), (105, 0), "{dense:?}");
+}
+
+/// A resize without a status (upstream's template) makes the node count the new 3 CPUs at
+/// once: the 150m filler that fits beside an Infeasible resize does not fit here.
+#[test]
+fn a_resize_without_status_counts_the_new_requests() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = workloads_dir();
+    std::fs::create_dir(dir.path().join("templates")).unwrap();
+    for t in [
+        "node-indexed.yaml",
+        "pod-resize-victim.yaml",
+        "pod-resize-bound.yaml",
+        "pod-resize-grow.yaml",
+        "pod-resize-filler.yaml",
+    ] {
+        std::fs::copy(
+            src.join("templates").join(t),
+            dir.path().join("templates").join(t),
+        )
+        .unwrap();
+    }
+    let file = dir.path().join("config.yaml");
+    std::fs::write(
+        &file,
+        "- name: Grow\n  workloadTemplate:\n  - {opcode: createNodes, count: 2, nodeTemplatePath: templates/node-indexed.yaml}\n  - {opcode: createPods, count: 8, podTemplatePath: templates/pod-resize-victim.yaml, namespace: v}\n  - {opcode: createPods, count: 2, podTemplatePath: templates/pod-resize-bound.yaml, namespace: v}\n  - {opcode: updateAny, count: 2, templatePath: templates/pod-resize-grow.yaml, namespace: v, subresources: [resize]}\n  - {opcode: startCollectingMetrics, name: w, namespaces: [f]}\n  - {opcode: createPods, count: 2, podTemplatePath: templates/pod-resize-filler.yaml, namespace: f, skipWaitToCompletion: true}\n  - {opcode: sleep, duration: 300ms}\n  - {opcode: stopCollectingMetrics}\n  workloads:\n  - name: 2Nodes\n    labels: [integration-test]\n",
+    )
+    .unwrap();
+    let results = run(&file, "integration-test", None);
+    let s = &results[0].1;
+    assert!(s.adds_up(), "{s:?}");
+    // 8 victims and 2 resized pods bound; the fillers wait (each node counts 3.6 + 3 CPUs).
+    assert_eq!((s.created, s.bound), (12, 10), "{s:?}");
+    assert_eq!(s.deleted, 0, "{s:?}");
+}

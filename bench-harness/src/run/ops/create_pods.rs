@@ -155,7 +155,6 @@ impl CreatePods {
         // Upstream creates the namespace first (`createNamespaceIfNotPresent`), so a
         // createPods of 0 pods still makes it known to a later barrier.
         store.ensure_namespace_exists(namespace);
-        let before = store.ns_stats(namespace).bound;
         // Steady state watches the namespace before its first pod exists.
         let watch = self.steady.map(|_| store.watch_scheduled(namespace));
         if self.collect_metrics {
@@ -189,7 +188,12 @@ impl CreatePods {
         } else if self.skip_wait {
             *cx.pending_ns.entry(namespace.clone()).or_default() += count;
         } else {
-            let want = before + count;
+            // Upstream's wait (`waitUntilPodsScheduledInNamespace` with the op's count):
+            // at least `count` pods of the namespace bound, whichever they are. Into a
+            // namespace that already holds bound pods (victims the new pods may preempt),
+            // it can return at once: waiting for `before + count` would never end once
+            // preemption deleted some of them.
+            let want = count;
             let all = BTreeMap::new();
             if !cx
                 .pace
