@@ -214,3 +214,59 @@ fn a_resize_without_status_counts_the_new_requests() {
     assert_eq!((s.created, s.bound), (12, 10), "{s:?}");
     assert_eq!(s.deleted, 0, "{s:?}");
 }
+
+/// The resize gates at planning: `InPlacePodVerticalScaling: false` cannot run (locked on in
+/// kube v1.37); `InPlacePodVerticalScalingSchedulerPreemption` with a Deferred status in a
+/// resize template is refused (resize preemption is not modelled); the gate alone, as in
+/// upstream's resize_preemption workloads, runs.
+#[test]
+fn resize_gates_are_checked_at_planning() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = workloads_dir().join("templates");
+    std::fs::create_dir(dir.path().join("templates")).unwrap();
+    for t in [
+        "node-indexed.yaml",
+        "pod-resize-bound.yaml",
+        "pod-resize-grow.yaml",
+    ] {
+        std::fs::copy(src.join(t), dir.path().join("templates").join(t)).unwrap();
+    }
+    let deferred = std::fs::read_to_string(src.join("pod-resize-grow-infeasible.yaml"))
+        .unwrap()
+        .replace("reason: Infeasible", "reason: Deferred");
+    std::fs::write(dir.path().join("templates/deferred.yaml"), deferred).unwrap();
+    let config = |gates: &str, grow: &str| {
+        format!(
+            "- name: T\n  featureGates: {gates}\n  workloadTemplate:\n  - {{opcode: createNodes, count: 1, nodeTemplatePath: templates/node-indexed.yaml}}\n  - {{opcode: createPods, count: 1, podTemplatePath: templates/pod-resize-bound.yaml, namespace: v, collectMetrics: true}}\n  - {{opcode: updateAny, count: 1, templatePath: templates/{grow}, namespace: v, subresources: [resize]}}\n  workloads:\n  - name: W\n    labels: [integration-test]\n"
+        )
+    };
+    let outcome = |gates: &str, grow: &str| {
+        let file = dir.path().join("config.yaml");
+        std::fs::write(&file, config(gates, grow)).unwrap();
+        let cfg = config::load(&file).expect("config parses");
+        let opts = RunOptions {
+            label_filter: Some("integration-test".into()),
+            threads: Some(1),
+            ..RunOptions::default()
+        };
+        run_config(&cfg, &opts).unwrap().remove(0).outcome
+    };
+    let skipped = |o: Outcome| match o {
+        Outcome::Skipped(why) => why,
+        Outcome::Ran(_) => panic!("ran"),
+        Outcome::Failed(why) => panic!("failed: {why}"),
+    };
+    let why = skipped(outcome(
+        "{InPlacePodVerticalScaling: false}",
+        "pod-resize-grow.yaml",
+    ));
+    assert!(why.contains("locked to true"), "{why}");
+    let on = "{InPlacePodVerticalScalingSchedulerPreemption: true}";
+    let why = skipped(outcome(on, "deferred.yaml"));
+    assert!(why.contains("not modelled"), "{why}");
+    assert!(matches!(
+        outcome(on, "pod-resize-grow.yaml"),
+        Outcome::Ran(_)
+    ));
+    assert!(matches!(outcome("{}", "deferred.yaml"), Outcome::Ran(_)));
+}

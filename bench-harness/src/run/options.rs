@@ -8,7 +8,14 @@ use tidegate_engine::Scheduler;
 use tidegate_engine::plugins::Registry;
 
 /// Feature gates that change tidegate's behaviour (the others are accepted and ignored).
-pub const HONOURED_GATES: &[&str] = &["SchedulerQueueingHints", "SchedulerPopFromBackoffQ"];
+/// `InPlacePodVerticalScaling` is GA and locked on in kube v1.37: the engine always counts a
+/// pod's status resources (`api::convert::pod_resize_status`), and `false` is refused at
+/// planning (`run::plan`).
+pub const HONOURED_GATES: &[&str] = &[
+    "SchedulerQueueingHints",
+    "SchedulerPopFromBackoffQ",
+    "InPlacePodVerticalScaling",
+];
 
 /// How to run.
 #[derive(Clone)]
