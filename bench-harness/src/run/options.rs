@@ -10,11 +10,13 @@ use tidegate_engine::plugins::Registry;
 /// Feature gates that change tidegate's behaviour (the others are accepted and ignored).
 /// `InPlacePodVerticalScaling` is GA and locked on in kube v1.37: the engine always counts a
 /// pod's status resources (`api::convert::pod_resize_status`), and `false` is refused at
-/// planning (`run::plan`).
+/// planning (`run::plan`). `InPlacePodVerticalScalingSchedulerPreemption` (alpha, off by
+/// default) sets `SchedulerConfig::resize_preemption`.
 pub const HONOURED_GATES: &[&str] = &[
     "SchedulerQueueingHints",
     "SchedulerPopFromBackoffQ",
     "InPlacePodVerticalScaling",
+    "InPlacePodVerticalScalingSchedulerPreemption",
 ];
 
 /// How to run.

@@ -83,7 +83,7 @@ pub(crate) fn plan<'c>(
     for (i, op) in ops.iter().enumerate() {
         op.plan(i, &mut prepared, &mut unsupported)?;
     }
-    if let Some(why) = resize_gates_unsupported(tc, wl, &ops, &prepared)? {
+    if let Some(why) = resize_gates_unsupported(tc, wl) {
         unsupported.get_or_insert(why);
     }
     Ok(match unsupported {
@@ -98,56 +98,17 @@ pub(crate) fn plan<'c>(
     })
 }
 
-/// The in-place resize gates (kube v1.37.2): `InPlacePodVerticalScaling` is GA and locked to
-/// true (kube-scheduler refuses `false`), so `false` cannot run. The alpha
-/// `InPlacePodVerticalScalingSchedulerPreemption` (off by default) changes kube's behaviour
-/// only for pods whose resize is `Deferred` (a `PodResizePending` condition that only a
-/// kubelet, or a status in an `updateAny` template, sets): tidegate does not model that path
-/// (the deferred pod re-enters the scheduling queue and preempts on its own node), so a
-/// workload that turns the gate on and writes a Deferred status is refused; without such a
-/// status the gate changes nothing and is accepted.
-fn resize_gates_unsupported(
-    tc: &TestCase,
-    wl: &Workload,
-    ops: &[Op],
-    prepared: &Prepared,
-) -> Result<Option<String>, InputError> {
-    let gate = |name: &str| {
-        wl.feature_gates
-            .get(name)
-            .or_else(|| tc.feature_gates.get(name))
-            .copied()
-    };
-    if gate("InPlacePodVerticalScaling") == Some(false) {
-        return Ok(Some(
-            "feature gate InPlacePodVerticalScaling=false (GA and locked to true in kube v1.37)"
-                .into(),
-        ));
-    }
-    if gate("InPlacePodVerticalScalingSchedulerPreemption") != Some(true) {
-        return Ok(None);
-    }
-    for (i, op) in ops.iter().enumerate() {
-        let (Op::UpdateAny(u), Some(t)) = (op, prepared.templates.get(&i)) else {
-            continue;
-        };
-        let r = t.render(0, u.count.max(1), &u.template_params)?;
-        if r.kind() != "Pod" {
-            continue;
-        }
-        let pod: k8s_openapi::api::core::v1::Pod = r.typed("Pod")?;
-        let deferred = pod
-            .status
-            .iter()
-            .flat_map(|s| s.conditions.iter().flatten())
-            .any(|c| c.type_ == "PodResizePending" && c.reason.as_deref() == Some("Deferred"));
-        if deferred {
-            return Ok(Some(
-                "a Deferred resize (PodResizePending) with InPlacePodVerticalScalingSchedulerPreemption: resize preemption is not modelled".into(),
-            ));
-        }
-    }
-    Ok(None)
+/// `InPlacePodVerticalScaling` is GA and locked to true in kube v1.37.2 (kube-scheduler
+/// refuses `false`), so a workload that sets it to `false` cannot run.
+fn resize_gates_unsupported(tc: &TestCase, wl: &Workload) -> Option<String> {
+    let gate = wl
+        .feature_gates
+        .get("InPlacePodVerticalScaling")
+        .or_else(|| tc.feature_gates.get("InPlacePodVerticalScaling"));
+    (gate == Some(&false)).then(|| {
+        "feature gate InPlacePodVerticalScaling=false (GA and locked to true in kube v1.37)"
+            .to_string()
+    })
 }
 
 /// Plans a workload without running it: `Ok(None)` when it can run, `Ok(Some(reason))` when
