@@ -61,6 +61,9 @@ use super::Scheduler;
 
 /// NodeResourcesFit's plugin name, the rejector of a deferred pod that does not fit.
 const FIT: &str = "NodeResourcesFit";
+/// kube's DeferredPodScheduling, the rejector when the pod's node is gone (no plugin of that
+/// name here registers events: such a pod waits for the unschedulable flush).
+const DEFERRED: &str = "DeferredPodScheduling";
 
 /// What NodeResourcesFit finds missing on `ni` for the deferred pod `pod` (kube's
 /// `fitsRequest` with the deferred-resize delta): the reasons, and whether any is
@@ -172,7 +175,8 @@ impl Scheduler {
             self.cache.update_snapshot(&mut snap);
             let node = pod.node_name.and_then(|n| snap.get(n).cloned());
             match node {
-                None => Some((false, "node not found".to_string())),
+                // Every node unresolvable for it (DeferredPodScheduling): a fit error.
+                None => Some((DEFERRED, "node not found".to_string())),
                 Some(ni) => {
                     let (reasons, unresolvable) = deferred_fit(&ni, &pod);
                     if reasons.is_empty() {
@@ -182,24 +186,23 @@ impl Scheduler {
                         if !unresolvable {
                             msg.push_str(&format!(" {}", self.preempt_for_resize(&ni, &pod)));
                         }
-                        Some((true, msg))
+                        Some((FIT, msg))
                     }
                 }
             }
         };
-        let result = match &outcome {
-            Some((true, _)) => AttemptResult::Unschedulable,
-            _ => AttemptResult::Error,
-        };
-        match result {
-            AttemptResult::Unschedulable => {
+        // It fit (no outcome): kube's assume fails, an error with no rejector.
+        let result = match outcome {
+            Some((rejector, _)) => {
                 self.stats.unschedulable.fetch_add(1, Ordering::Relaxed);
-                qpi.unschedulable_plugins = vec![FIT];
+                qpi.unschedulable_plugins = vec![rejector];
+                AttemptResult::Unschedulable
             }
-            _ => {
+            None => {
                 self.stats.errors.fetch_add(1, Ordering::Relaxed);
+                AttemptResult::Error
             }
-        }
+        };
         self.metrics.inc_attempt(result);
         self.metrics.observe(
             Series::AttemptDuration(result),
