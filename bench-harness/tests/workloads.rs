@@ -147,3 +147,127 @@ fn scale_workloads_at_integration_size() {
     let curve = get("ScalingCurve/50Nodes");
     assert_eq!((curve.created, curve.bound), (100, 100));
 }
+
+/// The in-place resize shapes (perf-data/workloads/resize-preemption.yaml, after upstream's
+/// resize_preemption topic) at integration size: a resize without a status counts the new
+/// requests at once and evicts nothing (kube's outcome: no kubelet, nothing deferred); an
+/// Infeasible status counts what the pod holds, so a filler still fits; unassigned
+/// preemptors evict victims through DefaultPreemption.
+#[test]
+fn resize_workloads_at_integration_size() {
+    let results = run(
+        &workloads_dir().join("resize-preemption.yaml"),
+        "integration-test",
+        None,
+    );
+    assert_eq!(results.len(), 6, "{results:?}");
+    let get = |n: &str| results.iter().find(|(x, _)| x == n).unwrap().1;
+    for (name, s) in &results {
+        assert!(s.adds_up(), "{name}: {s:?}");
+    }
+    let inplace = get("InPlaceResize/5Nodes");
+    assert_eq!((inplace.bound, inplace.deleted), (25, 0), "{inplace:?}");
+    // A Deferred status with resize preemption: three victims evicted per node, one left
+    // beside each resized pod (3 + 0.9 CPUs on 4).
+    let deferred = get("InPlaceResizeDeferred/5Nodes");
+    assert_eq!((deferred.bound, deferred.deleted), (10, 15), "{deferred:?}");
+    let infeasible = get("InPlaceResizeInfeasible/5Nodes");
+    assert_eq!(
+        (infeasible.bound, infeasible.deleted),
+        (30, 0),
+        "{infeasible:?}"
+    );
+    let ratio4 = get("ResizeScalePreemption/5Nodes_4VictimRatio");
+    assert_eq!((ratio4.bound, ratio4.deleted), (10, 15), "{ratio4:?}");
+    let ratio1 = get("ResizeScalePreemption/5Nodes_1VictimRatio");
+    assert_eq!((ratio1.bound, ratio1.deleted), (10, 0), "{ratio1:?}");
+    let dense = get("ResizeHighDensity/5Nodes_20PodsPerNode");
+    assert_eq!((dense.bound, dense.deleted), (105, 0), "{dense:?}");
+}
+
+/// A resize without a status (upstream's template) makes the node count the new 3 CPUs at
+/// once: the 150m filler that fits beside an Infeasible resize does not fit here.
+#[test]
+fn a_resize_without_status_counts_the_new_requests() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = workloads_dir();
+    std::fs::create_dir(dir.path().join("templates")).unwrap();
+    for t in [
+        "node-indexed.yaml",
+        "pod-resize-victim.yaml",
+        "pod-resize-bound.yaml",
+        "pod-resize-grow.yaml",
+        "pod-resize-filler.yaml",
+    ] {
+        std::fs::copy(
+            src.join("templates").join(t),
+            dir.path().join("templates").join(t),
+        )
+        .unwrap();
+    }
+    let file = dir.path().join("config.yaml");
+    std::fs::write(
+        &file,
+        "- name: Grow\n  workloadTemplate:\n  - {opcode: createNodes, count: 2, nodeTemplatePath: templates/node-indexed.yaml}\n  - {opcode: createPods, count: 8, podTemplatePath: templates/pod-resize-victim.yaml, namespace: v}\n  - {opcode: createPods, count: 2, podTemplatePath: templates/pod-resize-bound.yaml, namespace: v}\n  - {opcode: updateAny, count: 2, templatePath: templates/pod-resize-grow.yaml, namespace: v, subresources: [resize]}\n  - {opcode: startCollectingMetrics, name: w, namespaces: [f]}\n  - {opcode: createPods, count: 2, podTemplatePath: templates/pod-resize-filler.yaml, namespace: f, skipWaitToCompletion: true}\n  - {opcode: sleep, duration: 300ms}\n  - {opcode: stopCollectingMetrics}\n  workloads:\n  - name: 2Nodes\n    labels: [integration-test]\n",
+    )
+    .unwrap();
+    let results = run(&file, "integration-test", None);
+    let s = &results[0].1;
+    assert!(s.adds_up(), "{s:?}");
+    // 8 victims and 2 resized pods bound; the fillers wait (each node counts 3.6 + 3 CPUs).
+    assert_eq!((s.created, s.bound), (12, 10), "{s:?}");
+    assert_eq!(s.deleted, 0, "{s:?}");
+}
+
+/// The resize gates: `InPlacePodVerticalScaling: false` cannot run (locked on in kube v1.37);
+/// `InPlacePodVerticalScalingSchedulerPreemption`, with or without a Deferred status, runs.
+#[test]
+fn resize_gates_are_checked_at_planning() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = workloads_dir().join("templates");
+    std::fs::create_dir(dir.path().join("templates")).unwrap();
+    for t in [
+        "node-indexed.yaml",
+        "pod-resize-bound.yaml",
+        "pod-resize-grow.yaml",
+    ] {
+        std::fs::copy(src.join(t), dir.path().join("templates").join(t)).unwrap();
+    }
+    let deferred = std::fs::read_to_string(src.join("pod-resize-grow-infeasible.yaml"))
+        .unwrap()
+        .replace("reason: Infeasible", "reason: Deferred");
+    std::fs::write(dir.path().join("templates/deferred.yaml"), deferred).unwrap();
+    let config = |gates: &str, grow: &str| {
+        format!(
+            "- name: T\n  featureGates: {gates}\n  workloadTemplate:\n  - {{opcode: createNodes, count: 1, nodeTemplatePath: templates/node-indexed.yaml}}\n  - {{opcode: createPods, count: 1, podTemplatePath: templates/pod-resize-bound.yaml, namespace: v, collectMetrics: true}}\n  - {{opcode: updateAny, count: 1, templatePath: templates/{grow}, namespace: v, subresources: [resize]}}\n  workloads:\n  - name: W\n    labels: [integration-test]\n"
+        )
+    };
+    let outcome = |gates: &str, grow: &str| {
+        let file = dir.path().join("config.yaml");
+        std::fs::write(&file, config(gates, grow)).unwrap();
+        let cfg = config::load(&file).expect("config parses");
+        let opts = RunOptions {
+            label_filter: Some("integration-test".into()),
+            threads: Some(1),
+            ..RunOptions::default()
+        };
+        run_config(&cfg, &opts).unwrap().remove(0).outcome
+    };
+    let skipped = |o: Outcome| match o {
+        Outcome::Skipped(why) => why,
+        Outcome::Ran(_) => panic!("ran"),
+        Outcome::Failed(why) => panic!("failed: {why}"),
+    };
+    let why = skipped(outcome(
+        "{InPlacePodVerticalScaling: false}",
+        "pod-resize-grow.yaml",
+    ));
+    assert!(why.contains("locked to true"), "{why}");
+    let on = "{InPlacePodVerticalScalingSchedulerPreemption: true}";
+    assert!(matches!(outcome(on, "deferred.yaml"), Outcome::Ran(_)));
+    assert!(matches!(
+        outcome(on, "pod-resize-grow.yaml"),
+        Outcome::Ran(_)
+    ));
+    assert!(matches!(outcome("{}", "deferred.yaml"), Outcome::Ran(_)));
+}

@@ -184,6 +184,9 @@ fn scheduler_config(p: &Plan, opts: &RunOptions) -> Result<SchedulerConfig, Harn
     }
     sched_cfg.queue.queueing_hints = p.gates.enabled("SchedulerQueueingHints");
     sched_cfg.queue.pop_from_backoff = p.gates.enabled("SchedulerPopFromBackoffQ");
+    sched_cfg.resize_preemption = p
+        .gates
+        .enabled("InPlacePodVerticalScalingSchedulerPreemption");
     Ok(sched_cfg)
 }
 
@@ -301,7 +304,30 @@ fn finish(
 /// The workload's counts: an error if some pod is unaccounted for.
 fn summarize(p: &Plan, store: &Store, sched: &Scheduler) -> Result<Summary, HarnessError> {
     let counts = store.counts();
-    let q = sched.queue.counts();
+    let mut q = sched.queue.counts();
+    // With resize preemption, bound pods whose resize is Deferred wait in the queue too: they
+    // are counted as bound, not as pending.
+    let gate = |g: &str| {
+        p.wl.feature_gates
+            .get(g)
+            .or_else(|| p.tc.feature_gates.get(g))
+    };
+    if gate("InPlacePodVerticalScalingSchedulerPreemption") == Some(&true) {
+        for ps in store
+            .pod_states()
+            .into_iter()
+            .filter(|ps| ps.node.is_some())
+        {
+            let part = match sched.queue.locate(&ps.key) {
+                Some("active") => &mut q.active,
+                Some("backoff") => &mut q.backoff,
+                Some("unschedulable") => &mut q.unschedulable,
+                Some("in-flight") => &mut q.in_flight,
+                _ => continue,
+            };
+            *part -= 1;
+        }
+    }
     let summary = Summary {
         created: counts.created,
         bound: counts.bound,

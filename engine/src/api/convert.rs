@@ -13,7 +13,10 @@ use super::affinity::{
 use super::intern::Sym;
 use super::labels::{LabelSelector, Labels, NodeSelector, NodeSelectorTerm, Operator, Requirement};
 use super::node::{Node, Taint};
-use super::pod::{HostPort, Pod, PodKey, PodSpecInfo, TaintEffect, Toleration, WeightedTerm};
+use super::pod::{
+    HostPort, Pod, PodKey, PodResize, PodSpecInfo, ResizePending, TaintEffect, Toleration,
+    WeightedTerm,
+};
 use super::quantity::Quantity;
 use super::resource::{DEFAULT_MEMORY_REQUEST, DEFAULT_MILLI_CPU_REQUEST, Resource};
 use k8s_openapi::api::core::v1 as core;
@@ -112,10 +115,28 @@ fn with_non_zero(mut r: Resource, c: &core::Container) -> Resource {
 
 /// Effective pod requests, as kube's `PodRequests`; returns `(requests, non_zero_requests)`.
 pub fn pod_requests(spec: &core::PodSpec) -> Result<(Resource, Resource), ConvertError> {
+    let (mut reqs, mut nz) = aggregate_containers(spec, &|c, path| container_requests(c, path))?;
+    apply_pod_level_requests(spec, &mut reqs, &mut nz)?;
+    if let Some(overhead) = &spec.overhead {
+        let o = resource_list(overhead, "spec.overhead", false)?;
+        reqs.add(&o);
+        nz.add(&o);
+    }
+    Ok((reqs, nz))
+}
+
+/// A container's resource list as `get` picks it (the spec's requests, or a status field),
+/// aggregated over the pod as kube's `aggregateContainerResourcesByFn`: containers and
+/// restartable init containers add up, the largest init-container step is a floor. Returns
+/// `(requests, non_zero_requests)`.
+fn aggregate_containers(
+    spec: &core::PodSpec,
+    get: &dyn Fn(&core::Container, &str) -> Result<Resource, ConvertError>,
+) -> Result<(Resource, Resource), ConvertError> {
     let mut reqs = Resource::default();
     let mut nz = Resource::default();
     for (i, c) in spec.containers.iter().enumerate() {
-        let r = container_requests(c, &format!("spec.containers[{i}]"))?;
+        let r = get(c, &format!("spec.containers[{i}]"))?;
         nz.add(&with_non_zero(r.clone(), c));
         reqs.add(&r);
     }
@@ -124,7 +145,7 @@ pub fn pod_requests(spec: &core::PodSpec) -> Result<(Resource, Resource), Conver
     let mut max_init = Resource::default();
     let mut max_init_nz = Resource::default();
     for (i, c) in spec.init_containers.iter().flatten().enumerate() {
-        let r = container_requests(c, &format!("spec.initContainers[{i}]"))?;
+        let r = get(c, &format!("spec.initContainers[{i}]"))?;
         let r_nz = with_non_zero(r.clone(), c);
         if c.restart_policy.as_deref() == Some("Always") {
             // Restartable (sidecar) init containers run alongside everything after them.
@@ -149,13 +170,90 @@ pub fn pod_requests(spec: &core::PodSpec) -> Result<(Resource, Resource), Conver
     }
     reqs.set_max(&max_init);
     nz.set_max(&max_init_nz);
+    Ok((reqs, nz))
+}
+
+/// The pod's in-place resize state from its status (kube's `PodRequests` with
+/// `UseStatusResources`, on since `InPlacePodVerticalScaling` went GA): `None` when the
+/// status says nothing about resources or resizes (no container status carries
+/// `allocatedResources` or `resources`, no `PodResizePending` condition), which is every pod
+/// the harness creates; then the spec's requests are the pod's requests and nothing is
+/// allocated. Otherwise the requests the scheduler counts for the pod on its node:
+///
+/// - per container, *allocated* = `status.allocatedResources`, else the spec's requests;
+///   *actuated* = `status.resources.requests`, else allocated (kube's
+///   `containerAllocatedRequests` / `containerActuatedRequests`);
+/// - a pending resize marked `Infeasible`: `max(actuated, allocated)` and a container without
+///   status counts nothing (the kubelet will never grant the new spec);
+/// - otherwise `max(spec, actuated, allocated)` element-wise: while a resize is in progress
+///   or deferred the larger of what the pod asked for and what it holds.
+///
+/// Overhead is added as for the spec. (kube's pod-level status fields,
+/// `InPlacePodLevelResourcesVerticalScaling`, are not modelled: no pod-level resources here.)
+pub fn pod_resize_status(pod: &core::Pod) -> Result<Option<PodResize>, ConvertError> {
+    let (Some(spec), Some(status)) = (&pod.spec, &pod.status) else {
+        return Ok(None);
+    };
+    let pending = status
+        .conditions
+        .iter()
+        .flatten()
+        .find(|c| c.type_ == "PodResizePending")
+        .map(|c| match c.reason.as_deref() {
+            Some("Infeasible") => ResizePending::Infeasible,
+            Some("Deferred") => ResizePending::Deferred,
+            _ => ResizePending::Other,
+        });
+    let statuses = || {
+        status
+            .container_statuses
+            .iter()
+            .flatten()
+            .chain(status.init_container_statuses.iter().flatten())
+    };
+    let has_resources =
+        statuses().any(|cs| cs.allocated_resources.is_some() || cs.resources.is_some());
+    if pending.is_none() && !has_resources {
+        return Ok(None);
+    }
+    let infeasible = pending == Some(ResizePending::Infeasible);
+    let find = |name: &str| statuses().find(|cs| cs.name == name);
+    let allocated = |c: &core::Container, path: &str| -> Result<Resource, ConvertError> {
+        match find(&c.name).and_then(|cs| cs.allocated_resources.as_ref()) {
+            Some(a) => resource_list(a, &format!("{path}.status.allocatedResources"), false),
+            None if infeasible => Ok(Resource::default()),
+            None => container_requests(c, path),
+        }
+    };
+    let actuated = |c: &core::Container, path: &str| -> Result<Resource, ConvertError> {
+        let cs = find(&c.name);
+        match cs.and_then(|cs| cs.resources.as_ref()?.requests.as_ref()) {
+            Some(r) => resource_list(r, &format!("{path}.status.resources.requests"), false),
+            None => allocated(c, path),
+        }
+    };
+    let (mut reqs, mut nz) = aggregate_containers(spec, &allocated)?;
+    let (act, act_nz) = aggregate_containers(spec, &actuated)?;
+    reqs.set_max(&act);
+    nz.set_max(&act_nz);
+    if !infeasible {
+        let (sp, sp_nz) = aggregate_containers(spec, &|c, path| container_requests(c, path))?;
+        reqs.set_max(&sp);
+        nz.set_max(&sp_nz);
+    }
+    // Pod-level requests replace the containers' (kube's PodRequests applies them after the
+    // containers' status-aware sum; pod-level status resources are not modelled).
     apply_pod_level_requests(spec, &mut reqs, &mut nz)?;
     if let Some(overhead) = &spec.overhead {
         let o = resource_list(overhead, "spec.overhead", false)?;
         reqs.add(&o);
         nz.add(&o);
     }
-    Ok((reqs, nz))
+    Ok(Some(PodResize {
+        pending,
+        requests: reqs,
+        non_zero_requests: nz,
+    }))
 }
 
 /// Pod-level resources (`spec.resources`, the `PodLevelResources` gate, on in kube v1.37):
@@ -692,6 +790,7 @@ pub fn pod_from_parts(parts: PodParts<'_>, labels: Arc<Labels>, spec: Arc<PodSpe
         nominated_node_name: parts.nominated_node_name,
         deletion_timestamp: false,
         resource_version: parts.resource_version,
+        resize: None,
     }
 }
 
@@ -726,6 +825,8 @@ pub fn pod_with_spec(pod: &core::Pod, spec: Arc<PodSpecInfo>) -> Pod {
             .as_deref()
             .and_then(|v| v.parse().ok())
             .unwrap_or(0),
+        // A status that cannot be read counts as none (the API server validated it).
+        resize: pod_resize_status(pod).ok().flatten().map(Arc::new),
     }
 }
 
@@ -1009,5 +1110,128 @@ mod tests {
         assert!(is_scalar_resource_name("hugepages-2Mi"));
         assert!(!is_scalar_resource_name("kubernetes.io/foo"));
         assert!(!is_scalar_resource_name("storage"));
+    }
+
+    /// A pod whose container `c1` asks for `spec` and, when `status` is given, whose status
+    /// reports those as the container's actuated requests (`status.resources.requests`);
+    /// `allocated` sets `status.allocatedResources`; `pending` a `PodResizePending` reason.
+    fn resized(
+        spec: &[(&str, &str)],
+        status: Option<&[(&str, &str)]>,
+        allocated: Option<&[(&str, &str)]>,
+        condition: Option<(&str, &str)>,
+    ) -> core::Pod {
+        let list = |kv: &[(&str, &str)]| -> BTreeMap<String, KQuantity> {
+            kv.iter().map(|(k, v)| (k.to_string(), q(v))).collect()
+        };
+        let mut c = container(spec, &[]);
+        c.name = "c1".into();
+        let cs = core::ContainerStatus {
+            name: "c1".into(),
+            resources: status.map(|r| core::ResourceRequirements {
+                requests: Some(list(r)),
+                ..Default::default()
+            }),
+            allocated_resources: allocated.map(list),
+            ..Default::default()
+        };
+        core::Pod {
+            spec: Some(core::PodSpec {
+                containers: vec![c],
+                ..Default::default()
+            }),
+            status: Some(core::PodStatus {
+                phase: Some("Running".into()),
+                container_statuses: Some(vec![cs]),
+                conditions: condition.map(|(t, r)| {
+                    vec![core::PodCondition {
+                        type_: t.into(),
+                        status: "True".into(),
+                        reason: (!r.is_empty()).then(|| r.to_string()),
+                        ..Default::default()
+                    }]
+                }),
+                ..Default::default()
+            }),
+            ..Default::default()
+        }
+    }
+
+    fn cpu_mem(r: &Resource) -> (i64, i64) {
+        (r.milli_cpu, r.memory)
+    }
+
+    // provenance: pkg/scheduler/framework/types_test.go (TestCalculatePodResourcesWithResize,
+    // the container-level cases; pod-level resources are not modelled).
+    #[test]
+    fn resize_accounting_follows_kube() {
+        const MI: i64 = 1 << 20;
+        let (c5, m5) = (&[("cpu", "500m"), ("memory", "500Mi")][..], (500, 500 * MI));
+        let c7 = &[("cpu", "700m"), ("memory", "800Mi")][..];
+        let at = |pod: &core::Pod| {
+            let r = pod_resize_status(pod)
+                .unwrap()
+                .expect("status says something");
+            (cpu_mem(&r.requests), cpu_mem(&r.non_zero_requests))
+        };
+        // No pending resize: spec and status agree.
+        assert_eq!(at(&resized(c5, Some(c5), None, None)), (m5, m5));
+        // A resize in progress: max(spec, actuated, allocated).
+        let p = resized(c5, Some(c5), None, Some(("PodResizeInProgress", "")));
+        assert_eq!(at(&p), (m5, m5));
+        // Deferred: the desired (larger) spec counts.
+        let p = resized(c7, Some(c5), None, Some(("PodResizePending", "Deferred")));
+        assert_eq!(at(&p), ((700, 800 * MI), (700, 800 * MI)));
+        assert!(pod(&p).unwrap().is_resize_deferred());
+        // Infeasible: only what the pod holds counts.
+        let p = resized(c7, Some(c5), None, Some(("PodResizePending", "Infeasible")));
+        assert_eq!(at(&p), (m5, m5));
+        assert!(pod(&p).unwrap().is_resize_infeasible());
+    }
+
+    // provenance: staging/src/k8s.io/component-helpers/resource/helpers_test.go
+    // (TestPodResourceRequests, the UseStatusResources cases: allocated larger than spec
+    // counts; a scale-down in spec counts the allocated resources until actuated).
+    #[test]
+    fn allocated_resources_floor_a_scale_down() {
+        let p = resized(&[("cpu", "1")], None, Some(&[("cpu", "2")]), None);
+        assert_eq!(
+            pod_resize_status(&p).unwrap().unwrap().requests.milli_cpu,
+            2000
+        );
+        // Allocated and actuated smaller than the spec: the spec counts.
+        let p = resized(
+            &[("cpu", "2")],
+            Some(&[("cpu", "1")]),
+            Some(&[("cpu", "1")]),
+            None,
+        );
+        assert_eq!(
+            pod_resize_status(&p).unwrap().unwrap().requests.milli_cpu,
+            2000
+        );
+        // Infeasible without a container status: nothing counts for that container.
+        let mut p = resized(
+            &[("cpu", "2")],
+            None,
+            None,
+            Some(("PodResizePending", "Infeasible")),
+        );
+        p.status.as_mut().unwrap().container_statuses = None;
+        assert_eq!(
+            pod_resize_status(&p).unwrap().unwrap().requests.milli_cpu,
+            0
+        );
+    }
+
+    /// A status without resources or resize conditions (every pod the harness creates)
+    /// converts to no resize state: the spec's requests, nothing allocated.
+    #[test]
+    fn a_status_without_resources_is_no_resize_state() {
+        let mut p = resized(&[("cpu", "1")], None, None, None);
+        assert!(pod_resize_status(&p).unwrap().is_none());
+        p.status = None;
+        assert!(pod_resize_status(&p).unwrap().is_none());
+        assert!(pod(&p).unwrap().resize.is_none());
     }
 }

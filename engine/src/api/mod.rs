@@ -26,6 +26,9 @@ pub use intern::Sym;
 pub use labels::{LabelSelector, Labels, NodeSelector, NodeSelectorTerm, Operator, Requirement};
 pub use node::{Node, Taint};
 pub use pdb::PodDisruptionBudget;
-pub use pod::{HostPort, Pod, PodKey, PodSpecInfo, TaintEffect, Toleration, WeightedTerm};
+pub use pod::{
+    HostPort, Pod, PodKey, PodResize, PodSpecInfo, ResizePending, TaintEffect, Toleration,
+    WeightedTerm,
+};
 pub use quote::{go_quote, go_quote_with};
 pub use resource::Resource;

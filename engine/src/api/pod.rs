@@ -194,6 +194,34 @@ pub struct Pod {
     pub nominated_node_name: Option<Sym>,
     pub deletion_timestamp: bool,
     pub resource_version: u64,
+    /// What the pod's status says about in-place resizes (allocated and actuated resources,
+    /// a `PodResizePending` condition); `None` for a pod whose status says nothing, which is
+    /// every pod until a resize: then [`Pod::requests`] is the spec's, with no extra pointer
+    /// chase or allocation on the hot path.
+    pub resize: Option<Arc<PodResize>>,
+}
+
+/// The reason of a pod's `PodResizePending` condition (set by the kubelet).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ResizePending {
+    /// `Deferred`: the node cannot grant the resize now, it may later (kube's
+    /// `IsPodResizeDeferred`).
+    Deferred,
+    /// `Infeasible`: the node can never grant it (kube's `IsPodResizeInfeasible`).
+    Infeasible,
+    /// Any other reason: neither deferred nor infeasible for the scheduler.
+    Other,
+}
+
+/// A pod's resize state from its status (`api::convert::pod_resize_status` states the rule).
+#[derive(Clone, Debug, PartialEq)]
+pub struct PodResize {
+    pub pending: Option<ResizePending>,
+    /// What kube's `PodInfo.CalculateResource` counts for the pod on its node:
+    /// `max(spec, actuated, allocated)`, or `max(actuated, allocated)` when infeasible.
+    pub requests: Resource,
+    /// The same with kube's non-zero defaults.
+    pub non_zero_requests: Resource,
 }
 
 impl Pod {
@@ -210,7 +238,40 @@ impl Pod {
             nominated_node_name: None,
             deletion_timestamp: false,
             resource_version: 0,
+            resize: None,
         }
+    }
+
+    /// The requests the scheduler counts for this pod on a node (kube's
+    /// `PodInfo.CalculateResource` with `UseStatusResources`): the spec's, unless the status
+    /// reports allocated or actuated resources (see [`PodResize`]).
+    #[inline]
+    pub fn requests(&self) -> &Resource {
+        self.resize
+            .as_ref()
+            .map_or(&self.spec.requests, |r| &r.requests)
+    }
+
+    /// [`Pod::requests`] with kube's non-zero defaults.
+    #[inline]
+    pub fn non_zero_requests(&self) -> &Resource {
+        self.resize
+            .as_ref()
+            .map_or(&self.spec.non_zero_requests, |r| &r.non_zero_requests)
+    }
+
+    /// kube's `IsPodResizeDeferred`: a `PodResizePending` condition with reason `Deferred`.
+    pub fn is_resize_deferred(&self) -> bool {
+        self.resize
+            .as_ref()
+            .is_some_and(|r| r.pending == Some(ResizePending::Deferred))
+    }
+
+    /// kube's `IsPodResizeInfeasible`.
+    pub fn is_resize_infeasible(&self) -> bool {
+        self.resize
+            .as_ref()
+            .is_some_and(|r| r.pending == Some(ResizePending::Infeasible))
     }
 
     pub fn is_gated(&self) -> bool {

@@ -128,10 +128,9 @@ const SCHEDULER_GATES: &[(&str, Support)] = &[
     ),
     (
         "InPlacePodVerticalScalingSchedulerPreemption",
-        Support::Only(
-            false,
-            "preemption for deferred resizes (the DeferredPodScheduling plugin) is not in \
-             tidegate yet",
+        Support::Modelled(
+            "SchedulerConfig::resize_preemption: a bound pod whose resize is Deferred is \
+             queued and preempts lower-priority pods on its own node (scheduler/resize.rs)",
         ),
     ),
     (

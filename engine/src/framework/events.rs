@@ -151,6 +151,7 @@ impl ClusterEvent {
             (R::AssignedPod, A::DELETE) => "AssignedPodDelete",
             (R::AssignedPod, A::UPDATE_POD_LABEL) => "AssignedPodUpdatePodLabel",
             (R::AssignedPod, A::UPDATE_POD_SCALE_DOWN) => "AssignedPodUpdatePodScaleDown",
+            (R::AssignedPod, A::UPDATE_POD_SCALE_UP) => "AssignedPodUpdatePodScaleUp",
             (R::UnscheduledPod, A::ADD) => "UnscheduledPodAdd",
             (R::UnscheduledPod, A::UPDATE) => "UnscheduledPodUpdate",
             (R::UnscheduledPod, A::UPDATE_POD_LABEL) => "UnscheduledPodUpdatePodLabel",
@@ -237,13 +238,14 @@ pub fn pod_scheduling_properties_change(
     if old.labels != new.labels {
         out.push(ActionType::UPDATE_POD_LABEL);
     }
-    let (o, n) = (&old.spec.requests, &new.spec.requests);
-    let scaled_down = n.milli_cpu < o.milli_cpu
-        || n.memory < o.memory
-        || n.ephemeral_storage < o.ephemeral_storage
-        || o.scalar.iter().any(|&(k, v)| n.scalar(k) < v);
-    if scaled_down {
+    // The requests the scheduler counts (status resources included, kube's
+    // `UseStatusResources`): a pod never resized compares its spec's.
+    let (o, n) = (old.requests(), new.requests());
+    if scaled(o, n) {
         out.push(ActionType::UPDATE_POD_SCALE_DOWN);
+    }
+    if scaled(n, o) {
+        out.push(ActionType::UPDATE_POD_SCALE_UP);
     }
     if !old.spec.scheduling_gates.is_empty() && new.spec.scheduling_gates.is_empty() {
         out.push(ActionType::UPDATE_POD_SCHEDULING_GATES_ELIMINATED);
@@ -257,6 +259,15 @@ pub fn pod_scheduling_properties_change(
     out.into_iter()
         .map(|a| ClusterEvent::new(resource, a))
         .collect()
+}
+
+/// Whether any resource of `from` shrinks in `to` (kube's `extractPodScaleDown`; with the
+/// arguments swapped, `extractPodScaleUp`). A resource missing from `to` counts as 0.
+fn scaled(from: &crate::api::Resource, to: &crate::api::Resource) -> bool {
+    to.milli_cpu < from.milli_cpu
+        || to.memory < from.memory
+        || to.ephemeral_storage < from.ephemeral_storage
+        || from.scalar.iter().any(|&(k, v)| to.scalar(k) < v)
 }
 
 /// Well-known special events.
@@ -310,11 +321,65 @@ mod tests {
             EventResource::UnscheduledPod,
         ];
         for r in resources {
-            for bit in 0..12 {
+            for bit in 0..15 {
                 let ev = ClusterEvent::new(r, ActionType(1 << bit));
                 let derived = format!("{}{}", r.as_str(), ev.action.as_str());
                 assert_eq!(ev.label(), derived);
             }
         }
+    }
+
+    // provenance: pkg/scheduler/framework/events_test.go (Test_podSchedulingPropertiesChange:
+    // "pod's resource request is scaled down", "... scaled up", "both pod's resource request
+    // and label are updated"): the requests compared are the ones the scheduler counts,
+    // status resources included.
+    #[test]
+    fn scale_down_and_up_compare_the_counted_requests() {
+        use crate::api::{Labels, PodResize, PodSpecInfo, Resource};
+        use std::sync::Arc;
+        let with = |cpu: i64, labelled: bool| {
+            let mut p = crate::api::Pod::new("ns", "p", Arc::new(PodSpecInfo::default()));
+            let r = Resource {
+                milli_cpu: cpu,
+                ..Default::default()
+            };
+            p.resize = Some(Arc::new(PodResize {
+                pending: None,
+                requests: r.clone(),
+                non_zero_requests: r,
+            }));
+            if labelled {
+                p.labels = Arc::new(Labels::from_pairs([("foo", "bar")]));
+            }
+            p
+        };
+        let (big, small, small_labelled) = (with(101, false), with(100, false), with(100, true));
+        let ev = |a| ClusterEvent::new(EventResource::UnscheduledPod, a);
+        assert_eq!(
+            pod_scheduling_properties_change(&big, &small),
+            vec![ev(ActionType::UPDATE_POD_SCALE_DOWN)]
+        );
+        assert_eq!(
+            pod_scheduling_properties_change(&small, &big),
+            vec![ev(ActionType::UPDATE_POD_SCALE_UP)]
+        );
+        assert_eq!(
+            pod_scheduling_properties_change(&big, &small_labelled),
+            vec![
+                ev(ActionType::UPDATE_POD_LABEL),
+                ev(ActionType::UPDATE_POD_SCALE_DOWN)
+            ]
+        );
+        // An assigned pod's scale-up is an AssignedPod event, labelled as kube labels it.
+        let mut up = big.clone();
+        up.node_name = Some(crate::api::Sym::new("n"));
+        let mut down = small.clone();
+        down.node_name = up.node_name;
+        let got = pod_scheduling_properties_change(&down, &up);
+        assert_eq!(got[0].label(), "AssignedPodUpdatePodScaleUp");
+        // A registration for scale-downs does not match a scale-up.
+        let reg = ClusterEvent::new(EventResource::Pod, ActionType::UPDATE_POD_SCALE_DOWN);
+        assert!(!reg.matches(&got[0]));
+        assert!(ClusterEvent::new(EventResource::Pod, ActionType::UPDATE).matches(&got[0]));
     }
 }

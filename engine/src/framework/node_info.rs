@@ -336,8 +336,8 @@ impl NodeInfo {
         if pod.has_required_anti_affinity() {
             self.pods_with_required_anti_affinity.push(pod.clone());
         }
-        self.requested.add(&pod.spec.requests);
-        self.non_zero_requested.add(&pod.spec.non_zero_requests);
+        self.requested.add(pod.requests());
+        self.non_zero_requested.add(pod.non_zero_requests());
         self.pod_count += 1;
         for hp in &pod.spec.host_ports {
             match self.used_ports.iter_mut().find(|(p, _)| p == hp) {
@@ -355,8 +355,8 @@ impl NodeInfo {
         if pod.has_required_anti_affinity() {
             self.pods_with_required_anti_affinity.remove(pod);
         }
-        self.requested.sub(&pod.spec.requests);
-        self.non_zero_requested.sub(&pod.spec.non_zero_requests);
+        self.requested.sub(pod.requests());
+        self.non_zero_requested.sub(pod.non_zero_requests());
         self.pod_count -= 1;
         for hp in &pod.spec.host_ports {
             if let Some(i) = self.used_ports.iter().position(|(p, _)| p == hp) {
@@ -427,6 +427,49 @@ mod tests {
         }
         assert_eq!(boxed.allocatable().milli_cpu, 1000);
         assert!(many.iter().all(|n| n.name() == Sym::new("n")));
+    }
+
+    // provenance: pkg/scheduler/framework/types_test.go (TestNodeInfoAddPod /
+    // TestNodeInfoRemovePod with InPlacePodVerticalScaling: a resized pod counts
+    // max(spec, actuated, allocated) on its node, and its removal takes back exactly that).
+    #[test]
+    fn resized_pods_count_their_status_resources() {
+        use crate::api::{PodResize, Resource};
+        let mut node = Node::named("n");
+        node.allocatable.milli_cpu = 4000;
+        let mut ni = NodeInfo::new(Arc::new(node));
+        let spec = PodSpecInfo {
+            requests: Resource {
+                milli_cpu: 200,
+                ..Default::default()
+            },
+            non_zero_requests: Resource {
+                milli_cpu: 200,
+                memory: 200 << 20,
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        let plain = Arc::new(Pod::new("ns", "plain", Arc::new(spec.clone())));
+        let mut resized = Pod::new("ns", "resized", Arc::new(spec));
+        let counted = Resource {
+            milli_cpu: 3000,
+            ..Default::default()
+        };
+        resized.resize = Some(Arc::new(PodResize {
+            pending: Some(crate::api::ResizePending::Deferred),
+            requests: counted.clone(),
+            non_zero_requests: counted,
+        }));
+        let resized = Arc::new(resized);
+        ni.add_pod(&plain);
+        ni.add_pod(&resized);
+        assert_eq!(ni.requested.milli_cpu, 3200);
+        assert_eq!(ni.non_zero_requested.milli_cpu, 3200);
+        ni.remove_pod(&resized);
+        assert_eq!(ni.requested.milli_cpu, 200);
+        assert_eq!(ni.non_zero_requested.milli_cpu, 200);
+        assert_eq!(ni.non_zero_requested.memory, 200 << 20);
     }
 
     proptest! {

@@ -129,7 +129,7 @@ pub type Victims = (Vec<Arc<Pod>>, usize);
 
 /// kube's `MoreImportantPod`: higher priority, then earlier start (not modelled: see the
 /// module doc), then the key, for a deterministic order.
-fn more_important(a: &Pod, b: &Pod) -> Ordering {
+pub(crate) fn more_important(a: &Pod, b: &Pod) -> Ordering {
     b.priority()
         .cmp(&a.priority())
         .then_with(|| a.key.cmp(&b.key))

@@ -544,10 +544,24 @@ impl EnqueueExtensions for NodeResourcesFit {
     ) -> Result<QueueingHint, String> {
         let want = &pod.spec.requests;
         let hint = QueueingHint::queue_if;
+        // A deferred-resize pod (queued only with resize preemption on) is bound: only its
+        // own node's changes can help it (kube's checks on `IsPodResizeDeferred`).
+        let deferred_on = pod.is_resize_deferred().then_some(pod.node_name).flatten();
+        let elsewhere =
+            |node: Option<crate::api::Sym>| deferred_on.is_some_and(|n| node != Some(n));
         match (event.resource, old, new) {
+            (EventResource::Node, _, EventObject::Node(n)) if elsewhere(Some(n.name)) => {
+                Ok(QueueingHint::QueueSkip)
+            }
             (EventResource::Node, _, EventObject::Node(n)) => {
                 Ok(hint(could_ever_fit(want, &n.allocatable)))
             }
+            // kube's isSchedulableAfter{Target,Assigned}PodScaleUp: only a deferred pod cares,
+            // about itself or a pod of its node growing (the headroom it waited for is gone).
+            (_, _, EventObject::Pod(after)) if event.action == ActionType::UPDATE_POD_SCALE_UP => {
+                Ok(hint(deferred_on.is_some() && !elsewhere(after.node_name)))
+            }
+            (_, EventObject::Pod(p), _) if elsewhere(p.node_name) => Ok(QueueingHint::QueueSkip),
             // A deleted pod that was bound frees at least a pod slot (kube queues on any
             // assigned pod's delete); one that never ran frees nothing.
             (EventResource::AssignedPod | EventResource::Pod, EventObject::Pod(gone), _)
@@ -558,8 +572,11 @@ impl EnqueueExtensions for NodeResourcesFit {
             (_, EventObject::Pod(before), EventObject::Pod(after))
                 if event.action == ActionType::UPDATE_POD_SCALE_DOWN =>
             {
-                let mut freed = before.spec.requests.clone();
-                freed.sub(&after.spec.requests);
+                // What the node counted for the pod before and after (status resources
+                // included: kube's `haveEnoughRelevantResourcesDecreased` with
+                // `UseStatusResources`).
+                let mut freed = before.requests().clone();
+                freed.sub(after.requests());
                 Ok(hint(frees_something_needed(want, &freed)))
             }
             // Anything else (no objects to judge by): assume it may help.
@@ -569,9 +586,13 @@ impl EnqueueExtensions for NodeResourcesFit {
 
     fn events_to_register(&self) -> Vec<ClusterEvent> {
         vec![
+            // Scale-ups matter only to deferred-resize pods (kube registers them with
+            // InPlacePodVerticalScalingSchedulerPreemption; the hint skips every other pod).
             ClusterEvent::new(
                 EventResource::Pod,
-                ActionType::DELETE.union(ActionType::UPDATE_POD_SCALE_DOWN),
+                ActionType::DELETE
+                    .union(ActionType::UPDATE_POD_SCALE_DOWN)
+                    .union(ActionType::UPDATE_POD_SCALE_UP),
             ),
             ClusterEvent::new(
                 EventResource::Node,
@@ -629,6 +650,54 @@ mod tests {
         let less_cpu = EventObject::Pod(bound("s", with(200, 1 << 30)));
         assert_eq!(h(down, &before, &less_mem), QueueingHint::QueueSkip);
         assert_eq!(h(down, &before, &less_cpu), QueueingHint::Queue);
+        // provenance: pkg/scheduler/framework/plugins/noderesources/fit_test.go
+        // (TestIsSchedulableAfterPodChange, the InPlacePodVerticalScaling cases): what the
+        // node counted is compared, status resources included. A spec scale-down the kubelet
+        // has not actuated (allocated still 1000m) frees nothing.
+        let unactuated = {
+            let mut p = (*bound("s", with(200, 1 << 30))).clone();
+            let held = Resource {
+                milli_cpu: 1000,
+                memory: 1 << 30,
+                ..Default::default()
+            };
+            p.resize = Some(Arc::new(crate::api::PodResize {
+                pending: None,
+                requests: held.clone(),
+                non_zero_requests: held,
+            }));
+            EventObject::Pod(Arc::new(p))
+        };
+        assert_eq!(h(down, &before, &unactuated), QueueingHint::QueueSkip);
+        assert_eq!(h(down, &unactuated, &less_cpu), QueueingHint::Queue);
+        // provenance: pkg/scheduler/framework/plugins/noderesources/fit_test.go (the
+        // deferred-resize cases of TestIsSchedulableAfterPodChange / ...NodeChange /
+        // ...ScaleUp): a deferred pod waits on its own node only; scale-ups concern only
+        // deferred pods.
+        let mut parked = Pod::new("ns", "d", Arc::new(with(2000, 0)));
+        parked.node_name = Some(Sym::new("n"));
+        parked.resize = Some(Arc::new(crate::api::PodResize {
+            pending: Some(crate::api::ResizePending::Deferred),
+            requests: with(2000, 0).requests,
+            non_zero_requests: with(2000, 0).requests,
+        }));
+        let hd = |ev, old: &EventObject, new: &EventObject| {
+            f.queueing_hint(&ev, &parked, old, new).unwrap()
+        };
+        let other_node = |name: &str| {
+            let mut p = (*bound(name, with(1000, 0))).clone();
+            p.node_name = Some(Sym::new("m"));
+            EventObject::Pod(Arc::new(p))
+        };
+        assert_eq!(hd(del, &gone_mem, &EventObject::None), QueueingHint::Queue);
+        assert_eq!(
+            hd(del, &other_node("x"), &EventObject::None),
+            QueueingHint::QueueSkip
+        );
+        let up = ClusterEvent::new(EventResource::AssignedPod, ActionType::UPDATE_POD_SCALE_UP);
+        assert_eq!(hd(up, &before, &before), QueueingHint::Queue);
+        assert_eq!(hd(up, &before, &other_node("y")), QueueingHint::QueueSkip);
+        assert_eq!(h(up, &before, &before), QueueingHint::QueueSkip);
         let node = |cpu: i64| {
             EventObject::Node(Arc::new(Node {
                 name: Sym::new("n"),

@@ -160,6 +160,7 @@ mod tests {
             nominated_node_name: nominated.map(Sym::new),
             deletion_timestamp: false,
             resource_version: 0,
+            resize: None,
         })
     }
 

@@ -80,8 +80,17 @@ impl Scheduler {
         }
     }
 
+    /// A pod this scheduler re-evaluates although it is bound: its resize is Deferred and
+    /// resize preemption is on (`scheduler/resize.rs`).
+    fn deferred_resize(&self, pod: &Pod) -> bool {
+        self.resize_preemption && pod.is_resize_deferred() && self.responsible_for(pod)
+    }
+
     pub fn on_pod_add(&self, pod: Arc<Pod>) {
         if pod.is_assigned() {
+            if self.deferred_resize(&pod) {
+                self.queue.add(pod.clone());
+            }
             self.cache.add_pod(pod.clone());
             self.assigned_pod_added(pod);
         } else if self.responsible_for(&pod) {
@@ -121,6 +130,17 @@ impl Scheduler {
                 self.assigned_pod_added(new);
             }
             (true, _) => {
+                // With resize preemption, a pod whose resize became Deferred enters the queue,
+                // one no longer Deferred leaves it, one still Deferred is updated there (kube's
+                // `updatePod`).
+                if self.resize_preemption && self.responsible_for(&new) {
+                    match (old.is_resize_deferred(), new.is_resize_deferred()) {
+                        (false, true) => self.queue.add(new.clone()),
+                        (true, false) => self.queue.delete(&new.key),
+                        (true, true) => self.queue.update(old, new.clone()),
+                        (false, false) => {}
+                    }
+                }
                 // kube's `updateAssignedPodInCache`: one event per changed property, to every
                 // parked pod with QueueingHints (see `assigned_pod_added`), else through the
                 // cross-topology pre-filter.
@@ -151,6 +171,9 @@ impl Scheduler {
 
     pub fn on_pod_delete(&self, pod: &Pod) {
         if pod.is_assigned() {
+            if self.deferred_resize(pod) {
+                self.queue.delete(&pod.key);
+            }
             self.cache.remove_pod(&pod.key);
             self.queue.assigned_pod_event(
                 ClusterEvent::new(EventResource::AssignedPod, ActionType::DELETE),

@@ -33,6 +33,7 @@ use std::thread::JoinHandle;
 mod binding;
 pub mod evaluate;
 pub mod eventhandlers;
+mod resize;
 mod schedule_one;
 mod score;
 
@@ -70,6 +71,10 @@ pub struct SchedulerConfig {
     /// put two busy workers on one CPU for milliseconds after a wake-up; pinned, the node
     /// data each worker judges stays in its own core's cache from one cycle to the next.
     pub pin_threads: bool,
+    /// kube's `InPlacePodVerticalScalingSchedulerPreemption` (alpha in v1.37, off by
+    /// default): assigned pods whose resize is Deferred re-enter the queue and may preempt
+    /// lower-priority pods on their own node (`scheduler/resize.rs`).
+    pub resize_preemption: bool,
 }
 
 impl Default for SchedulerConfig {
@@ -84,6 +89,7 @@ impl Default for SchedulerConfig {
             binding_workers: 1,
             deterministic: false,
             pin_threads: true,
+            resize_preemption: false,
         }
     }
 }
@@ -124,6 +130,8 @@ pub struct Scheduler {
     global_pct: Option<u32>,
     deterministic: bool,
     features: crate::features::Features,
+    /// [`SchedulerConfig::resize_preemption`].
+    resize_preemption: bool,
     pub stats: SchedulerStats,
     /// Score's buffers between cycles (only the scheduling thread scores).
     score_scratch: Mutex<ScoreScratch>,
@@ -215,6 +223,7 @@ impl Scheduler {
             global_pct: cfg.percentage_of_nodes_to_score,
             deterministic: cfg.deterministic,
             features: cfg.features,
+            resize_preemption: cfg.resize_preemption,
             stats: SchedulerStats::default(),
             score_scratch: Mutex::new(ScoreScratch::default()),
         }))

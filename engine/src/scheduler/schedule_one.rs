@@ -39,6 +39,10 @@ impl Scheduler {
             self.queue.done(&pod.key);
             return;
         }
+        if self.resize_preemption && pod.is_assigned() && pod.is_resize_deferred() {
+            self.schedule_deferred_resize(qpi);
+            return;
+        }
         self.stats.attempts.fetch_add(1, Ordering::Relaxed);
         let start = Instant::now();
         let cycle = self.queue.scheduling_cycle();

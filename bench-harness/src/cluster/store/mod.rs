@@ -936,11 +936,20 @@ impl Store {
         self.replace_pod(&mut st, &key, obj)
     }
 
-    /// The `resize` subresource (in-place pod resize): only the containers' `resources` of
-    /// the stored pod change, taken from `new` by container name; every other field of `new`
-    /// is ignored, as the subresource ignores it. Without a kubelet nothing reports allocated
-    /// resources, so the scheduler sees the new requests at once (kube's
-    /// `PodRequests` falls back to the spec when the status has none).
+    /// `updateAny` with `subresources: [resize]`, as upstream's executor does it: a PUT on
+    /// `pods/resize`, then a PUT on `pods/status` with the same object.
+    ///
+    /// The resize subresource (kube's `podResizeStrategy`) keeps everything of the stored pod
+    /// but the containers' `resources` and `resizePolicy`, taken from `new` by container name
+    /// (a container `new` names that the pod lacks is refused). The status PUT then replaces
+    /// the status with `new`'s (`qosClass` backfilled, spec and binding kept).
+    ///
+    /// Without a kubelet nothing else writes the status: a template without one (upstream's
+    /// `pod-preemptor-resize.yaml`) leaves no `allocatedResources` and no `PodResizePending`
+    /// condition, so the scheduler counts the new requests at once (kube's `PodRequests` falls
+    /// back to the spec) and nothing is deferred. A template that carries the kubelet's answer
+    /// (container statuses with `allocatedResources`, a `PodResizePending` condition) gets it
+    /// stored and seen by the scheduler (`api::convert::pod_resize_status`).
     pub fn resize_pod(&self, new: &core::Pod, namespace: &str) -> Result<(), StoreError> {
         let mut st = self.state.lock();
         let (key, mut obj) = Self::stored_pod(&st, new, namespace)?;
@@ -959,7 +968,14 @@ impl Store {
                 )));
             };
             c.resources = nc.resources.clone();
+            c.resize_policy = nc.resize_policy.clone();
         }
+        let qos = obj.status.as_ref().and_then(|s| s.qos_class.clone());
+        let mut status = new.status.clone().unwrap_or_default();
+        if status.qos_class.is_none() {
+            status.qos_class = qos;
+        }
+        obj.status = Some(status);
         self.replace_pod(&mut st, &key, obj)
     }
 
