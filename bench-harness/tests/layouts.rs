@@ -51,8 +51,7 @@ fn the_old_config_layout_resolves_paths_from_the_folder_above() {
             tidegate_bench::config::resolve_ops(&c, &c.test_cases[0], &c.test_cases[0].workloads[0])
                 .map(|_| c)
         })
-        .err()
-        .expect("a missing template is an error");
+        .expect_err("a missing template is an error");
     assert!(e.to_string().contains("no such file"), "{e}");
     std::fs::remove_dir_all(&root).ok();
 }
