@@ -236,3 +236,45 @@ fn a_node_kube_nominates_without_room_there_is_a_disagreement() {
         r.disagreements
     );
 }
+
+/// Resize preemption (InPlacePodVerticalScalingSchedulerPreemption): kube's record of our
+/// `InPlaceResizeDeferred/5Nodes` (perf-data/workloads/resize-preemption.yaml). Each bound pod
+/// whose resize is Deferred is tried on its own node with NodeResourcesFit's delta; kube
+/// nominates it there and evicts victims, then it fits.
+#[test]
+fn deferred_resizes_fit_and_preempt_on_their_own_node_as_in_kube() {
+    let r = replay(&fixture("v2_InPlaceResizeDeferred_5Nodes.jsonl"), None).unwrap();
+    assert!(r.disagreements.is_empty(), "{:?}", r.disagreements);
+    assert_eq!(r.deferred, 10, "{r:?}");
+    assert_eq!(
+        (r.nominations, r.victims_checked, r.deletions),
+        (5, 5, 15),
+        "{r:?}"
+    );
+}
+
+#[test]
+fn a_deferred_resize_nominated_elsewhere_is_a_disagreement() {
+    let mut ls = lines("v2_InPlaceResizeDeferred_5Nodes.jsonl");
+    let i = ls
+        .iter()
+        .position(|l| {
+            l["kind"] == "nominated"
+                && l["name"]
+                    .as_str()
+                    .is_some_and(|n| n.starts_with("resized-"))
+        })
+        .expect("a nomination of a resized pod");
+    let own = ls[i]["node"].as_str().unwrap().to_string();
+    let other = if own == "node-0" { "node-1" } else { "node-0" };
+    ls[i]["node"] = Value::from(other);
+    let dir = tempfile::tempdir().unwrap();
+    let r = replay(&write(dir.path(), &ls), None).unwrap();
+    assert!(
+        r.disagreements
+            .iter()
+            .any(|d| d.contains(&format!("kube nominated {other} for a deferred resize"))),
+        "{:?}",
+        r.disagreements
+    );
+}

@@ -35,7 +35,7 @@ pub(crate) fn replay(a: ReplayArgs) -> Result<ExitCode, HarnessError> {
     for path in &a.records {
         let r = oracle::replay(path, config.clone())?;
         outln!(
-            "{}: {} scenarios, {} attempts; {} whole-cluster evaluations compared; {} bindings top-checked, {} feasibility only (kube's adaptive window), {} fit errors, {} other errors; {} nominations, {} victim sets, {} deletions; {} explained; {} disagreements{}",
+            "{}: {} scenarios, {} attempts; {} whole-cluster evaluations compared; {} bindings top-checked, {} feasibility only (kube's adaptive window), {} fit errors, {} other errors, {} deferred-resize attempts; {} nominations, {} victim sets, {} deletions; {} explained; {} disagreements{}",
             path.display(),
             r.scenarios,
             r.decisions,
@@ -44,6 +44,7 @@ pub(crate) fn replay(a: ReplayArgs) -> Result<ExitCode, HarnessError> {
             r.feasibility_only,
             r.fit_errors,
             r.other_errors,
+            r.deferred,
             r.nominations,
             r.victims_checked,
             r.deletions,

@@ -173,6 +173,9 @@ pub struct ReplayReport {
     pub other_errors: usize,
     /// Nominations judged against tidegate's preemption dry run.
     pub nominations: usize,
+    /// Attempts of bound pods whose in-place resize is deferred, judged on their own node
+    /// with NodeResourcesFit's delta (resize preemption).
+    pub deferred: usize,
     /// Preemptions whose victims were judged (their priorities on the nominated node).
     pub victims_checked: usize,
     /// Pod deletions replayed.
@@ -338,6 +341,9 @@ impl Replay {
             .get(&key)
             .cloned()
             .ok_or_else(|| format!("pod {key}: no object recorded"))?;
+        if let Some(de) = self.sched.evaluate_deferred_resize(&pod) {
+            return self.deferred_decision(&line, &key, &pod, &de);
+        }
         let eval = self.sched.evaluate(&pod).ok_or_else(|| {
             format!(
                 "pod {key}: no profile for scheduler {:?}",
@@ -387,6 +393,41 @@ impl Replay {
             let bound = Arc::new(bound);
             self.bound.insert(key, bound.clone());
             self.sched.on_pod_add(bound);
+        }
+        Ok(())
+    }
+
+    /// An attempt of a bound pod whose in-place resize is deferred (resize preemption):
+    /// kube tries it on its own node only (DeferredPodScheduling) with NodeResourcesFit's
+    /// delta, so kube's whole-cluster evaluation of it is not comparable (its other plugins
+    /// skip or reject the pod) and is not judged. Judged: kube found it fitting (a "binding"
+    /// to its node) exactly when tidegate's delta fit does.
+    fn deferred_decision(
+        &mut self,
+        line: &Line,
+        key: &str,
+        pod: &Pod,
+        de: &tidegate_engine::scheduler::DeferredEvaluation,
+    ) -> Result<(), String> {
+        self.report.deferred += 1;
+        let fits = de.node_found && de.reasons.is_empty();
+        let own = pod.node_name.map(|n| n.as_arc().to_string());
+        let verdict = match &line.node {
+            Some(n) if own.as_deref() != Some(n.as_str()) => Some(format!(
+                "kube placed the deferred-resize pod on {n}, not its own node {own:?}"
+            )),
+            Some(n) if !fits => Some(format!(
+                "kube found the deferred resize fits on {n}; tidegate's delta fit: {:?}",
+                de.reasons
+            )),
+            None if fits => Some(
+                "kube found the deferred resize does not fit its node; tidegate's delta fit says it does"
+                    .to_string(),
+            ),
+            _ => None,
+        };
+        if let Some(what) = verdict {
+            self.disagree(line, key, what);
         }
         Ok(())
     }
@@ -477,6 +518,34 @@ impl Replay {
             return Ok(());
         }
         self.report.nominations += 1;
+        if let Some(de) = self.sched.evaluate_deferred_resize(&pod) {
+            // Resize preemption: victims on the pod's own node, chosen with the delta fit.
+            let own = pod.node_name.map(|n| n.as_arc().to_string());
+            if own.as_deref() != Some(node.as_str()) || de.victims.is_empty() {
+                self.disagree(
+                    line,
+                    &key,
+                    format!(
+                        "kube nominated {node} for a deferred resize; tidegate's dry run on {own:?} finds victims {:?}",
+                        de.victims.iter().map(|v| v.priority()).collect::<Vec<_>>()
+                    ),
+                );
+                return Ok(());
+            }
+            let mut expected: Vec<i32> = de.victims.iter().map(|v| v.priority()).collect();
+            expected.sort_unstable();
+            self.preemptions.insert(
+                key,
+                Preemption {
+                    seq: line.seq,
+                    node,
+                    expected,
+                    deleted: Vec::new(),
+                    victims: Vec::new(),
+                },
+            );
+            return Ok(());
+        }
         let pe = self.sched.evaluate_preemption(&pod).unwrap_or_default();
         let n = Sym::new(&node);
         if let Some(what) = judge::judge_nomination(&pe, n) {

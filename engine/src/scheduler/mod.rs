@@ -34,6 +34,7 @@ mod binding;
 pub mod evaluate;
 pub mod eventhandlers;
 mod resize;
+pub use resize::DeferredEvaluation;
 mod schedule_one;
 mod score;
 

@@ -163,7 +163,43 @@ pub(crate) fn select_resize_victims(
     Ok(victims)
 }
 
+/// A deferred-resize pod judged on its own node without acting (the oracle's dry run).
+#[derive(Clone, Debug, Default)]
+pub struct DeferredEvaluation {
+    /// Its node is still in the cluster.
+    pub node_found: bool,
+    /// NodeResourcesFit's reasons (with the delta): empty when it fits.
+    pub reasons: Vec<&'static str>,
+    /// When it does not fit: the victims preemption would evict there (most important
+    /// first), empty when there are none or the pod may not preempt.
+    pub victims: Vec<Arc<Pod>>,
+}
+
 impl Scheduler {
+    /// What [`Scheduler::schedule_deferred_resize`] would find for the bound pod `pod`
+    /// whose resize is deferred, on the current cluster state, evicting nothing: `None` when
+    /// the pod is not such a pod.
+    pub fn evaluate_deferred_resize(&self, pod: &Pod) -> Option<DeferredEvaluation> {
+        let node = pod.node_name?;
+        if !pod.is_resize_deferred() {
+            return None;
+        }
+        let mut snap = self.snapshot.lock();
+        self.cache.update_snapshot(&mut snap);
+        let mut out = DeferredEvaluation::default();
+        let Some(ni) = snap.get(node).cloned() else {
+            return Some(out);
+        };
+        out.node_found = true;
+        let (reasons, unresolvable) = deferred_fit(&ni, pod);
+        if !reasons.is_empty() && !unresolvable && !pod.spec.preempt_never {
+            let pdbs = self.client.pod_disruption_budgets();
+            out.victims = select_resize_victims(&ni, pod, &pdbs).unwrap_or_default();
+        }
+        out.reasons = reasons;
+        Some(out)
+    }
+
     /// One scheduling attempt of a deferred-resize pod (see the module doc).
     pub(super) fn schedule_deferred_resize(&self, mut qpi: QueuedPodInfo) {
         let pod = qpi.pod.clone();
