@@ -5,6 +5,7 @@
 pub(crate) mod compare;
 pub(crate) mod flamegraph;
 pub(crate) mod list;
+pub(crate) mod queue_dump;
 pub(crate) mod replay;
 pub(crate) mod report;
 pub(crate) mod run;

@@ -239,8 +239,13 @@ pub(crate) fn run_with(
     args: RunArgs,
     live: Option<std::sync::Arc<runner::LiveScheduler>>,
 ) -> Result<ExitCode, HarnessError> {
+    // kube's queue dumper: SIGUSR2 writes the running workload's queue to stderr.
+    let live = live.unwrap_or_default();
+    if let Err(e) = super::queue_dump::start(live.clone()) {
+        eprintln!("tidegate: no queue dump on SIGUSR2: {e}");
+    }
     let cfg = config::load(&args.config)?;
-    let opts = options(&args, live);
+    let opts = options(&args, Some(live));
     if runner::select(&cfg, &opts).is_empty() {
         return Err(no_workload_matches(&args, &opts));
     }

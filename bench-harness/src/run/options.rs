@@ -58,6 +58,11 @@ pub struct LiveScheduler {
 }
 
 impl LiveScheduler {
+    /// `(workload, its scheduler)`, if a workload runs (the queue dump reads it).
+    pub fn running(&self) -> Option<(String, Arc<Scheduler>)> {
+        self.current.lock().clone()
+    }
+
     /// `(workload, its metrics now)`, if a workload runs.
     pub fn snapshot(&self) -> Option<(String, crate::output::prom::Snapshot)> {
         let cur = self.current.lock().clone();

@@ -188,6 +188,21 @@ impl ActiveQ {
     }
 
     /// The live info of a pod in activeQ.
+    /// The pod queued longest (smallest `timestamp`), for the queue dump: walks every
+    /// stripe, O(pods).
+    pub fn oldest(&self) -> Option<(PodKey, crate::clock::Time)> {
+        self.index
+            .stripes
+            .iter()
+            .filter_map(|s| {
+                s.lock()
+                    .values()
+                    .map(|e| (e.q.pod.key.clone(), e.q.timestamp))
+                    .min_by_key(|(_, t)| *t)
+            })
+            .min_by_key(|(_, t)| *t)
+    }
+
     pub fn get(&self, k: &PodKey) -> Option<QueuedPodInfo> {
         self.index.stripe(k).lock().get(k).map(|e| e.q.clone())
     }

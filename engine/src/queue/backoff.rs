@@ -65,6 +65,15 @@ impl BackoffQueue {
     pub(crate) fn lens(&self) -> (usize, usize) {
         (self.rejected.len(), self.errors.len())
     }
+    /// The pod queued longest (smallest `timestamp`), for the queue dump.
+    pub(crate) fn oldest(&self) -> Option<(PodKey, crate::clock::Time)> {
+        self.rejected
+            .iter()
+            .chain(self.errors.iter())
+            .map(|e| (e.1.pod.key.clone(), e.1.timestamp))
+            .min_by_key(|(_, t)| *t)
+    }
+
     pub(crate) fn contains(&self, k: &PodKey) -> bool {
         self.rejected.contains(k) || self.errors.contains(k)
     }

@@ -52,6 +52,14 @@ impl GatedPods {
     pub(crate) fn contains(&self, k: &PodKey) -> bool {
         self.pods.pin().contains_key(k)
     }
+    /// The pod gated longest (smallest `timestamp`), for the queue dump: O(pods).
+    pub(crate) fn oldest(&self) -> Option<(PodKey, crate::clock::Time)> {
+        let m = self.pods.pin();
+        m.iter()
+            .filter_map(|(k, e)| e.lock().as_ref().map(|q| (k.clone(), q.timestamp)))
+            .min_by_key(|(_, t)| *t)
+    }
+
     pub(crate) fn get(&self, k: &PodKey) -> Option<QueuedPodInfo> {
         self.pods.pin().get(k).and_then(|e| e.lock().clone())
     }

@@ -146,6 +146,30 @@ pub enum QueueError {
     AlreadyPresent(PodKey),
 }
 
+/// What [`SchedulingQueue::dump`] reports.
+#[derive(Clone, Debug)]
+pub struct QueueDump {
+    pub counts: PendingCounts,
+    pub gated_per_gate: Vec<(Arc<str>, i64)>,
+    /// Per queue (kube's names), the pod waiting there longest and for how long.
+    pub oldest: [(&'static str, Option<(PodKey, std::time::Duration)>); 4],
+}
+
+impl QueueDump {
+    /// kube's one-line summary (`PendingPods`'s wording): `activeQ:N; backoffQ:N;
+    /// unschedulablePods:N; gated:N` (pods in flight count as active, as kube's gauge does).
+    pub fn summary(&self) -> String {
+        let c = &self.counts;
+        format!(
+            "activeQ:{}; backoffQ:{}; unschedulablePods:{}; gated:{}",
+            c.active + c.in_flight,
+            c.backoff,
+            c.unschedulable,
+            c.gated
+        )
+    }
+}
+
 impl SchedulingQueue {
     pub fn new(
         queue_sort: Arc<dyn QueueSortPlugin>,
@@ -553,6 +577,35 @@ impl SchedulingQueue {
             Some("in-flight")
         } else {
             None
+        }
+    }
+
+    /// kube's queue dump (the debugger's SIGUSR2 `Dump of scheduling queue`): the counts in
+    /// kube's `PendingPods` wording, the gated pods per gate, and the pod waiting longest in
+    /// each queue with how long it has waited there. Walks every queue: O(pods), for
+    /// debugging only.
+    pub fn dump(&self) -> QueueDump {
+        let now = self.clock.now();
+        let wait =
+            |o: Option<(PodKey, crate::clock::Time)>| o.map(|(k, t)| (k, now.saturating_sub(t)));
+        let (backoff, unschedulable) = {
+            let inner = self.inner.lock();
+            let u = inner
+                .unschedulable
+                .values()
+                .map(|q| (q.pod.key.clone(), q.timestamp))
+                .min_by_key(|(_, t)| *t);
+            (inner.backoff.oldest(), u)
+        };
+        QueueDump {
+            counts: self.counts(),
+            gated_per_gate: self.gated_per_gate(),
+            oldest: [
+                ("activeQ", wait(self.active.oldest())),
+                ("backoffQ", wait(backoff)),
+                ("unschedulablePods", wait(unschedulable)),
+                ("gated", wait(self.gated.oldest())),
+            ],
         }
     }
 

@@ -1,0 +1,71 @@
+//! kube-scheduler's queue dumper (`pkg/scheduler/backend/cache/debugger`): on SIGUSR2 a
+//! running `tidegate run` writes the state of its scheduling queue to stderr and goes on.
+//!
+//! What it writes, in kube's words where kube has them:
+//!
+//! ```text
+//! Dump of scheduling queue (workload SchedulingBasic/500Nodes):
+//! activeQ:12; backoffQ:0; unschedulablePods:3; gated:50
+//! gated pods per gate: example.com/hold=50
+//! longest waiting: activeQ namespace-2/pod-x 1.52s; unschedulablePods ns/pod-y 4.10s; gated ns/pod-z 6.00s
+//! ```
+//!
+//! The signal is read by a thread of `signal-hook` (no handler code runs in the signal
+//! itself); the dump takes the queue's locks briefly, so the run's results are unchanged.
+//! Between workloads it says so. Unix only (elsewhere there is no SIGUSR2).
+
+use std::sync::Arc;
+use tidegate_bench::runner::LiveScheduler;
+
+/// Starts the dumper thread for the run that `live` follows.
+#[cfg(unix)]
+pub(crate) fn start(live: Arc<LiveScheduler>) -> std::io::Result<()> {
+    use signal_hook::consts::SIGUSR2;
+    let mut signals = signal_hook::iterator::Signals::new([SIGUSR2])?;
+    std::thread::Builder::new()
+        .name("queue-dumper".into())
+        .spawn(move || {
+            for _ in signals.forever() {
+                eprint!("{}", dump(&live));
+            }
+        })?;
+    Ok(())
+}
+
+#[cfg(not(unix))]
+pub(crate) fn start(_: Arc<LiveScheduler>) -> std::io::Result<()> {
+    Ok(())
+}
+
+/// The dump of the workload running now.
+pub(crate) fn dump(live: &LiveScheduler) -> String {
+    let Some((name, sched)) = live.running() else {
+        return "Dump of scheduling queue: no workload is running\n".into();
+    };
+    let d = sched.queue.dump();
+    let mut out = format!(
+        "Dump of scheduling queue (workload {name}):\n{}\n",
+        d.summary()
+    );
+    if !d.gated_per_gate.is_empty() {
+        let gates: Vec<String> = d
+            .gated_per_gate
+            .iter()
+            .filter(|(_, n)| *n > 0)
+            .map(|(g, n)| format!("{g}={n}"))
+            .collect();
+        out.push_str(&format!("gated pods per gate: {}\n", gates.join(", ")));
+    }
+    let oldest: Vec<String> = d
+        .oldest
+        .iter()
+        .filter_map(|(q, o)| {
+            o.as_ref()
+                .map(|(k, w)| format!("{q} {k} {:.2}s", w.as_secs_f64()))
+        })
+        .collect();
+    if !oldest.is_empty() {
+        out.push_str(&format!("longest waiting: {}\n", oldest.join("; ")));
+    }
+    out
+}
