@@ -1,5 +1,7 @@
-//! kube-scheduler's queue dumper (`pkg/scheduler/backend/cache/debugger`): on SIGUSR2 a
-//! running `tidegate run` writes the state of its scheduling queue to stderr and goes on.
+//! The run's signals. SIGUSR2: kube-scheduler's queue dumper
+//! (`pkg/scheduler/backend/cache/debugger`): a running `tidegate run` writes the state of its
+//! scheduling queue to stderr and goes on. SIGINT/SIGTERM: the run stops at its next safe
+//! point (`runner::interrupt`), keeping every finished workload; a second one quits at once.
 //!
 //! What it writes, in kube's words where kube has them:
 //!
@@ -20,13 +22,24 @@ use tidegate_bench::runner::LiveScheduler;
 /// Starts the dumper thread for the run that `live` follows.
 #[cfg(unix)]
 pub(crate) fn start(live: Arc<LiveScheduler>) -> std::io::Result<()> {
-    use signal_hook::consts::SIGUSR2;
-    let mut signals = signal_hook::iterator::Signals::new([SIGUSR2])?;
+    use signal_hook::consts::{SIGINT, SIGTERM, SIGUSR2};
+    use tidegate_bench::runner::interrupt;
+    let mut signals = signal_hook::iterator::Signals::new([SIGUSR2, SIGINT, SIGTERM])?;
     std::thread::Builder::new()
-        .name("queue-dumper".into())
+        .name("signals".into())
         .spawn(move || {
-            for _ in signals.forever() {
-                eprint!("{}", dump(&live));
+            for sig in signals.forever() {
+                if sig == SIGUSR2 {
+                    eprint!("{}", dump(&live));
+                } else if interrupt::request(sig) {
+                    // Asked twice: quit at once.
+                    std::process::exit(128 + sig);
+                } else {
+                    eprintln!(
+                        "tidegate: {}: stopping at the next safe point; finished workloads are kept (again to quit at once)",
+                        interrupt::signal_name(sig)
+                    );
+                }
             }
         })?;
     Ok(())

@@ -152,7 +152,8 @@ fn fmt_ms(v: Option<f64>) -> String {
     }
 }
 
-fn print_table(reports: &[WorkloadReport]) {
+/// The header of the results table (rows follow as workloads end).
+fn print_header() {
     outln!(
         "{:<58} {:>10} {:>10} {:>10} {:>10} {:>12} {:>8} {:>8} {:>8}  verdict",
         "workload",
@@ -165,7 +166,11 @@ fn print_table(reports: &[WorkloadReport]) {
         "pending",
         "deleted",
     );
-    for r in reports {
+}
+
+/// One workload's row of the results table.
+fn print_row(r: &WorkloadReport) {
+    {
         let name = format!("{}/{}", r.test_case, r.workload);
         match &r.outcome {
             Outcome::Skipped(why) => outln!("{name:<58} skipped: unsupported: {why}"),
@@ -249,13 +254,30 @@ pub(crate) fn run_with(
     if runner::select(&cfg, &opts).is_empty() {
         return Err(no_workload_matches(&args, &opts));
     }
-    let mut reports = runner::run_config(&cfg, &opts)?;
-    print_table(&reports);
+    // Each workload's row and the data items so far go out as soon as it ends: a run
+    // stopped by a signal keeps everything finished.
+    let started = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    print_header();
+    let mut printed = 0;
+    let mut reports = runner::run_config_with(&cfg, &opts, &mut |rs: &[WorkloadReport]| {
+        // The file first: once a row is out, its data items are on disk.
+        if let Some(dir) = &args.data_items_dir {
+            write_data_items(dir, &cfg.topic, rs, Gathered::from(rs)?.items, started)?;
+        }
+        for r in &rs[printed..] {
+            print_row(r);
+        }
+        printed = rs.len();
+        Ok(())
+    })?;
     let out = Gathered::from(&reports)?;
     print_digest(&reports, &out.placements);
     print_peak_rss(&reports);
     if let Some(dir) = &args.data_items_dir {
-        write_data_items(dir, &cfg.topic, &reports, out.items)?;
+        let name = report::file_name(&cfg.topic, started);
+        outln!("data items: {}", dir.join(name).display());
     }
     if let Some(file) = &args.placements {
         write_placements(file, &out.placements)?;
@@ -274,6 +296,18 @@ pub(crate) fn run_with(
     }
     for f in &out.run_failures {
         eprintln!("failed: {f}");
+    }
+    if let Some(sig) = runner::interrupt::requested() {
+        eprintln!(
+            "tidegate: stopped by {}: {} workload(s) finished and written, the interrupted one marked FAILED",
+            runner::interrupt::signal_name(sig),
+            reports
+                .iter()
+                .filter(|r| !matches!(r.outcome, Outcome::Failed(_)))
+                .count()
+        );
+        // The shell's convention: 128 + the signal (130 for SIGINT, 143 for SIGTERM).
+        return Ok(ExitCode::from((128 + sig) as u8));
     }
     Ok(
         if out.threshold_failures.is_empty() && out.run_failures.is_empty() {
@@ -417,6 +451,7 @@ fn write_data_items(
     topic: &str,
     reports: &[WorkloadReport],
     mut all_items: Vec<report::DataItem>,
+    started: u64,
 ) -> Result<(), HarnessError> {
     report::fill_not_applicable(&mut all_items);
     let doc = DataItems {
@@ -432,12 +467,8 @@ fn write_data_items(
             .collect(),
     };
     let json = serde_json::to_vec_pretty(&doc).map_err(|e| HarnessError::Run(e.to_string()))?;
-    let secs = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
-    let path = report::write_atomic(dir, &report::file_name(topic, secs), &json)
+    report::write_atomic(dir, &report::file_name(topic, started), &json)
         .map_err(|e| HarnessError::Run(format!("{}: {e}", dir.display())))?;
-    outln!("data items: {}", path.display());
     Ok(())
 }
 

@@ -26,6 +26,18 @@ use tidegate_engine::{Scheduler, SchedulerConfig};
 
 /// Runs every selected workload. Bad input anywhere aborts before anything runs.
 pub fn run_config(cfg: &Config, opts: &RunOptions) -> Result<Vec<WorkloadReport>, HarnessError> {
+    run_config_with(cfg, opts, &mut |_: &[WorkloadReport]| Ok(()))
+}
+
+/// [`run_config`], telling `on_report` every report so far as soon as each workload ends
+/// (the CLI prints its row and rewrites the data items then, so that an interrupted run
+/// loses nothing finished). A SIGINT/SIGTERM ([`super::interrupt`]) ends the workload running
+/// at its next safe point, reported as failed ("interrupted"), and no further workload runs.
+pub fn run_config_with(
+    cfg: &Config,
+    opts: &RunOptions,
+    on_report: &mut dyn FnMut(&[WorkloadReport]) -> Result<(), HarnessError>,
+) -> Result<Vec<WorkloadReport>, HarnessError> {
     let selected = select(cfg, opts);
     let mut plans = vec![];
     for (tc, wl) in &selected {
@@ -37,11 +49,18 @@ pub fn run_config(cfg: &Config, opts: &RunOptions) -> Result<Vec<WorkloadReport>
             Ok(p) => identical_gates(&p.gates),
             Err(_) => vec![],
         };
+        if super::interrupt::requested().is_some() {
+            break;
+        }
         let outcome = match p {
             Err(reason) => Outcome::Skipped(reason),
             Ok(p) => match execute(cfg, &p, opts) {
                 Ok(r) => Outcome::Ran(Box::new(r)),
-                Err(HarnessError::Run(msg)) if opts.keep_going => Outcome::Failed(msg),
+                Err(HarnessError::Run(msg))
+                    if opts.keep_going || super::interrupt::requested().is_some() =>
+                {
+                    Outcome::Failed(msg)
+                }
                 Err(e) => return Err(e),
             },
         };
@@ -51,6 +70,7 @@ pub fn run_config(cfg: &Config, opts: &RunOptions) -> Result<Vec<WorkloadReport>
             outcome,
             identical_gates,
         });
+        on_report(&reports)?;
     }
     Ok(reports)
 }
@@ -232,9 +252,18 @@ fn run_ops(
     };
     let mut result = Ok(());
     for (i, op) in p.ops.iter().enumerate() {
+        if let Some(sig) = super::interrupt::requested() {
+            result = Err(interrupted(sig, i, op.opcode()));
+            break;
+        }
         progress.op(i, op.opcode());
         cx.index = i;
         result = op.run(&mut cx);
+        // A wait or sleep cut short by the signal ends early (or reads as a timeout): the
+        // op did not finish, say so.
+        if let Some(sig) = super::interrupt::requested() {
+            result = Err(interrupted(sig, i, op.opcode()));
+        }
         if result.is_err() {
             break;
         }
@@ -244,6 +273,14 @@ fn run_ops(
         w.discard(store);
     }
     result.map(|()| cx.items)
+}
+
+/// The error of a workload stopped by a signal at op `i`.
+fn interrupted(sig: i32, i: usize, opcode: &str) -> HarnessError {
+    HarnessError::Run(format!(
+        "interrupted by {} at op {i} ({opcode}); the workload's results are incomplete",
+        super::interrupt::signal_name(sig)
+    ))
 }
 
 /// After the ops: the counts checked (every pod accounted for), the workload's own data

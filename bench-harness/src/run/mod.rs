@@ -10,6 +10,7 @@
 pub mod collect;
 pub mod execute;
 pub(crate) mod faults;
+pub mod interrupt;
 pub mod memory;
 pub mod ops;
 pub mod options;
@@ -19,7 +20,7 @@ pub mod progress;
 pub mod results;
 
 pub use collect::Profile;
-pub use execute::run_config;
+pub use execute::{run_config, run_config_with};
 pub use memory::{peak_rss_mb, rss_mb};
 pub use options::{LiveScheduler, RunOptions};
 pub use plan::{check_workload, select};

@@ -254,6 +254,9 @@ impl Sim {
             if done() {
                 return true;
             }
+            if super::interrupt::requested().is_some() {
+                return false;
+            }
             let now = self.clock.now();
             if now >= deadline {
                 return false;
@@ -313,7 +316,10 @@ pub fn ticker_due(start: Time, per_second: f64, n: usize) -> Time {
 pub fn sleep_until(deadline: Instant, stop: &AtomicBool) {
     loop {
         let now = Instant::now();
-        if now >= deadline || stop.load(Ordering::Relaxed) {
+        if now >= deadline
+            || stop.load(Ordering::Relaxed)
+            || super::interrupt::requested().is_some()
+        {
             return;
         }
         std::thread::sleep((deadline - now).min(Duration::from_millis(20)));

@@ -1,0 +1,34 @@
+//! Stopping a run on SIGINT/SIGTERM at the next safe point.
+//!
+//! The binary's signal thread calls [`request`]; the run checks [`requested`] between ops,
+//! in every wait and sleep, and in the virtual clock's loop, and ends the workload there
+//! (reported as interrupted); no further workload starts. Everything already finished has
+//! been reported and written by then (results stream out as each workload ends).
+
+use std::sync::atomic::{AtomicI32, Ordering};
+
+/// The signal that asked the run to stop (0: none).
+static REQUESTED: AtomicI32 = AtomicI32::new(0);
+
+/// Asks the run to stop (`signal`: the signal's number). Returns whether it had already
+/// been asked.
+pub fn request(signal: i32) -> bool {
+    REQUESTED.swap(signal, Ordering::SeqCst) != 0
+}
+
+/// The signal that asked the run to stop, if one did.
+pub fn requested() -> Option<i32> {
+    match REQUESTED.load(Ordering::Relaxed) {
+        0 => None,
+        s => Some(s),
+    }
+}
+
+/// The signal's name for messages.
+pub fn signal_name(signal: i32) -> &'static str {
+    match signal {
+        2 => "SIGINT",
+        15 => "SIGTERM",
+        _ => "a signal",
+    }
+}
