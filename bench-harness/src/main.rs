@@ -41,7 +41,7 @@ use cli::serve::ServeArgs;
 #[derive(Parser)]
 #[command(
     name = "tidegate",
-    version,
+    version = concat!(env!("CARGO_PKG_VERSION"), " (commit ", env!("TIDEGATE_COMMIT"), ")"),
     about = "kube-scheduler's scheduling queue and framework in Rust, driven by scheduler_perf workload files"
 )]
 struct Cli {
@@ -112,10 +112,9 @@ fn main() -> ExitCode {
             ) {
                 e.exit();
             }
-            // Bad command-line input is one line, as bad files are (clap adds a usage hint).
-            let text = e.to_string();
-            let line = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
-            eprintln!("{line}");
+            // clap's own message in full (the argument named, "did you mean", the possible
+            // values, the usage line); exit 2 as for bad files.
+            let _ = e.print();
             return ExitCode::from(2);
         }
     };

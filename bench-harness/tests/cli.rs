@@ -444,8 +444,13 @@ fn virtual_clock_digest_is_the_same_for_any_thread_count() {
     let bad = run("1", "fast");
     assert_eq!(bad.status.code(), Some(2));
     let err = String::from_utf8_lossy(&bad.stderr);
-    assert_eq!(err.trim().lines().count(), 1, "{err}");
-    assert!(err.contains("--virtual-attempt-cost"), "{err}");
+    // clap's own message in full: the flag, the value, why, and where to look.
+    assert!(
+        err.starts_with("error: invalid value 'fast' for '--virtual-attempt-cost <DURATION>'"),
+        "{err}"
+    );
+    assert!(err.contains("is not a positive duration"), "{err}");
+    assert!(err.contains("For more information, try '--help'."), "{err}");
 }
 
 /// The progress bar is for terminals only: with stderr piped a good run writes nothing there.
@@ -953,4 +958,41 @@ fn run_help_gives_every_flag_an_example() {
         let until_next = section.split("\n      --").next().unwrap();
         assert!(until_next.contains("Example:"), "{name} has no example");
     }
+}
+
+/// Usage errors are clap's own messages in full, exit 2 (issue 24, item 7): the missing
+/// argument named, "did you mean" for a misspelled flag, the possible values of a bad one;
+/// `--version` carries the commit.
+#[test]
+fn usage_errors_are_claps_own_and_the_version_names_the_commit() {
+    let tg = |args: &[&str]| {
+        let o = Command::new(env!("CARGO_BIN_EXE_tidegate"))
+            .args(args)
+            .output()
+            .unwrap();
+        (
+            o.status.code(),
+            String::from_utf8_lossy(&o.stdout).into_owned(),
+            String::from_utf8_lossy(&o.stderr).into_owned(),
+        )
+    };
+    let (code, _, err) = tg(&["run"]);
+    assert_eq!(code, Some(2));
+    assert!(
+        err.contains("the following required arguments were not provided"),
+        "{err}"
+    );
+    assert!(err.contains("<CONFIG>"), "{err}");
+    let (code, _, err) = tg(&["run", "x.yaml", "--tread", "2"]);
+    assert_eq!(code, Some(2));
+    assert!(
+        err.contains("a similar argument exists: '--threads'"),
+        "{err}"
+    );
+    let (code, _, err) = tg(&["run", "x.yaml", "--clock", "fast"]);
+    assert_eq!(code, Some(2));
+    assert!(err.contains("[possible values: real, virtual]"), "{err}");
+    let (code, out, _) = tg(&["--version"]);
+    assert_eq!(code, Some(0));
+    assert!(out.starts_with("tidegate 0.1.0 (commit "), "{out}");
 }
