@@ -996,3 +996,48 @@ fn usage_errors_are_claps_own_and_the_version_names_the_commit() {
     assert_eq!(code, Some(0));
     assert!(out.starts_with("tidegate 0.1.0 (commit "), "{out}");
 }
+
+/// Tables line up for any name length (issue 24, item 7), in `list` and in `run`.
+#[test]
+fn tables_align_for_long_names() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("long.yaml");
+    std::fs::write(
+        &file,
+        "- name: AVeryLongTestCaseNameThatGoesOnAndOnForeverAndEver\n  labels: [integration-test, short, one-more-label, and-another-label-too]\n  workloadTemplate:\n  - opcode: createNodes\n    count: 1\n  - opcode: createPods\n    count: 2\n    collectMetrics: true\n  workloads:\n  - name: WithAnEvenLongerWorkloadNameBehindIt\n  - name: Short\n",
+    )
+    .unwrap();
+    let f = file.to_str().unwrap();
+    let out = |args: &[&str]| {
+        let o = Command::new(env!("CARGO_BIN_EXE_tidegate"))
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    };
+    // list: the last column starts at the same character in the header and every row.
+    let list = out(&["list", f, "--label-filter", "integration-test"]);
+    let cols: Vec<usize> = list
+        .lines()
+        .map(|l| l.chars().count() - l.rsplit("  ").next().unwrap().chars().count())
+        .collect();
+    assert_eq!(cols.len(), 3, "{list}");
+    assert!(cols.windows(2).all(|w| w[0] == w[1]), "{list}");
+    // run: the verdict column likewise.
+    let run = out(&[
+        "run",
+        f,
+        "--label-filter",
+        "integration-test",
+        "--no-progress",
+        "--threads",
+        "1",
+    ]);
+    let rows: Vec<&str> = run.lines().take(3).collect();
+    let at: Vec<usize> = rows
+        .iter()
+        .map(|l| l.chars().count() - l.rsplit("  ").next().unwrap().chars().count())
+        .collect();
+    assert!(at.windows(2).all(|w| w[0] == w[1]), "{run}");
+}

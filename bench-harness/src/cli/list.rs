@@ -24,8 +24,27 @@ pub(crate) fn list(args: ListArgs) -> Result<ExitCode, HarnessError> {
         ..RunOptions::default()
     };
     let selected = runner::select(&cfg, &opts);
+    let w = super::run::name_width(
+        selected
+            .iter()
+            .map(|(tc, wl)| tc.name.chars().count() + 1 + wl.name.chars().count()),
+    );
+    let lw = selected
+        .iter()
+        .map(|(tc, wl)| {
+            let n: usize = tc
+                .labels
+                .iter()
+                .chain(&wl.labels)
+                .map(|l| l.chars().count() + 1)
+                .sum();
+            n.saturating_sub(1)
+        })
+        .max()
+        .unwrap_or(0)
+        .max(34);
     outln!(
-        "{:<58} {:<34} {:>10}  runs",
+        "{:<w$} {:<lw$} {:>10}  runs",
         "workload",
         "labels",
         "threshold"
@@ -45,7 +64,7 @@ pub(crate) fn list(args: ListArgs) -> Result<ExitCode, HarnessError> {
             Some(why) => format!("skipped: unsupported: {why}"),
         };
         outln!(
-            "{:<58} {:<34} {:>10}  {runs}",
+            "{:<w$} {:<lw$} {:>10}  {runs}",
             format!("{}/{}", tc.name, wl.name),
             labels.join(","),
             threshold

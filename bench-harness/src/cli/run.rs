@@ -152,10 +152,16 @@ fn fmt_ms(v: Option<f64>) -> String {
     }
 }
 
+/// The width of the workload column: the longest `TestCase/Workload` (in characters), at
+/// least 58, so that every column lines up whatever the names.
+pub(crate) fn name_width(names: impl Iterator<Item = usize>) -> usize {
+    names.max().unwrap_or(0).max(58)
+}
+
 /// The header of the results table (rows follow as workloads end).
-fn print_header() {
+fn print_header(w: usize) {
     outln!(
-        "{:<58} {:>10} {:>10} {:>10} {:>10} {:>12} {:>8} {:>8} {:>8}  verdict",
+        "{:<w$} {:>10} {:>10} {:>10} {:>10} {:>12} {:>8} {:>8} {:>8}  verdict",
         "workload",
         "avg pods/s",
         "p50",
@@ -169,12 +175,12 @@ fn print_header() {
 }
 
 /// One workload's row of the results table.
-fn print_row(r: &WorkloadReport) {
+fn print_row(r: &WorkloadReport, w: usize) {
     {
         let name = format!("{}/{}", r.test_case, r.workload);
         match &r.outcome {
-            Outcome::Skipped(why) => outln!("{name:<58} skipped: unsupported: {why}"),
-            Outcome::Failed(why) => outln!("{name:<58} FAILED: {why}"),
+            Outcome::Skipped(why) => outln!("{name:<w$} skipped: unsupported: {why}"),
+            Outcome::Failed(why) => outln!("{name:<w$} FAILED: {why}"),
             Outcome::Ran(res) => {
                 let tp = res.items.iter().find(|i| {
                     i.labels
@@ -200,7 +206,7 @@ fn print_row(r: &WorkloadReport) {
                     "BELOW THRESHOLD"
                 };
                 outln!(
-                    "{name:<58} {:>10} {:>10} {:>10} {:>10} {:>12} {:>8} {:>8} {:>8}  {verdict}",
+                    "{name:<w$} {:>10} {:>10} {:>10} {:>10} {:>12} {:>8} {:>8} {:>8}  {verdict}",
                     g("Average"),
                     g("Perc50"),
                     g("Perc90"),
@@ -259,7 +265,12 @@ pub(crate) fn run_with(
     let started = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());
-    print_header();
+    let width = name_width(
+        runner::select(&cfg, &opts)
+            .iter()
+            .map(|(tc, wl)| tc.name.chars().count() + 1 + wl.name.chars().count()),
+    );
+    print_header(width);
     let mut printed = 0;
     let mut reports = runner::run_config_with(&cfg, &opts, &mut |rs: &[WorkloadReport]| {
         // The file first: once a row is out, its data items are on disk.
@@ -267,7 +278,7 @@ pub(crate) fn run_with(
             write_data_items(dir, &cfg.topic, rs, Gathered::from(rs)?.items, started)?;
         }
         for r in &rs[printed..] {
-            print_row(r);
+            print_row(r, width);
         }
         printed = rs.len();
         Ok(())
