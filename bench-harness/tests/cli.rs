@@ -1041,3 +1041,66 @@ fn tables_align_for_long_names() {
         .collect();
     assert!(at.windows(2).all(|w| w[0] == w[1]), "{run}");
 }
+
+/// Results files record what produced them (issue 24, item 7): tidegate's version and commit,
+/// the machine, and the run's threads, seed and clock.
+#[test]
+fn results_files_record_version_commit_machine_and_settings() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_tidegate"))
+        .args([
+            "run",
+            "../perf-data/workloads/default.yaml",
+            "--workload",
+            "SchedulingBasic/500Nodes",
+            "--threads",
+            "1",
+            "--seed",
+            "7",
+            "--clock",
+            "virtual",
+            "--no-progress",
+            "--data-items-dir",
+        ])
+        .arg(dir.path().join("items"))
+        .arg("--prometheus")
+        .arg(dir.path().join("m.prom"))
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let file = std::fs::read_dir(dir.path().join("items"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(file).unwrap()).unwrap();
+    let run = &doc["tidegateRun"];
+    assert_eq!(run["version"], env!("CARGO_PKG_VERSION"), "{run}");
+    assert!(
+        run["commit"].as_str().is_some_and(|c| !c.is_empty()),
+        "{run}"
+    );
+    assert!(run["cpus"].as_u64().is_some_and(|n| n >= 1), "{run}");
+    assert!(run["cpuModel"].is_string(), "{run}");
+    assert_eq!(
+        (&run["threads"], &run["seed"], &run["clock"]),
+        (&1.into(), &7.into(), &"virtual".into()),
+        "{run}"
+    );
+    let prom = std::fs::read_to_string(dir.path().join("m.prom")).unwrap();
+    assert!(
+        prom.starts_with("# tidegate "),
+        "{}",
+        &prom[..80.min(prom.len())]
+    );
+    assert!(
+        prom.lines()
+            .next()
+            .unwrap()
+            .contains("seed 7 clock virtual"),
+        "{prom}"
+    );
+}

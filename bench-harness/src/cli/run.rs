@@ -270,12 +270,20 @@ pub(crate) fn run_with(
             .iter()
             .map(|(tc, wl)| tc.name.chars().count() + 1 + wl.name.chars().count()),
     );
+    let info = report::RunInfo::here(args.threads, args.seed, opts.clock.name());
     print_header(width);
     let mut printed = 0;
     let mut reports = runner::run_config_with(&cfg, &opts, &mut |rs: &[WorkloadReport]| {
         // The file first: once a row is out, its data items are on disk.
         if let Some(dir) = &args.data_items_dir {
-            write_data_items(dir, &cfg.topic, rs, Gathered::from(rs)?.items, started)?;
+            write_data_items(
+                dir,
+                &cfg.topic,
+                rs,
+                Gathered::from(rs)?.items,
+                started,
+                &info,
+            )?;
         }
         for r in &rs[printed..] {
             print_row(r, width);
@@ -300,7 +308,7 @@ pub(crate) fn run_with(
         flamegraph::write(file, &mut reports)?;
     }
     if let Some(file) = &args.prometheus {
-        write_prometheus(file, &reports)?;
+        write_prometheus(file, &reports, &info)?;
     }
     for f in &out.threshold_failures {
         eprintln!("threshold: {f}");
@@ -463,6 +471,7 @@ fn write_data_items(
     reports: &[WorkloadReport],
     mut all_items: Vec<report::DataItem>,
     started: u64,
+    info: &report::RunInfo,
 ) -> Result<(), HarnessError> {
     report::fill_not_applicable(&mut all_items);
     let doc = DataItems {
@@ -476,6 +485,7 @@ fn write_data_items(
             })
             .flatten()
             .collect(),
+        run: Some(info.clone()),
     };
     let json = serde_json::to_vec_pretty(&doc).map_err(|e| HarnessError::Run(e.to_string()))?;
     report::write_atomic(dir, &report::file_name(topic, started), &json)
@@ -500,6 +510,7 @@ fn write_placements(
 fn write_prometheus(
     file: &std::path::Path,
     reports: &[WorkloadReport],
+    info: &report::RunInfo,
 ) -> Result<(), HarnessError> {
     let snaps: Vec<(Option<String>, tidegate_bench::prom::Snapshot)> = reports
         .iter()
@@ -511,5 +522,11 @@ fn write_prometheus(
             _ => None,
         })
         .collect();
-    write_file(file, tidegate_bench::prom::encode(&snaps).as_bytes())
+    // The provenance as a comment line, which exposition parsers skip.
+    let text = format!(
+        "{}\n{}",
+        info.comment(),
+        tidegate_bench::prom::encode(&snaps)
+    );
+    write_file(file, text.as_bytes())
 }

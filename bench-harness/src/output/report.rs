@@ -56,6 +56,70 @@ pub struct DataItems {
     /// only `dataItems` and ignores this field).
     #[serde(rename = "tidegateTimeSeries", skip_serializing_if = "Vec::is_empty")]
     pub series: Vec<WindowSeries>,
+    /// What produced the file and how (tidegate's own field; perf-dash ignores it).
+    #[serde(
+        rename = "tidegateRun",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub run: Option<RunInfo>,
+}
+
+/// The provenance of a results file: tidegate's version and commit, the machine, and the
+/// run's threads, seed and clock.
+#[derive(Clone, Debug, Serialize, serde::Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct RunInfo {
+    pub version: String,
+    pub commit: String,
+    /// `model name` of /proc/cpuinfo (`unknown` where there is none).
+    pub cpu_model: String,
+    /// CPUs this process may use.
+    pub cpus: usize,
+    /// `--threads`; `None`: the scheduler config's `parallelism`, else one per CPU.
+    pub threads: Option<usize>,
+    pub seed: u64,
+    /// `real` or `virtual`.
+    pub clock: String,
+}
+
+impl RunInfo {
+    /// This binary on this machine, with the run's settings.
+    pub fn here(threads: Option<usize>, seed: u64, clock: &str) -> RunInfo {
+        let cpu_model = std::fs::read_to_string("/proc/cpuinfo")
+            .ok()
+            .and_then(|t| {
+                t.lines()
+                    .find(|l| l.starts_with("model name"))
+                    .and_then(|l| l.split_once(':'))
+                    .map(|(_, v)| v.trim().to_string())
+            })
+            .unwrap_or_else(|| "unknown".into());
+        RunInfo {
+            version: env!("CARGO_PKG_VERSION").into(),
+            commit: env!("TIDEGATE_COMMIT").into(),
+            cpu_model,
+            cpus: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            threads,
+            seed,
+            clock: clock.into(),
+        }
+    }
+
+    /// One comment line for text formats (`# tidegate 0.1.0 commit … cpu … threads …`).
+    pub fn comment(&self) -> String {
+        format!(
+            "# tidegate {} commit {} cpu {:?} x{} threads {} seed {} clock {}",
+            self.version,
+            self.commit,
+            self.cpu_model,
+            self.cpus,
+            self.threads
+                .map_or_else(|| "auto".to_string(), |t| t.to_string()),
+            self.seed,
+            self.clock
+        )
+    }
 }
 
 /// kube's extension-point duration metric, as data items name it.

@@ -56,6 +56,11 @@ impl ClockMode {
     /// The default cost of one attempt on the virtual clock.
     pub const DEFAULT_ATTEMPT_COST: Duration = Duration::from_micros(100);
 
+    /// `real` or `virtual`, as results files record it.
+    pub fn name(&self) -> &'static str {
+        if self.is_virtual() { "virtual" } else { "real" }
+    }
+
     pub fn is_virtual(&self) -> bool {
         matches!(self, ClockMode::Virtual { .. })
     }
