@@ -466,10 +466,11 @@ fn no_progress_output_when_stderr_is_not_a_terminal() {
     assert_eq!(String::from_utf8_lossy(&o.stderr), "");
 }
 
-/// `tidegate compare`: medians per side, exit 0 without regression, 1 with one, 2 for
-/// different workloads; a folder is a side of several runs.
+/// `tidegate compare`, as benchstat: medians per side, a regression only when significant
+/// (Mann-Whitney U; several runs per side) and beyond the limit (exit 1), `~` otherwise
+/// (exit 0), a warning with one run on a side, 2 for different workloads; a folder is a side.
 #[test]
-fn compare_gates_on_medians_and_refuses_different_workloads() {
+fn compare_gates_on_significant_changes_and_refuses_different_workloads() {
     let dir = tempfile::tempdir().unwrap();
     let write = |name: &str, workload: &str, avg: f64| {
         let doc = serde_json::json!({"version": "v1", "dataItems": [
@@ -482,11 +483,13 @@ fn compare_gates_on_medians_and_refuses_different_workloads() {
         std::fs::write(&p, doc.to_string()).unwrap();
         p
     };
-    write("base/a.json", "500Nodes", 1000.0);
-    write("base/b.json", "500Nodes", 1200.0);
-    write("base/c.json", "500Nodes", 900.0);
-    let fine = write("fine.json", "500Nodes", 980.0);
-    let slow = write("slow.json", "500Nodes", 800.0);
+    for (i, v) in [1000.0, 1200.0, 900.0, 1050.0, 950.0].iter().enumerate() {
+        write(&format!("base/{i}.json"), "500Nodes", *v);
+    }
+    for (i, v) in [800.0, 790.0, 810.0, 805.0, 795.0].iter().enumerate() {
+        write(&format!("slow/{i}.json"), "500Nodes", *v);
+    }
+    let one_slow = write("one-slow.json", "500Nodes", 800.0);
     let other = write("other.json", "5000Nodes", 1000.0);
     let base = dir.path().join("base");
     let cmp = |cur: &std::path::Path| {
@@ -498,25 +501,31 @@ fn compare_gates_on_medians_and_refuses_different_workloads() {
             .output()
             .unwrap()
     };
-    let o = cmp(&fine);
+    let o = cmp(&dir.path().join("slow"));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(1), "{out}");
+    assert!(
+        out.contains("| 1000 pods/s ± 20% | 800 pods/s ± 1% | 0.800 | -20.00% (p=0.008 n=5+5) | **REGRESSION** |"),
+        "{out}"
+    );
+    assert!(
+        out.contains("medians of 5 baseline and 5 current runs"),
+        "{out}"
+    );
+    // One run against five: however slow, not significant; said so on stderr.
+    let o = cmp(&one_slow);
     let out = String::from_utf8_lossy(&o.stdout);
     assert_eq!(o.status.code(), Some(0), "{out}");
+    assert!(out.contains("| ~ |") && out.contains("~ (p="), "{out}");
     assert!(
-        out.contains("| 1000 pods/s | 980 pods/s | 0.980 | ok |"),
-        "{out}"
+        String::from_utf8_lossy(&o.stderr).contains("cannot show a significant change"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
     );
-    assert!(
-        out.contains("medians of 3 baseline and 1 current runs"),
-        "{out}"
-    );
-    let o = cmp(&slow);
-    assert_eq!(o.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&o.stdout).contains("**REGRESSION**"));
     let o = cmp(&other);
     assert_eq!(o.status.code(), Some(2));
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("different workloads"), "{err}");
-    assert_eq!(err.trim().lines().count(), 1, "{err}");
 }
 
 /// A reader that stops early (`tidegate list … | head -1`) is no reason to panic.

@@ -1,4 +1,7 @@
-//! `tidegate compare`: baseline runs against current runs of the same workloads.
+//! `tidegate compare`: baseline runs against current runs of the same workloads, as Go's
+//! benchstat compares them: the median and spread of each side, the change with its
+//! Mann–Whitney U p-value, `~` when the runs cannot tell the sides apart (then never a
+//! regression), and no regression within one step of the values' own resolution.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -43,6 +46,13 @@ pub(crate) fn compare(args: CompareArgs) -> Result<ExitCode, HarnessError> {
             .collect())
     };
     let (base, cur) = (side(&args.baseline)?, side(&args.current)?);
+    if base.len() < 2 || cur.len() < 2 {
+        eprintln!(
+            "warning: {} baseline and {} current run(s): a side with one run cannot show a significant change (Mann-Whitney U, as benchstat); run each side 5 times or more",
+            base.len(),
+            cur.len()
+        );
+    }
     let metrics = if args.metrics.is_empty() {
         cmp::MetricSel::defaults()
     } else {

@@ -133,6 +133,11 @@ pub struct Row {
     pub ratio: f64,
     pub verdict: Verdict,
     pub runs: (usize, usize),
+    /// The spread of each side, as benchstat's `±`: the largest distance of a run from the
+    /// median, relative to the median.
+    pub spread: (f64, f64),
+    /// The Mann–Whitney U test's two-sided p-value ([`super::stats`]).
+    pub p: f64,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -140,6 +145,8 @@ pub enum Verdict {
     Ok,
     Improved,
     Regression,
+    /// Not significant (benchstat's `~`): the runs cannot tell the sides apart.
+    NotSignificant,
 }
 
 /// Reads the data items of one side: each path is a data-items file or a folder of them
@@ -205,6 +212,29 @@ fn identity(i: &DataItem) -> String {
         parts.push(format!("{k}={v}"));
     }
     parts.join(" ")
+}
+
+/// benchstat's `±`: the largest distance of a value from the median, relative to it.
+fn spread(v: &[f64], median: f64) -> f64 {
+    if median == 0.0 {
+        return 0.0;
+    }
+    v.iter()
+        .map(|x| ((x - median) / median).abs())
+        .fold(0.0, f64::max)
+}
+
+/// The smallest non-zero difference between any two values of both sides: the step the
+/// values move in (a histogram's bucket, the clock's tick); 0 when all are equal.
+fn resolution(b: &[f64], c: &[f64]) -> f64 {
+    let mut all: Vec<f64> = b.iter().chain(c).copied().collect();
+    all.sort_by(|x, y| x.total_cmp(y));
+    all.dedup();
+    let step = all
+        .windows(2)
+        .map(|w| w[1] - w[0])
+        .fold(f64::INFINITY, f64::min);
+    if step.is_finite() { step } else { 0.0 }
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
@@ -294,6 +324,11 @@ pub fn compare(
         let dir = Direction::of_unit(&unit)
             .ok_or_else(|| format!("metric {metric:?} (unit {unit:?}) has no better direction"))?;
         let (bm, cm) = (median(b.clone()), median(c.clone()));
+        let p = super::stats::mann_whitney_p(&b, &c);
+        // A change of at most one step of the values' own resolution (a histogram bucket,
+        // a nanosecond count) is never a regression.
+        let step = resolution(&b, &c);
+        let within_step = (cm - bm).abs() <= step;
         let ratio = if bm == 0.0 {
             if cm == 0.0 { 1.0 } else { f64::INFINITY }
         } else {
@@ -315,14 +350,18 @@ pub fn compare(
             baseline: bm,
             current: cm,
             ratio,
-            verdict: if worse {
+            verdict: if p >= super::stats::ALPHA {
+                Verdict::NotSignificant
+            } else if worse && !within_step {
                 Verdict::Regression
-            } else if better {
+            } else if better && !within_step {
                 Verdict::Improved
             } else {
                 Verdict::Ok
             },
             runs: (b.len(), c.len()),
+            spread: (spread(&b, bm), spread(&c, cm)),
+            p,
         });
     }
     Ok(rows)
@@ -331,21 +370,36 @@ pub fn compare(
 /// The rows as a Markdown table.
 pub fn markdown(rows: &[Row], max_regression: f64) -> String {
     let mut out = String::from(
-        "| item | metric | stat | baseline | current | ratio | verdict |\n|---|---|---|---:|---:|---:|---|\n",
+        "| item | metric | stat | baseline | current | ratio | delta | verdict |\n|---|---|---|---:|---:|---:|---|---|\n",
     );
     for r in rows {
         let verdict = match r.verdict {
             Verdict::Ok => "ok",
             Verdict::Improved => "improved",
             Verdict::Regression => "**REGRESSION**",
+            Verdict::NotSignificant => "~",
+        };
+        // benchstat's delta column: the change with its p-value and run counts, or `~`.
+        let delta = if r.verdict == Verdict::NotSignificant {
+            format!("~ (p={:.3} n={}+{})", r.p, r.runs.0, r.runs.1)
+        } else {
+            format!(
+                "{:+.2}% (p={:.3} n={}+{})",
+                (r.ratio - 1.0) * 100.0,
+                r.p,
+                r.runs.0,
+                r.runs.1
+            )
         };
         out.push_str(&format!(
-            "| {} | {} | {} | {} | {} | {:.3} | {} |\n",
+            "| {} | {} | {} | {} ± {:.0}% | {} ± {:.0}% | {:.3} | {delta} | {} |\n",
             r.item,
             r.metric,
             r.stat,
             fmt(r.baseline, &r.unit),
+            r.spread.0 * 100.0,
             fmt(r.current, &r.unit),
+            r.spread.1 * 100.0,
             r.ratio,
             verdict
         ));
@@ -356,7 +410,7 @@ pub fn markdown(rows: &[Row], max_regression: f64) -> String {
         .count();
     let runs = rows.first().map_or((0, 0), |r| r.runs);
     out.push_str(&format!(
-        "\n{} values compared (medians of {} baseline and {} current runs), limit {:.1} %: {}\n",
+        "\n{} values compared (medians of {} baseline and {} current runs; Mann-Whitney U, α = 0.05, as benchstat), limit {:.1} %: {}\n",
         rows.len(),
         runs.0,
         runs.1,
@@ -459,38 +513,76 @@ mod tests {
 
     #[test]
     fn medians_and_directions_decide_the_verdict() {
-        let base = vec![
-            run(1000.0, 40.0, "1s"),
-            run(1100.0, 50.0, "1s"),
-            run(900.0, 45.0, "1s"),
-        ];
-        // Throughput median 1000 -> 940 (-6 %): a regression at 5 %; PreEnqueue p90 45 -> 40 ns:
-        // lower, improved. The sampling interval differs and is ignored.
-        let cur = vec![run(940.0, 40.0, "500ms")];
+        // Five runs a side, as benchstat needs to call a change significant.
+        let base: Vec<_> = [1000.0, 1100.0, 900.0, 1050.0, 950.0]
+            .iter()
+            .zip([40.0, 50.0, 45.0, 45.0, 50.0])
+            .map(|(&a, p)| run(a, p, "1s"))
+            .collect();
+        // Throughput median 1000 -> 880 (-12 %): a regression at 5 %; PreEnqueue p90 45 -> 20
+        // ns: lower, improved. The sampling interval differs and is ignored.
+        let cur: Vec<_> = [880.0, 870.0, 890.0, 860.0, 885.0]
+            .iter()
+            .zip([20.0, 20.0, 21.0, 19.0, 20.0])
+            .map(|(&a, p)| run(a, p, "500ms"))
+            .collect();
         let rows = compare(&base, &cur, &MetricSel::defaults(), 0.05, false).unwrap();
         let avg = rows.iter().find(|r| r.stat == "Average").unwrap();
-        assert_eq!((avg.baseline, avg.current), (1000.0, 940.0));
+        assert_eq!((avg.baseline, avg.current), (1000.0, 880.0));
+        assert!(avg.p < 0.05, "{avg:?}");
         assert_eq!(avg.verdict, Verdict::Regression);
+        assert!((avg.spread.0 - 0.1).abs() < 1e-9, "{avg:?}");
         let p90 = rows.iter().find(|r| r.stat == "Perc90").unwrap();
         assert!((p90.baseline - 45e-6).abs() < 1e-12, "{p90:?}");
         assert_eq!(p90.verdict, Verdict::Improved);
         // Only the exact estimator is compared.
         assert_eq!(rows.iter().filter(|r| r.stat == "Perc90").count(), 1);
-        // At 10 % the throughput drop is within the limit.
-        let rows = compare(&base, &cur, &MetricSel::defaults(), 0.10, false).unwrap();
+        // At 15 % the throughput drop is within the limit.
+        let rows = compare(&base, &cur, &MetricSel::defaults(), 0.15, false).unwrap();
         assert!(rows.iter().all(|r| r.verdict != Verdict::Regression));
-        // A slower PreEnqueue is a regression (lower is better).
-        let slow = vec![run(1000.0, 60.0, "1s")];
-        let rows = compare(&base, &slow, &MetricSel::defaults(), 0.05, false).unwrap();
-        assert_eq!(
-            rows.iter().find(|r| r.stat == "Perc90").unwrap().verdict,
-            Verdict::Regression
+        let md = markdown(
+            &compare(&base, &cur, &MetricSel::defaults(), 0.05, false).unwrap(),
+            0.05,
         );
-        let md = markdown(&rows, 0.05);
         assert!(
-            md.contains("**REGRESSION**") && md.contains("1 regression(s)"),
+            md.contains("**REGRESSION**")
+                && md.contains("2 regression(s)")
+                && md.contains("-12.00% (p=0.008 n=5+5)"),
             "{md}"
         );
+    }
+
+    #[test]
+    fn one_run_a_side_or_noise_is_never_a_regression() {
+        // One run per side: no test can be significant (benchstat prints ~).
+        let base = vec![run(1000.0, 30.0, "1s")];
+        let cur = vec![run(800.0, 40.0, "1s")];
+        let rows = compare(&base, &cur, &MetricSel::defaults(), 0.05, false).unwrap();
+        assert!(
+            rows.iter().all(|r| r.verdict == Verdict::NotSignificant),
+            "{rows:?}"
+        );
+        assert!(markdown(&rows, 0.05).contains("~ (p=1.000 n=1+1)"));
+        // Overlapping runs: not significant either.
+        let base: Vec<_> = [1000.0, 800.0, 1200.0, 900.0, 1100.0]
+            .iter()
+            .map(|&a| run(a, 30.0, "1s"))
+            .collect();
+        let cur: Vec<_> = [950.0, 850.0, 1150.0, 700.0, 1000.0]
+            .iter()
+            .map(|&a| run(a, 30.0, "1s"))
+            .collect();
+        let rows = compare(&base, &cur, &MetricSel::defaults(), 0.05, false).unwrap();
+        let avg = rows.iter().find(|r| r.stat == "Average").unwrap();
+        assert_eq!(avg.verdict, Verdict::NotSignificant, "{avg:?}");
+        // PreEnqueue p90 30 ns -> 40 ns, every run: significant, but one step of the values'
+        // resolution (the case): not a regression.
+        let base: Vec<_> = (0..5).map(|_| run(1000.0, 30.0, "1s")).collect();
+        let cur: Vec<_> = (0..5).map(|_| run(1000.0, 40.0, "1s")).collect();
+        let rows = compare(&base, &cur, &MetricSel::defaults(), 0.05, false).unwrap();
+        let p90 = rows.iter().find(|r| r.stat == "Perc90").unwrap();
+        assert!(p90.p < 0.05, "{p90:?}");
+        assert_eq!(p90.verdict, Verdict::Ok, "{p90:?}");
     }
 
     #[test]

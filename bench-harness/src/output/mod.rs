@@ -5,3 +5,4 @@ pub mod compare;
 pub mod html;
 pub mod prom;
 pub mod report;
+pub mod stats;
