@@ -38,6 +38,7 @@
 pub mod cluster;
 pub mod error;
 pub mod fuzzing;
+pub mod interrupt;
 pub mod oracle;
 pub mod output;
 pub mod run;

@@ -563,17 +563,23 @@ fn prometheus_file_has_kube_metrics() {
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let text = std::fs::read_to_string(&file).unwrap();
-    assert!(text.ends_with("# EOF\n"), "{text}");
+    // The Prometheus text format 0.0.4 kube's /metrics serves, not OpenMetrics.
+    assert!(!text.contains("# EOF"), "{text}");
     for family in [
         "# TYPE scheduler_framework_extension_point_duration_seconds histogram",
         "# TYPE scheduler_plugin_execution_duration_seconds histogram",
-        "# TYPE scheduler_queue_incoming_pods counter",
-        "# TYPE scheduler_schedule_attempts counter",
+        "# TYPE scheduler_queue_incoming_pods_total counter",
+        "# TYPE scheduler_schedule_attempts_total counter",
         "# TYPE scheduler_pending_pods gauge",
     ] {
         assert_eq!(text.matches(family).count(), 1, "{family}\n{text}");
     }
-    let pe = "workload=\"SchedulingBasic/500Nodes\",extension_point=\"PreEnqueue\",status=\"Success\",profile=\"default-scheduler\"}";
+    let families = classic_parse(&text);
+    // Every sample belongs to a family declared before it with the classic format's rules:
+    // counters sample under their own (`_total`) name, histograms under `_bucket`, `_sum`,
+    // `_count`, and each histogram's `+Inf` bucket equals its count.
+    assert!(families.len() >= 5, "{families:?}");
+    let pe = "workload=\"SchedulingBasic/500Nodes\",extension_point=\"PreEnqueue\",status=\"Success\",profile=\"default-scheduler\"";
     let count_line = text
         .lines()
         .find(|l| {
@@ -585,13 +591,63 @@ fn prometheus_file_has_kube_metrics() {
     assert!(count > 0);
     let inf = text
         .lines()
-        .find(|l| l.contains("_bucket{le=\"+Inf\"") && l.contains("extension_point=\"PreEnqueue\""))
+        .find(|l| l.contains(&format!("{{{pe},le=\"+Inf\"}}")))
         .expect("+Inf bucket");
     assert_eq!(
         inf.rsplit(' ').next().unwrap().parse::<u64>().unwrap(),
         count
     );
     assert!(text.contains("scheduler_schedule_attempts_total{workload=\"SchedulingBasic/500Nodes\",result=\"scheduled\",profile=\"default-scheduler\"}"), "{text}");
+    // Bucket bounds as Go prints floats: exponent form below 1e-4, kube's floats.
+    assert!(text.contains("le=\"1e-05\""), "{text}");
+    assert!(text.contains("le=\"1.5000000000000002e-05\""), "{text}");
+    assert!(!text.contains("le=\"0.00001"), "{text}");
+}
+
+/// A classic (Prometheus 0.0.4) text parser's view: `# TYPE` families, and every sample
+/// line's metric name checked against them. Returns family -> type.
+fn classic_parse(text: &str) -> std::collections::BTreeMap<String, String> {
+    let mut families = std::collections::BTreeMap::new();
+    for line in text.lines() {
+        if let Some(rest) = line.strip_prefix("# TYPE ") {
+            let (name, kind) = rest.split_once(' ').expect("# TYPE name kind");
+            assert!(
+                ["counter", "gauge", "histogram", "summary", "untyped"].contains(&kind),
+                "{line}"
+            );
+            assert!(
+                families
+                    .insert(name.to_string(), kind.to_string())
+                    .is_none(),
+                "{line}"
+            );
+            continue;
+        }
+        if line.starts_with('#') || line.is_empty() {
+            continue;
+        }
+        let name_end = line.find(['{', ' ']).expect("a sample");
+        let name = &line[..name_end];
+        let value = line.rsplit(' ').next().unwrap();
+        assert!(
+            value.parse::<f64>().is_ok() || ["+Inf", "-Inf", "NaN"].contains(&value),
+            "{line}"
+        );
+        let family = families
+            .keys()
+            .find(|f| {
+                name == f.as_str()
+                    || (families[*f] == "histogram"
+                        && ["_bucket", "_sum", "_count"]
+                            .iter()
+                            .any(|s| name == format!("{f}{s}")))
+            })
+            .unwrap_or_else(|| panic!("sample of an undeclared family: {line}"));
+        if families[family] == "counter" {
+            assert!(family.ends_with("_total"), "{line}");
+        }
+    }
+    families
 }
 
 /// `tidegate serve`: loopback by default; /metrics answers during the run, other paths 404.
@@ -622,22 +678,81 @@ fn serve_exposes_metrics_during_the_run() {
         .unwrap_or_else(|| panic!("{line}"))
         .to_string();
     assert!(addr.starts_with("127.0.0.1:"), "{addr}");
-    let get = |path: &str| {
+    let get_with = |path: &str, accept: &str| {
         let mut s = std::net::TcpStream::connect(&addr).unwrap();
-        write!(s, "GET {path} HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
+        write!(s, "GET {path} HTTP/1.1\r\nHost: x\r\n{accept}\r\n").unwrap();
         let mut body = String::new();
         s.read_to_string(&mut body).unwrap();
         body
     };
+    let get = |path: &str| get_with(path, "");
     // The pods are bound within the first second; the sleep keeps the workload running.
     std::thread::sleep(std::time::Duration::from_millis(1500));
     let m = get("/metrics");
     assert!(m.starts_with("HTTP/1.1 200 OK"), "{m}");
+    // Prometheus' text format by default, as kube's /metrics ...
+    assert!(m.contains("Content-Type: text/plain; version=0.0.4"), "{m}");
+    assert!(
+        m.contains("# TYPE scheduler_schedule_attempts_total counter"),
+        "{m}"
+    );
+    assert!(!m.contains("# EOF"), "{m}");
     assert!(
         m.contains("scheduler_pending_pods{workload=\"Slow/w\""),
         "{m}"
     );
+    // ... OpenMetrics for a scraper that asks for it, as client_golang negotiates.
+    let om = get_with(
+        "/metrics",
+        "Accept: application/openmetrics-text;version=1.0.0,text/plain;q=0.5\r\n",
+    );
+    assert!(
+        om.contains("Content-Type: application/openmetrics-text"),
+        "{om}"
+    );
+    assert!(om.trim_end().ends_with("# EOF"), "{om}");
     assert!(get("/nope").starts_with("HTTP/1.1 404"));
+    // --linger: after the run, the last workload's metrics stay served until SIGTERM.
+    let status = child.wait().unwrap();
+    assert!(status.success());
+    let mut child = bin()
+        .arg("serve")
+        .arg(dir.path().join("slow.yaml"))
+        .args(["--listen", "127.0.0.1:0", "--label-filter", "", "--linger"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut err = std::io::BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    err.read_line(&mut line).unwrap();
+    let addr = line
+        .trim()
+        .strip_prefix("serving metrics at http://")
+        .and_then(|s| s.strip_suffix("/metrics"))
+        .unwrap_or_else(|| panic!("{line}"))
+        .to_string();
+    loop {
+        line.clear();
+        assert!(err.read_line(&mut line).unwrap() > 0, "no linger message");
+        if line.contains("still serving") {
+            break;
+        }
+    }
+    let mut s = std::net::TcpStream::connect(&addr).unwrap();
+    write!(s, "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
+    let mut body = String::new();
+    s.read_to_string(&mut body).unwrap();
+    assert!(
+        body.contains("scheduler_schedule_attempts_total{workload=\"Slow/w\""),
+        "{body}"
+    );
+    let ok = std::process::Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok);
     assert!(child.wait().unwrap().success());
 }
 

@@ -44,6 +44,7 @@ const LAYERS: &[(&str, u32)] = &[
 /// them all).
 const HARNESS_LAYERS: &[(&str, u32)] = &[
     ("error", 0),
+    ("interrupt", 0),
     ("template", 1),
     ("workload", 2),
     ("cluster", 3),

@@ -526,7 +526,7 @@ fn write_prometheus(
     let text = format!(
         "{}\n{}",
         info.comment(),
-        tidegate_bench::prom::encode(&snaps)
+        tidegate_bench::prom::encode_prometheus(&snaps)
     );
     write_file(file, text.as_bytes())
 }

@@ -1,4 +1,7 @@
-//! `tidegate serve`: `run`, with the running workload's metrics served at `/metrics`.
+//! `tidegate serve`: `run`, with the running workload's metrics served at `/metrics`: the
+//! Prometheus text format 0.0.4 that kube-scheduler serves, or OpenMetrics when the scraper
+//! asks for it (`Accept: application/openmetrics-text`), as client_golang negotiates;
+//! `--linger` keeps serving the last workload's final metrics after the run.
 
 use super::run::{RunArgs, run_with};
 use std::io::Write;
@@ -14,6 +17,9 @@ pub(crate) struct ServeArgs {
     /// Example: --listen 127.0.0.1:9464
     #[arg(long, default_value = "127.0.0.1:9464")]
     pub listen: std::net::SocketAddr,
+    /// Keep serving the last workload's final metrics after the run, until Ctrl-C or SIGTERM.
+    #[arg(long)]
+    pub linger: bool,
     #[command(flatten)]
     pub run: RunArgs,
 }
@@ -34,7 +40,16 @@ pub(crate) fn serve(args: ServeArgs) -> Result<ExitCode, HarnessError> {
             }
         })
         .map_err(|e| HarnessError::Run(e.to_string()))?;
-    run_with(args.run, Some(live))
+    let code = run_with(args.run, Some(live))?;
+    if args.linger && runner::interrupt::requested().is_none() {
+        eprintln!(
+            "run finished; still serving its last metrics at http://{addr}/metrics (Ctrl-C to stop)"
+        );
+        while runner::interrupt::requested().is_none() {
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+    Ok(code)
 }
 
 /// One HTTP/1.1 exchange: `GET /metrics` gets the exposition, anything else 404.
@@ -44,9 +59,15 @@ fn answer(mut stream: std::net::TcpStream, live: &runner::LiveScheduler) -> std:
     let mut reader = BufReader::new(stream.try_clone()?);
     let mut request = String::new();
     reader.read_line(&mut request)?;
-    // Drain the headers.
+    // The headers: only Accept matters (content negotiation, as client_golang's).
     let mut line = String::new();
+    let mut openmetrics = false;
     while reader.read_line(&mut line)? > 2 {
+        if let Some((k, v)) = line.split_once(':')
+            && k.trim().eq_ignore_ascii_case("accept")
+        {
+            openmetrics |= v.contains("application/openmetrics-text");
+        }
         line.clear();
     }
     let path = request.split_whitespace().nth(1).unwrap_or("");
@@ -56,11 +77,19 @@ fn answer(mut stream: std::net::TcpStream, live: &runner::LiveScheduler) -> std:
             .map(|(w, s)| (Some(w), s))
             .into_iter()
             .collect();
-        (
-            "200 OK",
-            tidegate_bench::prom::encode(&snaps),
-            "application/openmetrics-text; version=1.0.0; charset=utf-8",
-        )
+        if openmetrics {
+            (
+                "200 OK",
+                tidegate_bench::prom::encode(&snaps),
+                "application/openmetrics-text; version=1.0.0; charset=utf-8",
+            )
+        } else {
+            (
+                "200 OK",
+                tidegate_bench::prom::encode_prometheus(&snaps),
+                "text/plain; version=0.0.4; charset=utf-8",
+            )
+        }
     } else {
         (
             "404 Not Found",

@@ -151,6 +151,95 @@ impl Snapshot {
     }
 }
 
+/// The Prometheus text exposition format 0.0.4, as kube-scheduler's `/metrics` serves it
+/// (client_golang's `expfmt`): `# HELP`/`# TYPE` per family, counters named with their
+/// `_total` (kube's names), histograms as cumulative `_bucket{le=…}`, `_sum`, `_count`, values
+/// and bounds printed as Go prints floats (`1.5e-05`), no `# EOF`. The `workload` label tells
+/// snapshots apart when given.
+pub fn encode_prometheus(snapshots: &[(Option<String>, Snapshot)]) -> String {
+    use crate::template::go_format_float as num;
+    use std::fmt::Write as _;
+    let esc_label = |v: &str| {
+        v.replace('\\', "\\\\")
+            .replace('"', "\\\"")
+            .replace('\n', "\\n")
+    };
+    let labels_of = |l: &Labels, wl: &Option<String>, extra: Option<(&str, String)>| -> String {
+        let mut parts: Vec<String> = Vec::new();
+        if let Some(w) = wl {
+            parts.push(format!("workload=\"{}\"", esc_label(w)));
+        }
+        for (k, v) in l {
+            parts.push(format!("{k}=\"{}\"", esc_label(v)));
+        }
+        if let Some((k, v)) = extra {
+            parts.push(format!("{k}=\"{v}\""));
+        }
+        if parts.is_empty() {
+            String::new()
+        } else {
+            format!("{{{}}}", parts.join(","))
+        }
+    };
+    let mut out = String::new();
+    let mut names: Vec<&'static str> = snapshots
+        .iter()
+        .flat_map(|(_, s)| {
+            s.histograms
+                .keys()
+                .chain(s.counters.keys())
+                .chain(s.gauges.keys())
+        })
+        .copied()
+        .collect();
+    names.sort_unstable();
+    names.dedup();
+    for name in names {
+        let kind = if snapshots
+            .iter()
+            .any(|(_, s)| s.histograms.contains_key(name))
+        {
+            "histogram"
+        } else if snapshots.iter().any(|(_, s)| s.counters.contains_key(name)) {
+            "counter"
+        } else {
+            "gauge"
+        };
+        let _ = writeln!(out, "# HELP {name} {}.", help(name).replace('\\', "\\\\"));
+        let _ = writeln!(out, "# TYPE {name} {kind}");
+        for (wl, s) in snapshots {
+            for (l, h) in s.histograms.get(name).into_iter().flatten() {
+                let mut cum = 0;
+                for &(bound, c) in &h.buckets {
+                    cum += c;
+                    let le = if bound == f64::MAX {
+                        "+Inf".to_string()
+                    } else {
+                        num(bound)
+                    };
+                    let _ = writeln!(
+                        out,
+                        "{name}_bucket{} {cum}",
+                        labels_of(l, wl, Some(("le", le)))
+                    );
+                }
+                let _ = writeln!(out, "{name}_sum{} {}", labels_of(l, wl, None), num(h.sum));
+                let _ = writeln!(out, "{name}_count{} {}", labels_of(l, wl, None), h.count);
+            }
+            for (l, v) in s
+                .counters
+                .get(name)
+                .into_iter()
+                .chain(s.gauges.get(name))
+                .flatten()
+            {
+                let _ = writeln!(out, "{name}{} {}", labels_of(l, wl, None), num(*v));
+            }
+        }
+    }
+    out
+}
+
 /// Families whose kube names end in `_total`: the text encoder adds the suffix itself.
 fn base_name(name: &str) -> &str {
     name.strip_suffix("_total").unwrap_or(name)

@@ -322,7 +322,7 @@ fn finish(
         .prometheus
         .then(|| crate::output::prom::Snapshot::of(sched));
     if let Some(live) = &opts.live {
-        *live.current.lock() = None;
+        live.finish();
     }
     Ok(RunResult {
         series,

@@ -10,7 +10,7 @@
 pub mod collect;
 pub mod execute;
 pub(crate) mod faults;
-pub mod interrupt;
+pub use crate::interrupt;
 pub mod memory;
 pub mod ops;
 pub mod options;

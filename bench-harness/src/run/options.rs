@@ -55,6 +55,9 @@ pub struct RunOptions {
 #[derive(Default)]
 pub struct LiveScheduler {
     pub(crate) current: parking_lot::Mutex<Option<(String, Arc<Scheduler>)>>,
+    /// The last finished workload's final metrics (`tidegate serve --linger` serves them
+    /// after the run).
+    pub(crate) last: parking_lot::Mutex<Option<(String, crate::output::prom::Snapshot)>>,
 }
 
 impl LiveScheduler {
@@ -63,10 +66,20 @@ impl LiveScheduler {
         self.current.lock().clone()
     }
 
-    /// `(workload, its metrics now)`, if a workload runs.
+    /// `(workload, its metrics now)` if a workload runs, else the last finished workload's
+    /// final metrics, if any.
     pub fn snapshot(&self) -> Option<(String, crate::output::prom::Snapshot)> {
         let cur = self.current.lock().clone();
         cur.map(|(name, s)| (name, crate::output::prom::Snapshot::of(&s)))
+            .or_else(|| self.last.lock().clone())
+    }
+
+    /// The running workload ends: its final metrics are kept as the last ones.
+    pub(crate) fn finish(&self) {
+        let cur = self.current.lock().take();
+        if let Some((name, s)) = cur {
+            *self.last.lock() = Some((name, crate::output::prom::Snapshot::of(&s)));
+        }
     }
 }
 

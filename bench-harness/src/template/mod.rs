@@ -89,6 +89,12 @@ mod printf;
 mod tests;
 mod values;
 
+/// A float as Go's `strconv.FormatFloat(f, 'g', -1, 64)` writes it (`1.5e-05`, `0.001`,
+/// `+Inf`): how Prometheus' Go client prints sample values and bucket bounds.
+pub fn go_format_float(f: f64) -> String {
+    values::fmt_float_g(f, None, false)
+}
+
 use serde_json::{Map, Value};
 
 use parser::Node;

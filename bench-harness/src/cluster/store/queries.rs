@@ -94,7 +94,7 @@ impl Store {
             if done(&s) {
                 return true;
             }
-            if Instant::now() >= deadline || crate::run::interrupt::requested().is_some() {
+            if Instant::now() >= deadline || crate::interrupt::requested().is_some() {
                 return false;
             }
             self.changed.wait_for(

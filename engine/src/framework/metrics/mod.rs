@@ -177,9 +177,16 @@ impl Series {
     }
 }
 
-/// `start × factor^k` for k in 0..count.
-pub fn exponential(start: f64, factor: f64, count: usize) -> Vec<f64> {
-    (0..count).map(|k| start * factor.powi(k as i32)).collect()
+/// kube's `prometheus.ExponentialBuckets(start, factor, count)`: each bound the previous
+/// times `factor`, multiplied in the same order as Go's client, so that the bounds are the
+/// same floats (and print as the same `le` labels: `1.5e-05`, not `1.5000000000000002e-05`).
+pub fn exponential(mut start: f64, factor: f64, count: usize) -> Vec<f64> {
+    let mut out = Vec::with_capacity(count);
+    for _ in 0..count {
+        out.push(start);
+        start *= factor;
+    }
+    out
 }
 
 fn new_histogram() -> Histogram<u64> {
