@@ -602,6 +602,20 @@ fn prometheus_file_has_kube_metrics() {
     assert!(text.contains("le=\"1e-05\""), "{text}");
     assert!(text.contains("le=\"1.5000000000000002e-05\""), "{text}");
     assert!(!text.contains("le=\"0.00001"), "{text}");
+    // The real promtool (Debian's `prometheus` package), where installed.
+    match std::process::Command::new("promtool")
+        .args(["check", "metrics"])
+        .stdin(std::fs::File::open(&file).unwrap())
+        .output()
+    {
+        Ok(o) => assert!(
+            o.status.success() && o.stdout.is_empty() && o.stderr.is_empty(),
+            "promtool check metrics: {}{}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        ),
+        Err(_) => eprintln!("promtool not installed: its check skipped"),
+    }
 }
 
 /// A classic (Prometheus 0.0.4) text parser's view: `# TYPE` families, and every sample
