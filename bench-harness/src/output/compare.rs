@@ -276,6 +276,16 @@ pub fn compare(
     // (metric, identity, stat) -> (unit, values per side)
     type Key = (String, String, String);
     let mut values: BTreeMap<Key, (String, Vec<f64>, Vec<f64>)> = BTreeMap::new();
+    // Every statistic each metric has in the data items, to name what is missing.
+    let mut available: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for it in baseline.iter().chain(current).flatten() {
+        if let Some(m) = it.labels.get("Metric") {
+            available
+                .entry(m.clone())
+                .or_default()
+                .extend(it.data.keys().cloned());
+        }
+    }
     for (side, runs) in [(0, baseline), (1, current)] {
         for run in runs {
             for it in run {
@@ -306,12 +316,27 @@ pub fn compare(
         }
     }
     for m in metrics {
-        if strict && !values.keys().any(|(metric, _, _)| metric == &m.metric) {
-            return Err(format!(
-                "metric {:?} is in neither side's data items",
-                m.metric
-            ));
+        if !strict || values.keys().any(|(metric, _, _)| metric == &m.metric) {
+            continue;
         }
+        // Name what is wrong: the statistic when the metric is there, else the metric.
+        return Err(match available.get(&m.metric) {
+            Some(stats) => {
+                let missing: Vec<&String> =
+                    m.stats.iter().filter(|st| !stats.contains(*st)).collect();
+                format!(
+                    "statistic {} of metric {:?} is in neither side's data items (it has: {})",
+                    missing
+                        .iter()
+                        .map(|st| format!("{st:?}"))
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                    m.metric,
+                    stats.iter().cloned().collect::<Vec<_>>().join(", ")
+                )
+            }
+            None => format!("metric {:?} is in neither side's data items", m.metric),
+        });
     }
     if values.is_empty() {
         return Err("none of the selected metrics is in the data items".into());
@@ -607,6 +632,14 @@ mod tests {
             compare(&base, &base, &sel, 0.05, true)
                 .unwrap_err()
                 .contains("NoSuchMetric")
+        );
+        // A statistic the metric does not have: the statistic is named, with what there is.
+        let sel = vec![MetricSel::parse("SchedulingThroughput:Perc42").unwrap()];
+        let e = compare(&base, &base, &sel, 0.05, true).unwrap_err();
+        assert!(
+            e.starts_with("statistic \"Perc42\" of metric \"SchedulingThroughput\"")
+                && e.contains("it has: Average, Perc50"),
+            "{e}"
         );
         assert_eq!(
             MetricSel::parse("SchedulingThroughput:Perc50,Perc90")
