@@ -27,6 +27,9 @@ pub(crate) struct ServeArgs {
 /// `tidegate serve`: the run, with a /metrics endpoint on a thread of its own.
 pub(crate) fn serve(args: ServeArgs) -> Result<ExitCode, HarnessError> {
     let live = std::sync::Arc::new(runner::LiveScheduler::default());
+    if args.linger {
+        live.keep_last();
+    }
     let listener = std::net::TcpListener::bind(args.listen)
         .map_err(|e| HarnessError::Run(format!("--listen {}: {e}", args.listen)))?;
     let addr = listener.local_addr().unwrap_or(args.listen);

@@ -56,8 +56,9 @@ pub struct RunOptions {
 pub struct LiveScheduler {
     pub(crate) current: parking_lot::Mutex<Option<(String, Arc<Scheduler>)>>,
     /// The last finished workload's final metrics (`tidegate serve --linger` serves them
-    /// after the run).
+    /// after the run), kept only when [`LiveScheduler::keep_last`] asks for them.
     pub(crate) last: parking_lot::Mutex<Option<(String, crate::output::prom::Snapshot)>>,
+    keep: std::sync::atomic::AtomicBool,
 }
 
 impl LiveScheduler {
@@ -74,10 +75,19 @@ impl LiveScheduler {
             .or_else(|| self.last.lock().clone())
     }
 
-    /// The running workload ends: its final metrics are kept as the last ones.
+    /// Keep each finished workload's final metrics (`serve --linger`); off by default, as
+    /// building them costs a pass over every histogram.
+    pub fn keep_last(&self) {
+        self.keep.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// The running workload ends: with [`LiveScheduler::keep_last`], its final metrics are
+    /// kept as the last ones.
     pub(crate) fn finish(&self) {
         let cur = self.current.lock().take();
-        if let Some((name, s)) = cur {
+        if let Some((name, s)) = cur
+            && self.keep.load(std::sync::atomic::Ordering::Relaxed)
+        {
             *self.last.lock() = Some((name, crate::output::prom::Snapshot::of(&s)));
         }
     }
