@@ -247,6 +247,38 @@ fn median(mut v: Vec<f64>) -> f64 {
     }
 }
 
+/// Every metric the user named is found, or the error names what is missing: the statistic
+/// when the metric is there, else the metric.
+fn check_selected<V>(
+    metrics: &[MetricSel],
+    values: &BTreeMap<(String, String, String), V>,
+    available: &BTreeMap<String, BTreeSet<String>>,
+) -> Result<(), String> {
+    for m in metrics {
+        if values.keys().any(|(metric, _, _)| metric == &m.metric) {
+            continue;
+        }
+        return Err(match available.get(&m.metric) {
+            Some(stats) => {
+                let missing: Vec<String> = m
+                    .stats
+                    .iter()
+                    .filter(|st| !stats.contains(*st))
+                    .map(|st| format!("{st:?}"))
+                    .collect();
+                format!(
+                    "statistic {} of metric {:?} is in neither side's data items (it has: {})",
+                    missing.join(", "),
+                    m.metric,
+                    stats.iter().cloned().collect::<Vec<_>>().join(", ")
+                )
+            }
+            None => format!("metric {:?} is in neither side's data items", m.metric),
+        });
+    }
+    Ok(())
+}
+
 /// Compares the medians of the selected metrics. `max_regression` is a fraction (0.05 = 5 %).
 /// An error when the sides hold different workloads, when a side is empty, when nothing
 /// selected is found, when a selected metric has no direction, or (`strict`, for metrics the
@@ -315,28 +347,8 @@ pub fn compare(
             }
         }
     }
-    for m in metrics {
-        if !strict || values.keys().any(|(metric, _, _)| metric == &m.metric) {
-            continue;
-        }
-        // Name what is wrong: the statistic when the metric is there, else the metric.
-        return Err(match available.get(&m.metric) {
-            Some(stats) => {
-                let missing: Vec<&String> =
-                    m.stats.iter().filter(|st| !stats.contains(*st)).collect();
-                format!(
-                    "statistic {} of metric {:?} is in neither side's data items (it has: {})",
-                    missing
-                        .iter()
-                        .map(|st| format!("{st:?}"))
-                        .collect::<Vec<_>>()
-                        .join(", "),
-                    m.metric,
-                    stats.iter().cloned().collect::<Vec<_>>().join(", ")
-                )
-            }
-            None => format!("metric {:?} is in neither side's data items", m.metric),
-        });
+    if strict {
+        check_selected(metrics, &values, &available)?;
     }
     if values.is_empty() {
         return Err("none of the selected metrics is in the data items".into());
