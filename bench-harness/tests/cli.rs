@@ -665,6 +665,15 @@ fn classic_parse(text: &str) -> std::collections::BTreeMap<String, String> {
 }
 
 /// `tidegate serve`: loopback by default; /metrics answers during the run, other paths 404.
+/// The address in `serve`'s first stderr line (`serving metrics at http://ADDR/metrics`).
+fn served_at(line: &str) -> String {
+    line.trim()
+        .strip_prefix("serving metrics at http://")
+        .and_then(|s| s.strip_suffix("/metrics"))
+        .unwrap_or_else(|| panic!("{line}"))
+        .to_string()
+}
+
 #[test]
 fn serve_exposes_metrics_during_the_run() {
     use std::io::{BufRead, Read, Write};
@@ -685,12 +694,7 @@ fn serve_exposes_metrics_during_the_run() {
     let mut err = std::io::BufReader::new(child.stderr.take().unwrap());
     let mut line = String::new();
     err.read_line(&mut line).unwrap();
-    let addr = line
-        .trim()
-        .strip_prefix("serving metrics at http://")
-        .and_then(|s| s.strip_suffix("/metrics"))
-        .unwrap_or_else(|| panic!("{line}"))
-        .to_string();
+    let addr = served_at(&line);
     assert!(addr.starts_with("127.0.0.1:"), "{addr}");
     let get_with = |path: &str, accept: &str| {
         let mut s = std::net::TcpStream::connect(&addr).unwrap();
@@ -740,12 +744,7 @@ fn serve_exposes_metrics_during_the_run() {
     let mut err = std::io::BufReader::new(child.stderr.take().unwrap());
     let mut line = String::new();
     err.read_line(&mut line).unwrap();
-    let addr = line
-        .trim()
-        .strip_prefix("serving metrics at http://")
-        .and_then(|s| s.strip_suffix("/metrics"))
-        .unwrap_or_else(|| panic!("{line}"))
-        .to_string();
+    let addr = served_at(&line);
     loop {
         line.clear();
         assert!(err.read_line(&mut line).unwrap() > 0, "no linger message");

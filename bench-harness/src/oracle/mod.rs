@@ -534,16 +534,7 @@ impl Replay {
             }
             let mut expected: Vec<i32> = de.victims.iter().map(|v| v.priority()).collect();
             expected.sort_unstable();
-            self.preemptions.insert(
-                key,
-                Preemption {
-                    seq: line.seq,
-                    node,
-                    expected,
-                    deleted: Vec::new(),
-                    victims: Vec::new(),
-                },
-            );
+            self.open_preemption(key, line.seq, node, expected);
             return Ok(());
         }
         let pe = self.sched.evaluate_preemption(&pod).unwrap_or_default();
@@ -552,19 +543,25 @@ impl Replay {
             self.disagree(line, &key, what);
         }
         if let Some(expected) = judge::expected_victims(&pe, n) {
-            self.preemptions.insert(
-                key,
-                Preemption {
-                    seq: line.seq,
-                    node,
-                    expected,
-                    deleted: Vec::new(),
-                    victims: Vec::new(),
-                },
-            );
+            self.open_preemption(key, line.seq, node, expected);
         }
         self.sched.hold_nomination(&pod, n);
         Ok(())
+    }
+
+    /// A preemption whose victims (their priorities, sorted) are judged when the preemptor
+    /// tries again.
+    fn open_preemption(&mut self, key: String, seq: u64, node: String, expected: Vec<i32>) {
+        self.preemptions.insert(
+            key,
+            Preemption {
+                seq,
+                node,
+                expected,
+                deleted: Vec::new(),
+                victims: Vec::new(),
+            },
+        );
     }
 
     /// The preemptor tries again (or the record ends): kube's victims on the nominated node

@@ -25,22 +25,23 @@ impl Scheduler {
     /// kube's `nodeSchedulingPropertiesChange` (allocatable, labels, taints and
     /// unschedulable, then declared features when the NodeDeclaredFeatures gate is on).
     pub fn on_node_update(&self, old: &Node, new: Arc<Node>) {
-        let mut actions: Vec<ActionType> = Vec::with_capacity(4);
-        if old.allocatable != new.allocatable {
-            actions.push(ActionType::UPDATE_NODE_ALLOCATABLE);
-        }
-        if old.labels != new.labels {
-            actions.push(ActionType::UPDATE_NODE_LABEL);
-        }
-        if old.taints != new.taints || old.unschedulable != new.unschedulable {
-            actions.push(ActionType::UPDATE_NODE_TAINT);
-        }
-        if self.features.node_declared_features && old.declared_features != new.declared_features {
-            actions.push(ActionType::UPDATE_NODE_DECLARED_FEATURE);
-        }
+        let declared =
+            self.features.node_declared_features && old.declared_features != new.declared_features;
+        let actions = [
+            (
+                old.allocatable != new.allocatable,
+                ActionType::UPDATE_NODE_ALLOCATABLE,
+            ),
+            (old.labels != new.labels, ActionType::UPDATE_NODE_LABEL),
+            (
+                old.taints != new.taints || old.unschedulable != new.unschedulable,
+                ActionType::UPDATE_NODE_TAINT,
+            ),
+            (declared, ActionType::UPDATE_NODE_DECLARED_FEATURE),
+        ];
         self.cache.update_node(new.clone());
         let old = EventObject::Node(Arc::new(old.clone()));
-        for a in actions {
+        for (_, a) in actions.into_iter().filter(|(changed, _)| *changed) {
             self.queue.on_cluster_event(
                 ClusterEvent::new(EventResource::Node, a),
                 old.clone(),
