@@ -769,8 +769,9 @@ fn serve_exposes_metrics_during_the_run() {
     assert!(child.wait().unwrap().success());
 }
 
-/// `--flamegraph FILE`: an SVG of the measured phases (frames from the scheduler when the run
-/// is long enough to be sampled).
+/// `--flamegraph FILE`: an SVG of the measured phases whose frames carry their module paths,
+/// with rayon's plumbing dropped and one root per kind of thread; the run says where the SVG
+/// went, and the peak RSS it reports leaves out the profiler's memory, naming it.
 #[test]
 fn flamegraph_writes_an_svg() {
     let dir = tempfile::tempdir().unwrap();
@@ -778,17 +779,46 @@ fn flamegraph_writes_an_svg() {
     let o = bin()
         .arg("run")
         .arg(workloads().join("default.yaml"))
-        .args(["--workload", "SchedulingBasic/500Nodes", "--flamegraph"])
+        .args([
+            "--workload",
+            "SchedulingBasic/5000Nodes_10000Pods",
+            "--flamegraph",
+        ])
         .arg(&file)
         .output()
         .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr),
+    );
+    assert!(o.status.success(), "{stderr}");
+    assert!(
+        stderr.contains(&format!("flamegraph: {} (", file.display())),
+        "{stderr}"
+    );
+    assert!(
+        stdout.contains("not counted: the profiler's"),
+        "peak RSS does not name the profiler's share: {stdout}"
+    );
     let svg = std::fs::read_to_string(&file).unwrap();
     assert!(svg.contains("<svg"), "{svg}");
+    let frames: Vec<&str> = svg
+        .split("<title>")
+        .skip(1)
+        .filter_map(|t| t.split(" (").next())
+        .collect();
     assert!(
-        svg.contains("tidegate") || svg.contains("no CPU samples"),
-        "no tidegate frames: {}",
-        &svg[..svg.len().min(2000)]
+        frames.iter().any(|f| f.starts_with("tidegate_engine::")),
+        "no engine frame with its module path: {frames:?}"
+    );
+    assert!(
+        !frames.iter().any(|f| f.contains("rayon_core::")),
+        "rayon's plumbing is left in: {frames:?}"
+    );
+    assert!(
+        frames.contains(&"tidegate-worker")
+            && !frames.iter().any(|f| f.starts_with("tidegate-worker-")),
+        "threads not merged by kind: {frames:?}"
     );
 }
 

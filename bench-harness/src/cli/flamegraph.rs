@@ -1,20 +1,23 @@
 //! `--flamegraph`: the CPU samples of every workload's collection windows, merged into one
-//! flamegraph SVG.
+//! flamegraph SVG (frames folded by [`tidegate_bench::run::flame`]), and where it went.
 
 use super::write_file;
 use tidegate_bench::error::HarnessError;
 use tidegate_bench::runner::{self, Outcome, WorkloadReport};
 
-/// Merges the workloads' profiles (taking them out of `reports`) and writes the SVG.
+/// Merges the workloads' profiles (taking them out of `reports`), writes the SVG and says on
+/// stderr where it went.
 pub(crate) fn write(
     file: &std::path::Path,
     reports: &mut [WorkloadReport],
 ) -> Result<(), HarnessError> {
     let mut merged: Option<runner::Profile> = None;
+    let mut names = Vec::new();
     for r in reports.iter_mut() {
         if let Outcome::Ran(res) = &mut r.outcome
             && let Some(p) = res.profile.take()
         {
+            names.push(format!("{}/{}", r.test_case, r.workload));
             match &mut merged {
                 Some(m) => m.merge(p),
                 None => merged = Some(p),
@@ -27,17 +30,28 @@ pub(crate) fn write(
             file.display()
         )));
     };
+    let samples = profile.samples();
     let mut svg = Vec::new();
-    if profile.0.data.is_empty() {
+    if samples == 0 {
         // Too short to catch a sample: still a valid SVG, saying so.
         svg.extend_from_slice(
             br#"<?xml version="1.0" standalone="no"?><svg xmlns="http://www.w3.org/2000/svg" width="600" height="40"><text x="10" y="25">tidegate: no CPU samples in the measured phases (run longer)</text></svg>"#,
         );
     } else {
+        let title = match names.as_slice() {
+            [one] => format!("tidegate {one}: measured phases"),
+            many => format!("tidegate, {} workloads: measured phases", many.len()),
+        };
         profile
-            .0
-            .flamegraph(&mut svg)
+            .write_svg(&title, &mut svg)
             .map_err(|e| HarnessError::Run(format!("{}: {e}", file.display())))?;
     }
-    write_file(file, &svg)
+    write_file(file, &svg)?;
+    eprintln!(
+        "flamegraph: {} ({samples} CPU samples of the measured phases of {} workload{})",
+        file.display(),
+        names.len(),
+        if names.len() == 1 { "" } else { "s" }
+    );
+    Ok(())
 }

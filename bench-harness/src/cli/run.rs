@@ -456,8 +456,19 @@ fn print_peak_rss(reports: &[WorkloadReport]) {
         })
         .max_by(|a, b| a.0.total_cmp(&b.0));
     if let Some((mb, r)) = peak {
+        let profiler = match &r.outcome {
+            Outcome::Ran(res) => res
+                .profiler_mb
+                .map(|p| {
+                    format!(
+                        "; not counted: the profiler's {p:.0} MB, its symbolizer and sample table"
+                    )
+                })
+                .unwrap_or_default(),
+            _ => String::new(),
+        };
         outln!(
-            "memory: peak RSS {mb:.0} MB ({}/{})",
+            "memory: peak RSS {mb:.0} MB ({}/{}{profiler})",
             r.test_case,
             r.workload
         );

@@ -379,9 +379,13 @@ pub fn memory_items(samples: &[(f64, f64)], name: &str) -> Vec<DataItem> {
     ]
 }
 
-/// `tidegate_peak_rss`: the workload's peak resident set (MB), and per pod created.
-pub fn peak_rss_item(mb: f64, pods: u64, name: &str) -> DataItem {
+/// `tidegate_peak_rss`: the workload's peak resident set (MB), and per pod created; with
+/// `--flamegraph`, the profiler's sample table is not in `Max` and is given as `ProfilerMB`.
+pub fn peak_rss_item(mb: f64, profiler_mb: Option<f64>, pods: u64, name: &str) -> DataItem {
     let mut data: BTreeMap<String, f64> = [("Max".to_string(), mb)].into();
+    if let Some(p) = profiler_mb {
+        data.insert("ProfilerMB".into(), p);
+    }
     if pods > 0 {
         data.insert("KBPerPod".into(), mb * 1024.0 / pods as f64);
     }

@@ -4,6 +4,7 @@
 
 use crate::cluster::store::Store;
 use crate::output::report::{self, DataItem};
+use crate::run::flame::{self, Profile};
 use crate::run::memory::rss_mb;
 use crate::run::pace::{Pace, sleep_until};
 use std::collections::BTreeMap;
@@ -13,24 +14,6 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 use tidegate_engine::Scheduler;
 use tidegate_engine::queue::clock::Time;
-
-/// CPU samples (pprof) of a workload's measured phases: stack → count.
-pub struct Profile(pub pprof::Report);
-
-impl std::fmt::Debug for Profile {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "Profile({} stacks)", self.0.data.len())
-    }
-}
-
-impl Profile {
-    /// Adds `other`'s samples to these.
-    pub fn merge(&mut self, other: Profile) {
-        for (frames, n) in other.0.data {
-            *self.0.data.entry(frames).or_insert(0) += n;
-        }
-    }
-}
 
 /// One collection window (`createPods` with `collectMetrics`, or `startCollectingMetrics`
 /// to `stopCollectingMetrics`): the store's bind recorder, the memory sampler (every 500 ms,
@@ -45,8 +28,8 @@ pub(crate) struct Window {
     sampler: Option<JoinHandle<Sampled>>,
     first_sample: Option<f64>,
     first_pending: report::PendingSample,
-    /// The CPU profiler, running while the window is open.
-    profiler: Option<pprof::ProfilerGuard<'static>>,
+    /// With `--flamegraph`: the run's profiler's counts when the window opened.
+    profile_base: Option<flame::Samples>,
 }
 
 /// What the window's sampler thread collected: RSS (MB) and pending pods, over time.
@@ -110,16 +93,7 @@ impl Window {
             sampler,
             first_sample: if pace.is_virtual() { rss_mb() } else { None },
             first_pending: pending_now(sched, 0.0),
-            // 997 Hz asked (a prime, off the timer ticks); the kernel's tick caps what arrives
-            // (250 Hz on the 2-vCPU VM). Samples inside libc are kept (memcpy/memset are work).
-            profiler: flamegraph
-                .then(|| {
-                    pprof::ProfilerGuardBuilder::default()
-                        .frequency(997)
-                        .build()
-                        .ok()
-                })
-                .flatten(),
+            profile_base: flamegraph.then(flame::read_profiler).flatten(),
         }
     }
 
@@ -142,10 +116,14 @@ impl Window {
         profile: &mut Option<Profile>,
         series: &mut Vec<report::WindowSeries>,
     ) -> Vec<DataItem> {
-        if let Some(report) = self.profiler.as_ref().and_then(|g| g.report().build().ok()) {
+        // Unsymbolized: symbolizing (the binary's debug information) waits for the SVG.
+        if let Some(base) = &self.profile_base
+            && let Some(now) = flame::read_profiler()
+        {
+            let window = Profile::window(now, base);
             match profile {
-                Some(p) => p.merge(Profile(report)),
-                None => *profile = Some(Profile(report)),
+                Some(p) => p.merge(window),
+                None => *profile = Some(window),
             }
         }
         let (binds, dur) = store.stop_collecting(self.collector);

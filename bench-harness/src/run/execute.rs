@@ -5,8 +5,8 @@
 use crate::cluster::store::Store;
 use crate::error::HarnessError;
 use crate::output::report::{self, DataItem, WindowSeries};
-use crate::run::collect::Profile;
 use crate::run::faults::{add_fault_plugin, node_storm};
+use crate::run::flame::Profile;
 use crate::run::memory::{peak_rss_mb, reset_peak_rss};
 use crate::run::ops::RunCx;
 use crate::run::options::RunOptions;
@@ -34,6 +34,20 @@ pub fn run_config(cfg: &Config, opts: &RunOptions) -> Result<Vec<WorkloadReport>
 /// loses nothing finished). A SIGINT/SIGTERM ([`super::interrupt`]) ends the workload running
 /// at its next safe point, reported as failed ("interrupted"), and no further workload runs.
 pub fn run_config_with(
+    cfg: &Config,
+    opts: &RunOptions,
+    on_report: &mut dyn FnMut(&[WorkloadReport]) -> Result<(), HarnessError>,
+) -> Result<Vec<WorkloadReport>, HarnessError> {
+    let result = run_planned(cfg, opts, on_report);
+    // `--flamegraph`'s profiler runs from the first window to the end of the run.
+    if opts.flamegraph {
+        super::flame::stop_profiler();
+    }
+    result
+}
+
+/// Plans the selected workloads, then runs them one by one.
+fn run_planned(
     cfg: &Config,
     opts: &RunOptions,
     on_report: &mut dyn FnMut(&[WorkloadReport]) -> Result<(), HarnessError>,
@@ -105,6 +119,7 @@ fn execute(cfg: &Config, p: &Plan, opts: &RunOptions) -> Result<RunResult, Harne
         &format!("{}/{}", p.tc.name, p.wl.name),
         p.ops.len(),
         &store,
+        &sched,
     );
     let mut profile: Option<Profile> = None;
     let mut series: Vec<WindowSeries> = Vec::new();
@@ -256,7 +271,9 @@ fn run_ops(
             result = Err(interrupted(sig, i, op.opcode()));
             break;
         }
-        progress.op(i, op.opcode());
+        if progress.is_shown() {
+            progress.op(i, op.opcode(), op.progress_goal(store), store);
+        }
         cx.index = i;
         result = op.run(&mut cx);
         // A wait or sleep cut short by the signal ends early (or reads as a timeout): the
@@ -301,9 +318,16 @@ fn finish(
     let summary = summarize(p, store, sched)?;
     let name = format!("BenchmarkPerfScheduling/{}/{}", p.tc.name, p.wl.name);
     items.push(report::summary_item(&name, &summary.as_pairs()));
-    let peak_rss_mb = peak_rss_mb();
+    // The profiler's sample table is the profiler's, not the workload's.
+    let profiler_mb = profile.as_ref().and_then(|p| p.profiler_mb);
+    let peak_rss_mb = peak_rss_mb().map(|mb| (mb - profiler_mb.unwrap_or(0.0)).max(0.0));
     if let Some(mb) = peak_rss_mb {
-        items.push(report::peak_rss_item(mb, summary.created, &name));
+        items.push(report::peak_rss_item(
+            mb,
+            profiler_mb,
+            summary.created,
+            &name,
+        ));
     }
     items.extend(report::gauge_items(&gauges, &name));
     let selector =
@@ -335,6 +359,7 @@ fn finish(
         wall: started.elapsed(),
         pods,
         peak_rss_mb,
+        profiler_mb,
     })
 }
 

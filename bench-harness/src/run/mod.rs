@@ -11,6 +11,7 @@ pub mod collect;
 pub mod execute;
 pub(crate) mod faults;
 pub use crate::interrupt;
+pub mod flame;
 pub mod memory;
 pub mod ops;
 pub mod options;
@@ -19,8 +20,8 @@ pub mod plan;
 pub mod progress;
 pub mod results;
 
-pub use collect::Profile;
 pub use execute::{run_config, run_config_with};
+pub use flame::Profile;
 pub use memory::{peak_rss_mb, rss_mb};
 pub use options::{LiveScheduler, RunOptions};
 pub use plan::{check_workload, select};

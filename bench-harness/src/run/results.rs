@@ -2,7 +2,7 @@
 //! one that ran, its data items, counts, placements and pods ([`RunResult`]).
 
 use crate::output::report::{self, DataItem, ThresholdFailure};
-use crate::run::collect::Profile;
+use crate::run::flame::Profile;
 use std::time::Duration;
 
 /// Counts at the end of a workload. `created = bound + deleted + pending (all queues)`.
@@ -89,6 +89,8 @@ pub struct RunResult {
     /// The process's peak resident set during the workload, in MB (`VmHWM`, reset when the
     /// workload starts where the kernel allows it; None where /proc is not available).
     pub peak_rss_mb: Option<f64>,
+    /// With `--flamegraph`: the profiler's sample table (MB), not counted in `peak_rss_mb`.
+    pub profiler_mb: Option<f64>,
 }
 
 /// One pod at the end of a workload, as `--dump-pods` writes it.

@@ -44,7 +44,9 @@ pub(crate) use context::{Prepared, RunCx};
 pub(crate) use resolve::Resolve;
 pub use resolve::resolve_ops;
 
+use crate::cluster::store::Store;
 use crate::error::{HarnessError, InputError};
+use crate::run::progress::Goal;
 
 /// An op, resolved for one workload.
 #[derive(Clone, Debug, PartialEq)]
@@ -87,6 +89,29 @@ impl Op {
             Op::CreateAny(_) => CreateAny::OPCODE,
             Op::Churn(_) => Churn::OPCODE,
             Op::Unsupported(_) => "unsupported",
+        }
+    }
+
+    /// What the progress line counts the op towards: the pods a waiting `createPods` sees
+    /// scheduled (or creates, when it does not wait), the pods a `barrier` finds pending
+    /// (all unbound pods of the store, an upper bound where it names namespaces), a
+    /// `sleep`'s or a steady state's time.
+    pub(crate) fn progress_goal(&self, store: &Store) -> Goal {
+        match self {
+            Op::CreatePods(CreatePods {
+                steady: Some(d), ..
+            }) => Goal::Time(*d),
+            Op::CreatePods(o) if o.skip_wait => Goal::Created {
+                total: o.count as u64,
+            },
+            Op::CreatePods(o) => Goal::Bound {
+                total: o.count as u64,
+            },
+            Op::Barrier(_) => Goal::Bound {
+                total: store.counts().unbound,
+            },
+            Op::Sleep(o) => Goal::Time(o.duration),
+            _ => Goal::Open,
         }
     }
 
