@@ -181,10 +181,21 @@ fn good_input_writes_data_items() {
         .sum();
     assert_eq!(incoming, 3.0, "the 3 measured pods entered activeQ");
     assert_eq!(gauge("gated"), Some(0.0));
+    // The provenance first, then one line per bound pod.
     let lines = std::fs::read_to_string(&place).unwrap();
-    assert_eq!(lines.lines().count(), 3);
-    let first: serde_json::Value = serde_json::from_str(lines.lines().next().unwrap()).unwrap();
-    assert_eq!(first["namespace"], "namespace-1");
+    assert_eq!(lines.lines().count(), 4);
+    let json: Vec<serde_json::Value> = lines
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let run = &json[0]["tidegateRun"];
+    assert_eq!(run["version"], env!("CARGO_PKG_VERSION"));
+    assert!(
+        run["commit"].is_string() && run["cpus"].is_number(),
+        "{run}"
+    );
+    assert_eq!(run["seed"], 0, "the default seed");
+    assert_eq!(json[1]["namespace"], "namespace-1");
 }
 
 #[test]
@@ -1024,11 +1035,14 @@ spec:
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let lines: Vec<serde_json::Value> = std::fs::read_to_string(&dump)
+    let mut lines: Vec<serde_json::Value> = std::fs::read_to_string(&dump)
         .unwrap()
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
+    // The provenance first, then one line per pod.
+    let run = lines.remove(0);
+    assert!(run["tidegateRun"]["cpuModel"].is_string(), "{run}");
     assert_eq!(lines.len(), 6);
     let with = |status: &str| lines.iter().filter(|l| l["status"] == status).count();
     assert_eq!(with("Bound"), 3);

@@ -23,7 +23,17 @@ pub(crate) fn list(args: ListArgs) -> Result<ExitCode, HarnessError> {
         label_filter: Some(args.label_filter.clone().unwrap_or_default()),
         ..RunOptions::default()
     };
+    // Every op of the file is checked as upstream decodes it, whatever the filter; and every
+    // listed workload planned before the table starts (no table cut by a bad-input error).
+    runner::check_ops(&cfg)?;
     let selected = runner::select(&cfg, &opts);
+    let mut runs = Vec::new();
+    for (tc, wl) in &selected {
+        runs.push(match runner::check_workload(&cfg, tc, wl, &opts)? {
+            None => "yes".to_string(),
+            Some(why) => format!("skipped: unsupported: {why}"),
+        });
+    }
     let w = super::run::name_width(
         selected
             .iter()
@@ -49,19 +59,16 @@ pub(crate) fn list(args: ListArgs) -> Result<ExitCode, HarnessError> {
         "labels",
         "threshold"
     );
-    for (tc, wl) in selected {
+    for ((tc, wl), runs) in selected.into_iter().zip(runs) {
+        // A workload inherits its test case's labels; each is listed once.
         let mut labels = tc.labels.clone();
-        labels.extend(wl.labels.iter().cloned());
+        labels.extend(wl.labels.iter().filter(|l| !tc.labels.contains(l)).cloned());
         let threshold = match &wl.threshold {
             None => "-".to_string(),
             Some(config::Threshold::Value(v)) => format!("{v}"),
             Some(config::Threshold::PerTopic(m)) => m
                 .get(&cfg.topic)
                 .map_or_else(|| "-".to_string(), |v| format!("{v}")),
-        };
-        let runs = match runner::check_workload(&cfg, tc, wl, &opts)? {
-            None => "yes".to_string(),
-            Some(why) => format!("skipped: unsupported: {why}"),
         };
         outln!(
             "{:<w$} {:<lw$} {:>10}  {runs}",

@@ -271,9 +271,13 @@ pub(crate) fn run_with(
             .map(|(tc, wl)| tc.name.chars().count() + 1 + wl.name.chars().count()),
     );
     let info = report::RunInfo::here(args.threads, args.seed, opts.clock.name());
-    print_header(width);
     let mut printed = 0;
     let mut reports = runner::run_config_with(&cfg, &opts, &mut |rs: &[WorkloadReport]| {
+        // The input is good (no bad-input error can follow): the table starts.
+        if rs.is_empty() {
+            print_header(width);
+            return Ok(());
+        }
         // The file first: once a row is out, its data items are on disk.
         if let Some(dir) = &args.data_items_dir {
             write_data_items(
@@ -299,10 +303,12 @@ pub(crate) fn run_with(
         outln!("data items: {}", dir.join(name).display());
     }
     if let Some(file) = &args.placements {
-        write_placements(file, &out.placements)?;
+        write_placements(file, &out.placements, &info)?;
     }
     if let Some(file) = &args.dump_pods {
-        write_file(file, &out.dump)?;
+        let mut dump = format!("{}\n", info.json_line()).into_bytes();
+        dump.extend_from_slice(&out.dump);
+        write_file(file, &dump)?;
     }
     if let Some(file) = &args.flamegraph {
         flamegraph::write(file, &mut reports)?;
@@ -504,12 +510,14 @@ fn write_data_items(
     Ok(())
 }
 
-/// `--placements`: one JSON line per bound pod.
+/// `--placements`: the run's provenance, then one JSON line per bound pod.
 fn write_placements(
     file: &std::path::Path,
     placements: &[(String, String, String)],
+    info: &report::RunInfo,
 ) -> Result<(), HarnessError> {
     let mut out = Vec::new();
+    let _ = writeln!(out, "{}", info.json_line());
     for (ns, name, node) in placements {
         let line = serde_json::json!({"namespace": ns, "name": name, "node": node});
         let _ = writeln!(out, "{line}");

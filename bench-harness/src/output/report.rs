@@ -106,6 +106,12 @@ impl RunInfo {
         }
     }
 
+    /// The first line of a JSON-lines file (`--placements`, `--dump-pods`):
+    /// `{"tidegateRun": {…}}`; every later line is one record.
+    pub fn json_line(&self) -> String {
+        serde_json::json!({ "tidegateRun": self }).to_string()
+    }
+
     /// One comment line for text formats (`# tidegate 0.1.0 commit … cpu … threads …`).
     pub fn comment(&self) -> String {
         format!(

@@ -29,7 +29,9 @@ pub fn run_config(cfg: &Config, opts: &RunOptions) -> Result<Vec<WorkloadReport>
     run_config_with(cfg, opts, &mut |_: &[WorkloadReport]| Ok(()))
 }
 
-/// [`run_config`], telling `on_report` every report so far as soon as each workload ends
+/// [`run_config`], telling `on_report` every report so far once the input is checked (none
+/// yet: a caller prints its header then, never before a bad-input error) and as soon as each
+/// workload ends
 /// (the CLI prints its row and rewrites the data items then, so that an interrupted run
 /// loses nothing finished). A SIGINT/SIGTERM ([`super::interrupt`]) ends the workload running
 /// at its next safe point, reported as failed ("interrupted"), and no further workload runs.
@@ -46,18 +48,22 @@ pub fn run_config_with(
     result
 }
 
-/// Plans the selected workloads, then runs them one by one.
+/// Checks every op of the file (as upstream decodes it, whatever the filter), plans the
+/// selected workloads, tells `on_report` that nothing is wrong with the input (with no
+/// report yet), then runs them one by one.
 fn run_planned(
     cfg: &Config,
     opts: &RunOptions,
     on_report: &mut dyn FnMut(&[WorkloadReport]) -> Result<(), HarnessError>,
 ) -> Result<Vec<WorkloadReport>, HarnessError> {
+    super::ops::check_ops(cfg)?;
     let selected = select(cfg, opts);
     let mut plans = vec![];
     for (tc, wl) in &selected {
         plans.push((tc, wl, plan(cfg, tc, wl, opts)?));
     }
     let mut reports = vec![];
+    on_report(&reports)?;
     for (tc, wl, p) in plans {
         let identical_gates = match &p {
             Ok(p) => identical_gates(&p.gates),

@@ -23,6 +23,7 @@ pub mod results;
 pub use execute::{run_config, run_config_with};
 pub use flame::Profile;
 pub use memory::{peak_rss_mb, rss_mb};
+pub use ops::check_ops;
 pub use options::{LiveScheduler, RunOptions};
 pub use plan::{check_workload, select};
 pub use results::{Outcome, PodDump, RunResult, Summary, WorkloadReport, placements_digest};

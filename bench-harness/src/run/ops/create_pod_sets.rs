@@ -9,7 +9,7 @@ use crate::workload::params::MAX_COUNT;
 use crate::workload::yaml::pos_of;
 
 pub const OPCODE: &str = "createPodSets";
-const FIELDS: &[&str] = &[
+pub(crate) const FIELDS: &[&str] = &[
     "opcode",
     "count",
     "countParam",

@@ -42,7 +42,7 @@ mod resolve;
 
 pub(crate) use context::{Prepared, RunCx};
 pub(crate) use resolve::Resolve;
-pub use resolve::resolve_ops;
+pub use resolve::{check_ops, resolve_ops};
 
 use crate::cluster::store::Store;
 use crate::error::{HarnessError, InputError};

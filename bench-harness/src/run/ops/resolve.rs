@@ -97,6 +97,51 @@ const OPS: &[(&str, &[&str], ResolveFn)] = &[
     (Churn::OPCODE, Churn::FIELDS, Churn::resolve),
 ];
 
+/// Checks every op of every test case as upstream decodes the file, before any workload is
+/// selected: the opcode is known, and a supported op has no unknown field (upstream's
+/// decoder disallows unknown fields). What depends on a workload's params (an undefined
+/// param, a count out of range) is checked only for the workloads that run, as upstream
+/// checks it when it runs them.
+pub fn check_ops(cfg: &Config) -> Result<(), InputError> {
+    let cx = Ctx { file: &cfg.path };
+    for tc in &cfg.test_cases {
+        for raw in &tc.ops {
+            let of = format!("{}.workloadTemplate[{}]", tc.name, raw.index);
+            if !KNOWN_OPS.contains(&raw.opcode.as_str()) {
+                let pos = raw
+                    .fields
+                    .iter()
+                    .find(|(k, _)| k.value == "opcode")
+                    .map_or(tc.pos, |(_, v)| pos_of(v));
+                return Err(cx.err(
+                    pos,
+                    &format!("{of}.opcode"),
+                    format!(
+                        "unknown op {:?} (known: {})",
+                        raw.opcode,
+                        KNOWN_OPS.join(", ")
+                    ),
+                ));
+            }
+            let known = match OPS.iter().find(|(o, _, _)| *o == raw.opcode) {
+                Some((_, known, _)) => *known,
+                None if raw.opcode == super::create_pod_sets::OPCODE => {
+                    super::create_pod_sets::FIELDS
+                }
+                None => continue,
+            };
+            if let Some((k, _)) = raw
+                .fields
+                .iter()
+                .find(|(k, _)| !known.contains(&k.value.as_str()))
+            {
+                return Err(cx.unknown(k, &of, known));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Resolves the ops of `tc` for workload `wl`: params substituted, paths resolved, fields
 /// checked. Every param of the workload must be used.
 pub fn resolve_ops(cfg: &Config, tc: &TestCase, wl: &Workload) -> Result<Vec<Op>, InputError> {
