@@ -59,7 +59,7 @@ pub mod config {
 
 // The paths the crate had before it was grouped into layers, kept for callers and docs.
 pub use cluster::{controller, inject, objects, store};
-pub use output::{compare, html, prom, report};
+pub use output::{benchstat, compare, html, prom, report};
 pub use run::{ops, pace, progress};
 pub use workload::scheduler_config as sched_config;
 pub use workload::{manifest, yaml};

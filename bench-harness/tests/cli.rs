@@ -537,6 +537,30 @@ fn compare_gates_on_significant_changes_and_refuses_different_workloads() {
     assert_eq!(o.status.code(), Some(2));
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("different workloads"), "{err}");
+    // `--format benchstat`: both sides in Go's benchmark format for `benchstat -col side`,
+    // throughput marked better-higher; the verdict (exit 1) is the same.
+    let o = bin()
+        .arg("compare")
+        .arg(&base)
+        .arg(dir.path().join("slow"))
+        .args(["--format", "benchstat"])
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(1), "{out}");
+    assert!(out.contains("Unit pods/s better=higher\n"), "{out}");
+    let sides: Vec<&str> = out.lines().filter(|l| l.starts_with("side: ")).collect();
+    assert_eq!(sides, ["side: baseline", "side: current"], "{out}");
+    let results: Vec<&str> = out
+        .lines()
+        .filter(|l| l.starts_with("BenchmarkPerfScheduling/Basic/500Nodes/namespace-2-1 1 "))
+        .collect();
+    assert_eq!(results.len(), 10, "{out}");
+    assert!(
+        results[0].ends_with(" 1000 pods/s 1000 p50-pods/s"),
+        "{}",
+        results[0]
+    );
 }
 
 /// A reader that stops early (`tidegate list … | head -1`) is no reason to panic.

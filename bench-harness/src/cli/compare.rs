@@ -30,22 +30,79 @@ pub(crate) struct CompareArgs {
     /// Example: --metric SchedulingThroughput:Perc90 --metric SchedulingDuration
     #[arg(long = "metric", value_parser = tidegate_bench::compare::MetricSel::parse)]
     pub metrics: Vec<tidegate_bench::compare::MetricSel>,
+    /// `table`: the comparison (markdown). `benchstat`: both sides' runs in Go's benchmark
+    /// format, a `side: baseline|current` line before each, for `benchstat -col side FILE`.
+    ///
+    /// Example: --format benchstat > runs.txt && benchstat -col side runs.txt
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: Format,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum Format {
+    Table,
+    Benchstat,
+}
+
+/// The run's threads as its data-items file records them (`tidegateRun`: `--threads`, else
+/// the CPUs), for the `-P` suffix of benchmark names.
+fn threads_of(file: &std::path::Path) -> Option<usize> {
+    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(file).ok()?).ok()?;
+    let run = doc.get("tidegateRun")?;
+    run.get("threads")
+        .and_then(|t| t.as_u64())
+        .or_else(|| run.get("cpus").and_then(|c| c.as_u64()))
+        .map(|n| n as usize)
+}
+
+/// The CPU model a data-items file records.
+fn cpu_of(file: &std::path::Path) -> Option<String> {
+    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(file).ok()?).ok()?;
+    Some(
+        doc.get("tidegateRun")?
+            .get("cpuModel")?
+            .as_str()?
+            .to_string(),
+    )
+}
+
+/// `--format benchstat`: both sides in Go's benchmark format.
+fn benchstat(
+    base: &[(PathBuf, Vec<tidegate_bench::report::DataItem>)],
+    cur: &[(PathBuf, Vec<tidegate_bench::report::DataItem>)],
+    metrics: &[tidegate_bench::compare::MetricSel],
+) -> String {
+    use tidegate_bench::benchstat::{Side, benchstat};
+    let side = |name, runs: &[(PathBuf, Vec<tidegate_bench::report::DataItem>)]| Side {
+        name,
+        runs: runs
+            .iter()
+            .map(|(p, items)| (items.clone(), threads_of(p)))
+            .collect(),
+    };
+    let cpu = base.first().and_then(|(p, _)| cpu_of(p));
+    benchstat(
+        &[side("baseline", base), side("current", cur)],
+        metrics,
+        cpu.as_deref(),
+    )
 }
 
 pub(crate) fn compare(args: CompareArgs) -> Result<ExitCode, HarnessError> {
     use tidegate_bench::compare as cmp;
-    let side = |spec: &str| -> Result<Vec<Vec<tidegate_bench::report::DataItem>>, HarnessError> {
+    let side = |spec: &str| -> Result<_, HarnessError> {
         let paths: Vec<PathBuf> = spec
             .split(',')
             .filter(|p| !p.is_empty())
             .map(PathBuf::from)
             .collect();
-        Ok(cmp::load_side(&paths)?
-            .into_iter()
-            .map(|(_, items)| items)
-            .collect())
+        Ok(cmp::load_side(&paths)?)
     };
-    let (base, cur) = (side(&args.baseline)?, side(&args.current)?);
+    let (base_files, cur_files) = (side(&args.baseline)?, side(&args.current)?);
+    let items = |files: &[(PathBuf, Vec<_>)]| -> Vec<Vec<_>> {
+        files.iter().map(|(_, items)| items.clone()).collect()
+    };
+    let (base, cur) = (items(&base_files), items(&cur_files));
     if base.len() < 2 || cur.len() < 2 {
         eprintln!(
             "warning: {} baseline and {} current run(s): a side with one run cannot show a significant change (Mann-Whitney U, as benchstat); run each side 5 times or more",
@@ -67,7 +124,10 @@ pub(crate) fn compare(args: CompareArgs) -> Result<ExitCode, HarnessError> {
             e,
         ))
     })?;
-    out!("{}", cmp::markdown(&rows, args.max_regression));
+    match args.format {
+        Format::Table => out!("{}", cmp::markdown(&rows, args.max_regression)),
+        Format::Benchstat => out!("{}", benchstat(&base_files, &cur_files, &metrics)),
+    }
     let regressed = rows.iter().any(|r| r.verdict == cmp::Verdict::Regression);
     Ok(if regressed {
         ExitCode::from(1)

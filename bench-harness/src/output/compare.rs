@@ -94,7 +94,7 @@ impl MetricSel {
         })
     }
 
-    fn selects(&self, item: &DataItem) -> bool {
+    pub(crate) fn selects(&self, item: &DataItem) -> bool {
         item.labels.get("Metric") == Some(&self.metric)
             && self
                 .labels

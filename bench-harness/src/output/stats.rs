@@ -1,9 +1,11 @@
 //! The statistics of `tidegate compare`, as Go's benchstat does them: the Mann–Whitney U test
 //! (two-sided) on the runs of each side, significance at α = 0.05.
 //!
-//! Without ties the p-value is exact (the distribution of U by counting, as benchstat's
-//! `MannWhitneyUTest` does for small samples); with ties it is the normal approximation with
-//! the tie correction and a continuity correction. One run on a side can never be
+//! The p-value is the one benchstat prints (go-moremath's `MannWhitneyUTest`): exact, by
+//! counting the arrangements of the two samples, up to 50 runs a side without ties and up to
+//! 9 a side with ties (the distribution of the midrank sum given the tie groups, as Klotz
+//! 1966); beyond, the normal approximation with the tie and continuity corrections. When
+//! the two U statistics are equal the exact p is 1. One run on a side can never be
 //! significant (p = 1), nor can 3 against 3 (the smallest two-sided p is 0.1): benchstat's
 //! rule that a change needs enough runs to be told from noise.
 
@@ -43,8 +45,17 @@ pub fn mann_whitney_p(x: &[f64], y: &[f64]) -> f64 {
     let r1: f64 = (0..n).filter(|&k| all[k].1 == 0).map(|k| ranks[k]).sum();
     let u1 = r1 - (n1 * (n1 + 1)) as f64 / 2.0;
     let u = u1.min((n1 * n2) as f64 - u1);
-    if tie_term == 0.0 && n1 * n2 <= 2500 {
-        return exact_p(n1, n2, u.round() as usize);
+    let ties = tie_term != 0.0;
+    if !ties && n1 <= 50 && n2 <= 50 || ties && n1 <= 9 && n2 <= 9 {
+        if ranks.iter().all(|r| *r == ranks[0]) || 2.0 * u == (n1 * n2) as f64 {
+            // All equal, or U at the centre of its symmetric distribution.
+            return 1.0;
+        }
+        if !ties {
+            return exact_p(n1, n2, u.round() as usize);
+        }
+        let groups: Vec<usize> = tie_groups(&all);
+        return exact_ties_p(n1, &groups, (2.0 * u).round() as usize);
     }
     let (nf, n1f, n2f) = (n as f64, n1 as f64, n2 as f64);
     let mu = n1f * n2f / 2.0;
@@ -86,6 +97,65 @@ fn exact_p(n1: usize, n2: usize, u: usize) -> f64 {
     (2.0 * below / total).min(1.0)
 }
 
+/// The sizes of the runs of equal values in sorted `all`.
+fn tie_groups(all: &[(f64, usize)]) -> Vec<usize> {
+    let mut groups = Vec::new();
+    let mut i = 0;
+    while i < all.len() {
+        let j = all[i..].iter().take_while(|v| v.0 == all[i].0).count();
+        groups.push(j);
+        i += j;
+    }
+    groups
+}
+
+/// Exact two-sided p with ties: 2·P(U ≤ u) where `u2` is 2U. Under the null hypothesis
+/// every choice of the first sample's n1 positions among the pooled values is equally
+/// likely; taking k of a tie group of size t (ways: C(t, k)) adds k times the group's
+/// midrank to the rank sum. The distribution of twice the rank sum (an integer: midranks
+/// are halves) is built group by group.
+fn exact_ties_p(n1: usize, groups: &[usize], u2: usize) -> f64 {
+    let n: usize = groups.iter().sum();
+    let max2r = n * (n + 1);
+    // dist[k][s]: weighted ways to pick k values with twice their rank sum s.
+    let mut dist = vec![vec![0.0f64; max2r + 1]; n1 + 1];
+    dist[0][0] = 1.0;
+    let mut start = 0; // values before this group
+    for &t in groups {
+        // Twice the midrank of ranks start+1 ..= start+t.
+        let mid2 = 2 * start + t + 1;
+        let mut next = vec![vec![0.0f64; max2r + 1]; n1 + 1];
+        for k in 0..=n1 {
+            for s in 0..=max2r {
+                let w = dist[k][s];
+                if w == 0.0 {
+                    continue;
+                }
+                for take in 0..=t.min(n1 - k) {
+                    next[k + take][s + take * mid2] += w * binomial(t, take);
+                }
+            }
+        }
+        dist = next;
+        start += t;
+    }
+    let total: f64 = dist[n1].iter().sum();
+    // 2U = 2R − n1(n1+1).
+    let offset = n1 * (n1 + 1);
+    let below: f64 = dist[n1]
+        .iter()
+        .enumerate()
+        .filter(|(s, _)| *s >= offset && s - offset <= u2)
+        .map(|(_, w)| w)
+        .sum();
+    2.0 * below / total
+}
+
+/// C(n, k) as a float.
+fn binomial(n: usize, k: usize) -> f64 {
+    (0..k).fold(1.0, |acc, i| acc * (n - i) as f64 / (i + 1) as f64)
+}
+
 /// P(Z > z) for a standard normal Z (Abramowitz–Stegun 7.1.26 for erfc, |error| < 1.5e-7).
 fn normal_sf(z: f64) -> f64 {
     let x = z / std::f64::consts::SQRT_2;
@@ -122,14 +192,37 @@ mod tests {
         assert!(mann_whitney_p(&[1.0, 2.0, 3.0], &[10.0]) >= 0.5);
     }
 
+    /// Up to 9 runs a side, ties get the exact distribution, as benchstat. The expected
+    /// p-values are what benchstat (golang.org/x/perf/cmd/benchstat, go-moremath's
+    /// MannWhitneyUTest) printed for these samples, `benchstat -col side` over
+    /// `tidegate compare --format benchstat` of two sides of 3 runs.
     #[test]
-    fn ties_use_the_normal_approximation() {
-        // The normal approximation with the tie and continuity corrections (what R's
-        // wilcox.test does with ties): U = 0, σ² = 25/12·(11 − 240/90), z = 12/σ = 2.88.
+    fn ties_are_exact_up_to_nine_runs_a_side_as_benchstat() {
+        // p50 pods/s of SchedulingBasic/500Nodes: benchstat `~ (p=0.200 n=3)`.
+        let p = mann_whitney_p(
+            &[12500.0, 14000.0, 14000.0],
+            &[1166.666667, 12500.0, 11500.0],
+        );
+        assert!((p - 0.2).abs() < 1e-12, "{p}");
+        // PreEnqueue p90 in ns: benchstat `~ (p=0.800 n=3)`.
+        let p = mann_whitney_p(&[79.0, 78.0, 74.0], &[80.0, 76.0, 78.0]);
+        assert!((p - 0.8).abs() < 1e-12, "{p}");
+        // Two separated groups of 5 equal values: the only arrangement as extreme is this
+        // one and its mirror, 2 of C(10, 5) = 252.
         let p = mann_whitney_p(&[30.0; 5], &[40.0; 5]);
-        assert!((p - 0.003_977).abs() < 1e-5, "{p}");
+        assert!((p - 2.0 / 252.0).abs() < 1e-12, "{p}");
         // All values equal: no evidence at all.
         assert_eq!(mann_whitney_p(&[5.0; 4], &[5.0; 4]), 1.0);
+    }
+
+    #[test]
+    fn beyond_nine_runs_ties_use_the_normal_approximation() {
+        // The normal approximation with the tie and continuity corrections (what R's
+        // wilcox.test does with ties): U = 0, σ² = 100/12·(21 − 1980/380), z = 49.5/σ.
+        let p = mann_whitney_p(&[30.0; 10], &[40.0; 10]);
+        let sigma = (100.0 / 12.0 * (21.0 - 1980.0 / 380.0_f64)).sqrt();
+        assert!((p - 2.0 * normal_sf(49.5 / sigma)).abs() < 1e-12, "{p}");
+        assert!(p < 1e-4, "{p}");
     }
 
     #[test]
