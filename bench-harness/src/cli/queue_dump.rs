@@ -30,19 +30,32 @@ pub(crate) fn start(live: Arc<LiveScheduler>) -> std::io::Result<()> {
         .spawn(move || {
             for sig in signals.forever() {
                 if sig == SIGUSR2 {
-                    eprint!("{}", dump(&live));
+                    eprint!("{}{}", clear_progress_line(), dump(&live));
                 } else if interrupt::request(sig) {
                     // Asked twice: quit at once.
                     std::process::exit(128 + sig);
                 } else {
                     eprintln!(
-                        "tidegate: {}: stopping at the next safe point; finished workloads are kept (again to quit at once)",
+                        "{}tidegate: {}: stopping at the next safe point; finished workloads are kept (again to quit at once)",
+                        clear_progress_line(),
                         interrupt::signal_name(sig)
                     );
                 }
             }
         })?;
     Ok(())
+}
+
+/// On a terminal, the progress line is erased first (carriage return, erase line) so the
+/// dump starts at the line's beginning; the line is drawn again below it at its next tick.
+#[cfg(unix)]
+fn clear_progress_line() -> &'static str {
+    use std::io::IsTerminal;
+    if std::io::stderr().is_terminal() {
+        "\r\x1b[2K"
+    } else {
+        ""
+    }
 }
 
 #[cfg(not(unix))]
