@@ -161,7 +161,7 @@ mod tests {
     }
 
     /// Waits (up to a generous bound: this is not a timing test) for `cond`.
-    fn eventually(cond: impl Fn() -> bool) -> bool {
+    fn eventually(mut cond: impl FnMut() -> bool) -> bool {
         let t = Instant::now();
         while t.elapsed() < Duration::from_secs(10) {
             if cond() {
@@ -182,20 +182,25 @@ mod tests {
         });
         let others: Vec<usize> = (0..3).filter(|&i| i != me).collect();
         assert!(eventually(|| w.spinning() == others), "{:?}", w.spinning());
-        // While calls keep coming, every worker but the caller spins. (An install may land
-        // on a spinning worker, which then runs it nested in its spinner: that worker counts
-        // as spinning too, and the one it took over from is woken.)
+        // While calls keep coming (one a millisecond, well inside the linger), every worker
+        // but the caller spins. (An install may land on a spinning worker, which then runs it
+        // nested in its spinner: that worker counts as spinning too, and the one it took over
+        // from is woken.) A woken worker may need a moment to be scheduled on a loaded
+        // machine, so this is waited for, with the calls going on.
         for _ in 0..5 {
-            let me = w.pool().install(|| {
-                w.keep_warm();
-                rayon::current_thread_index().unwrap()
+            let mut last = (0, vec![]);
+            let all_spin = eventually(|| {
+                let me = w.pool().install(|| {
+                    w.keep_warm();
+                    rayon::current_thread_index().unwrap()
+                });
+                let spinning = w.spinning();
+                let ok = (0..3).all(|i| i == me || spinning.contains(&i));
+                last = (me, spinning);
+                ok
             });
+            assert!(all_spin, "caller {}, spinning {:?}", last.0, last.1);
             std::thread::sleep(Duration::from_millis(5));
-            let spinning = w.spinning();
-            assert!(
-                (0..3).all(|i| i == me || spinning.contains(&i)),
-                "caller {me}, spinning {spinning:?}"
-            );
         }
         // Calls stop: every spinner leaves.
         assert!(eventually(|| w.spinning().is_empty()), "{:?}", w.spinning());
