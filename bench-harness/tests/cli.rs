@@ -837,6 +837,11 @@ fn flamegraph_writes_an_svg() {
     );
     let svg = std::fs::read_to_string(&file).unwrap();
     assert!(svg.contains("<svg"), "{svg}");
+    // The run's provenance under the title.
+    assert!(
+        svg.contains(&format!("tidegate {} commit ", env!("CARGO_PKG_VERSION"))),
+        "no provenance in the SVG"
+    );
     let frames: Vec<&str> = svg
         .split("<title>")
         .skip(1)

@@ -10,6 +10,7 @@ use tidegate_bench::runner::{self, Outcome, WorkloadReport};
 pub(crate) fn write(
     file: &std::path::Path,
     reports: &mut [WorkloadReport],
+    info: &tidegate_bench::report::RunInfo,
 ) -> Result<(), HarnessError> {
     let mut merged: Option<runner::Profile> = None;
     let mut names = Vec::new();
@@ -43,7 +44,7 @@ pub(crate) fn write(
             many => format!("tidegate, {} workloads: measured phases", many.len()),
         };
         profile
-            .write_svg(&title, &mut svg)
+            .write_svg(&title, info.comment().trim_start_matches("# "), &mut svg)
             .map_err(|e| HarnessError::Run(format!("{}: {e}", file.display())))?;
     }
     write_file(file, &svg)?;

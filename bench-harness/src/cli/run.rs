@@ -311,7 +311,7 @@ pub(crate) fn run_with(
         write_file(file, &dump)?;
     }
     if let Some(file) = &args.flamegraph {
-        flamegraph::write(file, &mut reports)?;
+        flamegraph::write(file, &mut reports, &info)?;
     }
     if let Some(file) = &args.prometheus {
         write_prometheus(file, &reports, &info)?;

@@ -167,11 +167,13 @@ impl Profile {
         lines
     }
 
-    /// Draws the flamegraph SVG (inferno) titled `title` into `out`.
-    pub fn write_svg(&self, title: &str, out: &mut Vec<u8>) -> Result<(), String> {
+    /// Draws the flamegraph SVG (inferno) titled `title`, with `subtitle` (the run's
+    /// provenance) under it, into `out`.
+    pub fn write_svg(&self, title: &str, subtitle: &str, out: &mut Vec<u8>) -> Result<(), String> {
         let lines = self.folded();
         let mut opts = inferno::flamegraph::Options::default();
         opts.title = title.to_string();
+        opts.subtitle = Some(subtitle.to_string());
         opts.count_name = "samples".into();
         inferno::flamegraph::from_lines(&mut opts, lines.iter().map(String::as_str), out)
             .map_err(|e| e.to_string())
