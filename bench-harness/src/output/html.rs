@@ -23,7 +23,8 @@ pub struct Results {
 
 /// Reads a results file (bad JSON is bad input, with its line and column).
 pub fn load(path: &Path) -> Result<Results, InputError> {
-    let (items, series) = crate::output::report::read_results(path, "")?;
+    let f = crate::output::report::read_results(path, "")?;
+    let (items, series) = (f.data_items, f.series);
     Ok(Results {
         label: path.file_name().map_or_else(
             || path.display().to_string(),
