@@ -915,18 +915,39 @@ fn report_renders_runs_into_one_html_page() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let html = std::fs::read_to_string(&out).unwrap();
     for part in [
-        "<h2>Runs compared</h2>",
-        "Throughput over time",
+        "<h2>Summary</h2>",
+        "Throughput",
         "Gated pods",
         "PreEnqueue duration",
+        "Extension points",
         "<svg",
     ] {
         assert!(html.contains(part), "{part} missing");
     }
     assert!(!html.contains("<script"), "self-contained, no scripts");
+    let summary = html.find("<h2>Summary</h2>").unwrap();
     let pre = html.find("PreEnqueue duration").unwrap();
-    let filter = html.find("Filter duration").unwrap_or(usize::MAX);
-    assert!(pre < filter, "PreEnqueue comes first");
+    let eps = html.find("Extension points").unwrap();
+    assert!(
+        summary < pre && pre < eps,
+        "the summary, then PreEnqueue first"
+    );
+    // The runs' folders tell them apart in the legends, their paths on hover.
+    for (sub, f) in [("a", &a), ("b", &b)] {
+        let title = format!("<title>{}</title>", f.display());
+        let legend = html.split(&title).nth(1).expect("a legend with the path");
+        let label = legend
+            .split("</text>")
+            .next()
+            .unwrap()
+            .rsplit('>')
+            .next()
+            .unwrap();
+        assert!(
+            label == sub || label.starts_with(&format!("{sub} ")),
+            "{label}"
+        );
+    }
 
     let bad = dir.path().join("bad.json");
     std::fs::write(&bad, "{\"dataItems\": [}").unwrap();

@@ -184,7 +184,7 @@ pub fn load_side(paths: &[PathBuf]) -> Result<Vec<(PathBuf, Vec<DataItem>)>, Inp
 }
 
 fn read_items(f: &Path) -> Result<Vec<DataItem>, InputError> {
-    crate::output::report::read_results(f, "dataItems").map(|(items, _)| items)
+    crate::output::report::read_results(f, "dataItems").map(|f| f.data_items)
 }
 
 /// The workloads a run holds: `BenchmarkPerfScheduling/<case>/<workload>` of its items' names.

@@ -19,21 +19,21 @@ pub struct DataItem {
     pub labels: BTreeMap<String, String>,
 }
 
-/// A results file as `--data-items-dir` writes it, read back.
+/// A results file as `--data-items-dir` writes it, read back (tidegate's fields are
+/// optional: kube's files have only `dataItems`).
 #[derive(serde::Deserialize)]
-struct ResultsFile {
+pub struct ResultsFile {
     #[serde(rename = "dataItems")]
-    data_items: Vec<DataItem>,
+    pub data_items: Vec<DataItem>,
     #[serde(rename = "tidegateTimeSeries", default)]
-    series: Vec<WindowSeries>,
+    pub series: Vec<WindowSeries>,
+    #[serde(rename = "tidegateRun", default)]
+    pub run: Option<RunInfo>,
 }
 
-/// Reads a results file: its data items and time series. Unreadable files and bad JSON are
-/// bad input, with the line and column, reported under `field`.
-pub fn read_results(
-    path: &Path,
-    field: &str,
-) -> Result<(Vec<DataItem>, Vec<WindowSeries>), crate::error::InputError> {
+/// Reads a results file: its data items, time series and provenance. Unreadable files and
+/// bad JSON are bad input, with the line and column, reported under `field`.
+pub fn read_results(path: &Path, field: &str) -> Result<ResultsFile, crate::error::InputError> {
     use crate::error::{InputError, Pos};
     let text = std::fs::read_to_string(path)
         .map_err(|e| InputError::new(path, None, "", e.to_string()))?;
@@ -44,7 +44,7 @@ pub fn read_results(
         };
         InputError::new(path, Some(pos), field, e.to_string())
     })?;
-    Ok((f.data_items, f.series))
+    Ok(f)
 }
 
 #[derive(Debug, Serialize)]
@@ -514,6 +514,12 @@ pub fn apply_threshold(
         }
         let bucket = &selector.data_bucket;
         item.data.insert(format!("{bucket}Threshold"), t);
+        // The direction, for readers of the file (`tidegate report`'s verdict): written only
+        // for `expectLower`, so files of "higher" thresholds are as before.
+        if selector.expect_lower {
+            item.data
+                .insert(format!("{bucket}ThresholdExpectLower"), 1.0);
+        }
         let name = item.labels.get("Name").cloned().unwrap_or_default();
         // kube reads a missing bucket as 0 (a Go map's zero value): a run too short for any
         // throughput sample fails a "higher" threshold with "got 0.00".
@@ -642,6 +648,8 @@ mod tests {
         };
         let mut l = vec![mk(10.0)];
         assert!(apply_threshold(&mut l, Some(&Threshold::Value(50.0)), "misc", &lower).is_empty());
+        assert_eq!(l[0].data["AverageThresholdExpectLower"], 1.0);
+        assert!(!ok[0].data.contains_key("AverageThresholdExpectLower"));
         let topics = Threshold::PerTopic([("other".to_string(), 1e9)].into());
         assert!(apply_threshold(&mut [mk(1.0)], Some(&topics), "misc", &sel).is_empty());
         // No sample at all (a run shorter than one interval): kube reads 0.
