@@ -14,7 +14,7 @@
 //!   seconds with a `sec` unit (`PreEnqueue-p90-sec`), which benchstat scales itself (`78.00n`);
 //!   it knows no `ms`.
 
-use super::compare::{Direction, MetricSel};
+use super::compare::{Direction, MetricSel, selected};
 use crate::output::report::DataItem;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -80,29 +80,18 @@ pub fn benchstat(sides: &[Side], metrics: &[MetricSel], cpu: Option<&str>) -> St
         for (items, threads) in &side.runs {
             // Name -> (unit, value), in the order metrics are selected.
             let mut lines: BTreeMap<&str, Vec<(String, f64)>> = BTreeMap::new();
-            for it in items {
-                let (Some(name), Some(sel)) = (
-                    it.labels.get("Name"),
-                    metrics.iter().find(|m| m.selects(it)),
-                ) else {
+            for (it, sel, stat, v) in selected(items, metrics) {
+                let Some(name) = it.labels.get("Name") else {
                     continue;
                 };
-                if it.labels.get("estimator").is_some_and(|e| e == "buckets") {
-                    continue;
+                let u = unit(sel, stat, &it.unit);
+                if Direction::of_unit(&it.unit) == Some(Direction::HigherIsBetter)
+                    && !better_higher.contains(&u)
+                {
+                    better_higher.push(u.clone());
                 }
-                for (stat, v) in &it.data {
-                    if !sel.stats.is_empty() && !sel.stats.contains(stat) {
-                        continue;
-                    }
-                    let u = unit(sel, stat, &it.unit);
-                    if Direction::of_unit(&it.unit) == Some(Direction::HigherIsBetter)
-                        && !better_higher.contains(&u)
-                    {
-                        better_higher.push(u.clone());
-                    }
-                    let v = if it.unit == "ms" { v / 1000.0 } else { *v };
-                    lines.entry(name).or_default().push((u, significant(v)));
-                }
+                let v = if it.unit == "ms" { v / 1000.0 } else { v };
+                lines.entry(name).or_default().push((u, significant(v)));
             }
             for (name, values) in lines {
                 let name: String = name

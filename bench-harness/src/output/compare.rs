@@ -196,6 +196,23 @@ pub fn workloads(items: &[DataItem]) -> BTreeSet<String> {
         .collect()
 }
 
+/// The values `metrics` select in `run`: each selected item with its selector, statistic and
+/// value. Histograms come twice (two estimators): only the exact estimator's are taken.
+pub(crate) fn selected<'a>(
+    run: &'a [DataItem],
+    metrics: &'a [MetricSel],
+) -> impl Iterator<Item = (&'a DataItem, &'a MetricSel, &'a String, f64)> + 'a {
+    run.iter()
+        .filter(|it| it.labels.get("estimator").is_none_or(|e| e != "buckets"))
+        .filter_map(|it| metrics.iter().find(|m| m.selects(it)).map(|sel| (it, sel)))
+        .flat_map(|(it, sel)| {
+            it.data
+                .iter()
+                .filter(|(stat, _)| sel.stats.is_empty() || sel.stats.contains(*stat))
+                .map(move |(stat, v)| (it, sel, stat, *v))
+        })
+}
+
 /// Labels that vary between runs of the same workload and so do not identify an item.
 const VOLATILE_LABELS: &[&str] = &["SamplingInterval"];
 
@@ -320,29 +337,14 @@ pub fn compare(
     }
     for (side, runs) in [(0, baseline), (1, current)] {
         for run in runs {
-            for it in run {
-                let Some(metric) = it.labels.get("Metric") else {
-                    continue;
-                };
-                let Some(sel) = metrics.iter().find(|m| m.selects(it)) else {
-                    continue;
-                };
-                // Histograms come twice: compare the exact estimator's values.
-                if it.labels.get("estimator").is_some_and(|e| e == "buckets") {
-                    continue;
-                }
-                for (stat, v) in &it.data {
-                    if !sel.stats.is_empty() && !sel.stats.contains(stat) {
-                        continue;
-                    }
-                    let e = values
-                        .entry((metric.clone(), identity(it), stat.clone()))
-                        .or_insert_with(|| (it.unit.clone(), vec![], vec![]));
-                    if side == 0 {
-                        e.1.push(*v);
-                    } else {
-                        e.2.push(*v);
-                    }
+            for (it, sel, stat, v) in selected(run, metrics) {
+                let e = values
+                    .entry((sel.metric.clone(), identity(it), stat.clone()))
+                    .or_insert_with(|| (it.unit.clone(), vec![], vec![]));
+                if side == 0 {
+                    e.1.push(v);
+                } else {
+                    e.2.push(v);
                 }
             }
         }
