@@ -53,6 +53,21 @@ pub struct Chart {
     pub wide: bool,
 }
 
+impl Chart {
+    /// A pending-pods gauge over the window's time, in whole pods.
+    pub fn gauge(title: &str, series: Vec<(usize, Draw)>) -> Chart {
+        Chart {
+            title: title.into(),
+            x: XAxis::Time,
+            x_label: "time into the window",
+            y: YAxis::Pods,
+            y_label: "pods",
+            series,
+            wide: false,
+        }
+    }
+}
+
 /// One chart's width; two fit a row of a 1280 px page.
 pub const WIDTH: u32 = 600;
 /// A chart a row wide.
@@ -402,15 +417,7 @@ mod tests {
     }
 
     fn gauge(series: Vec<(usize, Draw)>) -> Chart {
-        Chart {
-            title: "Gated pods".into(),
-            x: XAxis::Time,
-            x_label: "time into the window",
-            y: YAxis::Pods,
-            y_label: "pods",
-            series,
-            wide: false,
-        }
+        Chart::gauge("Gated pods", series)
     }
 
     #[test]

@@ -156,21 +156,12 @@ fn window(body: &mut String, runs: &[Results], w: &str) {
             })
             .collect()
     };
-    let gauge_chart = |title: &str, series| Chart {
-        title: title.into(),
-        x: XAxis::Time,
-        x_label: "time into the window",
-        y: YAxis::Pods,
-        y_label: "pods",
-        series,
-        wide: false,
-    };
     body.push_str(&figure(
-        &gauge_chart("Pending pods: active", gauge(|p| p.active)),
+        &Chart::gauge("Pending pods: active", gauge(|p| p.active)),
         runs,
     ));
     body.push_str(&figure(
-        &gauge_chart("Gated pods", gauge(|p| p.gated)),
+        &Chart::gauge("Gated pods", gauge(|p| p.gated)),
         runs,
     ));
     let mut idle = vec![];
@@ -184,7 +175,7 @@ fn window(body: &mut String, runs: &[Results], w: &str) {
             .any(|s| s.pending.iter().any(|p| f(p) > 0));
         if any {
             let title = format!("Pending pods: {name}");
-            body.push_str(&figure(&gauge_chart(&title, gauge(f)), runs));
+            body.push_str(&figure(&Chart::gauge(&title, gauge(f)), runs));
         } else {
             idle.push(name);
         }
