@@ -59,6 +59,7 @@ tidegate="$root/target/release/tidegate"
 out="${KUBE_DIFF_OUT:-$root/target/kube-diff}"
 rm -rf "$out"
 mkdir -p "$out/logs"
+out="$(cd "$out" && pwd)" # kube runs from each config's folder: a relative KUBE_DIFF_OUT must not move with it
 echo "ci/kube-diff.sh: builds took $((SECONDS - start)) s" >&2
 
 # kube_run DIR CONFIG TOPIC WORKLOAD: kube's scheduler_perf on one workload, recording into
