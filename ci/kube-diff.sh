@@ -4,6 +4,7 @@
 #   - random scenarios: `tidegate kube-scenarios` writes isolated little clusters (taints,
 #     node and pod (anti-)affinity, spread constraints, host ports, priorities and
 #     preemption, gates removed later) as scheduler_perf files, 100 scenarios per batch;
+#   - our own workloads written for it (perf-data/workloads/nomination-lost.yaml);
 #   - every supported upstream workload labelled integration-test (--quick: the `short`
 #     ones of default_preemption) of SCHEDULER_PERF_DIR, when that folder exists;
 # and records each scheduling attempt in its order with kube's own Filter and Score over
@@ -77,6 +78,14 @@ while read -r name; do
   kube_run "$out/random" random-config.yaml random "$name"
 done < <(grep -oE 'Random[0-9]+Batch[0-9]+/Scenarios[0-9]+' "$out/logs/scenarios.txt")
 echo "ci/kube-diff.sh: random scenarios recorded at $((SECONDS - start)) s" >&2
+
+# Our own workloads written for the differential (each a case the random scenarios met only
+# by chance): every run, quick or full.
+for config in "$root"/perf-data/workloads/nomination-lost.yaml; do
+  while IFS= read -r name; do
+    kube_run "$(dirname "$config")" "$(basename "$config")" own "$name"
+  done < <(runnable_workloads "$tidegate" "$config" integration-test)
+done
 
 if [[ -d "$sp" ]]; then
   for config in "$sp"/$topics/performance-config.yaml; do

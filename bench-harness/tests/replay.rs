@@ -3,7 +3,9 @@
 //! scheduler_perf's SchedulingBasic/5Nodes (misc) and PreemptionBasic/5Nodes
 //! (default_preemption), in `tests/fixtures/kube-records/`; and records with kube's own
 //! whole-cluster evaluations, snapshot changes and nominations (`v2_*`): PreemptionAsync/5Nodes
-//! and twelve random scenarios of `tidegate kube-scenarios --seed 1`.
+//! and twelve random scenarios of `tidegate kube-scenarios --seed 1`; and a record with kube's
+//! nominator's view at each attempt and a nomination lost to a status write (`v3_*`:
+//! NominationLost/1Node of perf-data/workloads/nomination-lost.yaml).
 
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -274,6 +276,79 @@ fn a_deferred_resize_nominated_elsewhere_is_a_disagreement() {
         r.disagreements
             .iter()
             .any(|d| d.contains(&format!("kube nominated {other} for a deferred resize"))),
+        "{:?}",
+        r.disagreements
+    );
+}
+
+/// A record of kube v1.37.2 with its nominator's view at each attempt (`kube.nominated`) and
+/// a nomination lost to a status write (perf-data/workloads/nomination-lost.yaml): the
+/// preemptor is nominated, loses the nomination when updateAny rewrites its status, is
+/// nominated again, and the probe's attempt counts it.
+#[test]
+fn kubes_nominator_view_and_a_lost_nomination_replay_without_difference() {
+    let r = replay(&fixture("v3_NominationLost_1Node.jsonl"), None).unwrap();
+    assert!(r.disagreements.is_empty(), "{:?}", r.disagreements);
+    assert!(r.explained.is_empty(), "{:?}", r.explained);
+    assert_eq!(r.evaluations, r.decisions);
+    assert_eq!((r.nominations, r.nominations_lost, r.fit_errors), (3, 1, 3));
+}
+
+/// The probe's attempt in that record, where kube's nominator holds the preemptor.
+fn probe_attempt(ls: &[Value]) -> usize {
+    ls.iter()
+        .position(|l| l["kind"] == "decision" && l["namespace"] == "nl-probe")
+        .unwrap()
+}
+
+#[test]
+fn a_nomination_kube_dropped_without_a_record_of_why_is_a_disagreement_of_state() {
+    let mut ls = lines("v3_NominationLost_1Node.jsonl");
+    let i = probe_attempt(&ls);
+    assert_eq!(ls[i]["kube"]["nominated"].as_object().unwrap().len(), 1);
+    ls[i]["kube"]["nominated"] = serde_json::json!({});
+    let dir = tempfile::tempdir().unwrap();
+    let r = replay(&write(dir.path(), &ls), None).unwrap();
+    assert!(
+        r.disagreements
+            .iter()
+            .any(|d| d.contains("kube's nominator differs")
+                && d.contains("nl-preemptor/preemptor")
+                && d.contains("kube: not nominated")),
+        "{:?}",
+        r.disagreements
+    );
+}
+
+#[test]
+fn a_bare_reference_in_kubes_nominator_is_held_as_kube_counts_it() {
+    let mut ls = lines("v3_NominationLost_1Node.jsonl");
+    let i = probe_attempt(&ls);
+    let node = ls[i]["kube"]["nominated"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .next()
+        .unwrap()
+        .clone();
+    ls[i]["kube"]["nominated"][&node][0]["placeholder"] = true.into();
+    ls[i]["kube"]["nominated"][&node][0]["priority"] = 0.into();
+    let dir = tempfile::tempdir().unwrap();
+    let r = replay(&write(dir.path(), &ls), None).unwrap();
+    assert!(
+        r.explained
+            .iter()
+            .any(|e| e.contains("nl-preemptor/preemptor") && e.contains("bare reference")),
+        "{:?}",
+        r.explained
+    );
+    // Held bare (no requests), the preemptor no longer takes the node: tidegate finds it
+    // feasible for the probe, where kube's recorded evaluation (which counted the preemptor)
+    // found none. That difference shows the state was followed.
+    assert!(
+        r.disagreements
+            .iter()
+            .any(|d| d.contains("nl-probe/") && d.contains("feasible")),
         "{:?}",
         r.disagreements
     );

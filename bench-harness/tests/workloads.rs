@@ -271,3 +271,27 @@ fn resize_gates_are_checked_at_planning() {
     ));
     assert!(matches!(outcome("{}", "deferred.yaml"), Outcome::Ran(_)));
 }
+
+/// perf-data/workloads/nomination-lost.yaml: what kube v1.37.2 did with it (its record is
+/// tests/fixtures/kube-records/v3_NominationLost_1Node.jsonl). The preempted victim has a
+/// grace period and no kubelet ends it: it stays terminating. updateAny's status write takes
+/// the preemptor's nominatedNodeName away; kube moves the preemptor again for its own lost
+/// nomination (an AssignedPodDelete for the pods of its priority or lower), so it is tried a
+/// second time and nominated again, and the probe then does not fit: four attempts in all.
+#[test]
+fn a_nomination_lost_to_a_status_write_is_retried_as_in_kube() {
+    let results = run(
+        &workloads_dir().join("nomination-lost.yaml"),
+        "integration-test",
+        None,
+    );
+    let (name, s) = &results[0];
+    assert_eq!(name, "NominationLost/1Node");
+    assert!(s.adds_up(), "{s:?}");
+    assert_eq!((s.created, s.terminating, s.deleted), (3, 1, 0), "{s:?}");
+    assert_eq!(
+        s.pending_unschedulable, 2,
+        "the preemptor and the probe: {s:?}"
+    );
+    assert_eq!(s.attempts, 4, "victim, preemptor twice, probe: {s:?}");
+}

@@ -151,12 +151,13 @@ fn pods_of_equal_or_higher_priority_are_never_victims() {
     let info = s.queue.pending_info(&p.key).unwrap();
     assert_eq!(info.unschedulable_plugins, vec!["NodeResourcesFit"]);
     assert_eq!(s.queue.nominator.node_of(&p.key), None);
-    // kube's FitError with the PostFilter message appended (the doubled period is kube's).
+    // kube's FitError with the PostFilter message appended as it is (kubernetes/kubernetes
+    // pkg/scheduler/framework/types.go, FitError.Error, v1.37.2).
     assert_eq!(
         c.messages.lock().last().map(String::as_str),
         Some(
             "0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are \
-             available: 1 No preemption victims found for incoming pod.."
+             available: 1 No preemption victims found for incoming pod."
         )
     );
 }
@@ -174,7 +175,7 @@ fn preemption_policy_never_preempts_nothing() {
         c.messages
             .lock()
             .last()
-            .is_some_and(|m| m.ends_with(" not eligible due to preemptionPolicy=Never.."))
+            .is_some_and(|m| m.ends_with(" not eligible due to preemptionPolicy=Never."))
     );
     assert_eq!(s.queue.nominator.node_of(&PodKey::new("ns", "never")), None);
 }
@@ -207,7 +208,7 @@ fn a_pod_nominated_where_victims_still_terminate_does_not_preempt_again() {
     assert!(c.deleted.lock().is_empty());
     assert!(
         c.messages.lock().last().is_some_and(
-            |m| m.ends_with(" not eligible due to a terminating pod on the nominated node..")
+            |m| m.ends_with(" not eligible due to a terminating pod on the nominated node.")
         ),
         "{:?}",
         c.messages.lock()

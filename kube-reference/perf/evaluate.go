@@ -5,6 +5,7 @@ import (
 	"sort"
 
 	v1 "k8s.io/api/core/v1"
+	corev1 "k8s.io/component-helpers/scheduling/corev1"
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 )
@@ -37,6 +38,37 @@ type Evaluation struct {
 	// Pods: node -> the pods its NodeInfo holds, as "namespace/name" (small clusters only):
 	// the replay checks that its state holds the same ones before judging plugins.
 	Pods map[string][]string `json:"pods,omitempty"`
+	// Nominated: node -> the nominated pods kube's nominator gave Filter for that node, for
+	// every node with any (always written, so that an empty map says "none"): the replay
+	// checks its own nominator against it, since Filter counts these pods.
+	Nominated map[string][]NominatedPod `json:"nominated"`
+}
+
+// NominatedPod is one pod as kube's NominatedPodsForNode returned it.
+type NominatedPod struct {
+	Pod      string `json:"pod"`
+	Priority int32  `json:"priority"`
+	// Placeholder: kube's nominator keeps only a reference (name, namespace, UID) and looks
+	// the object up in its queues; a pod in none of them (being scheduled or bound, or
+	// between queues) comes back as that bare reference, with no containers and no priority,
+	// and Filter counts it as such (priority 0 takes part in every pass; it requests nothing).
+	Placeholder bool `json:"placeholder,omitempty"`
+}
+
+// nominatedPods is what fw's nominator gives Filter for each node, now.
+func nominatedPods(fw framework.Framework, nodes []fwk.NodeInfo) map[string][]NominatedPod {
+	out := map[string][]NominatedPod{}
+	for _, n := range nodes {
+		for _, pi := range fw.NominatedPodsForNode(n.Node().Name) {
+			p := pi.GetPod()
+			out[n.Node().Name] = append(out[n.Node().Name], NominatedPod{
+				Pod:         p.Namespace + "/" + p.Name,
+				Priority:    corev1.PodPriority(p),
+				Placeholder: len(p.Spec.Containers) == 0,
+			})
+		}
+	}
+	return out
 }
 
 // evaluate runs PreFilter, Filter (with the nominated pods, on the PreFilter result's
@@ -49,7 +81,7 @@ func evaluate(ctx context.Context, fw framework.Framework, pod *v1.Pod, chosen s
 	}
 	small := len(nodes) <= smallCluster
 	state := framework.NewCycleState()
-	out := &Evaluation{}
+	out := &Evaluation{Nominated: nominatedPods(fw, nodes)}
 	pre, st, _ := fw.RunPreFilterPlugins(ctx, state, pod)
 	if !st.IsSuccess() {
 		out.PreFilter = st.Plugin()

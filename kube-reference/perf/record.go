@@ -28,9 +28,10 @@ type Decision struct {
 	// Kind: "decision" (a scheduling attempt), "nodes" (node objects, in Nodes), "nodeDeleted" (Name),
 	// "deleted" (an assigned pod that left the scheduler's snapshot: Namespace, Name, its
 	// Node and Priority), "assigned" (an assigned pod that entered the snapshot without a
-	// recorded decision, with Pod) or "nominated" (after a failed attempt, the node kube's
+	// recorded decision, with Pod), "nominated" (after a failed attempt, the node kube's
 	// PostFilter nominated for the pod, in Node: preemption; an empty Node clears the pod's
-	// nomination).
+	// nomination) or "nominationLost" (a nomination kube's nominator dropped because an
+	// API write removed the pod's status.nominatedNodeName; Node: the node it had).
 	Kind      string `json:"kind"`
 	Seq       int    `json:"seq"`
 	Namespace string `json:"namespace"`
@@ -82,8 +83,10 @@ type recorder struct {
 	// Both are used by the scheduling goroutine only.
 	assigned map[string]*v1.Pod
 	decided  map[string]Decision
-	// nominated: the pods holding a nomination kube's PostFilter gave (failure handler).
-	nominated map[string]bool
+	// nominated: the pods holding a nomination kube's PostFilter gave (failure handler), and
+	// the node of each.
+	nominated     map[string]bool
+	nominatedNode map[string]string
 }
 
 // changedNodes writes a "nodes" line with the nodes that are new or changed since the last.
@@ -136,6 +139,44 @@ func (r *recorder) record(ctx context.Context, pod *v1.Pod, attempts int, res sc
 		d.NamespaceServices = r.namespaceServices(ctx, pod.Namespace)
 	}
 	r.write(d)
+}
+
+// nominationsLost writes a "nominationLost" line, before the attempt whose evaluation found
+// it, for each pod holding a PostFilter nomination that kube's nominator (view: what it gave
+// Filter, node -> pods) no longer has while the pod, still unassigned, carries no
+// status.nominatedNodeName: an API write removed it (the preemption executor clearing a
+// lower-priority pod's, or a workload's updateAny op replacing the status with its
+// template's), and kube's nominator drops the nomination of a pod whose update removes it
+// (UpdateNominatedPod). Runs on the scheduling goroutine.
+func (r *recorder) nominationsLost(fw framework.Framework, view map[string][]NominatedPod) {
+	held := map[string]bool{}
+	for _, pods := range view {
+		for _, p := range pods {
+			held[p.Pod] = true
+		}
+	}
+	lister := fw.SharedInformerFactory().Core().V1().Pods().Lister()
+	r.mu.Lock()
+	var lost []string
+	for key, nominated := range r.nominated {
+		if nominated && !held[key] {
+			lost = append(lost, key)
+		}
+	}
+	r.mu.Unlock()
+	sort.Strings(lost)
+	for _, key := range lost {
+		ns, name, _ := strings.Cut(key, "/")
+		p, err := lister.Pods(ns).Get(name)
+		if err != nil || p.Spec.NodeName != "" || p.Status.NominatedNodeName != "" {
+			continue // deleted or bound (recorded otherwise), or not dropped for this reason
+		}
+		r.mu.Lock()
+		node := r.nominatedNode[key]
+		r.nominated[key] = false
+		r.mu.Unlock()
+		r.write(Decision{Kind: "nominationLost", Namespace: ns, Name: name, Node: node})
+	}
 }
 
 func (r *recorder) write(d Decision) {
@@ -267,13 +308,14 @@ func recordDecisions(dir string) benchmark.SchedulerPerfOption {
 		tCtx.Cleanup(func() { _ = f.Close() })
 		client := tCtx.Client()
 		r := &recorder{
-			enc:          json.NewEncoder(f),
-			seen:         map[string]bool{},
-			nodeVersions: map[string]string{},
-			podVersions:  map[string]string{},
-			assigned:     map[string]*v1.Pod{},
-			decided:      map[string]Decision{},
-			nominated:    map[string]bool{},
+			enc:           json.NewEncoder(f),
+			seen:          map[string]bool{},
+			nodeVersions:  map[string]string{},
+			podVersions:   map[string]string{},
+			assigned:      map[string]*v1.Pod{},
+			decided:       map[string]Decision{},
+			nominated:     map[string]bool{},
+			nominatedNode: map[string]string{},
 			namespaceServices: func(ctx context.Context, namespace string) []map[string]string {
 				l, err := client.CoreV1().Services(namespace).List(ctx, metav1.ListOptions{})
 				if err != nil {
@@ -306,7 +348,9 @@ func recordDecisions(dir string) benchmark.SchedulerPerfOption {
 			if err != nil {
 				chosen = ""
 			}
-			r.record(ctx, pi.Pod, pi.Attempts, res, err, evaluate(ctx, fw, pi.Pod, chosen))
+			eval := evaluate(ctx, fw, pi.Pod, chosen)
+			r.nominationsLost(fw, eval.Nominated)
+			r.record(ctx, pi.Pod, pi.Attempts, res, err, eval)
 			if chosen != "" {
 				key := pi.Pod.Namespace + "/" + pi.Pod.Name
 				r.decided[key] = Decision{Kind: "deleted", Namespace: pi.Pod.Namespace, Name: pi.Pod.Name, Node: chosen, Priority: pi.Pod.Spec.Priority}
@@ -326,6 +370,7 @@ func recordDecisions(dir string) benchmark.SchedulerPerfOption {
 				r.mu.Lock()
 				held := r.nominated[key]
 				r.nominated[key] = ni.NominatedNodeName != ""
+				r.nominatedNode[key] = ni.NominatedNodeName
 				r.mu.Unlock()
 				if ni.NominatedNodeName != "" || held {
 					r.write(Decision{Kind: "nominated", Namespace: pi.Pod.Namespace, Name: pi.Pod.Name, Node: ni.NominatedNodeName})

@@ -27,6 +27,15 @@
 //!   tidegate to kube's node, so both sides go on from the same state.
 //! - a failed `decision` with a fit error: tidegate must find no feasible node either, and
 //!   the same set of plugins must reject the pod. Another error is not judged.
+//! - a `decision`'s `kube.nominated`: the nominated pods kube's nominator gave its Filter,
+//!   node by node. kube's nominator keeps references (name, UID) and resolves each through
+//!   its queues; a pod in none of them at that instant (being scheduled or bound, or between
+//!   queues) comes back bare: no containers, priority 0, no labels, and Filter counts it so.
+//!   tidegate's nominator must hold the same pods on the same nodes (the evaluated pod itself
+//!   aside, which Filter skips). It is set to kube's before tidegate evaluates: a bare
+//!   reference is held as such a bare pod (reported as explained: which pods kube finds in its
+//!   queues is a matter of its goroutines' timing), any other difference is reported as a
+//!   disagreement of state, and the plugins are judged on kube's state either way.
 //! - `nominated`: kube's PostFilter (DefaultPreemption) nominated a node for the pod that
 //!   just failed (an empty node: it cleared the pod's nomination, as tidegate then does). tidegate's dry run on the same state must count that node among its
 //!   candidates, and rank it as high as its own pick by kube's deterministic criteria; the
@@ -39,6 +48,11 @@
 //!   tidegate's dry run chose there. Judged at the binding, or at the end of the record when
 //!   kube deleted at least as many pods there; a workload that also deletes pods by other
 //!   means on a node with an open nomination would need the victims' names instead.
+//! - `nominationLost`: kube's nominator dropped a pod's nomination because an API write removed
+//!   its `status.nominatedNodeName` (the preemption executor clearing a lower-priority pod's,
+//!   or a workload's `updateAny` replacing the status with its template's: scheduler_perf's
+//!   op writes the status too). Written before the first attempt whose evaluation found it
+//!   gone; tidegate's nominator drops it as well.
 //! - `deleted`: an assigned pod that left kube's snapshot before the attempt that follows (a
 //!   victim, deletePods, churn, a failed binding): removed from tidegate's state.
 //! - `assigned`: an assigned pod that entered kube's snapshot without a recorded decision (a
@@ -112,6 +126,20 @@ struct KubeEval {
     score_error: Option<String>,
     /// node -> the pods kube's NodeInfo holds (small clusters; Go writes none as null).
     pods: BTreeMap<String, Option<Vec<String>>>,
+    /// node -> the nominated pods kube's nominator gave Filter there (`None`: a record
+    /// written before kube-reference recorded them).
+    nominated: Option<BTreeMap<String, Option<Vec<KubeNominated>>>>,
+}
+
+/// A nominated pod as kube's `NominatedPodsForNode` returned it (`NominatedPod` in
+/// `kube-reference/perf/evaluate.go`).
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+struct KubeNominated {
+    pod: String,
+    priority: i32,
+    /// A bare reference: the pod was in none of kube's queues at that instant.
+    placeholder: bool,
 }
 
 /// The cluster as the record describes it: binds succeed (the pod then follows kube's
@@ -180,6 +208,8 @@ pub struct ReplayReport {
     pub victims_checked: usize,
     /// Pod deletions replayed.
     pub deletions: usize,
+    /// Nominations kube dropped because an API write removed the pod's nominatedNodeName.
+    pub nominations_lost: usize,
     /// Disagreements (unexplained).
     pub disagreements: Vec<String>,
     /// Differences explained as kube's own nondeterminism (each says why).
@@ -290,6 +320,16 @@ impl Replay {
                 Ok(())
             }
             "nominated" => self.nominated(&line),
+            "nominationLost" => {
+                // An API write removed the pod's nominatedNodeName; kube's nominator (and
+                // tidegate's, on such an update) drops the nomination.
+                let key = format!("{}/{}", line.namespace, line.name);
+                if let Some(p) = self.pods.get(&key) {
+                    self.sched.hold_nomination(p, Sym::EMPTY);
+                }
+                self.report.nominations_lost += 1;
+                Ok(())
+            }
             "assigned" => self.assigned(&line),
             "nodeDeleted" => {
                 if self.nodes.remove(&line.name).is_some() {
@@ -344,6 +384,9 @@ impl Replay {
         if let Some(de) = self.sched.evaluate_deferred_resize(&pod) {
             return self.deferred_decision(&line, &key, &pod, &de);
         }
+        if let Some(view) = line.kube.as_ref().and_then(|k| k.nominated.as_ref()) {
+            self.follow_nominator(&line, &key, view);
+        }
         let eval = self.sched.evaluate(&pod).ok_or_else(|| {
             format!(
                 "pod {key}: no profile for scheduler {:?}",
@@ -395,6 +438,84 @@ impl Replay {
             self.sched.on_pod_add(bound);
         }
         Ok(())
+    }
+
+    /// Sets tidegate's nominator to the one kube's Filter saw at this attempt (`view`, node ->
+    /// pods), the evaluated pod `key` aside; reports what differed from the nominations the
+    /// record implies (see the module doc).
+    fn follow_nominator(
+        &mut self,
+        line: &Line,
+        key: &str,
+        view: &BTreeMap<String, Option<Vec<KubeNominated>>>,
+    ) {
+        let kube: BTreeMap<&str, (&str, &KubeNominated)> = view
+            .iter()
+            .flat_map(|(n, ps)| {
+                ps.iter()
+                    .flatten()
+                    .map(move |p| (p.pod.as_str(), (n.as_str(), p)))
+            })
+            .filter(|(k, _)| *k != key)
+            .collect();
+        let ours: BTreeMap<String, (Sym, Arc<Pod>)> = self
+            .sched
+            .nominations()
+            .into_iter()
+            .map(|(n, p)| (p.key.as_str().to_string(), (n, p)))
+            .filter(|(k, _)| k != key)
+            .collect();
+        let (mut bare, mut other) = (Vec::new(), Vec::new());
+        for (k, (node, p)) in &ours {
+            if !kube.contains_key(k.as_str()) {
+                other.push(format!("{k} on {node} (kube: not nominated)"));
+                self.sched.hold_nomination(p, Sym::EMPTY);
+            }
+        }
+        for (&k, &(node, kp)) in &kube {
+            let Some(full) = self.pods.get(k).cloned() else {
+                other.push(format!("{k} on {node}: no object recorded"));
+                continue;
+            };
+            let held = ours.get(k).map(|(n, _)| n.to_string());
+            if held.as_deref() != Some(node) {
+                other.push(format!("{k}: kube on {node}, tidegate on {held:?}"));
+            } else if kp.placeholder {
+                bare.push(format!("{k} on {node}"));
+            } else if kp.priority != full.priority() {
+                other.push(format!(
+                    "{k} on {node}: priority {} in kube, {} here",
+                    kp.priority,
+                    full.priority()
+                ));
+            }
+            let pod = if kp.placeholder {
+                let (ns, name) = full.key.split();
+                Arc::new(Pod {
+                    uid: full.uid.clone(),
+                    ..Pod::new(ns, name, Arc::default())
+                })
+            } else {
+                full
+            };
+            self.sched.hold_nomination(&pod, Sym::new(node));
+        }
+        let at = format!("#{} {key} (attempt {})", line.seq, line.attempts);
+        if !other.is_empty() {
+            self.disagree(
+                line,
+                key,
+                format!(
+                    "kube's nominator differs from the record's nominations: {}",
+                    other.join("; ")
+                ),
+            );
+        } else if !bare.is_empty() {
+            self.report.explained.push(format!(
+                "{at}: kube's nominator gave {} as a bare reference (the pod was in none of its queues then), which kube's Filter counts as a pod with no requests and priority 0; judged on that state",
+                bare.join(", ")
+            ));
+        }
     }
 
     /// An attempt of a bound pod whose in-place resize is deferred (resize preemption):

@@ -11,7 +11,8 @@ pub struct Summary {
     pub created: u64,
     pub bound: u64,
     pub deleted: u64,
-    /// Deleted while finalizers remain (the object stays, with a deletionTimestamp).
+    /// Deleted but still there, with a deletionTimestamp: finalizers remain, or the pod is
+    /// bound with a grace period and waits for a kubelet, which these clusters have none of.
     pub terminating: u64,
     pub pending_active: u64,
     pub pending_backoff: u64,

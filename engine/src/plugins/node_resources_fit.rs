@@ -563,11 +563,15 @@ impl EnqueueExtensions for NodeResourcesFit {
             }
             (_, EventObject::Pod(p), _) if elsewhere(p.node_name) => Ok(QueueingHint::QueueSkip),
             // A deleted pod that was bound frees at least a pod slot (kube queues on any
-            // assigned pod's delete); one that never ran frees nothing.
+            // assigned pod's delete), and so does one nominated somewhere (counted there by
+            // pods of lower or equal priority); one that never ran nor was nominated frees
+            // nothing (kube's isSchedulableAfterAssignedPodDelete).
             (EventResource::AssignedPod | EventResource::Pod, EventObject::Pod(gone), _)
                 if event.action == ActionType::DELETE =>
             {
-                Ok(hint(gone.is_assigned()))
+                Ok(hint(
+                    gone.is_assigned() || gone.nominated_node_name.is_some(),
+                ))
             }
             (_, EventObject::Pod(before), EventObject::Pod(after))
                 if event.action == ActionType::UPDATE_POD_SCALE_DOWN =>

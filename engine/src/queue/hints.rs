@@ -156,6 +156,37 @@ impl SchedulingQueue {
         self.move_candidates(&mut inner, keys, event, obj(old), obj(new));
     }
 
+    /// kube's `MoveAllToActiveOrBackoffQueue(AssignedPodDelete, pod, nil,
+    /// getLEPriorityPreCheck)` for an unassigned pod that held a nomination and let it go (its
+    /// `nominatedNodeName` changed, or it was deleted): pods of lower or equal priority counted
+    /// it on that node as if it were bound there, so its leaving may help them, the pod itself
+    /// included. `pod`: the object that carried the nomination.
+    pub fn nominated_pod_left(&self, pod: Arc<Pod>) {
+        let event = ClusterEvent::new(EventResource::AssignedPod, ActionType::DELETE);
+        let priority = pod.priority();
+        let mut inner = self.inner.lock();
+        let mut keys = if inner.unschedulable.is_empty() {
+            Vec::new()
+        } else {
+            inner
+                .unschedulable
+                .candidates(self.plugins_registered_for(&event))
+        };
+        keys.retain(|k| {
+            inner
+                .unschedulable
+                .get(k)
+                .is_some_and(|q| q.pod.priority() <= priority)
+        });
+        self.move_candidates(
+            &mut inner,
+            keys,
+            event,
+            EventObject::Pod(pod),
+            EventObject::None,
+        );
+    }
+
     /// The plugins that registered an event matching `event`.
     pub(super) fn plugins_registered_for<'s>(
         &'s self,

@@ -112,6 +112,16 @@ impl Nominator {
         out
     }
 
+    /// Every nomination held, as (node, pod): a copy, for inspection.
+    pub fn all(&self) -> Vec<(Sym, Arc<Pod>)> {
+        let inner = self.inner.lock();
+        inner
+            .by_node
+            .iter()
+            .flat_map(|(n, pods)| pods.iter().map(|p| (*n, p.clone())))
+            .collect()
+    }
+
     pub fn len(&self) -> usize {
         self.inner.lock().by_pod.len()
     }
@@ -195,5 +205,21 @@ mod tests {
         n.delete(&PodKey::new("ns", "b"));
         assert!(n.is_empty());
         assert!(n.pods_for_node(n1).is_empty());
+    }
+
+    // kube's UpdateNominatedPod, case (3): an update whose old object carried
+    // nominatedNodeName and whose new one does not (an API write removed it: the preemption
+    // executor clearing a lower-priority pod's, or a status replaced wholesale, as
+    // scheduler_perf's updateAny does) drops the nomination, even one PostFilter made in memory.
+    #[test]
+    fn an_update_that_removes_nominated_node_name_drops_the_nomination() {
+        let n = Nominator::default();
+        let p = pod("p", None, None);
+        n.add(&p, Nominating::Override(Sym::new("node1")));
+        n.update(&p, &pod("p", Some("node1"), None));
+        assert_eq!(n.node_of(&p.key), Some(Sym::new("node1")));
+        n.update(&pod("p", Some("node1"), None), &pod("p", None, None));
+        assert_eq!(n.node_of(&p.key), None);
+        assert!(n.pods_for_node(Sym::new("node1")).is_empty());
     }
 }

@@ -298,4 +298,10 @@ impl Scheduler {
             .nominator
             .add(pod, crate::framework::Nominating::Override(node));
     }
+
+    /// Every nomination the nominator holds, as (node, pod): the oracle compares them with
+    /// the nominations another scheduler's Filter counted.
+    pub fn nominations(&self) -> Vec<(Sym, Arc<Pod>)> {
+        self.queue.nominator.all()
+    }
 }

@@ -116,7 +116,14 @@ impl Scheduler {
                     // it at once).
                     self.queue.delete(&new.key);
                 } else if self.responsible_for(&new) {
+                    let left = old.nominated_node_name.is_some()
+                        && old.nominated_node_name != new.nominated_node_name;
                     self.queue.update(old, new);
+                    if left {
+                        // kube's updatePodInSchedulingQueue (hasNominatedNodeNameChanged): as
+                        // if the pod were deleted from the node it was nominated to.
+                        self.queue.nominated_pod_left(Arc::new(old.clone()));
+                    }
                 }
             }
             (false, true) => {
@@ -183,6 +190,11 @@ impl Scheduler {
             );
         } else {
             self.queue.delete(&pod.key);
+            if pod.nominated_node_name.is_some() {
+                // kube's deletePodFromSchedulingQueue: a deleted nominated pod may unblock
+                // the pods of lower or equal priority that counted it.
+                self.queue.nominated_pod_left(Arc::new(pod.clone()));
+            }
         }
     }
 }

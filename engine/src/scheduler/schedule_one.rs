@@ -66,12 +66,19 @@ impl Scheduler {
                     drop(snap);
                     let post = st.message();
                     if !post.is_empty() {
-                        let msg = format!("{} {post}.", f.status.message());
+                        // kube v1.37's FitError.Error: " <PostFilterMsg>", nothing after it.
+                        let msg = format!("{} {post}", f.status.message());
                         f.status = Status::new(f.status.code(), msg);
                     }
-                    if let Some(node) = r.and_then(|r| r.nominated_node_name) {
-                        self.nominate(&pod, node);
+                    let nominated = r.and_then(|r| r.nominated_node_name);
+                    let patch = nominated.filter(|&node| self.nominate(&pod, node));
+                    self.handle_failure(qpi, f, start, cycle);
+                    if let Some(node) = patch {
+                        // kube's failure handler patches the status after requeueing the pod.
+                        self.client
+                            .set_nominated_node_name(&pod, (!node.is_empty()).then_some(node));
                     }
+                    return;
                 }
                 self.handle_failure(qpi, f, start, cycle);
                 return;
@@ -140,16 +147,16 @@ impl Scheduler {
         self.submit_binding(task, false);
     }
 
-    /// Records a nomination from PostFilter (`Sym::EMPTY` clears it): in the nominator now,
-    /// and in the pod's status through the client (kube patches `status.nominatedNodeName`).
-    pub(super) fn nominate(&self, pod: &Arc<Pod>, node: Sym) {
+    /// Records a nomination from PostFilter (`Sym::EMPTY` clears it) in the nominator;
+    /// `true` when the pod's status is to be patched too (kube's failure handler patches
+    /// `status.nominatedNodeName`, after requeueing the pod).
+    pub(super) fn nominate(&self, pod: &Arc<Pod>, node: Sym) -> bool {
         use crate::framework::Nominating;
         if node.is_empty() && self.queue.nominator.node_of(&pod.key).is_none() {
-            return;
+            return false;
         }
         self.queue.nominator.add(pod, Nominating::Override(node));
-        self.client
-            .set_nominated_node_name(pod, (!node.is_empty()).then_some(node));
+        true
     }
 
     pub(super) fn handle_failure(

@@ -101,6 +101,38 @@ impl ClusterClient for Store {
         self.changed.notify_all();
     }
 
+    /// kube patches `status.nominatedNodeName` (PostFilter's nomination, or preemption
+    /// clearing a lower-priority pod's): the object carries it, and the informer's update
+    /// reaches the scheduler, whose nominator follows it (kube's `UpdateNominatedPod`). A later
+    /// status write without it (updateAny's status PUT) then drops the nomination, as in kube.
+    fn set_nominated_node_name(&self, pod: &Pod, node: Option<Sym>) {
+        let mut st = self.state.lock();
+        let Some(rec) = st.pod(&pod.key) else {
+            return;
+        };
+        if rec.node.is_some() || rec.terminating || rec.pod.nominated_node_name == node {
+            return;
+        }
+        let mut obj = (*rec.obj).clone();
+        st.rv += 1;
+        let rv = st.rv;
+        obj.metadata.resource_version = Some(rv.to_string());
+        obj.status
+            .get_or_insert_with(Default::default)
+            .nominated_node_name = node.map(|n| n.to_string());
+        let (rec, _) = st.pod_mut(&pod.key).expect("found above");
+        let old = rec.pod.clone();
+        let mut new = (*old).clone();
+        new.nominated_node_name = node;
+        new.resource_version = rv;
+        let new = Arc::new(new);
+        rec.obj = Arc::new(obj);
+        rec.pod = new.clone();
+        if let Some(s) = self.sched() {
+            s.on_pod_update(&old, new);
+        }
+    }
+
     /// Preemption's victims: deleted as the API server would (finalizers honoured), with the
     /// informer's delete event to the scheduler; they count as deleted in the summary.
     fn delete_pod(&self, pod: &Pod) -> Result<(), String> {

@@ -979,8 +979,12 @@ impl Store {
         self.replace_pod(&mut st, &key, obj)
     }
 
-    /// Deletes a pod. A pod with finalizers only gets a deletionTimestamp (it is
-    /// "terminating" until its finalizers are removed, which nothing here does).
+    /// Deletes a pod as the API server does. A pod with finalizers only gets a
+    /// deletionTimestamp (it is "terminating" until its finalizers are removed, which nothing
+    /// here does). So does a bound pod with a grace period (its `terminationGracePeriodSeconds`,
+    /// which the API defaults to 30): the API server waits for its kubelet to confirm, and a
+    /// scheduler_perf cluster has none, so it stays terminating on its node (kube's pod
+    /// strategy, `CheckGracefulDelete`: an unbound pod, or a grace period of 0, goes at once).
     pub fn delete_pod(&self, key: &PodKey) -> bool {
         let mut st = self.state.lock();
         let Some((rec, _)) = st.pod_mut(key) else {
@@ -989,12 +993,21 @@ impl Store {
         if rec.terminating {
             return true;
         }
-        if rec
-            .obj
-            .metadata
-            .finalizers
-            .as_ref()
-            .is_some_and(|f| !f.is_empty())
+        let graceful = rec.node.is_some()
+            && rec
+                .obj
+                .spec
+                .as_ref()
+                .and_then(|s| s.termination_grace_period_seconds)
+                .unwrap_or(30)
+                > 0;
+        if graceful
+            || rec
+                .obj
+                .metadata
+                .finalizers
+                .as_ref()
+                .is_some_and(|f| !f.is_empty())
         {
             rec.terminating = true;
             let old = rec.pod.clone();
