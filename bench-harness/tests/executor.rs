@@ -22,6 +22,8 @@ status:
   capacity: {pods: \"PODS\", cpu: \"4\", memory: 32Gi}
 ";
 
+const NO_GRACE: &str = "priority: 0\n  terminationGracePeriodSeconds: 0";
+
 fn pod(prefix: &str, extra: &str) -> String {
     format!(
         "\
@@ -39,8 +41,10 @@ spec:
 }
 
 /// Runs the one workload of `config` on the virtual clock, with `node.yaml` (room for
-/// `pods` pods), `early.yaml`, `late.yaml`, `never.yaml` (a node selector no node matches)
-/// and `files` beside it.
+/// `pods` pods), `early.yaml`, `late.yaml` (both with `terminationGracePeriodSeconds: 0`,
+/// as upstream's templates of pods it deletes have: the API server removes such a pod at
+/// once), `lingering.yaml` (the API's default grace period of 30 s), `never.yaml` (a node
+/// selector no node matches) and `files` beside it.
 fn run(
     config: &str,
     pods: usize,
@@ -50,8 +54,9 @@ fn run(
     let dir = tempfile::tempdir().unwrap();
     let base = [
         ("node.yaml", NODE.replace("PODS", &pods.to_string())),
-        ("early.yaml", pod("early", "priority: 0")),
-        ("late.yaml", pod("late", "priority: 0")),
+        ("early.yaml", pod("early", NO_GRACE)),
+        ("late.yaml", pod("late", NO_GRACE)),
+        ("lingering.yaml", pod("lingering", "priority: 0")),
         (
             "never.yaml",
             pod("never", "nodeSelector: {nowhere: \"true\"}"),
@@ -153,6 +158,7 @@ metadata:
   generateName: victim-
 spec:
   priority: 0
+  terminationGracePeriodSeconds: 0
   containers:
   - name: c
     image: pause
@@ -549,6 +555,37 @@ fn paced_deletes_start_one_period_after_the_op() {
     .unwrap();
     assert_eq!(duration(&r, "win"), 1.5);
     assert_eq!(r.summary.deleted, 3, "{:?}", r.summary);
+}
+
+/// deletePods sends a plain DELETE: a bound pod with a grace period (the API's default 30 s)
+/// gets a deletionTimestamp and waits for a kubelet, which a scheduler_perf cluster has none
+/// of, so it stays on its node, holding its resources and counting as scheduled. With room
+/// for three, two such pods leave one slot: one of three later pods binds, and the op's wait
+/// for 3 scheduled passes with the terminating two.
+// provenance: pkg/registry/core/pod/strategy.go CheckGracefulDelete; test/integration/scheduler_perf/executor.go runDeletePodsOp, util.go getScheduledPods
+#[test]
+fn bound_pods_deleted_with_a_grace_period_stay_terminating() {
+    let config = head(
+        "\
+  - opcode: createPods
+    count: 2
+    namespace: ns
+    podTemplatePath: lingering.yaml
+  - opcode: deletePods
+    namespace: ns
+  - opcode: createPods
+    count: 3
+    namespace: ns
+    podTemplatePath: late.yaml
+    collectMetrics: true",
+    );
+    let r = run(&config, 3, &[], None).expect("the terminating pods count as scheduled");
+    let s = &r.summary;
+    assert_eq!((s.terminating, s.deleted), (2, 0), "{s:?}");
+    assert_eq!(bound(&r, "ns", "lingering-"), 2);
+    assert_eq!(bound(&r, "ns", "late-"), 1);
+    assert_eq!(s.pending(), 2, "{s:?}");
+    assert_eq!(s.created, s.bound + s.deleted + s.terminating + s.pending());
 }
 
 /// A workload collects metrics when a createPods has collectMetrics or a

@@ -140,6 +140,12 @@ fn namespaces_keep_their_own_pods_and_counts_add_up() {
     let mut plain = pod(&[]);
     plain.metadata.name = None;
     plain.metadata.generate_name = Some("p-".into());
+    // Deleted at once once bound (a grace period would leave it terminating: no kubelet).
+    plain
+        .spec
+        .as_mut()
+        .unwrap()
+        .termination_grace_period_seconds = Some(0);
     let plain = Arc::new(plain);
     let pspec = Arc::new(convert::pod_spec_info(plain.spec.as_ref().unwrap()).unwrap());
     for _ in 0..3 {

@@ -986,6 +986,12 @@ impl Store {
     /// scheduler_perf cluster has none, so it stays terminating on its node (kube's pod
     /// strategy, `CheckGracefulDelete`: an unbound pod, or a grace period of 0, goes at once).
     pub fn delete_pod(&self, key: &PodKey) -> bool {
+        self.delete_pod_with_grace(key, None)
+    }
+
+    /// [`Store::delete_pod`] with `DeleteOptions.gracePeriodSeconds`: `Some(g)` overrides the
+    /// pod's own period (scheduler_perf's steady state deletes with 0).
+    pub fn delete_pod_with_grace(&self, key: &PodKey, grace_seconds: Option<i64>) -> bool {
         let mut st = self.state.lock();
         let Some((rec, _)) = st.pod_mut(key) else {
             return false;
@@ -994,11 +1000,11 @@ impl Store {
             return true;
         }
         let graceful = rec.node.is_some()
-            && rec
-                .obj
-                .spec
-                .as_ref()
-                .and_then(|s| s.termination_grace_period_seconds)
+            && grace_seconds
+                .or_else(|| {
+                    let spec = rec.obj.spec.as_ref()?;
+                    spec.termination_grace_period_seconds
+                })
                 .unwrap_or(30)
                 > 0;
         if graceful

@@ -356,7 +356,9 @@ fn steady_state(
     let mut seen = 0usize;
     let mut replace = |key: tidegate_engine::api::PodKey| -> Result<(), HarnessError> {
         seen += 1;
-        store.delete_pod(&key);
+        // scheduler_perf deletes each scheduled pod with gracePeriodSeconds 0 (executor.go,
+        // the steady state of runCreatePodsOp): gone at once, though bound.
+        store.delete_pod_with_grace(&key, Some(0));
         let (pod, spec, _) = src.make(0, 1, params)?;
         let pod = with_signature(pod, 0, signature_batch);
         store
