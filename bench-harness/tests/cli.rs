@@ -979,11 +979,16 @@ fn list_shows_workloads_thresholds_and_support() {
   - opcode: createPods
     count: 1
     collectMetrics: true
+  - opcode: createPods
+    countParam: $more
   workloads:
   - name: ok
     threshold: 42
+    params: {more: 1}
   - name: skipped
     labels: [integration-test]
+    params: {more: 1}
+  - name: unset
 - name: U
   workloadTemplate:
   - opcode: createResourceClaims
@@ -1012,6 +1017,20 @@ fn list_shows_workloads_thresholds_and_support() {
     assert!(line("T/ok").contains("42") && line("T/ok").ends_with("yes"));
     assert!(line("T/skipped").contains("integration-test"));
     assert!(line("U/dra").contains("skipped: unsupported") && line("U/dra").contains("DRA"));
+    // A workload without a param its ops read fails when it runs, as in kube's scheduler_perf
+    // (kube's own dra/performance-config.yaml has one); the rest of the file is listed.
+    let unset = line("T/unset");
+    assert!(unset.contains("fails: bad input: "), "{out}");
+    assert!(
+        unset.contains("countParam: parameter more is undefined in workload unset"),
+        "{out}"
+    );
+    let run = bin()
+        .args(["run", "--label-filter", "", "--workload", "T/unset"])
+        .arg(dir.path().join("config.yaml"))
+        .output()
+        .unwrap();
+    assert_eq!(run.status.code(), Some(2), "running it is bad input");
 }
 
 /// `--dump-pods` writes one JSON line per pod with kubectl's status, the queue and rejectors.
