@@ -39,8 +39,17 @@ func TestMain(m *testing.M) {
 
 func BenchmarkPerfScheduling(b *testing.B) {
 	var opts []benchmark.SchedulerPerfOption
+	preRun, nodeUpdate := topicHooks(*topic)
+	if preRun != nil {
+		opts = append(opts, benchmark.WithPreRunFn(preRun))
+	}
+	var record benchmark.NodeUpdateFn
 	if *recordDir != "" {
-		opts = append(opts, recordDecisions(*recordDir))
+		record = recordDecisions(*recordDir)
+	}
+	if nodeUpdate != nil || record != nil {
+		// The topic's hook first: the recorder reads the nodes as the scheduler sees them.
+		opts = append(opts, benchmark.WithNodeUpdateFn(chainNodeUpdates(nodeUpdate, record)))
 	}
 	benchmark.RunBenchmarkPerfScheduling(b, *configFile, *topic, nil, opts...)
 }

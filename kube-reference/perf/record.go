@@ -277,7 +277,7 @@ func sets(v []string) []string {
 	return v
 }
 
-// recordDecisions returns the option that wraps each workload's scheduler's SchedulePod, so
+// recordDecisions returns the node-update hook that wraps each workload's scheduler's SchedulePod, so
 // that every attempt is written to dir/<benchmark name>.jsonl. The wrapper is installed when
 // the workload's first createNodes op has run, before its pods are created (scheduler_perf's
 // files create nodes first); it replaces a field the scheduling goroutine reads, which is
@@ -288,10 +288,10 @@ func sets(v []string) []string {
 // each attempt kube's own Filter and Score run again over every node (evaluate), and
 // PostFilter's nominations are written as the failure handler receives them. Not recorded:
 // namespace label and Service changes after a namespace's first pod.
-func recordDecisions(dir string) benchmark.SchedulerPerfOption {
+func recordDecisions(dir string) benchmark.NodeUpdateFn {
 	var mu sync.Mutex
 	recorders := map[*scheduler.Scheduler]*recorder{}
-	return benchmark.WithNodeUpdateFn(func(tCtx ktesting.TContext, sched *scheduler.Scheduler, _ *benchmark.Workload, nodes *v1.NodeList) error {
+	return func(tCtx ktesting.TContext, sched *scheduler.Scheduler, _ *benchmark.Workload, nodes *v1.NodeList) error {
 		mu.Lock()
 		defer mu.Unlock()
 		if _, ok := recorders[sched]; ok {
@@ -379,5 +379,5 @@ func recordDecisions(dir string) benchmark.SchedulerPerfOption {
 			failure(ctx, fw, pi, st, ni, start)
 		}
 		return nil
-	})
+	}
 }
