@@ -323,13 +323,21 @@ pub(crate) fn run_with(
         eprintln!("failed: {f}");
     }
     if let Some(sig) = runner::interrupt::requested() {
+        let interrupted = reports.last().is_some_and(
+            |r| matches!(&r.outcome, Outcome::Failed(m) if m.starts_with("interrupted by")),
+        );
         eprintln!(
-            "tidegate: stopped by {}: {} workload(s) finished and written, the interrupted one marked FAILED",
+            "tidegate: stopped by {}: {} workload(s) finished and written, {}",
             runner::interrupt::signal_name(sig),
             reports
                 .iter()
                 .filter(|r| !matches!(r.outcome, Outcome::Failed(_)))
-                .count()
+                .count(),
+            if interrupted {
+                "the interrupted one marked FAILED"
+            } else {
+                "the signal came between two workloads, and no other one started"
+            }
         );
         // The shell's convention: 128 + the signal (130 for SIGINT, 143 for SIGTERM).
         return Ok(ExitCode::from((128 + sig) as u8));
