@@ -643,6 +643,20 @@ pub fn pod_spec_info(spec: &core::PodSpec) -> Result<PodSpecInfo, ConvertError> 
         set_affinity(&mut info, aff)?;
     }
     info.tolerations = tolerations(spec)?;
+    if spec
+        .tolerations
+        .iter()
+        .flatten()
+        .any(|t| t.toleration_seconds.is_some())
+    {
+        info.toleration_seconds = spec
+            .tolerations
+            .iter()
+            .flatten()
+            .map(|t| t.toleration_seconds)
+            .collect();
+    }
+    info.volume_sources = volume_sources(spec);
     let all_containers = spec
         .containers
         .iter()
@@ -691,6 +705,24 @@ pub fn pod_spec_info(spec: &core::PodSpec) -> Result<PodSpecInfo, ConvertError> 
             .push("DynamicResources (spec.resourceClaims; DRA is out of scope)");
     }
     Ok(info)
+}
+
+/// kube's `VolumesSigner`: each volume source other than ConfigMap and Secret as JSON without
+/// the volume's name (serde_json's maps are ordered, so the text is canonical), sorted.
+fn volume_sources(spec: &core::PodSpec) -> Vec<Arc<str>> {
+    let mut out: Vec<Arc<str>> = spec
+        .volumes
+        .iter()
+        .flatten()
+        .filter(|v| v.config_map.is_none() && v.secret.is_none())
+        .filter_map(|v| {
+            let mut json = serde_json::to_value(v).ok()?;
+            json.as_object_mut()?.remove("name");
+            Some(Arc::from(json.to_string()))
+        })
+        .collect();
+    out.sort();
+    out
 }
 
 /// `spec.affinity`: node affinity, pod affinity and pod anti-affinity terms into `info`.

@@ -165,6 +165,12 @@ pub struct PodSpecInfo {
     pub required_node_affinity: Option<NodeSelector>,
     pub preferred_node_affinity: Vec<WeightedTerm>,
     pub tolerations: Vec<Toleration>,
+    /// `tolerationSeconds` of each toleration, in `tolerations` order; empty when no
+    /// toleration sets it (only pod signatures read it: the scheduler does not).
+    pub toleration_seconds: Vec<Option<i64>>,
+    /// The volume sources other than ConfigMap and Secret, each as canonical JSON without the
+    /// volume's name, sorted (kube's `VolumesSigner`; only pod signatures read it).
+    pub volume_sources: Vec<Arc<str>>,
     pub host_ports: Vec<HostPort>,
     /// `spec.affinity.podAffinity` / `podAntiAffinity`.
     pub pod_affinity: PodAffinity,

@@ -63,6 +63,24 @@ pub trait Plugin: Send + Sync + 'static {
     fn into_enqueue_extensions(self: Arc<Self>) -> Option<Arc<dyn EnqueueExtensions>> {
         None
     }
+
+    /// Whether the plugin signs pods (kube: implements `SignPlugin`). A profile running a
+    /// plugin that does not at PreFilter, Filter, PreScore or Score signs no pod, and so never
+    /// batches (`framework/signature.rs`).
+    fn signs_pods(&self) -> bool {
+        false
+    }
+
+    /// kube's `SignPod`: writes what of `pod` this plugin's PreFilter, Filter, PreScore and
+    /// Score depend on into `sig`, or refuses the pod (`Err(reason)`: kube's Unschedulable
+    /// status, the pod has no signature). Called only when [`Plugin::signs_pods`].
+    fn sign_pod(
+        &self,
+        _pod: &Pod,
+        _sig: &mut crate::framework::signature::SignFragments,
+    ) -> Result<(), &'static str> {
+        Err("the plugin does not sign pods")
+    }
 }
 
 /// Runs before a pod may enter activeQ. Non-success keeps the pod out (gated).

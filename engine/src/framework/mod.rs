@@ -9,6 +9,7 @@ pub mod node_info;
 pub mod parallelize;
 pub mod registry;
 pub mod runtime;
+pub mod signature;
 pub mod snapshot;
 pub mod status;
 pub mod types;

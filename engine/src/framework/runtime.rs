@@ -281,6 +281,34 @@ pub struct Framework {
     /// The plugins' EnqueueExtensions, for QueueingHints.
     pub enqueue_extensions: AHashMap<&'static str, Arc<dyn EnqueueExtensions>>,
     metrics: Arc<Metrics>,
+    /// The plugins that sign pods, once each, when every plugin at PreFilter, Filter,
+    /// PreScore and Score signs (kube's `computeBatchablePlugins`); `None`: the profile
+    /// signs no pod.
+    signers: Option<Vec<Arc<dyn Plugin>>>,
+}
+
+/// kube's `computeBatchablePlugins`: the plugins run at PreFilter, Filter, PreScore or Score,
+/// once each in that order, when all of them sign pods.
+fn batchable_plugins(list: &dyn Fn(&str) -> Vec<Arc<dyn Plugin>>) -> Option<Vec<Arc<dyn Plugin>>> {
+    let mut out: Vec<Arc<dyn Plugin>> = Vec::new();
+    let serves = |point: &str, p: &Arc<dyn Plugin>| match point {
+        "preFilter" => p.clone().into_pre_filter().is_some(),
+        "filter" => p.clone().into_filter().is_some(),
+        "preScore" => p.clone().into_pre_score().is_some(),
+        _ => p.clone().into_score().is_some(),
+    };
+    for point in ["preFilter", "filter", "preScore", "score"] {
+        for p in list(point) {
+            if !serves(point, &p) || out.iter().any(|o| o.name() == p.name()) {
+                continue;
+            }
+            if !p.signs_pods() {
+                return None;
+            }
+            out.push(p);
+        }
+    }
+    Some(out)
 }
 
 fn nanos(t: Instant) -> u64 {
@@ -325,7 +353,9 @@ impl Framework {
         if queue_sort.len() != 1 {
             return Err(FrameworkError::QueueSort(index));
         }
+        let signers = batchable_plugins(&list);
         let mut fwk = Framework {
+            signers,
             scheduler_name: Sym::new(&profile.scheduler_name),
             percentage_of_nodes_to_score: profile.percentage_of_nodes_to_score,
             queue_sort: queue_sort.remove(0),
@@ -406,6 +436,30 @@ impl Framework {
                 self.events.insert(pname, every_event());
             }
         }
+    }
+
+    /// Whether this profile signs pods at all (every plugin at PreFilter, Filter, PreScore and
+    /// Score signs).
+    pub fn signs_pods(&self) -> bool {
+        self.signers.is_some()
+    }
+
+    /// kube's `frameworkImpl.SignPod`: the pod's signature, or `None` when the profile does
+    /// not sign pods or a plugin refuses this one (`framework/signature.rs`). The volume
+    /// sources are signed as kube's default profile's volume plugins sign them.
+    pub fn sign_pod(&self, pod: &Pod) -> Option<crate::framework::signature::PodSignature> {
+        use crate::framework::signature::{self as sig, SignFragments, signer};
+        let signers = self.signers.as_ref()?;
+        let mut f = SignFragments::default();
+        f.put(
+            signer::SCHEDULER_NAME,
+            pod.spec.scheduler_name.to_string_lossy(),
+        );
+        f.put(signer::VOLUMES, sig::volumes(pod));
+        for p in signers {
+            p.sign_pod(pod, &mut f).ok()?;
+        }
+        Some(f.finish())
     }
 
     /// Plugin names per extension point, in run order (for reports and tests).

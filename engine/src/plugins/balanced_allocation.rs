@@ -102,6 +102,19 @@ impl BalancedAllocation {
 }
 
 impl Plugin for BalancedAllocation {
+    fn signs_pods(&self) -> bool {
+        true
+    }
+    fn sign_pod(
+        &self,
+        pod: &crate::api::Pod,
+        sig: &mut crate::framework::signature::SignFragments,
+    ) -> Result<(), &'static str> {
+        #[allow(unused_imports)]
+        use crate::framework::signature::{self as signature, signer};
+        sig.put(signer::RESOURCES, signature::resources(&pod.spec.requests));
+        Ok(())
+    }
     fn name(&self) -> &'static str {
         NAME
     }

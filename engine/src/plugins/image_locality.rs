@@ -25,6 +25,19 @@ const MAX_CONTAINER_THRESHOLD: i64 = 1000 * MB;
 pub struct ImageLocality;
 
 impl Plugin for ImageLocality {
+    fn signs_pods(&self) -> bool {
+        true
+    }
+    fn sign_pod(
+        &self,
+        pod: &crate::api::Pod,
+        sig: &mut crate::framework::signature::SignFragments,
+    ) -> Result<(), &'static str> {
+        #[allow(unused_imports)]
+        use crate::framework::signature::{self as signature, signer};
+        sig.put(signer::IMAGE_NAMES, signature::image_names(pod));
+        Ok(())
+    }
     fn name(&self) -> &'static str {
         NAME
     }

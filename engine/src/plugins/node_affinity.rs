@@ -74,6 +74,21 @@ fn preferred_score(terms: &[WeightedTerm], node: &Node) -> i64 {
 }
 
 impl Plugin for NodeAffinity {
+    fn signs_pods(&self) -> bool {
+        true
+    }
+    fn sign_pod(
+        &self,
+        pod: &crate::api::Pod,
+        sig: &mut crate::framework::signature::SignFragments,
+    ) -> Result<(), &'static str> {
+        #[allow(unused_imports)]
+        use crate::framework::signature::{self as signature, signer};
+        let (aff, sel) = signature::node_affinity(pod);
+        sig.put(signer::NODE_AFFINITY, aff);
+        sig.put(signer::NODE_SELECTOR, sel);
+        Ok(())
+    }
     fn name(&self) -> &'static str {
         NAME
     }

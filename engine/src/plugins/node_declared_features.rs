@@ -44,6 +44,22 @@ impl NodeDeclaredFeatures {
 }
 
 impl Plugin for NodeDeclaredFeatures {
+    fn signs_pods(&self) -> bool {
+        true
+    }
+    fn sign_pod(
+        &self,
+        pod: &crate::api::Pod,
+        sig: &mut crate::framework::signature::SignFragments,
+    ) -> Result<(), &'static str> {
+        #[allow(unused_imports)]
+        use crate::framework::signature::{self as signature, signer};
+        sig.put(
+            signer::FEATURES,
+            format!("{:?}", pod.spec.required_node_features),
+        );
+        Ok(())
+    }
     fn name(&self) -> &'static str {
         NAME
     }

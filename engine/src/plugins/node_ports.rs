@@ -21,6 +21,19 @@ pub const ERR_REASON: &str = "node(s) didn't have free ports for the requested p
 pub struct NodePorts;
 
 impl Plugin for NodePorts {
+    fn signs_pods(&self) -> bool {
+        true
+    }
+    fn sign_pod(
+        &self,
+        pod: &crate::api::Pod,
+        sig: &mut crate::framework::signature::SignFragments,
+    ) -> Result<(), &'static str> {
+        #[allow(unused_imports)]
+        use crate::framework::signature::{self as signature, signer};
+        sig.put(signer::HOST_PORTS, signature::host_ports(pod));
+        Ok(())
+    }
     fn name(&self) -> &'static str {
         NAME
     }

@@ -34,6 +34,19 @@ impl Default for NodeUnschedulable {
 }
 
 impl Plugin for NodeUnschedulable {
+    fn signs_pods(&self) -> bool {
+        true
+    }
+    fn sign_pod(
+        &self,
+        pod: &crate::api::Pod,
+        sig: &mut crate::framework::signature::SignFragments,
+    ) -> Result<(), &'static str> {
+        #[allow(unused_imports)]
+        use crate::framework::signature::{self as signature, signer};
+        sig.put(signer::TOLERATIONS, signature::tolerations(pod));
+        Ok(())
+    }
     fn name(&self) -> &'static str {
         NAME
     }

@@ -30,6 +30,7 @@ use std::sync::atomic::{AtomicU64, AtomicUsize};
 use std::sync::{Arc, Weak};
 use std::thread::JoinHandle;
 
+pub mod batch;
 mod binding;
 pub mod evaluate;
 pub mod eventhandlers;
@@ -76,6 +77,11 @@ pub struct SchedulerConfig {
     /// default): assigned pods whose resize is Deferred re-enter the queue and may preempt
     /// lower-priority pods on their own node (`scheduler/resize.rs`).
     pub resize_preemption: bool,
+    /// kube's `OpportunisticBatching` (beta, on by default since v1.35): consecutive pods
+    /// with the same signature reuse the first one's Filter and Score results
+    /// (`scheduler/batch.rs`). It changes nothing for a profile that signs no pod, such as
+    /// kube's default profile (PodTopologySpread's system default constraints).
+    pub opportunistic_batching: bool,
 }
 
 impl Default for SchedulerConfig {
@@ -91,6 +97,7 @@ impl Default for SchedulerConfig {
             deterministic: false,
             pin_threads: true,
             resize_preemption: false,
+            opportunistic_batching: true,
         }
     }
 }
@@ -133,6 +140,10 @@ pub struct Scheduler {
     features: crate::features::Features,
     /// [`SchedulerConfig::resize_preemption`].
     resize_preemption: bool,
+    /// Per profile, its opportunistic batching state (used only where `batching`).
+    batches: Vec<Mutex<batch::OpportunisticBatch>>,
+    /// Per profile: whether it batches (the gate is on and the profile signs pods).
+    batching: Vec<bool>,
     pub stats: SchedulerStats,
     /// Score's buffers between cycles (only the scheduling thread scores).
     score_scratch: Mutex<ScoreScratch>,
@@ -205,6 +216,11 @@ impl Scheduler {
             cfg.queue.clone(),
         )
         .with_queueing_hints(hints);
+        let batches = frameworks.iter().map(|_| Mutex::default()).collect();
+        let batching = frameworks
+            .iter()
+            .map(|f| cfg.opportunistic_batching && f.signs_pods())
+            .collect();
         Ok(Arc::new_cyclic(|me| Scheduler {
             me: me.clone(),
             frameworks,
@@ -225,6 +241,8 @@ impl Scheduler {
             deterministic: cfg.deterministic,
             features: cfg.features,
             resize_preemption: cfg.resize_preemption,
+            batches,
+            batching,
             stats: SchedulerStats::default(),
             score_scratch: Mutex::new(ScoreScratch::default()),
         }))

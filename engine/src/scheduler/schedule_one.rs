@@ -16,6 +16,7 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Instant;
 
+use super::batch::SortedScoredNodes;
 use super::binding::BindingTask;
 use super::{PARALLEL_MIN_NODES, Scheduler};
 
@@ -48,7 +49,7 @@ impl Scheduler {
         let cycle = self.queue.scheduling_cycle();
         let mut state = CycleState::new();
         state.record_plugin_metrics = crate::framework::metrics::sample_plugin_metrics();
-        let host = match self.schedule_pod(fwk, &mut state, &pod) {
+        let host = match self.schedule_pod(fi, &mut state, &pod, cycle) {
             Ok(h) => h,
             Err(mut f) => {
                 // kube runs PostFilter (preemption) on a FitError only.
@@ -201,14 +202,19 @@ impl Scheduler {
         self.client.set_unschedulable(&pod, reason, &message);
     }
 
-    /// kube's `schedulePod`: PreFilter, Filter over the nodes (the PreFilter result's subset
-    /// when it names one), and when more than one node is feasible, Score and the host choice.
+    /// kube's `schedulePod`: PreFilter; the pod's nominated node, or else the batch's hint,
+    /// alone through Filter first (it is the pod's node when it passes); else Filter over the
+    /// nodes (the PreFilter result's subset when it names one), and when more than one node is
+    /// feasible, Score and the host choice. With batching, what the cycle found is stored for
+    /// the next pod (`scheduler/batch.rs`).
     pub(super) fn schedule_pod(
         &self,
-        fwk: &Framework,
+        fi: usize,
         state: &mut CycleState,
         pod: &Pod,
+        cycle: i64,
     ) -> Result<Sym, Failure> {
+        let fwk = &self.frameworks[fi];
         let mut snap = self.snapshot.lock();
         self.cache.update_snapshot(&mut snap);
         let all = snap.nodes.len();
@@ -237,6 +243,24 @@ impl Scheduler {
         };
         let excluded = all - nodes.len();
 
+        // kube's findNodesThatFitPod: the nominated node (set after preemption), or the
+        // batch's hint, tried alone first; PreFilter's subset does not apply to it.
+        let batching = self.batching[fi];
+        let signature = if batching { fwk.sign_pod(pod) } else { None };
+        let hint = if batching {
+            self.node_hint(fi, fwk, state, pod, signature.as_ref(), cycle, &snap)
+        } else {
+            None
+        };
+        if let Some(first) = pod.nominated_node_name.filter(|n| !n.is_empty()).or(hint)
+            && self.passes_filters_alone(fwk, state, pod, &snap, first)
+        {
+            if batching {
+                self.store_schedule_results(fi, signature, hint, first, None, 0, cycle);
+            }
+            return Ok(first);
+        }
+
         // Filter.
         let outcome = self.find_nodes_that_pass_filters(
             fwk,
@@ -255,11 +279,65 @@ impl Scheduler {
         // The statuses are for a failure's diagnosis only.
         crate::framework::parallelize::recycle_rejected(outcome.rejected);
         if outcome.feasible.len() == 1 {
-            return Ok(nodes[outcome.feasible[0]].name());
+            let host = nodes[outcome.feasible[0]].name();
+            if batching {
+                self.store_schedule_results(fi, signature, hint, host, None, 0, cycle);
+            }
+            return Ok(host);
         }
 
         // Score.
-        self.prioritize(fwk, state, pod, &snap, (nodes, rows), &outcome.feasible)
+        let keep = batching && signature.is_some();
+        let (host, others) = self.prioritize(
+            fwk,
+            state,
+            pod,
+            &snap,
+            (nodes, rows),
+            &outcome.feasible,
+            keep,
+        )?;
+        if batching {
+            let count = outcome.feasible.len() - 1;
+            self.store_schedule_results(fi, signature, hint, host, others, count, cycle);
+        }
+        Ok(host)
+    }
+
+    /// kube's `evaluateNominatedNode`: `node` alone through Filter, with the nominated pods.
+    /// A node not in the snapshot, a rejection or an error all read `false` (kube logs the
+    /// error and filters every node).
+    fn passes_filters_alone(
+        &self,
+        fwk: &Framework,
+        state: &CycleState,
+        pod: &Pod,
+        snap: &Snapshot,
+        node: Sym,
+    ) -> bool {
+        let Some(&i) = snap.index.get(&node) else {
+            return false;
+        };
+        let t = Instant::now();
+        let filters = fwk.active_filter_plugins(state, pod);
+        let nominated = if self.queue.nominator.is_empty() {
+            None
+        } else {
+            Some(self.queue.nominator.nominated_at_least(pod))
+        };
+        let noms = nominated
+            .as_ref()
+            .and_then(|m| m.get(&node))
+            .map_or(&[][..], |v| &v[..]);
+        let st =
+            fwk.run_filter_plugins_with_nominated_pods(&filters, state, pod, &snap.nodes[i], noms);
+        let code = if st.is_success() || st.is_rejected() {
+            Code::Success
+        } else {
+            Code::Error
+        };
+        fwk.observe_phase(ExtensionPoint::Filter, code, t.elapsed());
+        st.is_success()
     }
 
     /// Has the pool's helpers awake when this cycle's Filter and Score will fan out.
@@ -355,6 +433,7 @@ impl Scheduler {
     /// PreScore, then Score and the host choice over the feasible nodes (`feasible`: indices
     /// into `nodes`).
     #[inline]
+    #[allow(clippy::too_many_arguments)]
     fn prioritize(
         &self,
         fwk: &Framework,
@@ -363,7 +442,8 @@ impl Scheduler {
         snap: &Snapshot,
         (nodes, rows): (&[Arc<NodeInfo>], &[NodeRow]),
         feasible_idx: &[usize],
-    ) -> Result<Sym, Failure> {
+        keep: bool,
+    ) -> Result<(Sym, Option<SortedScoredNodes>), Failure> {
         let feasible: Vec<&NodeInfo> = feasible_idx.iter().map(|&i| &*nodes[i]).collect();
         let st = fwk.run_pre_score(state, pod, &feasible, snap);
         if !st.is_success() {
@@ -371,6 +451,7 @@ impl Scheduler {
         }
         let t = Instant::now();
         let mut scratch = self.score_scratch.lock();
+        scratch.keep_raw = keep;
         let scored = self.score_nodes(
             fwk,
             state,
@@ -379,10 +460,33 @@ impl Scheduler {
             (feasible_idx, rows),
             &mut scratch,
         );
+        scratch.keep_raw = false;
         match scored {
             Ok(chosen) => {
                 fwk.observe_phase(ExtensionPoint::Score, Code::Success, t.elapsed());
-                Ok(feasible[chosen].name())
+                let others = keep.then(|| {
+                    let plugins: Vec<&'static str> = fwk
+                        .active_score_plugins(state)
+                        .iter()
+                        .map(|(p, _)| p.name())
+                        .collect();
+                    let (p, f) = (plugins.len(), feasible.len());
+                    let s = &*scratch;
+                    self.sorted_others(
+                        plugins,
+                        feasible.iter().map(|n| n.name()),
+                        chosen,
+                        |i, j| {
+                            if s.has_raw() {
+                                s.raw_score(i, j, p, f)
+                            } else {
+                                0
+                            }
+                        },
+                        &s.totals,
+                    )
+                });
+                Ok((feasible[chosen].name(), others))
             }
             Err(st) => {
                 fwk.observe_phase(ExtensionPoint::Score, Code::Error, t.elapsed());

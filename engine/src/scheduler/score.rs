@@ -56,8 +56,11 @@ impl Scheduler {
             defaults,
             max,
             rows: feasible_rows,
+            raw,
+            keep_raw,
         } = scratch;
         totals.clear();
+        raw.clear();
         if plugins.is_empty() {
             totals.resize(f, 1);
             return Ok(self.select_host(totals));
@@ -104,6 +107,9 @@ impl Scheduler {
             block_best,
             &mut feasible_rows[..f],
         )?;
+        if *keep_raw {
+            raw.extend_from_slice(scores);
+        }
         let second_pass = ctx.normalize(scores, &block_max[..blocks * p], column, max)?;
         if second_pass {
             ctx.weigh_normalized(pool, scores, max, totals, block_best);
@@ -409,6 +415,26 @@ pub(crate) struct ScoreScratch {
     normalizes: Vec<bool>,
     defaults: Vec<Option<bool>>,
     max: Vec<i64>,
+    /// When [`ScoreScratch::keep_raw`] is set: the raw scores (before NormalizeScore), laid
+    /// out as `scores` (opportunistic batching keeps them for a later re-normalization).
+    raw: Vec<i64>,
+    /// Keep the raw scores of the next scoring.
+    pub(super) keep_raw: bool,
+}
+
+impl ScoreScratch {
+    /// The raw score of feasible node `i` by active plugin `j` (of `p`) among `f` feasible
+    /// nodes, from the last scoring with [`ScoreScratch::keep_raw`].
+    pub(super) fn raw_score(&self, i: usize, j: usize, p: usize, f: usize) -> i64 {
+        let b = i / SCORE_BLOCK;
+        let len = SCORE_BLOCK.min(f - b * SCORE_BLOCK);
+        self.raw[b * SCORE_BLOCK * p + j * len + i % SCORE_BLOCK]
+    }
+
+    /// Whether the last scoring kept raw scores.
+    pub(super) fn has_raw(&self) -> bool {
+        !self.raw.is_empty()
+    }
 }
 
 /// A block's highest total and how many of its nodes reach it.

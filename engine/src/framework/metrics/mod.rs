@@ -12,6 +12,7 @@
 
 pub mod names;
 
+use crate::api::Sym;
 use crate::framework::status::Code;
 use ahash::AHashMap;
 use hdrhistogram::Histogram;
@@ -90,6 +91,60 @@ impl AttemptResult {
     }
 }
 
+/// kube's batch attempt results (`scheduler_batch_attempts_total{result}`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BatchAttempt {
+    NoHint,
+    HintUsed,
+    HintNotUsed,
+}
+
+impl BatchAttempt {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            BatchAttempt::NoHint => "no_hint",
+            BatchAttempt::HintUsed => "hint_used",
+            BatchAttempt::HintNotUsed => "hint_not_used",
+        }
+    }
+}
+
+/// kube's batch cache flush reasons (`scheduler_batch_cache_flushed_total{reason}`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BatchFlush {
+    PodFailed,
+    PodSkipped,
+    PodNominated,
+    NodeMissing,
+    EmptyList,
+    Expired,
+    PodIncompatible,
+    PodNotBatchable,
+    FilterError,
+    PreScoreError,
+    RescoreError,
+    NormalizeError,
+}
+
+impl BatchFlush {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            BatchFlush::PodFailed => "pod_failed",
+            BatchFlush::PodSkipped => "pod_skipped",
+            BatchFlush::PodNominated => "pod_nominated",
+            BatchFlush::NodeMissing => "node_missing",
+            BatchFlush::EmptyList => "empty_list",
+            BatchFlush::Expired => "expired",
+            BatchFlush::PodIncompatible => "pod_incompatible",
+            BatchFlush::PodNotBatchable => "pod_not_batchable",
+            BatchFlush::FilterError => "filter_error",
+            BatchFlush::PreScoreError => "prescore_error",
+            BatchFlush::RescoreError => "rescore_error",
+            BatchFlush::NormalizeError => "normalize_error",
+        }
+    }
+}
+
 /// One histogram series: a metric family plus its label values.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Series {
@@ -114,6 +169,13 @@ pub enum Series {
         crate::framework::events::ClusterEvent,
         Option<crate::framework::events::QueueingHint>,
     ),
+    /// `scheduler_get_node_hint_duration_seconds{hinted}` (opportunistic batching; `true`:
+    /// `hint`, `false`: `no_hint`).
+    GetNodeHintDuration(bool),
+    /// `scheduler_store_schedule_results_duration_seconds`
+    StoreScheduleResultsDuration,
+    /// `scheduler_batch_rescore_duration_seconds`
+    BatchRescoreDuration,
 }
 
 impl Series {
@@ -127,6 +189,9 @@ impl Series {
             Series::PodSchedulingAttempts => names::POD_SCHEDULING_ATTEMPTS,
             Series::GateWait => names::TIDEGATE_GATE_WAIT,
             Series::QueueingHint(..) => names::QUEUEING_HINT_DURATION,
+            Series::GetNodeHintDuration(_) => names::GET_NODE_HINT_DURATION,
+            Series::StoreScheduleResultsDuration => names::STORE_SCHEDULE_RESULTS_DURATION,
+            Series::BatchRescoreDuration => names::BATCH_RESCORE_DURATION,
         }
     }
 
@@ -147,8 +212,13 @@ impl Series {
                 "attempts",
                 if a >= 15 { "15+".into() } else { a.to_string() },
             )],
-            Series::AlgorithmDuration | Series::PodSchedulingAttempts | Series::GateWait => {
-                vec![]
+            Series::AlgorithmDuration
+            | Series::PodSchedulingAttempts
+            | Series::GateWait
+            | Series::StoreScheduleResultsDuration
+            | Series::BatchRescoreDuration => vec![],
+            Series::GetNodeHintDuration(h) => {
+                vec![("hinted", if h { "hint" } else { "no_hint" }.into())]
             }
             Series::QueueingHint(p, ev, h) => vec![
                 ("plugin", p.into()),
@@ -168,6 +238,9 @@ impl Series {
             Series::PodSchedulingAttempts => exponential(1.0, 2.0, 5),
             Series::GateWait => exponential(0.001, 2.0, 22),
             Series::QueueingHint(..) => exponential(0.00001, 1.5, 20),
+            Series::GetNodeHintDuration(_)
+            | Series::StoreScheduleResultsDuration
+            | Series::BatchRescoreDuration => exponential(0.00001, 2.0, 12),
         }
     }
 
@@ -244,6 +317,8 @@ pub struct Metrics {
     unschedulable_pods: Mutex<AHashMap<&'static str, i64>>,
     attempts_total: [AtomicU64; 3],
     gated_pods_total: AtomicI64,
+    /// Opportunistic batching's counters: (metric, profile, result or reason) → count.
+    batch: Mutex<std::collections::BTreeMap<(&'static str, Sym, &'static str), u64>>,
 }
 
 /// A merged histogram with its exact sum (in the recorded unit).
@@ -378,6 +453,43 @@ impl Metrics {
         self.attempts_total[result as usize].fetch_add(1, Ordering::Relaxed);
     }
 
+    /// `scheduler_batch_attempts_total{profile,result}`.
+    pub fn inc_batch_attempt(&self, profile: Sym, result: BatchAttempt) {
+        *self
+            .batch
+            .lock()
+            .entry((names::BATCH_ATTEMPTS, profile, result.as_str()))
+            .or_default() += 1;
+    }
+
+    /// `scheduler_batch_cache_flushed_total{profile,reason}`.
+    pub fn inc_batch_flush(&self, profile: Sym, reason: BatchFlush) {
+        *self
+            .batch
+            .lock()
+            .entry((names::BATCH_CACHE_FLUSHED, profile, reason.as_str()))
+            .or_default() += 1;
+    }
+
+    /// `scheduler_batch_rescore_attempts_total{profile}`.
+    pub fn inc_batch_rescore(&self, profile: Sym) {
+        *self
+            .batch
+            .lock()
+            .entry((names::BATCH_RESCORE_ATTEMPTS, profile, ""))
+            .or_default() += 1;
+    }
+
+    /// Opportunistic batching's counters: (metric, profile, the `result` or `reason` label
+    /// value, "" for none) and the count, sorted.
+    pub fn batch_counters(&self) -> Vec<(&'static str, String, &'static str, u64)> {
+        self.batch
+            .lock()
+            .iter()
+            .map(|(&(m, p, l), &n)| (m, p.to_string_lossy(), l, n))
+            .collect()
+    }
+
     pub fn attempts_total(&self, result: AttemptResult) -> u64 {
         self.attempts_total[result as usize].load(Ordering::Relaxed)
     }
@@ -439,6 +551,7 @@ impl Metrics {
         for c in self.counters.iter() {
             c.lock().incoming.clear();
         }
+        self.batch.lock().clear();
         let _ = &self.gated_pods_total;
     }
 }

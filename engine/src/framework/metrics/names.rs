@@ -10,6 +10,13 @@ pub const POD_SCHEDULING_ATTEMPTS: &str = "scheduler_pod_scheduling_attempts";
 pub const QUEUE_INCOMING_PODS: &str = "scheduler_queue_incoming_pods_total";
 pub const SCHEDULE_ATTEMPTS: &str = "scheduler_schedule_attempts_total";
 pub const UNSCHEDULABLE_PODS: &str = "scheduler_unschedulable_pods";
+pub const BATCH_ATTEMPTS: &str = "scheduler_batch_attempts_total";
+pub const BATCH_CACHE_FLUSHED: &str = "scheduler_batch_cache_flushed_total";
+pub const BATCH_RESCORE_ATTEMPTS: &str = "scheduler_batch_rescore_attempts_total";
+pub const BATCH_RESCORE_DURATION: &str = "scheduler_batch_rescore_duration_seconds";
+pub const GET_NODE_HINT_DURATION: &str = "scheduler_get_node_hint_duration_seconds";
+pub const STORE_SCHEDULE_RESULTS_DURATION: &str =
+    "scheduler_store_schedule_results_duration_seconds";
 pub const QUEUEING_HINT_DURATION: &str = "scheduler_queueing_hint_execution_duration_seconds";
 /// tidegate: gated pods per gate name.
 pub const TIDEGATE_GATED_PODS: &str = "tidegate_gated_pods";

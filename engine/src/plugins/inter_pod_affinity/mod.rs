@@ -209,6 +209,26 @@ pub fn factory(
 }
 
 impl Plugin for InterPodAffinity {
+    fn signs_pods(&self) -> bool {
+        true
+    }
+    fn sign_pod(
+        &self,
+        pod: &crate::api::Pod,
+        sig: &mut crate::framework::signature::SignFragments,
+    ) -> Result<(), &'static str> {
+        #[allow(unused_imports)]
+        use crate::framework::signature::{self as signature, signer};
+        // kube: pod (anti-)affinity depends on where other pods run, not on one node.
+        if !pod.spec.pod_affinity.is_empty() {
+            return Err("pods with InterPodAffinity are not signable");
+        }
+        // Without this option, existing pods' preferred terms may select the pod's labels.
+        if !self.args.ignore_preferred_terms_of_existing_pods {
+            sig.put(signer::LABELS, signature::labels(pod));
+        }
+        Ok(())
+    }
     fn name(&self) -> &'static str {
         NAME
     }

@@ -492,6 +492,26 @@ impl PodTopologySpread {
 }
 
 impl Plugin for PodTopologySpread {
+    fn signs_pods(&self) -> bool {
+        true
+    }
+    fn sign_pod(
+        &self,
+        pod: &crate::api::Pod,
+        sig: &mut crate::framework::signature::SignFragments,
+    ) -> Result<(), &'static str> {
+        #[allow(unused_imports)]
+        use crate::framework::signature::{self as signature, signer};
+        // kube: spreading depends on every node of a domain, not on one node.
+        if !pod.spec.topology_spread_constraints.is_empty() {
+            return Err("pods with topology constraints are not signable");
+        }
+        if self.system_defaulted || !self.default_constraints.is_empty() {
+            return Err("pods with default topology constraints are not signable");
+        }
+        let _ = sig;
+        Ok(())
+    }
     fn name(&self) -> &'static str {
         NAME
     }
