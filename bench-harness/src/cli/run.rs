@@ -453,8 +453,20 @@ fn print_digest(reports: &[WorkloadReport], placements: &[(String, String, Strin
             _ => None,
         })
         .sum();
+    let batched: u64 = reports
+        .iter()
+        .filter_map(|r| match &r.outcome {
+            Outcome::Ran(res) => Some(res.summary.batched),
+            _ => None,
+        })
+        .sum();
+    let batched = if batched > 0 {
+        format!(", {batched} on an opportunistic batching hint")
+    } else {
+        String::new()
+    };
     outln!(
-        "placements digest: {:016x} ({} pods bound, {attempts} attempts)",
+        "placements digest: {:016x} ({} pods bound, {attempts} attempts{batched})",
         runner::placements_digest(placements),
         placements.len()
     );

@@ -119,6 +119,20 @@ impl Snapshot {
                     },
                 ));
         }
+        for (metric, profile, label, n) in sched.metrics().batch_counters() {
+            let mut labels = vec![("profile".into(), profile)];
+            if let Some(key) = match metric {
+                names::BATCH_ATTEMPTS => Some("result"),
+                names::BATCH_CACHE_FLUSHED => Some("reason"),
+                _ => None,
+            } {
+                labels.push((key.into(), label.to_string()));
+            }
+            s.counters
+                .entry(metric)
+                .or_default()
+                .push((labels, n as f64));
+        }
         for ((queue, event), n) in sched.metrics().incoming_pods() {
             s.counters
                 .entry(names::QUEUE_INCOMING_PODS)
@@ -258,6 +272,14 @@ fn help(name: &str) -> &'static str {
         }
         names::SCHEDULE_ATTEMPTS => "Number of attempts to schedule pods, by the result",
         names::PENDING_PODS => "Number of pending pods, by the queue type",
+        names::BATCH_ATTEMPTS => "Counts of results when we attempt to use batching",
+        names::BATCH_CACHE_FLUSHED => "Counts of cache flushes by reason",
+        names::BATCH_RESCORE_ATTEMPTS => "Counts of rescore attempts during opportunistic batching",
+        names::GET_NODE_HINT_DURATION => "Latency for getting a node hint",
+        names::STORE_SCHEDULE_RESULTS_DURATION => "Latency for storing scheduling results",
+        names::BATCH_RESCORE_DURATION => {
+            "Latency for rescoring a node during opportunistic batching"
+        }
         _ => "tidegate metric (kube-scheduler's name where one exists)",
     }
 }

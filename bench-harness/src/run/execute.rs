@@ -228,6 +228,7 @@ fn scheduler_config(p: &Plan, opts: &RunOptions) -> Result<SchedulerConfig, Harn
     sched_cfg.resize_preemption = p
         .gates
         .enabled("InPlacePodVerticalScalingSchedulerPreemption");
+    sched_cfg.opportunistic_batching = p.gates.enabled("OpportunisticBatching");
     Ok(sched_cfg)
 }
 
@@ -409,6 +410,7 @@ fn summarize(p: &Plan, store: &Store, sched: &Scheduler) -> Result<Summary, Harn
             (q.active + q.in_flight + q.backoff + q.unschedulable + q.gated) as u64,
         ),
         attempts: sched.stats.attempts.load(Ordering::Relaxed),
+        batched: sched.batched_pods(),
         binds: counts.binds,
     };
     let queued = (q.active + q.in_flight + q.backoff + q.unschedulable + q.gated) as u64;

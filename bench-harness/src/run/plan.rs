@@ -9,7 +9,6 @@ use crate::workload::scheduler_config::{self, SchedulerConfigFile};
 use crate::workload::{self, Config, TestCase, Workload};
 use std::collections::BTreeMap;
 use tidegate_engine::features::FeatureGates;
-use tidegate_engine::framework::Profile;
 
 /// A workload ready to run.
 pub(crate) struct Plan<'c> {
@@ -98,26 +97,6 @@ pub(crate) fn plan<'c>(
         Some(path) => Some(scheduler_config::load(&path, &opts.registry)?),
         None => None,
     };
-    if unsupported.is_none() && gates.enabled("OpportunisticBatching") {
-        let default = [Profile::default_profile()];
-        let profiles = match &sched_config {
-            Some(sc) => &sc.resolved.profiles[..],
-            None => &default[..],
-        };
-        if let Some(p) = profiles.iter().find(|p| batching_applies(p)) {
-            unsupported = Some(format!(
-                "feature gate OpportunisticBatching=true{}: profile {:?} runs PodTopologySpread \
-                 without default constraints, so kube batches pods (reuses one pod's Filter \
-                 and Score results for the next), which tidegate does not do",
-                if gates.set.contains_key("OpportunisticBatching") {
-                    ""
-                } else {
-                    " (kube's default)"
-                },
-                p.scheduler_name
-            ));
-        }
-    }
     let mut prepared = Prepared::default();
     for (i, op) in ops.iter().enumerate() {
         op.plan(i, &mut prepared, &mut unsupported)?;
@@ -133,22 +112,6 @@ pub(crate) fn plan<'c>(
             gates,
         }),
     })
-}
-
-/// Whether kube's opportunistic batching can act under this profile: pods are signable only
-/// if PodTopologySpread does not add default constraints to them (`SignPod` refuses pods
-/// with constraints or default constraints), and PodTopologySpread is in the default
-/// profile; without it, or with `defaultingType: List` and no constraints, pods of the
-/// same signature are batched.
-fn batching_applies(p: &Profile) -> bool {
-    use tidegate_engine::plugins::pod_topology_spread as pts;
-    let enabled = p
-        .plugins
-        .points()
-        .iter()
-        .chain([("multiPoint", &p.plugins.multi_point)].iter())
-        .any(|(_, set)| set.enabled.iter().any(|(n, _)| n == pts::NAME));
-    !enabled || !pts::adds_default_constraints(p.plugin_args.get(pts::NAME))
 }
 
 /// Plans a workload without running it: `Ok(None)` when it can run, `Ok(Some(reason))` when

@@ -22,6 +22,9 @@ pub struct Summary {
     pub pending_other_scheduler: u64,
     pub attempts: u64,
     pub binds: u64,
+    /// Pods placed on an opportunistic batching hint (no Filter pass over the cluster, no
+    /// Score).
+    pub batched: u64,
 }
 
 impl Summary {

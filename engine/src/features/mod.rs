@@ -171,11 +171,11 @@ const SCHEDULER_GATES: &[(&str, Support)] = &[
     ),
     (
         "OpportunisticBatching",
-        Support::Identical(
-            "kube batches only pods every plugin can sign, and PodTopologySpread's default \
-             constraints make every pod unsignable; a workload whose profile lets kube batch \
-             (PodTopologySpread without default constraints) is refused, as tidegate does not \
-             batch",
+        Support::Modelled(
+            "SchedulerConfig::opportunistic_batching: consecutive pods with the same signature \
+             reuse the first one's Filter and Score results (scheduler/batch.rs); a profile \
+             signs no pod while PodTopologySpread has default constraints (kube's default \
+             profile), so the gate changes nothing there",
         ),
     ),
     ("PodGroupPreemptionPolicy", Support::Only(false, POD_GROUPS)),

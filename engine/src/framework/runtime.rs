@@ -450,12 +450,15 @@ impl Framework {
     pub fn sign_pod(&self, pod: &Pod) -> Option<crate::framework::signature::PodSignature> {
         use crate::framework::signature::{self as sig, SignFragments, signer};
         let signers = self.signers.as_ref()?;
+        let mut probe = SignFragments::probe();
+        for p in signers {
+            p.sign_pod(pod, &mut probe).ok()?;
+        }
         let mut f = SignFragments::default();
-        f.put(
-            signer::SCHEDULER_NAME,
-            pod.spec.scheduler_name.to_string_lossy(),
-        );
-        f.put(signer::VOLUMES, sig::volumes(pod));
+        f.put(signer::SCHEDULER_NAME, || {
+            pod.spec.scheduler_name.to_string_lossy()
+        });
+        f.put(signer::VOLUMES, || sig::volumes(pod));
         for p in signers {
             p.sign_pod(pod, &mut f).ok()?;
         }

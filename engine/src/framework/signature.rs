@@ -44,18 +44,35 @@ pub mod signer {
 
 /// The fragments plugins write for one pod.
 #[derive(Default, Debug)]
-pub struct SignFragments(BTreeMap<&'static str, String>);
+pub struct SignFragments {
+    map: BTreeMap<&'static str, String>,
+    /// Only finding out whether some plugin refuses the pod: values are not computed.
+    probe: bool,
+}
 
 impl SignFragments {
-    /// Writes fragment `key` (a later write of the same key replaces it, as in kube's map).
-    pub fn put(&mut self, key: &'static str, value: String) {
-        self.0.insert(key, value);
+    /// Fragments that compute nothing: a first pass finds a refusing plugin cheaply (kube's
+    /// default profile refuses every pod in PodTopologySpread, after the plugins before it
+    /// signed).
+    pub fn probe() -> SignFragments {
+        SignFragments {
+            map: BTreeMap::new(),
+            probe: true,
+        }
+    }
+
+    /// Writes fragment `key` (a later write of the same key replaces it, as in kube's map);
+    /// `value` runs only when the fragments are for real.
+    pub fn put(&mut self, key: &'static str, value: impl FnOnce() -> String) {
+        if !self.probe {
+            self.map.insert(key, value());
+        }
     }
 
     /// The signature of the fragments written.
     pub fn finish(self) -> PodSignature {
         let mut s = String::new();
-        for (k, v) in &self.0 {
+        for (k, v) in &self.map {
             let _ = write!(s, "{k}={v};");
         }
         PodSignature(Arc::from(s))
@@ -128,37 +145,39 @@ fn term(t: &NodeSelectorTerm) -> String {
     format!("{{{exp:?} {fld:?}}}")
 }
 
-/// NodeAffinity's fragments: the required terms (each term's requirements sorted, the terms
-/// sorted) and the preferred terms with their weights, then `nodeSelector`.
-pub fn node_affinity(pod: &Pod) -> (String, String) {
+/// NodeAffinity's first fragment: the required terms (each term's requirements sorted, the
+/// terms sorted) and the preferred terms with their weights.
+pub fn node_affinity(pod: &Pod) -> String {
     let spec = &pod.spec;
-    let aff = if spec.required_node_affinity.is_none() && spec.preferred_node_affinity.is_empty() {
-        String::new()
-    } else {
-        let mut req: Vec<String> = spec
-            .required_node_affinity
-            .as_ref()
-            .map_or(&[][..], |NodeSelector { terms }| &terms[..])
-            .iter()
-            .map(term)
-            .collect();
-        req.sort();
-        let mut pref: Vec<String> = spec
-            .preferred_node_affinity
-            .iter()
-            .map(|w| format!("{}:{}", w.weight, term(&w.term)))
-            .collect();
-        pref.sort();
-        format!("required={req:?} preferred={pref:?}")
-    };
-    let selector: Vec<String> = spec
+    if spec.required_node_affinity.is_none() && spec.preferred_node_affinity.is_empty() {
+        return String::new();
+    }
+    let mut req: Vec<String> = spec
+        .required_node_affinity
+        .as_ref()
+        .map_or(&[][..], |NodeSelector { terms }| &terms[..])
+        .iter()
+        .map(term)
+        .collect();
+    req.sort();
+    let mut pref: Vec<String> = spec
+        .preferred_node_affinity
+        .iter()
+        .map(|w| format!("{}:{}", w.weight, term(&w.term)))
+        .collect();
+    pref.sort();
+    format!("required={req:?} preferred={pref:?}")
+}
+
+/// NodeAffinity's second fragment: `nodeSelector`, in key order.
+pub fn node_selector(pod: &Pod) -> String {
+    let selector: std::collections::BTreeSet<String> = pod
+        .spec
         .node_selector
         .iter()
         .map(|(k, v)| format!("{:?}={:?}", k.to_string_lossy(), v.to_string_lossy()))
-        .collect::<std::collections::BTreeSet<_>>()
-        .into_iter()
         .collect();
-    (aff, selector.join(","))
+    format!("{selector:?}")
 }
 
 /// NodePorts' fragment: the set of host ports (numbers only, as kube signs them).

@@ -112,7 +112,9 @@ impl Plugin for BalancedAllocation {
     ) -> Result<(), &'static str> {
         #[allow(unused_imports)]
         use crate::framework::signature::{self as signature, signer};
-        sig.put(signer::RESOURCES, signature::resources(&pod.spec.requests));
+        sig.put(signer::RESOURCES, || {
+            signature::resources(&pod.spec.requests)
+        });
         Ok(())
     }
     fn name(&self) -> &'static str {

@@ -35,7 +35,7 @@ impl Plugin for ImageLocality {
     ) -> Result<(), &'static str> {
         #[allow(unused_imports)]
         use crate::framework::signature::{self as signature, signer};
-        sig.put(signer::IMAGE_NAMES, signature::image_names(pod));
+        sig.put(signer::IMAGE_NAMES, || signature::image_names(pod));
         Ok(())
     }
     fn name(&self) -> &'static str {

@@ -84,9 +84,8 @@ impl Plugin for NodeAffinity {
     ) -> Result<(), &'static str> {
         #[allow(unused_imports)]
         use crate::framework::signature::{self as signature, signer};
-        let (aff, sel) = signature::node_affinity(pod);
-        sig.put(signer::NODE_AFFINITY, aff);
-        sig.put(signer::NODE_SELECTOR, sel);
+        sig.put(signer::NODE_AFFINITY, || signature::node_affinity(pod));
+        sig.put(signer::NODE_SELECTOR, || signature::node_selector(pod));
         Ok(())
     }
     fn name(&self) -> &'static str {

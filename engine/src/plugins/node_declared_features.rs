@@ -54,10 +54,9 @@ impl Plugin for NodeDeclaredFeatures {
     ) -> Result<(), &'static str> {
         #[allow(unused_imports)]
         use crate::framework::signature::{self as signature, signer};
-        sig.put(
-            signer::FEATURES,
-            format!("{:?}", pod.spec.required_node_features),
-        );
+        sig.put(signer::FEATURES, || {
+            format!("{:?}", pod.spec.required_node_features)
+        });
         Ok(())
     }
     fn name(&self) -> &'static str {

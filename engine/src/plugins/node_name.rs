@@ -28,7 +28,7 @@ impl Plugin for NodeName {
     ) -> Result<(), &'static str> {
         #[allow(unused_imports)]
         use crate::framework::signature::{self as signature, signer};
-        sig.put(signer::NODE_NAME, pod.spec.node_name.to_string_lossy());
+        sig.put(signer::NODE_NAME, || pod.spec.node_name.to_string_lossy());
         Ok(())
     }
     fn name(&self) -> &'static str {

@@ -31,7 +31,7 @@ impl Plugin for NodePorts {
     ) -> Result<(), &'static str> {
         #[allow(unused_imports)]
         use crate::framework::signature::{self as signature, signer};
-        sig.put(signer::HOST_PORTS, signature::host_ports(pod));
+        sig.put(signer::HOST_PORTS, || signature::host_ports(pod));
         Ok(())
     }
     fn name(&self) -> &'static str {

@@ -250,7 +250,9 @@ impl Plugin for NodeResourcesFit {
     ) -> Result<(), &'static str> {
         #[allow(unused_imports)]
         use crate::framework::signature::{self as signature, signer};
-        sig.put(signer::RESOURCES, signature::resources(&pod.spec.requests));
+        sig.put(signer::RESOURCES, || {
+            signature::resources(&pod.spec.requests)
+        });
         Ok(())
     }
     fn name(&self) -> &'static str {

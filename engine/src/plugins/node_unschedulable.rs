@@ -44,7 +44,7 @@ impl Plugin for NodeUnschedulable {
     ) -> Result<(), &'static str> {
         #[allow(unused_imports)]
         use crate::framework::signature::{self as signature, signer};
-        sig.put(signer::TOLERATIONS, signature::tolerations(pod));
+        sig.put(signer::TOLERATIONS, || signature::tolerations(pod));
         Ok(())
     }
     fn name(&self) -> &'static str {

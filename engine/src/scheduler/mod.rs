@@ -252,6 +252,11 @@ impl Scheduler {
         &self.metrics
     }
 
+    /// The profiles' frameworks, in configuration order.
+    pub fn frameworks(&self) -> &[Framework] {
+        &self.frameworks
+    }
+
     /// The gauges, as `(metric name, labels, value)`: `scheduler_pending_pods{queue}` (pods in
     /// flight count as active), `tidegate_gated_pods{gate}` and
     /// `scheduler_unschedulable_pods{plugin}`.

@@ -225,7 +225,7 @@ impl Plugin for InterPodAffinity {
         }
         // Without this option, existing pods' preferred terms may select the pod's labels.
         if !self.args.ignore_preferred_terms_of_existing_pods {
-            sig.put(signer::LABELS, signature::labels(pod));
+            sig.put(signer::LABELS, || signature::labels(pod));
         }
         Ok(())
     }
