@@ -295,3 +295,28 @@ fn a_nomination_lost_to_a_status_write_is_retried_as_in_kube() {
     );
     assert_eq!(s.attempts, 4, "victim, preemptor twice, probe: {s:?}");
 }
+
+#[test]
+fn batching_workloads_place_pods_on_hints_as_kube_does() {
+    // perf-data/workloads/batching.yaml: upstream's batching/ scenarios in our own shapes
+    // (kubernetes/kubernetes test/integration/scheduler_perf/batching/performance-config.yaml).
+    let results = run(
+        &workloads_dir().join("batching.yaml"),
+        "integration-test",
+        None,
+    );
+    let get = |n: &str| results.iter().find(|(x, _)| x == n).unwrap().1;
+    for (name, s) in &results {
+        assert!(s.adds_up(), "{name}: {s:?}");
+        assert_eq!(s.bound, s.created, "{name}: {s:?}");
+    }
+    // One pod per node: every pod after the first takes the next cached node.
+    assert_eq!(get("HostPortConflict/20Nodes_20Pods_Batch20").batched, 19);
+    assert_eq!(get("ThreeCpuSaturation/20Nodes_20Pods_Batch20").batched, 19);
+    // A signature per pod (its own `signature` label): no pod matches the one before.
+    assert_eq!(get("HostPortConflict/20Nodes_20Pods_Batch1").batched, 0);
+    // Several pods per node: the last node is re-scored and competes; hints still serve.
+    assert!(get("SmallPodsRescored/10Nodes_100Pods_Batch100").batched > 0);
+    // kube's default profile signs no pod.
+    assert_eq!(get("DefaultProfileNoBatching/20Nodes_20Pods").batched, 0);
+}
