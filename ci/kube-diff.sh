@@ -4,7 +4,8 @@
 #   - random scenarios: `tidegate kube-scenarios` writes isolated little clusters (taints,
 #     node and pod (anti-)affinity, spread constraints, host ports, priorities and
 #     preemption, gates removed later) as scheduler_perf files, 100 scenarios per batch;
-#   - our own workloads written for it (perf-data/workloads/nomination-lost.yaml);
+#   - our own workloads written for it (perf-data/workloads/nomination-lost.yaml and
+#     batching.yaml);
 #   - every supported upstream workload labelled integration-test (--quick: the `short`
 #     ones of default_preemption) of SCHEDULER_PERF_DIR, when that folder exists;
 # and records each scheduling attempt in its order with kube's own Filter and Score over
@@ -81,7 +82,7 @@ echo "ci/kube-diff.sh: random scenarios recorded at $((SECONDS - start)) s" >&2
 
 # Our own workloads written for the differential (each a case the random scenarios met only
 # by chance): every run, quick or full.
-for config in "$root"/perf-data/workloads/nomination-lost.yaml; do
+for config in "$root"/perf-data/workloads/{nomination-lost,batching}.yaml; do
   while IFS= read -r name; do
     kube_run "$(dirname "$config")" "$(basename "$config")" own "$name"
   done < <(runnable_workloads "$tidegate" "$config" integration-test)
