@@ -35,7 +35,7 @@ pub(crate) fn replay(a: ReplayArgs) -> Result<ExitCode, HarnessError> {
     for path in &a.records {
         let r = oracle::replay(path, config.clone())?;
         outln!(
-            "{}: {} scenarios, {} attempts; {} whole-cluster evaluations compared; {} bindings top-checked, {} feasibility only (kube's adaptive window), {} fit errors, {} other errors, {} deferred-resize attempts; {} nominations, {} victim sets, {} deletions, {} nominations lost to a status write; {} explained; {} disagreements{}",
+            "{}: {} scenarios, {} attempts; {} whole-cluster evaluations compared; {} bindings top-checked, {} feasibility only (a node tried alone: nominated or a batch hint; or kube's adaptive window), {} fit errors, {} other errors, {} deferred-resize attempts; {} nominations, {} victim sets, {} deletions, {} nominations lost to a status write; {} explained; {} disagreements{}",
             path.display(),
             r.scenarios,
             r.decisions,

@@ -142,7 +142,7 @@ pub struct Scheduler {
     resize_preemption: bool,
     /// Per profile, its opportunistic batching state (used only where `batching`).
     batches: Vec<Mutex<batch::OpportunisticBatch>>,
-    /// Per profile: whether it batches (the gate is on and the profile signs pods).
+    /// Per profile: whether it runs opportunistic batching (the gate).
     batching: Vec<bool>,
     pub stats: SchedulerStats,
     /// Score's buffers between cycles (only the scheduling thread scores).
@@ -217,9 +217,11 @@ impl Scheduler {
         )
         .with_queueing_hints(hints);
         let batches = frameworks.iter().map(|_| Mutex::default()).collect();
+        // As in kube, every profile has its batch under the gate; one that signs no pod asks
+        // for hints and stores results all the same (and counts them), and never gets one.
         let batching = frameworks
             .iter()
-            .map(|f| cfg.opportunistic_batching && f.signs_pods())
+            .map(|_| cfg.opportunistic_batching)
             .collect();
         Ok(Arc::new_cyclic(|me| Scheduler {
             me: me.clone(),
