@@ -453,6 +453,11 @@ fn print_digest(reports: &[WorkloadReport], placements: &[(String, String, Strin
             _ => None,
         })
         .sum();
+    outln!(
+        "placements digest: {:016x} ({} pods bound, {attempts} attempts)",
+        runner::placements_digest(placements),
+        placements.len()
+    );
     let batched: u64 = reports
         .iter()
         .filter_map(|r| match &r.outcome {
@@ -460,16 +465,9 @@ fn print_digest(reports: &[WorkloadReport], placements: &[(String, String, Strin
             _ => None,
         })
         .sum();
-    let batched = if batched > 0 {
-        format!(", {batched} on an opportunistic batching hint")
-    } else {
-        String::new()
-    };
-    outln!(
-        "placements digest: {:016x} ({} pods bound, {attempts} attempts{batched})",
-        runner::placements_digest(placements),
-        placements.len()
-    );
+    if batched > 0 {
+        outln!("opportunistic batching: {batched} pods placed on a hint (no Filter pass, no Score)");
+    }
 }
 
 /// `memory: peak RSS …` of the workload with the highest peak.

@@ -100,6 +100,12 @@ pub enum BatchAttempt {
 }
 
 impl BatchAttempt {
+    pub const ALL: [BatchAttempt; 3] = [
+        BatchAttempt::NoHint,
+        BatchAttempt::HintUsed,
+        BatchAttempt::HintNotUsed,
+    ];
+
     pub fn as_str(self) -> &'static str {
         match self {
             BatchAttempt::NoHint => "no_hint",
@@ -127,6 +133,21 @@ pub enum BatchFlush {
 }
 
 impl BatchFlush {
+    pub const ALL: [BatchFlush; 12] = [
+        BatchFlush::PodFailed,
+        BatchFlush::PodSkipped,
+        BatchFlush::PodNominated,
+        BatchFlush::NodeMissing,
+        BatchFlush::EmptyList,
+        BatchFlush::Expired,
+        BatchFlush::PodIncompatible,
+        BatchFlush::PodNotBatchable,
+        BatchFlush::FilterError,
+        BatchFlush::PreScoreError,
+        BatchFlush::RescoreError,
+        BatchFlush::NormalizeError,
+    ];
+
     pub fn as_str(self) -> &'static str {
         match self {
             BatchFlush::PodFailed => "pod_failed",
@@ -144,6 +165,10 @@ impl BatchFlush {
         }
     }
 }
+
+/// Opportunistic batching's counters per profile: 3 attempt results, 12 flush reasons, 1
+/// rescore count.
+const BATCH_SLOTS: usize = BatchAttempt::ALL.len() + BatchFlush::ALL.len() + 1;
 
 /// One histogram series: a metric family plus its label values.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -317,8 +342,9 @@ pub struct Metrics {
     unschedulable_pods: Mutex<AHashMap<&'static str, i64>>,
     attempts_total: [AtomicU64; 3],
     gated_pods_total: AtomicI64,
-    /// Opportunistic batching's counters: (metric, profile, result or reason) → count.
-    batch: Mutex<std::collections::BTreeMap<(&'static str, Sym, &'static str), u64>>,
+    /// Opportunistic batching's counters per profile: [`BATCH_SLOTS`] counts (the attempt
+    /// results, then the flush reasons, then rescore attempts). A profile or two: a list.
+    batch: Mutex<Vec<(Sym, [u64; BATCH_SLOTS])>>,
 }
 
 /// A merged histogram with its exact sum (in the recorded unit).
@@ -453,41 +479,53 @@ impl Metrics {
         self.attempts_total[result as usize].fetch_add(1, Ordering::Relaxed);
     }
 
+    fn inc_batch_slot(&self, profile: Sym, slot: usize) {
+        let mut b = self.batch.lock();
+        match b.iter_mut().find(|(p, _)| *p == profile) {
+            Some((_, c)) => c[slot] += 1,
+            None => {
+                let mut c = [0; BATCH_SLOTS];
+                c[slot] = 1;
+                b.push((profile, c));
+            }
+        }
+    }
+
     /// `scheduler_batch_attempts_total{profile,result}`.
     pub fn inc_batch_attempt(&self, profile: Sym, result: BatchAttempt) {
-        *self
-            .batch
-            .lock()
-            .entry((names::BATCH_ATTEMPTS, profile, result.as_str()))
-            .or_default() += 1;
+        self.inc_batch_slot(profile, result as usize);
     }
 
     /// `scheduler_batch_cache_flushed_total{profile,reason}`.
     pub fn inc_batch_flush(&self, profile: Sym, reason: BatchFlush) {
-        *self
-            .batch
-            .lock()
-            .entry((names::BATCH_CACHE_FLUSHED, profile, reason.as_str()))
-            .or_default() += 1;
+        self.inc_batch_slot(profile, BatchAttempt::ALL.len() + reason as usize);
     }
 
     /// `scheduler_batch_rescore_attempts_total{profile}`.
     pub fn inc_batch_rescore(&self, profile: Sym) {
-        *self
-            .batch
-            .lock()
-            .entry((names::BATCH_RESCORE_ATTEMPTS, profile, ""))
-            .or_default() += 1;
+        self.inc_batch_slot(profile, BATCH_SLOTS - 1);
     }
 
-    /// Opportunistic batching's counters: (metric, profile, the `result` or `reason` label
-    /// value, "" for none) and the count, sorted.
+    /// Opportunistic batching's counters that are not 0: (metric, profile, the `result` or
+    /// `reason` label value, "" for none) and the count, by metric, profile and label.
     pub fn batch_counters(&self) -> Vec<(&'static str, String, &'static str, u64)> {
-        self.batch
-            .lock()
-            .iter()
-            .map(|(&(m, p, l), &n)| (m, p.to_string_lossy(), l, n))
-            .collect()
+        let mut out = Vec::new();
+        for (profile, c) in self.batch.lock().iter() {
+            let p = profile.to_string_lossy();
+            for (i, &n) in c.iter().enumerate().filter(|&(_, &n)| n > 0) {
+                let a = BatchAttempt::ALL.len();
+                let (metric, label) = if i < a {
+                    (names::BATCH_ATTEMPTS, BatchAttempt::ALL[i].as_str())
+                } else if i < BATCH_SLOTS - 1 {
+                    (names::BATCH_CACHE_FLUSHED, BatchFlush::ALL[i - a].as_str())
+                } else {
+                    (names::BATCH_RESCORE_ATTEMPTS, "")
+                };
+                out.push((metric, p.clone(), label, n));
+            }
+        }
+        out.sort();
+        out
     }
 
     pub fn attempts_total(&self, result: AttemptResult) -> u64 {
