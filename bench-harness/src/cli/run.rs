@@ -466,7 +466,9 @@ fn print_digest(reports: &[WorkloadReport], placements: &[(String, String, Strin
         })
         .sum();
     if batched > 0 {
-        outln!("opportunistic batching: {batched} pods placed on a hint (no Filter pass, no Score)");
+        outln!(
+            "opportunistic batching: {batched} pods placed on a hint (no Filter pass, no Score)"
+        );
     }
 }
 
