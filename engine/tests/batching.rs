@@ -18,6 +18,7 @@ use tidegate_engine::scheduler::{Scheduler, SchedulerConfig};
 #[derive(Default)]
 struct Client {
     binds: Mutex<Vec<(String, Sym)>>,
+    messages: Mutex<Vec<String>>,
 }
 
 impl ClusterClient for Client {
@@ -27,6 +28,9 @@ impl ClusterClient for Client {
     }
     fn pod_exists_unassigned(&self, _pod: &Pod) -> bool {
         true
+    }
+    fn set_unschedulable(&self, _pod: &Pod, _reason: &str, message: &str) {
+        self.messages.lock().push(message.to_string());
     }
 }
 
@@ -47,13 +51,17 @@ fn setup(
     nodes: usize,
     cpu: i64,
 ) -> (Arc<Scheduler>, Arc<Client>) {
-    let client = Arc::new(Client::default());
     let cfg = SchedulerConfig {
         profiles: vec![profile],
         parallelism: 1,
         opportunistic_batching: batching,
         ..SchedulerConfig::default()
     };
+    setup_cfg(cfg, nodes, cpu)
+}
+
+fn setup_cfg(cfg: SchedulerConfig, nodes: usize, cpu: i64) -> (Arc<Scheduler>, Arc<Client>) {
+    let client = Arc::new(Client::default());
     let sched = Scheduler::new(
         cfg,
         &Registry::in_tree(),
@@ -246,6 +254,37 @@ fn the_gate_off_batches_nothing() {
 }
 
 #[test]
+fn resize_preemption_turns_signatures_off() {
+    // kube's default profile under InPlacePodVerticalScalingSchedulerPreemption runs
+    // DeferredPodScheduling, which does not sign: no pod is batched.
+    let (s, c) = setup_cfg(
+        SchedulerConfig {
+            profiles: vec![no_default_spreading()],
+            parallelism: 1,
+            opportunistic_batching: true,
+            resize_preemption: true,
+            ..SchedulerConfig::default()
+        },
+        10,
+        4000,
+    );
+    let pods: Vec<_> = (0..10)
+        .map(|i| pod(&format!("p{i}"), 100, Some(80), &[]))
+        .collect();
+    schedule_all(&s, &pods);
+    assert_eq!(c.binds.lock().len(), 10);
+    assert_eq!(s.batched_pods(), 0);
+    assert_eq!(
+        count(
+            &s,
+            "scheduler_batch_cache_flushed_total",
+            "pod_not_batchable"
+        ),
+        9
+    );
+}
+
+#[test]
 fn a_failed_pod_breaks_the_chain() {
     // "pod doesn't get hint if previous pod didn't scheduled": a pod that fits nowhere
     // between two pods of one signature; the third pod's cycle does not follow a stored one.
@@ -357,7 +396,51 @@ fn signatures_follow_what_kube_signs() {
         match_label_keys: vec![],
     }];
     assert_eq!(fwk.sign_pod(&Pod::new("ns", "s", Arc::new(spread))), None);
+    // Any podAffinity or podAntiAffinity struct, even without terms, is refused by
+    // InterPodAffinity.
+    let mut empty_affinity = (*a.spec).clone();
+    empty_affinity.pod_affinity_present = true;
+    assert_eq!(
+        fwk.sign_pod(&Pod::new("ns", "e", Arc::new(empty_affinity))),
+        None
+    );
     // kube's default profile signs nothing.
     let (d, _) = setup(Profile::default_profile(), true, 1, 4000);
     assert_eq!(d.frameworks()[0].sign_pod(&a), None);
+}
+
+#[test]
+fn nodes_outside_a_prefilter_subset_name_the_plugin_that_narrowed_them() {
+    // kube's findNodesThatFitPod: the nodes a PreFilterResult leaves out get "node(s) didn't
+    // satisfy plugin(s) [<plugins with nodes>]", and those plugins join the diagnosis'
+    // unschedulable plugins (pkg/scheduler/schedule_one.go, framework/runtime/framework.go
+    // RunPreFilterPlugins, kubernetes/kubernetes v1.37.2).
+    use tidegate_engine::api::{NodeSelector, NodeSelectorTerm, Operator, Requirement};
+    let (s, c) = setup(Profile::default_profile(), true, 3, 1000);
+    let mut spec = (*pod("pinned", 2000, None, &[]).spec).clone();
+    spec.required_node_affinity = Some(NodeSelector {
+        terms: vec![NodeSelectorTerm {
+            match_expressions: vec![],
+            match_fields: vec![Requirement {
+                key: Sym::new("metadata.name"),
+                op: Operator::In,
+                values: vec![Sym::new("node-0")],
+                int_value: 0,
+            }],
+        }],
+    });
+    let p = Arc::new(Pod::new("ns", "pinned", Arc::new(spec)));
+    schedule_all(&s, std::slice::from_ref(&p));
+    let info = s.queue.pending_info(&p.key).expect("pending");
+    let mut plugins = info.unschedulable_plugins.clone();
+    plugins.sort_unstable();
+    assert_eq!(plugins, vec!["NodeAffinity", "NodeResourcesFit"]);
+    assert_eq!(
+        c.messages.lock().first().map(String::as_str),
+        Some(
+            "0/3 nodes are available: 1 Insufficient cpu, 2 node(s) didn't satisfy plugin(s) \
+             [NodeAffinity]. preemption: 0/3 nodes are available: 1 No preemption victims \
+             found for incoming pod, 2 Preemption is not helpful for scheduling."
+        )
+    );
 }

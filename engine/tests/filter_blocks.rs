@@ -146,7 +146,7 @@ proptest! {
         let fwk = framework();
         let p = pod(cpu, widgets, tolerate_taint, tolerate_cordon);
         let mut state = CycleState::new();
-        let (_, st) = fwk.run_pre_filter(&mut state, &p, &snap);
+        let (_, st, _) = fwk.run_pre_filter(&mut state, &p, &snap);
         prop_assert!(st.is_success(), "PreFilter: {st:?}");
         let filters = fwk.active_filter_plugins(&state, &p);
         // The same plugins, each called on every node: no traits, no block loop.

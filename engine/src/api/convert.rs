@@ -732,6 +732,7 @@ fn set_affinity(info: &mut PodSpecInfo, aff: &core::Affinity) -> Result<(), Conv
         info.required_node_affinity = required;
         info.preferred_node_affinity = preferred;
     }
+    info.pod_affinity_present = aff.pod_affinity.is_some() || aff.pod_anti_affinity.is_some();
     if let Some(pa) = &aff.pod_affinity {
         let path = "spec.affinity.podAffinity";
         info.pod_affinity.required_affinity = affinity_terms(

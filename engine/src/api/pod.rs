@@ -174,6 +174,9 @@ pub struct PodSpecInfo {
     pub host_ports: Vec<HostPort>,
     /// `spec.affinity.podAffinity` / `podAntiAffinity`.
     pub pod_affinity: PodAffinity,
+    /// Whether `spec.affinity.podAffinity` or `podAntiAffinity` is present at all, even with
+    /// no terms (kube's InterPodAffinity refuses to sign such a pod).
+    pub pod_affinity_present: bool,
     pub topology_spread_constraints: Vec<TopologySpreadConstraint>,
     /// `spec.initContainers[*].image` then `spec.containers[*].image` (ImageLocality), one
     /// per container, normalized as kube does (`:latest` added when there is no tag).

@@ -505,16 +505,24 @@ impl Framework {
         !self.post_filter.is_empty()
     }
 
-    /// Runs PreFilter. Merges PreFilterResults by intersection; records Skip.
+    /// kube's `RunPreFilterPlugins`: every PreFilter plugin in order. A plugin's Skip takes its
+    /// Filter out of the cycle; UnschedulableAndUnresolvable stops at once; Unschedulable is
+    /// kept and the other plugins still run (preemption may help later in the cycle); an error
+    /// stops with `running PreFilter plugin "<name>": <message>`. The node subsets plugins
+    /// return are intersected; an empty intersection is UnschedulableAndUnresolvable
+    /// (`node(s) didn't satisfy plugin <name>`, or `plugin(s) [<names>] simultaneously`).
+    /// Returns the merged subset, the status, and the plugins that returned a subset (kube's
+    /// `pluginsWithNodes`: they join the diagnosis' unschedulable plugins).
     pub fn run_pre_filter(
         &self,
         state: &mut CycleState,
         pod: &Pod,
         snapshot: &Snapshot,
-    ) -> (Option<PreFilterResult>, Status) {
+    ) -> (Option<PreFilterResult>, Status, Vec<&'static str>) {
         let start = Instant::now();
         let mut result: Option<PreFilterResult> = None;
         let mut status = Status::success();
+        let mut with_nodes: Vec<&'static str> = Vec::new();
         for p in &self.pre_filter {
             let t = plugin_timer(state);
             let (r, s) = p.pre_filter(state, pod, snapshot);
@@ -524,10 +532,32 @@ impl Framework {
                 continue;
             }
             if !s.is_success() {
-                status = s.with_plugin(p.name());
-                break;
+                match s.code() {
+                    Code::UnschedulableAndUnresolvable => {
+                        status = s.with_plugin(p.name());
+                        result = None;
+                        with_nodes.clear();
+                        break;
+                    }
+                    Code::Unschedulable => {
+                        status = s.with_plugin(p.name());
+                        continue;
+                    }
+                    _ => {
+                        status = Status::error(format!(
+                            "running PreFilter plugin {:?}: {}",
+                            p.name(),
+                            s.message()
+                        ))
+                        .with_plugin(p.name());
+                        result = None;
+                        with_nodes.clear();
+                        break;
+                    }
+                }
             }
             if let Some(r) = r.filter(|r| r.node_names.is_some()) {
+                with_nodes.push(p.name());
                 result = Some(match result {
                     None => r,
                     Some(prev) => {
@@ -539,13 +569,30 @@ impl Framework {
                         }
                     }
                 });
+                if result
+                    .as_ref()
+                    .is_some_and(|r| r.node_names.as_ref().is_some_and(|n| n.is_empty()))
+                {
+                    let mut names = with_nodes.clone();
+                    names.sort_unstable();
+                    let msg = if names.len() == 1 {
+                        format!("node(s) didn't satisfy plugin {}", names[0])
+                    } else {
+                        format!(
+                            "node(s) didn't satisfy plugin(s) [{}] simultaneously",
+                            names.join(" ")
+                        )
+                    };
+                    status = Status::new(Code::UnschedulableAndUnresolvable, msg);
+                    break;
+                }
             }
         }
         self.metrics.observe(
             Series::ExtensionPoint(ExtensionPoint::PreFilter, status.code()),
             nanos(start),
         );
-        (result, status)
+        (result, status, with_nodes)
     }
 
     /// kube's `RunPreFilterExtensionAddPod`: every PreFilter plugin that did not Skip and has

@@ -25,6 +25,9 @@ pub struct Evaluation {
     pub feasible: Vec<(Sym, i64)>,
     /// The nodes Filter rejected, with the rejecting status.
     pub rejected: Vec<(Sym, Status)>,
+    /// The PreFilter plugins that narrowed the nodes to a subset (kube's `pluginsWithNodes`,
+    /// part of a failure's unschedulable plugins).
+    pub pre_filter_with_nodes: Vec<&'static str>,
     /// A PreScore or Score error (the feasible nodes then carry no score).
     pub score_error: Option<Status>,
     /// Each feasible node's score per active Score plugin (normalized and weighted), in
@@ -65,6 +68,8 @@ impl Evaluation {
             Some(st) => vec![st.plugin()],
             None => self.rejected.iter().map(|(_, st)| st.plugin()).collect(),
         };
+        out.extend(&self.pre_filter_with_nodes);
+        out.retain(|p| !p.is_empty());
         out.sort_unstable();
         out.dedup();
         out
@@ -82,7 +87,8 @@ impl Scheduler {
         let mut snap = self.snapshot.lock();
         self.cache.update_snapshot(&mut snap);
         let mut out = Evaluation::default();
-        let (pre, st) = fwk.run_pre_filter(&mut state, pod, &snap);
+        let (pre, st, with_nodes) = fwk.run_pre_filter(&mut state, pod, &snap);
+        out.pre_filter_with_nodes = with_nodes;
         if !st.is_success() {
             out.pre_filter = Some(st);
             return Some(out);
@@ -234,7 +240,7 @@ impl Scheduler {
         let fwk = &self.frameworks[self.framework_for(pod)?];
         let mut state = CycleState::new();
         let snap = self.snapshot.lock();
-        let (_, st) = fwk.run_pre_filter(&mut state, pod, &snap);
+        let (_, st, _) = fwk.run_pre_filter(&mut state, pod, &snap);
         if !st.is_success() {
             return Some(out);
         }
@@ -264,7 +270,7 @@ impl Scheduler {
         let mut state = CycleState::new();
         let mut snap = self.snapshot.lock();
         self.cache.update_snapshot(&mut snap);
-        let (_, st) = fwk.run_pre_filter(&mut state, pod, &snap);
+        let (_, st, _) = fwk.run_pre_filter(&mut state, pod, &snap);
         if !st.is_success() {
             return Some(false);
         }

@@ -230,9 +230,9 @@ impl Scheduler {
         }
 
         // PreFilter.
-        let (pre, st) = fwk.run_pre_filter(state, pod, &snap);
+        let (pre, st, with_nodes) = fwk.run_pre_filter(state, pod, &snap);
         if !st.is_success() {
-            return Err(pre_filter_failure(st, all));
+            return Err(pre_filter_failure(st, all, with_nodes));
         }
         let subset: Option<(Vec<Arc<NodeInfo>>, Vec<NodeRow>)> = pre
             .and_then(|r| r.node_names)
@@ -246,19 +246,32 @@ impl Scheduler {
         // kube's findNodesThatFitPod: the nominated node (set after preemption), or the
         // batch's hint, tried alone first; PreFilter's subset does not apply to it.
         let batching = self.batching[fi];
-        let signature = if batching { fwk.sign_pod(pod) } else { None };
+        // Under InPlacePodVerticalScalingSchedulerPreemption kube's default profile runs
+        // DeferredPodScheduling at PreFilter and Filter, which signs no pod.
+        let signature = if batching && !self.resize_preemption {
+            fwk.sign_pod(pod)
+        } else {
+            None
+        };
         let hint = if batching {
             self.node_hint(fi, fwk, state, pod, signature.as_ref(), cycle, &snap)
         } else {
             None
         };
-        if let Some(first) = pod.nominated_node_name.filter(|n| !n.is_empty()).or(hint)
-            && self.passes_filters_alone(fwk, state, pod, &snap, first)
-        {
-            if batching {
-                self.store_schedule_results(fi, signature, hint, first, None, 0, cycle);
+        // A node rejected alone stays in kube's diagnosis (it counts for the next start index
+        // and in a fit error) even when the full pass does not reach it.
+        let mut alone: Option<(Sym, Status)> = None;
+        if let Some(first) = pod.nominated_node_name.filter(|n| !n.is_empty()).or(hint) {
+            match self.filter_alone(fwk, state, pod, &snap, first) {
+                Some(st) if st.is_success() => {
+                    if batching {
+                        self.store_schedule_results(fi, signature, hint, first, None, 0, cycle);
+                    }
+                    return Ok(first);
+                }
+                Some(st) if st.is_rejected() => alone = Some((first, st)),
+                _ => {}
             }
-            return Ok(first);
         }
 
         // Filter.
@@ -269,12 +282,19 @@ impl Scheduler {
             (nodes, rows),
             all,
             subset.is_none(),
+            alone.as_ref().map(|(n, _)| *n),
         );
         if let Some(e) = outcome.error {
             return Err(rejection(e));
         }
         if outcome.feasible.is_empty() {
-            return Err(fit_error(all, excluded, outcome.rejected, nodes));
+            return Err(fit_error(
+                all,
+                (excluded, &with_nodes),
+                outcome.rejected,
+                nodes,
+                alone,
+            ));
         }
         // The statuses are for a failure's diagnosis only.
         crate::framework::parallelize::recycle_rejected(outcome.rejected);
@@ -305,19 +325,16 @@ impl Scheduler {
     }
 
     /// kube's `evaluateNominatedNode`: `node` alone through Filter, with the nominated pods.
-    /// A node not in the snapshot, a rejection or an error all read `false` (kube logs the
-    /// error and filters every node).
-    fn passes_filters_alone(
+    /// `None` for a node not in the snapshot (kube logs the error and filters every node).
+    fn filter_alone(
         &self,
         fwk: &Framework,
         state: &CycleState,
         pod: &Pod,
         snap: &Snapshot,
         node: Sym,
-    ) -> bool {
-        let Some(&i) = snap.index.get(&node) else {
-            return false;
-        };
+    ) -> Option<Status> {
+        let &i = snap.index.get(&node)?;
         let t = Instant::now();
         let filters = fwk.active_filter_plugins(state, pod);
         let nominated = if self.queue.nominator.is_empty() {
@@ -337,7 +354,7 @@ impl Scheduler {
             Code::Error
         };
         fwk.observe_phase(ExtensionPoint::Filter, code, t.elapsed());
-        st.is_success()
+        Some(st)
     }
 
     /// Has the pool's helpers awake when this cycle's Filter and Score will fan out.
@@ -358,6 +375,7 @@ impl Scheduler {
     /// second pass when any are nominated. `whole_list`: `nodes` is the snapshot's list (not a
     /// PreFilter subset), so the start index moves on.
     #[inline]
+    #[allow(clippy::too_many_arguments)]
     fn find_nodes_that_pass_filters(
         &self,
         fwk: &Framework,
@@ -366,6 +384,7 @@ impl Scheduler {
         (nodes, rows): (&[Arc<NodeInfo>], &[NodeRow]),
         all: usize,
         whole_list: bool,
+        rejected_alone: Option<Sym>,
     ) -> FilterOutcome {
         let pct = fwk.percentage_of_nodes_to_score.or(self.global_pct);
         let num_to_find = if fwk.has_score_plugins() {
@@ -421,7 +440,14 @@ impl Scheduler {
             Code::Success
         };
         fwk.observe_phase(ExtensionPoint::Filter, phase_code, t.elapsed());
-        let processed = outcome.feasible.len() + outcome.rejected.len();
+        // kube counts the statuses of its diagnosis: the node rejected alone first (nominated
+        // or hinted) once, whether or not this pass reached it.
+        let reached = |n: Sym| {
+            outcome.feasible.iter().any(|&i| nodes[i].name() == n)
+                || outcome.rejected.iter().any(|(i, _)| nodes[*i].name() == n)
+        };
+        let extra = rejected_alone.is_some_and(|n| !reached(n));
+        let processed = outcome.feasible.len() + outcome.rejected.len() + usize::from(extra);
         self.last_filter_scan.store(processed, Ordering::Relaxed);
         if n > 0 && whole_list {
             self.next_start_node_index
@@ -498,13 +524,19 @@ impl Scheduler {
 
 /// A PreFilter that did not succeed: a rejection reads `0/N nodes are available: <msg>.` and
 /// carries the plugin as the diagnosis; an error is returned as is.
-fn pre_filter_failure(st: Status, all: usize) -> Failure {
+fn pre_filter_failure(st: Status, all: usize, with_nodes: Vec<&'static str>) -> Failure {
     if !st.is_rejected() {
         return rejection(st);
     }
     let msg = st.message();
+    // kube's diagnosis: the plugins that narrowed the nodes, and the rejecting one (none for
+    // an empty intersection of their subsets).
+    let mut unschedulable_plugins = with_nodes;
+    if !st.plugin().is_empty() && !unschedulable_plugins.contains(&st.plugin()) {
+        unschedulable_plugins.push(st.plugin());
+    }
     let diagnosis = Diagnosis {
-        unschedulable_plugins: vec![st.plugin()],
+        unschedulable_plugins,
         pre_filter_msg: msg.clone(),
         ..Default::default()
     };
@@ -539,13 +571,29 @@ pub(super) fn rejection(st: Status) -> Failure {
 /// strings sorted.
 pub(super) fn fit_error(
     all: usize,
-    excluded: usize,
+    (mut excluded, with_nodes): (usize, &[&'static str]),
     rejected: Vec<(usize, Status)>,
     nodes: &[Arc<crate::framework::NodeInfo>],
+    alone: Option<(Sym, Status)>,
 ) -> Failure {
     let mut counts: AHashMap<crate::framework::status::Reason, usize> = AHashMap::new();
     let mut diagnosis = Diagnosis::default();
-    for (i, st) in rejected {
+    // The node rejected alone first (nominated or hinted) has its own status in kube's
+    // diagnosis; counted here when the full pass did not judge it (outside PreFilter's
+    // subset: then it is no longer one of the excluded).
+    let mut statuses: Vec<(Sym, Status)> = rejected
+        .into_iter()
+        .map(|(i, st)| (nodes[i].name(), st))
+        .collect();
+    if let Some((n, st)) = alone
+        && !statuses.iter().any(|(m, _)| *m == n)
+    {
+        if !nodes.iter().any(|x| x.name() == n) {
+            excluded = excluded.saturating_sub(1);
+        }
+        statuses.push((n, st));
+    }
+    for (name, st) in statuses {
         for r in st.reasons() {
             *counts.entry(r.clone()).or_default() += 1;
         }
@@ -557,12 +605,21 @@ pub(super) fn fit_error(
         } else if !diagnosis.unschedulable_plugins.contains(&plugin) {
             diagnosis.unschedulable_plugins.push(plugin);
         }
-        diagnosis.node_statuses.push((nodes[i].name(), st));
+        diagnosis.node_statuses.push((name, st));
     }
+    // kube: the nodes outside PreFilter's subset get "node(s) didn't satisfy plugin(s)
+    // [<the plugins that narrowed them, sorted>]", and those plugins are unschedulable ones.
     if excluded > 0 {
+        let mut names = with_nodes.to_vec();
+        names.sort_unstable();
         *counts
-            .entry("node(s) didn't satisfy plugin(s) [PreFilter result]".into())
+            .entry(format!("node(s) didn't satisfy plugin(s) [{}]", names.join(" ")).into())
             .or_default() += excluded;
+    }
+    for p in with_nodes {
+        if !diagnosis.unschedulable_plugins.contains(p) {
+            diagnosis.unschedulable_plugins.push(p);
+        }
     }
     let mut parts: Vec<String> = counts
         .into_iter()

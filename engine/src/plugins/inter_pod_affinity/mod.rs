@@ -220,7 +220,7 @@ impl Plugin for InterPodAffinity {
         #[allow(unused_imports)]
         use crate::framework::signature::{self as signature, signer};
         // kube: pod (anti-)affinity depends on where other pods run, not on one node.
-        if !pod.spec.pod_affinity.is_empty() {
+        if pod.spec.pod_affinity_present || !pod.spec.pod_affinity.is_empty() {
             return Err("pods with InterPodAffinity are not signable");
         }
         // Without this option, existing pods' preferred terms may select the pod's labels.
