@@ -107,6 +107,13 @@ fn pod(name: &str, cpu: i64, host_port: Option<i32>, labels: &[(&str, &str)]) ->
     Arc::new(p)
 }
 
+/// `n` pods `p0`, `p1`, … of one shape.
+fn numbered(n: usize, cpu: i64, host_port: Option<i32>, labels: &[(&str, &str)]) -> Vec<Arc<Pod>> {
+    (0..n)
+        .map(|i| pod(&format!("p{i}"), cpu, host_port, labels))
+        .collect()
+}
+
 /// Adds the pods, then schedules until the queue is empty.
 fn schedule_all(s: &Scheduler, pods: &[Arc<Pod>]) {
     for p in pods {
@@ -121,7 +128,7 @@ fn counters(s: &Scheduler) -> BTreeMap<(String, String), u64> {
     s.metrics()
         .batch_counters()
         .into_iter()
-        .map(|(m, _, l, n)| ((m.to_string(), l.to_string()), n))
+        .map(|(m, _, l, n)| ((m.to_string(), l.map_or("", |(_, v)| v).to_string()), n))
         .collect()
 }
 
@@ -145,9 +152,7 @@ fn host_port_conflict_batches_every_pod_after_the_first() {
     // HostPortConflict: one pod per node; pod N's node is infeasible for pod N+1, so each
     // later pod takes the next cached node on a hint.
     let (s, c) = setup(no_default_spreading(), true, 20, 4000);
-    let pods: Vec<_> = (0..20)
-        .map(|i| pod(&format!("p{i}"), 100, Some(80), &[("signature", "a")]))
-        .collect();
+    let pods = numbered(20, 100, Some(80), &[("signature", "a")]);
     schedule_all(&s, &pods);
     assert_eq!(c.binds.lock().len(), 20);
     assert!(per_node(&c).values().all(|&n| n == 1), "{:?}", per_node(&c));
@@ -162,9 +167,7 @@ fn host_port_conflict_batches_every_pod_after_the_first() {
 fn resource_saturation_batches_and_never_overcommits() {
     // ResourceSaturation: 3 CPU pods on 4 CPU nodes, one per node.
     let (s, c) = setup(no_default_spreading(), true, 10, 4000);
-    let pods: Vec<_> = (0..10)
-        .map(|i| pod(&format!("p{i}"), 3000, None, &[]))
-        .collect();
+    let pods = numbered(10, 3000, None, &[]);
     schedule_all(&s, &pods);
     assert_eq!(c.binds.lock().len(), 10);
     assert!(per_node(&c).values().all(|&n| n == 1));
@@ -177,9 +180,7 @@ fn a_last_node_still_feasible_is_rescored_and_competes_again() {
     // again and goes back among the candidates ("rescored node wins/loses"); no node is ever
     // given more than it has.
     let (s, c) = setup(no_default_spreading(), true, 4, 1000);
-    let pods: Vec<_> = (0..12)
-        .map(|i| pod(&format!("p{i}"), 300, None, &[]))
-        .collect();
+    let pods = numbered(12, 300, None, &[]);
     schedule_all(&s, &pods);
     assert_eq!(c.binds.lock().len(), 12);
     assert!(per_node(&c).values().all(|&n| n <= 3), "{:?}", per_node(&c));
@@ -217,9 +218,7 @@ fn pods_of_different_signatures_get_no_hint() {
 fn kubes_default_profile_signs_no_pod() {
     // PodTopologySpread's system default constraints make every pod unsignable.
     let (s, c) = setup(Profile::default_profile(), true, 10, 4000);
-    let pods: Vec<_> = (0..10)
-        .map(|i| pod(&format!("p{i}"), 100, Some(80), &[]))
-        .collect();
+    let pods = numbered(10, 100, Some(80), &[]);
     schedule_all(&s, &pods);
     assert_eq!(c.binds.lock().len(), 10);
     assert_eq!(s.batched_pods(), 0);
@@ -245,9 +244,7 @@ fn kubes_default_profile_signs_no_pod() {
 #[test]
 fn the_gate_off_batches_nothing() {
     let (s, c) = setup(no_default_spreading(), false, 10, 4000);
-    let pods: Vec<_> = (0..10)
-        .map(|i| pod(&format!("p{i}"), 100, Some(80), &[]))
-        .collect();
+    let pods = numbered(10, 100, Some(80), &[]);
     schedule_all(&s, &pods);
     assert_eq!(c.binds.lock().len(), 10);
     assert_eq!(s.batched_pods(), 0);
@@ -268,9 +265,7 @@ fn resize_preemption_turns_signatures_off() {
         10,
         4000,
     );
-    let pods: Vec<_> = (0..10)
-        .map(|i| pod(&format!("p{i}"), 100, Some(80), &[]))
-        .collect();
+    let pods = numbered(10, 100, Some(80), &[]);
     schedule_all(&s, &pods);
     assert_eq!(c.binds.lock().len(), 10);
     assert_eq!(s.batched_pods(), 0);

@@ -324,7 +324,7 @@ pub(crate) fn run_with(
     }
     if let Some(sig) = runner::interrupt::requested() {
         let interrupted = reports.last().is_some_and(
-            |r| matches!(&r.outcome, Outcome::Failed(m) if m.starts_with("interrupted by")),
+            |r| matches!(&r.outcome, Outcome::Failed(m) if runner::is_interruption(m)),
         );
         eprintln!(
             "tidegate: stopped by {}: {} workload(s) finished and written, {}",
@@ -446,25 +446,22 @@ fn print_digest(reports: &[WorkloadReport], placements: &[(String, String, Strin
     if placements.is_empty() {
         return;
     }
-    let attempts: u64 = reports
-        .iter()
-        .filter_map(|r| match &r.outcome {
-            Outcome::Ran(res) => Some(res.summary.attempts),
-            _ => None,
-        })
-        .sum();
+    let total = |of: fn(&runner::Summary) -> u64| -> u64 {
+        reports
+            .iter()
+            .filter_map(|r| match &r.outcome {
+                Outcome::Ran(res) => Some(of(&res.summary)),
+                _ => None,
+            })
+            .sum()
+    };
+    let attempts = total(|s| s.attempts);
     outln!(
         "placements digest: {:016x} ({} pods bound, {attempts} attempts)",
         runner::placements_digest(placements),
         placements.len()
     );
-    let batched: u64 = reports
-        .iter()
-        .filter_map(|r| match &r.outcome {
-            Outcome::Ran(res) => Some(res.summary.batched),
-            _ => None,
-        })
-        .sum();
+    let batched = total(|s| s.batched);
     if batched > 0 {
         outln!(
             "opportunistic batching: {batched} pods placed on a hint (no Filter pass, no Score)"

@@ -121,13 +121,7 @@ impl Snapshot {
         }
         for (metric, profile, label, n) in sched.metrics().batch_counters() {
             let mut labels = vec![("profile".into(), profile)];
-            if let Some(key) = match metric {
-                names::BATCH_ATTEMPTS => Some("result"),
-                names::BATCH_CACHE_FLUSHED => Some("reason"),
-                _ => None,
-            } {
-                labels.push((key.into(), label.to_string()));
-            }
+            labels.extend(label.map(|(k, v)| (k.into(), v.into())));
             s.counters
                 .entry(metric)
                 .or_default()

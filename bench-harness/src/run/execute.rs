@@ -299,10 +299,18 @@ fn run_ops(
     result.map(|()| cx.items)
 }
 
+/// The start of the message of a workload stopped by a signal.
+const INTERRUPTED: &str = "interrupted by ";
+
+/// Whether a workload's failure is a signal's interruption ([`interrupted`]).
+pub fn is_interruption(msg: &str) -> bool {
+    msg.starts_with(INTERRUPTED)
+}
+
 /// The error of a workload stopped by a signal at op `i`.
 fn interrupted(sig: i32, i: usize, opcode: &str) -> HarnessError {
     HarnessError::Run(format!(
-        "interrupted by {} at op {i} ({opcode}); the workload's results are incomplete",
+        "{INTERRUPTED}{} at op {i} ({opcode}); the workload's results are incomplete",
         super::interrupt::signal_name(sig)
     ))
 }

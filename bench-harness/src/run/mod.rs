@@ -20,7 +20,7 @@ pub mod plan;
 pub mod progress;
 pub mod results;
 
-pub use execute::{run_config, run_config_with};
+pub use execute::{is_interruption, run_config, run_config_with};
 pub use flame::Profile;
 pub use memory::{peak_rss_mb, rss_mb};
 pub use ops::check_ops;

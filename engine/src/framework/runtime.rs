@@ -438,12 +438,6 @@ impl Framework {
         }
     }
 
-    /// Whether this profile signs pods at all (every plugin at PreFilter, Filter, PreScore and
-    /// Score signs).
-    pub fn signs_pods(&self) -> bool {
-        self.signers.is_some()
-    }
-
     /// kube's `frameworkImpl.SignPod`: the pod's signature, or `None` when the profile does
     /// not sign pods or a plugin refuses this one (`framework/signature.rs`). The volume
     /// sources are signed as kube's default profile's volume plugins sign them.
@@ -532,29 +526,23 @@ impl Framework {
                 continue;
             }
             if !s.is_success() {
-                match s.code() {
-                    Code::UnschedulableAndUnresolvable => {
-                        status = s.with_plugin(p.name());
-                        result = None;
-                        with_nodes.clear();
-                        break;
-                    }
-                    Code::Unschedulable => {
-                        status = s.with_plugin(p.name());
-                        continue;
-                    }
-                    _ => {
-                        status = Status::error(format!(
-                            "running PreFilter plugin {:?}: {}",
-                            p.name(),
-                            s.message()
-                        ))
-                        .with_plugin(p.name());
-                        result = None;
-                        with_nodes.clear();
-                        break;
-                    }
+                if s.code() == Code::Unschedulable {
+                    status = s.with_plugin(p.name());
+                    continue;
                 }
+                status = if s.code() == Code::UnschedulableAndUnresolvable {
+                    s.with_plugin(p.name())
+                } else {
+                    Status::error(format!(
+                        "running PreFilter plugin {:?}: {}",
+                        p.name(),
+                        s.message()
+                    ))
+                    .with_plugin(p.name())
+                };
+                result = None;
+                with_nodes.clear();
+                break;
             }
             if let Some(r) = r.filter(|r| r.node_names.is_some()) {
                 with_nodes.push(p.name());

@@ -19,6 +19,7 @@ use crate::framework::cycle_state::CycleState;
 use crate::framework::events::{ActionType, ClusterEvent, EventResource};
 use crate::framework::interface::{EnqueueExtensions, Plugin, PreScorePlugin, ScorePlugin};
 use crate::framework::node_info::{NodeInfo, NodeRow};
+use crate::framework::signature::{self, SignFragments, signer};
 use crate::framework::status::Status;
 use serde::Deserialize;
 use std::sync::Arc;
@@ -105,13 +106,7 @@ impl Plugin for BalancedAllocation {
     fn signs_pods(&self) -> bool {
         true
     }
-    fn sign_pod(
-        &self,
-        pod: &crate::api::Pod,
-        sig: &mut crate::framework::signature::SignFragments,
-    ) -> Result<(), &'static str> {
-        #[allow(unused_imports)]
-        use crate::framework::signature::{self as signature, signer};
+    fn sign_pod(&self, pod: &crate::api::Pod, sig: &mut SignFragments) -> Result<(), &'static str> {
         sig.put(signer::RESOURCES, || {
             signature::resources(&pod.spec.requests)
         });

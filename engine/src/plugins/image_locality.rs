@@ -9,6 +9,7 @@ use crate::framework::Snapshot;
 use crate::framework::cycle_state::CycleState;
 use crate::framework::interface::{MAX_NODE_SCORE, Plugin, PreScorePlugin, ScorePlugin};
 use crate::framework::node_info::NodeInfo;
+use crate::framework::signature::{self, SignFragments, signer};
 use crate::framework::status::Status;
 use std::sync::Arc;
 
@@ -28,13 +29,7 @@ impl Plugin for ImageLocality {
     fn signs_pods(&self) -> bool {
         true
     }
-    fn sign_pod(
-        &self,
-        pod: &crate::api::Pod,
-        sig: &mut crate::framework::signature::SignFragments,
-    ) -> Result<(), &'static str> {
-        #[allow(unused_imports)]
-        use crate::framework::signature::{self as signature, signer};
+    fn sign_pod(&self, pod: &crate::api::Pod, sig: &mut SignFragments) -> Result<(), &'static str> {
         sig.put(signer::IMAGE_NAMES, || signature::image_names(pod));
         Ok(())
     }

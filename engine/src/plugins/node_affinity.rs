@@ -17,6 +17,7 @@ use crate::framework::interface::{
     ScorePlugin,
 };
 use crate::framework::node_info::NodeInfo;
+use crate::framework::signature::{self, SignFragments, signer};
 use crate::framework::status::{Code, Status};
 use std::sync::Arc;
 
@@ -77,13 +78,7 @@ impl Plugin for NodeAffinity {
     fn signs_pods(&self) -> bool {
         true
     }
-    fn sign_pod(
-        &self,
-        pod: &crate::api::Pod,
-        sig: &mut crate::framework::signature::SignFragments,
-    ) -> Result<(), &'static str> {
-        #[allow(unused_imports)]
-        use crate::framework::signature::{self as signature, signer};
+    fn sign_pod(&self, pod: &crate::api::Pod, sig: &mut SignFragments) -> Result<(), &'static str> {
         sig.put(signer::NODE_AFFINITY, || signature::node_affinity(pod));
         sig.put(signer::NODE_SELECTOR, || signature::node_selector(pod));
         Ok(())

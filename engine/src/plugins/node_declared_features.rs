@@ -23,6 +23,7 @@ use crate::framework::interface::{
     EnqueueExtensions, FilterPlugin, Plugin, PreFilterPlugin, PreFilterResult,
 };
 use crate::framework::node_info::NodeInfo;
+use crate::framework::signature::{SignFragments, signer};
 use crate::framework::snapshot::Snapshot;
 use crate::framework::status::{Code, Status};
 use std::sync::Arc;
@@ -47,13 +48,7 @@ impl Plugin for NodeDeclaredFeatures {
     fn signs_pods(&self) -> bool {
         true
     }
-    fn sign_pod(
-        &self,
-        pod: &crate::api::Pod,
-        sig: &mut crate::framework::signature::SignFragments,
-    ) -> Result<(), &'static str> {
-        #[allow(unused_imports)]
-        use crate::framework::signature::{self as signature, signer};
+    fn sign_pod(&self, pod: &crate::api::Pod, sig: &mut SignFragments) -> Result<(), &'static str> {
         sig.put(signer::FEATURES, || {
             format!("{:?}", pod.spec.required_node_features)
         });

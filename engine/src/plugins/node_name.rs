@@ -8,6 +8,7 @@ use crate::framework::events::{
 };
 use crate::framework::interface::{EnqueueExtensions, FilterPlugin, Plugin};
 use crate::framework::node_info::NodeInfo;
+use crate::framework::signature::{SignFragments, signer};
 use crate::framework::status::{Code, Status};
 use std::sync::Arc;
 
@@ -21,13 +22,7 @@ impl Plugin for NodeName {
     fn signs_pods(&self) -> bool {
         true
     }
-    fn sign_pod(
-        &self,
-        pod: &crate::api::Pod,
-        sig: &mut crate::framework::signature::SignFragments,
-    ) -> Result<(), &'static str> {
-        #[allow(unused_imports)]
-        use crate::framework::signature::{self as signature, signer};
+    fn sign_pod(&self, pod: &crate::api::Pod, sig: &mut SignFragments) -> Result<(), &'static str> {
         sig.put(signer::NODE_NAME, || pod.spec.node_name.to_string_lossy());
         Ok(())
     }

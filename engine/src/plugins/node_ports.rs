@@ -11,6 +11,7 @@ use crate::framework::interface::{
     EnqueueExtensions, FilterPlugin, Plugin, PreFilterPlugin, PreFilterResult,
 };
 use crate::framework::node_info::NodeInfo;
+use crate::framework::signature::{self, SignFragments, signer};
 use crate::framework::status::{Code, Status};
 use std::sync::Arc;
 
@@ -24,13 +25,7 @@ impl Plugin for NodePorts {
     fn signs_pods(&self) -> bool {
         true
     }
-    fn sign_pod(
-        &self,
-        pod: &crate::api::Pod,
-        sig: &mut crate::framework::signature::SignFragments,
-    ) -> Result<(), &'static str> {
-        #[allow(unused_imports)]
-        use crate::framework::signature::{self as signature, signer};
+    fn sign_pod(&self, pod: &crate::api::Pod, sig: &mut SignFragments) -> Result<(), &'static str> {
         sig.put(signer::HOST_PORTS, || signature::host_ports(pod));
         Ok(())
     }

@@ -23,6 +23,7 @@ use crate::framework::interface::{
     ScorePlugin,
 };
 use crate::framework::node_info::{NodeInfo, NodeRow};
+use crate::framework::signature::{self, SignFragments, signer};
 use crate::framework::status::Reason;
 use crate::framework::status::{Code, Status};
 use serde::Deserialize;
@@ -243,13 +244,7 @@ impl Plugin for NodeResourcesFit {
     fn signs_pods(&self) -> bool {
         true
     }
-    fn sign_pod(
-        &self,
-        pod: &crate::api::Pod,
-        sig: &mut crate::framework::signature::SignFragments,
-    ) -> Result<(), &'static str> {
-        #[allow(unused_imports)]
-        use crate::framework::signature::{self as signature, signer};
+    fn sign_pod(&self, pod: &crate::api::Pod, sig: &mut SignFragments) -> Result<(), &'static str> {
         sig.put(signer::RESOURCES, || {
             signature::resources(&pod.spec.requests)
         });

@@ -13,6 +13,7 @@ use crate::framework::interface::{
     EnqueueExtensions, FilterPlugin, Plugin, PreScorePlugin, ScorePlugin,
 };
 use crate::framework::node_info::{NodeInfo, NodeRow, NodeTraits};
+use crate::framework::signature::{self, SignFragments, signer};
 use crate::framework::status::{Code, Status};
 use std::sync::Arc;
 
@@ -57,13 +58,7 @@ impl Plugin for TaintToleration {
     fn signs_pods(&self) -> bool {
         true
     }
-    fn sign_pod(
-        &self,
-        pod: &crate::api::Pod,
-        sig: &mut crate::framework::signature::SignFragments,
-    ) -> Result<(), &'static str> {
-        #[allow(unused_imports)]
-        use crate::framework::signature::{self as signature, signer};
+    fn sign_pod(&self, pod: &crate::api::Pod, sig: &mut SignFragments) -> Result<(), &'static str> {
         sig.put(signer::TOLERATIONS, || signature::tolerations(pod));
         Ok(())
     }

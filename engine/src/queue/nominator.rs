@@ -93,6 +93,21 @@ impl Nominator {
             .unwrap_or_default()
     }
 
+    /// [`Nominator::nominated_at_least`] for one node only (the nominated node tried alone,
+    /// the oracle's single-node checks): no map of every node.
+    pub fn nominated_at_least_on(&self, node: Sym, pod: &Pod) -> Vec<Arc<Pod>> {
+        self.inner
+            .lock()
+            .by_node
+            .get(&node)
+            .map_or_else(Vec::new, |pods| {
+                pods.iter()
+                    .filter(|p| p.uid != pod.uid && p.priority() >= pod.priority())
+                    .cloned()
+                    .collect()
+            })
+    }
+
     /// For the two-pass filter (kube's `addGENominatedPods`): per node, the pods nominated
     /// there whose priority is at least `pod`'s, other than `pod` itself. Empty (and cheap)
     /// when nothing is nominated.

@@ -84,13 +84,6 @@ impl SortedScoredNodes {
     pub fn pop(&mut self) -> Option<Candidate> {
         self.nodes.pop()
     }
-    fn raw_of(&self, c: &Candidate, plugin: &str) -> i64 {
-        self.plugins
-            .iter()
-            .position(|&p| p == plugin)
-            .and_then(|j| c.raw.get(j).copied())
-            .unwrap_or(0)
-    }
 }
 
 struct BatchState {
@@ -247,11 +240,14 @@ impl Scheduler {
         let mut totals = vec![0i64; n];
         let mut raws: Vec<Vec<i64>> = vec![Vec::with_capacity(plugins.len()); n];
         for (j, (pl, w)) in plugins.iter().enumerate() {
+            // The cached column of this plugin (kube looks raw scores up by plugin name; a
+            // plugin the cached cycle did not run scores 0).
+            let cached = bs.sorted.plugins.iter().position(|&p| p == pl.name());
             let mut column: Vec<i64> = bs
                 .sorted
                 .nodes
                 .iter()
-                .map(|c| bs.sorted.raw_of(c, pl.name()))
+                .map(|c| cached.and_then(|k| c.raw.get(k).copied()).unwrap_or(0))
                 .collect();
             column.push(fresh[j]);
             for (r, &s) in raws.iter_mut().zip(&column) {

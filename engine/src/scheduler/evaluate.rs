@@ -288,10 +288,9 @@ impl Scheduler {
             }
         }
         let filters = fwk.active_filter_plugins(&state, pod);
-        let nominated = self.queue.nominator.nominated_at_least(pod);
-        let noms = nominated.get(&node).map_or(&[][..], |v| &v[..]);
+        let noms = self.queue.nominator.nominated_at_least_on(node, pod);
         Some(
-            fwk.run_filter_plugins_with_nominated_pods(&filters, &state, pod, &ni, noms)
+            fwk.run_filter_plugins_with_nominated_pods(&filters, &state, pod, &ni, &noms)
                 .is_success(),
         )
     }

@@ -140,10 +140,12 @@ pub struct Scheduler {
     features: crate::features::Features,
     /// [`SchedulerConfig::resize_preemption`].
     resize_preemption: bool,
-    /// Per profile, its opportunistic batching state (used only where `batching`).
+    /// Per profile, its opportunistic batching state.
     batches: Vec<Mutex<batch::OpportunisticBatch>>,
-    /// Per profile: whether it runs opportunistic batching (the gate).
-    batching: Vec<bool>,
+    /// [`SchedulerConfig::opportunistic_batching`]: as in kube, every profile has its batch
+    /// under the gate; one that signs no pod asks for hints and stores results all the same
+    /// (and counts them), and never gets one.
+    opportunistic_batching: bool,
     pub stats: SchedulerStats,
     /// Score's buffers between cycles (only the scheduling thread scores).
     score_scratch: Mutex<ScoreScratch>,
@@ -217,12 +219,6 @@ impl Scheduler {
         )
         .with_queueing_hints(hints);
         let batches = frameworks.iter().map(|_| Mutex::default()).collect();
-        // As in kube, every profile has its batch under the gate; one that signs no pod asks
-        // for hints and stores results all the same (and counts them), and never gets one.
-        let batching = frameworks
-            .iter()
-            .map(|_| cfg.opportunistic_batching)
-            .collect();
         Ok(Arc::new_cyclic(|me| Scheduler {
             me: me.clone(),
             frameworks,
@@ -244,7 +240,7 @@ impl Scheduler {
             features: cfg.features,
             resize_preemption: cfg.resize_preemption,
             batches,
-            batching,
+            opportunistic_batching: cfg.opportunistic_batching,
             stats: SchedulerStats::default(),
             score_scratch: Mutex::new(ScoreScratch::default()),
         }))

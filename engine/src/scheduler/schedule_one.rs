@@ -245,7 +245,7 @@ impl Scheduler {
 
         // kube's findNodesThatFitPod: the nominated node (set after preemption), or the
         // batch's hint, tried alone first; PreFilter's subset does not apply to it.
-        let batching = self.batching[fi];
+        let batching = self.opportunistic_batching;
         // Under InPlacePodVerticalScalingSchedulerPreemption kube's default profile runs
         // DeferredPodScheduling at PreFilter and Filter, which signs no pod.
         let signature = if batching && !self.resize_preemption {
@@ -337,17 +337,9 @@ impl Scheduler {
         let &i = snap.index.get(&node)?;
         let t = Instant::now();
         let filters = fwk.active_filter_plugins(state, pod);
-        let nominated = if self.queue.nominator.is_empty() {
-            None
-        } else {
-            Some(self.queue.nominator.nominated_at_least(pod))
-        };
-        let noms = nominated
-            .as_ref()
-            .and_then(|m| m.get(&node))
-            .map_or(&[][..], |v| &v[..]);
+        let noms = self.queue.nominator.nominated_at_least_on(node, pod);
         let st =
-            fwk.run_filter_plugins_with_nominated_pods(&filters, state, pod, &snap.nodes[i], noms);
+            fwk.run_filter_plugins_with_nominated_pods(&filters, state, pod, &snap.nodes[i], &noms);
         let code = if st.is_success() || st.is_rejected() {
             Code::Success
         } else {
@@ -502,13 +494,7 @@ impl Scheduler {
                         plugins,
                         feasible.iter().map(|n| n.name()),
                         chosen,
-                        |i, j| {
-                            if s.has_raw() {
-                                s.raw_score(i, j, p, f)
-                            } else {
-                                0
-                            }
-                        },
+                        |i, j| s.raw_score(i, j, p, f),
                         &s.totals,
                     )
                 });

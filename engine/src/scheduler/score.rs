@@ -430,11 +430,6 @@ impl ScoreScratch {
         let len = SCORE_BLOCK.min(f - b * SCORE_BLOCK);
         self.raw[b * SCORE_BLOCK * p + j * len + i % SCORE_BLOCK]
     }
-
-    /// Whether the last scoring kept raw scores.
-    pub(super) fn has_raw(&self) -> bool {
-        !self.raw.is_empty()
-    }
 }
 
 /// A block's highest total and how many of its nodes reach it.

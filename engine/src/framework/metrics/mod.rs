@@ -166,6 +166,15 @@ impl BatchFlush {
     }
 }
 
+/// One opportunistic batching counter: metric, profile, its `result` or `reason` label as
+/// (name, value) (none for the rescore count), and the count.
+pub type BatchCounter = (
+    &'static str,
+    String,
+    Option<(&'static str, &'static str)>,
+    u64,
+);
+
 /// Opportunistic batching's counters per profile: 3 attempt results, 12 flush reasons, 1
 /// rescore count.
 const BATCH_SLOTS: usize = BatchAttempt::ALL.len() + BatchFlush::ALL.len() + 1;
@@ -506,20 +515,26 @@ impl Metrics {
         self.inc_batch_slot(profile, BATCH_SLOTS - 1);
     }
 
-    /// Opportunistic batching's counters that are not 0: (metric, profile, the `result` or
-    /// `reason` label value, "" for none) and the count, by metric, profile and label.
-    pub fn batch_counters(&self) -> Vec<(&'static str, String, &'static str, u64)> {
+    /// Opportunistic batching's counters that are not 0: (metric, profile, its `result` or
+    /// `reason` label as (name, value), or none) and the count, by metric, profile and label.
+    pub fn batch_counters(&self) -> Vec<BatchCounter> {
         let mut out = Vec::new();
         for (profile, c) in self.batch.lock().iter() {
             let p = profile.to_string_lossy();
             for (i, &n) in c.iter().enumerate().filter(|&(_, &n)| n > 0) {
                 let a = BatchAttempt::ALL.len();
                 let (metric, label) = if i < a {
-                    (names::BATCH_ATTEMPTS, BatchAttempt::ALL[i].as_str())
+                    (
+                        names::BATCH_ATTEMPTS,
+                        Some(("result", BatchAttempt::ALL[i].as_str())),
+                    )
                 } else if i < BATCH_SLOTS - 1 {
-                    (names::BATCH_CACHE_FLUSHED, BatchFlush::ALL[i - a].as_str())
+                    (
+                        names::BATCH_CACHE_FLUSHED,
+                        Some(("reason", BatchFlush::ALL[i - a].as_str())),
+                    )
                 } else {
-                    (names::BATCH_RESCORE_ATTEMPTS, "")
+                    (names::BATCH_RESCORE_ATTEMPTS, None)
                 };
                 out.push((metric, p.clone(), label, n));
             }

@@ -74,6 +74,7 @@ use crate::framework::interface::{
     ClusterClient, EnqueueExtensions, FilterPlugin, Plugin, PreFilterPlugin, PreScorePlugin,
     ScorePlugin,
 };
+use crate::framework::signature::{self, SignFragments, signer};
 use crate::plugins::kept::Kept;
 pub(crate) use crate::plugins::kept::NsLabelsCache;
 use crate::plugins::{PluginContext, decode_args};
@@ -212,13 +213,7 @@ impl Plugin for InterPodAffinity {
     fn signs_pods(&self) -> bool {
         true
     }
-    fn sign_pod(
-        &self,
-        pod: &crate::api::Pod,
-        sig: &mut crate::framework::signature::SignFragments,
-    ) -> Result<(), &'static str> {
-        #[allow(unused_imports)]
-        use crate::framework::signature::{self as signature, signer};
+    fn sign_pod(&self, pod: &crate::api::Pod, sig: &mut SignFragments) -> Result<(), &'static str> {
         // kube: pod (anti-)affinity depends on where other pods run, not on one node.
         if pod.spec.pod_affinity_present || !pod.spec.pod_affinity.is_empty() {
             return Err("pods with InterPodAffinity are not signable");

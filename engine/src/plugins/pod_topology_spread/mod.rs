@@ -72,6 +72,7 @@ use crate::framework::interface::{
     PreFilterResult, PreScorePlugin, ScorePlugin,
 };
 use crate::framework::node_info::NodeInfo;
+use crate::framework::signature::SignFragments;
 use crate::framework::status::Status;
 use crate::plugins::kept::Kept;
 use common::{
@@ -498,10 +499,8 @@ impl Plugin for PodTopologySpread {
     fn sign_pod(
         &self,
         pod: &crate::api::Pod,
-        sig: &mut crate::framework::signature::SignFragments,
+        _sig: &mut SignFragments,
     ) -> Result<(), &'static str> {
-        #[allow(unused_imports)]
-        use crate::framework::signature::{self as signature, signer};
         // kube: spreading depends on every node of a domain, not on one node.
         if !pod.spec.topology_spread_constraints.is_empty() {
             return Err("pods with topology constraints are not signable");
@@ -509,7 +508,6 @@ impl Plugin for PodTopologySpread {
         if self.system_defaulted || !self.default_constraints.is_empty() {
             return Err("pods with default topology constraints are not signable");
         }
-        let _ = sig;
         Ok(())
     }
     fn name(&self) -> &'static str {
