@@ -45,25 +45,6 @@ pub mod run;
 pub mod template;
 pub mod workload;
 
-/// The runner under its first name: [`run`]'s options, results and entry points.
-pub mod runner {
-    pub use crate::run::*;
-}
-
-/// The workload schema and op resolution under their first name: [`workload`] and
-/// [`run::ops::resolve_ops`].
-pub mod config {
-    pub use crate::run::ops::{NodeStrategy, Op, resolve_ops};
-    pub use crate::workload::*;
-}
-
-// The paths the crate had before it was grouped into layers, kept for callers and docs.
-pub use cluster::{controller, inject, objects, store};
-pub use output::{benchstat, compare, html, prom, report};
-pub use run::{ops, pace, progress};
-pub use workload::scheduler_config as sched_config;
-pub use workload::{manifest, yaml};
-
 use std::path::Path;
 use tidegate_engine::plugins::Registry;
 
@@ -82,7 +63,7 @@ use tidegate_engine::plugins::Registry;
 ///     registry,
 /// )?;
 /// for r in &reports {
-///     if let tidegate_bench::runner::Outcome::Ran(res) = &r.outcome {
+///     if let tidegate_bench::run::Outcome::Ran(res) = &r.outcome {
 ///         println!("{}/{}: {} bound", r.test_case, r.workload, res.summary.bound);
 ///     }
 /// }
@@ -92,33 +73,33 @@ pub fn run_benchmark_perf_scheduling(
     config: &Path,
     label_filter: &str,
     registry: Registry,
-) -> Result<Vec<runner::WorkloadReport>, error::HarnessError> {
-    let cfg = config::load(config)?;
-    let opts = runner::RunOptions {
+) -> Result<Vec<run::WorkloadReport>, error::HarnessError> {
+    let cfg = workload::load(config)?;
+    let opts = run::RunOptions {
         label_filter: Some(label_filter.to_string()),
         registry,
         keep_going: true,
-        ..runner::RunOptions::default()
+        ..run::RunOptions::default()
     };
-    runner::run_config(&cfg, &opts)
+    run::run_config(&cfg, &opts)
 }
 
 /// As [`run_benchmark_perf_scheduling`], with controllers beside the scheduler (a quota
-/// manager that removes scheduling gates, say: see [`controller::Controller`]) and any other
-/// [`runner::RunOptions`] (a virtual clock for a deterministic run, the thread count, …).
+/// manager that removes scheduling gates, say: see [`cluster::controller::Controller`]) and any other
+/// [`run::RunOptions`] (a virtual clock for a deterministic run, the thread count, …).
 /// `opts.registry` is replaced by `registry`.
 ///
 /// ```no_run
 /// use std::sync::Arc;
-/// use tidegate_bench::controller::Controller;
+/// use tidegate_bench::cluster::controller::Controller;
 ///
 /// struct Admit; // removes the gate `example.com/quota` from every pod it sees created
 /// impl Controller for Admit {
-///     fn on_pod_add(&self, store: &tidegate_bench::store::Store, pod: &Arc<tidegate_engine::api::Pod>) {
+///     fn on_pod_add(&self, store: &tidegate_bench::cluster::store::Store, pod: &Arc<tidegate_engine::api::Pod>) {
 ///         let _ = store.remove_scheduling_gate(&pod.key, "example.com/quota");
 ///     }
 /// }
-/// let opts = tidegate_bench::runner::RunOptions {
+/// let opts = tidegate_bench::run::RunOptions {
 ///     label_filter: Some("integration-test".into()),
 ///     controllers: vec![Arc::new(Admit)],
 ///     ..Default::default()
@@ -133,9 +114,9 @@ pub fn run_benchmark_perf_scheduling(
 pub fn run_benchmark_perf_scheduling_with(
     config: &Path,
     registry: Registry,
-    opts: runner::RunOptions,
-) -> Result<Vec<runner::WorkloadReport>, error::HarnessError> {
-    let cfg = config::load(config)?;
-    let opts = runner::RunOptions { registry, ..opts };
-    runner::run_config(&cfg, &opts)
+    opts: run::RunOptions,
+) -> Result<Vec<run::WorkloadReport>, error::HarnessError> {
+    let cfg = workload::load(config)?;
+    let opts = run::RunOptions { registry, ..opts };
+    run::run_config(&cfg, &opts)
 }

@@ -4,10 +4,10 @@
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
-use tidegate_bench::config;
 use tidegate_bench::error::HarnessError;
-use tidegate_bench::pace::ClockMode;
-use tidegate_bench::runner::{Outcome, RunOptions, RunResult, placements_digest, run_config};
+use tidegate_bench::run::pace::ClockMode;
+use tidegate_bench::run::{Outcome, RunOptions, RunResult, placements_digest, run_config};
+use tidegate_bench::workload;
 
 fn workloads_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../perf-data/workloads")
@@ -25,7 +25,7 @@ fn run_file(
     seed: u64,
     threads: usize,
 ) -> Result<Vec<(String, RunResult)>, HarnessError> {
-    let cfg = config::load(file)?;
+    let cfg = workload::load(file)?;
     let opts = RunOptions {
         label_filter: Some(filter.to_string()),
         seed,
@@ -109,7 +109,7 @@ fn run_inline(config: &str, cost: Duration, timeout: Duration) -> Result<RunResu
         "apiVersion: v1\nkind: Pod\nmetadata:\n  generateName: huge-\nspec:\n  containers:\n  - name: c\n    image: pause\n    resources:\n      requests:\n        cpu: \"1000\"\n",
     )
     .unwrap();
-    let cfg = config::load(&dir.path().join("config.yaml"))?;
+    let cfg = workload::load(&dir.path().join("config.yaml"))?;
     let opts = RunOptions {
         label_filter: Some(String::new()),
         threads: Some(2),

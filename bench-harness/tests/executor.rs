@@ -6,11 +6,11 @@
 //! The table these tests hold the harness to: perf-data/results/fidelity/op-semantics.md.
 
 use std::time::Duration;
-use tidegate_bench::config;
 use tidegate_bench::error::HarnessError;
-use tidegate_bench::pace::ClockMode;
-use tidegate_bench::report::DataItem;
-use tidegate_bench::runner::{Outcome, RunOptions, RunResult, run_config};
+use tidegate_bench::output::report::DataItem;
+use tidegate_bench::run::pace::ClockMode;
+use tidegate_bench::run::{Outcome, RunOptions, RunResult, run_config};
+use tidegate_bench::workload;
 
 /// A node with room for `pods: "{PODS}"` pods and 4 CPUs.
 const NODE: &str = "\
@@ -69,7 +69,7 @@ fn run(
         std::fs::write(dir.path().join(n), t).unwrap();
     }
     std::fs::write(dir.path().join("config.yaml"), config).unwrap();
-    let cfg = config::load(&dir.path().join("config.yaml"))?;
+    let cfg = workload::load(&dir.path().join("config.yaml"))?;
     let opts = RunOptions {
         label_filter: Some(String::new()),
         seed: 1,

@@ -1,4 +1,4 @@
-//! Fault injection (`--inject`, `tidegate_bench::inject`): under every fault the pods are
+//! Fault injection (`--inject`, `tidegate_bench::cluster::inject`): under every fault the pods are
 //! requeued as kube requeues them, none is lost or bound twice, and the summary adds up
 //! (`created = bound + pending + deleted`). Runs on the virtual clock: backoff and timeouts
 //! cost no wall time, and a faulty run is as reproducible as a clean one.
@@ -6,10 +6,10 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
-use tidegate_bench::config;
-use tidegate_bench::inject::Injection;
-use tidegate_bench::pace::ClockMode;
-use tidegate_bench::runner::{Outcome, RunOptions, RunResult, placements_digest, run_config};
+use tidegate_bench::cluster::inject::Injection;
+use tidegate_bench::run::pace::ClockMode;
+use tidegate_bench::run::{Outcome, RunOptions, RunResult, placements_digest, run_config};
+use tidegate_bench::workload;
 
 fn faults_yaml() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../perf-data/workloads/faults.yaml")
@@ -32,7 +32,7 @@ fn opts(workload: &str, spec: &str, threads: usize) -> RunOptions {
 }
 
 fn run(file: &Path, o: &RunOptions) -> Result<RunResult, String> {
-    let cfg = config::load(file).unwrap();
+    let cfg = workload::load(file).unwrap();
     let mut reports = run_config(&cfg, o).map_err(|e| e.to_string())?;
     assert_eq!(reports.len(), 1);
     match reports.remove(0).outcome {

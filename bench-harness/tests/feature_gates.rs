@@ -4,8 +4,8 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use tidegate_bench::config;
-use tidegate_bench::runner::{Outcome, RunOptions, check_workload, run_config, select};
+use tidegate_bench::run::{Outcome, RunOptions, check_workload, run_config, select};
+use tidegate_bench::workload;
 use tidegate_engine::features::{FeatureGates, Support, gate};
 
 fn repo() -> PathBuf {
@@ -52,7 +52,7 @@ fn no_workload_runs_with_a_gate_tidegate_cannot_follow() {
     }
     let (mut with_gates, mut refused) = (0, 0);
     for file in &files {
-        let Ok(cfg) = config::load(file) else {
+        let Ok(cfg) = workload::load(file) else {
             continue; // bad-input fixtures have their own tests
         };
         let opts = all_opts();
@@ -191,7 +191,7 @@ fn list_and_run_name_the_gate_that_makes_a_workload_unsupported() {
 #[test]
 fn node_declared_features_decide_where_pods_go() {
     let file = repo().join("perf-data/workloads/nodedeclaredfeatures/performance-config.yaml");
-    let cfg = config::load(&file).unwrap();
+    let cfg = workload::load(&file).unwrap();
     assert_eq!(cfg.topic, "nodedeclaredfeatures");
     let opts = RunOptions {
         label_filter: Some("integration-test".into()),

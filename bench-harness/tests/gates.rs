@@ -3,7 +3,7 @@
 use k8s_openapi::api::core::v1 as core;
 use std::sync::Arc;
 use std::time::Duration;
-use tidegate_bench::store::Store;
+use tidegate_bench::cluster::store::Store;
 use tidegate_engine::api::{PodKey, convert};
 use tidegate_engine::plugins::Registry;
 use tidegate_engine::{Scheduler, SchedulerConfig};

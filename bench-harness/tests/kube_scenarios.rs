@@ -9,8 +9,8 @@ use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::process::Command;
-use tidegate_bench::manifest::ObjectTemplate;
 use tidegate_bench::oracle::scenarios::{self, File, Mix};
+use tidegate_bench::workload::manifest::ObjectTemplate;
 
 fn bin() -> Command {
     Command::new(env!("CARGO_BIN_EXE_tidegate"))

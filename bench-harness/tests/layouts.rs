@@ -2,8 +2,8 @@
 //! relative to the topic folder) and the old single-file one (`config/performance-config.yaml`
 //! run from the scheduler_perf folder, paths written as `config/...`).
 
-use tidegate_bench::config;
-use tidegate_bench::runner::{Outcome, RunOptions, run_config};
+use tidegate_bench::run::{Outcome, RunOptions, run_config};
+use tidegate_bench::workload;
 
 const POD: &str = "apiVersion: v1\nkind: Pod\nmetadata:\n  generateName: pod-\nspec:\n  containers:\n  - name: c\n    image: pause\n";
 
@@ -14,7 +14,7 @@ fn cfg(template: &str) -> String {
 }
 
 fn run(path: &std::path::Path) -> u64 {
-    let cfg = config::load(path).unwrap_or_else(|e| panic!("{e}"));
+    let cfg = workload::load(path).unwrap_or_else(|e| panic!("{e}"));
     let opts = RunOptions {
         label_filter: Some("integration-test".into()),
         threads: Some(1),
@@ -46,10 +46,14 @@ fn the_old_config_layout_resolves_paths_from_the_folder_above() {
     assert_eq!(run(&dir.join("split.yaml")), 3);
     // Neither folder has it: one error line naming both rules.
     std::fs::write(dir.join("missing.yaml"), cfg("config/nope.yaml")).unwrap();
-    let e = config::load(&dir.join("missing.yaml"))
+    let e = workload::load(&dir.join("missing.yaml"))
         .and_then(|c| {
-            tidegate_bench::config::resolve_ops(&c, &c.test_cases[0], &c.test_cases[0].workloads[0])
-                .map(|_| c)
+            tidegate_bench::run::ops::resolve_ops(
+                &c,
+                &c.test_cases[0],
+                &c.test_cases[0].workloads[0],
+            )
+            .map(|_| c)
         })
         .expect_err("a missing template is an error");
     assert!(e.to_string().contains("no such file"), "{e}");

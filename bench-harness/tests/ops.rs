@@ -4,10 +4,10 @@
 //! test/integration/scheduler_perf/executor.go and scheduler_perf.go (unrollWorkloadTemplate).
 
 use std::collections::BTreeSet;
-use tidegate_bench::config;
 use tidegate_bench::error::HarnessError;
-use tidegate_bench::report::DataItem;
-use tidegate_bench::runner::{Outcome, RunOptions, RunResult, run_config};
+use tidegate_bench::output::report::DataItem;
+use tidegate_bench::run::{Outcome, RunOptions, RunResult, run_config};
+use tidegate_bench::workload;
 
 const POD: &str = "\
 apiVersion: v1
@@ -52,7 +52,7 @@ fn run_in(
     }
     std::fs::write(dir.path().join("pod.yaml"), POD).unwrap();
     std::fs::write(dir.path().join("config.yaml"), config).unwrap();
-    let cfg = config::load(&dir.path().join("config.yaml"))?;
+    let cfg = workload::load(&dir.path().join("config.yaml"))?;
     let opts = RunOptions {
         label_filter: Some(String::new()),
         threads: Some(threads),
@@ -290,7 +290,7 @@ fn barrier_label_selector_counts_only_matching_pods() {
         std::fs::write(dir.path().join("labelled.yaml"), LABELLED_POD).unwrap();
         std::fs::write(dir.path().join("pod.yaml"), POD).unwrap();
         std::fs::write(dir.path().join("config.yaml"), config(selector)).unwrap();
-        let cfg = config::load(&dir.path().join("config.yaml")).unwrap();
+        let cfg = workload::load(&dir.path().join("config.yaml")).unwrap();
         let opts = RunOptions {
             label_filter: Some(String::new()),
             threads: Some(1),
@@ -314,7 +314,7 @@ fn a_window_with_a_label_selector_records_only_matching_binds() {
     use k8s_openapi::api::core::v1 as core;
     use std::collections::BTreeMap;
     use std::sync::Arc;
-    use tidegate_bench::store::Store;
+    use tidegate_bench::cluster::store::Store;
     use tidegate_engine::api::{Sym, convert};
     use tidegate_engine::framework::ClusterClient;
 
@@ -542,8 +542,8 @@ fn services_give_the_default_spread_selector_and_pdbs_are_listed() {
     use k8s_openapi::api::core::v1 as core;
     use k8s_openapi::api::policy::v1 as policy;
     use std::sync::Arc;
-    use tidegate_bench::objects::AnyObject;
-    use tidegate_bench::store::Store;
+    use tidegate_bench::cluster::objects::AnyObject;
+    use tidegate_bench::cluster::store::Store;
     use tidegate_engine::api::labels::Labels;
     use tidegate_engine::framework::ClusterClient;
 

@@ -2,9 +2,9 @@
 //! (CI and developer machines); skipped on a bare clone.
 
 use std::path::{Path, PathBuf};
-use tidegate_bench::config;
-use tidegate_bench::manifest::ObjectTemplate;
-use tidegate_bench::runner::{Outcome, RunOptions, run_config};
+use tidegate_bench::run::{Outcome, RunOptions, run_config};
+use tidegate_bench::workload;
+use tidegate_bench::workload::manifest::ObjectTemplate;
 
 fn upstream() -> Option<PathBuf> {
     let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/upstream/scheduler_perf");
@@ -48,13 +48,13 @@ fn every_upstream_template_parses_as_a_kubernetes_object() {
                     "Pod" => {
                         let pod: k8s_openapi::api::core::v1::Pod =
                             r.typed("Pod").unwrap_or_else(|e| panic!("{e}"));
-                        tidegate_bench::manifest::pod_spec_info(Some(&r), &pod)
+                        tidegate_bench::workload::manifest::pod_spec_info(Some(&r), &pod)
                             .unwrap_or_else(|e| panic!("{e}"));
                     }
                     "Node" => {
                         let node: k8s_openapi::api::core::v1::Node =
                             r.typed("Node").unwrap_or_else(|e| panic!("{e}"));
-                        tidegate_bench::manifest::node(Some(&r), &node)
+                        tidegate_bench::workload::manifest::node(Some(&r), &node)
                             .unwrap_or_else(|e| panic!("{e}"));
                     }
                     "Namespace" => {
@@ -80,11 +80,12 @@ fn every_upstream_config_parses() {
         "event_handling",
         "default_preemption",
     ] {
-        let cfg = config::load(&root.join(topic).join("performance-config.yaml"))
+        let cfg = workload::load(&root.join(topic).join("performance-config.yaml"))
             .unwrap_or_else(|e| panic!("{e}"));
         for tc in &cfg.test_cases {
             for wl in &tc.workloads {
-                config::resolve_ops(&cfg, tc, wl).unwrap_or_else(|e| panic!("{e}"));
+                tidegate_bench::run::ops::resolve_ops(&cfg, tc, wl)
+                    .unwrap_or_else(|e| panic!("{e}"));
             }
         }
     }
@@ -93,7 +94,7 @@ fn every_upstream_config_parses() {
 #[test]
 fn misc_integration_workloads_run_unchanged() {
     let Some(root) = upstream() else { return };
-    let cfg = config::load(&root.join("misc/performance-config.yaml")).unwrap();
+    let cfg = workload::load(&root.join("misc/performance-config.yaml")).unwrap();
     let opts = RunOptions {
         label_filter: Some("integration-test".into()),
         threads: Some(2),
@@ -145,7 +146,7 @@ fn misc_integration_workloads_run_unchanged() {
 #[test]
 fn topology_spreading_integration_workloads_run_unchanged() {
     let Some(root) = upstream() else { return };
-    let cfg = config::load(&root.join("topology_spreading/performance-config.yaml")).unwrap();
+    let cfg = workload::load(&root.join("topology_spreading/performance-config.yaml")).unwrap();
     let opts = RunOptions {
         label_filter: Some("integration-test".into()),
         threads: Some(2),
@@ -181,7 +182,7 @@ fn run_integration(file: &str, workloads: &[&str]) -> Vec<(String, Outcome)> {
     let Some(root) = upstream() else {
         return vec![];
     };
-    let cfg = config::load(&root.join(file)).unwrap();
+    let cfg = workload::load(&root.join(file)).unwrap();
     let mut out = vec![];
     let targets: Vec<Option<String>> = if workloads.is_empty() {
         vec![None]
@@ -252,13 +253,13 @@ fn event_handling_pod_update_runs_on_the_virtual_clock() {
     let Some(root) = upstream() else {
         return;
     };
-    let cfg = config::load(&root.join("event_handling/performance-config.yaml")).unwrap();
+    let cfg = workload::load(&root.join("event_handling/performance-config.yaml")).unwrap();
     let opts = RunOptions {
         label_filter: Some("integration-test".into()),
         workload: Some("EventHandlingPodUpdate".into()),
         threads: Some(2),
-        clock: tidegate_bench::pace::ClockMode::Virtual {
-            attempt_cost: tidegate_bench::pace::ClockMode::DEFAULT_ATTEMPT_COST,
+        clock: tidegate_bench::run::pace::ClockMode::Virtual {
+            attempt_cost: tidegate_bench::run::pace::ClockMode::DEFAULT_ATTEMPT_COST,
         },
         ..RunOptions::default()
     };

@@ -1,15 +1,15 @@
 //! End-to-end runs of our own workload files at integration size.
 
 use std::path::{Path, PathBuf};
-use tidegate_bench::config;
-use tidegate_bench::runner::{Outcome, RunOptions, Summary, run_config};
+use tidegate_bench::run::{Outcome, RunOptions, Summary, run_config};
+use tidegate_bench::workload;
 
 fn workloads_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../perf-data/workloads")
 }
 
 fn run(file: &Path, filter: &str, workload: Option<&str>) -> Vec<(String, Summary)> {
-    let cfg = config::load(file).expect("config parses");
+    let cfg = workload::load(file).expect("config parses");
     let opts = RunOptions {
         label_filter: Some(filter.to_string()),
         workload: workload.map(str::to_string),
@@ -71,7 +71,7 @@ fn integration_workloads_bind_ungated_pods_and_account_for_every_pod() {
 
 #[test]
 fn the_same_seed_gives_the_same_placements() {
-    let cfg = config::load(&workloads_dir().join("default.yaml")).unwrap();
+    let cfg = workload::load(&workloads_dir().join("default.yaml")).unwrap();
     let placements = |seed: u64| {
         let opts = RunOptions {
             workload: Some("SchedulingBasic/500Nodes".into()),
@@ -245,7 +245,7 @@ fn resize_gates_are_checked_at_planning() {
     let outcome = |gates: &str, grow: &str| {
         let file = dir.path().join("config.yaml");
         std::fs::write(&file, config(gates, grow)).unwrap();
-        let cfg = config::load(&file).expect("config parses");
+        let cfg = workload::load(&file).expect("config parses");
         let opts = RunOptions {
             label_filter: Some("integration-test".into()),
             threads: Some(1),

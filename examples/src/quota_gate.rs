@@ -19,7 +19,7 @@ use ahash::{AHashMap, AHashSet};
 use parking_lot::Mutex;
 use std::collections::VecDeque;
 use std::sync::{Arc, Weak};
-use tidegate_bench::store::Store;
+use tidegate_bench::cluster::store::Store;
 use tidegate_engine::api::{Pod, PodKey, Sym};
 use tidegate_engine::framework::events::{
     ActionType, ClusterEvent, EventObject, EventResource, QueueingHint,
@@ -148,9 +148,11 @@ impl QuotaController {
 }
 
 /// The controller as the harness runs it beside the scheduler
-/// ([`tidegate_bench::controller::Controller`]): pods created and deleted in the workload's
+/// ([`tidegate_bench::cluster::controller::Controller`]): pods created and deleted in the workload's
 /// store reach the [`QuotaController`], whose ungate is an API update of that store.
-pub fn harness_controller(quota: Arc<Quota>) -> Arc<dyn tidegate_bench::controller::Controller> {
+pub fn harness_controller(
+    quota: Arc<Quota>,
+) -> Arc<dyn tidegate_bench::cluster::controller::Controller> {
     let store: Arc<Mutex<Weak<Store>>> = Arc::default();
     let api = store.clone();
     let inner = QuotaController::new(
@@ -175,7 +177,7 @@ struct HarnessQuota {
     inner: QuotaController,
 }
 
-impl tidegate_bench::controller::Controller for HarnessQuota {
+impl tidegate_bench::cluster::controller::Controller for HarnessQuota {
     fn start(&self, store: &Arc<Store>) {
         self.quota.reset();
         *self.store.lock() = Arc::downgrade(store);

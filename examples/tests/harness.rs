@@ -3,7 +3,7 @@
 //! `RunBenchmarkPerfScheduling(config, registry)`), on perf-data/workloads/plugins/gang.yaml.
 
 use std::path::Path;
-use tidegate_bench::runner::Outcome;
+use tidegate_bench::run::Outcome;
 use tidegate_engine::plugins::Registry;
 
 #[test]
@@ -49,8 +49,8 @@ fn without_the_plugin_registered_the_config_is_refused() {
 #[test]
 fn the_quota_workload_runs_with_its_controller_beside_the_scheduler() {
     use std::sync::Arc;
-    use tidegate_bench::pace::ClockMode;
-    use tidegate_bench::runner::RunOptions;
+    use tidegate_bench::run::RunOptions;
+    use tidegate_bench::run::pace::ClockMode;
     use tidegate_examples::quota_gate::{Quota, harness_controller};
 
     let file =

@@ -20,7 +20,7 @@ pub(crate) struct CompareArgs {
     /// The largest tolerated change for the worse (`5%`, `0.05`).
     ///
     /// Example: --max-regression 10%
-    #[arg(long, default_value = "5%", value_parser = tidegate_bench::compare::parse_limit)]
+    #[arg(long, default_value = "5%", value_parser = tidegate_bench::output::compare::parse_limit)]
     pub max_regression: f64,
     /// Values to compare: a `Metric` label, optionally with labels the items must carry and
     /// statistics (`NAME{label=value}:STAT,STAT`). Repeatable. Histograms are compared on
@@ -28,8 +28,8 @@ pub(crate) struct CompareArgs {
     /// scheduler_framework_extension_point_duration_seconds{extension_point=PreEnqueue}:Perc90.
     ///
     /// Example: --metric SchedulingThroughput:Perc90 --metric SchedulingDuration
-    #[arg(long = "metric", value_parser = tidegate_bench::compare::MetricSel::parse)]
-    pub metrics: Vec<tidegate_bench::compare::MetricSel>,
+    #[arg(long = "metric", value_parser = tidegate_bench::output::compare::MetricSel::parse)]
+    pub metrics: Vec<tidegate_bench::output::compare::MetricSel>,
     /// `table`: the comparison (markdown). `benchstat`: both sides' runs in Go's benchmark
     /// format, a `side: baseline|current` line before each, for `benchstat -col side FILE`.
     ///
@@ -68,12 +68,12 @@ fn cpu_of(file: &std::path::Path) -> Option<String> {
 
 /// `--format benchstat`: both sides in Go's benchmark format.
 fn benchstat(
-    base: &[(PathBuf, Vec<tidegate_bench::report::DataItem>)],
-    cur: &[(PathBuf, Vec<tidegate_bench::report::DataItem>)],
-    metrics: &[tidegate_bench::compare::MetricSel],
+    base: &[(PathBuf, Vec<tidegate_bench::output::report::DataItem>)],
+    cur: &[(PathBuf, Vec<tidegate_bench::output::report::DataItem>)],
+    metrics: &[tidegate_bench::output::compare::MetricSel],
 ) -> String {
-    use tidegate_bench::benchstat::{Side, benchstat};
-    let side = |name, runs: &[(PathBuf, Vec<tidegate_bench::report::DataItem>)]| Side {
+    use tidegate_bench::output::benchstat::{Side, benchstat};
+    let side = |name, runs: &[(PathBuf, Vec<tidegate_bench::output::report::DataItem>)]| Side {
         name,
         runs: runs
             .iter()
@@ -89,7 +89,7 @@ fn benchstat(
 }
 
 pub(crate) fn compare(args: CompareArgs) -> Result<ExitCode, HarnessError> {
-    use tidegate_bench::compare as cmp;
+    use tidegate_bench::output::compare as cmp;
     let side = |spec: &str| -> Result<_, HarnessError> {
         let paths: Vec<PathBuf> = spec
             .split(',')

@@ -3,16 +3,16 @@
 
 use super::write_file;
 use tidegate_bench::error::HarnessError;
-use tidegate_bench::runner::{self, Outcome, WorkloadReport};
+use tidegate_bench::run::{self, Outcome, WorkloadReport};
 
 /// Merges the workloads' profiles (taking them out of `reports`), writes the SVG and says on
 /// stderr where it went.
 pub(crate) fn write(
     file: &std::path::Path,
     reports: &mut [WorkloadReport],
-    info: &tidegate_bench::report::RunInfo,
+    info: &tidegate_bench::output::report::RunInfo,
 ) -> Result<(), HarnessError> {
-    let mut merged: Option<runner::Profile> = None;
+    let mut merged: Option<run::Profile> = None;
     let mut names = Vec::new();
     for r in reports.iter_mut() {
         if let Outcome::Ran(res) = &mut r.outcome

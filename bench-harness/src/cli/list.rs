@@ -3,9 +3,9 @@
 
 use std::path::PathBuf;
 use std::process::ExitCode;
-use tidegate_bench::config;
 use tidegate_bench::error::HarnessError;
-use tidegate_bench::runner::{self, RunOptions};
+use tidegate_bench::run::{self, RunOptions};
+use tidegate_bench::workload;
 
 #[derive(clap::Args)]
 pub(crate) struct ListArgs {
@@ -18,7 +18,7 @@ pub(crate) struct ListArgs {
 }
 
 pub(crate) fn list(args: ListArgs) -> Result<ExitCode, HarnessError> {
-    let cfg = config::load(&args.config)?;
+    let cfg = workload::load(&args.config)?;
     let opts = RunOptions {
         label_filter: Some(args.label_filter.clone().unwrap_or_default()),
         ..RunOptions::default()
@@ -29,11 +29,11 @@ pub(crate) fn list(args: ListArgs) -> Result<ExitCode, HarnessError> {
     // workload whose params are bad is listed as failing and the others as they are: kube's
     // own files hold such workloads (dra's `empty_100nodes` has no `measurePods`), and the
     // rest of the file runs. Every row is planned before the table starts.
-    runner::check_ops(&cfg)?;
-    let selected = runner::select(&cfg, &opts);
+    run::check_ops(&cfg)?;
+    let selected = run::select(&cfg, &opts);
     let mut runs = Vec::new();
     for (tc, wl) in &selected {
-        runs.push(match runner::check_workload(&cfg, tc, wl, &opts) {
+        runs.push(match run::check_workload(&cfg, tc, wl, &opts) {
             Ok(None) => "yes".to_string(),
             Ok(Some(why)) => format!("skipped: unsupported: {why}"),
             Err(e) => format!("fails: bad input: {e}"),
@@ -70,8 +70,8 @@ pub(crate) fn list(args: ListArgs) -> Result<ExitCode, HarnessError> {
         labels.extend(wl.labels.iter().filter(|l| !tc.labels.contains(l)).cloned());
         let threshold = match &wl.threshold {
             None => "-".to_string(),
-            Some(config::Threshold::Value(v)) => format!("{v}"),
-            Some(config::Threshold::PerTopic(m)) => m
+            Some(workload::Threshold::Value(v)) => format!("{v}"),
+            Some(workload::Threshold::PerTopic(m)) => m
                 .get(&cfg.topic)
                 .map_or_else(|| "-".to_string(), |v| format!("{v}")),
         };

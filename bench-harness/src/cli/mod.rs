@@ -13,7 +13,7 @@ pub(crate) mod scenarios;
 pub(crate) mod serve;
 
 use tidegate_bench::error::HarnessError;
-use tidegate_bench::report as items;
+use tidegate_bench::output::report as items;
 
 /// Writes `contents` to `file` whole or not at all.
 pub(crate) fn write_file(file: &std::path::Path, contents: &[u8]) -> Result<(), HarnessError> {

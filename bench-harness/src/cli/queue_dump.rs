@@ -1,7 +1,7 @@
 //! The run's signals. SIGUSR2: kube-scheduler's queue dumper
 //! (`pkg/scheduler/backend/cache/debugger`): a running `tidegate run` writes the state of its
 //! scheduling queue to stderr and goes on. SIGINT/SIGTERM: the run stops at its next safe
-//! point (`runner::interrupt`), keeping every finished workload; a second one quits at once.
+//! point (`run::interrupt`), keeping every finished workload; a second one quits at once.
 //!
 //! What it writes, in kube's words where kube has them:
 //!
@@ -17,13 +17,13 @@
 //! Between workloads it says so. Unix only (elsewhere there is no SIGUSR2).
 
 use std::sync::Arc;
-use tidegate_bench::runner::LiveScheduler;
+use tidegate_bench::run::LiveScheduler;
 
 /// Starts the dumper thread for the run that `live` follows.
 #[cfg(unix)]
 pub(crate) fn start(live: Arc<LiveScheduler>) -> std::io::Result<()> {
     use signal_hook::consts::{SIGINT, SIGTERM, SIGUSR2};
-    use tidegate_bench::runner::interrupt;
+    use tidegate_bench::run::interrupt;
     let mut signals = signal_hook::iterator::Signals::new([SIGUSR2, SIGINT, SIGTERM])?;
     std::thread::Builder::new()
         .name("signals".into())

@@ -24,7 +24,7 @@ pub(crate) fn replay(a: ReplayArgs) -> Result<ExitCode, HarnessError> {
     let config = match &a.scheduler_config {
         None => None,
         Some(path) => {
-            let sc = tidegate_bench::sched_config::load(path, &Registry::in_tree())?;
+            let sc = tidegate_bench::workload::scheduler_config::load(path, &Registry::in_tree())?;
             let mut cfg = SchedulerConfig::default();
             sc.apply_to(&mut cfg)
                 .map_err(|e| HarnessError::Run(format!("{}: {e}", path.display())))?;

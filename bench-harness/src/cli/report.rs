@@ -20,7 +20,7 @@ pub(crate) struct ReportArgs {
 }
 
 pub(crate) fn report(a: ReportArgs) -> Result<ExitCode, HarnessError> {
-    tidegate_bench::html::report(&a.results)
+    tidegate_bench::output::html::report(&a.results)
         .map_err(HarnessError::Input)
         .and_then(|html| write_file(&a.output, html.as_bytes()))
         .map(|()| ExitCode::SUCCESS)

@@ -6,11 +6,11 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
-use tidegate_bench::config;
 use tidegate_bench::error::HarnessError;
-use tidegate_bench::pace::ClockMode;
-use tidegate_bench::report::{self, DataItems};
-use tidegate_bench::runner::{self, Outcome, RunOptions, WorkloadReport};
+use tidegate_bench::output::report::{self, DataItems};
+use tidegate_bench::run::pace::ClockMode;
+use tidegate_bench::run::{self, Outcome, RunOptions, WorkloadReport};
+use tidegate_bench::workload;
 
 #[derive(clap::Args)]
 pub(crate) struct RunArgs {
@@ -138,7 +138,7 @@ pub(crate) enum ClockArg {
 }
 
 fn parse_duration(s: &str) -> Result<Duration, String> {
-    config::parse_go_duration(s)
+    workload::parse_go_duration(s)
         .filter(|d| !d.is_zero())
         .ok_or_else(|| format!("{s:?} is not a positive duration such as 100us, 1ms or 2s"))
 }
@@ -233,13 +233,15 @@ pub(crate) fn run(args: RunArgs) -> Result<ExitCode, HarnessError> {
 
 /// One `--inject` value, checked on its own (clap reports a bad one with the flag's name).
 fn parse_inject(s: &str) -> Result<String, String> {
-    tidegate_bench::inject::Injection::default().add(s)?;
+    tidegate_bench::cluster::inject::Injection::default().add(s)?;
     Ok(s.to_string())
 }
 
 /// Every `--inject` value as one set of faults (a later value for the same fault wins).
-fn injections(all: &[String]) -> Option<std::sync::Arc<tidegate_bench::inject::Injection>> {
-    let mut m = tidegate_bench::inject::Injection::default();
+fn injections(
+    all: &[String],
+) -> Option<std::sync::Arc<tidegate_bench::cluster::inject::Injection>> {
+    let mut m = tidegate_bench::cluster::inject::Injection::default();
     for s in all {
         m.add(s).ok()?;
     }
@@ -248,16 +250,16 @@ fn injections(all: &[String]) -> Option<std::sync::Arc<tidegate_bench::inject::I
 
 pub(crate) fn run_with(
     args: RunArgs,
-    live: Option<std::sync::Arc<runner::LiveScheduler>>,
+    live: Option<std::sync::Arc<run::LiveScheduler>>,
 ) -> Result<ExitCode, HarnessError> {
     // kube's queue dumper: SIGUSR2 writes the running workload's queue to stderr.
     let live = live.unwrap_or_default();
     if let Err(e) = super::queue_dump::start(live.clone()) {
         eprintln!("tidegate: no queue dump on SIGUSR2: {e}");
     }
-    let cfg = config::load(&args.config)?;
+    let cfg = workload::load(&args.config)?;
     let opts = options(&args, Some(live));
-    if runner::select(&cfg, &opts).is_empty() {
+    if run::select(&cfg, &opts).is_empty() {
         return Err(no_workload_matches(&args, &opts));
     }
     // Each workload's row and the data items so far go out as soon as it ends: a run
@@ -266,13 +268,13 @@ pub(crate) fn run_with(
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());
     let width = name_width(
-        runner::select(&cfg, &opts)
+        run::select(&cfg, &opts)
             .iter()
             .map(|(tc, wl)| tc.name.chars().count() + 1 + wl.name.chars().count()),
     );
     let info = report::RunInfo::here(args.threads, args.seed, opts.clock.name());
     let mut printed = 0;
-    let mut reports = runner::run_config_with(&cfg, &opts, &mut |rs: &[WorkloadReport]| {
+    let mut reports = run::run_config_with(&cfg, &opts, &mut |rs: &[WorkloadReport]| {
         // The input is good (no bad-input error can follow): the table starts.
         if rs.is_empty() {
             print_header(width);
@@ -322,13 +324,13 @@ pub(crate) fn run_with(
     for f in &out.run_failures {
         eprintln!("failed: {f}");
     }
-    if let Some(sig) = runner::interrupt::requested() {
-        let interrupted = reports.last().is_some_and(
-            |r| matches!(&r.outcome, Outcome::Failed(m) if runner::is_interruption(m)),
-        );
+    if let Some(sig) = run::interrupt::requested() {
+        let interrupted = reports
+            .last()
+            .is_some_and(|r| matches!(&r.outcome, Outcome::Failed(m) if run::is_interruption(m)));
         eprintln!(
             "tidegate: stopped by {}: {} workload(s) finished and written, {}",
-            runner::interrupt::signal_name(sig),
+            run::interrupt::signal_name(sig),
             reports
                 .iter()
                 .filter(|r| !matches!(r.outcome, Outcome::Failed(_)))
@@ -352,7 +354,7 @@ pub(crate) fn run_with(
 }
 
 /// The run's options from the flags.
-fn options(args: &RunArgs, live: Option<std::sync::Arc<runner::LiveScheduler>>) -> RunOptions {
+fn options(args: &RunArgs, live: Option<std::sync::Arc<run::LiveScheduler>>) -> RunOptions {
     RunOptions {
         prometheus: args.prometheus.is_some(),
         flamegraph: args.flamegraph.is_some(),
@@ -446,7 +448,7 @@ fn print_digest(reports: &[WorkloadReport], placements: &[(String, String, Strin
     if placements.is_empty() {
         return;
     }
-    let total = |of: fn(&runner::Summary) -> u64| -> u64 {
+    let total = |of: fn(&run::Summary) -> u64| -> u64 {
         reports
             .iter()
             .filter_map(|r| match &r.outcome {
@@ -458,7 +460,7 @@ fn print_digest(reports: &[WorkloadReport], placements: &[(String, String, Strin
     let attempts = total(|s| s.attempts);
     outln!(
         "placements digest: {:016x} ({} pods bound, {attempts} attempts)",
-        runner::placements_digest(placements),
+        run::placements_digest(placements),
         placements.len()
     );
     let batched = total(|s| s.batched);
@@ -548,7 +550,7 @@ fn write_prometheus(
     reports: &[WorkloadReport],
     info: &report::RunInfo,
 ) -> Result<(), HarnessError> {
-    let snaps: Vec<(Option<String>, tidegate_bench::prom::Snapshot)> = reports
+    let snaps: Vec<(Option<String>, tidegate_bench::output::prom::Snapshot)> = reports
         .iter()
         .filter_map(|r| match &r.outcome {
             Outcome::Ran(res) => res
@@ -562,7 +564,7 @@ fn write_prometheus(
     let text = format!(
         "{}\n{}",
         info.comment(),
-        tidegate_bench::prom::encode_prometheus(&snaps)
+        tidegate_bench::output::prom::encode_prometheus(&snaps)
     );
     write_file(file, text.as_bytes())
 }

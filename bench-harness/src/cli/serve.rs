@@ -8,7 +8,7 @@ use std::io::Write;
 use std::process::ExitCode;
 use std::time::Duration;
 use tidegate_bench::error::HarnessError;
-use tidegate_bench::runner;
+use tidegate_bench::run;
 
 #[derive(clap::Args)]
 pub(crate) struct ServeArgs {
@@ -26,7 +26,7 @@ pub(crate) struct ServeArgs {
 
 /// `tidegate serve`: the run, with a /metrics endpoint on a thread of its own.
 pub(crate) fn serve(args: ServeArgs) -> Result<ExitCode, HarnessError> {
-    let live = std::sync::Arc::new(runner::LiveScheduler::default());
+    let live = std::sync::Arc::new(run::LiveScheduler::default());
     if args.linger {
         live.keep_last();
     }
@@ -44,11 +44,11 @@ pub(crate) fn serve(args: ServeArgs) -> Result<ExitCode, HarnessError> {
         })
         .map_err(|e| HarnessError::Run(e.to_string()))?;
     let code = run_with(args.run, Some(live))?;
-    if args.linger && runner::interrupt::requested().is_none() {
+    if args.linger && run::interrupt::requested().is_none() {
         eprintln!(
             "run finished; still serving its last metrics at http://{addr}/metrics (Ctrl-C to stop)"
         );
-        while runner::interrupt::requested().is_none() {
+        while run::interrupt::requested().is_none() {
             std::thread::sleep(Duration::from_millis(100));
         }
     }
@@ -56,7 +56,7 @@ pub(crate) fn serve(args: ServeArgs) -> Result<ExitCode, HarnessError> {
 }
 
 /// One HTTP/1.1 exchange: `GET /metrics` gets the exposition, anything else 404.
-fn answer(mut stream: std::net::TcpStream, live: &runner::LiveScheduler) -> std::io::Result<()> {
+fn answer(mut stream: std::net::TcpStream, live: &run::LiveScheduler) -> std::io::Result<()> {
     use std::io::{BufRead, BufReader};
     stream.set_read_timeout(Some(Duration::from_secs(5)))?;
     let mut reader = BufReader::new(stream.try_clone()?);
@@ -75,7 +75,7 @@ fn answer(mut stream: std::net::TcpStream, live: &runner::LiveScheduler) -> std:
     }
     let path = request.split_whitespace().nth(1).unwrap_or("");
     let (status, body, ctype) = if request.starts_with("GET ") && path == "/metrics" {
-        let snaps: Vec<(Option<String>, tidegate_bench::prom::Snapshot)> = live
+        let snaps: Vec<(Option<String>, tidegate_bench::output::prom::Snapshot)> = live
             .snapshot()
             .map(|(w, s)| (Some(w), s))
             .into_iter()
@@ -83,13 +83,13 @@ fn answer(mut stream: std::net::TcpStream, live: &runner::LiveScheduler) -> std:
         if openmetrics {
             (
                 "200 OK",
-                tidegate_bench::prom::encode(&snaps),
+                tidegate_bench::output::prom::encode(&snaps),
                 "application/openmetrics-text; version=1.0.0; charset=utf-8",
             )
         } else {
             (
                 "200 OK",
-                tidegate_bench::prom::encode_prometheus(&snaps),
+                tidegate_bench::output::prom::encode_prometheus(&snaps),
                 "text/plain; version=0.0.4; charset=utf-8",
             )
         }

@@ -90,7 +90,7 @@ pub struct Workload {
     pub feature_gates: BTreeMap<String, bool>,
 }
 
-/// An op as written: resolved per workload (params substituted) by [`resolve_ops`](crate::config::resolve_ops).
+/// An op as written: resolved per workload (params substituted) by [`resolve_ops`](crate::run::ops::resolve_ops).
 #[derive(Clone, Debug)]
 pub struct RawOp {
     pub index: usize,
