@@ -3,25 +3,27 @@
 //!
 //! # Layers
 //!
-//! Each uses only those above it (checked for the engine by `engine/tests/layers.rs`, which
-//! also bounds function and file sizes here):
+//! Lowest first; each uses only those above it (checked, with the function and file size
+//! limits, by `engine/tests/layers.rs`, which holds this crate to its layers too):
 //!
+//! - [`error`], [`interrupt`]: the error types (bad input: file, line:column, field; exit 2)
+//!   and the run's stop flag.
+//! - [`template`]: the Go `text/template` subset the object templates are written in.
 //! - [`workload`]: the workload file: parsing (test cases, workloads, labels, thresholds,
 //!   feature gates), `$name` params, the scheduler configuration a test case names, object
 //!   templates (manifests) and positioned YAML for errors that name a line and column.
-//! - [`template`]: the Go `text/template` subset the object templates are written in.
-//! - [`cluster`]: the simulated cluster: the object store that stands in for the API server,
-//!   the non-pod objects it keeps, controllers beside the scheduler, fault injection.
-//! - [`output`]: perf-dash data items and thresholds, comparing runs, the Prometheus
-//!   exposition, the HTML report.
-//! - [`run`]: selecting and planning workloads, executing their ops on real or virtual time,
-//!   collection windows, progress and memory; [`run::ops`]: one type per scheduler_perf op
-//!   (`createNodes`, `createPods`, `barrier`, …), each with its resolve step (params,
-//!   validation) and its run step.
-//! - [`oracle`]: the differential oracle's tidegate side: kube's recorded decisions replayed
-//!   and judged with tidegate's Filter and Score.
-//! - The `tidegate` binary's subcommands (`run`, `list`, `compare`, `serve`, `report`) are in
-//!   `src/cli/`, one file each.
+//! - [`cluster`] and [`output`] (side by side): the simulated cluster (the object store that
+//!   stands in for the API server, the non-pod objects it keeps, controllers beside the
+//!   scheduler, fault injection); perf-dash data items and thresholds, comparing runs, the
+//!   Prometheus exposition, the HTML report.
+//! - [`run`] and [`oracle`] (side by side): selecting and planning workloads, executing their
+//!   ops on real or virtual time, collection windows, progress and memory, with [`run::ops`]
+//!   (one type per scheduler_perf op: `createNodes`, `createPods`, `barrier`, …, each with its
+//!   resolve step and its run step); the differential oracle's tidegate side (kube's recorded
+//!   decisions replayed and judged with tidegate's Filter and Score).
+//! - [`fuzzing`]: the fuzz targets' entry points.
+//! - The `tidegate` binary's subcommands (`run`, `list`, `compare`, `serve`, `report`,
+//!   `replay`, `kube-scenarios`) are in `src/cli/`, one file each, above everything here.
 //!
 //! # Data path
 //!

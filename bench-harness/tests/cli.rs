@@ -1210,7 +1210,7 @@ fn run_help_gives_every_flag_an_example() {
     }
 }
 
-/// Usage errors are clap's own messages in full, exit 2 (issue 24, item 7): the missing
+/// Usage errors are clap's own messages in full, exit 2: the missing
 /// argument named, "did you mean" for a misspelled flag, the possible values of a bad one;
 /// `--version` carries the commit.
 #[test]
@@ -1247,7 +1247,7 @@ fn usage_errors_are_claps_own_and_the_version_names_the_commit() {
     assert!(out.starts_with("tidegate 0.1.0 (commit "), "{out}");
 }
 
-/// Tables line up for any name length (issue 24, item 7), in `list` and in `run`.
+/// Tables line up for any name length, in `list` and in `run`.
 #[test]
 fn tables_align_for_long_names() {
     let dir = tempfile::tempdir().unwrap();
@@ -1292,7 +1292,7 @@ fn tables_align_for_long_names() {
     assert!(at.windows(2).all(|w| w[0] == w[1]), "{run}");
 }
 
-/// Results files record what produced them (issue 24, item 7): tidegate's version and commit,
+/// Results files record what produced them: tidegate's version and commit,
 /// the machine, and the run's threads, seed and clock.
 #[test]
 fn results_files_record_version_commit_machine_and_settings() {

@@ -1,4 +1,4 @@
-//! Nothing lost on interrupt (issue 24, item 2): each workload's row is printed and the data
+//! Nothing lost on interrupt: each workload's row is printed and the data
 //! items rewritten as soon as it ends; SIGINT/SIGTERM stop the run at the next safe point,
 //! keep what finished, mark the interrupted workload and exit 130/143.
 #![cfg(unix)]

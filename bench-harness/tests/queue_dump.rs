@@ -1,5 +1,5 @@
 //! kube's queue dumper: SIGUSR2 to a running `tidegate run` writes the queue's state to stderr
-//! and the run goes on to its usual results (issue 24, item 1).
+//! and the run goes on to its usual results.
 #![cfg(unix)]
 
 use std::io::Read;

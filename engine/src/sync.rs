@@ -1,9 +1,22 @@
-//! The one place the engine's lock-based protocols take their primitives from, so that loom can
-//! replace them (`RUSTFLAGS="--cfg loom"`, see `ci/loom.sh`) and explore every interleaving of
-//! the real code.
+//! The primitives of the protocols loom models, in one place, so that loom can replace them
+//! (`RUSTFLAGS="--cfg loom"`, see `ci/loom.sh`) and explore every interleaving of the real code.
 //!
 //! Under `cfg(loom)`: loom's `Mutex` and atomics, and a mutex-backed cell in place of
 //! `ArcSwapOption`. Otherwise: parking_lot's `Mutex` and arc-swap.
+//!
+//! What loom covers, exactly: the two modules that take their locks and atomics from here,
+//! `queue/active.rs` (activeQ's shards: push, pop by the cached tops, delete by generation) and
+//! `queue/mod.rs` (the queue lock and its condition variable: a pod's ungate racing its
+//! delete), through `engine/tests/loom_active.rs` and `engine/tests/loom_gated.rs`. Every other
+//! module that shares state across threads imports `std::sync::atomic` or `parking_lot`
+//! directly and is **not** loom-modelled: counters and statistics (`framework/metrics`,
+//! `api/intern.rs`, the cache's and nominator's generation counters), the rayon-side state of
+//! the parallel Filter (`framework/parallelize.rs`, `framework/warm_pool.rs`), Permit's waiting
+//! pods, the binder threads and the scheduler loop (`scheduler/`), and the plugins' kept sums.
+//! Those use a lock or a single atomic per fact (no lock-free protocol between two atomics), and
+//! are exercised by the threaded tests and, for the gated set and the unschedulable index, by
+//! Miri (`ci/miri.sh`). A module that grows a lock-free protocol of its own moves its primitives
+//! here and gets a loom model.
 
 #[cfg(not(loom))]
 mod imp {
