@@ -438,7 +438,8 @@ fn churn_mode_must_be_create_or_recreate() {
 }
 
 /// createAny makes Services (read by PodTopologySpread's default constraints), PDBs (read by
-/// DefaultPreemption) and inert kinds; volume kinds skip the workload with the reason.
+/// DefaultPreemption) and kinds nothing reads; a workload controller skips the workload with
+/// the reason.
 #[test]
 fn create_any_stores_services_pdbs_and_inert_objects() {
     let service = "\
@@ -503,21 +504,18 @@ data:
     .unwrap();
     assert_eq!(r.summary.bound, 1);
 
-    let pv = "\
-apiVersion: v1
-kind: PersistentVolume
+    let rs = "\
+apiVersion: apps/v1
+kind: ReplicaSet
 metadata:
-  name: pv
-spec:
-  capacity:
-    storage: 1Gi
+  name: rs
 ";
     let skipped = run_with_files(
         "\
 - name: T
   workloadTemplate:
   - opcode: createAny
-    templatePath: pv.yaml
+    templatePath: rs.yaml
   - opcode: createPods
     count: 1
     podTemplatePath: pod.yaml
@@ -525,12 +523,12 @@ spec:
   workloads:
   - name: w
 ",
-        &[("pv.yaml", pv)],
+        &[("rs.yaml", rs)],
     )
     .expect_err("skipped");
-    assert!(
-        skipped.to_string().contains("PersistentVolume") && skipped.to_string().contains("volumes"),
-        "{skipped}"
+    assert_eq!(
+        skipped.to_string(),
+        "unsupported: createAny: objects of kind ReplicaSet (workload controllers are not simulated)"
     );
 }
 
@@ -556,7 +554,7 @@ fn services_give_the_default_spread_selector_and_pdbs_are_listed() {
         let s: core::Service =
             serde_json::from_value(serde_json::json!({"metadata": {"name": name}, "spec": spec}))
                 .unwrap();
-        AnyObject::Service(Box::new(s))
+        AnyObject::typed(s).unwrap()
     };
     store
         .create_any(&svc("a", Some(serde_json::json!({"app": "web"}))), "ns")
@@ -598,19 +596,20 @@ fn services_give_the_default_spread_selector_and_pdbs_are_listed() {
     }))
     .unwrap();
     store
-        .create_any(&AnyObject::Pdb(Box::new(pdb)), "ns")
+        .create_any(&AnyObject::typed(pdb).unwrap(), "ns")
         .unwrap();
     let pdbs = store.pod_disruption_budgets();
     assert_eq!(pdbs.len(), 1);
-    let cm = AnyObject::Inert {
-        kind: "ConfigMap".into(),
-        name: None,
-        generate_name: Some("cm-".into()),
-    };
+    let cm: core::ConfigMap =
+        serde_json::from_value(serde_json::json!({"metadata": {"generateName": "cm-"}})).unwrap();
+    let cm = AnyObject::typed(cm).unwrap();
     store.create_any(&cm, "ns").unwrap();
     store.create_any(&cm, "ns").unwrap();
     // Services c and d remain; one PDB; two ConfigMaps with generated names.
-    assert_eq!(store.object_counts(), (2, 1, 2));
+    assert_eq!(
+        store.object_counts(),
+        vec![("Service", 2), ("ConfigMap", 2), ("PodDisruptionBudget", 1)]
+    );
     assert_eq!(pdbs[0].namespace.to_string_lossy(), "ns");
     assert_eq!(&*pdbs[0].name, "budget");
 }

@@ -1,40 +1,33 @@
-//! Objects of any kind, as `createAny` and `churn` create them (upstream uses the dynamic
-//! client: any kind the API server knows). Each template is typed and converted once, at plan
-//! time, so a bad template is reported before anything runs.
+//! Objects of any kind, as `createAny`, `updateAny` and `churn` create them (upstream uses the
+//! dynamic client: any kind the API server knows). Each template is typed and converted once,
+//! at plan time, so a bad template is reported before anything runs.
 //!
 //! What each kind does here:
 //! - Pod, Node, Namespace: as the createPods / createNodes / createNamespaces ops store them
 //!   (a Node from createAny gets no `kubernetes.io/hostname` label: only createNodes' node
 //!   preparer adds it, as upstream).
-//! - Service: its selector takes part in PodTopologySpread's system default constraints
-//!   (kube's `helper.DefaultSelector`).
-//! - PodDisruptionBudget (`policy/v1`): read by DefaultPreemption.
-//! - PriorityClass, ConfigMap, Secret, ServiceAccount, LimitRange, ResourceQuota: stored and
-//!   counted; nothing in the scheduler reads them (the harness, like upstream's, disables the
-//!   Priority admission plugin, so a priorityClassName does not set a priority).
-//! - Volume, DRA and pod-group kinds, and the workload controllers whose selectors kube's
-//!   default spreading also reads (ReplicaSet, StatefulSet, ReplicationController), are
-//!   unsupported: the workload is skipped with the reason.
+//! - Every kind of the store's registry (`store::registry::KINDS`): decoded as its served
+//!   version's type and validated with kube's field names, then stored through the generic
+//!   shape. Services feed PodTopologySpread's system default constraints (kube's
+//!   `helper.DefaultSelector`), PodDisruptionBudgets DefaultPreemption; the volume, DRA and
+//!   pod-group kinds reach the scheduler's event handlers, where no plugin reads them yet (a pod
+//!   that uses them is refused when converted; a DeviceClass backing an extended resource
+//!   makes the workload unsupported); the rest (PriorityClass, ConfigMap, …) are stored and
+//!   counted.
+//! - The workload controllers whose selectors kube's default spreading also reads
+//!   (ReplicaSet, StatefulSet, ReplicationController, …) are unsupported: the workload is
+//!   skipped with the reason.
 
+use crate::cluster::store::registry::{self, decode_rendered};
+use crate::cluster::store::{KubeObject, StoredObject};
 use crate::error::InputError;
 use crate::workload::manifest::{self, Rendered};
 use k8s_openapi::api::core::v1 as core;
-use k8s_openapi::api::policy::v1 as policy;
 use std::sync::Arc;
-use tidegate_engine::api::{Node, PodDisruptionBudget, PodSpecInfo, convert};
-
-/// Kinds stored without effect on scheduling.
-const INERT_KINDS: &[&str] = &[
-    "PriorityClass",
-    "ConfigMap",
-    "Secret",
-    "ServiceAccount",
-    "LimitRange",
-    "ResourceQuota",
-];
+use tidegate_engine::api::{Node, PodSpecInfo};
 
 /// A prepared object.
-#[derive(Clone)]
+#[derive(Clone, Debug)]
 pub enum AnyObject {
     Pod {
         obj: Arc<core::Pod>,
@@ -45,13 +38,8 @@ pub enum AnyObject {
         converted: Box<Node>,
     },
     Namespace(Box<core::Namespace>),
-    Service(Box<core::Service>),
-    Pdb(Box<policy::PodDisruptionBudget>),
-    Inert {
-        kind: String,
-        name: Option<String>,
-        generate_name: Option<String>,
-    },
+    /// An object of a registered kind.
+    Object(StoredObject),
 }
 
 impl AnyObject {
@@ -60,50 +48,53 @@ impl AnyObject {
             AnyObject::Pod { .. } => "Pod",
             AnyObject::Node { .. } => "Node",
             AnyObject::Namespace(_) => "Namespace",
-            AnyObject::Service(_) => "Service",
-            AnyObject::Pdb(_) => "PodDisruptionBudget",
-            AnyObject::Inert { kind, .. } => kind,
+            AnyObject::Object(o) => o.kind.kind,
         }
     }
 
     /// Whether the kind lives in a namespace.
     pub fn namespaced(&self) -> bool {
-        !matches!(self, AnyObject::Node { .. } | AnyObject::Namespace(_))
-            && !matches!(self, AnyObject::Inert { kind, .. } if kind == "PriorityClass")
+        match self {
+            AnyObject::Pod { .. } => true,
+            AnyObject::Node { .. } | AnyObject::Namespace(_) => false,
+            AnyObject::Object(o) => o.kind.namespaced,
+        }
+    }
+
+    /// A typed object of a registered kind (a library user's, a test's).
+    pub fn typed<T: crate::cluster::store::KubeType>(
+        obj: T,
+    ) -> Result<AnyObject, crate::cluster::store::StoreError> {
+        StoredObject::new(obj).map(AnyObject::Object)
+    }
+
+    /// The object of a registered kind, if it is one.
+    pub fn object(&self) -> Option<&Arc<dyn KubeObject>> {
+        match self {
+            AnyObject::Object(o) => Some(&o.obj),
+            _ => None,
+        }
     }
 }
 
 /// Why a kind cannot be created here, or None when it can.
 pub fn unsupported_kind(kind: &str) -> Option<String> {
     let why = match kind {
-        "PersistentVolume"
-        | "PersistentVolumeClaim"
-        | "StorageClass"
-        | "CSINode"
-        | "CSIDriver"
-        | "CSIStorageCapacity"
-        | "VolumeAttachment" => "volumes are out of scope",
-        "ResourceClaim"
-        | "ResourceClaimTemplate"
-        | "DeviceClass"
-        | "ResourceSlice"
-        | "DeviceTaintRule" => "DRA is out of scope",
-        "PodGroup" | "Workload" => "pod groups are out of scope",
         "ReplicaSet"
         | "StatefulSet"
         | "ReplicationController"
         | "Deployment"
         | "DaemonSet"
         | "Job" => "workload controllers are not simulated",
-        "Pod" | "Node" | "Namespace" | "Service" | "PodDisruptionBudget" => return None,
-        k if INERT_KINDS.contains(&k) => return None,
+        "Pod" | "Node" | "Namespace" => return None,
+        k if registry::lookup(k).is_some() => return None,
         _ => "the kind is not known to this build",
     };
     Some(format!("objects of kind {kind} ({why})"))
 }
 
 /// Types and converts a rendered object. `Ok(Err(reason))`: a kind this build does not
-/// create.
+/// create, or an object that needs a plugin tidegate lacks.
 pub fn prepare(r: &Rendered) -> Result<Result<AnyObject, String>, InputError> {
     let kind = r.kind().to_string();
     if let Some(why) = unsupported_kind(&kind) {
@@ -127,34 +118,13 @@ pub fn prepare(r: &Rendered) -> Result<Result<AnyObject, String>, InputError> {
             }
         }
         "Namespace" => AnyObject::Namespace(Box::new(r.typed("Namespace")?)),
-        "Service" => AnyObject::Service(Box::new(r.typed("Service")?)),
-        "PodDisruptionBudget" => {
-            let pdb: policy::PodDisruptionBudget = r.typed("PodDisruptionBudget")?;
-            convert::pod_disruption_budget(&pdb).map_err(|e| {
-                r.error_at(
-                    &e.field,
-                    format!("Invalid value: {:?}: {}", e.value, e.detail),
-                )
-            })?;
-            AnyObject::Pdb(Box::new(pdb))
-        }
         _ => {
-            let meta = r.json.get("metadata");
-            let text = |k: &str| {
-                meta.and_then(|m| m.get(k))
-                    .and_then(|v| v.as_str())
-                    .map(str::to_string)
-            };
-            AnyObject::Inert {
-                kind,
-                name: text("name"),
-                generate_name: text("generateName"),
+            let kind = registry::lookup(&kind).expect("unsupported_kind let only these through");
+            let obj = decode_rendered(kind, r)?;
+            if let Some(why) = (kind.needs_plugin)(&r.json) {
+                return Ok(Err(why));
             }
+            AnyObject::Object(StoredObject { kind, obj })
         }
     }))
-}
-
-/// The converted PDB of a stored `policy/v1` object (namespace and name set).
-pub fn pdb(obj: &policy::PodDisruptionBudget) -> Option<PodDisruptionBudget> {
-    convert::pod_disruption_budget(obj).ok()
 }

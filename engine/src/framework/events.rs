@@ -3,7 +3,10 @@
 use std::borrow::Cow;
 use std::fmt;
 
-/// Event resources (kube's `EventResource`, restricted to what tidegate models).
+/// Event resources (kube's `EventResource`). Namespace and Service are tidegate's own (kube
+/// reads them through listers only); the volume, DRA and pod-group kinds are kube's, raised by
+/// the harness's store through [`crate::Scheduler::on_object_event`] (provenance:
+/// staging/src/k8s.io/kube-scheduler/framework/types.go, the `EventResource` constants).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum EventResource {
     /// Any pod: matches both assigned and unscheduled pods.
@@ -13,6 +16,19 @@ pub enum EventResource {
     Node,
     Namespace,
     Service,
+    PersistentVolume,
+    PersistentVolumeClaim,
+    CSINode,
+    CSIDriver,
+    VolumeAttachment,
+    CSIStorageCapacity,
+    StorageClass,
+    ResourceClaim,
+    ResourceSlice,
+    DeviceClass,
+    Workload,
+    PodGroup,
+    CompositePodGroup,
     /// The wildcard resource `*`.
     Wildcard,
 }
@@ -26,6 +42,19 @@ impl EventResource {
             EventResource::Node => "Node",
             EventResource::Namespace => "Namespace",
             EventResource::Service => "Service",
+            EventResource::PersistentVolume => "PersistentVolume",
+            EventResource::PersistentVolumeClaim => "PersistentVolumeClaim",
+            EventResource::CSINode => "storage.k8s.io/CSINode",
+            EventResource::CSIDriver => "storage.k8s.io/CSIDriver",
+            EventResource::VolumeAttachment => "storage.k8s.io/VolumeAttachment",
+            EventResource::CSIStorageCapacity => "storage.k8s.io/CSIStorageCapacity",
+            EventResource::StorageClass => "storage.k8s.io/StorageClass",
+            EventResource::ResourceClaim => "resource.k8s.io/ResourceClaim",
+            EventResource::ResourceSlice => "resource.k8s.io/ResourceSlice",
+            EventResource::DeviceClass => "resource.k8s.io/DeviceClass",
+            EventResource::Workload => "scheduling.k8s.io/Workload",
+            EventResource::PodGroup => "scheduling.k8s.io/PodGroup",
+            EventResource::CompositePodGroup => "scheduling.k8s.io/CompositePodGroup",
             EventResource::Wildcard => "*",
         }
     }
@@ -185,6 +214,27 @@ pub enum EventObject {
     None,
     Pod(std::sync::Arc<crate::api::Pod>),
     Node(std::sync::Arc<crate::api::Node>),
+    /// An object of a kind the engine does not convert (a PersistentVolume, a ResourceClaim,
+    /// a PodGroup, …) as its informer delivers it: a hint downcasts it to the type it expects
+    /// (k8s-openapi's, for the kinds the harness stores).
+    Object(ApiObject),
+}
+
+/// An API object of any type, shared (kube hands hints an `interface{}`).
+#[derive(Clone)]
+pub struct ApiObject(pub std::sync::Arc<dyn std::any::Any + Send + Sync>);
+
+impl ApiObject {
+    /// The object as `T`, if it is one.
+    pub fn downcast_ref<T: 'static>(&self) -> Option<&T> {
+        self.0.downcast_ref()
+    }
+}
+
+impl fmt::Debug for ApiObject {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("ApiObject(..)")
+    }
 }
 
 impl EventObject {

@@ -66,8 +66,8 @@ fn can_reject(p: &Arc<dyn Plugin>) -> bool {
         || p.clone().into_permit().is_some()
 }
 
-/// Every resource with every action (kube's `UnrollWildCardResource`): the registration of
-/// a plugin without EnqueueExtensions.
+/// Every resource with every action (kube's `UnrollWildCardResource`, plus tidegate's
+/// Namespace and Service): the registration of a plugin without EnqueueExtensions.
 pub fn every_event() -> Vec<ClusterEvent> {
     use super::events::{ActionType, EventResource};
     [
@@ -75,6 +75,14 @@ pub fn every_event() -> Vec<ClusterEvent> {
         EventResource::Node,
         EventResource::Namespace,
         EventResource::Service,
+        EventResource::PersistentVolume,
+        EventResource::PersistentVolumeClaim,
+        EventResource::CSINode,
+        EventResource::CSIDriver,
+        EventResource::CSIStorageCapacity,
+        EventResource::StorageClass,
+        EventResource::ResourceClaim,
+        EventResource::DeviceClass,
     ]
     .into_iter()
     .map(|r| ClusterEvent::new(r, ActionType::ALL))

@@ -93,7 +93,7 @@ impl EnqueueExtensions for NodeUnschedulable {
                     && modified.uid == pod.uid
                     && tolerates(&modified.spec.tolerations, &self.taint),
             )),
-            EventObject::None => Ok(QueueingHint::Queue),
+            EventObject::None | EventObject::Object(_) => Ok(QueueingHint::Queue),
         }
     }
 

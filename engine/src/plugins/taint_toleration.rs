@@ -191,7 +191,7 @@ impl EnqueueExtensions for TaintToleration {
             EventObject::Pod(modified) => {
                 Ok(hint(modified.key == pod.key && modified.uid == pod.uid))
             }
-            EventObject::None => Ok(QueueingHint::Queue),
+            EventObject::None | EventObject::Object(_) => Ok(QueueingHint::Queue),
         }
     }
 

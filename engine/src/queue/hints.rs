@@ -96,6 +96,23 @@ impl SchedulingQueue {
         self.on_cluster_event_except(event, old, new, None);
     }
 
+    /// An event of a kind only the plugins read (a PersistentVolume, a ResourceClaim, a
+    /// PodGroup, …), as kube's `buildEvtResHandler` hands it to `MoveAllToActiveOrBackoffQueue`.
+    /// kube starts an informer only for the resources some plugin registered, with the actions
+    /// registered (`unionedGVKs`; a wildcard registration starts none): an event no plugin
+    /// registered reaches no pod, not even the pods without rejectors that any other event
+    /// moves.
+    pub fn on_informer_event(&self, event: ClusterEvent, old: EventObject, new: EventObject) {
+        let watched = self
+            .plugin_events
+            .values()
+            .flatten()
+            .any(|r| r.resource == event.resource && r.action.0 & event.action.0 != 0);
+        if watched {
+            self.on_cluster_event(event, old, new);
+        }
+    }
+
     /// [`SchedulingQueue::move_all_to_active_or_backoff`] for every pod but `except` (kube's
     /// precheck in `handleBindingCycleError`: the pod a Permit plugin rejected is not moved
     /// by the AssignedPodDelete its own forgetting raises).

@@ -388,6 +388,7 @@ impl crate::framework::interface::EnqueueExtensions for Picky {
         vec![
             ClusterEvent::new(EventResource::Node, ActionType::ADD),
             ClusterEvent::new(EventResource::Pod, ActionType::UPDATE_POD_LABEL),
+            ClusterEvent::new(EventResource::PersistentVolume, ActionType::ADD),
         ]
     }
     fn queueing_hint(
@@ -400,6 +401,9 @@ impl crate::framework::interface::EnqueueExtensions for Picky {
         use crate::framework::events::{EventObject, QueueingHint};
         Ok(match new {
             EventObject::Node(n) if &*n.name.as_arc() == "helpful" => QueueingHint::Queue,
+            EventObject::Object(o) if o.downcast_ref::<&str>() == Some(&"helpful") => {
+                QueueingHint::Queue
+            }
             _ if event.action == ActionType::UPDATE_POD_LABEL => QueueingHint::Queue,
             _ => QueueingHint::QueueSkip,
         })
@@ -484,6 +488,44 @@ fn hints_decide_which_events_requeue() {
         timed.iter().map(|h| h.hist.len()).sum::<u64>(),
         2,
         "every hint call is timed"
+    );
+}
+
+/// Events of the kinds only plugins read reach the pods only through a plugin that
+/// registered the resource and action (kube starts no informer otherwise): then the hint sees
+/// the object itself and decides; a pod without rejectors, which any other event moves, stays.
+#[test]
+fn informer_events_reach_only_the_resources_plugins_registered() {
+    use crate::framework::events::{ApiObject, EventObject};
+    let f = hinted();
+    park(&f, "picky", vec!["Picky"], vec![]);
+    park(&f, "plain", vec![], vec![]);
+    let obj = |s: &'static str| EventObject::Object(ApiObject(Arc::new(s)));
+    let ev = |r, a| ClusterEvent::new(r, a);
+    f.q.on_informer_event(
+        ev(EventResource::PersistentVolumeClaim, ActionType::ADD),
+        EventObject::None,
+        obj("helpful"),
+    );
+    f.q.on_informer_event(
+        ev(EventResource::PersistentVolume, ActionType::DELETE),
+        obj("helpful"),
+        EventObject::None,
+    );
+    assert_eq!(f.q.counts().unschedulable, 2, "nobody registered these");
+    let pv_add = ev(EventResource::PersistentVolume, ActionType::ADD);
+    f.q.on_informer_event(pv_add, EventObject::None, obj("useless"));
+    assert_eq!(
+        f.q.counts().unschedulable,
+        1,
+        "the hint skipped, the plain pod moved"
+    );
+    f.q.on_informer_event(pv_add, EventObject::None, obj("helpful"));
+    assert_eq!(f.q.counts().unschedulable, 0, "the hint asked for it");
+    assert_eq!(pv_add.label(), "PersistentVolumeAdd");
+    assert_eq!(
+        ev(EventResource::CSINode, ActionType::UPDATE).label(),
+        "storage.k8s.io/CSINodeUpdate"
     );
 }
 

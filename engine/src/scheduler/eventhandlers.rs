@@ -1,11 +1,13 @@
 //! The event handlers (kube's `pkg/scheduler/eventhandlers.go`): nodes and pods added,
 //! updated and deleted, as an informer (or the harness's object store) reports them. Pods not
 //! yet bound go to the queue (PreEnqueue decides activeQ or the gated set); bound pods go to
-//! the cache and, as cluster events, to the queue's hints.
+//! the cache and, as cluster events, to the queue's hints. Objects of the other kinds the
+//! plugins may watch (volumes, DRA, pod groups) go to the hints only (`on_object_event`).
 
 use crate::api::{Node, Pod, Sym};
 use crate::framework::events::{
-    ActionType, ClusterEvent, EventObject, EventResource, pod_scheduling_properties_change,
+    ActionType, ApiObject, ClusterEvent, EventObject, EventResource,
+    pod_scheduling_properties_change,
 };
 use std::sync::Arc;
 
@@ -175,6 +177,23 @@ impl Scheduler {
                 }
             }
         }
+    }
+
+    /// An object of a kind the engine keeps no cache of (PersistentVolume, ResourceClaim,
+    /// PodGroup, …) added (`old` None), updated, or deleted (`new` None), as its informer
+    /// delivers it; `action` is ADD, UPDATE or DELETE. The pods it may help move only where a
+    /// plugin registered the resource with that action and its hint asks for it
+    /// ([`crate::queue::SchedulingQueue::on_informer_event`]).
+    pub fn on_object_event(
+        &self,
+        resource: EventResource,
+        action: ActionType,
+        old: Option<ApiObject>,
+        new: Option<ApiObject>,
+    ) {
+        let obj = |o: Option<ApiObject>| o.map_or(EventObject::None, EventObject::Object);
+        self.queue
+            .on_informer_event(ClusterEvent::new(resource, action), obj(old), obj(new));
     }
 
     pub fn on_pod_delete(&self, pod: &Pod) {

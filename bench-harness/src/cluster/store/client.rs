@@ -66,6 +66,10 @@ impl ClusterClient for Store {
         }
         st.rv = rv;
         st.binds += 1;
+        st.pods_by_node
+            .entry(node)
+            .or_default()
+            .insert(pod.key.clone());
         let ns = pod.key.split().0;
         let now = self.clock.now();
         for c in st.collectors.iter_mut().flatten() {

@@ -154,6 +154,21 @@ impl Store {
         }
     }
 
+    /// The pods bound to node `name` (terminating ones included), sorted: kube's
+    /// pods-by-node index.
+    pub fn pods_on_node(&self, name: &str) -> Vec<PodKey> {
+        let st = self.state.lock();
+        let mut v: Vec<PodKey> = st
+            .pods_by_node
+            .get(&Sym::new(name))
+            .into_iter()
+            .flatten()
+            .cloned()
+            .collect();
+        v.sort();
+        v
+    }
+
     /// `(namespace, name, node)` of every bound pod, sorted.
     pub fn placements(&self) -> Vec<(String, String, String)> {
         let st = self.state.lock();

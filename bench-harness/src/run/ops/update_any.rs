@@ -1,8 +1,12 @@
-//! `updateAny`: `count` updates of pods or nodes rendered from a template (optionally at
-//! `updatePerSecond`); with `subresources: [resize]`, in-place resizes of pods' resources.
+//! `updateAny`: `count` updates of pods, nodes or objects of the store's registered kinds
+//! rendered from a template (optionally at `updatePerSecond`); with `subresources: [resize]`,
+//! in-place resizes of pods' resources. As upstream's `updateAny.update`, each update is a PUT
+//! of the object and then a PUT of its status with the same object: a kind without a status
+//! subresource fails there, as it does against kube's API server.
 
 use super::{Op, Prepared, Resolve, RunCx};
-use crate::cluster::store::StoreError;
+use crate::cluster::objects::{self, AnyObject};
+use crate::cluster::store::{StoreError, StoredObject, Subresource};
 use crate::error::{HarnessError, InputError};
 use crate::run::pace::ticker_due;
 use crate::workload::manifest::{self, ObjectTemplate};
@@ -58,7 +62,7 @@ impl UpdateAny {
         }))
     }
 
-    /// Renders the template once: Pod and Node updates are supported.
+    /// Renders the template once: Pod, Node and registered kinds' updates are supported.
     pub(crate) fn plan(
         &self,
         i: usize,
@@ -76,9 +80,21 @@ impl UpdateAny {
                 manifest::node(Some(&r), &n)?;
             }
             other => {
-                unsupported.get_or_insert_with(|| {
-                    format!("updateAny of kind {other:?} (Pod and Node updates are supported)")
-                });
+                let fixed = || {
+                    format!(
+                        "updateAny of kind {other:?} (Pod, Node and the kinds createAny stores \
+                         can be updated)"
+                    )
+                };
+                let why = match objects::prepare(&r)? {
+                    Ok(AnyObject::Object(_)) => None,
+                    Ok(_) => Some(fixed()),
+                    Err(_) if objects::unsupported_kind(other).is_some() => Some(fixed()),
+                    Err(why) => Some(format!("updateAny: {why}")),
+                };
+                if let Some(why) = why {
+                    unsupported.get_or_insert(why);
+                }
             }
         }
         prepared.templates.insert(i, t);
@@ -105,6 +121,18 @@ impl UpdateAny {
         Ok(())
     }
 
+    /// The PUT of an object of a registered kind and then of its status (upstream's
+    /// `Update` and `UpdateStatus` with the same object).
+    fn update_object(&self, cx: &RunCx, o: &StoredObject) -> Result<(), StoreError> {
+        let ns = self
+            .namespace
+            .clone()
+            .or_else(|| o.obj.meta().namespace.clone())
+            .unwrap_or_else(|| "default".into());
+        cx.store.update_object(o, &ns, Subresource::Main)?;
+        cx.store.update_object(o, &ns, Subresource::Status)
+    }
+
     /// The `j`-th update.
     fn update(&self, cx: &RunCx, t: &ObjectTemplate, j: usize) -> Result<(), HarnessError> {
         let store = cx.store;
@@ -113,6 +141,18 @@ impl UpdateAny {
             let n: core::Node = r.typed("Node")?;
             let converted = manifest::node(Some(&r), &n)?;
             store.update_node(n, converted)
+        } else if r.kind() != "Pod" {
+            let o = match objects::prepare(&r)? {
+                Ok(AnyObject::Object(o)) => o,
+                Ok(other) => {
+                    return Err(HarnessError::Unsupported(format!(
+                        "updateAny of kind {:?}",
+                        other.kind()
+                    )));
+                }
+                Err(why) => return Err(HarnessError::Unsupported(why)),
+            };
+            self.update_object(cx, &o)
         } else {
             let pod: core::Pod = r.typed("Pod")?;
             let ns = self

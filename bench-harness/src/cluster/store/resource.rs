@@ -1,0 +1,177 @@
+//! The resource.k8s.io/v1 kinds of Dynamic Resource Allocation (kube's
+//! `pkg/registry/resource/{deviceclass,resourceslice,resourceclaim,resourceclaimtemplate,
+//! devicetaintrule}`), stored as plain objects: no DRA plugin reads them in tidegate yet, so a
+//! pod with `spec.resourceClaims` is refused when converted, and so is a DeviceClass that backs
+//! an extended resource (kube's DynamicResources would allocate such a resource, where
+//! NodeResourcesFit alone would look for it on the node).
+
+use crate::cluster::store::registry::{Index, Kind, Version, check, decode};
+use k8s_openapi::api::resource::v1 as resource;
+use serde_json::Value;
+use tidegate_engine::framework::EventResource;
+
+/// kube's `ValidateResourceSliceSpec`: exactly one way of naming the nodes.
+fn validate_slice(obj: &Value) -> Vec<(String, String)> {
+    let mut errs = Vec::new();
+    check::required(obj, "spec.driver", &mut errs);
+    check::exactly_one(
+        obj,
+        "spec",
+        &[
+            "nodeName",
+            "nodeSelector",
+            "allNodes",
+            "perDeviceNodeSelection",
+        ],
+        &mut errs,
+    );
+    errs
+}
+
+fn validate_taint_rule(obj: &Value) -> Vec<(String, String)> {
+    let mut errs = Vec::new();
+    check::required(obj, "spec.taint.key", &mut errs);
+    check::required(obj, "spec.taint.effect", &mut errs);
+    errs
+}
+
+/// DRA's extended resources: a DeviceClass naming one makes pods that request it DRA's.
+fn extended_resource(obj: &Value) -> Option<String> {
+    check::at(obj, "spec.extendedResourceName")?;
+    Some(
+        "DeviceClass spec.extendedResourceName (extended resources backed by devices; DRA is \
+         out of scope)"
+            .into(),
+    )
+}
+
+/// The node a slice's devices are on (`spec.nodeName`).
+fn slice_node(obj: &Value) -> Vec<String> {
+    check::at(obj, "spec.nodeName")
+        .and_then(Value::as_str)
+        .map(|n| vec![n.to_string()])
+        .unwrap_or_default()
+}
+
+/// The pods a claim is for: its owner (a claim generated from a pod's template) and the
+/// pods `status.reservedFor` names, as `namespace/name`.
+fn claim_pods(obj: &Value) -> Vec<String> {
+    let ns = check::at(obj, "metadata.namespace")
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    let mut keys = check::owners(obj, "Pod");
+    keys.extend(
+        check::at(obj, "status.reservedFor")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter(|r| r.get("resource").and_then(Value::as_str) == Some("pods"))
+            .filter_map(|r| r.get("name").and_then(Value::as_str))
+            .map(|n| format!("{ns}/{n}")),
+    );
+    keys.sort();
+    keys.dedup();
+    keys
+}
+
+/// A resource.k8s.io/v1 kind.
+const fn dra_kind(
+    kind: &'static str,
+    resource: &'static str,
+    versions: &'static [Version],
+    namespaced: bool,
+) -> Kind {
+    Kind {
+        kind,
+        group: "resource.k8s.io",
+        resource,
+        versions,
+        namespaced,
+        status: false,
+        immutable: &[],
+        validate: check::nothing,
+        needs_plugin: check::no_plugin,
+        event: None,
+        indexes: &[],
+    }
+}
+
+pub static DEVICE_CLASS: Kind = Kind {
+    needs_plugin: extended_resource,
+    event: Some(EventResource::DeviceClass),
+    ..dra_kind(
+        "DeviceClass",
+        "deviceclasses.resource.k8s.io",
+        &[Version {
+            version: "v1",
+            decode: decode::<resource::DeviceClass>,
+        }],
+        false,
+    )
+};
+
+pub static RESOURCE_SLICE: Kind = Kind {
+    validate: validate_slice,
+    event: Some(EventResource::ResourceSlice),
+    indexes: &[Index {
+        name: "node",
+        keys: slice_node,
+    }],
+    ..dra_kind(
+        "ResourceSlice",
+        "resourceslices.resource.k8s.io",
+        &[Version {
+            version: "v1",
+            decode: decode::<resource::ResourceSlice>,
+        }],
+        false,
+    )
+};
+
+pub static RESOURCE_CLAIM: Kind = Kind {
+    status: true,
+    immutable: &["spec"],
+    event: Some(EventResource::ResourceClaim),
+    indexes: &[Index {
+        name: "pod",
+        keys: claim_pods,
+    }],
+    ..dra_kind(
+        "ResourceClaim",
+        "resourceclaims.resource.k8s.io",
+        &[Version {
+            version: "v1",
+            decode: decode::<resource::ResourceClaim>,
+        }],
+        true,
+    )
+};
+
+pub static RESOURCE_CLAIM_TEMPLATE: Kind = Kind {
+    immutable: &["spec"],
+    ..dra_kind(
+        "ResourceClaimTemplate",
+        "resourceclaimtemplates.resource.k8s.io",
+        &[Version {
+            version: "v1",
+            decode: decode::<resource::ResourceClaimTemplate>,
+        }],
+        true,
+    )
+};
+
+/// Watched by kube's ResourceSlice tracker, which hands the scheduler the slices it taints
+/// (as ResourceSlice events): no event of its own.
+pub static DEVICE_TAINT_RULE: Kind = Kind {
+    status: true,
+    validate: validate_taint_rule,
+    ..dra_kind(
+        "DeviceTaintRule",
+        "devicetaintrules.resource.k8s.io",
+        &[Version {
+            version: "v1",
+            decode: decode::<resource::DeviceTaintRule>,
+        }],
+        false,
+    )
+};
