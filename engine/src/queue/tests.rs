@@ -492,14 +492,35 @@ fn hints_decide_which_events_requeue() {
 }
 
 /// Events of the kinds only plugins read reach the pods only through a plugin that
-/// registered the resource and action (kube starts no informer otherwise): then the hint sees
-/// the object itself and decides; a pod without rejectors, which any other event moves, stays.
+/// registered the resource and action itself (kube starts no informer otherwise, not even for
+/// a wildcard registration): then the hint sees the object and decides.
 #[test]
 fn informer_events_reach_only_the_resources_plugins_registered() {
     use crate::framework::events::{ApiObject, EventObject};
-    let f = hinted();
+    let mut f = hinted();
+    let mut events = AHashMap::new();
+    events.insert(
+        "Picky",
+        crate::framework::interface::EnqueueExtensions::events_to_register(&Picky),
+    );
+    events.insert(
+        "Everything",
+        vec![ClusterEvent::new(EventResource::Wildcard, ActionType::ALL)],
+    );
+    let mut hints: AHashMap<&'static str, Arc<dyn crate::framework::interface::EnqueueExtensions>> =
+        AHashMap::new();
+    hints.insert("Picky", Arc::new(Picky));
+    f.q = SchedulingQueue::new(
+        Arc::new(PrioritySort),
+        AHashMap::new(),
+        events,
+        f.clock.clone(),
+        f.metrics.clone(),
+        QueueConfig::default(),
+    )
+    .with_queueing_hints(hints);
     park(&f, "picky", vec!["Picky"], vec![]);
-    park(&f, "plain", vec![], vec![]);
+    park(&f, "any", vec!["Everything"], vec![]);
     let obj = |s: &'static str| EventObject::Object(ApiObject(Arc::new(s)));
     let ev = |r, a| ClusterEvent::new(r, a);
     f.q.on_informer_event(
@@ -512,13 +533,13 @@ fn informer_events_reach_only_the_resources_plugins_registered() {
         obj("helpful"),
         EventObject::None,
     );
-    assert_eq!(f.q.counts().unschedulable, 2, "nobody registered these");
+    assert_eq!(f.q.counts().unschedulable, 2, "no informer for these");
     let pv_add = ev(EventResource::PersistentVolume, ActionType::ADD);
     f.q.on_informer_event(pv_add, EventObject::None, obj("useless"));
     assert_eq!(
         f.q.counts().unschedulable,
         1,
-        "the hint skipped, the plain pod moved"
+        "Picky's hint skipped; the wildcard registration took it"
     );
     f.q.on_informer_event(pv_add, EventObject::None, obj("helpful"));
     assert_eq!(f.q.counts().unschedulable, 0, "the hint asked for it");

@@ -359,7 +359,8 @@ impl Store {
         let ks = self.kind_store(kind);
         if sub == Subresource::Status && !kind.status {
             return Err(StoreError::Invalid(format!(
-                "{}/status: the server could not find the requested resource",
+                "the server could not find the requested resource ({} has no status \
+                 subresource, which updateAny writes after the object, as upstream does)",
                 kind.resource
             )));
         }

@@ -1,0 +1,505 @@
+//! The kinds the store keeps through its generic shape (the volume, DRA and pod-group kinds,
+//! and PriorityClass), each created, updated, listed and deleted through the workload ops as
+//! upstream's scheduler_perf does it (createAny, updateAny: a PUT of the object, then of its
+//! status; churn's recreate mode deletes), with the watch events as kube's informers deliver
+//! them; a stale resourceVersion is a Conflict; and the generic shape's own rules (finalizers,
+//! status subresource, immutable fields, indexes, versions) on the store directly.
+
+use parking_lot::Mutex;
+use std::sync::Arc;
+use tidegate_bench::cluster::controller::Controller;
+use tidegate_bench::cluster::store::registry::{self, Kind};
+use tidegate_bench::cluster::store::{Store, StoreError, Subresource, WatchEvent};
+use tidegate_bench::error::HarnessError;
+use tidegate_bench::run::{Outcome, RunOptions, run_config};
+use tidegate_bench::workload;
+
+/// One kind: its apiVersion and what follows its metadata in a valid object.
+struct Case {
+    kind: &'static str,
+    api_version: &'static str,
+    body: &'static str,
+}
+
+const CASES: &[Case] = &[
+    Case {
+        kind: "PersistentVolume",
+        api_version: "v1",
+        body: "spec:\n  capacity:\n    storage: 1Gi\n  accessModes: [ReadOnlyMany]\n  csi:\n    driver: ebs.csi.aws.com\n    volumeHandle: vol\n",
+    },
+    Case {
+        kind: "PersistentVolumeClaim",
+        api_version: "v1",
+        body: "spec:\n  accessModes: [ReadWriteOncePod]\n  resources:\n    requests:\n      storage: 1Gi\n",
+    },
+    Case {
+        kind: "StorageClass",
+        api_version: "storage.k8s.io/v1",
+        body: "provisioner: ebs.csi.aws.com\nvolumeBindingMode: WaitForFirstConsumer\n",
+    },
+    Case {
+        kind: "CSINode",
+        api_version: "storage.k8s.io/v1",
+        body: "spec:\n  drivers:\n  - name: ebs.csi.aws.com\n    nodeID: node-0\n",
+    },
+    Case {
+        kind: "CSIDriver",
+        api_version: "storage.k8s.io/v1",
+        body: "spec:\n  attachRequired: true\n",
+    },
+    Case {
+        kind: "CSIStorageCapacity",
+        api_version: "storage.k8s.io/v1",
+        body: "storageClassName: fast\ncapacity: 10Gi\n",
+    },
+    Case {
+        kind: "VolumeAttachment",
+        api_version: "storage.k8s.io/v1",
+        body: "spec:\n  attacher: ebs.csi.aws.com\n  nodeName: node-0\n  source:\n    persistentVolumeName: pv-0\n",
+    },
+    Case {
+        kind: "DeviceClass",
+        api_version: "resource.k8s.io/v1",
+        body: "spec:\n  selectors:\n  - cel:\n      expression: device.driver == \"gpu.example.com\"\n",
+    },
+    Case {
+        kind: "ResourceSlice",
+        api_version: "resource.k8s.io/v1",
+        body: "spec:\n  driver: gpu.example.com\n  nodeName: node-0\n  pool:\n    name: node-0\n    generation: 1\n    resourceSliceCount: 1\n  devices:\n  - name: gpu-0\n",
+    },
+    Case {
+        kind: "ResourceClaim",
+        api_version: "resource.k8s.io/v1",
+        body: "spec:\n  devices:\n    requests:\n    - name: gpu\n      exactly:\n        deviceClassName: gpu.example.com\n",
+    },
+    Case {
+        kind: "ResourceClaimTemplate",
+        api_version: "resource.k8s.io/v1",
+        body: "spec:\n  spec:\n    devices:\n      requests:\n      - name: gpu\n        exactly:\n          deviceClassName: gpu.example.com\n",
+    },
+    Case {
+        kind: "DeviceTaintRule",
+        api_version: "resource.k8s.io/v1",
+        body: "spec:\n  taint:\n    key: broken\n    effect: NoSchedule\n",
+    },
+    Case {
+        kind: "PriorityClass",
+        api_version: "scheduling.k8s.io/v1",
+        body: "value: 1000\n",
+    },
+    Case {
+        kind: "PodGroup",
+        api_version: "scheduling.k8s.io/v1beta1",
+        body: "spec:\n  priority: 1000\n  schedulingPolicy:\n    gang:\n      minCount: 2\n",
+    },
+    Case {
+        kind: "Workload",
+        api_version: "scheduling.k8s.io/v1beta1",
+        body: "spec:\n  podGroupTemplates:\n  - name: workers\n    schedulingPolicy:\n      gang:\n        minCount: 2\n",
+    },
+    Case {
+        kind: "CompositePodGroup",
+        api_version: "scheduling.k8s.io/v1alpha3",
+        body: "spec:\n  workloadRef:\n    workloadName: w\n    templateName: t\n  schedulingPolicy:\n    gang:\n      minGroupCount: 1\n",
+    },
+];
+
+const POD: &str = "\
+apiVersion: v1
+kind: Pod
+metadata:
+  generateName: p-
+spec:
+  containers:
+  - name: c
+    image: pause
+";
+
+/// The object template of a case: `<kind>-<Index>`, labelled `v: <V>`, with `extra` in its
+/// metadata.
+fn template(c: &Case, name: &str, extra: &str) -> String {
+    format!(
+        "apiVersion: {}\nkind: {}\nmetadata:\n  name: {name}\n  labels:\n    v: \"{{{{.V}}}}\"\n{extra}{}",
+        c.api_version, c.kind, c.body
+    )
+    .replace("{{.V}}", if name.contains("churn") { "c" } else { "{{.V}}" })
+}
+
+fn lower(c: &Case) -> String {
+    c.kind.to_lowercase()
+}
+
+fn kind(c: &Case) -> &'static Kind {
+    registry::lookup(c.kind).expect("registered")
+}
+
+/// The namespace line of an op on `c`'s objects (none for cluster-scoped kinds, as upstream
+/// requires).
+fn ns(c: &Case) -> &'static str {
+    if kind(c).namespaced {
+        "    namespace: objs\n"
+    } else {
+        ""
+    }
+}
+
+/// createAny of two objects of `c`, then `then` (more ops).
+fn ops(c: &Case, then: &str) -> String {
+    let n = lower(c);
+    format!(
+        "  - opcode: createAny\n    templatePath: {n}.yaml\n    count: 2\n{}    templateParams:\n      V: a\n{then}",
+        ns(c)
+    )
+}
+
+/// Grabs each workload's store and records every watch event of the registered kinds.
+#[derive(Default)]
+struct Grab {
+    store: Mutex<Option<Arc<Store>>>,
+    events: Arc<Mutex<Vec<String>>>,
+}
+
+impl Controller for Grab {
+    fn start(&self, store: &Arc<Store>) {
+        for k in registry::KINDS {
+            let events = self.events.clone();
+            let name = k.kind;
+            let handler = Arc::new(move |ev: &WatchEvent<'_>| {
+                let (what, o) = match ev {
+                    WatchEvent::Added(o) => ("Added", o),
+                    WatchEvent::Modified { new, .. } => ("Modified", new),
+                    WatchEvent::Deleted(o) => ("Deleted", o),
+                };
+                let m = o.meta();
+                events.lock().push(format!(
+                    "{name} {what} {}",
+                    m.name.as_deref().unwrap_or_default()
+                ));
+            });
+            store.watch(k.kind, handler).unwrap();
+        }
+        *self.store.lock() = Some(store.clone());
+    }
+}
+
+/// Runs `workload_ops` (after one node, before one measured pod) with `files` beside it.
+fn run(
+    workload_ops: &str,
+    files: &[(String, String)],
+) -> (Result<(), HarnessError>, Arc<Store>, Vec<String>) {
+    let dir = tempfile::tempdir().unwrap();
+    for (n, t) in files {
+        std::fs::write(dir.path().join(n), t).unwrap();
+    }
+    std::fs::write(dir.path().join("pod.yaml"), POD).unwrap();
+    let config = format!(
+        "- name: T\n  workloadTemplate:\n  - opcode: createNodes\n    count: 1\n{workload_ops}  - opcode: createPods\n    count: 1\n    podTemplatePath: pod.yaml\n    collectMetrics: true\n  workloads:\n  - name: w\n"
+    );
+    std::fs::write(dir.path().join("config.yaml"), &config).unwrap();
+    let cfg = workload::load(&dir.path().join("config.yaml")).unwrap();
+    let grab = Arc::new(Grab::default());
+    let opts = RunOptions {
+        label_filter: Some(String::new()),
+        threads: Some(1),
+        timeout: std::time::Duration::from_secs(20),
+        controllers: vec![grab.clone() as Arc<dyn Controller>],
+        ..RunOptions::default()
+    };
+    let result = run_config(&cfg, &opts).map(|mut reports| match reports.remove(0).outcome {
+        Outcome::Ran(_) => {}
+        other => panic!("{config}: {}", matches_outcome(&other)),
+    });
+    let Some(store) = grab.store.lock().clone() else {
+        panic!("the workload never started: {result:?}");
+    };
+    let events = grab.events.lock().clone();
+    (result, store, events)
+}
+
+fn matches_outcome(o: &Outcome) -> String {
+    match o {
+        Outcome::Ran(_) => "ran".into(),
+        Outcome::Skipped(w) => format!("skipped: {w}"),
+        Outcome::Failed(w) => format!("failed: {w}"),
+    }
+}
+
+/// `name → label v` of every stored object of `c`'s kind, with its resourceVersion and
+/// generation.
+fn listed(store: &Store, c: &Case) -> Vec<(String, String, i64)> {
+    store
+        .list_objects(kind(c), None)
+        .iter()
+        .map(|o| {
+            let m = o.meta();
+            let v = m
+                .labels
+                .as_ref()
+                .and_then(|l| l.get("v"))
+                .cloned()
+                .unwrap_or_default();
+            let rv: u64 = m.resource_version.as_deref().unwrap().parse().unwrap();
+            assert!(rv > 0);
+            (
+                m.name.clone().unwrap_or_default(),
+                v,
+                m.generation.unwrap_or_default(),
+            )
+        })
+        .collect()
+}
+
+/// Every kind with a status subresource is created and updated (the object, then its status,
+/// which writes nothing when unchanged) and listed; churn creates and deletes one more of each
+/// kind. Each change reaches the watch handlers in order.
+#[test]
+fn create_update_list_and_churn_every_kind_through_the_ops() {
+    let mut files = Vec::new();
+    let mut workload = String::new();
+    let mut churn = Vec::new();
+    for c in CASES {
+        let n = lower(c);
+        files.push((
+            format!("{n}.yaml"),
+            template(c, &format!("{n}-{{{{.Index}}}}"), ""),
+        ));
+        files.push((
+            format!("{n}-churn.yaml"),
+            template(c, &format!("{n}-churn"), ""),
+        ));
+        churn.push(format!("{n}-churn.yaml"));
+        let update = if kind(c).status {
+            format!(
+                "  - opcode: updateAny\n    templatePath: {n}.yaml\n    count: 2\n{}    templateParams:\n      V: b\n",
+                ns(c)
+            )
+        } else {
+            String::new()
+        };
+        workload.push_str(&ops(c, &update));
+    }
+    workload.push_str(&format!(
+        "  - opcode: churn\n    mode: recreate\n    number: 1\n    intervalMilliseconds: 30\n    namespace: objs\n    templatePaths: [{}]\n  - opcode: sleep\n    duration: 400ms\n",
+        churn.join(", ")
+    ));
+    let (result, store, events) = run(&workload, &files);
+    result.unwrap();
+    for c in CASES {
+        let n = lower(c);
+        let v = if kind(c).status { "b" } else { "a" };
+        let got: Vec<_> = listed(&store, c)
+            .into_iter()
+            .filter(|(name, ..)| !name.ends_with("churn"))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                (format!("{n}-0"), v.to_string(), 1),
+                (format!("{n}-1"), v.to_string(), 1)
+            ],
+            "{}",
+            c.kind
+        );
+        let mine: Vec<&String> = events
+            .iter()
+            .filter(|e| e.starts_with(&format!("{} ", c.kind)))
+            .collect();
+        let first = |what: &str, name: &str| {
+            let e = format!("{} {what} {name}", c.kind);
+            mine.iter().position(|x| **x == e)
+        };
+        let added = first("Added", &format!("{n}-0")).expect("added");
+        if kind(c).status {
+            let modified = first("Modified", &format!("{n}-0")).expect("modified");
+            assert!(added < modified, "{mine:?}");
+            let updates = mine.iter().filter(|e| e.contains(" Modified ")).count();
+            assert_eq!(updates, 2, "one write per object: {mine:?}");
+        }
+        let churned = first("Added", &format!("{n}-churn")).expect("churn created");
+        let deleted = first("Deleted", &format!("{n}-churn")).expect("churn deleted");
+        assert!(churned < deleted, "{mine:?}");
+    }
+    // A typed read: the store's objects as k8s-openapi's types.
+    let pvs = store.list::<k8s_openapi::api::core::v1::PersistentVolume>(None);
+    assert!(pvs.len() >= 2);
+    assert_eq!(pvs[0].metadata.name.as_deref(), Some("persistentvolume-0"));
+    assert!(pvs[0].status.is_none(), "a create drops the status");
+}
+
+/// upstream's updateAny follows the object's PUT with a PUT of its status: for a kind without
+/// a status subresource the API server has none, so the op fails after the object changed,
+/// as it does against kube.
+#[test]
+fn update_any_of_a_kind_without_status_fails_at_the_status_put() {
+    for c in CASES.iter().filter(|c| !kind(c).status) {
+        let n = lower(c);
+        let files = vec![(
+            format!("{n}.yaml"),
+            template(c, &format!("{n}-{{{{.Index}}}}"), ""),
+        )];
+        let update = format!(
+            "  - opcode: updateAny\n    templatePath: {n}.yaml\n{}    templateParams:\n      V: b\n",
+            ns(c)
+        );
+        let (result, store, _) = run(&ops(c, &update), &files);
+        let e = result.expect_err(c.kind).to_string();
+        assert!(
+            e.contains(&format!(
+                "updateAny[0]: the server could not find the requested resource ({} has no status subresource",
+                kind(c).resource
+            )),
+            "{e}"
+        );
+        assert_eq!(
+            listed(&store, c)[0],
+            (format!("{n}-0"), "b".into(), 1),
+            "the object's PUT went through: {}",
+            c.kind
+        );
+    }
+}
+
+/// A PUT carrying a resourceVersion that is not the stored one is kube's Conflict.
+#[test]
+fn a_stale_resource_version_is_a_conflict() {
+    for c in CASES {
+        let n = lower(c);
+        let files = vec![
+            (
+                format!("{n}.yaml"),
+                template(c, &format!("{n}-{{{{.Index}}}}"), ""),
+            ),
+            (
+                format!("{n}-stale.yaml"),
+                template(
+                    c,
+                    &format!("{n}-{{{{.Index}}}}"),
+                    "  resourceVersion: \"1\"\n",
+                ),
+            ),
+        ];
+        let update = format!(
+            "  - opcode: updateAny\n    templatePath: {n}-stale.yaml\n{}    templateParams:\n      V: b\n",
+            ns(c)
+        );
+        let (result, store, _) = run(&ops(c, &update), &files);
+        let e = result.expect_err(c.kind).to_string();
+        assert!(
+            e.contains(&format!(
+                "Operation cannot be fulfilled on {} \"{n}-0\": the object has been modified",
+                kind(c).resource
+            )),
+            "{e}"
+        );
+        assert_eq!(listed(&store, c)[0].1, "a", "nothing written: {}", c.kind);
+    }
+}
+
+/// The generic shape's rules on the store directly: finalizers hold a delete until an update
+/// removes the last one; a PUT keeps the stored status and `/status` changes only the status;
+/// immutable fields; the claims-by-pod index; an object read in another served version.
+#[test]
+fn finalizers_status_immutability_indexes_and_versions() {
+    use k8s_openapi::api::resource::v1::ResourceClaim;
+    use k8s_openapi::api::scheduling::{v1alpha3, v1beta1};
+    let store = Store::new(1);
+    let claim =
+        |json: serde_json::Value| -> ResourceClaim { serde_json::from_value(json).unwrap() };
+    let spec = serde_json::json!({"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu"}}]}});
+    store
+        .create(
+            claim(serde_json::json!({
+                "metadata": {"name": "c", "finalizers": ["resource.kubernetes.io/delete-protection"],
+                    "ownerReferences": [{"apiVersion": "v1", "kind": "Pod", "name": "p", "uid": "u"}]},
+                "spec": spec,
+                "status": {"reservedFor": [{"resource": "pods", "name": "q", "uid": "v"}]}
+            })),
+            "ns",
+        )
+        .unwrap();
+    let rc = registry::lookup("ResourceClaim").unwrap();
+    let names = |key: &str| -> Vec<String> {
+        store
+            .by_index(rc, "pod", key)
+            .iter()
+            .map(|o| o.meta().name.clone().unwrap())
+            .collect()
+    };
+    assert_eq!(names("ns/p"), vec!["c"], "the owner pod");
+    assert!(
+        names("ns/q").is_empty(),
+        "the status given at create is dropped"
+    );
+    let stored = store.get::<ResourceClaim>("ns", "c").unwrap();
+    assert!(stored.status.is_none());
+
+    // /status writes the reservation; the object's PUT then keeps it.
+    let mut with_status = (*stored).clone();
+    with_status.status = Some(
+        serde_json::from_value(
+            serde_json::json!({"reservedFor": [{"resource": "pods", "name": "q", "uid": "v"}]}),
+        )
+        .unwrap(),
+    );
+    store
+        .update(with_status.clone(), "ns", Subresource::Status)
+        .unwrap();
+    assert_eq!(names("ns/q"), vec!["c"]);
+    let mut relabelled = with_status.clone();
+    relabelled.status = None;
+    relabelled.metadata.resource_version = None;
+    relabelled.metadata.labels = Some([("x".to_string(), "y".to_string())].into());
+    store
+        .update(relabelled.clone(), "ns", Subresource::Main)
+        .unwrap();
+    let now = store.get::<ResourceClaim>("ns", "c").unwrap();
+    assert!(now.status.is_some(), "the object's PUT keeps the status");
+    assert_eq!(
+        now.metadata.generation,
+        Some(1),
+        "labels do not bump the generation"
+    );
+
+    // spec is immutable.
+    let mut changed = relabelled.clone();
+    changed.spec.as_mut().unwrap().devices = None;
+    let e = store.update(changed, "ns", Subresource::Main).unwrap_err();
+    assert!(e.to_string().contains("spec: Invalid value"), "{e}");
+    assert!(e.to_string().contains("field is immutable"), "{e}");
+
+    // A delete with a finalizer only marks the claim; removing the finalizer deletes it.
+    assert!(store.delete_object(rc, "ns", "c"));
+    let marked = store.get::<ResourceClaim>("ns", "c").unwrap();
+    assert!(marked.metadata.deletion_timestamp.is_some());
+    let mut unfinalized = (*marked).clone();
+    unfinalized.metadata.finalizers = None;
+    store.update(unfinalized, "ns", Subresource::Main).unwrap();
+    assert!(store.get::<ResourceClaim>("ns", "c").is_none());
+    assert!(names("ns/p").is_empty());
+
+    // An object created as v1alpha3 reads as v1beta1.
+    let group: v1alpha3::PodGroup = serde_json::from_value(serde_json::json!({
+        "metadata": {"name": "g"},
+        "spec": {"schedulingPolicy": {"gang": {"minCount": 2}}}
+    }))
+    .unwrap();
+    store.create(group, "ns").unwrap();
+    let beta = store.get::<v1beta1::PodGroup>("ns", "g").unwrap();
+    assert_eq!(
+        beta.spec
+            .scheduling_policy
+            .gang
+            .as_ref()
+            .map(|g| g.min_count),
+        Some(2)
+    );
+    // A create carrying a resourceVersion is refused, as kube refuses it.
+    let mut again = (*beta).clone();
+    again.metadata.name = Some("h".into());
+    let e = store.create(again, "ns").unwrap_err();
+    assert!(matches!(e, StoreError::Invalid(_)), "{e}");
+    assert!(
+        e.to_string().contains("resourceVersion should not be set"),
+        "{e}"
+    );
+}
