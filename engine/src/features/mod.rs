@@ -78,10 +78,11 @@ const NOT_READ: &str = "not read by kube-scheduler v1.37.2 (pkg/scheduler); gate
      server and kubelet change what those accept or run, and tidegate's API validation follows \
      kube's defaults";
 const DRA: &str = "Dynamic Resource Allocation: read only by the DynamicResources plugin and \
-     for DRA objects; tidegate refuses workloads with ResourceClaims, DeviceClasses or \
-     ResourceSlices (createAny), and without them the plugin does nothing";
-const VOLUMES: &str = "read only by the volume plugins; tidegate refuses workloads with \
-     PersistentVolumes, claims or volumes that need them";
+     for DRA objects; tidegate stores DRA objects (createAny) but refuses pods with resource \
+     claims and DeviceClasses that back extended resources, and without them the plugin does \
+     nothing";
+const VOLUMES: &str = "read only by the volume plugins; tidegate stores PersistentVolumes and \
+     claims (createAny) but refuses pods whose volumes need them";
 const POD_GROUPS: &str = "pod groups and the Workload API (gang and topology-aware workload \
      scheduling) are not in tidegate yet";
 
