@@ -503,3 +503,172 @@ fn finalizers_status_immutability_indexes_and_versions() {
         "{e}"
     );
 }
+
+/// A plugin that keeps pods out until a PersistentVolume named `ready` exists, as it learns
+/// from the volume's add event: its hint sees the object as the store holds it (k8s-openapi's
+/// `PersistentVolume`), as kube hands hints the informer's object.
+struct WaitsForVolume {
+    ready: std::sync::atomic::AtomicBool,
+    seen: Mutex<Vec<String>>,
+}
+
+mod waits_for_volume {
+    use super::WaitsForVolume;
+    use k8s_openapi::api::core::v1::PersistentVolume;
+    use std::sync::Arc;
+    use std::sync::atomic::Ordering;
+    use tidegate_engine::api::Pod;
+    use tidegate_engine::framework::events::{EventObject, QueueingHint};
+    use tidegate_engine::framework::{
+        ActionType, ClusterEvent, Code, CycleState, EnqueueExtensions, EventResource, Plugin,
+        PreFilterPlugin, PreFilterResult, Snapshot, Status,
+    };
+
+    impl Plugin for WaitsForVolume {
+        fn name(&self) -> &'static str {
+            "WaitsForVolume"
+        }
+        fn into_pre_filter(self: Arc<Self>) -> Option<Arc<dyn PreFilterPlugin>> {
+            Some(self)
+        }
+        fn into_enqueue_extensions(self: Arc<Self>) -> Option<Arc<dyn EnqueueExtensions>> {
+            Some(self)
+        }
+    }
+
+    impl PreFilterPlugin for WaitsForVolume {
+        fn pre_filter(
+            &self,
+            _: &mut CycleState,
+            _: &Pod,
+            _: &Snapshot,
+        ) -> (Option<PreFilterResult>, Status) {
+            if self.ready.load(Ordering::SeqCst) {
+                (None, Status::success())
+            } else {
+                let no = Status::new(Code::UnschedulableAndUnresolvable, "no volume yet");
+                (None, no)
+            }
+        }
+    }
+
+    impl EnqueueExtensions for WaitsForVolume {
+        fn events_to_register(&self) -> Vec<ClusterEvent> {
+            vec![ClusterEvent::new(
+                EventResource::PersistentVolume,
+                ActionType::ADD,
+            )]
+        }
+        fn queueing_hint(
+            &self,
+            _: &ClusterEvent,
+            _: &Pod,
+            _: &EventObject,
+            new: &EventObject,
+        ) -> Result<QueueingHint, String> {
+            let EventObject::Object(o) = new else {
+                return Err("no object".into());
+            };
+            let pv = o.downcast_ref::<PersistentVolume>().ok_or("not a PV")?;
+            let name = pv.metadata.name.clone().unwrap_or_default();
+            self.seen.lock().push(name.clone());
+            let ready = name == "ready";
+            self.ready.fetch_or(ready, Ordering::SeqCst);
+            Ok(QueueingHint::queue_if(ready))
+        }
+    }
+}
+
+/// The store hands each new kind's events to the scheduler's event handlers: a pod a plugin
+/// rejected until a PersistentVolume exists stays parked through another volume's add (the
+/// hint skips it) and is scheduled after the one it waits for (the hint queues it).
+#[test]
+fn the_scheduler_sees_the_new_kinds_through_its_plugins_hints() {
+    let plugin = Arc::new(WaitsForVolume {
+        ready: false.into(),
+        seen: Mutex::new(Vec::new()),
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let pv = |name: &str| {
+        format!(
+            "apiVersion: v1\nkind: PersistentVolume\nmetadata:\n  name: {name}\n{}",
+            CASES[0].body
+        )
+    };
+    let files = [
+        ("pod.yaml", POD.to_string()),
+        ("pv-other.yaml", pv("other")),
+        ("pv-ready.yaml", pv("ready")),
+        (
+            "cfg.yaml",
+            "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles:\n- schedulerName: default-scheduler\n  plugins:\n    multiPoint:\n      enabled:\n      - name: WaitsForVolume\n".to_string(),
+        ),
+        (
+            "config.yaml",
+            "- name: T\n  schedulerConfigPath: cfg.yaml\n  workloadTemplate:\n  - opcode: createNodes\n    count: 1\n  - opcode: createPods\n    count: 1\n    namespace: waiting\n    podTemplatePath: pod.yaml\n    skipWaitToCompletion: true\n  - opcode: barrier\n    stageRequirement: Attempted\n  - opcode: createAny\n    templatePath: pv-other.yaml\n  - opcode: createAny\n    templatePath: pv-ready.yaml\n  - opcode: barrier\n  - opcode: createPods\n    count: 1\n    podTemplatePath: pod.yaml\n    collectMetrics: true\n  workloads:\n  - name: w\n".to_string(),
+        ),
+    ];
+    for (n, t) in &files {
+        std::fs::write(dir.path().join(n), t).unwrap();
+    }
+    let mut registry = tidegate_engine::plugins::Registry::in_tree();
+    let p = plugin.clone();
+    registry.register("WaitsForVolume", move |_| {
+        p.clone() as Arc<dyn tidegate_engine::framework::Plugin>
+    });
+    let cfg = workload::load(&dir.path().join("config.yaml")).unwrap();
+    let opts = RunOptions {
+        label_filter: Some(String::new()),
+        threads: Some(1),
+        timeout: std::time::Duration::from_secs(20),
+        registry,
+        ..RunOptions::default()
+    };
+    let mut reports = run_config(&cfg, &opts).unwrap();
+    let r = match reports.remove(0).outcome {
+        Outcome::Ran(r) => r,
+        other => panic!("{}", matches_outcome(&other)),
+    };
+    assert_eq!(r.summary.bound, 2, "{:?}", r.summary);
+    assert_eq!(*plugin.seen.lock(), vec!["other", "ready"]);
+}
+
+/// The pods of each node are indexed: created with a nodeName, bound, and gone when deleted.
+#[test]
+fn pods_are_indexed_by_node() {
+    use k8s_openapi::api::core::v1 as core;
+    use tidegate_engine::api::{PodKey, convert};
+    use tidegate_engine::framework::ClusterClient;
+    let store = Store::new(1);
+    for n in ["a", "b"] {
+        let node: core::Node =
+            serde_json::from_value(serde_json::json!({"metadata": {"name": n}})).unwrap();
+        let converted = convert::node(&node).unwrap();
+        store.create_node(node, converted).unwrap();
+    }
+    let pod = |name: &str, node: Option<&str>| {
+        let mut spec = serde_json::json!({"containers": [{"name": "c", "image": "pause"}]});
+        if let Some(n) = node {
+            spec["nodeName"] = n.into();
+        }
+        let p: core::Pod =
+            serde_json::from_value(serde_json::json!({"metadata": {"name": name}, "spec": spec}))
+                .unwrap();
+        let info = convert::pod_spec_info(p.spec.as_ref().unwrap()).unwrap();
+        store
+            .create_pod(&Arc::new(p), "ns", Arc::new(info))
+            .unwrap()
+    };
+    let on_a = pod("on-a", Some("a"));
+    let free = pod("free", None);
+    let keys = |n: &str| store.pods_on_node(n);
+    assert_eq!(keys("a"), vec![on_a.clone()]);
+    let unbound = tidegate_engine::api::Pod::new("ns", "free", Default::default());
+    store
+        .bind(&unbound, tidegate_engine::api::Sym::new("b"))
+        .unwrap();
+    assert_eq!(keys("b"), vec![free.clone()]);
+    assert!(store.delete_pod_with_grace(&on_a, Some(0)));
+    assert!(keys("a").is_empty());
+    assert_eq!(keys("b"), vec![PodKey::new("ns", "free")]);
+}
