@@ -288,7 +288,7 @@ impl Scheduler {
     }
 
     /// kube's `StoreScheduleResults`: what this cycle leaves for the next pod (`others`: the
-    /// other scored nodes kept, of `others_count` feasible ones).
+    /// other scored nodes, when kept; `others_count`: how many other nodes were feasible).
     pub(super) fn store_schedule_results(
         &self,
         cx: &CycleContext,
