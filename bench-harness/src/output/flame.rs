@@ -197,7 +197,10 @@ pub fn module_of(file: &Path) -> Option<String> {
 /// A frame's name with its module path: names that already carry one are kept; a short
 /// name (an inlined call, a closure) gets the module of its source file.
 pub fn qualify(name: &str, file: Option<&Path>) -> String {
-    if name.contains("::") || name.starts_with('<') {
+    // The path is what comes before the generic arguments: `execute<rayon_core::latch::…>`
+    // (an inlined call, as line tables name it) is a short name.
+    let path = name.split('<').next().unwrap_or(name);
+    if path.contains("::") || name.starts_with('<') {
         return name.to_string();
     }
     match file.and_then(module_of) {
@@ -292,6 +295,21 @@ mod tests {
             m("/r/libmimalloc-sys-0.1.49/c_src/mimalloc/v3/src/page.c"),
             None
         );
+    }
+
+    #[test]
+    fn a_short_name_with_generic_arguments_is_still_short() {
+        // Line tables name an inlined call without its path, generics included.
+        let job = Path::new("/r/rayon-core-1.13.0/src/job.rs");
+        let q = qualify("execute<rayon_core::latch::LatchRef<L>, F, R>", Some(job));
+        assert_eq!(
+            q,
+            "rayon_core::job::execute<rayon_core::latch::LatchRef<L>, F, R>"
+        );
+        assert!(is_plumbing(&q));
+        // Qualified names and trait impls stay as they are.
+        assert_eq!(qualify("a::b<c::D>", Some(job)), "a::b<c::D>");
+        assert_eq!(qualify("<a::B as c::D>::f", Some(job)), "<a::B as c::D>::f");
     }
 
     #[test]
