@@ -93,8 +93,9 @@ fn mask_stdout(s: &str, dir: &Path) -> String {
             let words: Vec<&str> = l.split_whitespace().collect();
             match words.iter().position(|w| ["ns", "µs", "ms"].contains(w)) {
                 Some(i) if i > 0 => {
-                    let mut w: Vec<String> = words.iter().map(|s| s.to_string()).collect();
-                    w[i - 1] = "T".into();
+                    // The value and its unit: a duration.
+                    let mut w: Vec<&str> = words.clone();
+                    w.splice(i - 1..=i, ["T"]);
                     w.join(" ")
                 }
                 _ => words.join(" "),
@@ -120,10 +121,16 @@ fn data_items(dir: &Path) -> (String, serde_json::Value, BTreeSet<String>, Vec<S
     let doc: serde_json::Value =
         serde_json::from_slice(&std::fs::read(&files[0]).unwrap()).unwrap();
     let items = doc["dataItems"].as_array().unwrap();
+    // Without the sampled items, and without the "not applicable" fill of labels only they
+    // may bring (`plugin`).
     let labels = items
         .iter()
         .filter(|i| i["labels"]["Metric"] != SAMPLED)
-        .map(|i| i["labels"].to_string())
+        .map(|i| {
+            let mut l = i["labels"].as_object().unwrap().clone();
+            l.retain(|_, v| v != "not applicable");
+            serde_json::Value::from(l).to_string()
+        })
         .collect();
     let fixed = items
         .iter()
@@ -131,7 +138,7 @@ fn data_items(dir: &Path) -> (String, serde_json::Value, BTreeSet<String>, Vec<S
             let m = i["labels"]["Metric"].as_str().unwrap_or("");
             m == "SchedulingThroughput" || m == "tidegate_summary"
         })
-        .map(|i| i.to_string())
+        .map(|i| i["data"].to_string())
         .collect();
     (
         name.rsplit_once('_').unwrap().0.to_string(),
