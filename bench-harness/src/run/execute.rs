@@ -4,16 +4,18 @@
 
 use crate::cluster::store::Store;
 use crate::error::HarnessError;
+use crate::output::flame::Profile;
 use crate::output::report::{self, DataItem, WindowSeries};
+use crate::output::results::{Outcome, PodDump, RunResult, Summary, WorkloadReport};
+use crate::output::sink::Sink;
+use crate::output::table;
 use crate::run::faults::{add_fault_plugin, node_storm};
-use crate::run::flame::Profile;
 use crate::run::memory::{peak_rss_mb, reset_peak_rss};
 use crate::run::ops::RunCx;
 use crate::run::options::RunOptions;
 use crate::run::pace::{ClockMode, Pace};
 use crate::run::plan::{Plan, plan, select};
 use crate::run::progress::Progress;
-use crate::run::results::{Outcome, PodDump, RunResult, Summary, WorkloadReport};
 use crate::workload::Config;
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -27,6 +29,36 @@ use tidegate_engine::{Scheduler, SchedulerConfig};
 /// Runs every selected workload. Bad input anywhere aborts before anything runs.
 pub fn run_config(cfg: &Config, opts: &RunOptions) -> Result<Vec<WorkloadReport>, HarnessError> {
     run_config_with(cfg, opts, &mut |_: &[WorkloadReport]| Ok(()))
+}
+
+/// [`run_config`], printing and writing what `tidegate run` prints and writes through `sink`
+/// (see `output::sink` for the order): the table as each workload ends with its data items
+/// rewritten then, and at the end the digest, the peak RSS, the other files its options name
+/// and the failures; `sink.exit_status()` is then the status `tidegate run` exits with.
+/// The options' `prometheus`, `flamegraph` and `dump_pods` are turned on for the files the
+/// sink writes.
+pub fn run_config_to(
+    cfg: &Config,
+    opts: &RunOptions,
+    sink: &mut Sink<'_>,
+) -> Result<Vec<WorkloadReport>, HarnessError> {
+    let wants = sink.options();
+    let opts = RunOptions {
+        prometheus: opts.prometheus || wants.prometheus.is_some(),
+        flamegraph: opts.flamegraph || wants.flamegraph.is_some(),
+        dump_pods: opts.dump_pods || wants.dump_pods.is_some(),
+        ..opts.clone()
+    };
+    let width = table::name_width(
+        select(cfg, &opts)
+            .iter()
+            .map(|(tc, wl)| tc.name.chars().count() + 1 + wl.name.chars().count()),
+    );
+    let info = report::RunInfo::here(opts.threads, opts.seed, opts.clock.name());
+    sink.begin(&cfg.topic, width, info);
+    let mut reports = run_config_with(cfg, &opts, &mut |rs: &[WorkloadReport]| sink.report(rs))?;
+    sink.finish(&mut reports)?;
+    Ok(reports)
 }
 
 /// [`run_config`], telling `on_report` every report so far once the input is checked (none
@@ -375,19 +407,11 @@ impl WorkloadRun<'_> {
     }
 }
 
-/// The start of the message of a workload stopped by a signal.
-const INTERRUPTED: &str = "interrupted by ";
-
-/// Whether a workload's failure is a signal's interruption ([`interrupted`]).
-pub fn is_interruption(msg: &str) -> bool {
-    msg.starts_with(INTERRUPTED)
-}
-
 /// The error of a workload stopped by a signal at op `i`.
 fn interrupted(sig: i32, i: usize, opcode: &str) -> HarnessError {
-    HarnessError::Run(format!(
-        "{INTERRUPTED}{} at op {i} ({opcode}); the workload's results are incomplete",
-        super::interrupt::signal_name(sig)
+    HarnessError::Run(crate::interrupt::interruption(
+        sig,
+        &format!("op {i} ({opcode})"),
     ))
 }
 
