@@ -32,3 +32,19 @@ pub fn signal_name(signal: i32) -> &'static str {
         _ => "a signal",
     }
 }
+
+/// The start of the failure message of a workload a signal stopped.
+const INTERRUPTED: &str = "interrupted by ";
+
+/// The failure message of a workload `signal` stopped `at` (`op 3 (createPods)`).
+pub fn interruption(signal: i32, at: &str) -> String {
+    format!(
+        "{INTERRUPTED}{} at {at}; the workload's results are incomplete",
+        signal_name(signal)
+    )
+}
+
+/// Whether a workload's failure message is a signal's interruption ([`interruption`]).
+pub fn is_interruption(msg: &str) -> bool {
+    msg.starts_with(INTERRUPTED)
+}

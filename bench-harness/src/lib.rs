@@ -15,7 +15,8 @@
 //! - [`cluster`] and [`output`] (side by side): the simulated cluster (the object store that
 //!   stands in for the API server, the non-pod objects it keeps, controllers beside the
 //!   scheduler, fault injection); perf-dash data items and thresholds, comparing runs, the
-//!   Prometheus exposition, the HTML report.
+//!   Prometheus exposition, the HTML report, and what `tidegate run` prints and writes (the
+//!   results table and the files, for any caller: [`output::sink`]).
 //! - [`run`] and [`oracle`] (side by side): selecting and planning workloads, executing their
 //!   ops on real or virtual time, collection windows, progress and memory, with [`run::ops`]
 //!   (one type per scheduler_perf op: `createNodes`, `createPods`, `barrier`, …, each with its
@@ -55,6 +56,8 @@ use tidegate_engine::plugins::Registry;
 /// `label_filter` (`performance`, `integration-test`, …; empty: all) with the in-tree plugins
 /// plus those `registry` adds, and returns each workload's report (data items, counts,
 /// threshold failures). A workload that fails is reported as failed and the next one runs.
+/// It prints and writes nothing: for the table and the files of `tidegate run`, see
+/// [`run_benchmark_perf_scheduling_to`].
 ///
 /// ```no_run
 /// let mut registry = tidegate_engine::plugins::Registry::in_tree();
@@ -84,6 +87,44 @@ pub fn run_benchmark_perf_scheduling(
         ..run::RunOptions::default()
     };
     run::run_config(&cfg, &opts)
+}
+
+/// As [`run_benchmark_perf_scheduling_with`], printing and writing what `tidegate run` prints
+/// and writes: the results table, the placements digest and the peak RSS on `sink`'s output,
+/// and the files its [`output::sink::OutputOptions`] name (data items, placements, pods,
+/// Prometheus exposition, flamegraph). `sink.exit_status()` is then the status `tidegate run`
+/// would exit with. The config-level equivalent is [`run::run_config_to`].
+///
+/// ```no_run
+/// use tidegate_bench::output::sink::{OutputOptions, Sink};
+/// let mut sink = Sink::stdio(OutputOptions {
+///     print: true,
+///     data_items_dir: Some("out/".into()),
+///     ..Default::default()
+/// });
+/// let opts = tidegate_bench::run::RunOptions {
+///     label_filter: Some("integration-test".into()),
+///     keep_going: true,
+///     ..Default::default()
+/// };
+/// tidegate_bench::run_benchmark_perf_scheduling_to(
+///     std::path::Path::new("perf-data/workloads/plugins/gang.yaml"),
+///     tidegate_engine::plugins::Registry::in_tree(),
+///     opts,
+///     &mut sink,
+/// )?;
+/// let failed = sink.exit_status() != 0; // as `tidegate run` exits: 0, 1, or 128 + a signal
+/// # Ok::<(), tidegate_bench::error::HarnessError>(())
+/// ```
+pub fn run_benchmark_perf_scheduling_to(
+    config: &Path,
+    registry: Registry,
+    opts: run::RunOptions,
+    sink: &mut output::sink::Sink<'_>,
+) -> Result<Vec<run::WorkloadReport>, error::HarnessError> {
+    let cfg = workload::load(config)?;
+    let opts = run::RunOptions { registry, ..opts };
+    run::run_config_to(&cfg, &opts, sink)
 }
 
 /// As [`run_benchmark_perf_scheduling`], with controllers beside the scheduler (a quota

@@ -563,6 +563,48 @@ fn compare_gates_on_significant_changes_and_refuses_different_workloads() {
     );
 }
 
+/// Five copies of one baseline against five copies with SchedulingThroughput halved: every
+/// run of a side repeats one value, and the change is still a regression (exit 1), not
+/// "within the data's resolution".
+#[test]
+fn compare_equal_runs_a_side_report_a_halved_throughput() {
+    let dir = tempfile::tempdir().unwrap();
+    let doc = |avg: f64| {
+        serde_json::json!({"version": "v1", "dataItems": [
+            {"data": {"Average": avg, "Perc50": avg, "Perc90": avg}, "unit": "pods/s",
+             "labels": {"Metric": "SchedulingThroughput",
+                        "Name": "BenchmarkPerfScheduling/Basic/500Nodes/namespace-2",
+                        "SamplingInterval": "1s"}},
+            {"data": {"Perc90": 0.00004}, "unit": "ms",
+             "labels": {"Metric": "scheduler_framework_extension_point_duration_seconds",
+                        "Name": "BenchmarkPerfScheduling/Basic/500Nodes/namespace-2",
+                        "extension_point": "PreEnqueue", "estimator": "exact"}}]})
+        .to_string()
+    };
+    for (side, avg) in [("base", 1000.0), ("halved", 500.0)] {
+        std::fs::create_dir_all(dir.path().join(side)).unwrap();
+        for i in 0..5 {
+            std::fs::write(dir.path().join(format!("{side}/{i}.json")), doc(avg)).unwrap();
+        }
+    }
+    let o = bin()
+        .arg("compare")
+        .arg(dir.path().join("base"))
+        .arg(dir.path().join("halved"))
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(1), "{out}");
+    assert_eq!(
+        out.matches("| -50.00% (p=0.008 n=5+5) | **REGRESSION** |")
+            .count(),
+        2,
+        "{out}"
+    );
+    assert!(out.contains(": 2 regression(s)"), "{out}");
+    assert!(!out.contains("no regression"), "{out}");
+}
+
 /// A reader that stops early (`tidegate list … | head -1`) is no reason to panic.
 #[test]
 fn a_closed_stdout_is_not_a_panic() {

@@ -39,7 +39,7 @@ pub(crate) fn list(args: ListArgs) -> Result<ExitCode, HarnessError> {
             Err(e) => format!("fails: bad input: {e}"),
         });
     }
-    let w = super::run::name_width(
+    let w = tidegate_bench::output::table::name_width(
         selected
             .iter()
             .map(|(tc, wl)| tc.name.chars().count() + 1 + wl.name.chars().count()),

@@ -1,9 +1,9 @@
 //! `tidegate report`: one self-contained HTML page from results files.
 
-use super::write_file;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use tidegate_bench::error::HarnessError;
+use tidegate_bench::output::files::write_file;
 
 #[derive(clap::Args)]
 pub(crate) struct ReportArgs {

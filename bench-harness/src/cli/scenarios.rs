@@ -48,7 +48,7 @@ pub(crate) fn scenarios(a: ScenariosArgs) -> Result<ExitCode, HarnessError> {
             std::fs::create_dir_all(dir)
                 .map_err(|e| HarnessError::Run(format!("{}: {e}", dir.display())))?;
         }
-        super::write_file(&path, f.contents.as_bytes())?;
+        tidegate_bench::output::files::write_file(&path, f.contents.as_bytes())?;
     }
     let batches = a.scenarios.div_ceil(a.per_batch);
     outln!(

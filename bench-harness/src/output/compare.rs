@@ -4,13 +4,17 @@
 //! runs). Items are matched by their labels (all but `SamplingInterval`, which adapts to each
 //! run); for each selected metric and statistic the **median over the side's runs** is
 //! compared. The direction comes from the unit: `pods/s` higher is better; `ms`, `s`, `MB` and
-//! `MB/min` lower is better. A ratio worse than `--max-regression` is a regression.
+//! `MB/min` lower is better. A ratio worse than `--max-regression` is a regression when the
+//! runs tell the sides apart (Mann–Whitney U, [`super::stats`]) and the change is more than
+//! one step of what produced the values ([`super::resolution`]: the sampling interval, the
+//! histogram's bucket at those values).
 //!
 //! Both sides must hold the same workloads (the `BenchmarkPerfScheduling/<case>/<workload>`
 //! prefixes of their `Name` labels): comparing different workloads is refused.
 
 use crate::error::InputError;
 use crate::output::report::DataItem;
+use crate::output::resolution::Quantum;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
@@ -241,19 +245,6 @@ fn spread(v: &[f64], median: f64) -> f64 {
         .fold(0.0, f64::max)
 }
 
-/// The smallest non-zero difference between any two values of both sides: the step the
-/// values move in (a histogram's bucket, the clock's tick); 0 when all are equal.
-fn resolution(b: &[f64], c: &[f64]) -> f64 {
-    let mut all: Vec<f64> = b.iter().chain(c).copied().collect();
-    all.sort_by(|x, y| x.total_cmp(y));
-    all.dedup();
-    let step = all
-        .windows(2)
-        .map(|w| w[1] - w[0])
-        .fold(f64::INFINITY, f64::min);
-    if step.is_finite() { step } else { 0.0 }
-}
-
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(|a, b| a.total_cmp(b));
     let n = v.len();
@@ -322,9 +313,9 @@ pub fn compare(
             ));
         }
     }
-    // (metric, identity, stat) -> (unit, values per side)
+    // (metric, identity, stat) -> (unit, producer, values per side)
     type Key = (String, String, String);
-    let mut values: BTreeMap<Key, (String, Vec<f64>, Vec<f64>)> = BTreeMap::new();
+    let mut values: BTreeMap<Key, (String, Quantum, Vec<f64>, Vec<f64>)> = BTreeMap::new();
     // Every statistic each metric has in the data items, to name what is missing.
     let mut available: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     for it in baseline.iter().chain(current).flatten() {
@@ -340,11 +331,12 @@ pub fn compare(
             for (it, sel, stat, v) in selected(run, metrics) {
                 let e = values
                     .entry((sel.metric.clone(), identity(it), stat.clone()))
-                    .or_insert_with(|| (it.unit.clone(), vec![], vec![]));
+                    .or_insert_with(|| (it.unit.clone(), Quantum::Exact, vec![], vec![]));
+                e.1 = std::mem::replace(&mut e.1, Quantum::Exact).coarser(Quantum::of(it, stat));
                 if side == 0 {
-                    e.1.push(v);
-                } else {
                     e.2.push(v);
+                } else {
+                    e.3.push(v);
                 }
             }
         }
@@ -356,7 +348,7 @@ pub fn compare(
         return Err("none of the selected metrics is in the data items".into());
     }
     let mut rows = vec![];
-    for ((metric, item, stat), (unit, b, c)) in values {
+    for ((metric, item, stat), (unit, quantum, b, c)) in values {
         if b.is_empty() || c.is_empty() {
             continue;
         }
@@ -364,9 +356,9 @@ pub fn compare(
             .ok_or_else(|| format!("metric {metric:?} (unit {unit:?}) has no better direction"))?;
         let (bm, cm) = (median(b.clone()), median(c.clone()));
         let p = super::stats::mann_whitney_p(&b, &c);
-        // A change of at most one step of the values' own resolution (a histogram bucket,
-        // a nanosecond count) is never a regression.
-        let step = resolution(&b, &c);
+        // A change of at most one step of what produced the values (a sampling interval, a
+        // histogram's bucket at those values) is never a regression.
+        let step = quantum.step_at(bm).max(quantum.step_at(cm));
         let within_step = (cm - bm).abs() <= step;
         let ratio = if bm == 0.0 {
             if cm == 0.0 { 1.0 } else { f64::INFINITY }
@@ -614,14 +606,117 @@ mod tests {
         let rows = compare(&base, &cur, &MetricSel::defaults(), 0.05, false).unwrap();
         let avg = rows.iter().find(|r| r.stat == "Average").unwrap();
         assert_eq!(avg.verdict, Verdict::NotSignificant, "{avg:?}");
-        // PreEnqueue p90 30 ns -> 40 ns, every run: significant, but one step of the values'
-        // resolution (the case): not a regression.
-        let base: Vec<_> = (0..5).map(|_| run(1000.0, 30.0, "1s")).collect();
-        let cur: Vec<_> = (0..5).map(|_| run(1000.0, 40.0, "1s")).collect();
+        // PreEnqueue p90 10 ns -> 11 ns, every run: significant and +10 %, but one step of
+        // the exact histogram (1 ns there): not a regression.
+        let base: Vec<_> = (0..5).map(|_| run(1000.0, 10.0, "1s")).collect();
+        let cur: Vec<_> = (0..5).map(|_| run(1000.0, 11.0, "1s")).collect();
         let rows = compare(&base, &cur, &MetricSel::defaults(), 0.05, false).unwrap();
         let p90 = rows.iter().find(|r| r.stat == "Perc90").unwrap();
         assert!(p90.p < 0.05, "{p90:?}");
         assert_eq!(p90.verdict, Verdict::Ok, "{p90:?}");
+        // 30 ns -> 40 ns is ten steps: a regression.
+        let cur: Vec<_> = (0..5).map(|_| run(1000.0, 40.0, "1s")).collect();
+        let base: Vec<_> = (0..5).map(|_| run(1000.0, 30.0, "1s")).collect();
+        let rows = compare(&base, &cur, &MetricSel::defaults(), 0.05, false).unwrap();
+        let p90 = rows.iter().find(|r| r.stat == "Perc90").unwrap();
+        assert_eq!(p90.verdict, Verdict::Regression, "{p90:?}");
+    }
+
+    #[test]
+    fn equal_runs_a_side_still_show_a_regression() {
+        // A baseline copied five times against the same with SchedulingThroughput halved:
+        // every run of a side repeats one value, and the change is far beyond one step of
+        // the 1 s sampling interval.
+        let base: Vec<_> = (0..5).map(|_| run(1000.0, 40.0, "1s")).collect();
+        let cur: Vec<_> = (0..5).map(|_| run(500.0, 40.0, "1s")).collect();
+        let rows = compare(&base, &cur, &MetricSel::defaults(), 0.05, false).unwrap();
+        for stat in ["Average", "Perc50"] {
+            let r = rows.iter().find(|r| r.stat == stat).unwrap();
+            assert_eq!(r.verdict, Verdict::Regression, "{r:?}");
+        }
+        let md = markdown(&rows, 0.05);
+        assert!(
+            md.contains("-50.00% (p=0.008 n=5+5) | **REGRESSION**")
+                && md.contains("2 regression(s)"),
+            "{md}"
+        );
+        // Halved, then doubled back: an improvement, the same way.
+        let rows = compare(&cur, &base, &MetricSel::defaults(), 0.05, false).unwrap();
+        let avg = rows.iter().find(|r| r.stat == "Average").unwrap();
+        assert_eq!(avg.verdict, Verdict::Improved, "{avg:?}");
+        // At a sampling interval of 1 ms a sample is a multiple of 1,000 pods/s: 1,000 ->
+        // 1,900 pods/s is within one step, 1,000 -> 2,100 is not.
+        let fast = |v: f64| -> Vec<Vec<DataItem>> { (0..5).map(|_| run(v, 40.0, "1ms")).collect() };
+        let rows = compare(
+            &fast(1000.0),
+            &fast(1900.0),
+            &MetricSel::defaults(),
+            0.05,
+            false,
+        )
+        .unwrap();
+        let tp: Vec<_> = rows
+            .iter()
+            .filter(|r| r.metric == "SchedulingThroughput")
+            .collect();
+        assert!(
+            tp.len() == 2 && tp.iter().all(|r| r.verdict == Verdict::Ok),
+            "{rows:?}"
+        );
+        let rows = compare(
+            &fast(2100.0),
+            &fast(1000.0),
+            &MetricSel::defaults(),
+            0.05,
+            false,
+        )
+        .unwrap();
+        let avg = rows.iter().find(|r| r.stat == "Average").unwrap();
+        assert_eq!(avg.verdict, Verdict::Regression, "{avg:?}");
+    }
+
+    /// kube's own data items: no `estimator` (quantiles interpolated in kube's buckets), no
+    /// `SamplingInterval` (1 s).
+    fn kube_run(tp: f64, pre_enqueue_p90_ms: f64) -> Vec<DataItem> {
+        let name = "BenchmarkPerfScheduling/Basic/500Nodes/namespace-2";
+        vec![
+            item(
+                name,
+                "SchedulingThroughput",
+                "pods/s",
+                &[("Average", tp), ("Perc50", tp)],
+                &[],
+            ),
+            item(
+                name,
+                "scheduler_framework_extension_point_duration_seconds",
+                "ms",
+                &[("Perc90", pre_enqueue_p90_ms)],
+                &[("extension_point", "PreEnqueue")],
+            ),
+        ]
+    }
+
+    #[test]
+    fn a_change_within_one_bucket_stays_ok() {
+        // PreEnqueue p90 0.12 ms -> 0.18 ms in every run: +50 % and significant, but inside
+        // kube's bucket (0.1 ms, 0.2 ms], which is all the interpolation knows.
+        let base: Vec<_> = (0..5).map(|_| kube_run(150.0, 0.12)).collect();
+        let cur: Vec<_> = (0..5).map(|_| kube_run(150.0, 0.18)).collect();
+        let rows = compare(&base, &cur, &MetricSel::defaults(), 0.05, false).unwrap();
+        let p90 = rows.iter().find(|r| r.stat == "Perc90").unwrap();
+        assert!(p90.p < 0.05 && p90.ratio > 1.4, "{p90:?}");
+        assert_eq!(p90.verdict, Verdict::Ok, "{p90:?}");
+        // 0.12 ms -> 0.35 ms: more than the (0.2 ms, 0.4 ms] bucket's width: a regression.
+        let cur: Vec<_> = (0..5).map(|_| kube_run(150.0, 0.35)).collect();
+        let rows = compare(&base, &cur, &MetricSel::defaults(), 0.05, false).unwrap();
+        let p90 = rows.iter().find(|r| r.stat == "Perc90").unwrap();
+        assert_eq!(p90.verdict, Verdict::Regression, "{p90:?}");
+        // kube's throughput at its 1 s interval: 150 -> 140 pods/s is ten steps.
+        let cur: Vec<_> = (0..5).map(|_| kube_run(140.0, 0.12)).collect();
+        let rows = compare(&base, &cur, &MetricSel::defaults(), 0.05, false).unwrap();
+        let avg = rows.iter().find(|r| r.stat == "Average").unwrap();
+        assert_eq!(avg.verdict, Verdict::Regression, "{avg:?}");
     }
 
     #[test]

@@ -3,8 +3,9 @@
 //! profile (`--flamegraph`).
 
 use crate::cluster::store::Store;
+use crate::output::flame::{Profile, Samples};
 use crate::output::report::{self, DataItem};
-use crate::run::flame::{self, Profile};
+use crate::run::flame;
 use crate::run::memory::rss_mb;
 use crate::run::pace::{Pace, sleep_until};
 use std::collections::BTreeMap;
@@ -29,7 +30,7 @@ pub(crate) struct Window {
     first_sample: Option<f64>,
     first_pending: report::PendingSample,
     /// With `--flamegraph`: the run's profiler's counts when the window opened.
-    profile_base: Option<flame::Samples>,
+    profile_base: Option<Samples>,
 }
 
 /// What the window's sampler thread collected: RSS (MB) and pending pods, over time.
@@ -120,7 +121,7 @@ impl Window {
         if let Some(base) = &self.profile_base
             && let Some(now) = flame::read_profiler()
         {
-            let window = Profile::window(now, base);
+            let window = flame::window(now, base);
             match profile {
                 Some(p) => p.merge(window),
                 None => *profile = Some(window),

@@ -4,16 +4,18 @@
 
 use crate::cluster::store::Store;
 use crate::error::HarnessError;
+use crate::output::flame::Profile;
 use crate::output::report::{self, DataItem, WindowSeries};
+use crate::output::results::{Outcome, PodDump, RunResult, Summary, WorkloadReport};
+use crate::output::sink::Sink;
+use crate::output::table;
 use crate::run::faults::{add_fault_plugin, node_storm};
-use crate::run::flame::Profile;
 use crate::run::memory::{peak_rss_mb, reset_peak_rss};
 use crate::run::ops::RunCx;
 use crate::run::options::RunOptions;
 use crate::run::pace::{ClockMode, Pace};
 use crate::run::plan::{Plan, plan, select};
 use crate::run::progress::Progress;
-use crate::run::results::{Outcome, PodDump, RunResult, Summary, WorkloadReport};
 use crate::workload::Config;
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -27,6 +29,36 @@ use tidegate_engine::{Scheduler, SchedulerConfig};
 /// Runs every selected workload. Bad input anywhere aborts before anything runs.
 pub fn run_config(cfg: &Config, opts: &RunOptions) -> Result<Vec<WorkloadReport>, HarnessError> {
     run_config_with(cfg, opts, &mut |_: &[WorkloadReport]| Ok(()))
+}
+
+/// [`run_config`], printing and writing what `tidegate run` prints and writes through `sink`
+/// (see `output::sink` for the order): the table as each workload ends with its data items
+/// rewritten then, and at the end the digest, the peak RSS, the other files its options name
+/// and the failures; `sink.exit_status()` is then the status `tidegate run` exits with.
+/// The options' `prometheus`, `flamegraph` and `dump_pods` are turned on for the files the
+/// sink writes.
+pub fn run_config_to(
+    cfg: &Config,
+    opts: &RunOptions,
+    sink: &mut Sink<'_>,
+) -> Result<Vec<WorkloadReport>, HarnessError> {
+    let wants = sink.options();
+    let opts = RunOptions {
+        prometheus: opts.prometheus || wants.prometheus.is_some(),
+        flamegraph: opts.flamegraph || wants.flamegraph.is_some(),
+        dump_pods: opts.dump_pods || wants.dump_pods.is_some(),
+        ..opts.clone()
+    };
+    let width = table::name_width(
+        select(cfg, &opts)
+            .iter()
+            .map(|(tc, wl)| tc.name.chars().count() + 1 + wl.name.chars().count()),
+    );
+    let info = report::RunInfo::here(opts.threads, opts.seed, opts.clock.name());
+    sink.begin(&cfg.topic, width, info);
+    let mut reports = run_config_with(cfg, &opts, &mut |rs: &[WorkloadReport]| sink.report(rs))?;
+    sink.finish(&mut reports)?;
+    Ok(reports)
 }
 
 /// [`run_config`], telling `on_report` every report so far once the input is checked (none
@@ -104,6 +136,17 @@ fn identical_gates(g: &FeatureGates) -> Vec<String> {
         .collect()
 }
 
+/// One workload's run: its input, options, store and scheduler, from the scheduler's start
+/// to the collected results.
+struct WorkloadRun<'r> {
+    cfg: &'r Config,
+    p: &'r Plan<'r>,
+    opts: &'r RunOptions,
+    store: Arc<Store>,
+    sched: Arc<Scheduler>,
+    started: Instant,
+}
+
 /// Runs one planned workload.
 fn execute(cfg: &Config, p: &Plan, opts: &RunOptions) -> Result<RunResult, HarnessError> {
     let started = Instant::now();
@@ -120,28 +163,25 @@ fn execute(cfg: &Config, p: &Plan, opts: &RunOptions) -> Result<RunResult, Harne
     if let Some(live) = &opts.live {
         *live.current.lock() = Some((format!("{}/{}", p.tc.name, p.wl.name), sched.clone()));
     }
+    let w = WorkloadRun {
+        cfg,
+        p,
+        opts,
+        store,
+        sched,
+        started,
+    };
+    let (store, sched) = (&w.store, &w.sched);
     let progress = Progress::start(
         opts.progress,
         &format!("{}/{}", p.tc.name, p.wl.name),
         p.ops.len(),
-        &store,
-        &sched,
+        store,
+        sched,
     );
     let mut profile: Option<Profile> = None;
     let mut series: Vec<WindowSeries> = Vec::new();
-    let mut run = |pace: &mut Pace| {
-        run_ops(
-            cfg,
-            p,
-            opts,
-            &store,
-            &sched,
-            pace,
-            &progress,
-            &mut profile,
-            &mut series,
-        )
-    };
+    let mut run = |pace: &mut Pace| w.run_ops(pace, &progress, &mut profile, &mut series);
     let result = match (opts.clock, vclock) {
         (ClockMode::Virtual { attempt_cost }, Some(clock)) => {
             // One thread drives everything, on a worker of the Filter/Score pool as the
@@ -164,9 +204,7 @@ fn execute(cfg: &Config, p: &Plan, opts: &RunOptions) -> Result<RunResult, Harne
     progress.finish();
     store.detach();
     let items = result?;
-    finish(
-        cfg, p, opts, &store, &sched, items, series, profile, started,
-    )
+    w.finish(items, series, profile)
 }
 
 /// The workload's scheduler, configured (scheduler config, feature gates, faults) and
@@ -232,150 +270,149 @@ fn scheduler_config(p: &Plan, opts: &RunOptions) -> Result<SchedulerConfig, Harn
     Ok(sched_cfg)
 }
 
-/// Runs the workload's ops in order; the data items of their collection windows.
-#[allow(clippy::too_many_arguments)]
-fn run_ops(
-    cfg: &Config,
-    p: &Plan,
-    opts: &RunOptions,
-    store: &Arc<Store>,
-    sched: &Arc<Scheduler>,
-    pace: &mut Pace,
-    progress: &Progress,
-    profile: &mut Option<Profile>,
-    series: &mut Vec<WindowSeries>,
-) -> Result<Vec<DataItem>, HarnessError> {
-    if let Some(inj) = opts
-        .inject
-        .as_ref()
-        .filter(|i| i.node_updates_per_second > 0.0)
-    {
-        let first = pace.now() + Duration::from_millis(10);
-        pace.spawn(
-            first,
-            node_storm(store.clone(), inj.node_updates_per_second),
-        );
+impl WorkloadRun<'_> {
+    /// Runs the workload's ops in order; the data items of their collection windows.
+    fn run_ops(
+        &self,
+        pace: &mut Pace,
+        progress: &Progress,
+        profile: &mut Option<Profile>,
+        series: &mut Vec<WindowSeries>,
+    ) -> Result<Vec<DataItem>, HarnessError> {
+        let WorkloadRun {
+            cfg,
+            p,
+            opts,
+            store,
+            sched,
+            ..
+        } = self;
+        if let Some(inj) = opts
+            .inject
+            .as_ref()
+            .filter(|i| i.node_updates_per_second > 0.0)
+        {
+            let first = pace.now() + Duration::from_millis(10);
+            pace.spawn(
+                first,
+                node_storm(store.clone(), inj.node_updates_per_second),
+            );
+        }
+        let mut cx = RunCx {
+            cfg,
+            tc: p.tc,
+            wl: p.wl,
+            prepared: &p.prepared,
+            opts,
+            store,
+            sched,
+            pace,
+            profile,
+            series,
+            items: vec![],
+            known_ns: BTreeMap::new(),
+            window: None,
+            index: 0,
+        };
+        let mut result = Ok(());
+        for (i, op) in p.ops.iter().enumerate() {
+            if let Some(sig) = super::interrupt::requested() {
+                result = Err(interrupted(sig, i, op.opcode()));
+                break;
+            }
+            if progress.is_shown() {
+                progress.op(i, op.opcode(), op.progress_goal(store), store);
+            }
+            cx.index = i;
+            result = op.run(&mut cx);
+            // A wait or sleep cut short by the signal ends early (or reads as a timeout): the
+            // op did not finish, say so.
+            if let Some(sig) = super::interrupt::requested() {
+                result = Err(interrupted(sig, i, op.opcode()));
+            }
+            if result.is_err() {
+                break;
+            }
+        }
+        // A window still open at the end (or when an op failed) is dropped uncollected.
+        if let Some(w) = cx.window.take() {
+            w.discard(store);
+        }
+        result.map(|()| cx.items)
     }
-    let mut cx = RunCx {
-        cfg,
-        tc: p.tc,
-        wl: p.wl,
-        prepared: &p.prepared,
-        opts,
-        store,
-        sched,
-        pace,
-        profile,
-        series,
-        items: vec![],
-        known_ns: BTreeMap::new(),
-        window: None,
-        index: 0,
-    };
-    let mut result = Ok(());
-    for (i, op) in p.ops.iter().enumerate() {
-        if let Some(sig) = super::interrupt::requested() {
-            result = Err(interrupted(sig, i, op.opcode()));
-            break;
-        }
-        if progress.is_shown() {
-            progress.op(i, op.opcode(), op.progress_goal(store), store);
-        }
-        cx.index = i;
-        result = op.run(&mut cx);
-        // A wait or sleep cut short by the signal ends early (or reads as a timeout): the
-        // op did not finish, say so.
-        if let Some(sig) = super::interrupt::requested() {
-            result = Err(interrupted(sig, i, op.opcode()));
-        }
-        if result.is_err() {
-            break;
-        }
-    }
-    // A window still open at the end (or when an op failed) is dropped uncollected.
-    if let Some(w) = cx.window.take() {
-        w.discard(store);
-    }
-    result.map(|()| cx.items)
-}
 
-/// The start of the message of a workload stopped by a signal.
-const INTERRUPTED: &str = "interrupted by ";
-
-/// Whether a workload's failure is a signal's interruption ([`interrupted`]).
-pub fn is_interruption(msg: &str) -> bool {
-    msg.starts_with(INTERRUPTED)
+    /// After the ops: the counts checked (every pod accounted for), the workload's own data
+    /// items added, thresholds applied, pods dumped.
+    fn finish(
+        &self,
+        mut items: Vec<DataItem>,
+        series: Vec<WindowSeries>,
+        profile: Option<Profile>,
+    ) -> Result<RunResult, HarnessError> {
+        let WorkloadRun {
+            cfg,
+            p,
+            opts,
+            store,
+            sched,
+            started,
+        } = self;
+        let gauges = sched.gauges();
+        let summary = summarize(p, store, sched)?;
+        let name = format!("BenchmarkPerfScheduling/{}/{}", p.tc.name, p.wl.name);
+        items.push(report::summary_item(&name, &summary.as_pairs()));
+        // The profiler's sample table is the profiler's, not the workload's.
+        let profiler_mb = profile.as_ref().and_then(|p| p.profiler_mb);
+        let peak_rss_mb = peak_rss_mb().map(|mb| (mb - profiler_mb.unwrap_or(0.0)).max(0.0));
+        if let Some(mb) = peak_rss_mb {
+            items.push(report::peak_rss_item(
+                mb,
+                profiler_mb,
+                summary.created,
+                &name,
+            ));
+        }
+        items.extend(report::gauge_items(&gauges, &name));
+        let selector =
+            p.wl.threshold_metric_selector
+                .clone()
+                .or_else(|| p.tc.default_threshold_metric_selector.clone())
+                .unwrap_or_default();
+        let threshold_failures =
+            report::apply_threshold(&mut items, p.wl.threshold.as_ref(), &cfg.topic, &selector);
+        let pods = if opts.dump_pods {
+            dump_pods(store, sched)
+        } else {
+            vec![]
+        };
+        let prometheus = opts
+            .prometheus
+            .then(|| crate::output::prom::Snapshot::of(sched));
+        if let Some(live) = &opts.live {
+            live.finish();
+        }
+        Ok(RunResult {
+            series,
+            profile,
+            prometheus,
+            items,
+            summary,
+            threshold_failures,
+            placements: store.placements(),
+            wall: started.elapsed(),
+            pods,
+            peak_rss_mb,
+            profiler_mb,
+        })
+    }
 }
 
 /// The error of a workload stopped by a signal at op `i`.
 fn interrupted(sig: i32, i: usize, opcode: &str) -> HarnessError {
-    HarnessError::Run(format!(
-        "{INTERRUPTED}{} at op {i} ({opcode}); the workload's results are incomplete",
-        super::interrupt::signal_name(sig)
+    HarnessError::Run(crate::interrupt::interruption(
+        sig,
+        &format!("op {i} ({opcode})"),
     ))
-}
-
-/// After the ops: the counts checked (every pod accounted for), the workload's own data
-/// items added, thresholds applied, pods dumped.
-#[allow(clippy::too_many_arguments)]
-fn finish(
-    cfg: &Config,
-    p: &Plan,
-    opts: &RunOptions,
-    store: &Store,
-    sched: &Scheduler,
-    mut items: Vec<DataItem>,
-    series: Vec<WindowSeries>,
-    profile: Option<Profile>,
-    started: Instant,
-) -> Result<RunResult, HarnessError> {
-    let gauges = sched.gauges();
-    let summary = summarize(p, store, sched)?;
-    let name = format!("BenchmarkPerfScheduling/{}/{}", p.tc.name, p.wl.name);
-    items.push(report::summary_item(&name, &summary.as_pairs()));
-    // The profiler's sample table is the profiler's, not the workload's.
-    let profiler_mb = profile.as_ref().and_then(|p| p.profiler_mb);
-    let peak_rss_mb = peak_rss_mb().map(|mb| (mb - profiler_mb.unwrap_or(0.0)).max(0.0));
-    if let Some(mb) = peak_rss_mb {
-        items.push(report::peak_rss_item(
-            mb,
-            profiler_mb,
-            summary.created,
-            &name,
-        ));
-    }
-    items.extend(report::gauge_items(&gauges, &name));
-    let selector =
-        p.wl.threshold_metric_selector
-            .clone()
-            .or_else(|| p.tc.default_threshold_metric_selector.clone())
-            .unwrap_or_default();
-    let threshold_failures =
-        report::apply_threshold(&mut items, p.wl.threshold.as_ref(), &cfg.topic, &selector);
-    let pods = if opts.dump_pods {
-        dump_pods(store, sched)
-    } else {
-        vec![]
-    };
-    let prometheus = opts
-        .prometheus
-        .then(|| crate::output::prom::Snapshot::of(sched));
-    if let Some(live) = &opts.live {
-        live.finish();
-    }
-    Ok(RunResult {
-        series,
-        profile,
-        prometheus,
-        items,
-        summary,
-        threshold_failures,
-        placements: store.placements(),
-        wall: started.elapsed(),
-        pods,
-        peak_rss_mb,
-        profiler_mb,
-    })
 }
 
 /// The workload's counts: an error if some pod is unaccounted for.

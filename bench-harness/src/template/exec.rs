@@ -5,10 +5,11 @@ use std::fmt::Write as _;
 
 use serde_json::{Map, Value};
 
+use super::error::{TemplateError, line_col};
 use super::funcs::{Func, apply};
+use super::limits::{MAX_OUTPUT, MAX_RANGE_ITERATIONS};
 use super::parser::{Arg, ArgKind, Cmd, Control, Node, Pipe};
 use super::values::{V, sorted, write_v};
-use super::{MAX_OUTPUT, MAX_RANGE_ITERATIONS, TemplateError, line_col};
 
 /// Renders `nodes` (parsed from `src`) with `data` as dot and `$`.
 pub(super) fn render(

@@ -12,10 +12,13 @@
 //! `{{` is [`Template::is_static`]: the harness parses its YAML once and skips rendering.
 //!
 //! # Layout
-//! `lexer` (text to items, literal decoding), `parser` (items to the tree), `values` (runtime
-//! values borrowed from the JSON data, Go `%v` printing), `funcs` (the builtins and
-//! scheduler_perf's functions), `printf` (Go's fmt for `print`/`printf`/`println`), `exec` (walks
-//! the tree). `%q` quotes with the engine's `api::go_quote`.
+//! `lexer` (text to items, literal decoding), `parser` (items to the tree), `values` (the
+//! template's literals and the runtime values borrowed from the JSON data, Go `%v` printing),
+//! `funcs` (the builtins and scheduler_perf's functions), `printf` (Go's fmt for
+//! `print`/`printf`/`println`), `exec` (walks the tree), `error` (the error type and positions)
+//! and `limits`. `%q` quotes with the engine's `api::go_quote`. Imports point one way, no
+//! circle: `error`, `limits`, `lexer` → `values` → `printf` → `funcs` → `parser` → `exec` →
+//! this file.
 //!
 //! # Supported
 //! - Text and actions `{{ ... }}` with trim markers `{{- ` / ` -}}` (all adjacent spaces, tabs,
@@ -80,9 +83,11 @@
 //! gotmpl does more than this engine (`define`/`template`/`block`, `html`, `js`, `urlquery`,
 //! `slice`, `call`, Go's printf widths), none of which a workload uses.
 
+mod error;
 mod exec;
 mod funcs;
 mod lexer;
+mod limits;
 mod parser;
 mod printf;
 #[cfg(test)]
@@ -97,67 +102,8 @@ pub fn go_format_float(f: f64) -> String {
 
 use serde_json::{Map, Value};
 
+pub use error::TemplateError;
 use parser::Node;
-
-const MAX_DEPTH: usize = 100;
-const MAX_RANGE_ITERATIONS: u64 = 1_000_000;
-const MAX_OUTPUT: usize = 64 << 20;
-const MAX_FMT_WIDTH: usize = 1_000_000;
-
-/// A template error: where it happened (1-based line and column within the template text) and
-/// Go's message for it.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum TemplateError {
-    /// The text is not a valid template.
-    #[error("template: {line}:{column}: {message}")]
-    Parse {
-        line: usize,
-        column: usize,
-        message: String,
-    },
-    /// Rendering failed (bad function argument, limit reached, ...).
-    #[error("template: {line}:{column}: {message}")]
-    Exec {
-        line: usize,
-        column: usize,
-        message: String,
-    },
-}
-
-impl TemplateError {
-    pub fn line(&self) -> Option<usize> {
-        match self {
-            TemplateError::Parse { line, .. } | TemplateError::Exec { line, .. } => Some(*line),
-        }
-    }
-
-    pub fn column(&self) -> Option<usize> {
-        match self {
-            TemplateError::Parse { column, .. } | TemplateError::Exec { column, .. } => {
-                Some(*column)
-            }
-        }
-    }
-
-    /// The message without the `template: L:C: ` prefix.
-    pub fn message(&self) -> &str {
-        match self {
-            TemplateError::Parse { message, .. } | TemplateError::Exec { message, .. } => message,
-        }
-    }
-}
-
-/// 1-based line and column (in characters) of byte offset `pos` in `src`.
-fn line_col(src: &str, pos: usize) -> (usize, usize) {
-    let mut pos = pos.min(src.len());
-    while !src.is_char_boundary(pos) {
-        pos -= 1;
-    }
-    let before = &src[..pos];
-    let line = before.matches('\n').count() + 1;
-    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
-    (line, before[line_start..].chars().count() + 1)
-}
 
 /// A parsed template.
 pub struct Template {

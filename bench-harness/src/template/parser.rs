@@ -1,8 +1,10 @@
 //! The parser: items to the tree (Go's text/template/parse parse.go and node.go).
 
+use super::error::{TemplateError, line_col};
 use super::funcs::Func;
 use super::lexer::{Item, Kw, Tok, lex};
-use super::{MAX_DEPTH, TemplateError, line_col};
+use super::limits::MAX_DEPTH;
+use super::values::Const;
 
 /// Parses a whole template into its top-level nodes.
 pub(super) fn parse(text: &str) -> Result<Vec<Node>, TemplateError> {
@@ -66,14 +68,6 @@ pub(super) enum ArgKind {
     Func(Func),
     Pipe(Box<Pipe>),
     Chain(Box<Arg>, Vec<String>),
-}
-
-#[derive(Debug, Clone)]
-pub(super) enum Const {
-    Bool(bool),
-    Int(i64),
-    Float(f64),
-    Str(String),
 }
 
 /// Parses a number token like Go's NumberNode + idealConstant.

@@ -5,8 +5,8 @@ use std::fmt::Write as _;
 
 use tidegate_engine::api::{go_quote, go_quote_with};
 
+use super::limits::{MAX_DEPTH, MAX_FMT_WIDTH};
 use super::values::{V, fmt_float_e, fmt_float_g, non_finite, sorted, write_v};
-use super::{MAX_DEPTH, MAX_FMT_WIDTH};
 
 /// fmt.Sprint / fmt.Sprintln.
 pub(super) fn sprint(args: &[V<'_>], ln: bool) -> String {

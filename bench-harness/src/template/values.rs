@@ -5,8 +5,17 @@ use std::fmt::Write as _;
 
 use serde_json::{Map, Value};
 
-use super::MAX_DEPTH;
-use super::parser::Const;
+use super::limits::MAX_DEPTH;
+
+/// A literal of the template text (`true`, `1`, `1.5`, `'c'`, `"s"`), as the parser reads it
+/// and the executor turns it into a [`V`].
+#[derive(Debug, Clone)]
+pub(super) enum Const {
+    Bool(bool),
+    Int(i64),
+    Float(f64),
+    Str(String),
+}
 
 /// A runtime value. `Missing` is Go's invalid reflect.Value (a missing map key).
 #[derive(Debug, Clone)]

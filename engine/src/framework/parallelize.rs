@@ -211,52 +211,60 @@ impl BlockVerdicts {
     }
 }
 
-/// Judges positions `[i, end)` of a pass from `start` over `n` nodes, block by block, for a
-/// parallel worker: `feasible(idx)` for each node that passes, in node order; rejections
-/// appended to `rejected`. Leaves early when `stop` is raised. An `Error` status raises
-/// `stop`, is kept in `error` if it is the first, and makes this return false.
-#[allow(clippy::too_many_arguments)]
-fn judge_chunk(
-    v: &mut BlockVerdicts,
-    eval: &impl Fn(usize, usize, &mut BlockVerdicts),
-    (start, n): (usize, usize),
-    (mut i, end): (usize, usize),
-    stop: &AtomicBool,
-    error: &Mutex<Option<Status>>,
-    rejected: &mut Vec<(usize, Status)>,
-    mut feasible: impl FnMut(usize),
-) -> bool {
-    while i < end {
-        if stop.load(Ordering::Relaxed) {
-            return true;
-        }
-        let (first, len) = v.judge(eval, start, i, end - i, n);
-        let mut failed = false;
-        v.replay(first, |idx, verdict| match verdict {
-            None => {
-                feasible(idx);
-                true
+/// What the workers of one parallel pass share: the block evaluator, the pass (from `start`
+/// over `n` nodes), the flag that stops every worker, and the first error.
+struct SharedPass<'p, E> {
+    eval: &'p E,
+    start: usize,
+    n: usize,
+    stop: &'p AtomicBool,
+    error: &'p Mutex<Option<Status>>,
+}
+
+impl<E: Fn(usize, usize, &mut BlockVerdicts)> SharedPass<'_, E> {
+    /// Judges positions `[i, end)` of the pass, block by block, for a worker: `feasible(idx)`
+    /// for each node that passes, in node order; rejections appended to `rejected`. Leaves
+    /// early when `stop` is raised. An `Error` status raises `stop`, is kept in `error` if it
+    /// is the first, and makes this return false.
+    fn judge_chunk(
+        &self,
+        v: &mut BlockVerdicts,
+        (mut i, end): (usize, usize),
+        rejected: &mut Vec<(usize, Status)>,
+        mut feasible: impl FnMut(usize),
+    ) -> bool {
+        while i < end {
+            if self.stop.load(Ordering::Relaxed) {
+                return true;
             }
-            Some(st) if st.code() == Code::Error => {
-                stop.store(true, Ordering::Relaxed);
-                let mut e = error.lock().unwrap_or_else(|p| p.into_inner());
-                if e.is_none() {
-                    *e = Some(st);
+            let (first, len) = v.judge(self.eval, self.start, i, end - i, self.n);
+            let mut failed = false;
+            v.replay(first, |idx, verdict| match verdict {
+                None => {
+                    feasible(idx);
+                    true
                 }
-                failed = true;
-                false
+                Some(st) if st.code() == Code::Error => {
+                    self.stop.store(true, Ordering::Relaxed);
+                    let mut e = self.error.lock().unwrap_or_else(|p| p.into_inner());
+                    if e.is_none() {
+                        *e = Some(st);
+                    }
+                    failed = true;
+                    false
+                }
+                Some(st) => {
+                    rejected.push((idx, st));
+                    true
+                }
+            });
+            if failed {
+                return false;
             }
-            Some(st) => {
-                rejected.push((idx, st));
-                true
-            }
-        });
-        if failed {
-            return false;
+            i += len;
         }
-        i += len;
+        true
     }
-    true
 }
 
 /// Runs `check` over the `n` nodes starting at `start`, stopping once `num_to_find` feasible
@@ -387,6 +395,13 @@ fn find_some_feasible_blocks(
     let error = Mutex::new(None);
     let chunk = filter_chunk(n, pool.current_num_threads());
     let chunks = n.div_ceil(chunk);
+    let pass = SharedPass {
+        eval: &eval,
+        start,
+        n,
+        stop: &stop,
+        error: &error,
+    };
     let work = || {
         let mut local = Vec::with_capacity(chunk);
         let mut rejected_here = take_rejected_buffer();
@@ -398,16 +413,7 @@ fn find_some_feasible_blocks(
             }
             local.clear();
             let range = (c * chunk, ((c + 1) * chunk).min(n));
-            let ok = judge_chunk(
-                &mut v,
-                &eval,
-                (start, n),
-                range,
-                &stop,
-                &error,
-                &mut rejected_here,
-                |idx| local.push(idx),
-            );
+            let ok = pass.judge_chunk(&mut v, range, &mut rejected_here, |idx| local.push(idx));
             if !ok {
                 break 'chunks;
             }
@@ -488,6 +494,13 @@ fn find_all_feasible_blocks(
             (c < bounds[r + 1]).then_some(c)
         })
     };
+    let pass = SharedPass {
+        eval: &eval,
+        start,
+        n,
+        stop: &stop,
+        error: &error,
+    };
     let work = |worker: usize| {
         let mut rejected_here = take_rejected_buffer();
         let mut v = BlockVerdicts::default();
@@ -495,19 +508,10 @@ fn find_all_feasible_blocks(
             let Some(c) = claim(worker) else { break };
             let range = (c * chunk, ((c + 1) * chunk).min(n));
             let mut k = 0;
-            let ok = judge_chunk(
-                &mut v,
-                &eval,
-                (start, n),
-                range,
-                &stop,
-                &error,
-                &mut rejected_here,
-                |idx| {
-                    slots[c * chunk + k].store(idx, Ordering::Relaxed);
-                    k += 1;
-                },
-            );
+            let ok = pass.judge_chunk(&mut v, range, &mut rejected_here, |idx| {
+                slots[c * chunk + k].store(idx, Ordering::Relaxed);
+                k += 1;
+            });
             if !ok {
                 break 'chunks;
             }

@@ -36,17 +36,18 @@
 //! a randomizer per node from the scheduler's seeded generator: equal totals come out in a
 //! uniformly random order, reproducible for one `--seed`.
 
-use crate::api::{Pod, Sym};
+use crate::api::Sym;
 use crate::clock::Time;
 use crate::framework::runtime::Framework;
 use crate::framework::signature::PodSignature;
-use crate::framework::{CycleState, NodeInfo, Snapshot};
+use crate::framework::{NodeInfo, Snapshot};
 use rand::Rng;
 use std::time::Duration;
 
 pub use crate::framework::metrics::{BatchAttempt, BatchFlush};
 
 use super::Scheduler;
+use super::cycle::CycleContext;
 
 /// kube's `maxBatchAge`: results older than this are not reused.
 pub const MAX_BATCH_AGE: Duration = Duration::from_millis(500);
@@ -86,6 +87,14 @@ impl SortedScoredNodes {
     }
 }
 
+/// The batch's part in one cycle: the pod's signature and the node the batch offered it
+/// (kube's `GetNodeHint` before Filter), handed back to [`Scheduler::store_schedule_results`].
+#[derive(Default)]
+pub(super) struct NodeHint {
+    pub(super) signature: Option<PodSignature>,
+    pub(super) node: Option<Sym>,
+}
+
 struct BatchState {
     signature: PodSignature,
     sorted: SortedScoredNodes,
@@ -119,49 +128,43 @@ impl Scheduler {
         self.metrics.inc_batch_flush(fwk.scheduler_name, why);
     }
 
-    /// kube's `GetNodeHint`: the node the batch offers this pod, or `None`.
-    #[allow(clippy::too_many_arguments)]
-    pub(super) fn node_hint(
-        &self,
-        fi: usize,
-        fwk: &Framework,
-        state: &CycleState,
-        pod: &Pod,
-        signature: Option<&PodSignature>,
-        cycle: i64,
-        snap: &Snapshot,
-    ) -> Option<Sym> {
+    /// kube's `GetNodeHint`: the pod's signature, and the node the batch offers it.
+    pub(super) fn node_hint(&self, cx: &CycleContext, snap: &Snapshot) -> NodeHint {
+        // Under InPlacePodVerticalScalingSchedulerPreemption kube's default profile runs
+        // DeferredPodScheduling at PreFilter and Filter, which signs no pod.
+        let signature = if self.resize_preemption {
+            None
+        } else {
+            cx.fwk.sign_pod(&cx.pod)
+        };
         let t = std::time::Instant::now();
-        let mut b = self.batches[fi].lock();
-        let hint = self.hint_from(&mut b, fwk, state, pod, signature, cycle, snap);
+        let mut b = self.batches[cx.fi].lock();
+        let node = self.hint_from(&mut b, cx, signature.as_ref(), snap);
         drop(b);
-        if hint.is_none() {
+        if node.is_none() {
             self.metrics
-                .inc_batch_attempt(fwk.scheduler_name, BatchAttempt::NoHint);
+                .inc_batch_attempt(cx.fwk.scheduler_name, BatchAttempt::NoHint);
         }
         self.metrics.observe(
-            crate::framework::metrics::Series::GetNodeHintDuration(hint.is_some()),
+            crate::framework::metrics::Series::GetNodeHintDuration(node.is_some()),
             t.elapsed().as_nanos() as u64,
         );
-        hint
+        NodeHint { signature, node }
     }
 
-    #[allow(clippy::too_many_arguments)]
     fn hint_from(
         &self,
         b: &mut OpportunisticBatch,
-        fwk: &Framework,
-        state: &CycleState,
-        pod: &Pod,
+        cx: &CycleContext,
         signature: Option<&PodSignature>,
-        cycle: i64,
         snap: &Snapshot,
     ) -> Option<Sym> {
+        let (fwk, state, pod) = (cx.fwk, &cx.state, &*cx.pod);
         // kube's batchStateCompatible, its checks in its order.
         if b.state_empty() {
             return None;
         }
-        let why = if cycle != b.last.cycle + 1 {
+        let why = if cx.cycle != b.last.cycle + 1 {
             Some(BatchFlush::PodSkipped)
         } else if !b.last.succeeded {
             Some(BatchFlush::PodFailed)
@@ -191,7 +194,7 @@ impl Scheduler {
         let filters = fwk.active_filter_plugins(state, pod);
         let st = fwk.run_filter_plugins_with_nominated_pods(&filters, state, pod, last, &[]);
         if st.is_success() {
-            if let Err(why) = self.rescore_hinted_node(b, fwk, state, pod, last, snap) {
+            if let Err(why) = self.rescore_hinted_node(b, cx, last, snap) {
                 self.batch_flushed(fwk, why);
                 return None;
             }
@@ -207,12 +210,11 @@ impl Scheduler {
     fn rescore_hinted_node(
         &self,
         b: &mut OpportunisticBatch,
-        fwk: &Framework,
-        state: &CycleState,
-        pod: &Pod,
+        cx: &CycleContext,
         last: &NodeInfo,
         snap: &Snapshot,
     ) -> Result<(), BatchFlush> {
+        let (fwk, state, pod) = (cx.fwk, &cx.state, &*cx.pod);
         self.metrics.inc_batch_rescore(fwk.scheduler_name);
         let t = std::time::Instant::now();
         let bs = b.state.as_mut().ok_or(BatchFlush::NodeMissing)?;
@@ -285,23 +287,25 @@ impl Scheduler {
         Ok(())
     }
 
-    /// kube's `StoreScheduleResults`: what this cycle leaves for the next pod.
-    #[allow(clippy::too_many_arguments)]
+    /// kube's `StoreScheduleResults`: what this cycle leaves for the next pod (`others`: the
+    /// other scored nodes, when kept; `others_count`: how many other nodes were feasible).
     pub(super) fn store_schedule_results(
         &self,
-        fi: usize,
-        signature: Option<PodSignature>,
-        hint: Option<Sym>,
+        cx: &CycleContext,
+        hint: NodeHint,
         chosen: Sym,
         others: Option<SortedScoredNodes>,
         others_count: usize,
-        cycle: i64,
     ) {
         let t = std::time::Instant::now();
-        let fwk = &self.frameworks[fi];
-        let mut b = self.batches[fi].lock();
+        let fwk = cx.fwk;
+        let NodeHint {
+            signature,
+            node: hint,
+        } = hint;
+        let mut b = self.batches[cx.fi].lock();
         b.last = LastCycle {
-            cycle,
+            cycle: cx.cycle,
             chosen,
             succeeded: true,
         };

@@ -13,7 +13,7 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use super::Scheduler;
-use super::schedule_one::{Failure, rejection};
+use super::failure::rejection;
 
 /// A pod that passed the scheduling cycle (assumed, reserved, permitted or waiting), on its way
 /// through the binding cycle.
@@ -158,15 +158,11 @@ impl Scheduler {
             // which stays unschedulable until something else may help it.
             let freed = ClusterEvent::new(EventResource::AssignedPod, ActionType::DELETE);
             if permit_rejected {
-                self.handle_failure(t.qpi, rejection(st), t.start, t.cycle);
+                self.handle_scheduling_failure(t.qpi, rejection(st), t.start, t.cycle);
                 self.queue.move_all_to_active_or_backoff_except(freed, &key);
             } else {
                 self.queue.move_all_to_active_or_backoff(freed);
-                let f = Failure {
-                    status: st,
-                    diagnosis: None,
-                };
-                self.handle_failure(t.qpi, f, t.start, t.cycle);
+                self.handle_scheduling_failure(t.qpi, rejection(st), t.start, t.cycle);
             }
             return;
         }

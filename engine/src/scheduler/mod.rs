@@ -4,7 +4,10 @@
 //! - [`eventhandlers`]: how the cluster (an informer, or the harness's
 //!   object store) tells the scheduler what changed (`eventhandlers.go`);
 //! - `schedule_one`: pop → snapshot → PreFilter/Filter (PostFilter on a fit error) → assume →
-//!   Reserve/Permit, and the failure handler (`schedule_one.go`);
+//!   Reserve/Permit (`scheduleOne`, `schedulingCycle`, `schedulePod` in `schedule_one.go`),
+//!   each step handed one `cycle::CycleContext` (framework, cycle state, pod, nominator);
+//! - `failure`: the failure handler and the fit error (`handleSchedulingFailure`,
+//!   `FitError`), shared by both cycles;
 //! - `score`: Score, NormalizeScore, weights and the host choice (`prioritizeNodes`,
 //!   `selectHost` in `schedule_one.go`);
 //! - [`evaluate`]: a pod judged against every node without scheduling it (the differential
@@ -32,8 +35,10 @@ use std::thread::JoinHandle;
 
 pub mod batch;
 mod binding;
+mod cycle;
 pub mod evaluate;
 pub mod eventhandlers;
+mod failure;
 mod resize;
 pub use resize::DeferredEvaluation;
 mod schedule_one;

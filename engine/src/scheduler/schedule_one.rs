@@ -1,41 +1,104 @@
-//! One scheduling cycle (kube's `pkg/scheduler/schedule_one.go`): a popped pod through
-//! PreFilter and Filter (PostFilter on a fit error), the choice of a node, assume, Reserve and
-//! Permit, then the binding task for the binder; and the failure handler that requeues a pod.
+//! One scheduling cycle (kube's `pkg/scheduler/schedule_one.go`), split along kube's steps:
+//!
+//! - `schedule_popped` (kube's `scheduleOne`): the pod's profile, the pods skipped, the cycle
+//!   context (`cycle.rs`); then the scheduling cycle, and the binding cycle's task
+//!   (`binding.rs`) or the failure handler (`failure.rs`);
+//! - `scheduling_cycle` (`schedulingCycle`): schedulePod, PostFilter on a fit error, assume,
+//!   Reserve, Permit;
+//! - `schedule_pod` (`schedulePod`): the snapshot, `find_nodes_that_fit_pod` (PreFilter, the
+//!   nominated node or the batch's hint alone, `find_nodes_that_pass_filters`), then
+//!   `prioritize` (PreScore, and Score and selectHost in `score.rs`) when more than one node
+//!   fits, and what the cycle found stored for the batch (`batch.rs`).
+//!
+//! A new step of the cycle (a workload cycle before schedulePod, a claim allocation at
+//! Reserve) goes into `scheduling_cycle`, with what it needs in the cycle context.
 
 use crate::api::{Pod, Sym};
-use crate::framework::interface::{Diagnosis, PostFilterContext};
-use crate::framework::metrics::{AttemptResult, ExtensionPoint, Series};
+use crate::framework::interface::PostFilterContext;
+use crate::framework::metrics::{ExtensionPoint, Series};
 use crate::framework::parallelize::{
     FilterOutcome, find_feasible_blocks_in_mode, find_feasible_in_mode, num_feasible_nodes_to_find,
 };
 use crate::framework::runtime::Framework;
-use crate::framework::{Code, CycleState, NodeInfo, NodeRow, Snapshot, Status};
+use crate::framework::{Code, NodeInfo, NodeRow, Snapshot, Status};
 use crate::queue::QueuedPodInfo;
-use ahash::AHashMap;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
-use super::batch::SortedScoredNodes;
+use super::batch::{NodeHint, SortedScoredNodes};
 use super::binding::BindingTask;
+use super::cycle::CycleContext;
+use super::failure::{Failure, fit_error, no_nodes_available, pre_filter_failure, rejection};
 use super::{PARALLEL_MIN_NODES, Scheduler};
 
-/// A failed attempt: the status, and for a fit error the diagnosis.
-pub(super) struct Failure {
-    pub(super) status: Status,
-    pub(super) diagnosis: Option<Box<Diagnosis>>,
+/// A pod through the scheduling cycle: assumed on `host`, reserved, and permitted or
+/// (`waits`) waiting at Permit on those plugins.
+struct Assumed {
+    pod: Arc<Pod>,
+    host: Sym,
+    waits: Option<Vec<(&'static str, Duration)>>,
+}
+
+/// The nodes a cycle filters (kube's `nodes` in `findNodesThatFitPod`): the snapshot's, or
+/// those PreFilter's result names, in its order (unknown names skipped).
+struct CandidateNodes<'s> {
+    snap: &'s Snapshot,
+    subset: Option<(Vec<Arc<NodeInfo>>, Vec<NodeRow>)>,
+}
+
+impl<'s> CandidateNodes<'s> {
+    fn new(snap: &'s Snapshot, names: Option<Vec<Sym>>) -> Self {
+        let subset = names.map(|names| {
+            names
+                .iter()
+                .filter_map(|n| {
+                    snap.index
+                        .get(n)
+                        .map(|&i| (snap.nodes[i].clone(), snap.rows[i]))
+                })
+                .unzip()
+        });
+        CandidateNodes { snap, subset }
+    }
+
+    fn nodes(&self) -> (&[Arc<NodeInfo>], &[NodeRow]) {
+        match &self.subset {
+            Some((nodes, rows)) => (nodes, rows),
+            None => (&self.snap.nodes, &self.snap.rows),
+        }
+    }
+
+    /// Every node of the snapshot.
+    fn all(&self) -> usize {
+        self.snap.nodes.len()
+    }
+
+    /// The snapshot's list itself, not a PreFilter subset: the start index moves on.
+    fn whole_list(&self) -> bool {
+        self.subset.is_none()
+    }
+}
+
+/// What `find_nodes_that_fit_pod` found: the nominated or hinted node that passed alone
+/// (nothing else was filtered), or the feasible nodes (indices into the candidates).
+struct Fit<'s> {
+    hint: NodeHint,
+    candidates: CandidateNodes<'s>,
+    alone: Option<Sym>,
+    feasible: Vec<usize>,
 }
 
 impl Scheduler {
-    /// Schedules a pod that was already popped (used by `schedule_one` and by tests that drive
-    /// the queue with `try_pop`).
+    /// Schedules a pod that was already popped (kube's `scheduleOne`; used by `schedule_one`
+    /// and by tests that drive the queue with `try_pop`).
     pub fn schedule_popped(&self, qpi: QueuedPodInfo) {
         let pod = qpi.pod.clone();
         let Some(fi) = self.framework_for(&pod) else {
             self.queue.done(&pod.key);
             return;
         };
-        let fwk = &self.frameworks[fi];
+        // kube's skipPodSchedule.
         if pod.deletion_timestamp || self.cache.is_assumed(&pod.key) {
             self.queue.done(&pod.key);
             return;
@@ -44,300 +107,213 @@ impl Scheduler {
             self.schedule_deferred_resize(qpi);
             return;
         }
-        self.stats.attempts.fetch_add(1, Ordering::Relaxed);
-        let start = Instant::now();
-        let cycle = self.queue.scheduling_cycle();
-        let mut state = CycleState::new();
-        state.record_plugin_metrics = crate::framework::metrics::sample_plugin_metrics();
-        let host = match self.schedule_pod(fi, &mut state, &pod, cycle) {
-            Ok(h) => h,
-            Err(mut f) => {
-                // kube runs PostFilter (preemption) on a FitError only.
-                if let Some(d) = f.diagnosis.as_deref()
-                    && fwk.has_post_filter_plugins()
-                {
-                    let snap = self.snapshot.lock();
-                    let ctx = PostFilterContext {
-                        snapshot: &snap,
-                        framework: fwk,
-                        nominator: &self.queue.nominator,
-                        waiting_pods: &self.waiting_pods,
-                    };
-                    let (r, st) = fwk.run_post_filter(&ctx, &mut state, &pod, d);
-                    drop(snap);
-                    let post = st.message();
-                    if !post.is_empty() {
-                        // kube v1.37's FitError.Error: " <PostFilterMsg>", nothing after it.
-                        let msg = format!("{} {post}", f.status.message());
-                        f.status = Status::new(f.status.code(), msg);
-                    }
-                    let nominated = r.and_then(|r| r.nominated_node_name);
-                    let patch = nominated.filter(|&node| self.nominate(&pod, node));
-                    self.handle_failure(qpi, f, start, cycle);
-                    if let Some(node) = patch {
-                        // kube's failure handler patches the status after requeueing the pod.
-                        self.client
-                            .set_nominated_node_name(&pod, (!node.is_empty()).then_some(node));
-                    }
-                    return;
-                }
-                self.handle_failure(qpi, f, start, cycle);
-                return;
-            }
-        };
-        self.metrics
-            .observe(Series::AlgorithmDuration, start.elapsed().as_nanos() as u64);
+        let mut cx = self.start_cycle(fi, pod);
+        match self.scheduling_cycle(&mut cx) {
+            Ok(assumed) => self.start_binding_cycle(cx, qpi, assumed),
+            Err(f) => self.handle_scheduling_failure(qpi, f, cx.start, cx.cycle),
+        }
+    }
 
-        // Assume, Reserve, Permit.
-        let mut assumed = (*pod).clone();
+    /// kube's `schedulingCycle`: schedulePod (PostFilter on a fit error), then assume,
+    /// Reserve and Permit, and the pods a plugin asked to activate.
+    fn scheduling_cycle(&self, cx: &mut CycleContext) -> Result<Assumed, Failure> {
+        let host = match self.schedule_pod(cx) {
+            Ok(h) => h,
+            Err(f) => return Err(self.run_post_filter(cx, f)),
+        };
+        self.metrics.observe(
+            Series::AlgorithmDuration,
+            cx.start.elapsed().as_nanos() as u64,
+        );
+        let assumed = self.assume(&cx.pod, host)?;
+        let st = cx.fwk.run_reserve(&mut cx.state, &assumed, host);
+        if !st.is_success() {
+            return Err(self.unreserve(cx, &assumed, host, st));
+        }
+        let (st, waits) = cx.fwk.run_permit(&mut cx.state, &assumed, host);
+        if !st.is_success() && !st.is_wait() {
+            return Err(self.unreserve(cx, &assumed, host, st));
+        }
+        if !cx.state.pods_to_activate.is_empty() {
+            self.queue
+                .activate(&std::mem::take(&mut cx.state.pods_to_activate));
+        }
+        Ok(Assumed {
+            pod: assumed,
+            host,
+            waits: st.is_wait().then_some(waits),
+        })
+    }
+
+    /// PostFilter (preemption) on a fit error only, as kube runs it: its message joins the
+    /// failure's, its nomination goes with the failure to the handler.
+    fn run_post_filter(&self, cx: &mut CycleContext, mut f: Failure) -> Failure {
+        let Some(d) = f.diagnosis.as_deref() else {
+            return f;
+        };
+        if !cx.fwk.has_post_filter_plugins() {
+            return f;
+        }
+        let snap = self.snapshot.lock();
+        let ctx = PostFilterContext {
+            snapshot: &snap,
+            framework: cx.fwk,
+            nominator: cx.nominator,
+            waiting_pods: &self.waiting_pods,
+        };
+        let (r, st) = cx.fwk.run_post_filter(&ctx, &mut cx.state, &cx.pod, d);
+        drop(snap);
+        let post = st.message();
+        if !post.is_empty() {
+            // kube v1.37's FitError.Error: " <PostFilterMsg>", nothing after it.
+            let msg = format!("{} {post}", f.status.message());
+            f.status = Status::new(f.status.code(), msg);
+        }
+        f.nominated = r.and_then(|r| r.nominated_node_name);
+        f
+    }
+
+    /// kube's `assume`: the pod, on `host`, counted in the cache before it binds.
+    fn assume(&self, pod: &Pod, host: Sym) -> Result<Arc<Pod>, Failure> {
+        let mut assumed = pod.clone();
         assumed.node_name = Some(host);
         let assumed = Arc::new(assumed);
         if !self.cache.assume_pod(&assumed, host) {
-            let f = Failure {
-                status: Status::error(format!("pod {} could not be assumed", pod.key)),
-                diagnosis: None,
-            };
-            self.handle_failure(qpi, f, start, cycle);
-            return;
+            let st = Status::error(format!("pod {} could not be assumed", pod.key));
+            return Err(rejection(st));
         }
-        let st = fwk.run_reserve(&mut state, &assumed, host);
-        if !st.is_success() {
-            fwk.run_unreserve(&mut state, &assumed, host);
-            self.cache.forget_pod(&pod.key);
-            self.handle_failure(qpi, rejection(st), start, cycle);
-            return;
-        }
-        let (st, waits) = fwk.run_permit(&mut state, &assumed, host);
-        if !st.is_success() && !st.is_wait() {
-            fwk.run_unreserve(&mut state, &assumed, host);
-            self.cache.forget_pod(&pod.key);
-            self.handle_failure(qpi, rejection(st), start, cycle);
-            return;
-        }
-        if !state.pods_to_activate.is_empty() {
-            self.queue
-                .activate(&std::mem::take(&mut state.pods_to_activate));
-        }
-        let task = BindingTask {
-            fwk: fi,
-            state,
+        Ok(assumed)
+    }
+
+    /// A Reserve or Permit that said no: Unreserve, and the assumed pod forgotten.
+    fn unreserve(&self, cx: &mut CycleContext, assumed: &Pod, host: Sym, st: Status) -> Failure {
+        cx.fwk.run_unreserve(&mut cx.state, assumed, host);
+        self.cache.forget_pod(&cx.pod.key);
+        rejection(st)
+    }
+
+    /// The binding cycle's task, handed to the binder now, or when Permit's wait ends.
+    fn start_binding_cycle(&self, cx: CycleContext, qpi: QueuedPodInfo, a: Assumed) {
+        let mut task = BindingTask {
+            fwk: cx.fi,
+            state: cx.state,
             qpi,
-            assumed: assumed.clone(),
-            host,
-            start,
-            cycle,
+            assumed: a.pod.clone(),
+            host: a.host,
+            start: cx.start,
+            cycle: cx.cycle,
             permit: None,
         };
-        if st.is_wait() {
-            // The binding cycle continues when the pod is allowed, rejected or times out.
-            let me = self.me.clone();
-            let mut task = task;
-            self.waiting_pods.add(
-                assumed,
-                host,
-                waits,
-                Box::new(move |outcome| {
-                    if let Some(s) = me.upgrade() {
-                        task.permit = Some(outcome);
-                        s.submit_binding(task, true);
-                    }
-                }),
-            );
+        let Some(waits) = a.waits else {
+            self.submit_binding(task, false);
             return;
-        }
-        self.submit_binding(task, false);
-    }
-
-    /// Records a nomination from PostFilter (`Sym::EMPTY` clears it) in the nominator;
-    /// `true` when the pod's status is to be patched too (kube's failure handler patches
-    /// `status.nominatedNodeName`, after requeueing the pod).
-    pub(super) fn nominate(&self, pod: &Arc<Pod>, node: Sym) -> bool {
-        use crate::framework::Nominating;
-        if node.is_empty() && self.queue.nominator.node_of(&pod.key).is_none() {
-            return false;
-        }
-        self.queue.nominator.add(pod, Nominating::Override(node));
-        true
-    }
-
-    pub(super) fn handle_failure(
-        &self,
-        mut qpi: QueuedPodInfo,
-        f: Failure,
-        start: Instant,
-        cycle: i64,
-    ) {
-        let rejected = f.status.is_rejected();
-        let result = if rejected {
-            self.stats.unschedulable.fetch_add(1, Ordering::Relaxed);
-            AttemptResult::Unschedulable
-        } else {
-            self.stats.errors.fetch_add(1, Ordering::Relaxed);
-            AttemptResult::Error
         };
-        self.metrics.inc_attempt(result);
-        self.metrics.observe(
-            Series::AttemptDuration(result),
-            start.elapsed().as_nanos() as u64,
+        // The binding cycle continues when the pod is allowed, rejected or times out.
+        let me = self.me.clone();
+        self.waiting_pods.add(
+            a.pod,
+            a.host,
+            waits,
+            Box::new(move |outcome| {
+                if let Some(s) = me.upgrade() {
+                    task.permit = Some(outcome);
+                    s.submit_binding(task, true);
+                }
+            }),
         );
-        if let Some(d) = &f.diagnosis {
-            qpi.unschedulable_plugins = d.unschedulable_plugins.clone();
-            qpi.pending_plugins = d.pending_plugins.clone();
-        } else if rejected && !f.status.plugin().is_empty() {
-            qpi.unschedulable_plugins = vec![f.status.plugin()];
-        }
-        let pod = qpi.pod.clone();
-        let message = f.status.message();
-        if self.client.pod_exists_unassigned(&pod) {
-            // An error here means the pod was re-added by an update meanwhile: nothing is lost.
-            let _ = self.queue.add_unschedulable_if_not_present(qpi, cycle);
-        } else {
-            self.queue.done(&pod.key);
-        }
-        let reason = if rejected {
-            "Unschedulable"
-        } else {
-            "SchedulerError"
-        };
-        self.client.set_unschedulable(&pod, reason, &message);
     }
 
-    /// kube's `schedulePod`: PreFilter; the pod's nominated node, or else the batch's hint,
-    /// alone through Filter first (it is the pod's node when it passes); else Filter over the
-    /// nodes (the PreFilter result's subset when it names one), and when more than one node is
-    /// feasible, Score and the host choice. With batching, what the cycle found is stored for
-    /// the next pod (`scheduler/batch.rs`).
-    pub(super) fn schedule_pod(
-        &self,
-        fi: usize,
-        state: &mut CycleState,
-        pod: &Pod,
-        cycle: i64,
-    ) -> Result<Sym, Failure> {
-        let fwk = &self.frameworks[fi];
+    /// kube's `schedulePod`: the snapshot brought up to date; the nodes that fit; when more
+    /// than one does, PreScore, Score and the host choice. With batching, what the cycle found
+    /// is stored for the next pod (`scheduler/batch.rs`).
+    fn schedule_pod(&self, cx: &mut CycleContext) -> Result<Sym, Failure> {
         let mut snap = self.snapshot.lock();
         self.cache.update_snapshot(&mut snap);
-        let all = snap.nodes.len();
-        self.keep_helpers_warm(fwk, all);
-        if all == 0 {
-            return Err(Failure {
-                status: Status::new(
-                    Code::UnschedulableAndUnresolvable,
-                    "no nodes available to schedule pods",
-                ),
-                diagnosis: None,
-            });
+        self.keep_helpers_warm(cx.fwk, snap.nodes.len());
+        if snap.nodes.is_empty() {
+            return Err(no_nodes_available());
         }
+        let fit = self.find_nodes_that_fit_pod(cx, &snap)?;
+        let (host, others) = match (fit.alone, &fit.feasible[..]) {
+            (Some(host), _) => (host, None),
+            (None, &[i]) => (fit.candidates.nodes().0[i].name(), None),
+            _ => self.prioritize(cx, &fit)?,
+        };
+        if self.opportunistic_batching {
+            let count = fit.feasible.len().saturating_sub(1);
+            self.store_schedule_results(cx, fit.hint, host, others, count);
+        }
+        Ok(host)
+    }
 
-        // PreFilter.
-        let (pre, st, with_nodes) = fwk.run_pre_filter(state, pod, &snap);
+    /// kube's `findNodesThatFitPod`: PreFilter; the pod's nominated node, or else the
+    /// batch's hint, alone through Filter first (it is the pod's node when it passes;
+    /// PreFilter's subset does not apply to it); else Filter over the nodes (the PreFilter
+    /// result's subset when it names one). No node fits: a fit error.
+    fn find_nodes_that_fit_pod<'s>(
+        &self,
+        cx: &mut CycleContext,
+        snap: &'s Snapshot,
+    ) -> Result<Fit<'s>, Failure> {
+        let all = snap.nodes.len();
+        let (pre, st, with_nodes) = cx.fwk.run_pre_filter(&mut cx.state, &cx.pod, snap);
         if !st.is_success() {
             return Err(pre_filter_failure(st, all, with_nodes));
         }
-        let subset: Option<(Vec<Arc<NodeInfo>>, Vec<NodeRow>)> = pre
-            .and_then(|r| r.node_names)
-            .map(|names| nodes_named(&snap, &names));
-        let (nodes, rows): (&[Arc<NodeInfo>], &[NodeRow]) = match &subset {
-            Some((nodes, rows)) => (nodes, rows),
-            None => (&snap.nodes, &snap.rows),
-        };
-        let excluded = all - nodes.len();
-
-        // kube's findNodesThatFitPod: the nominated node (set after preemption), or the
-        // batch's hint, tried alone first; PreFilter's subset does not apply to it.
-        let batching = self.opportunistic_batching;
-        // Under InPlacePodVerticalScalingSchedulerPreemption kube's default profile runs
-        // DeferredPodScheduling at PreFilter and Filter, which signs no pod.
-        let signature = if batching && !self.resize_preemption {
-            fwk.sign_pod(pod)
+        let candidates = CandidateNodes::new(snap, pre.and_then(|r| r.node_names));
+        let hint = if self.opportunistic_batching {
+            self.node_hint(cx, snap)
         } else {
-            None
-        };
-        let hint = if batching {
-            self.node_hint(fi, fwk, state, pod, signature.as_ref(), cycle, &snap)
-        } else {
-            None
+            NodeHint::default()
         };
         // A node rejected alone stays in kube's diagnosis (it counts for the next start index
         // and in a fit error) even when the full pass does not reach it.
         let mut alone: Option<(Sym, Status)> = None;
-        if let Some(first) = pod.nominated_node_name.filter(|n| !n.is_empty()).or(hint) {
-            match self.filter_alone(fwk, state, pod, &snap, first) {
+        let nominated = cx.pod.nominated_node_name.filter(|n| !n.is_empty());
+        if let Some(first) = nominated.or(hint.node) {
+            match self.filter_alone(cx, snap, first) {
                 Some(st) if st.is_success() => {
-                    if batching {
-                        self.store_schedule_results(fi, signature, hint, first, None, 0, cycle);
-                    }
-                    return Ok(first);
+                    let (alone, feasible) = (Some(first), Vec::new());
+                    return Ok(Fit {
+                        hint,
+                        candidates,
+                        alone,
+                        feasible,
+                    });
                 }
                 Some(st) if st.is_rejected() => alone = Some((first, st)),
                 _ => {}
             }
         }
-
-        // Filter.
-        let outcome = self.find_nodes_that_pass_filters(
-            fwk,
-            state,
-            pod,
-            (nodes, rows),
-            all,
-            subset.is_none(),
-            alone.as_ref().map(|(n, _)| *n),
-        );
+        let outcome =
+            self.find_nodes_that_pass_filters(cx, &candidates, alone.as_ref().map(|(n, _)| *n));
         if let Some(e) = outcome.error {
             return Err(rejection(e));
         }
+        let nodes = candidates.nodes().0;
         if outcome.feasible.is_empty() {
-            return Err(fit_error(
-                all,
-                (excluded, &with_nodes),
-                outcome.rejected,
-                nodes,
-                alone,
-            ));
+            let excluded = (all - nodes.len(), &with_nodes[..]);
+            return Err(fit_error(all, excluded, outcome.rejected, nodes, alone));
         }
         // The statuses are for a failure's diagnosis only.
         crate::framework::parallelize::recycle_rejected(outcome.rejected);
-        if outcome.feasible.len() == 1 {
-            let host = nodes[outcome.feasible[0]].name();
-            if batching {
-                self.store_schedule_results(fi, signature, hint, host, None, 0, cycle);
-            }
-            return Ok(host);
-        }
-
-        // Score.
-        let keep = batching && signature.is_some();
-        let (host, others) = self.prioritize(
-            fwk,
-            state,
-            pod,
-            &snap,
-            (nodes, rows),
-            &outcome.feasible,
-            keep,
-        )?;
-        if batching {
-            let count = outcome.feasible.len() - 1;
-            self.store_schedule_results(fi, signature, hint, host, others, count, cycle);
-        }
-        Ok(host)
+        let feasible = outcome.feasible;
+        Ok(Fit {
+            hint,
+            candidates,
+            alone: None,
+            feasible,
+        })
     }
 
     /// kube's `evaluateNominatedNode`: `node` alone through Filter, with the nominated pods.
     /// `None` for a node not in the snapshot (kube logs the error and filters every node).
-    fn filter_alone(
-        &self,
-        fwk: &Framework,
-        state: &CycleState,
-        pod: &Pod,
-        snap: &Snapshot,
-        node: Sym,
-    ) -> Option<Status> {
+    fn filter_alone(&self, cx: &CycleContext, snap: &Snapshot, node: Sym) -> Option<Status> {
         let &i = snap.index.get(&node)?;
         let t = Instant::now();
+        let (fwk, state, pod) = (cx.fwk, &cx.state, &*cx.pod);
         let filters = fwk.active_filter_plugins(state, pod);
-        let noms = self.queue.nominator.nominated_at_least_on(node, pod);
+        let noms = cx.nominator.nominated_at_least_on(node, pod);
         let st =
             fwk.run_filter_plugins_with_nominated_pods(&filters, state, pod, &snap.nodes[i], &noms);
         let code = if st.is_success() || st.is_rejected() {
@@ -364,20 +340,17 @@ impl Scheduler {
 
     /// kube's `findNodesThatPassFilters`: Filter from the rotating start index until
     /// `numFeasibleNodesToFind` nodes pass, inline or on the pool, with the nominated pods'
-    /// second pass when any are nominated. `whole_list`: `nodes` is the snapshot's list (not a
-    /// PreFilter subset), so the start index moves on.
+    /// second pass when any are nominated. The start index moves on when the candidates are
+    /// the snapshot's whole list.
     #[inline]
-    #[allow(clippy::too_many_arguments)]
     fn find_nodes_that_pass_filters(
         &self,
-        fwk: &Framework,
-        state: &CycleState,
-        pod: &Pod,
-        (nodes, rows): (&[Arc<NodeInfo>], &[NodeRow]),
-        all: usize,
-        whole_list: bool,
+        cx: &CycleContext,
+        candidates: &CandidateNodes,
         rejected_alone: Option<Sym>,
     ) -> FilterOutcome {
+        let (fwk, state, pod) = (cx.fwk, &cx.state, &*cx.pod);
+        let (nodes, rows) = candidates.nodes();
         let pct = fwk.percentage_of_nodes_to_score.or(self.global_pct);
         let num_to_find = if fwk.has_score_plugins() {
             num_feasible_nodes_to_find(pct, nodes.len())
@@ -399,10 +372,10 @@ impl Scheduler {
                 || self.last_filter_scan.load(Ordering::Relaxed) >= PARALLEL_MIN_NODES
         });
         // (No map at all in the usual case: even an empty AHashMap draws random keys.)
-        let nominated = if self.queue.nominator.is_empty() {
+        let nominated = if cx.nominator.is_empty() {
             None
         } else {
-            Some(self.queue.nominator.nominated_at_least(pod)).filter(|m| !m.is_empty())
+            Some(cx.nominator.nominated_at_least(pod)).filter(|m| !m.is_empty())
         };
         let ordered = self.deterministic;
         let outcome = if let Some(nominated) = &nominated {
@@ -441,32 +414,34 @@ impl Scheduler {
         let extra = rejected_alone.is_some_and(|n| !reached(n));
         let processed = outcome.feasible.len() + outcome.rejected.len() + usize::from(extra);
         self.last_filter_scan.store(processed, Ordering::Relaxed);
-        if n > 0 && whole_list {
-            self.next_start_node_index
-                .store((start_index + processed) % all, Ordering::Relaxed);
+        if n > 0 && candidates.whole_list() {
+            self.next_start_node_index.store(
+                (start_index + processed) % candidates.all(),
+                Ordering::Relaxed,
+            );
         }
         outcome
     }
 
-    /// PreScore, then Score and the host choice over the feasible nodes (`feasible`: indices
-    /// into `nodes`).
+    /// kube's `prioritizeNodes` and `selectHost` over the feasible nodes: PreScore, then
+    /// Score and the host choice (`score.rs`); with batching and a signed pod, the other
+    /// scored nodes kept for the next pod.
     #[inline]
-    #[allow(clippy::too_many_arguments)]
     fn prioritize(
         &self,
-        fwk: &Framework,
-        state: &mut CycleState,
-        pod: &Pod,
-        snap: &Snapshot,
-        (nodes, rows): (&[Arc<NodeInfo>], &[NodeRow]),
-        feasible_idx: &[usize],
-        keep: bool,
+        cx: &mut CycleContext,
+        fit: &Fit,
     ) -> Result<(Sym, Option<SortedScoredNodes>), Failure> {
-        let feasible: Vec<&NodeInfo> = feasible_idx.iter().map(|&i| &*nodes[i]).collect();
-        let st = fwk.run_pre_score(state, pod, &feasible, snap);
+        let keep = self.opportunistic_batching && fit.hint.signature.is_some();
+        let (nodes, rows) = fit.candidates.nodes();
+        let feasible: Vec<&NodeInfo> = fit.feasible.iter().map(|&i| &*nodes[i]).collect();
+        let st = cx
+            .fwk
+            .run_pre_score(&mut cx.state, &cx.pod, &feasible, fit.candidates.snap);
         if !st.is_success() {
             return Err(rejection(st));
         }
+        let (fwk, state, pod) = (cx.fwk, &cx.state, &*cx.pod);
         let t = Instant::now();
         let mut scratch = self.score_scratch.lock();
         scratch.keep_raw = keep;
@@ -475,7 +450,7 @@ impl Scheduler {
             state,
             pod,
             &feasible,
-            (feasible_idx, rows),
+            (&fit.feasible, rows),
             &mut scratch,
         );
         scratch.keep_raw = false;
@@ -505,116 +480,5 @@ impl Scheduler {
                 Err(rejection(st))
             }
         }
-    }
-}
-
-/// A PreFilter that did not succeed: a rejection reads `0/N nodes are available: <msg>.` and
-/// carries the plugin as the diagnosis; an error is returned as is.
-fn pre_filter_failure(st: Status, all: usize, with_nodes: Vec<&'static str>) -> Failure {
-    if !st.is_rejected() {
-        return rejection(st);
-    }
-    let msg = st.message();
-    // kube's diagnosis: the plugins that narrowed the nodes, and the rejecting one (none for
-    // an empty intersection of their subsets).
-    let mut unschedulable_plugins = with_nodes;
-    if !st.plugin().is_empty() && !unschedulable_plugins.contains(&st.plugin()) {
-        unschedulable_plugins.push(st.plugin());
-    }
-    let diagnosis = Diagnosis {
-        unschedulable_plugins,
-        pre_filter_msg: msg.clone(),
-        ..Default::default()
-    };
-    Failure {
-        status: Status::new(st.code(), format!("0/{all} nodes are available: {msg}."))
-            .with_plugin(st.plugin()),
-        diagnosis: Some(Box::new(diagnosis)),
-    }
-}
-
-/// The snapshot's nodes and rows named by a PreFilter result, in its order (unknown names
-/// skipped).
-fn nodes_named(snap: &Snapshot, names: &[Sym]) -> (Vec<Arc<NodeInfo>>, Vec<NodeRow>) {
-    names
-        .iter()
-        .filter_map(|n| {
-            snap.index
-                .get(n)
-                .map(|&i| (snap.nodes[i].clone(), snap.rows[i]))
-        })
-        .unzip()
-}
-
-pub(super) fn rejection(st: Status) -> Failure {
-    Failure {
-        status: st,
-        diagnosis: None,
-    }
-}
-
-/// kube's FitError message: `0/N nodes are available: <count> <reason>, ...` with the reason
-/// strings sorted.
-pub(super) fn fit_error(
-    all: usize,
-    (mut excluded, with_nodes): (usize, &[&'static str]),
-    rejected: Vec<(usize, Status)>,
-    nodes: &[Arc<crate::framework::NodeInfo>],
-    alone: Option<(Sym, Status)>,
-) -> Failure {
-    let mut counts: AHashMap<crate::framework::status::Reason, usize> = AHashMap::new();
-    let mut diagnosis = Diagnosis::default();
-    // The node rejected alone first (nominated or hinted) has its own status in kube's
-    // diagnosis; counted here when the full pass did not judge it (outside PreFilter's
-    // subset: then it is no longer one of the excluded).
-    let mut statuses: Vec<(Sym, Status)> = rejected
-        .into_iter()
-        .map(|(i, st)| (nodes[i].name(), st))
-        .collect();
-    if let Some((n, st)) = alone
-        && !statuses.iter().any(|(m, _)| *m == n)
-    {
-        if !nodes.iter().any(|x| x.name() == n) {
-            excluded = excluded.saturating_sub(1);
-        }
-        statuses.push((n, st));
-    }
-    for (name, st) in statuses {
-        for r in st.reasons() {
-            *counts.entry(r.clone()).or_default() += 1;
-        }
-        let plugin = st.plugin();
-        if st.code() == Code::Pending {
-            if !diagnosis.pending_plugins.contains(&plugin) {
-                diagnosis.pending_plugins.push(plugin);
-            }
-        } else if !diagnosis.unschedulable_plugins.contains(&plugin) {
-            diagnosis.unschedulable_plugins.push(plugin);
-        }
-        diagnosis.node_statuses.push((name, st));
-    }
-    // kube: the nodes outside PreFilter's subset get "node(s) didn't satisfy plugin(s)
-    // [<the plugins that narrowed them, sorted>]", and those plugins are unschedulable ones.
-    if excluded > 0 {
-        let mut names = with_nodes.to_vec();
-        names.sort_unstable();
-        *counts
-            .entry(format!("node(s) didn't satisfy plugin(s) [{}]", names.join(" ")).into())
-            .or_default() += excluded;
-    }
-    for p in with_nodes {
-        if !diagnosis.unschedulable_plugins.contains(p) {
-            diagnosis.unschedulable_plugins.push(p);
-        }
-    }
-    let mut parts: Vec<String> = counts
-        .into_iter()
-        .map(|(r, c)| format!("{c} {r}"))
-        .collect();
-    parts.sort();
-    let msg = format!("0/{all} nodes are available: {}.", parts.join(", "));
-    Failure {
-        status: Status::new(Code::Unschedulable, msg),
-        diagnosis: Some(Box::new(diagnosis)),
     }
 }

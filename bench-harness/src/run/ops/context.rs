@@ -4,9 +4,9 @@
 use crate::cluster::objects::AnyObject;
 use crate::cluster::store::Store;
 use crate::error::HarnessError;
+use crate::output::flame::Profile;
 use crate::output::report::{DataItem, WindowSeries};
 use crate::run::collect::{OVERLAPPING, Window};
-use crate::run::flame::Profile;
 use crate::run::options::RunOptions;
 use crate::run::pace::Pace;
 use crate::workload::{Config, TestCase, Workload};

@@ -168,16 +168,7 @@ impl CreatePods {
                 .map_err(|e| e.into_input(src.path().unwrap_or(Path::new("<default pod>")), ""))?;
         }
         if let (Some(d), Some(rx)) = (self.steady, watch) {
-            steady_state(
-                store,
-                cx.pace,
-                src,
-                namespace,
-                &self.template_params,
-                self.signature_batch,
-                d,
-                &rx,
-            )?;
+            self.steady_state(store, cx.pace, src, d, &rx)?;
         } else if self.skip_wait {
             // Only counted for a later barrier (upstream's numPodsScheduledPerNamespace).
             *cx.known_ns.entry(namespace.clone()).or_default() += count;
@@ -201,6 +192,69 @@ impl CreatePods {
             && let Some(w) = cx.window.take()
         {
             cx.close_window(w);
+        }
+        Ok(())
+    }
+
+    /// createPods' steady state (upstream's createPodsSteadily): for `duration`, every pod of
+    /// the namespace seen scheduled is deleted and a new one created, so the scheduler's queue
+    /// stays at about `count` pods and the cluster near its starting condition. An error if no
+    /// pod at all got scheduled in that time. Each replacement is made as upstream's
+    /// `strategy(..., 1)` makes it: template index 0 of a count of 1 (the op's namespace,
+    /// template parameters and signature batches).
+    fn steady_state(
+        &self,
+        store: &Store,
+        pace: &mut Pace,
+        src: &PodSource,
+        duration: Duration,
+        scheduled: &crossbeam::channel::Receiver<tidegate_engine::api::PodKey>,
+    ) -> Result<(), HarnessError> {
+        let (namespace, params) = (&self.namespace, &self.template_params);
+        let mut seen = 0usize;
+        let mut replace = |key: tidegate_engine::api::PodKey| -> Result<(), HarnessError> {
+            seen += 1;
+            // scheduler_perf deletes each scheduled pod with gracePeriodSeconds 0 (executor.go,
+            // the steady state of runCreatePodsOp): gone at once, though bound.
+            store.delete_pod_with_grace(&key, Some(0));
+            let (pod, spec, _) = src.make(0, 1, params)?;
+            let pod = with_signature(pod, 0, self.signature_batch);
+            store
+                .create_pod(&pod, namespace, spec)
+                .map_err(|e| e.into_input(src.path().unwrap_or(Path::new("<default pod>")), ""))?;
+            Ok(())
+        };
+        if pace.is_virtual() {
+            let deadline = pace.now() + duration;
+            let mut failed = None;
+            pace.run_virtual_until(deadline, &mut || {
+                while let Ok(key) = scheduled.try_recv() {
+                    if let Err(e) = replace(key) {
+                        failed = Some(e);
+                        return true;
+                    }
+                }
+                false
+            });
+            if let Some(e) = failed {
+                return Err(e);
+            }
+        } else {
+            let deadline = Instant::now() + duration;
+            loop {
+                let now = Instant::now();
+                if now >= deadline {
+                    break;
+                }
+                if let Ok(key) = scheduled.recv_timeout(deadline - now) {
+                    replace(key)?;
+                }
+            }
+        }
+        if seen == 0 {
+            return Err(HarnessError::Run(format!(
+                "steady state in namespace {namespace}: no pod at all got scheduled in {duration:?}, either because of a problem or because the interval was too small"
+            )));
         }
         Ok(())
     }
@@ -335,68 +389,4 @@ fn resolve_steady(r: &Resolve, skip_wait: bool) -> Result<Option<Duration>, Inpu
         ));
     }
     Ok(steady)
-}
-
-/// createPods' steady state (upstream's createPodsSteadily): for `duration`, every pod of
-/// the namespace seen scheduled is deleted and a new one created, so the scheduler's queue
-/// stays at about `count` pods and the cluster near its starting condition. An error if no
-/// pod at all got scheduled in that time. Each replacement is made as upstream's
-/// `strategy(..., 1)` makes it: template index 0 of a count of 1.
-#[allow(clippy::too_many_arguments)]
-fn steady_state(
-    store: &Store,
-    pace: &mut Pace,
-    src: &PodSource,
-    namespace: &str,
-    params: &serde_json::Map<String, serde_json::Value>,
-    signature_batch: Option<usize>,
-    duration: Duration,
-    scheduled: &crossbeam::channel::Receiver<tidegate_engine::api::PodKey>,
-) -> Result<(), HarnessError> {
-    let mut seen = 0usize;
-    let mut replace = |key: tidegate_engine::api::PodKey| -> Result<(), HarnessError> {
-        seen += 1;
-        // scheduler_perf deletes each scheduled pod with gracePeriodSeconds 0 (executor.go,
-        // the steady state of runCreatePodsOp): gone at once, though bound.
-        store.delete_pod_with_grace(&key, Some(0));
-        let (pod, spec, _) = src.make(0, 1, params)?;
-        let pod = with_signature(pod, 0, signature_batch);
-        store
-            .create_pod(&pod, namespace, spec)
-            .map_err(|e| e.into_input(src.path().unwrap_or(Path::new("<default pod>")), ""))?;
-        Ok(())
-    };
-    if pace.is_virtual() {
-        let deadline = pace.now() + duration;
-        let mut failed = None;
-        pace.run_virtual_until(deadline, &mut || {
-            while let Ok(key) = scheduled.try_recv() {
-                if let Err(e) = replace(key) {
-                    failed = Some(e);
-                    return true;
-                }
-            }
-            false
-        });
-        if let Some(e) = failed {
-            return Err(e);
-        }
-    } else {
-        let deadline = Instant::now() + duration;
-        loop {
-            let now = Instant::now();
-            if now >= deadline {
-                break;
-            }
-            if let Ok(key) = scheduled.recv_timeout(deadline - now) {
-                replace(key)?;
-            }
-        }
-    }
-    if seen == 0 {
-        return Err(HarnessError::Run(format!(
-            "steady state in namespace {namespace}: no pod at all got scheduled in {duration:?}, either because of a problem or because the interval was too small"
-        )));
-    }
-    Ok(())
 }

@@ -1,8 +1,11 @@
-//! What a run gives back: per workload its outcome ([`WorkloadReport`], [`Outcome`]) and, for
-//! one that ran, its data items, counts, placements and pods ([`RunResult`]).
+//! What a run gives back, and what the outputs read: per workload its outcome
+//! ([`WorkloadReport`], [`Outcome`]) and, for one that ran, its data items, counts,
+//! placements and pods ([`RunResult`]). The run (`run::execute`) fills them; they live here,
+//! below the run, so that the table and the files ([`super::table`], [`super::files`],
+//! [`super::sink`]) can be written from them by any caller of the library.
 
+use crate::output::flame::Profile;
 use crate::output::report::{self, DataItem, ThresholdFailure};
-use crate::run::flame::Profile;
 use std::time::Duration;
 
 /// Counts at the end of a workload. `created = bound + deleted + pending (all queues)`.
@@ -70,8 +73,8 @@ pub struct WorkloadReport {
 pub enum Outcome {
     Ran(Box<RunResult>),
     Skipped(String),
-    /// The run failed (a timeout, lost pods); only with [`RunOptions::keep_going`](crate::run::RunOptions::keep_going), which
-    /// goes on with the next workload as upstream's subtests do.
+    /// The run failed (a timeout, lost pods); only with `RunOptions::keep_going`, which goes
+    /// on with the next workload as upstream's subtests do.
     Failed(String),
 }
 
@@ -88,7 +91,7 @@ pub struct RunResult {
     pub threshold_failures: Vec<ThresholdFailure>,
     pub placements: Vec<(String, String, String)>,
     pub wall: Duration,
-    /// Every pod at the end (only with [`RunOptions::dump_pods`](crate::run::RunOptions::dump_pods)).
+    /// Every pod at the end (only with `RunOptions::dump_pods`).
     pub pods: Vec<PodDump>,
     /// The process's peak resident set during the workload, in MB (`VmHWM`, reset when the
     /// workload starts where the kernel allows it; None where /proc is not available).

@@ -1,0 +1,58 @@
+//! One scheduling cycle's context: what kube hands `schedulingCycle` and each of its steps
+//! (`ctx, state, fwk, podInfo, start`), bundled once instead of passed as loose arguments.
+//!
+//! A [`CycleContext`] is made when a pod is popped and its profile found, lives through the
+//! scheduling cycle (schedulePod, PostFilter, assume, Reserve, Permit) on the scheduling
+//! thread, and ends there: its cycle state moves into the binding task, or its start time
+//! and cycle number into the failure handler. A step that needs more (the snapshot, the
+//! batch's hint) takes it next to the context; a new step (a workload cycle, a claim
+//! allocation) reads the pod, the framework and the cycle state from here.
+
+use crate::api::Pod;
+use crate::framework::CycleState;
+use crate::framework::runtime::Framework;
+use crate::queue::nominator::Nominator;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Instant;
+
+use super::Scheduler;
+
+/// The per-cycle state of one pod's scheduling attempt.
+pub(super) struct CycleContext<'a> {
+    /// The profile's index (its batch; the binding task's framework).
+    pub(super) fi: usize,
+    /// The profile's framework.
+    pub(super) fwk: &'a Framework,
+    /// The pod as popped.
+    pub(super) pod: Arc<Pod>,
+    /// The cycle state the plugins share.
+    pub(super) state: CycleState,
+    /// The nominated pods, as Filter and PostFilter see them.
+    pub(super) nominator: &'a Nominator,
+    /// The queue's scheduling cycle when the pod was popped.
+    pub(super) cycle: i64,
+    /// When the attempt started (its duration metrics).
+    pub(super) start: Instant,
+}
+
+impl Scheduler {
+    /// Counts the attempt and opens its cycle: the start time, the queue's scheduling cycle,
+    /// a fresh cycle state.
+    pub(super) fn start_cycle(&self, fi: usize, pod: Arc<Pod>) -> CycleContext<'_> {
+        self.stats.attempts.fetch_add(1, Ordering::Relaxed);
+        let start = Instant::now();
+        let cycle = self.queue.scheduling_cycle();
+        let mut state = CycleState::new();
+        state.record_plugin_metrics = crate::framework::metrics::sample_plugin_metrics();
+        CycleContext {
+            fi,
+            fwk: &self.frameworks[fi],
+            pod,
+            state,
+            nominator: &self.queue.nominator,
+            cycle,
+            start,
+        }
+    }
+}
