@@ -13,7 +13,7 @@ use crate::workload::scheduler_config;
 use std::path::Path;
 use tidegate_engine::api::quantity::Quantity;
 use tidegate_engine::api::validation::validate_pod_create;
-use tidegate_engine::plugins::Registry;
+use tidegate_engine::framework::Registry;
 
 /// A fuzz target's entry: arbitrary bytes in, nothing out; a panic is a finding.
 pub type Entry = fn(&[u8]);

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 use tidegate_bench::cluster::store::Store;
 use tidegate_engine::api::{PodKey, convert};
-use tidegate_engine::plugins::Registry;
+use tidegate_engine::framework::Registry;
 use tidegate_engine::{Scheduler, SchedulerConfig};
 
 fn node() -> core::Node {

@@ -66,7 +66,7 @@ mod queue {
     use std::sync::Arc;
     use std::time::{Duration, Instant};
     use tidegate_engine::api::{Pod, PodKey, PodSpecInfo};
-    use tidegate_engine::queue::QueuedPodInfo;
+    use tidegate_engine::framework::QueuedPodInfo;
     use tidegate_engine::queue::active::{ActiveQ, LessFn};
     use tidegate_engine::queue::heap::KeyedHeap;
 
@@ -276,9 +276,9 @@ mod gated {
     use std::time::{Duration, Instant};
     use tidegate_engine::api::{Pod, PodSpecInfo, Sym};
 
-    use tidegate_engine::metrics::Metrics;
+    use tidegate_engine::framework::metrics::Metrics;
 
-    use tidegate_engine::queue::clock::RealClock;
+    use tidegate_engine::clock::RealClock;
     use tidegate_engine::queue::{QueueConfig, SchedulingQueue};
 
     fn queue() -> SchedulingQueue {
@@ -389,11 +389,11 @@ mod events {
     use std::time::{Duration, Instant};
     use tidegate_engine::api::labels::{LabelSelector, Labels, Operator, Requirement};
     use tidegate_engine::api::{Pod, PodAffinity, PodAffinityTerm, PodSpecInfo, Sym};
+    use tidegate_engine::clock::VirtualClock;
     use tidegate_engine::framework::events::{ActionType, ClusterEvent, EventResource};
     use tidegate_engine::framework::interface::PreEnqueuePlugin;
-    use tidegate_engine::metrics::Metrics;
+    use tidegate_engine::framework::metrics::Metrics;
     use tidegate_engine::plugins::priority_sort::PrioritySort;
-    use tidegate_engine::queue::clock::VirtualClock;
     use tidegate_engine::queue::{QueueConfig, SchedulingQueue};
 
     fn wants(name: &str, app: &str) -> Arc<Pod> {
@@ -513,8 +513,8 @@ mod framework {
     use tidegate_engine::api::resource::Resource;
     use tidegate_engine::api::{Node, Pod, PodSpecInfo, Sym};
     use tidegate_engine::framework::NoopClient;
-    use tidegate_engine::metrics::{ExtensionPoint, Series};
-    use tidegate_engine::plugins::Registry;
+    use tidegate_engine::framework::Registry;
+    use tidegate_engine::framework::metrics::{ExtensionPoint, Series};
     use tidegate_engine::scheduler::{Scheduler, SchedulerConfig};
 
     fn scheduler(nodes: usize, pct: Option<u32>, threads: usize) -> Arc<Scheduler> {

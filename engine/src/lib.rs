@@ -34,8 +34,4 @@ pub mod queue;
 pub mod scheduler;
 pub(crate) mod sync;
 
-/// The metrics are the framework's instrumentation (kube's `framework/runtime/metrics_recorder.go` with
-/// the names of `pkg/scheduler/metrics`); this path stays for existing callers.
-pub use framework::metrics;
-
 pub use scheduler::{Scheduler, SchedulerConfig};

@@ -10,9 +10,9 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use tidegate_engine::api::resource::Resource;
 use tidegate_engine::api::{HostPort, Labels, Node, Pod, PodSpecInfo, Sym};
+use tidegate_engine::clock::VirtualClock;
+use tidegate_engine::framework::Registry;
 use tidegate_engine::framework::{ClusterClient, Profile};
-use tidegate_engine::plugins::Registry;
-use tidegate_engine::queue::clock::VirtualClock;
 use tidegate_engine::scheduler::{Scheduler, SchedulerConfig};
 
 #[derive(Default)]

@@ -10,13 +10,13 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tidegate_engine::api::resource::Resource;
 use tidegate_engine::api::{Node, Pod, PodKey, PodSpecInfo, Sym};
+use tidegate_engine::clock::VirtualClock;
+use tidegate_engine::framework::Registry;
 use tidegate_engine::framework::runtime::PluginSet;
 use tidegate_engine::framework::{
     ClusterClient, Code, CycleState, PermitPlugin, Plugin, PreBindPlugin, Profile, ReservePlugin,
     Status,
 };
-use tidegate_engine::plugins::Registry;
-use tidegate_engine::queue::clock::VirtualClock;
 use tidegate_engine::scheduler::{Scheduler, SchedulerConfig};
 
 #[derive(Default)]
@@ -384,7 +384,7 @@ fn a_resync_with_the_same_resource_version_is_bypassed() {
 /// node with at least the incoming pod's priority keeps its room; a lower one does not.
 #[test]
 fn nominated_pods_of_higher_or_equal_priority_keep_their_room() {
-    use tidegate_engine::queue::nominator::Nominating;
+    use tidegate_engine::framework::Nominating;
     let s = setup(Duration::from_secs(60));
     // n1 has one pod slot left after nothing: make it exactly one.
     let mut node = Node::named("n1");

@@ -11,7 +11,7 @@ use tidegate_engine::api::labels::Labels;
 use tidegate_engine::api::resource::Resource;
 use tidegate_engine::api::{Node, Pod, PodSpecInfo, Sym};
 use tidegate_engine::framework::NoopClient;
-use tidegate_engine::plugins::Registry;
+use tidegate_engine::framework::Registry;
 use tidegate_engine::scheduler::{Scheduler, SchedulerConfig};
 
 struct Counting;

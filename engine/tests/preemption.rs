@@ -10,9 +10,9 @@ use tidegate_engine::api::resource::Resource;
 use tidegate_engine::api::{
     Labels, Node, Operator, Pod, PodDisruptionBudget, PodKey, PodSpecInfo, Requirement, Sym,
 };
+use tidegate_engine::clock::VirtualClock;
 use tidegate_engine::framework::ClusterClient;
-use tidegate_engine::plugins::Registry;
-use tidegate_engine::queue::clock::VirtualClock;
+use tidegate_engine::framework::Registry;
 use tidegate_engine::scheduler::{Scheduler, SchedulerConfig};
 
 /// An API server stand-in: binds and deletes, and tells the scheduler as its informers would.

@@ -9,10 +9,10 @@ use parking_lot::Mutex;
 use std::sync::{Arc, Weak};
 use tidegate_engine::api::resource::Resource;
 use tidegate_engine::api::{Node, Pod, PodResize, PodSpecInfo, ResizePending, Sym};
+use tidegate_engine::clock::VirtualClock;
 use tidegate_engine::framework::ClusterClient;
+use tidegate_engine::framework::Registry;
 use tidegate_engine::framework::interface::PodNominator;
-use tidegate_engine::plugins::Registry;
-use tidegate_engine::queue::clock::VirtualClock;
 use tidegate_engine::scheduler::{Scheduler, SchedulerConfig};
 
 #[derive(Default)]

@@ -6,11 +6,11 @@
 use std::sync::Arc;
 use tidegate_engine::api::resource::Resource;
 use tidegate_engine::api::{Node, Pod, PodSpecInfo, Sym};
+use tidegate_engine::framework::Registry;
 use tidegate_engine::framework::runtime::PluginSet;
 use tidegate_engine::framework::{
     ClusterClient, CycleState, NodeInfo, NodeRow, Plugin, Profile, ScorePlugin, Status,
 };
-use tidegate_engine::plugins::Registry;
 use tidegate_engine::scheduler::{Scheduler, SchedulerConfig};
 
 /// Records the node of the last bind.

@@ -8,8 +8,9 @@
 use proptest::prelude::*;
 use std::sync::Arc;
 use tidegate_engine::api::{Node, Pod, PodKey, PodSpecInfo, Resource, Sym, Taint, TaintEffect};
-use tidegate_engine::cache::{Cache, Snapshot};
+use tidegate_engine::cache::Cache;
 use tidegate_engine::framework::NodeRow;
+use tidegate_engine::framework::Snapshot;
 
 #[derive(Clone, Debug)]
 enum Op {

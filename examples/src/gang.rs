@@ -27,10 +27,10 @@ use tidegate_engine::api::{Pod, PodKey, Sym};
 use tidegate_engine::framework::events::{
     ActionType, ClusterEvent, EventObject, EventResource, QueueingHint,
 };
+use tidegate_engine::framework::registry::{Registry, decode_args};
 use tidegate_engine::framework::{
     Code, CycleState, EnqueueExtensions, PermitPlugin, Plugin, ReservePlugin, Status, WaitingPods,
 };
-use tidegate_engine::plugins::{Registry, decode_args};
 
 pub const NAME: &str = "Gang";
 pub const GROUP_LABEL: &str = "gang.example.com/name";

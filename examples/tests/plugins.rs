@@ -7,10 +7,10 @@ use std::time::{Duration, Instant};
 use tidegate_engine::api::labels::Labels;
 use tidegate_engine::api::resource::Resource;
 use tidegate_engine::api::{Node, Pod, PodKey, PodSpecInfo, Sym};
+use tidegate_engine::clock::VirtualClock;
 use tidegate_engine::config::KubeSchedulerConfiguration;
 use tidegate_engine::framework::ClusterClient;
-use tidegate_engine::plugins::Registry;
-use tidegate_engine::queue::clock::VirtualClock;
+use tidegate_engine::framework::Registry;
 use tidegate_engine::scheduler::{Scheduler, SchedulerConfig};
 use tidegate_examples::quota_gate::{GATE, Quota, QuotaController};
 

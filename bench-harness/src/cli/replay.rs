@@ -4,7 +4,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use tidegate_bench::error::HarnessError;
 use tidegate_bench::oracle;
-use tidegate_engine::plugins::Registry;
+use tidegate_engine::framework::Registry;
 use tidegate_engine::scheduler::SchedulerConfig;
 
 #[derive(clap::Args)]

@@ -31,7 +31,7 @@ use parking_lot::Mutex;
 use std::sync::Arc;
 use std::time::Duration;
 use tidegate_engine::api::{Pod, PodKey, Sym};
-use tidegate_engine::cache::Snapshot;
+use tidegate_engine::framework::Snapshot;
 use tidegate_engine::framework::{
     BindPlugin, Code, CycleState, FilterPlugin, NodeInfo, PermitPlugin, Plugin, PreFilterPlugin,
     PreFilterResult, ReservePlugin, ScorePlugin, Status,

@@ -86,7 +86,7 @@ use tidegate_engine::api::Labels;
 use tidegate_engine::api::labels::LabelSelector;
 use tidegate_engine::api::{Pod, Sym, convert};
 use tidegate_engine::framework::ClusterClient;
-use tidegate_engine::plugins::Registry;
+use tidegate_engine::framework::Registry;
 use tidegate_engine::scheduler::{Scheduler, SchedulerConfig};
 
 /// One line of kube's record (`kube-reference/perf/record.go`, `Decision`).

@@ -6,8 +6,8 @@ use crate::error::HarnessError;
 use std::sync::Arc;
 use std::time::Duration;
 use tidegate_engine::SchedulerConfig;
-use tidegate_engine::plugins::Registry;
-use tidegate_engine::queue::clock::Time;
+use tidegate_engine::clock::Time;
+use tidegate_engine::framework::Registry;
 
 /// Puts the `FaultInjection` plugin into every profile, at the extension points its faults
 /// need: appended (it runs after the profile's own plugins), except at Bind, where it runs
@@ -31,7 +31,7 @@ pub(crate) fn add_fault_plugin(
                 prof,
                 registry,
                 &crate::workload::scheduler_config::trial_context(),
-                Arc::new(tidegate_engine::metrics::Metrics::new()),
+                Arc::new(tidegate_engine::framework::metrics::Metrics::new()),
             )
             .map_err(|e| HarnessError::Run(e.to_string()))?;
             trial

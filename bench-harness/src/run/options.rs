@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 use tidegate_engine::Scheduler;
-use tidegate_engine::plugins::Registry;
+use tidegate_engine::framework::Registry;
 
 /// How to run.
 #[derive(Clone)]

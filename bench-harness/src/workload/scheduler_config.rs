@@ -11,9 +11,9 @@ use tidegate_engine::api::{Pod, Sym};
 use tidegate_engine::config::{FieldError, KubeSchedulerConfiguration, ResolvedConfig};
 use tidegate_engine::features::Features;
 use tidegate_engine::framework::ClusterClient;
+use tidegate_engine::framework::metrics::Metrics;
 use tidegate_engine::framework::runtime::{Framework, FrameworkError};
-use tidegate_engine::metrics::Metrics;
-use tidegate_engine::plugins::{PluginContext, Registry};
+use tidegate_engine::framework::{PluginContext, Registry};
 
 /// A loaded scheduler configuration.
 #[derive(Clone, Debug)]

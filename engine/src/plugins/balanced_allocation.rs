@@ -95,7 +95,7 @@ impl BalancedAllocation {
 
     /// The registry's factory: decode, default, validate.
     pub fn from_args(args: Option<&serde_json::Value>) -> Result<BalancedAllocation, String> {
-        let mut a: BalancedAllocationArgs = super::decode_args(args)?;
+        let mut a: BalancedAllocationArgs = crate::framework::registry::decode_args(args)?;
         a.set_defaults();
         a.validate()?;
         Ok(BalancedAllocation::new(&a.resources))

@@ -568,12 +568,13 @@ mod tests {
         assert!(a(101, 1).validate().unwrap_err().contains("[0, 100]"));
         assert!(a(10, -1).validate().unwrap_err().contains("[0, inf)"));
         assert!(a(0, 0).validate().unwrap_err().contains("cannot be zero"));
-        let d: DefaultPreemptionArgs =
-            crate::plugins::decode_args(Some(&serde_json::json!({"minCandidateNodesAbsolute": 5})))
-                .unwrap();
+        let d: DefaultPreemptionArgs = crate::framework::registry::decode_args(Some(
+            &serde_json::json!({"minCandidateNodesAbsolute": 5}),
+        ))
+        .unwrap();
         assert_eq!(d, a(10, 5));
         assert!(
-            crate::plugins::decode_args::<DefaultPreemptionArgs>(Some(
+            crate::framework::registry::decode_args::<DefaultPreemptionArgs>(Some(
                 &serde_json::json!({"minCandidates": 5})
             ))
             .is_err()

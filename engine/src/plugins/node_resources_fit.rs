@@ -207,7 +207,7 @@ impl NodeResourcesFit {
 
     /// The registry's factory: decode, default, validate.
     pub fn from_args(args: Option<&serde_json::Value>) -> Result<NodeResourcesFit, String> {
-        let mut a: NodeResourcesFitArgs = super::decode_args(args)?;
+        let mut a: NodeResourcesFitArgs = crate::framework::registry::decode_args(args)?;
         a.set_defaults();
         NodeResourcesFit::new(&a)
     }
@@ -1002,15 +1002,16 @@ mod tests {
     // (TestValidateFitArgs) and v1/defaults_test.go (NodeResourcesFitArgs).
     #[test]
     fn args_defaults_and_validation() {
-        let mut a: NodeResourcesFitArgs = crate::plugins::decode_args(None).unwrap();
+        let mut a: NodeResourcesFitArgs = crate::framework::registry::decode_args(None).unwrap();
         a.set_defaults();
         let s = a.scoring_strategy.as_ref().unwrap();
         assert_eq!(s.type_, "LeastAllocated");
         assert_eq!(s.resources, default_resources());
-        let mut a: NodeResourcesFitArgs = crate::plugins::decode_args(Some(&serde_json::json!({
-            "scoringStrategy": {"type": "MostAllocated", "resources": [{"name": "cpu"}]}
-        })))
-        .unwrap();
+        let mut a: NodeResourcesFitArgs =
+            crate::framework::registry::decode_args(Some(&serde_json::json!({
+                "scoringStrategy": {"type": "MostAllocated", "resources": [{"name": "cpu"}]}
+            })))
+            .unwrap();
         a.set_defaults();
         assert_eq!(
             a.scoring_strategy.unwrap().resources,

@@ -13,14 +13,15 @@
 //!   binding tasks between the two.
 
 use crate::api::{Pod, PodKey, Sym};
-use crate::cache::{Cache, Snapshot};
+use crate::cache::Cache;
 use crate::clock::{Clock, RealClock};
+use crate::framework::Snapshot;
 use crate::framework::WaitingPods;
 use crate::framework::interface::ClusterClient;
 use crate::framework::metrics::Metrics;
 use crate::framework::runtime::{Framework, FrameworkError, Profile};
 use crate::framework::warm_pool::WarmPool;
-use crate::plugins::{PluginContext, Registry};
+use crate::framework::{PluginContext, Registry};
 use crate::queue::{QueueConfig, SchedulingQueue};
 use ahash::AHashMap;
 use parking_lot::Mutex;

@@ -3,6 +3,7 @@
 //! Permit, then the binding task for the binder; and the failure handler that requeues a pod.
 
 use crate::api::{Pod, Sym};
+use crate::framework::QueuedPodInfo;
 use crate::framework::interface::{Diagnosis, PostFilterContext};
 use crate::framework::metrics::{AttemptResult, ExtensionPoint, Series};
 use crate::framework::parallelize::{
@@ -10,7 +11,6 @@ use crate::framework::parallelize::{
 };
 use crate::framework::runtime::Framework;
 use crate::framework::{Code, CycleState, NodeInfo, NodeRow, Snapshot, Status};
-use crate::queue::QueuedPodInfo;
 use ahash::AHashMap;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use tidegate_engine::api::resource::Resource;
 use tidegate_engine::api::{Labels, Node};
 use tidegate_engine::framework::NoopClient;
-use tidegate_engine::plugins::Registry;
+use tidegate_engine::framework::Registry;
 use tidegate_engine::scheduler::{Scheduler, SchedulerConfig};
 
 /// A scheduler (QueueingHints on or off, one Filter/Score thread) holding one node named

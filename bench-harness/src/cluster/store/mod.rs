@@ -29,8 +29,8 @@ use std::time::{Duration, Instant};
 use tidegate_engine::Scheduler;
 use tidegate_engine::api::validation::{validate_pod_create, validate_pod_update};
 use tidegate_engine::api::{Labels, Pod, PodKey, PodSpecInfo, Sym, convert};
+use tidegate_engine::clock::{Clock, RealClock, Time};
 use tidegate_engine::framework::ClusterClient;
-use tidegate_engine::queue::clock::{Clock, RealClock, Time};
 
 /// Per-namespace counters used by barriers and waits.
 #[derive(Clone, Copy, Debug, Default)]

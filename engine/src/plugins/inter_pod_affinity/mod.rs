@@ -74,10 +74,10 @@ use crate::framework::interface::{
     ClusterClient, EnqueueExtensions, FilterPlugin, Plugin, PreFilterPlugin, PreScorePlugin,
     ScorePlugin,
 };
+use crate::framework::registry::{PluginContext, decode_args};
 use crate::framework::signature::{self, SignFragments, signer};
 use crate::plugins::kept::Kept;
 pub(crate) use crate::plugins::kept::NsLabelsCache;
-use crate::plugins::{PluginContext, decode_args};
 use serde::Deserialize;
 use std::sync::Arc;
 
