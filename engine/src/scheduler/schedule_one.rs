@@ -4,11 +4,12 @@
 
 use crate::api::{Pod, Sym};
 use crate::framework::QueuedPodInfo;
-use crate::framework::interface::{Diagnosis, PostFilterContext};
+use crate::framework::interface::Diagnosis;
 use crate::framework::metrics::{AttemptResult, ExtensionPoint, Series};
 use crate::framework::parallelize::{
     FilterOutcome, find_feasible_blocks_in_mode, find_feasible_in_mode, num_feasible_nodes_to_find,
 };
+use crate::framework::runtime::CycleHandle;
 use crate::framework::runtime::Framework;
 use crate::framework::{Code, CycleState, NodeInfo, NodeRow, Snapshot, Status};
 use ahash::AHashMap;
@@ -57,13 +58,13 @@ impl Scheduler {
                     && fwk.has_post_filter_plugins()
                 {
                     let snap = self.snapshot.lock();
-                    let ctx = PostFilterContext {
+                    let handle = CycleHandle {
                         snapshot: &snap,
                         framework: fwk,
                         nominator: &self.queue.nominator,
                         waiting_pods: &self.waiting_pods,
                     };
-                    let (r, st) = fwk.run_post_filter(&ctx, &mut state, &pod, d);
+                    let (r, st) = fwk.run_post_filter(&handle, &mut state, &pod, d);
                     drop(snap);
                     let post = st.message();
                     if !post.is_empty() {
