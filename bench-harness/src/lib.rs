@@ -48,7 +48,7 @@ pub mod template;
 pub mod workload;
 
 use std::path::Path;
-use tidegate_engine::framework::Registry;
+use tidegate_engine::Registry;
 
 /// The library entry point for plugin authors, as scheduler_perf's
 /// `RunBenchmarkPerfScheduling(config, registry)`: runs the workloads of `config` selected by
@@ -57,7 +57,7 @@ use tidegate_engine::framework::Registry;
 /// threshold failures). A workload that fails is reported as failed and the next one runs.
 ///
 /// ```no_run
-/// let mut registry = tidegate_engine::framework::Registry::in_tree();
+/// let mut registry = tidegate_engine::Registry::in_tree();
 /// // registry.register_with_args("Gang", |ctx, args| { ... });
 /// let reports = tidegate_bench::run_benchmark_perf_scheduling(
 ///     std::path::Path::new("perf-data/workloads/plugins/gang.yaml"),
@@ -108,7 +108,7 @@ pub fn run_benchmark_perf_scheduling(
 /// };
 /// let reports = tidegate_bench::run_benchmark_perf_scheduling_with(
 ///     std::path::Path::new("perf-data/workloads/plugins/quota.yaml"),
-///     tidegate_engine::framework::Registry::in_tree(),
+///     tidegate_engine::Registry::in_tree(),
 ///     opts,
 /// )?;
 /// # Ok::<(), tidegate_bench::error::HarnessError>(())

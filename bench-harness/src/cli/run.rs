@@ -197,7 +197,7 @@ fn print_row(r: &WorkloadReport, w: usize) {
                         .is_some_and(|e| e == "PreEnqueue")
                         && i.labels.get("estimator").is_some_and(|e| e == "exact")
                         && i.labels.get("Metric").is_some_and(|m| {
-                            m == tidegate_engine::framework::metrics::names::EXTENSION_POINT_DURATION
+                            m == tidegate_engine::metrics::names::EXTENSION_POINT_DURATION
                         })
                 });
                 let verdict = if res.threshold_failures.is_empty() {

@@ -12,7 +12,7 @@ use prometheus_client::metrics::MetricType;
 use prometheus_client::registry::Registry;
 use std::collections::BTreeMap;
 use tidegate_engine::Scheduler;
-use tidegate_engine::framework::metrics::{AttemptResult, names};
+use tidegate_engine::metrics::{AttemptResult, names};
 
 type Labels = Vec<(String, String)>;
 

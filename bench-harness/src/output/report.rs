@@ -7,7 +7,7 @@ use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
-use tidegate_engine::framework::metrics::{HistogramSnapshot, Metrics, Series};
+use tidegate_engine::metrics::{HistogramSnapshot, Metrics, Series};
 
 #[derive(Clone, Debug, Serialize, serde::Deserialize, PartialEq)]
 pub struct DataItem {
@@ -129,8 +129,7 @@ impl RunInfo {
 }
 
 /// kube's extension-point duration metric, as data items name it.
-pub const EXTENSION_POINT_METRIC: &str =
-    tidegate_engine::framework::metrics::names::EXTENSION_POINT_DURATION;
+pub const EXTENSION_POINT_METRIC: &str = tidegate_engine::metrics::names::EXTENSION_POINT_DURATION;
 
 /// One collection window over time: throughput per interval and the pending-pods gauges.
 #[derive(Clone, Debug, Default, Serialize, serde::Deserialize, PartialEq)]
@@ -430,10 +429,7 @@ pub fn counter_items(metrics: &Metrics, name: &str) -> Vec<DataItem> {
         .incoming_pods()
         .into_iter()
         .map(|((queue, event), n)| {
-            let mut l = base_labels(
-                tidegate_engine::framework::metrics::names::QUEUE_INCOMING_PODS,
-                name,
-            );
+            let mut l = base_labels(tidegate_engine::metrics::names::QUEUE_INCOMING_PODS, name);
             l.insert("queue".into(), queue.to_string());
             l.insert("event".into(), event);
             DataItem {
@@ -446,10 +442,7 @@ pub fn counter_items(metrics: &Metrics, name: &str) -> Vec<DataItem> {
 }
 
 /// The scheduler's gauges at the end of a workload, one item each (`Value`).
-pub fn gauge_items(
-    gauges: &[tidegate_engine::framework::metrics::Gauge],
-    name: &str,
-) -> Vec<DataItem> {
+pub fn gauge_items(gauges: &[tidegate_engine::metrics::Gauge], name: &str) -> Vec<DataItem> {
     gauges
         .iter()
         .map(|(metric, labels, v)| {

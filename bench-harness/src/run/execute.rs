@@ -19,9 +19,9 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
+use tidegate_engine::Profile as SchedProfile;
 use tidegate_engine::clock::VirtualClock;
 use tidegate_engine::features::{FeatureGates, Features, Support};
-use tidegate_engine::framework::Profile as SchedProfile;
 use tidegate_engine::{Scheduler, SchedulerConfig};
 
 /// Runs every selected workload. Bad input anywhere aborts before anything runs.

@@ -130,13 +130,6 @@ impl Plugin for BalancedAllocation {
 #[derive(Clone)]
 struct PreScoreState(Vec<i64>);
 
-/// kube's `balancedResourceScore` (one state's balance) over `(requested, allocatable)`
-/// pairs.
-pub fn balanced_score(pairs: &[(i64, i64)]) -> i64 {
-    let (r, a): (Vec<i64>, Vec<i64>) = pairs.iter().copied().unzip();
-    super::resource_allocation::balanced_resource_score(&r, &a)
-}
-
 impl PreScorePlugin for BalancedAllocation {
     fn pre_score(
         &self,
@@ -206,6 +199,13 @@ impl EnqueueExtensions for BalancedAllocation {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// kube's `balancedResourceScore` (one state's balance) over `(requested, allocatable)`
+    /// pairs.
+    fn balanced_score(pairs: &[(i64, i64)]) -> i64 {
+        let (r, a): (Vec<i64>, Vec<i64>) = pairs.iter().copied().unzip();
+        super::super::resource_allocation::balanced_resource_score(&r, &a)
+    }
     use crate::plugins::resource_allocation::test_util::{node, node_infos, pod};
 
     #[test]

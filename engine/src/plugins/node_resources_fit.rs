@@ -270,18 +270,6 @@ impl Plugin for NodeResourcesFit {
     }
 }
 
-/// The reasons a pod does not fit (kube's `Fits`), empty when it fits.
-pub fn insufficient(req: &Resource, node: &NodeInfo) -> Vec<Reason> {
-    fits_request(req, node, |_| false)
-}
-
-/// kube's `fitsRequest`; `ignored` names the extended resources not to check.
-fn fits_request(req: &Resource, node: &NodeInfo, ignored: impl Fn(Sym) -> bool) -> Vec<Reason> {
-    let mut reasons = Vec::new();
-    each_insufficiency(req, node, ignored, insufficient_text, |r| reasons.push(r));
-    reasons
-}
-
 /// Calls `found` with each reason the pod does not fit, in kube's order (pods, cpu, memory,
 /// ephemeral storage, extended resources); nothing when it fits.
 fn each_insufficiency(

@@ -12,7 +12,7 @@
 //! - `binding`: the binding cycle on binder threads (`bindingCycle`), and the queue of
 //!   binding tasks between the two.
 
-use crate::api::{Pod, PodKey, Sym};
+use crate::api::{Pod, Sym};
 use crate::cache::Cache;
 use crate::clock::{Clock, RealClock};
 use crate::framework::Snapshot;
@@ -406,9 +406,6 @@ impl Scheduler {
         q.into_iter().chain(w).min()
     }
 }
-
-/// Re-exported for harnesses that build pods by key.
-pub type Key = PodKey;
 
 /// The queue side of the default profile, for tests, benches and tools that exercise the
 /// queue without a framework. (It lives here, above the queue and the plugins, so that the

@@ -24,7 +24,7 @@ pub use runs::Results;
 use std::fmt::Write as _;
 use std::path::PathBuf;
 use summary::{item, perc_secs};
-use tidegate_engine::framework::metrics::names;
+use tidegate_engine::metrics::names;
 
 /// `s` safe in HTML text and attributes.
 pub fn esc(s: &str) -> String {

@@ -8,7 +8,7 @@ use super::runs::{Results, color_hex};
 use super::units::{duration, grouped, megabytes};
 use crate::output::report::{DataItem, EXTENSION_POINT_METRIC};
 use std::fmt::Write as _;
-use tidegate_engine::framework::metrics::names;
+use tidegate_engine::metrics::names;
 
 /// The window names of all runs, in the order they first appear (the config's order).
 pub fn windows(runs: &[Results]) -> Vec<String> {

@@ -81,11 +81,7 @@ pub(crate) use crate::plugins::kept::NsLabelsCache;
 use serde::Deserialize;
 use std::sync::Arc;
 
-pub use filtering::{
-    ERR_REASON_AFFINITY_RULES_NOT_MATCH, ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH,
-    ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH, PreFilterState, TopologyCounts,
-};
-pub use scoring::PreScoreState;
+pub use filtering::TopologyCounts;
 
 pub const NAME: &str = "InterPodAffinity";
 
