@@ -11,9 +11,9 @@ use crate::workload::manifest::{self, ObjectTemplate};
 use crate::workload::parse_config;
 use crate::workload::scheduler_config;
 use std::path::Path;
-use tidegate_engine::api::quantity::Quantity;
+use tidegate_engine::Registry;
+use tidegate_engine::api::Quantity;
 use tidegate_engine::api::validation::validate_pod_create;
-use tidegate_engine::plugins::Registry;
 
 /// A fuzz target's entry: arbitrary bytes in, nothing out; a panic is a finding.
 pub type Entry = fn(&[u8]);

@@ -49,7 +49,7 @@ pub mod template;
 pub mod workload;
 
 use std::path::Path;
-use tidegate_engine::plugins::Registry;
+use tidegate_engine::Registry;
 
 /// The library entry point for plugin authors, as scheduler_perf's
 /// `RunBenchmarkPerfScheduling(config, registry)`: runs the workloads of `config` selected by
@@ -60,7 +60,7 @@ use tidegate_engine::plugins::Registry;
 /// [`run_benchmark_perf_scheduling_to`].
 ///
 /// ```no_run
-/// let mut registry = tidegate_engine::plugins::Registry::in_tree();
+/// let mut registry = tidegate_engine::Registry::in_tree();
 /// // registry.register_with_args("Gang", |ctx, args| { ... });
 /// let reports = tidegate_bench::run_benchmark_perf_scheduling(
 ///     std::path::Path::new("perf-data/workloads/plugins/gang.yaml"),
@@ -109,7 +109,7 @@ pub fn run_benchmark_perf_scheduling(
 /// };
 /// tidegate_bench::run_benchmark_perf_scheduling_to(
 ///     std::path::Path::new("perf-data/workloads/plugins/gang.yaml"),
-///     tidegate_engine::plugins::Registry::in_tree(),
+///     tidegate_engine::Registry::in_tree(),
 ///     opts,
 ///     &mut sink,
 /// )?;
@@ -149,7 +149,7 @@ pub fn run_benchmark_perf_scheduling_to(
 /// };
 /// let reports = tidegate_bench::run_benchmark_perf_scheduling_with(
 ///     std::path::Path::new("perf-data/workloads/plugins/quota.yaml"),
-///     tidegate_engine::plugins::Registry::in_tree(),
+///     tidegate_engine::Registry::in_tree(),
 ///     opts,
 /// )?;
 /// # Ok::<(), tidegate_bench::error::HarnessError>(())

@@ -4,8 +4,8 @@ use k8s_openapi::api::core::v1 as core;
 use std::sync::Arc;
 use std::time::Duration;
 use tidegate_bench::cluster::store::Store;
+use tidegate_engine::Registry;
 use tidegate_engine::api::{PodKey, convert};
-use tidegate_engine::plugins::Registry;
 use tidegate_engine::{Scheduler, SchedulerConfig};
 
 fn node() -> core::Node {
@@ -114,7 +114,7 @@ fn the_store_rejects_invalid_gate_operations() {
         p
     })
     .unwrap();
-    use tidegate_engine::framework::ClusterClient;
+    use tidegate_engine::ClusterClient;
     let e = store
         .bind(&p, tidegate_engine::api::Sym::new("n1"))
         .unwrap_err();

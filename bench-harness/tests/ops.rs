@@ -315,8 +315,8 @@ fn a_window_with_a_label_selector_records_only_matching_binds() {
     use std::collections::BTreeMap;
     use std::sync::Arc;
     use tidegate_bench::cluster::store::Store;
+    use tidegate_engine::ClusterClient;
     use tidegate_engine::api::{Sym, convert};
-    use tidegate_engine::framework::ClusterClient;
 
     let store = Store::new(1);
     let node: core::Node = serde_json::from_value(serde_json::json!({
@@ -542,8 +542,8 @@ fn services_give_the_default_spread_selector_and_pdbs_are_listed() {
     use std::sync::Arc;
     use tidegate_bench::cluster::objects::AnyObject;
     use tidegate_bench::cluster::store::Store;
-    use tidegate_engine::api::labels::Labels;
-    use tidegate_engine::framework::ClusterClient;
+    use tidegate_engine::ClusterClient;
+    use tidegate_engine::api::Labels;
 
     let store = Store::new(1);
     let svc = |name: &str, sel: Option<serde_json::Value>| {

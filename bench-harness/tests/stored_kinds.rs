@@ -518,11 +518,11 @@ mod waits_for_volume {
     use std::sync::Arc;
     use std::sync::atomic::Ordering;
     use tidegate_engine::api::Pod;
-    use tidegate_engine::framework::events::{EventObject, QueueingHint};
-    use tidegate_engine::framework::{
+    use tidegate_engine::{
         ActionType, ClusterEvent, Code, CycleState, EnqueueExtensions, EventResource, Plugin,
         PreFilterPlugin, PreFilterResult, Snapshot, Status,
     };
+    use tidegate_engine::{EventObject, QueueingHint};
 
     impl Plugin for WaitsForVolume {
         fn name(&self) -> &'static str {
@@ -611,10 +611,10 @@ fn the_scheduler_sees_the_new_kinds_through_its_plugins_hints() {
     for (n, t) in &files {
         std::fs::write(dir.path().join(n), t).unwrap();
     }
-    let mut registry = tidegate_engine::plugins::Registry::in_tree();
+    let mut registry = tidegate_engine::Registry::in_tree();
     let p = plugin.clone();
     registry.register("WaitsForVolume", move |_| {
-        p.clone() as Arc<dyn tidegate_engine::framework::Plugin>
+        p.clone() as Arc<dyn tidegate_engine::Plugin>
     });
     let cfg = workload::load(&dir.path().join("config.yaml")).unwrap();
     let opts = RunOptions {
@@ -637,8 +637,8 @@ fn the_scheduler_sees_the_new_kinds_through_its_plugins_hints() {
 #[test]
 fn pods_are_indexed_by_node() {
     use k8s_openapi::api::core::v1 as core;
+    use tidegate_engine::ClusterClient;
     use tidegate_engine::api::{PodKey, convert};
-    use tidegate_engine::framework::ClusterClient;
     let store = Store::new(1);
     for n in ["a", "b"] {
         let node: core::Node =

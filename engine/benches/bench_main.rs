@@ -65,10 +65,10 @@ mod queue {
     use std::hint::black_box;
     use std::sync::Arc;
     use std::time::{Duration, Instant};
+    use tidegate_engine::QueuedPodInfo;
     use tidegate_engine::api::{Pod, PodKey, PodSpecInfo};
-    use tidegate_engine::queue::QueuedPodInfo;
-    use tidegate_engine::queue::active::{ActiveQ, LessFn};
-    use tidegate_engine::queue::heap::KeyedHeap;
+    use tidegate_engine::bench_support::KeyedHeap;
+    use tidegate_engine::bench_support::{ActiveQ, LessFn};
 
     fn pods(n: usize, tag: &str) -> Vec<QueuedPodInfo> {
         let spec = Arc::new(PodSpecInfo::default());
@@ -278,8 +278,8 @@ mod gated {
 
     use tidegate_engine::metrics::Metrics;
 
-    use tidegate_engine::queue::clock::RealClock;
-    use tidegate_engine::queue::{QueueConfig, SchedulingQueue};
+    use tidegate_engine::clock::RealClock;
+    use tidegate_engine::{QueueConfig, SchedulingQueue};
 
     fn queue() -> SchedulingQueue {
         SchedulingQueue::gates_only(
@@ -387,14 +387,14 @@ mod events {
     use std::hint::black_box;
     use std::sync::Arc;
     use std::time::{Duration, Instant};
-    use tidegate_engine::api::labels::{LabelSelector, Labels, Operator, Requirement};
+    use tidegate_engine::PreEnqueuePlugin;
+    use tidegate_engine::api::{LabelSelector, Labels, Operator, Requirement};
     use tidegate_engine::api::{Pod, PodAffinity, PodAffinityTerm, PodSpecInfo, Sym};
-    use tidegate_engine::framework::events::{ActionType, ClusterEvent, EventResource};
-    use tidegate_engine::framework::interface::PreEnqueuePlugin;
+    use tidegate_engine::bench_support::PrioritySort;
+    use tidegate_engine::clock::VirtualClock;
     use tidegate_engine::metrics::Metrics;
-    use tidegate_engine::plugins::priority_sort::PrioritySort;
-    use tidegate_engine::queue::clock::VirtualClock;
-    use tidegate_engine::queue::{QueueConfig, SchedulingQueue};
+    use tidegate_engine::{ActionType, ClusterEvent, EventResource};
+    use tidegate_engine::{QueueConfig, SchedulingQueue};
 
     fn wants(name: &str, app: &str) -> Arc<Pod> {
         let spec = PodSpecInfo {
@@ -509,13 +509,13 @@ mod framework {
     use criterion::{BenchmarkId, Criterion};
     use std::sync::Arc;
     use std::time::{Duration, Instant};
-    use tidegate_engine::api::labels::Labels;
-    use tidegate_engine::api::resource::Resource;
+    use tidegate_engine::NoopClient;
+    use tidegate_engine::Registry;
+    use tidegate_engine::api::Labels;
+    use tidegate_engine::api::Resource;
     use tidegate_engine::api::{Node, Pod, PodSpecInfo, Sym};
-    use tidegate_engine::framework::NoopClient;
     use tidegate_engine::metrics::{ExtensionPoint, Series};
-    use tidegate_engine::plugins::Registry;
-    use tidegate_engine::scheduler::{Scheduler, SchedulerConfig};
+    use tidegate_engine::{Scheduler, SchedulerConfig};
 
     fn scheduler(nodes: usize, pct: Option<u32>, threads: usize) -> Arc<Scheduler> {
         let cfg = SchedulerConfig {

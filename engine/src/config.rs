@@ -469,7 +469,7 @@ mod tests {
     use crate::framework::NoopClient;
     use crate::framework::metrics::Metrics;
     use crate::framework::runtime::Framework;
-    use crate::plugins::{PluginContext, Registry};
+    use crate::framework::{PluginContext, Registry};
     use std::sync::Arc;
 
     fn cfg(json: serde_json::Value) -> Result<ResolvedConfig, FieldError> {

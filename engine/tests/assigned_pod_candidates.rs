@@ -11,12 +11,12 @@ mod common;
 
 use proptest::prelude::*;
 use std::sync::Arc;
+use tidegate_engine::Scheduler;
 use tidegate_engine::api::{
     LabelSelector, Labels, NodeInclusionPolicy, Operator, Pod, PodAffinityTerm, PodSpecInfo,
     Requirement, Sym, TopologySpreadConstraint, UnsatisfiableConstraintAction,
 };
-use tidegate_engine::framework::events::{ActionType, ClusterEvent, EventObject, EventResource};
-use tidegate_engine::scheduler::Scheduler;
+use tidegate_engine::{ActionType, ClusterEvent, EventObject, EventResource};
 
 const APPS: [&str; 3] = ["a", "b", "c"];
 const NAMESPACES: [&str; 2] = ["ns0", "ns1"];

@@ -10,10 +10,10 @@
 mod common;
 
 use std::sync::Arc;
+use tidegate_engine::Scheduler;
 use tidegate_engine::api::{
     LabelSelector, Labels, Operator, Pod, PodAffinityTerm, PodSpecInfo, Requirement, Sym,
 };
-use tidegate_engine::scheduler::Scheduler;
 
 fn scheduler(hints: bool) -> Arc<Scheduler> {
     common::one_node_scheduler(

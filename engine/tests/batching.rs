@@ -8,12 +8,12 @@
 use parking_lot::Mutex;
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use tidegate_engine::api::resource::Resource;
+use tidegate_engine::Registry;
+use tidegate_engine::api::Resource;
 use tidegate_engine::api::{HostPort, Labels, Node, Pod, PodSpecInfo, Sym};
-use tidegate_engine::framework::{ClusterClient, Profile};
-use tidegate_engine::plugins::Registry;
-use tidegate_engine::queue::clock::VirtualClock;
-use tidegate_engine::scheduler::{Scheduler, SchedulerConfig};
+use tidegate_engine::clock::VirtualClock;
+use tidegate_engine::{ClusterClient, Profile};
+use tidegate_engine::{Scheduler, SchedulerConfig};
 
 #[derive(Default)]
 struct Client {

@@ -3,7 +3,7 @@
 mod common;
 
 use std::sync::Arc;
-use tidegate_engine::api::resource::Resource;
+use tidegate_engine::api::Resource;
 use tidegate_engine::api::{Node, Pod, PodSpecInfo, Sym};
 
 fn node(name: &str, milli_cpu: i64) -> Arc<Node> {

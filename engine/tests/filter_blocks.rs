@@ -10,14 +10,15 @@
 
 use proptest::prelude::*;
 use std::sync::Arc;
+use tidegate_engine::Cache;
+use tidegate_engine::Snapshot;
 use tidegate_engine::api::{Node, Pod, PodSpecInfo, Resource, Sym, Taint, TaintEffect, Toleration};
-use tidegate_engine::cache::{Cache, Snapshot};
-use tidegate_engine::framework::parallelize::BlockVerdicts;
-use tidegate_engine::framework::{
+use tidegate_engine::bench_support::BlockVerdicts;
+use tidegate_engine::metrics::Metrics;
+use tidegate_engine::{
     CycleState, FilterPlugin, Framework, NodeTraits, NoopClient, Profile, Status,
 };
-use tidegate_engine::metrics::Metrics;
-use tidegate_engine::plugins::{PluginContext, Registry};
+use tidegate_engine::{PluginContext, Registry};
 
 const WIDGET: &str = "example.com/widget";
 

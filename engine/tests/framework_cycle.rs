@@ -8,16 +8,16 @@
 use parking_lot::{Condvar, Mutex};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use tidegate_engine::api::resource::Resource;
+use tidegate_engine::PluginSet;
+use tidegate_engine::Registry;
+use tidegate_engine::api::Resource;
 use tidegate_engine::api::{Node, Pod, PodKey, PodSpecInfo, Sym};
-use tidegate_engine::framework::runtime::PluginSet;
-use tidegate_engine::framework::{
+use tidegate_engine::clock::VirtualClock;
+use tidegate_engine::{
     ClusterClient, Code, CycleState, PermitPlugin, Plugin, PreBindPlugin, Profile, ReservePlugin,
     Status,
 };
-use tidegate_engine::plugins::Registry;
-use tidegate_engine::queue::clock::VirtualClock;
-use tidegate_engine::scheduler::{Scheduler, SchedulerConfig};
+use tidegate_engine::{Scheduler, SchedulerConfig};
 
 #[derive(Default)]
 struct Client {
@@ -384,7 +384,7 @@ fn a_resync_with_the_same_resource_version_is_bypassed() {
 /// node with at least the incoming pod's priority keeps its room; a lower one does not.
 #[test]
 fn nominated_pods_of_higher_or_equal_priority_keep_their_room() {
-    use tidegate_engine::queue::nominator::Nominating;
+    use tidegate_engine::Nominating;
     let s = setup(Duration::from_secs(60));
     // n1 has one pod slot left after nothing: make it exactly one.
     let mut node = Node::named("n1");
@@ -438,7 +438,7 @@ fn nominated_pods_of_higher_or_equal_priority_keep_their_room() {
 /// NodeResourcesFit rejected (which did not register NodeDelete) stays.
 #[test]
 fn a_node_delete_moves_only_the_pods_whose_rejector_registered_it() {
-    use tidegate_engine::api::labels::{LabelSelector, Labels};
+    use tidegate_engine::api::{LabelSelector, Labels};
     use tidegate_engine::api::{
         NodeInclusionPolicy, TopologySpreadConstraint, UnsatisfiableConstraintAction,
     };

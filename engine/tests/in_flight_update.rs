@@ -8,8 +8,8 @@
 mod common;
 
 use std::sync::Arc;
+use tidegate_engine::Scheduler;
 use tidegate_engine::api::{Pod, PodSpecInfo, Sym, TaintEffect, Toleration};
-use tidegate_engine::scheduler::Scheduler;
 
 fn scheduler(hints: bool) -> Arc<Scheduler> {
     common::one_node_scheduler(hints, "cordoned", &[], true)

@@ -6,9 +6,9 @@
 use loom::thread;
 use std::sync::Arc;
 use std::time::Duration;
+use tidegate_engine::QueuedPodInfo;
 use tidegate_engine::api::{Pod, PodKey, PodSpecInfo};
-use tidegate_engine::queue::QueuedPodInfo;
-use tidegate_engine::queue::active::{ActiveQ, LessFn};
+use tidegate_engine::bench_support::{ActiveQ, LessFn};
 
 fn q(name: &str, priority: i32, ts: u64) -> QueuedPodInfo {
     let pod = Pod::new(

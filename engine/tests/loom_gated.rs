@@ -7,9 +7,9 @@
 use loom::thread;
 use std::sync::Arc;
 use tidegate_engine::api::{Pod, PodKey, PodSpecInfo, Sym};
+use tidegate_engine::clock::VirtualClock;
 use tidegate_engine::metrics::Metrics;
-use tidegate_engine::queue::clock::VirtualClock;
-use tidegate_engine::queue::{QueueConfig, SchedulingQueue};
+use tidegate_engine::{QueueConfig, SchedulingQueue};
 
 fn pod(gates: &[&str]) -> Arc<Pod> {
     let spec = PodSpecInfo {

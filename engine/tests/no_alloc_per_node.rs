@@ -7,12 +7,12 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use tidegate_engine::api::labels::Labels;
-use tidegate_engine::api::resource::Resource;
+use tidegate_engine::NoopClient;
+use tidegate_engine::Registry;
+use tidegate_engine::api::Labels;
+use tidegate_engine::api::Resource;
 use tidegate_engine::api::{Node, Pod, PodSpecInfo, Sym};
-use tidegate_engine::framework::NoopClient;
-use tidegate_engine::plugins::Registry;
-use tidegate_engine::scheduler::{Scheduler, SchedulerConfig};
+use tidegate_engine::{Scheduler, SchedulerConfig};
 
 struct Counting;
 

@@ -5,15 +5,15 @@
 
 use parking_lot::Mutex;
 use std::sync::{Arc, Weak};
+use tidegate_engine::ClusterClient;
+use tidegate_engine::Registry;
 use tidegate_engine::api::LabelSelector;
-use tidegate_engine::api::resource::Resource;
+use tidegate_engine::api::Resource;
 use tidegate_engine::api::{
     Labels, Node, Operator, Pod, PodDisruptionBudget, PodKey, PodSpecInfo, Requirement, Sym,
 };
-use tidegate_engine::framework::ClusterClient;
-use tidegate_engine::plugins::Registry;
-use tidegate_engine::queue::clock::VirtualClock;
-use tidegate_engine::scheduler::{Scheduler, SchedulerConfig};
+use tidegate_engine::clock::VirtualClock;
+use tidegate_engine::{Scheduler, SchedulerConfig};
 
 /// An API server stand-in: binds and deletes, and tells the scheduler as its informers would.
 #[derive(Default)]
@@ -329,7 +329,7 @@ fn budgets_that_do_not_cover_the_pod_are_ignored() {
 /// Whatever the random offset of each attempt, an unprotected victim is chosen.
 #[test]
 fn the_dry_run_looks_past_the_candidate_count_for_a_node_without_violations() {
-    use tidegate_engine::framework::Profile;
+    use tidegate_engine::Profile;
     let client = Arc::new(Client::default());
     let mut profile = Profile::default_profile();
     profile.plugin_args.insert(

@@ -12,10 +12,10 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 use tidegate_engine::api::{Pod, PodKey, PodSpecInfo, Sym};
-use tidegate_engine::framework::events::{ActionType, ClusterEvent, EventResource};
+use tidegate_engine::clock::VirtualClock;
 use tidegate_engine::metrics::Metrics;
-use tidegate_engine::queue::clock::VirtualClock;
-use tidegate_engine::queue::{QueueConfig, SchedulingQueue};
+use tidegate_engine::{ActionType, ClusterEvent, EventResource};
+use tidegate_engine::{QueueConfig, SchedulingQueue};
 
 const WORKERS: usize = 4;
 const PODS_PER_WORKER: usize = 2_000;

@@ -7,13 +7,13 @@
 
 use parking_lot::Mutex;
 use std::sync::{Arc, Weak};
-use tidegate_engine::api::resource::Resource;
+use tidegate_engine::ClusterClient;
+use tidegate_engine::PodNominator;
+use tidegate_engine::Registry;
+use tidegate_engine::api::Resource;
 use tidegate_engine::api::{Node, Pod, PodResize, PodSpecInfo, ResizePending, Sym};
-use tidegate_engine::framework::ClusterClient;
-use tidegate_engine::framework::interface::PodNominator;
-use tidegate_engine::plugins::Registry;
-use tidegate_engine::queue::clock::VirtualClock;
-use tidegate_engine::scheduler::{Scheduler, SchedulerConfig};
+use tidegate_engine::clock::VirtualClock;
+use tidegate_engine::{Scheduler, SchedulerConfig};
 
 #[derive(Default)]
 struct Client {

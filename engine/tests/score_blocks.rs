@@ -4,14 +4,14 @@
 //! `RunScorePlugins` in pkg/scheduler/framework/runtime/framework.go).
 
 use std::sync::Arc;
-use tidegate_engine::api::resource::Resource;
+use tidegate_engine::PluginSet;
+use tidegate_engine::Registry;
+use tidegate_engine::api::Resource;
 use tidegate_engine::api::{Node, Pod, PodSpecInfo, Sym};
-use tidegate_engine::framework::runtime::PluginSet;
-use tidegate_engine::framework::{
+use tidegate_engine::{
     ClusterClient, CycleState, NodeInfo, NodeRow, Plugin, Profile, ScorePlugin, Status,
 };
-use tidegate_engine::plugins::Registry;
-use tidegate_engine::scheduler::{Scheduler, SchedulerConfig};
+use tidegate_engine::{Scheduler, SchedulerConfig};
 
 /// Records the node of the last bind.
 #[derive(Default)]

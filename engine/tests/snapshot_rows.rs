@@ -7,9 +7,10 @@
 
 use proptest::prelude::*;
 use std::sync::Arc;
+use tidegate_engine::Cache;
+use tidegate_engine::NodeRow;
+use tidegate_engine::Snapshot;
 use tidegate_engine::api::{Node, Pod, PodKey, PodSpecInfo, Resource, Sym, Taint, TaintEffect};
-use tidegate_engine::cache::{Cache, Snapshot};
-use tidegate_engine::framework::NodeRow;
 
 #[derive(Clone, Debug)]
 enum Op {

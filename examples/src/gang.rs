@@ -24,13 +24,11 @@ use serde::Deserialize;
 use std::sync::Arc;
 use std::time::Duration;
 use tidegate_engine::api::{Pod, PodKey, Sym};
-use tidegate_engine::framework::events::{
-    ActionType, ClusterEvent, EventObject, EventResource, QueueingHint,
-};
-use tidegate_engine::framework::{
+use tidegate_engine::{ActionType, ClusterEvent, EventObject, EventResource, QueueingHint};
+use tidegate_engine::{
     Code, CycleState, EnqueueExtensions, PermitPlugin, Plugin, ReservePlugin, Status, WaitingPods,
 };
-use tidegate_engine::plugins::{Registry, decode_args};
+use tidegate_engine::{Registry, decode_args};
 
 pub const NAME: &str = "Gang";
 pub const GROUP_LABEL: &str = "gang.example.com/name";

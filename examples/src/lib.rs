@@ -12,12 +12,12 @@
 //!   `min-available` of them are reserved, then all are approved; when one is rejected or
 //!   times out, the whole group is rejected (`perf-data/workloads/plugins/gang.yaml`).
 //!
-//! [`Registry`]: tidegate_engine::plugins::Registry
+//! [`Registry`]: tidegate_engine::Registry
 
 pub mod gang;
 pub mod quota_gate;
 
-use tidegate_engine::plugins::Registry;
+use tidegate_engine::Registry;
 
 /// Registers both example plugins. `quota` is shared with the quota controller.
 pub fn register(registry: &mut Registry, quota: std::sync::Arc<quota_gate::Quota>) {

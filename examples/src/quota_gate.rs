@@ -20,12 +20,10 @@ use parking_lot::Mutex;
 use std::collections::VecDeque;
 use std::sync::{Arc, Weak};
 use tidegate_bench::cluster::store::Store;
+use tidegate_engine::Registry;
 use tidegate_engine::api::{Pod, PodKey, Sym};
-use tidegate_engine::framework::events::{
-    ActionType, ClusterEvent, EventObject, EventResource, QueueingHint,
-};
-use tidegate_engine::framework::{Code, EnqueueExtensions, Plugin, PreEnqueuePlugin, Status};
-use tidegate_engine::plugins::Registry;
+use tidegate_engine::{ActionType, ClusterEvent, EventObject, EventResource, QueueingHint};
+use tidegate_engine::{Code, EnqueueExtensions, Plugin, PreEnqueuePlugin, Status};
 
 /// The scheduling gate the quota controller owns.
 pub const GATE: &str = "example.com/quota";

@@ -4,7 +4,7 @@
 
 use std::path::Path;
 use tidegate_bench::run::Outcome;
-use tidegate_engine::plugins::Registry;
+use tidegate_engine::Registry;
 
 #[test]
 fn the_gang_workload_runs_through_the_harness_with_the_callers_registry() {

@@ -4,14 +4,14 @@
 use parking_lot::Mutex;
 use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
-use tidegate_engine::api::labels::Labels;
-use tidegate_engine::api::resource::Resource;
+use tidegate_engine::ClusterClient;
+use tidegate_engine::Registry;
+use tidegate_engine::api::Labels;
+use tidegate_engine::api::Resource;
 use tidegate_engine::api::{Node, Pod, PodKey, PodSpecInfo, Sym};
+use tidegate_engine::clock::VirtualClock;
 use tidegate_engine::config::KubeSchedulerConfiguration;
-use tidegate_engine::framework::ClusterClient;
-use tidegate_engine::plugins::Registry;
-use tidegate_engine::queue::clock::VirtualClock;
-use tidegate_engine::scheduler::{Scheduler, SchedulerConfig};
+use tidegate_engine::{Scheduler, SchedulerConfig};
 use tidegate_examples::quota_gate::{GATE, Quota, QuotaController};
 
 #[derive(Default)]

@@ -4,8 +4,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use tidegate_bench::error::HarnessError;
 use tidegate_bench::oracle;
-use tidegate_engine::plugins::Registry;
-use tidegate_engine::scheduler::SchedulerConfig;
+use tidegate_engine::Registry;
+use tidegate_engine::SchedulerConfig;
 
 #[derive(clap::Args)]
 pub(crate) struct ReplayArgs {

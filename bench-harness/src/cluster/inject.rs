@@ -30,9 +30,9 @@ use ahash::AHashMap;
 use parking_lot::Mutex;
 use std::sync::Arc;
 use std::time::Duration;
+use tidegate_engine::Snapshot;
 use tidegate_engine::api::{Pod, PodKey, Sym};
-use tidegate_engine::cache::Snapshot;
-use tidegate_engine::framework::{
+use tidegate_engine::{
     BindPlugin, Code, CycleState, FilterPlugin, NodeInfo, PermitPlugin, Plugin, PreFilterPlugin,
     PreFilterResult, ReservePlugin, ScorePlugin, Status,
 };

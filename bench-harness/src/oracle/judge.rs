@@ -3,9 +3,9 @@
 
 use super::{KubeEval, Line};
 use std::collections::BTreeMap;
+use tidegate_engine::Candidate;
 use tidegate_engine::api::Sym;
-use tidegate_engine::plugins::default_preemption::Candidate;
-use tidegate_engine::scheduler::{Evaluation, PreemptionEvaluation};
+use tidegate_engine::{Evaluation, PreemptionEvaluation};
 
 /// kube's own evaluation of every node (recorded with the attempt) against tidegate's on the
 /// same state: the same PreFilter verdict, the same feasible count, the same rejecting plugin

@@ -1,7 +1,7 @@
 //! The differential oracle's tidegate side: replay the scheduling attempts the real
 //! kube-scheduler made (recorded by `kube-reference`'s `-record DIR`, one JSON line each, in
 //! kube's order) on the same cluster state, and judge each of kube's decisions with
-//! tidegate's Filter and Score ([`tidegate_engine::scheduler::Evaluation`]).
+//! tidegate's Filter and Score ([`tidegate_engine::Evaluation`]).
 //!
 //! The protocol, per recorded line:
 //!
@@ -82,12 +82,12 @@ use serde::Deserialize;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::Path;
 use std::sync::Arc;
+use tidegate_engine::ClusterClient;
+use tidegate_engine::Registry;
+use tidegate_engine::api::LabelSelector;
 use tidegate_engine::api::Labels;
-use tidegate_engine::api::labels::LabelSelector;
 use tidegate_engine::api::{Pod, Sym, convert};
-use tidegate_engine::framework::ClusterClient;
-use tidegate_engine::plugins::Registry;
-use tidegate_engine::scheduler::{Scheduler, SchedulerConfig};
+use tidegate_engine::{Scheduler, SchedulerConfig};
 
 /// One line of kube's record (`kube-reference/perf/record.go`, `Decision`).
 #[derive(Debug, Default, Deserialize)]
@@ -528,7 +528,7 @@ impl Replay {
         line: &Line,
         key: &str,
         pod: &Pod,
-        de: &tidegate_engine::scheduler::DeferredEvaluation,
+        de: &tidegate_engine::DeferredEvaluation,
     ) -> Result<(), String> {
         self.report.deferred += 1;
         let fits = de.node_found && de.reasons.is_empty();

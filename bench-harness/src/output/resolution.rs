@@ -19,8 +19,8 @@
 //! | anything else | | none: every change counts |
 
 use crate::output::report::DataItem;
-use tidegate_engine::framework::{ClusterEvent, Code};
 use tidegate_engine::metrics::{AttemptResult, ExtensionPoint, Series};
+use tidegate_engine::{ClusterEvent, Code};
 
 /// The significant digits of the engine's duration histograms (`new_histogram` in
 /// `engine/src/framework/metrics/mod.rs`).

@@ -14,7 +14,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 use tidegate_engine::Scheduler;
-use tidegate_engine::queue::clock::Time;
+use tidegate_engine::clock::Time;
 
 /// One collection window (`createPods` with `collectMetrics`, or `startCollectingMetrics`
 /// to `stopCollectingMetrics`): the store's bind recorder, the memory sampler (every 500 ms,

@@ -21,9 +21,9 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
+use tidegate_engine::Profile as SchedProfile;
+use tidegate_engine::clock::VirtualClock;
 use tidegate_engine::features::{FeatureGates, Features, Support};
-use tidegate_engine::framework::Profile as SchedProfile;
-use tidegate_engine::queue::clock::VirtualClock;
 use tidegate_engine::{Scheduler, SchedulerConfig};
 
 /// Runs every selected workload. Bad input anywhere aborts before anything runs.
@@ -218,7 +218,7 @@ fn start_scheduler(
     let mut sched_cfg = scheduler_config(p, opts)?;
     let queue_clock = vclock
         .clone()
-        .map(|c| c as Arc<dyn tidegate_engine::queue::clock::Clock>);
+        .map(|c| c as Arc<dyn tidegate_engine::clock::Clock>);
     let mut registry = opts.registry.clone();
     if let Some(inj) = &opts.inject {
         store.inject_bind_failures(inj.bind_failure, opts.seed);

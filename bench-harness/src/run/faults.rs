@@ -5,9 +5,9 @@ use crate::cluster::store::Store;
 use crate::error::HarnessError;
 use std::sync::Arc;
 use std::time::Duration;
+use tidegate_engine::Registry;
 use tidegate_engine::SchedulerConfig;
-use tidegate_engine::plugins::Registry;
-use tidegate_engine::queue::clock::Time;
+use tidegate_engine::clock::Time;
 
 /// Puts the `FaultInjection` plugin into every profile, at the extension points its faults
 /// need: appended (it runs after the profile's own plugins), except at Bind, where it runs
@@ -26,7 +26,7 @@ pub(crate) fn add_fault_plugin(
     for (i, prof) in cfg.profiles.iter_mut().enumerate() {
         // The bind plugins the profile runs now, to run after ours.
         let binders: Vec<&'static str> = {
-            let trial = tidegate_engine::framework::Framework::new(
+            let trial = tidegate_engine::Framework::new(
                 i,
                 prof,
                 registry,

@@ -4,8 +4,8 @@ use crate::run::pace::ClockMode;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
+use tidegate_engine::Registry;
 use tidegate_engine::Scheduler;
-use tidegate_engine::plugins::Registry;
 
 /// How to run.
 #[derive(Clone)]

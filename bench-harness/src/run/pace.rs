@@ -40,7 +40,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 use tidegate_engine::Scheduler;
-use tidegate_engine::queue::clock::{Clock, RealClock, Time, VirtualClock};
+use tidegate_engine::clock::{Clock, RealClock, Time, VirtualClock};
 
 /// Which clock a run uses.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

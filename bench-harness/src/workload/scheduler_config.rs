@@ -7,13 +7,13 @@ use crate::error::InputError;
 use crate::workload::yaml::{SNode, YNode, locate, parse};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use tidegate_engine::ClusterClient;
 use tidegate_engine::api::{Pod, Sym};
 use tidegate_engine::config::{FieldError, KubeSchedulerConfiguration, ResolvedConfig};
 use tidegate_engine::features::Features;
-use tidegate_engine::framework::ClusterClient;
-use tidegate_engine::framework::runtime::{Framework, FrameworkError};
 use tidegate_engine::metrics::Metrics;
-use tidegate_engine::plugins::{PluginContext, Registry};
+use tidegate_engine::{Framework, FrameworkError};
+use tidegate_engine::{PluginContext, Registry};
 
 /// A loaded scheduler configuration.
 #[derive(Clone, Debug)]
@@ -32,10 +32,7 @@ impl SchedulerConfigFile {
     /// Puts the file's profiles, `percentageOfNodesToScore` and queue settings into `cfg`
     /// (its thread count and the rest stay the caller's), the profiles' default plugins as
     /// `cfg.features` has them.
-    pub fn apply_to(
-        &self,
-        cfg: &mut tidegate_engine::scheduler::SchedulerConfig,
-    ) -> Result<(), FieldError> {
+    pub fn apply_to(&self, cfg: &mut tidegate_engine::SchedulerConfig) -> Result<(), FieldError> {
         let again;
         let r = if cfg.features == Features::default() {
             &self.resolved

@@ -38,28 +38,6 @@ impl PodAffinityTerm {
         ))
     }
 
-    /// kube's `AffinityTerm.Matches`: whether `target` is selected by this term of `owner`'s
-    /// (its namespace is named, or matched by the namespace selector through
-    /// `target_ns_labels`, the labels of `target`'s namespace, and its labels by the selector).
-    pub fn matches_pod(
-        &self,
-        owner: &super::Pod,
-        target: &super::Pod,
-        target_ns_labels: Option<&Labels>,
-    ) -> bool {
-        let ns_ok = self
-            .namespaces_for(owner.namespace)
-            .contains(&target.namespace)
-            || self.namespace_selector.as_ref().is_some_and(|sel| {
-                // A namespace we know no labels of has none (kube's snapshot is empty then).
-                sel.matches(target_ns_labels.unwrap_or(&Labels::default()))
-            });
-        ns_ok
-            && self
-                .selector_for(&owner.labels)
-                .is_some_and(|sel| sel.matches(&target.labels))
-    }
-
     /// kube's `AffinityTerm`: the namespaces the term applies to, resolved for its owner.
     /// With neither `namespaces` nor `namespaceSelector`, that is the owner's namespace.
     pub fn namespaces_for(&self, owner_namespace: Sym) -> Cow<'_, [Sym]> {

@@ -1,21 +1,21 @@
 //! The API boundary: Kubernetes objects in, compact internal forms out.
 //!
-//! - [`quantity`]: resource quantities with the full Kubernetes grammar.
+//! - [`Quantity`]: resource quantities with the full Kubernetes grammar.
 //! - [`validation`]: the API server's rules for `spec.schedulingGates` and the scheduling
 //!   directives that may change while a pod is gated.
 //! - [`convert`]: k8s-openapi types to [`Pod`]/[`Node`] (interned, integer resources).
 
-pub mod affinity;
+pub(crate) mod affinity;
 pub mod convert;
-pub mod intern;
-pub mod labels;
-pub mod node;
-pub mod node_features;
-pub mod pdb;
-pub mod pod;
-pub mod quantity;
-pub mod quote;
-pub mod resource;
+pub(crate) mod intern;
+pub(crate) mod labels;
+pub(crate) mod node;
+pub(crate) mod node_features;
+pub(crate) mod pdb;
+pub(crate) mod pod;
+pub(crate) mod quantity;
+pub(crate) mod quote;
+pub(crate) mod resource;
 pub mod validation;
 
 pub use affinity::{
@@ -30,5 +30,6 @@ pub use pod::{
     HostPort, Pod, PodKey, PodResize, PodSpecInfo, ResizePending, TaintEffect, Toleration,
     WeightedTerm,
 };
+pub use quantity::Quantity;
 pub use quote::{go_quote, go_quote_with};
 pub use resource::Resource;

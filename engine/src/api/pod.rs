@@ -5,7 +5,7 @@
 //! tolerations. The part derived only from `spec` lives in [`PodSpecInfo`] behind an `Arc`, so
 //! pods stamped from one template share it.
 
-use super::affinity::{PodAffinity, TopologySpreadConstraint};
+use super::affinity::{PodAffinity, PodAffinityTerm, TopologySpreadConstraint};
 use super::intern::Sym;
 use super::labels::{Labels, NodeSelector, NodeSelectorTerm};
 use super::resource::Resource;
@@ -300,5 +300,31 @@ impl Pod {
     /// The pod has required anti-affinity terms (`NodeInfo.PodsWithRequiredAntiAffinity`).
     pub fn has_required_anti_affinity(&self) -> bool {
         !self.spec.pod_affinity.required_anti_affinity.is_empty()
+    }
+}
+
+/// A term matched against pods: here rather than in `affinity.rs`, which knows no `Pod` (the
+/// pod's spec holds the terms, so the pod depends on them and not the other way).
+impl PodAffinityTerm {
+    /// kube's `AffinityTerm.Matches`: whether `target` is selected by this term of `owner`'s
+    /// (its namespace is named, or matched by the namespace selector through
+    /// `target_ns_labels`, the labels of `target`'s namespace, and its labels by the selector).
+    pub fn matches_pod(
+        &self,
+        owner: &Pod,
+        target: &Pod,
+        target_ns_labels: Option<&Labels>,
+    ) -> bool {
+        let ns_ok = self
+            .namespaces_for(owner.namespace)
+            .contains(&target.namespace)
+            || self.namespace_selector.as_ref().is_some_and(|sel| {
+                // A namespace we know no labels of has none (kube's snapshot is empty then).
+                sel.matches(target_ns_labels.unwrap_or(&Labels::default()))
+            });
+        ns_ok
+            && self
+                .selector_for(&owner.labels)
+                .is_some_and(|sel| sel.matches(&target.labels))
     }
 }

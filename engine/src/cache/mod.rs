@@ -8,7 +8,7 @@
 
 use crate::api::{Node, Pod, PodKey, Sym};
 use crate::framework::node_info::{NodeInfo, NodeRow};
-pub use crate::framework::snapshot::{ImageStateSummary, Snapshot};
+use crate::framework::snapshot::{ImageStateSummary, Snapshot};
 use ahash::AHashMap;
 use parking_lot::Mutex;
 use std::sync::Arc;

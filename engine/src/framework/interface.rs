@@ -11,6 +11,7 @@ use super::node_info::{NodeInfo, NodeRow, NodeTraits};
 use super::snapshot::Snapshot;
 use super::status::Status;
 use super::types::{Nominating, QueuedPodInfo};
+use super::waiting_pods::WaitingPods;
 use crate::api::{LabelSelector, Labels, Pod, PodKey, Sym};
 use std::sync::Arc;
 use std::time::Duration;
@@ -199,14 +200,55 @@ pub struct PostFilterResult {
     pub nominated_node_name: Option<Sym>,
 }
 
-/// What PostFilter sees besides the pod and the state: the cycle's snapshot, the framework
-/// (to run Filter and the PreFilter extensions in dry runs) and the nominator (kube passes the
-/// framework handle to the plugin instead).
-pub struct PostFilterContext<'a> {
-    pub snapshot: &'a Snapshot,
-    pub framework: &'a crate::framework::runtime::Framework,
-    pub nominator: &'a dyn PodNominator,
-    pub waiting_pods: &'a crate::framework::WaitingPods,
+/// kube's `framework.Handle` as PostFilter sees it: what a plugin may read and run of the
+/// scheduler in one cycle, without the runtime's concrete type. The cycle's snapshot (kube's
+/// `SnapshotSharedLister`), the nominator (the `PodNominator` kube's handle embeds), Permit's
+/// waiting pods (`GetWaitingPod`, `RejectWaitingPod` through [`WaitingPod::reject`]), and the
+/// plugin runner for dry runs (kube's `PluginsRunner`: PreFilter's AddPod/RemovePod extensions,
+/// Filter with the nominated pods). The runtime implements it per cycle
+/// (`framework::runtime::CycleHandle`). kube's handle also hands out the `ClientSet` and the
+/// `Parallelizer`; a plugin here gets those once, at construction, in its
+/// [`PluginContext`](super::registry::PluginContext) (`client`, `pool`).
+///
+/// `Sync`: a plugin may fan its dry runs out over a thread pool with one handle.
+///
+/// [`WaitingPod::reject`]: super::waiting_pods::WaitingPod::reject
+pub trait Handle: Sync {
+    /// The nodes and pods this cycle sees.
+    fn snapshot(&self) -> &Snapshot;
+    /// Which pods are nominated to which node.
+    fn nominator(&self) -> &dyn PodNominator;
+    /// The pods waiting at Permit.
+    fn waiting_pods(&self) -> &WaitingPods;
+    /// The Filter plugins that run for `pod` in this cycle (those whose PreFilter did not
+    /// Skip), for [`Handle::run_filter_plugins_with_nominated_pods`].
+    fn active_filter_plugins(&self, state: &CycleState, pod: &Pod) -> ActiveFilters<'_>;
+    /// kube's `RunFilterPluginsWithNominatedPods` with `filters` on `node`, `nominated` being
+    /// the pods of at least `pod`'s priority nominated there.
+    fn run_filter_plugins_with_nominated_pods(
+        &self,
+        filters: &[(&dyn FilterPlugin, NodeTraits)],
+        state: &CycleState,
+        pod: &Pod,
+        node: &NodeInfo,
+        nominated: &[Arc<Pod>],
+    ) -> Status;
+    /// kube's `RunPreFilterExtensionAddPod`: `to_add` is now on `node`.
+    fn run_pre_filter_extension_add_pod(
+        &self,
+        state: &mut CycleState,
+        pod: &Pod,
+        to_add: &Pod,
+        node: &NodeInfo,
+    ) -> Status;
+    /// kube's `RunPreFilterExtensionRemovePod`: `to_remove` left `node`.
+    fn run_pre_filter_extension_remove_pod(
+        &self,
+        state: &mut CycleState,
+        pod: &Pod,
+        to_remove: &Pod,
+        node: &NodeInfo,
+    ) -> Status;
 }
 
 /// The nominator as the framework sees it (kube's `PodNominator` in `framework/interface.go`):
@@ -228,7 +270,7 @@ pub trait PodNominator: Send + Sync {
 pub trait PostFilterPlugin: Plugin {
     fn post_filter(
         &self,
-        ctx: &PostFilterContext<'_>,
+        handle: &dyn Handle,
         state: &mut CycleState,
         pod: &Pod,
         diagnosis: &Diagnosis,

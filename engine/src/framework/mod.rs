@@ -17,12 +17,11 @@ pub mod waiting_pods;
 pub(crate) mod warm_pool;
 
 pub use cycle_state::CycleState;
-pub use events::{ActionType, ClusterEvent, EventResource};
 pub use interface::*;
-pub use node_info::{NodeInfo, NodeRow, NodeTraits};
-pub use registry::{PluginContext, PluginFactory, Registry};
-pub use runtime::{Framework, FrameworkError, Profile};
+pub use node_info::{NodeInfo, NodeRow};
+pub use registry::{PluginContext, Registry};
+pub use runtime::Framework;
 pub use snapshot::Snapshot;
 pub use status::{Code, Status};
 pub use types::{Nominating, QueuedPodInfo};
-pub use waiting_pods::{WaitingPod, WaitingPods};
+pub use waiting_pods::WaitingPods;

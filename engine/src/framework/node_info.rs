@@ -124,8 +124,13 @@ pub fn cpu_memory_balance([(rc, ac), (rm, am)]: [(i64, i64); 2]) -> i64 {
     } else {
         0.0
     };
-    ((1.0 - std) * crate::framework::interface::MAX_NODE_SCORE as f64) as i64
+    ((1.0 - std) * BALANCE_SCALE as f64) as i64
 }
+
+/// The scale of [`cpu_memory_balance`]: kube's `MaxNodeScore` (`interface::MAX_NODE_SCORE`,
+/// which this file does not import, so that the node data does not depend on the plugin
+/// interface; a test holds the two equal).
+const BALANCE_SCALE: i64 = 100;
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[repr(C, align(64))]
@@ -402,6 +407,12 @@ impl NodeInfo {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_balance_scale_is_the_max_node_score() {
+        assert_eq!(BALANCE_SCALE, crate::framework::interface::MAX_NODE_SCORE);
+        assert_eq!(cpu_memory_balance([(0, 4), (0, 8)]), BALANCE_SCALE);
+    }
     use crate::api::PodSpecInfo;
     use proptest::prelude::*;
 

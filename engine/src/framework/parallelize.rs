@@ -23,7 +23,7 @@
 //! decides nothing there, so it is chosen for the caches, and the feasible list comes out in
 //! node order.
 //!
-//! [`find_feasible_ordered`] is the deterministic variant (`--clock virtual` runs): workers
+//! [`find_feasible_blocks_ordered`] is the deterministic variant (`--clock virtual` runs): workers
 //! claim chunks the same way but always finish a chunk they claimed, keep every chunk's
 //! statuses, and the result is assembled in node order afterwards, exactly as the sequential
 //! pass would have produced it — the same nodes, in the same order, with the same rejections,
@@ -268,8 +268,10 @@ impl<E: Fn(usize, usize, &mut BlockVerdicts)> SharedPass<'_, E> {
 }
 
 /// Runs `check` over the `n` nodes starting at `start`, stopping once `num_to_find` feasible
-/// nodes are found. With `pool` None (or a tiny cluster) it runs inline.
-pub fn find_feasible(
+/// nodes are found. With `pool` None (or a tiny cluster) it runs inline. The tests' per-node
+/// form of [`find_feasible_blocks`].
+#[cfg(test)]
+pub(crate) fn find_feasible(
     pool: Option<&rayon::ThreadPool>,
     n: usize,
     start: usize,
@@ -294,7 +296,8 @@ fn per_node(
     }
 }
 
-/// As [`find_feasible`], with Filter run a block at a time: `eval(first, len, verdicts)`
+/// Runs Filter over the `n` nodes starting at `start`, stopping once `num_to_find` feasible
+/// nodes are found (with `pool` None, or a tiny cluster, inline), a block at a time: `eval(first, len, verdicts)`
 /// judges nodes `first..first + len` (a block never wraps around the end of the list), and
 /// the verdicts are taken in node order, so the outcome is the per-node pass's. A block may
 /// judge a few nodes past the one where the pass stops; their verdicts are dropped, as if
@@ -547,7 +550,7 @@ fn find_all_feasible_blocks(
     out
 }
 
-/// [`find_feasible_ordered`] when `ordered`, else [`find_feasible`].
+/// [`find_feasible_blocks_in_mode`] with a per-node check.
 pub fn find_feasible_in_mode(
     ordered: bool,
     pool: Option<&rayon::ThreadPool>,
@@ -575,10 +578,11 @@ pub fn find_feasible_blocks_in_mode(
     }
 }
 
-/// As [`find_feasible`], but the outcome is the sequential pass's whatever the pool's size:
+/// As `find_feasible`, but the outcome is the sequential pass's whatever the pool's size:
 /// the first `num_to_find` feasible nodes from `start` in node order, the rejections met before
 /// the last of them, and an `Error` only if the sequential pass would have met it first.
-pub fn find_feasible_ordered(
+#[cfg(test)]
+pub(crate) fn find_feasible_ordered(
     pool: Option<&rayon::ThreadPool>,
     n: usize,
     start: usize,

@@ -13,6 +13,7 @@ use super::parallelize::BlockVerdicts;
 use super::registry::{PluginContext, Registry};
 use super::snapshot::Snapshot;
 use super::status::{Code, Status};
+use super::waiting_pods::WaitingPods;
 use crate::api::{Pod, Sym};
 use crate::framework::metrics::{ExtensionPoint, Metrics, Series};
 use ahash::AHashMap;
@@ -317,6 +318,61 @@ fn batchable_plugins(list: &dyn Fn(&str) -> Vec<Arc<dyn Plugin>>) -> Option<Vec<
         }
     }
     Some(out)
+}
+
+/// One scheduling cycle's [`Handle`]: the profile's framework with the snapshot, the
+/// nominator and the waiting pods of the cycle, as PostFilter sees them.
+pub struct CycleHandle<'a> {
+    pub framework: &'a Framework,
+    pub snapshot: &'a Snapshot,
+    pub nominator: &'a dyn PodNominator,
+    pub waiting_pods: &'a WaitingPods,
+}
+
+impl Handle for CycleHandle<'_> {
+    fn snapshot(&self) -> &Snapshot {
+        self.snapshot
+    }
+    fn nominator(&self) -> &dyn PodNominator {
+        self.nominator
+    }
+    fn waiting_pods(&self) -> &WaitingPods {
+        self.waiting_pods
+    }
+    fn active_filter_plugins(&self, state: &CycleState, pod: &Pod) -> ActiveFilters<'_> {
+        self.framework.active_filter_plugins(state, pod)
+    }
+    fn run_filter_plugins_with_nominated_pods(
+        &self,
+        filters: &[(&dyn FilterPlugin, NodeTraits)],
+        state: &CycleState,
+        pod: &Pod,
+        node: &NodeInfo,
+        nominated: &[Arc<Pod>],
+    ) -> Status {
+        self.framework
+            .run_filter_plugins_with_nominated_pods(filters, state, pod, node, nominated)
+    }
+    fn run_pre_filter_extension_add_pod(
+        &self,
+        state: &mut CycleState,
+        pod: &Pod,
+        to_add: &Pod,
+        node: &NodeInfo,
+    ) -> Status {
+        self.framework
+            .run_pre_filter_extension_add_pod(state, pod, to_add, node)
+    }
+    fn run_pre_filter_extension_remove_pod(
+        &self,
+        state: &mut CycleState,
+        pod: &Pod,
+        to_remove: &Pod,
+        node: &NodeInfo,
+    ) -> Status {
+        self.framework
+            .run_pre_filter_extension_remove_pod(state, pod, to_remove, node)
+    }
 }
 
 fn nanos(t: Instant) -> u64 {
@@ -783,7 +839,7 @@ impl Framework {
     /// last non-empty result (a nomination to clear, say).
     pub fn run_post_filter(
         &self,
-        ctx: &PostFilterContext<'_>,
+        handle: &dyn Handle,
         state: &mut CycleState,
         pod: &Pod,
         diagnosis: &Diagnosis,
@@ -795,7 +851,7 @@ impl Framework {
         let mut out = None;
         for p in &self.post_filter {
             let t = plugin_timer(state);
-            let (r, s) = p.post_filter(ctx, state, pod, diagnosis);
+            let (r, s) = p.post_filter(handle, state, pod, diagnosis);
             self.observe_plugin(t, p.name(), ExtensionPoint::PostFilter, s.code());
             if s.is_success() {
                 out = Some((r, s));

@@ -95,7 +95,7 @@ impl BalancedAllocation {
 
     /// The registry's factory: decode, default, validate.
     pub fn from_args(args: Option<&serde_json::Value>) -> Result<BalancedAllocation, String> {
-        let mut a: BalancedAllocationArgs = super::decode_args(args)?;
+        let mut a: BalancedAllocationArgs = crate::framework::registry::decode_args(args)?;
         a.set_defaults();
         a.validate()?;
         Ok(BalancedAllocation::new(&a.resources))
@@ -129,13 +129,6 @@ impl Plugin for BalancedAllocation {
 /// The pod's requests of the configured resources, computed once in PreScore.
 #[derive(Clone)]
 struct PreScoreState(Vec<i64>);
-
-/// kube's `balancedResourceScore` (one state's balance) over `(requested, allocatable)`
-/// pairs.
-pub fn balanced_score(pairs: &[(i64, i64)]) -> i64 {
-    let (r, a): (Vec<i64>, Vec<i64>) = pairs.iter().copied().unzip();
-    super::resource_allocation::balanced_resource_score(&r, &a)
-}
 
 impl PreScorePlugin for BalancedAllocation {
     fn pre_score(
@@ -206,6 +199,13 @@ impl EnqueueExtensions for BalancedAllocation {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// kube's `balancedResourceScore` (one state's balance) over `(requested, allocatable)`
+    /// pairs.
+    fn balanced_score(pairs: &[(i64, i64)]) -> i64 {
+        let (r, a): (Vec<i64>, Vec<i64>) = pairs.iter().copied().unzip();
+        super::super::resource_allocation::balanced_resource_score(&r, &a)
+    }
     use crate::plugins::resource_allocation::test_util::{node, node_infos, pod};
 
     #[test]

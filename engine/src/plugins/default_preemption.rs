@@ -37,7 +37,7 @@
 use crate::api::pdb::split_by_pdb_violation;
 use crate::api::{Pod, PodDisruptionBudget, Sym};
 use crate::framework::interface::{
-    ClusterClient, Diagnosis, Plugin, PostFilterContext, PostFilterPlugin, PostFilterResult,
+    ClusterClient, Diagnosis, Handle, Plugin, PostFilterPlugin, PostFilterResult,
 };
 use crate::framework::{Code, CycleState, NodeInfo, Status};
 use parking_lot::Mutex;
@@ -165,14 +165,13 @@ impl DefaultPreemption {
     /// once per PostFilter.
     pub fn select_victims_on_node(
         &self,
-        ctx: &PostFilterContext<'_>,
+        handle: &dyn Handle,
         state: &CycleState,
         pod: &Pod,
         node: &NodeInfo,
         noms: &[Arc<Pod>],
         pdbs: &[Arc<PodDisruptionBudget>],
     ) -> Result<Victims, Status> {
-        let fwk = ctx.framework;
         let mut state = state.clone();
         let mut ni = node.clone();
         let priority = pod.priority();
@@ -190,13 +189,13 @@ impl DefaultPreemption {
         }
         for v in &potential {
             ni.remove_pod(v);
-            let s = fwk.run_pre_filter_extension_remove_pod(&mut state, pod, v, &ni);
+            let s = handle.run_pre_filter_extension_remove_pod(&mut state, pod, v, &ni);
             if !s.is_success() {
                 return Err(s);
             }
         }
-        let filters = fwk.active_filter_plugins(&state, pod);
-        let s = fwk.run_filter_plugins_with_nominated_pods(&filters, &state, pod, &ni, noms);
+        let filters = handle.active_filter_plugins(&state, pod);
+        let s = handle.run_filter_plugins_with_nominated_pods(&filters, &state, pod, &ni, noms);
         if !s.is_success() {
             return Err(s);
         }
@@ -210,16 +209,16 @@ impl DefaultPreemption {
         for (group_violates, group) in [(true, violating), (false, non_violating)] {
             for p in group {
                 ni.add_pod(&p);
-                let s = fwk.run_pre_filter_extension_add_pod(&mut state, pod, &p, &ni);
+                let s = handle.run_pre_filter_extension_add_pod(&mut state, pod, &p, &ni);
                 if !s.is_success() {
                     return Err(s);
                 }
-                let fits = fwk
+                let fits = handle
                     .run_filter_plugins_with_nominated_pods(&filters, &state, pod, &ni, noms)
                     .is_success();
                 if !fits {
                     ni.remove_pod(&p);
-                    let s = fwk.run_pre_filter_extension_remove_pod(&mut state, pod, &p, &ni);
+                    let s = handle.run_pre_filter_extension_remove_pod(&mut state, pod, &p, &ni);
                     if !s.is_success() {
                         return Err(s);
                     }
@@ -240,7 +239,7 @@ impl DefaultPreemption {
     /// kube's `findCandidates` + `DryRunPreemption`.
     pub fn find_candidates(
         &self,
-        ctx: &PostFilterContext<'_>,
+        handle: &dyn Handle,
         state: &CycleState,
         pod: &Pod,
         diagnosis: &Diagnosis,
@@ -249,7 +248,7 @@ impl DefaultPreemption {
             .node_statuses
             .iter()
             .filter(|(_, st)| st.code() != Code::UnschedulableAndUnresolvable)
-            .filter_map(|(n, _)| ctx.snapshot.get(*n))
+            .filter_map(|(n, _)| handle.snapshot().get(*n))
             .collect();
         let mut statuses = Vec::new();
         if potential.is_empty() {
@@ -258,7 +257,7 @@ impl DefaultPreemption {
         let n = potential.len();
         let offset = self.rng.lock().random_range(0..n);
         let want = self.num_candidates(n);
-        let nominated = ctx.nominator.nominated_at_least(pod);
+        let nominated = handle.nominator().nominated_at_least(pod);
         let pdbs = self.client.pod_disruption_budgets();
         // kube keeps candidates that violate no budget apart from those that do, each list
         // holding at most `want`, and stops once it has `want` in all with at least one that
@@ -279,7 +278,7 @@ impl DefaultPreemption {
                 (next..end).map(|i| potential[(offset + i) % n]).collect();
             let run = |node: &&Arc<NodeInfo>| {
                 let noms = nominated.get(&node.name()).map_or(&[][..], |v| &v[..]);
-                self.select_victims_on_node(ctx, state, pod, node, noms, &pdbs)
+                self.select_victims_on_node(handle, state, pod, node, noms, &pdbs)
             };
             let results: Vec<Result<Victims, Status>> = match &self.pool {
                 Some(pool) if order.len() > 1 => {
@@ -328,7 +327,7 @@ impl DefaultPreemption {
 /// where lower-priority pods are still terminating (its earlier preemption's victims) waits
 /// for them instead of preempting again, unless that node is now unresolvable for it.
 fn not_eligible_for_terminating_victims(
-    ctx: &PostFilterContext<'_>,
+    handle: &dyn Handle,
     pod: &Pod,
     diagnosis: &Diagnosis,
 ) -> Option<&'static str> {
@@ -340,7 +339,7 @@ fn not_eligible_for_terminating_victims(
     if unresolvable {
         return None;
     }
-    let node = ctx.snapshot.get(nominated)?;
+    let node = handle.snapshot().get(nominated)?;
     node.pods
         .iter()
         .any(|p| p.deletion_timestamp && p.priority() < pod.priority())
@@ -391,7 +390,7 @@ impl Plugin for DefaultPreemption {
 impl PostFilterPlugin for DefaultPreemption {
     fn post_filter(
         &self,
-        ctx: &PostFilterContext<'_>,
+        handle: &dyn Handle,
         state: &mut CycleState,
         pod: &Pod,
         diagnosis: &Diagnosis,
@@ -405,10 +404,10 @@ impl PostFilterPlugin for DefaultPreemption {
                 ),
             );
         }
-        if let Some(msg) = not_eligible_for_terminating_victims(ctx, pod, diagnosis) {
+        if let Some(msg) = not_eligible_for_terminating_victims(handle, pod, diagnosis) {
             return (None, Status::new(Code::Unschedulable, msg));
         }
-        let (candidates, statuses) = self.find_candidates(ctx, state, pod, diagnosis);
+        let (candidates, statuses) = self.find_candidates(handle, state, pod, diagnosis);
         if let Some((_, st)) = statuses.iter().find(|(_, s)| s.code() == Code::Error)
             && candidates.is_empty()
         {
@@ -416,7 +415,7 @@ impl PostFilterPlugin for DefaultPreemption {
         }
         let Some(best) = pick_one_node_for_preemption(&candidates) else {
             // kube clears the pod's nomination and reports why, per node.
-            let all = ctx.snapshot.nodes.len();
+            let all = handle.snapshot().nodes.len();
             let mut counts: ahash::AHashMap<crate::framework::status::Reason, usize> =
                 ahash::AHashMap::new();
             let tried: Vec<Sym> = statuses.iter().map(|(n, _)| *n).collect();
@@ -450,7 +449,7 @@ impl PostFilterPlugin for DefaultPreemption {
         let c = &candidates[best];
         // kube's prepareCandidate.
         for v in &c.victims {
-            if let Some(wp) = ctx.waiting_pods.get(&v.key) {
+            if let Some(wp) = handle.waiting_pods().get(&v.key) {
                 wp.reject(NAME, "preempted");
                 continue;
             }
@@ -461,9 +460,10 @@ impl PostFilterPlugin for DefaultPreemption {
                 );
             }
         }
-        for p in ctx.nominator.nominated_pods_for_node(c.node) {
+        for p in handle.nominator().nominated_pods_for_node(c.node) {
             if p.priority() < pod.priority() {
-                ctx.nominator
+                handle
+                    .nominator()
                     .add_nominated_pod(&p, crate::framework::Nominating::Override(Sym::EMPTY));
                 self.client.set_nominated_node_name(&p, None);
             }
@@ -568,12 +568,13 @@ mod tests {
         assert!(a(101, 1).validate().unwrap_err().contains("[0, 100]"));
         assert!(a(10, -1).validate().unwrap_err().contains("[0, inf)"));
         assert!(a(0, 0).validate().unwrap_err().contains("cannot be zero"));
-        let d: DefaultPreemptionArgs =
-            crate::plugins::decode_args(Some(&serde_json::json!({"minCandidateNodesAbsolute": 5})))
-                .unwrap();
+        let d: DefaultPreemptionArgs = crate::framework::registry::decode_args(Some(
+            &serde_json::json!({"minCandidateNodesAbsolute": 5}),
+        ))
+        .unwrap();
         assert_eq!(d, a(10, 5));
         assert!(
-            crate::plugins::decode_args::<DefaultPreemptionArgs>(Some(
+            crate::framework::registry::decode_args::<DefaultPreemptionArgs>(Some(
                 &serde_json::json!({"minCandidates": 5})
             ))
             .is_err()

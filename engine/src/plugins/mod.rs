@@ -23,7 +23,7 @@ pub mod scheduling_gates;
 pub mod taint_toleration;
 
 use crate::framework::interface::Plugin;
-pub use crate::framework::registry::{PluginContext, PluginFactory, Registry, decode_args};
+use crate::framework::registry::{Registry, decode_args};
 use std::sync::Arc;
 
 impl Registry {

@@ -46,7 +46,7 @@ impl NodeAffinity {
     /// The registry's factory. An `Err` is the conversion error of `addedAffinity` with its
     /// field path (kube's `ValidateNodeAffinityArgs`).
     pub fn from_args(args: Option<&serde_json::Value>) -> Result<NodeAffinity, String> {
-        let a: NodeAffinityArgs = super::decode_args(args)?;
+        let a: NodeAffinityArgs = crate::framework::registry::decode_args(args)?;
         let Some(na) = &a.added_affinity else {
             return Ok(NodeAffinity::default());
         };

@@ -207,7 +207,7 @@ impl NodeResourcesFit {
 
     /// The registry's factory: decode, default, validate.
     pub fn from_args(args: Option<&serde_json::Value>) -> Result<NodeResourcesFit, String> {
-        let mut a: NodeResourcesFitArgs = super::decode_args(args)?;
+        let mut a: NodeResourcesFitArgs = crate::framework::registry::decode_args(args)?;
         a.set_defaults();
         NodeResourcesFit::new(&a)
     }
@@ -268,18 +268,6 @@ impl Plugin for NodeResourcesFit {
     fn into_enqueue_extensions(self: Arc<Self>) -> Option<Arc<dyn EnqueueExtensions>> {
         Some(self)
     }
-}
-
-/// The reasons a pod does not fit (kube's `Fits`), empty when it fits.
-pub fn insufficient(req: &Resource, node: &NodeInfo) -> Vec<Reason> {
-    fits_request(req, node, |_| false)
-}
-
-/// kube's `fitsRequest`; `ignored` names the extended resources not to check.
-fn fits_request(req: &Resource, node: &NodeInfo, ignored: impl Fn(Sym) -> bool) -> Vec<Reason> {
-    let mut reasons = Vec::new();
-    each_insufficiency(req, node, ignored, insufficient_text, |r| reasons.push(r));
-    reasons
 }
 
 /// Calls `found` with each reason the pod does not fit, in kube's order (pods, cpu, memory,
@@ -1002,15 +990,16 @@ mod tests {
     // (TestValidateFitArgs) and v1/defaults_test.go (NodeResourcesFitArgs).
     #[test]
     fn args_defaults_and_validation() {
-        let mut a: NodeResourcesFitArgs = crate::plugins::decode_args(None).unwrap();
+        let mut a: NodeResourcesFitArgs = crate::framework::registry::decode_args(None).unwrap();
         a.set_defaults();
         let s = a.scoring_strategy.as_ref().unwrap();
         assert_eq!(s.type_, "LeastAllocated");
         assert_eq!(s.resources, default_resources());
-        let mut a: NodeResourcesFitArgs = crate::plugins::decode_args(Some(&serde_json::json!({
-            "scoringStrategy": {"type": "MostAllocated", "resources": [{"name": "cpu"}]}
-        })))
-        .unwrap();
+        let mut a: NodeResourcesFitArgs =
+            crate::framework::registry::decode_args(Some(&serde_json::json!({
+                "scoringStrategy": {"type": "MostAllocated", "resources": [{"name": "cpu"}]}
+            })))
+            .unwrap();
         a.set_defaults();
         assert_eq!(
             a.scoring_strategy.unwrap().resources,

@@ -41,8 +41,8 @@
 //!    a shard's length with `len() / shards`; one producer thread fills one shard, so with
 //!    five or more shards every push compacted: quadratic on a 16-CPU machine.)
 
-use super::QueuedPodInfo;
 use crate::api::PodKey;
+use crate::framework::QueuedPodInfo;
 use crate::sync::{ArcCell, AtomicU64, AtomicUsize, Mutex, Ordering};
 use ahash::AHashMap;
 use std::sync::Arc;

@@ -8,10 +8,10 @@
 //!
 //! A pod is in at most one of the two.
 
-use super::QueuedPodInfo;
 use super::heap::KeyedHeap;
 use crate::api::PodKey;
 use crate::clock::Time;
+use crate::framework::QueuedPodInfo;
 use std::sync::Arc;
 
 type Entry = (Time, QueuedPodInfo);

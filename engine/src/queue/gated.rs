@@ -15,8 +15,8 @@
 //! entry papaya retires (freed later, in batches, by its collector) holds nothing that costs
 //! anything to drop. Only the pod's own operations touch the cell, so its lock never waits.
 
-use super::QueuedPodInfo;
 use crate::api::PodKey;
+use crate::framework::QueuedPodInfo;
 use parking_lot::Mutex;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};

@@ -301,12 +301,7 @@ impl SchedulingQueue {
                 }
             }
         }
-        // Pods in flight see this event when they come back.
-        if self.cfg.queueing_hints && !inner.in_flight.is_empty() {
-            inner
-                .in_flight_events
-                .push_back(InFlightItem::Event(event, old, new));
-        }
+        self.record_in_flight_event(inner, event, old, new);
     }
 
     /// Without QueueingHints every registered event is a Queue: whether some rejector of the

@@ -21,6 +21,22 @@ pub(super) struct InFlight {
 }
 
 impl SchedulingQueue {
+    /// Keeps a cluster event for the pods in flight, which see it when they come back (with
+    /// QueueingHints; without them nothing reads the events).
+    pub(super) fn record_in_flight_event(
+        &self,
+        inner: &mut Inner,
+        event: ClusterEvent,
+        old: EventObject,
+        new: EventObject,
+    ) {
+        if self.cfg.queueing_hints && !inner.in_flight.is_empty() {
+            inner
+                .in_flight_events
+                .push_back(InFlightItem::Event(event, old, new));
+        }
+    }
+
     /// Drops a popped pod's marker and the events no remaining in-flight pod needs.
     pub(super) fn forget_in_flight(&self, inner: &mut Inner, key: &PodKey) {
         if let Some(i) = inner

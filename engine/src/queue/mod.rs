@@ -3,8 +3,6 @@
 
 pub mod active;
 pub(crate) mod backoff;
-/// The clock moved to [`crate::clock`]; this path stays for existing callers.
-pub use crate::clock;
 pub(crate) mod gated;
 pub mod heap;
 mod hints;
@@ -19,8 +17,8 @@ pub(crate) mod unschedulable;
 use crate::api::labels::Labels;
 use crate::api::{Pod, PodKey, Sym};
 use crate::clock::{Clock, Time};
-/// `QueuedPodInfo` lives in the framework (kube's `framework/types.go`); re-exported here.
-pub use crate::framework::QueuedPodInfo;
+use crate::framework::Nominating;
+use crate::framework::QueuedPodInfo;
 use crate::framework::events::{ActionType, ClusterEvent, EventResource, labels};
 use crate::framework::events::{EventObject, QueueingHint, pod_scheduling_properties_change};
 use crate::framework::interface::{EnqueueExtensions, PreEnqueuePlugin, QueueSortPlugin};
@@ -33,7 +31,7 @@ use backoff::BackoffQueue;
 use gated::GatedPods;
 use hints::Strategy;
 use in_flight::{InFlight, InFlightItem};
-use nominator::{Nominating, Nominator};
+use nominator::Nominator;
 use std::collections::VecDeque;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -12,7 +12,7 @@
 //! Invariant: `by_node[n]` lists `k` iff `by_pod[k].0 == n`.
 
 use crate::api::{Pod, PodKey, Sym};
-pub use crate::framework::Nominating;
+use crate::framework::Nominating;
 use crate::framework::PodNominator;
 use ahash::AHashMap;
 use parking_lot::Mutex;

@@ -26,9 +26,9 @@
 //! terms the same way; with QueueingHints, assigned-pod events look InterPodAffinity's
 //! candidates up in both (`pod_event_candidates`).
 
-use super::QueuedPodInfo;
 use crate::api::labels::{Labels, Operator};
 use crate::api::{Pod, PodKey, Sym};
+use crate::framework::QueuedPodInfo;
 use ahash::{AHashMap, AHashSet};
 
 /// The PodTopologySpread plugin's name (kube's pre-filter looks for it among the rejectors).

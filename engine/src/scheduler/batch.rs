@@ -44,7 +44,7 @@ use crate::framework::{NodeInfo, Snapshot};
 use rand::Rng;
 use std::time::Duration;
 
-pub use crate::framework::metrics::{BatchAttempt, BatchFlush};
+use crate::framework::metrics::{BatchAttempt, BatchFlush};
 
 use super::Scheduler;
 use super::cycle::CycleContext;

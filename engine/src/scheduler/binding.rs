@@ -3,10 +3,10 @@
 //! while the next scheduling cycle runs, and the queue of binding tasks between the two.
 
 use crate::api::{Pod, Sym};
+use crate::framework::QueuedPodInfo;
 use crate::framework::events::{ActionType, ClusterEvent, EventResource};
 use crate::framework::metrics::{AttemptResult, Series};
 use crate::framework::{CycleState, Status};
-use crate::queue::QueuedPodInfo;
 use parking_lot::Mutex;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -192,7 +192,7 @@ impl Scheduler {
 mod tests {
     use super::*;
     use crate::framework::CycleState;
-    use crate::queue::QueuedPodInfo;
+    use crate::framework::QueuedPodInfo;
 
     fn task(name: &str) -> BindingTask {
         let pod = Arc::new(Pod::new(

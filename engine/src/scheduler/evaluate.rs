@@ -228,7 +228,8 @@ impl Scheduler {
     /// (kube's `minCandidateNodesAbsolute`) every one is tried, so the result does not depend
     /// on the random start kube's dry run takes.
     pub fn evaluate_preemption(&self, pod: &Pod) -> Option<PreemptionEvaluation> {
-        use crate::framework::interface::{Diagnosis, PostFilterContext};
+        use crate::framework::interface::Diagnosis;
+        use crate::framework::runtime::CycleHandle;
         use crate::plugins::default_preemption::{
             DefaultPreemption, DefaultPreemptionArgs, pick_one_node_for_preemption,
         };
@@ -249,13 +250,13 @@ impl Scheduler {
             ..Diagnosis::default()
         };
         let dp = DefaultPreemption::new(DefaultPreemptionArgs::default(), self.client.clone());
-        let ctx = PostFilterContext {
+        let handle = CycleHandle {
             snapshot: &snap,
             framework: fwk,
             nominator: &self.queue.nominator,
             waiting_pods: &self.waiting_pods,
         };
-        let (candidates, _) = dp.find_candidates(&ctx, &state, pod, &diagnosis);
+        let (candidates, _) = dp.find_candidates(&handle, &state, pod, &diagnosis);
         out.best = pick_one_node_for_preemption(&candidates).map(|i| candidates[i].node);
         out.candidates = candidates;
         Some(out)

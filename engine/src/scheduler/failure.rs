@@ -10,10 +10,10 @@
 //! meanwhile) and its condition set, and only then is `status.nominatedNodeName` patched.
 
 use crate::api::{Pod, Sym};
+use crate::framework::QueuedPodInfo;
 use crate::framework::interface::Diagnosis;
 use crate::framework::metrics::{AttemptResult, Series};
 use crate::framework::{Code, NodeInfo, Status};
-use crate::queue::QueuedPodInfo;
 use ahash::AHashMap;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;

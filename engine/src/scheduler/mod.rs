@@ -15,15 +15,16 @@
 //! - `binding`: the binding cycle on binder threads (`bindingCycle`), and the queue of
 //!   binding tasks between the two.
 
-use crate::api::{Pod, PodKey, Sym};
-use crate::cache::{Cache, Snapshot};
+use crate::api::{Pod, Sym};
+use crate::cache::Cache;
 use crate::clock::{Clock, RealClock};
+use crate::framework::Snapshot;
 use crate::framework::WaitingPods;
 use crate::framework::interface::ClusterClient;
 use crate::framework::metrics::Metrics;
 use crate::framework::runtime::{Framework, FrameworkError, Profile};
 use crate::framework::warm_pool::WarmPool;
-use crate::plugins::{PluginContext, Registry};
+use crate::framework::{PluginContext, Registry};
 use crate::queue::{QueueConfig, SchedulingQueue};
 use ahash::AHashMap;
 use parking_lot::Mutex;
@@ -410,9 +411,6 @@ impl Scheduler {
         q.into_iter().chain(w).min()
     }
 }
-
-/// Re-exported for harnesses that build pods by key.
-pub type Key = PodKey;
 
 /// The queue side of the default profile, for tests, benches and tools that exercise the
 /// queue without a framework. (It lives here, above the queue and the plugins, so that the

@@ -50,9 +50,9 @@
 use crate::api::pdb::split_by_pdb_violation;
 use crate::api::{Pod, Resource};
 use crate::framework::NodeInfo;
+use crate::framework::QueuedPodInfo;
 use crate::framework::interface::PodNominator;
 use crate::framework::metrics::{AttemptResult, Series};
-use crate::queue::QueuedPodInfo;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Instant;

@@ -14,14 +14,13 @@
 //! Reserve) goes into `scheduling_cycle`, with what it needs in the cycle context.
 
 use crate::api::{Pod, Sym};
-use crate::framework::interface::PostFilterContext;
 use crate::framework::metrics::{ExtensionPoint, Series};
 use crate::framework::parallelize::{
     FilterOutcome, find_feasible_blocks_in_mode, find_feasible_in_mode, num_feasible_nodes_to_find,
 };
+use crate::framework::runtime::CycleHandle;
 use crate::framework::runtime::Framework;
-use crate::framework::{Code, NodeInfo, NodeRow, Snapshot, Status};
-use crate::queue::QueuedPodInfo;
+use crate::framework::{Code, NodeInfo, NodeRow, QueuedPodInfo, Snapshot, Status};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
@@ -155,13 +154,13 @@ impl Scheduler {
             return f;
         }
         let snap = self.snapshot.lock();
-        let ctx = PostFilterContext {
+        let handle = CycleHandle {
             snapshot: &snap,
             framework: cx.fwk,
             nominator: cx.nominator,
             waiting_pods: &self.waiting_pods,
         };
-        let (r, st) = cx.fwk.run_post_filter(&ctx, &mut cx.state, &cx.pod, d);
+        let (r, st) = cx.fwk.run_post_filter(&handle, &mut cx.state, &cx.pod, d);
         drop(snap);
         let post = st.message();
         if !post.is_empty() {

@@ -2,11 +2,11 @@
 //! plugins.
 
 use std::sync::Arc;
-use tidegate_engine::api::resource::Resource;
+use tidegate_engine::NoopClient;
+use tidegate_engine::Registry;
+use tidegate_engine::api::Resource;
 use tidegate_engine::api::{Labels, Node};
-use tidegate_engine::framework::NoopClient;
-use tidegate_engine::plugins::Registry;
-use tidegate_engine::scheduler::{Scheduler, SchedulerConfig};
+use tidegate_engine::{Scheduler, SchedulerConfig};
 
 /// A scheduler (QueueingHints on or off, one Filter/Score thread) holding one node named
 /// `name` with `labels`, 4 CPUs, 8 GiB and room for 110 pods; `cordoned` sets

@@ -10,11 +10,12 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
+use tidegate_engine::QueuedPodInfo;
 use tidegate_engine::api::{Pod, PodKey, PodSpecInfo, Sym};
-use tidegate_engine::framework::events::{ActionType, ClusterEvent, EventResource};
+use tidegate_engine::clock::{Clock, VirtualClock};
 use tidegate_engine::metrics::Metrics;
-use tidegate_engine::queue::clock::{Clock, VirtualClock};
-use tidegate_engine::queue::{QueueConfig, QueuedPodInfo, SchedulingQueue};
+use tidegate_engine::{ActionType, ClusterEvent, EventResource};
+use tidegate_engine::{QueueConfig, SchedulingQueue};
 
 const GATES: [&str; 2] = ["g/a", "g/b"];
 

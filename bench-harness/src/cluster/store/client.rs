@@ -161,10 +161,7 @@ impl ClusterClient for Store {
     /// kube's `helper.DefaultSelector` over the Services of the pod's namespace: the
     /// selectors of those that select the pod, merged (a Service without a selector selects
     /// nothing). ReplicaSets, StatefulSets and ReplicationControllers are not stored here.
-    fn default_spread_selector(
-        &self,
-        pod: &Pod,
-    ) -> Option<tidegate_engine::api::labels::LabelSelector> {
+    fn default_spread_selector(&self, pod: &Pod) -> Option<tidegate_engine::api::LabelSelector> {
         let svcs = self.services.read();
         let mut merged: BTreeMap<String, String> = BTreeMap::new();
         for r in svcs.get(&pod.namespace)? {

@@ -32,8 +32,8 @@ use serde::de::DeserializeOwned;
 use std::any::Any;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
-use tidegate_engine::framework::ActionType;
-use tidegate_engine::framework::events::ApiObject;
+use tidegate_engine::ActionType;
+use tidegate_engine::ApiObject;
 
 /// An API object of any stored type.
 pub trait KubeObject: Any + Send + Sync + std::fmt::Debug {

@@ -45,11 +45,11 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+use tidegate_engine::ClusterClient;
 use tidegate_engine::Scheduler;
 use tidegate_engine::api::validation::{validate_pod_create, validate_pod_update};
 use tidegate_engine::api::{Labels, Pod, PodKey, PodSpecInfo, Sym, convert};
-use tidegate_engine::framework::ClusterClient;
-use tidegate_engine::queue::clock::{Clock, RealClock, Time};
+use tidegate_engine::clock::{Clock, RealClock, Time};
 
 /// Per-namespace counters used by barriers and waits.
 #[derive(Clone, Copy, Debug, Default)]
@@ -85,7 +85,7 @@ struct Collector {
 /// A Service-style selector (a label set) as a label selector (also the oracle's).
 pub(crate) fn selector_of(
     set: BTreeMap<String, String>,
-) -> Result<tidegate_engine::api::labels::LabelSelector, convert::ConvertError> {
+) -> Result<tidegate_engine::api::LabelSelector, convert::ConvertError> {
     convert::label_selector(
         &k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector {
             match_labels: Some(set),

@@ -14,7 +14,7 @@ use super::{core, policy, resource, scheduling, storage};
 use crate::error::InputError;
 use crate::workload::manifest::Rendered;
 use std::sync::Arc;
-use tidegate_engine::framework::EventResource;
+use tidegate_engine::EventResource;
 
 use super::generic::{KubeObject, KubeType};
 

@@ -8,7 +8,7 @@
 use crate::cluster::store::registry::{Index, Kind, Version, check, decode};
 use k8s_openapi::api::resource::v1 as resource;
 use serde_json::Value;
-use tidegate_engine::framework::EventResource;
+use tidegate_engine::EventResource;
 
 /// kube's `ValidateResourceSliceSpec`: exactly one way of naming the nodes.
 fn validate_slice(obj: &Value) -> Vec<(String, String)> {

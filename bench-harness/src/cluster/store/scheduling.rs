@@ -9,7 +9,7 @@
 use crate::cluster::store::registry::{Kind, Version, check, decode};
 use k8s_openapi::api::scheduling::{v1, v1alpha3, v1beta1};
 use serde_json::Value;
-use tidegate_engine::framework::EventResource;
+use tidegate_engine::EventResource;
 
 /// kube's pod-group policy rules: one of `basic` and `gang`, a gang of at least one pod.
 fn validate_group(obj: &Value) -> Vec<(String, String)> {

@@ -5,7 +5,7 @@
 use crate::cluster::store::registry::{Index, Kind, Version, check, decode};
 use k8s_openapi::api::storage::v1 as storage;
 use serde_json::Value;
-use tidegate_engine::framework::EventResource;
+use tidegate_engine::EventResource;
 
 fn validate_storage_class(obj: &Value) -> Vec<(String, String)> {
     let mut errs = Vec::new();

@@ -13,7 +13,7 @@ use crate::workload::yaml::{YNode, pos_of};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
-use tidegate_engine::queue::clock::Time;
+use tidegate_engine::clock::Time;
 
 /// `churn`: objects created (and in recreate mode deleted again) in the background every
 /// `interval` until the workload ends.

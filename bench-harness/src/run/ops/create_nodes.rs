@@ -191,7 +191,7 @@ fn allocatable_strategy(
                             ));
                         }
                     };
-                    if let Err(e) = tidegate_engine::api::quantity::Quantity::parse(&q) {
+                    if let Err(e) = tidegate_engine::api::Quantity::parse(&q) {
                         return Err(r.err(pos_of(rv), &rfield, e.to_string()));
                     }
                     resources.insert(rk.value.clone(), q);

@@ -38,10 +38,11 @@ pub use stop_collecting_metrics::StopCollectingMetrics;
 pub use update_any::UpdateAny;
 
 mod context;
+mod input;
 mod resolve;
 
 pub(crate) use context::{Prepared, RunCx};
-pub(crate) use resolve::Resolve;
+pub(crate) use input::Resolve;
 pub use resolve::{check_ops, resolve_ops};
 
 use crate::cluster::store::Store;

@@ -53,30 +53,17 @@ impl Tally for TopologyCounts {
 }
 
 impl TopologyCounts {
-    /// Empty, with room for `pairs` entries (a hint: building a map of thousands of pairs
-    /// from empty rehashes it a dozen times).
-    pub fn with_capacity(pairs: usize) -> TopologyCounts {
-        TopologyCounts {
-            counts: AHashMap::with_capacity(pairs),
-            keys: Vec::new(),
-        }
-    }
-
     pub fn get(&self, key: Sym, value: Sym) -> i64 {
         self.counts.get(&(key, value)).copied().unwrap_or(0)
     }
 
-    pub fn len(&self) -> usize {
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
         self.counts.len()
     }
 
     pub fn is_empty(&self) -> bool {
         self.counts.is_empty()
-    }
-
-    /// The entries, in no order.
-    pub fn iter(&self) -> impl Iterator<Item = (TopologyPair, i64)> + '_ {
-        self.counts.iter().map(|(&p, &c)| (p, c))
     }
 
     /// Adds `delta` to `(key, value)`, removing the entry when it reaches 0.

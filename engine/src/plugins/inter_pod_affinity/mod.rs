@@ -74,18 +74,14 @@ use crate::framework::interface::{
     ClusterClient, EnqueueExtensions, FilterPlugin, Plugin, PreFilterPlugin, PreScorePlugin,
     ScorePlugin,
 };
+use crate::framework::registry::{PluginContext, decode_args};
 use crate::framework::signature::{self, SignFragments, signer};
 use crate::plugins::kept::Kept;
 pub(crate) use crate::plugins::kept::NsLabelsCache;
-use crate::plugins::{PluginContext, decode_args};
 use serde::Deserialize;
 use std::sync::Arc;
 
-pub use filtering::{
-    ERR_REASON_AFFINITY_RULES_NOT_MATCH, ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH,
-    ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH, PreFilterState, TopologyCounts,
-};
-pub use scoring::PreScoreState;
+pub use filtering::TopologyCounts;
 
 pub const NAME: &str = "InterPodAffinity";
 

@@ -39,11 +39,6 @@ impl PartialEq for TopologyScores {
 impl Eq for TopologyScores {}
 
 impl TopologyScores {
-    /// Adds one match of weight `delta` on `(key, value)`.
-    pub fn add(&mut self, key: Sym, value: Sym, delta: i64) {
-        self.add_matches(key, value, delta, 1);
-    }
-
     /// Adds `matches` matches summing to `delta` on `(key, value)`.
     pub fn add_matches(&mut self, key: Sym, value: Sym, delta: i64, matches: u32) {
         if matches == 0 {

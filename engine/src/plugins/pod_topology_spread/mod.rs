@@ -123,18 +123,6 @@ pub struct PodTopologySpreadArgs {
     pub defaulting_type: String,
 }
 
-/// Whether a profile's PodTopologySpread adds default constraints to pods without their
-/// own (`args`: its `pluginConfig` entry): `System` defaulting always does, `List` when the
-/// list is not empty. Args that do not decode are treated as the default (`System`); the
-/// framework reports them when it is built.
-pub fn adds_default_constraints(args: Option<&serde_json::Value>) -> bool {
-    let Some(v) = args else { return true };
-    match serde_json::from_value::<PodTopologySpreadArgs>(v.clone()) {
-        Ok(a) => a.defaulting_type != "List" || !a.default_constraints.is_empty(),
-        Err(_) => true,
-    }
-}
-
 use crate::api::go_quote as quote;
 
 fn field_error(kind: ErrorType, field: String, bad: Option<String>, detail: &str) -> String {
@@ -354,12 +342,6 @@ impl PodTopologySpread {
             kept_filter: Kept::default(),
             kept_score: Kept::default(),
         })
-    }
-
-    /// The plugin with default args (System defaulting).
-    pub fn with_client(client: Option<Arc<dyn ClusterClient>>) -> PodTopologySpread {
-        PodTopologySpread::new(&PodTopologySpreadArgs::default(), client)
-            .expect("default args are valid")
     }
 
     /// kube's `buildDefaultConstraints`.

@@ -11,8 +11,8 @@ use parking_lot::RwLock;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::sync::Arc;
+use tidegate_engine::api::LabelSelector;
 use tidegate_engine::api::Sym;
-use tidegate_engine::api::labels::LabelSelector;
 
 /// A Service as the scheduler reads it.
 pub(crate) struct ServiceRec {

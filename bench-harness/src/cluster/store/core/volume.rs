@@ -6,7 +6,7 @@
 use crate::cluster::store::registry::{Index, Kind, Version, check, decode};
 use k8s_openapi::api::core::v1 as core;
 use serde_json::Value;
-use tidegate_engine::framework::EventResource;
+use tidegate_engine::EventResource;
 
 /// kube's `ValidatePersistentVolumeSpec`: a capacity and access modes.
 fn validate_pv(obj: &Value) -> Vec<(String, String)> {

@@ -6,7 +6,7 @@ use super::*;
 // (TestValidateInterPodAffinityArgs).
 #[test]
 fn args_defaults_and_validation() {
-    let ctx = crate::plugins::PluginContext {
+    let ctx = crate::framework::PluginContext {
         client: client(),
         waiting_pods: Default::default(),
         pool: None,
@@ -48,5 +48,5 @@ fn registered_by_default_with_weight_2_after_node_resources_fit() {
         .position(|(n, _)| *n == crate::plugins::node_resources_fit::NAME)
         .unwrap();
     assert!(fit < i);
-    assert!(crate::plugins::Registry::in_tree().get(NAME).is_some());
+    assert!(crate::framework::Registry::in_tree().get(NAME).is_some());
 }

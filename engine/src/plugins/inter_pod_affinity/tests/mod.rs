@@ -1,6 +1,9 @@
 //! Tests, most ported from kube's tables (provenance on each).
 
-use super::filtering::PRE_FILTER_STATE_KEY;
+use super::filtering::{
+    ERR_REASON_AFFINITY_RULES_NOT_MATCH, ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH,
+    ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH, PRE_FILTER_STATE_KEY, PreFilterState,
+};
 use super::*;
 use crate::api::{
     LabelSelector, Labels, Node, Operator, Pod, PodAffinity, PodAffinityTerm, PodSpecInfo,

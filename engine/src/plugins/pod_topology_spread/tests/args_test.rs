@@ -8,7 +8,7 @@ use super::*;
 #[test]
 fn args_validation() {
     let decode = |v: serde_json::Value| -> PodTopologySpreadArgs {
-        crate::plugins::decode_args(Some(&v)).unwrap()
+        crate::framework::registry::decode_args(Some(&v)).unwrap()
     };
     let ok = decode(serde_json::json!({
         "defaultConstraints": [
@@ -103,7 +103,7 @@ fn args_validation() {
     }
     // Unknown fields are refused by the decoder.
     let bad = serde_json::json!({"defaultConstraint": []});
-    assert!(crate::plugins::decode_args::<PodTopologySpreadArgs>(Some(&bad)).is_err());
+    assert!(crate::framework::registry::decode_args::<PodTopologySpreadArgs>(Some(&bad)).is_err());
 }
 
 // Registration: kube's default plugins (pkg/scheduler/apis/config/v1/default_plugins.go) put
@@ -118,10 +118,10 @@ fn registered_with_kube_default_position_and_weight() {
     assert_eq!(crate::plugins::DEFAULT_PLUGINS[i].1, 2);
     let fit = names.iter().position(|n| *n == "NodeResourcesFit").unwrap();
     assert!(i > fit);
-    let reg = crate::plugins::Registry::in_tree();
+    let reg = crate::framework::Registry::in_tree();
     assert!(reg.get(NAME).is_some());
     // Bad args surface kube's message from the factory.
-    let ctx = crate::plugins::PluginContext {
+    let ctx = crate::framework::PluginContext {
         client: Arc::new(FakeClient(None)),
         waiting_pods: Default::default(),
         pool: None,
