@@ -17,10 +17,10 @@ use serde::Deserialize;
 use std::time::Duration;
 
 /// The API version this build reads.
-pub const API_VERSION: &str = "kubescheduler.config.k8s.io/v1";
-pub const KIND: &str = "KubeSchedulerConfiguration";
+pub(crate) const API_VERSION: &str = "kubescheduler.config.k8s.io/v1";
+pub(crate) const KIND: &str = "KubeSchedulerConfiguration";
 /// kube's `DefaultParallelism`.
-pub const DEFAULT_PARALLELISM: i32 = 16;
+pub(crate) const DEFAULT_PARALLELISM: i32 = 16;
 
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -356,14 +356,9 @@ impl Profile {
     }
 }
 
-/// kube's default plugins: everything through `multiPoint`.
-pub fn default_plugins() -> Plugins {
-    default_plugins_for(&Features::default())
-}
-
 /// kube's default plugins under these feature gates: [`crate::plugins::DEFAULT_PLUGINS`],
 /// then those a gate adds (`applyFeatureGates`: NodeDeclaredFeatures).
-pub fn default_plugins_for(features: &Features) -> Plugins {
+pub(crate) fn default_plugins_for(features: &Features) -> Plugins {
     let mut enabled: Vec<(String, i64)> = crate::plugins::DEFAULT_PLUGINS
         .iter()
         .map(|(n, w)| (n.to_string(), *w))
@@ -399,7 +394,7 @@ fn set_from(cfg: &PluginSetConfig, path: &str) -> Result<PluginSet, FieldError> 
 /// kube's `mergePluginSet`: defaults minus the disabled ones (`*` = all), a default that the
 /// user enables again takes the user's entry in the default's place, then the user's other
 /// plugins in their order.
-pub fn merge_plugin_set(default: &PluginSet, custom: &PluginSet) -> PluginSet {
+pub(crate) fn merge_plugin_set(default: &PluginSet, custom: &PluginSet) -> PluginSet {
     let mut disabled: Vec<String> = custom.disabled.clone();
     disabled.extend(default.disabled.iter().cloned());
     let mut replaced = vec![false; custom.enabled.len()];
@@ -427,7 +422,7 @@ pub fn merge_plugin_set(default: &PluginSet, custom: &PluginSet) -> PluginSet {
 }
 
 /// kube's `mergePlugins`: each extension point merged with its default set.
-pub fn merge_plugins(
+pub(crate) fn merge_plugins(
     defaults: &Plugins,
     custom: Option<&PluginsConfig>,
     profile_path: &str,

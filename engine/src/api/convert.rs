@@ -44,7 +44,7 @@ fn invalid(field: String, value: &str, detail: impl Into<String>) -> ConvertErro
 }
 
 /// kube's `IsScalarResourceName`: extended resources, hugepages and attachable volumes.
-pub fn is_scalar_resource_name(name: &str) -> bool {
+pub(crate) fn is_scalar_resource_name(name: &str) -> bool {
     if name.starts_with("hugepages-") || name.starts_with("attachable-volumes-") {
         return true;
     }
@@ -62,7 +62,7 @@ fn parse_quantity(field: impl FnOnce() -> String, q: &KQuantity) -> Result<Quant
 
 /// Converts a resource list (`requests`, `limits`, `capacity`, ...) into a vector.
 /// `pods` is kept only when `with_pods`.
-pub fn resource_list(
+pub(crate) fn resource_list(
     list: &BTreeMap<String, KQuantity>,
     path: &str,
     with_pods: bool,
@@ -114,7 +114,7 @@ fn with_non_zero(mut r: Resource, c: &core::Container) -> Resource {
 }
 
 /// Effective pod requests, as kube's `PodRequests`; returns `(requests, non_zero_requests)`.
-pub fn pod_requests(spec: &core::PodSpec) -> Result<(Resource, Resource), ConvertError> {
+pub(crate) fn pod_requests(spec: &core::PodSpec) -> Result<(Resource, Resource), ConvertError> {
     let (mut reqs, mut nz) = aggregate_containers(spec, &|c, path| container_requests(c, path))?;
     apply_pod_level_requests(spec, &mut reqs, &mut nz)?;
     if let Some(overhead) = &spec.overhead {
@@ -447,7 +447,7 @@ pub fn node_affinity(
 
 /// kube's `normalizedImageName` (ImageLocality): an image whose last `:` does not come after
 /// its last `/` has no tag (nor digest), and `:latest` is appended.
-pub fn normalized_image_name(name: &str) -> Cow<'_, str> {
+pub(crate) fn normalized_image_name(name: &str) -> Cow<'_, str> {
     let colon = name.rfind(':').map_or(-1, |i| i as i64);
     let slash = name.rfind('/').map_or(-1, |i| i as i64);
     if colon <= slash {

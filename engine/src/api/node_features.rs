@@ -10,7 +10,7 @@
 use k8s_openapi::api::core::v1 as core;
 
 /// The registered features, sorted by name (bit `i` of a [`FeatureSet`] is `REGISTRY[i]`).
-pub const REGISTRY: [&str; 9] = [
+pub(crate) const REGISTRY: [&str; 9] = [
     "DRANodeAllocatableResources",
     "DRAOptionalNodeOperations",
     "ExtendWebSocketsToKubelet",
@@ -60,7 +60,7 @@ fn bit(name: &str) -> usize {
 
 /// kube's `FeatureMapper.TryMap`: a merge walk of `declared` (expected sorted) against the
 /// registry; unknown names are skipped.
-pub fn try_map<S: AsRef<str>>(declared: &[S]) -> FeatureSet {
+pub(crate) fn try_map<S: AsRef<str>>(declared: &[S]) -> FeatureSet {
     let (mut i, mut j, mut s) = (0, 0, FeatureSet::EMPTY);
     while i < declared.len() && j < REGISTRY.len() {
         let d = declared[i].as_ref();
@@ -83,7 +83,7 @@ pub fn try_map<S: AsRef<str>>(declared: &[S]) -> FeatureSet {
 /// rule whose action is `RestartAllContainers`), `UserNamespacesHostNetworkSupport`
 /// (`hostNetwork` with `hostUsers: false`) and `VolumeBindMountOptions` (a volume mount of
 /// any container with `bindMountOptions`). None has a maximum version.
-pub fn infer_for_scheduling(spec: &core::PodSpec) -> FeatureSet {
+pub(crate) fn infer_for_scheduling(spec: &core::PodSpec) -> FeatureSet {
     let mut s = FeatureSet::EMPTY;
     let containers = || {
         spec.containers

@@ -38,7 +38,7 @@ impl PodDisruptionBudget {
 /// eviction would take some matching budget below zero and the others. Each budget's allowance
 /// is spent pod by pod, so the first pods a budget covers fit within it and later ones
 /// violate it.
-pub fn split_by_pdb_violation(
+pub(crate) fn split_by_pdb_violation(
     pods: Vec<Arc<Pod>>,
     pdbs: &[Arc<PodDisruptionBudget>],
 ) -> (Vec<Arc<Pod>>, Vec<Arc<Pod>>) {

@@ -5,9 +5,9 @@ use super::intern::Sym;
 
 /// kube's `DefaultMilliCPURequest`: the CPU a container without a CPU request is assumed to use
 /// when scoring (`schedutil.GetNonzeroRequests`).
-pub const DEFAULT_MILLI_CPU_REQUEST: i64 = 100;
+pub(crate) const DEFAULT_MILLI_CPU_REQUEST: i64 = 100;
 /// kube's `DefaultMemoryRequest`: 200 MiB.
-pub const DEFAULT_MEMORY_REQUEST: i64 = 200 * 1024 * 1024;
+pub(crate) const DEFAULT_MEMORY_REQUEST: i64 = 200 * 1024 * 1024;
 
 /// A resource vector. Scalar resources are kept sorted by name; the vector does not allocate when
 /// there are none.

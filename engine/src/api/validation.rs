@@ -212,7 +212,7 @@ impl std::error::Error for FieldError {}
 /// Kubernetes' `IsQualifiedName`: an optional DNS-1123 subdomain prefix and `/`,
 /// then a name of at most 63 characters matching
 /// `([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]`. Returns one message per problem.
-pub fn is_qualified_name(value: &str) -> Vec<String> {
+pub(crate) fn is_qualified_name(value: &str) -> Vec<String> {
     let parts: Vec<&str> = value.split('/').collect();
     let (prefix, name) = match parts[..] {
         [name] => (None, name),
@@ -250,7 +250,10 @@ pub fn is_qualified_name(value: &str) -> Vec<String> {
 
 /// Validates a list of scheduling gates found at `path` (e.g.
 /// `spec.schedulingGates`): qualified names, no duplicates.
-pub fn validate_scheduling_gates(gates: &[PodSchedulingGate], path: &str) -> Vec<FieldError> {
+pub(crate) fn validate_scheduling_gates(
+    gates: &[PodSchedulingGate],
+    path: &str,
+) -> Vec<FieldError> {
     let mut errs = Vec::new();
     let mut seen = BTreeSet::new();
     for (i, gate) in gates.iter().enumerate() {

@@ -241,10 +241,6 @@ impl Cache {
         self.inner.lock().slot_of.len()
     }
 
-    pub fn assigned_pod_count(&self) -> usize {
-        self.inner.lock().pods.len()
-    }
-
     /// Brings `snap` up to date, copying only what changed.
     pub fn update_snapshot(&self, snap: &mut Snapshot) {
         let mut inner = self.inner.lock();

@@ -39,7 +39,7 @@ use kube_gates::KUBE_GATES;
 
 /// A gate's maturity in one release.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum PreRelease {
+pub(crate) enum PreRelease {
     Alpha,
     Beta,
     GA,
@@ -50,15 +50,17 @@ pub enum PreRelease {
 #[derive(Clone, Copy, Debug)]
 pub struct Spec {
     /// `1.<minor>`.
-    pub minor: u32,
+    pub(crate) minor: u32,
     pub default: bool,
-    pub pre_release: PreRelease,
+    /// Read only by the docs table ([`markdown_table`], a test's).
+    #[cfg_attr(not(test), allow(dead_code))]
+    pub(crate) pre_release: PreRelease,
     /// `LockToDefault`: setting the other value is refused.
     pub locked: bool,
 }
 
 /// The kube minor version whose gate defaults tidegate follows (the reference's v1.37.2).
-pub const KUBE_MINOR: u32 = 37;
+pub(crate) const KUBE_MINOR: u32 = 37;
 
 /// What a gate means for tidegate.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -259,12 +261,12 @@ pub struct Gate {
 
 impl Gate {
     /// The spec in force at `1.<minor>` (the newest not newer than it).
-    pub fn spec_at(&self, minor: u32) -> Option<&'static Spec> {
+    pub(crate) fn spec_at(&self, minor: u32) -> Option<&'static Spec> {
         self.specs.iter().rev().find(|s| s.minor <= minor)
     }
 
     /// The default at `1.<minor>`.
-    pub fn default_at(&self, minor: u32) -> bool {
+    pub(crate) fn default_at(&self, minor: u32) -> bool {
         match self.spec_at(minor) {
             Some(s) => s.default,
             None => REMOVED_GATES
@@ -272,11 +274,6 @@ impl Gate {
                 .find(|(n, _)| *n == self.name)
                 .is_some_and(|&(_, d)| d),
         }
-    }
-
-    /// Whether kube-scheduler reads this gate (or tidegate models it).
-    pub fn read_by_scheduler(&self) -> bool {
-        SCHEDULER_GATES.iter().any(|(n, _)| *n == self.name)
     }
 }
 
@@ -328,7 +325,7 @@ fn support_of(name: &str) -> Support {
 #[derive(Clone, Debug)]
 pub struct FeatureGates {
     /// `1.<minor>` whose defaults apply.
-    pub emulated_minor: u32,
+    pub(crate) emulated_minor: u32,
     /// The gates the workload sets.
     pub set: BTreeMap<String, bool>,
 }
@@ -433,7 +430,7 @@ impl FeatureGates {
 pub struct Features {
     /// `NodeDeclaredFeatures`: the plugin is in the default profile, nodes' declared features
     /// are read and their change is a node update event.
-    pub node_declared_features: bool,
+    pub(crate) node_declared_features: bool,
 }
 
 impl Default for Features {
@@ -451,8 +448,10 @@ impl Features {
     }
 }
 
-/// The table of every gate as markdown (`docs/feature-gates.md`).
-pub fn markdown_table() -> String {
+/// The table of every gate as markdown (`docs/feature-gates.md`, which a test holds equal to
+/// it).
+#[cfg(test)]
+pub(crate) fn markdown_table() -> String {
     let mut s = String::new();
     s.push_str(&format!(
         "| gate | kube v1.{KUBE_MINOR} default | tidegate | why |\n|---|---|---|---|\n"

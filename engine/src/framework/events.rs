@@ -275,7 +275,7 @@ impl QueueingHint {
 
 /// Which events changed on an unassigned pod (kube's `PodSchedulingPropertiesChange`): one
 /// event per extractor that fires, or a single generic `Update`.
-pub fn pod_scheduling_properties_change(
+pub(crate) fn pod_scheduling_properties_change(
     old: &crate::api::Pod,
     new: &crate::api::Pod,
 ) -> Vec<ClusterEvent> {
@@ -321,14 +321,14 @@ fn scaled(from: &crate::api::Resource, to: &crate::api::Resource) -> bool {
 }
 
 /// Well-known special events.
-pub mod labels {
-    pub const SCHEDULE_ATTEMPT_FAILURE: &str = "ScheduleAttemptFailure";
-    pub const BACKOFF_COMPLETE: &str = "BackoffComplete";
-    pub const POP_FROM_BACKOFF_Q: &str = "PopFromBackoffQ";
-    pub const FORCE_ACTIVATE: &str = "ForceActivate";
-    pub const UNSCHEDULABLE_TIMEOUT: &str = "UnschedulableTimeout";
-    pub const UNSCHEDULED_POD_ADD: &str = "UnscheduledPodAdd";
-    pub const UNSCHEDULED_POD_UPDATE: &str = "UnscheduledPodUpdate";
+pub(crate) mod labels {
+    pub(crate) const SCHEDULE_ATTEMPT_FAILURE: &str = "ScheduleAttemptFailure";
+    pub(crate) const BACKOFF_COMPLETE: &str = "BackoffComplete";
+    pub(crate) const POP_FROM_BACKOFF_Q: &str = "PopFromBackoffQ";
+    pub(crate) const FORCE_ACTIVATE: &str = "ForceActivate";
+    pub(crate) const UNSCHEDULABLE_TIMEOUT: &str = "UnschedulableTimeout";
+    pub(crate) const UNSCHEDULED_POD_ADD: &str = "UnscheduledPodAdd";
+    pub(crate) const UNSCHEDULED_POD_UPDATE: &str = "UnscheduledPodUpdate";
 }
 
 #[cfg(test)]

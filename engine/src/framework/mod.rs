@@ -1,27 +1,27 @@
 //! The scheduling framework (KEP-624): extension-point traits, Status, CycleState, NodeInfo,
 //! cluster events, and the runtime that runs a profile's plugins.
 
-pub mod cycle_state;
-pub mod events;
-pub mod interface;
+pub(crate) mod cycle_state;
+pub(crate) mod events;
+pub(crate) mod interface;
 pub mod metrics;
-pub mod node_info;
-pub mod parallelize;
-pub mod registry;
-pub mod runtime;
-pub mod signature;
-pub mod snapshot;
-pub mod status;
-pub mod types;
-pub mod waiting_pods;
+pub(crate) mod node_info;
+pub(crate) mod parallelize;
+pub(crate) mod registry;
+pub(crate) mod runtime;
+pub(crate) mod signature;
+pub(crate) mod snapshot;
+pub(crate) mod status;
+pub(crate) mod types;
+pub(crate) mod waiting_pods;
 pub(crate) mod warm_pool;
 
-pub use cycle_state::CycleState;
-pub use interface::*;
-pub use node_info::{NodeInfo, NodeRow};
-pub use registry::{PluginContext, Registry};
-pub use runtime::Framework;
-pub use snapshot::Snapshot;
-pub use status::{Code, Status};
-pub use types::{Nominating, QueuedPodInfo};
-pub use waiting_pods::WaitingPods;
+pub(crate) use cycle_state::CycleState;
+pub(crate) use interface::*;
+pub(crate) use node_info::{NodeInfo, NodeRow};
+pub(crate) use registry::{PluginContext, Registry};
+pub(crate) use runtime::Framework;
+pub(crate) use snapshot::Snapshot;
+pub(crate) use status::{Code, Status};
+pub(crate) use types::{Nominating, QueuedPodInfo};
+pub(crate) use waiting_pods::WaitingPods;

@@ -116,7 +116,7 @@ impl NodeTraits {
 /// `(1 − |fraction_cpu − fraction_memory| / 2) × 100`, fractions capped at 1; 100 when the node
 /// lacks either resource (one fraction or none: a standard deviation of 0). In `[50, 100]`.
 #[inline(always)]
-pub fn cpu_memory_balance([(rc, ac), (rm, am)]: [(i64, i64); 2]) -> i64 {
+pub(crate) fn cpu_memory_balance([(rc, ac), (rm, am)]: [(i64, i64); 2]) -> i64 {
     let std = if ac != 0 && am != 0 {
         let fc = (rc as f64 / ac as f64).min(1.0);
         let fm = (rm as f64 / am as f64).min(1.0);
@@ -296,7 +296,7 @@ impl NodeInfo {
     }
 
     /// Replaces the node object (an update), keeping the pods and aggregates.
-    pub fn set_node(&mut self, node: Arc<Node>) {
+    pub(crate) fn set_node(&mut self, node: Arc<Node>) {
         self.allocatable = node.allocatable.clone();
         self.name = node.name;
         self.traits = NodeTraits::of(&node);
@@ -385,7 +385,7 @@ impl NodeInfo {
     /// Filter and Score walk thousands of NodeInfos that live apart on the heap; asking for
     /// the next few while working on the current one hides most of the cache misses.
     #[inline(always)]
-    pub fn prefetch(&self) {
+    pub(crate) fn prefetch(&self) {
         #[cfg(target_arch = "x86_64")]
         {
             use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};

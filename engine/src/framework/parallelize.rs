@@ -35,13 +35,13 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 /// kube's `minFeasibleNodesToFind`.
-pub const MIN_FEASIBLE_NODES_TO_FIND: usize = 100;
+pub(crate) const MIN_FEASIBLE_NODES_TO_FIND: usize = 100;
 /// kube's `minFeasibleNodesPercentageToFind`.
-pub const MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND: usize = 5;
+pub(crate) const MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND: usize = 5;
 
 /// kube's `numFeasibleNodesToFind(percentageOfNodesToScore, numAllNodes)`.
 /// `pct` None or 0 selects the adaptive default `50 − N/125`, floored at 5 %.
-pub fn num_feasible_nodes_to_find(pct: Option<u32>, num_all_nodes: usize) -> usize {
+pub(crate) fn num_feasible_nodes_to_find(pct: Option<u32>, num_all_nodes: usize) -> usize {
     let n = num_all_nodes;
     if n < MIN_FEASIBLE_NODES_TO_FIND {
         return n;
@@ -61,7 +61,7 @@ pub fn num_feasible_nodes_to_find(pct: Option<u32>, num_all_nodes: usize) -> usi
 }
 
 /// kube's chunk size: `max(1, min(⌊√N⌋, N/parallelism + 1))`.
-pub fn chunk_size(n: usize, parallelism: usize) -> usize {
+pub(crate) fn chunk_size(n: usize, parallelism: usize) -> usize {
     let sqrt = (n as f64).sqrt() as usize;
     sqrt.min(n / parallelism.max(1) + 1).max(1)
 }
@@ -69,7 +69,7 @@ pub fn chunk_size(n: usize, parallelism: usize) -> usize {
 /// Nodes per claimed Filter chunk: kube's [`chunk_size`], rounded down to whole
 /// [`FILTER_BLOCK`]s when it holds at least one (a 70-node chunk would run as a 64-node block
 /// and a 6-node one, paying the per-block cost twice).
-pub fn filter_chunk(n: usize, parallelism: usize) -> usize {
+pub(crate) fn filter_chunk(n: usize, parallelism: usize) -> usize {
     let c = chunk_size(n, parallelism);
     if c >= FILTER_BLOCK {
         c / FILTER_BLOCK * FILTER_BLOCK
@@ -80,7 +80,7 @@ pub fn filter_chunk(n: usize, parallelism: usize) -> usize {
 
 /// What a filter pass found.
 #[derive(Debug, Default)]
-pub struct FilterOutcome {
+pub(crate) struct FilterOutcome {
     /// Indices into the node list of feasible nodes (at most `num_to_find`).
     pub feasible: Vec<usize>,
     /// `(index, status)` of rejected nodes.
@@ -106,7 +106,7 @@ fn take_rejected_buffer() -> Vec<(usize, Status)> {
 /// Hands a rejection list back once its statuses are no longer needed, for the next pass on
 /// this thread (the larger of the two spares is kept; lists above a million entries are
 /// dropped). Changes no result: only where the next pass's list is allocated.
-pub fn recycle_rejected(mut v: Vec<(usize, Status)>) {
+pub(crate) fn recycle_rejected(mut v: Vec<(usize, Status)>) {
     const MAX: usize = 1 << 20;
     v.clear();
     if v.capacity() == 0 || v.capacity() > MAX {
@@ -135,13 +135,13 @@ fn publish_rejections(shared: &Mutex<Vec<(usize, Status)>>, mut here: Vec<(usize
 /// `i mod n` for `i < 2n` (a start index below `n` plus an offset below `n`): a compare and a
 /// subtraction per node instead of a division.
 #[inline(always)]
-pub fn wrap(i: usize, n: usize) -> usize {
+pub(crate) fn wrap(i: usize, n: usize) -> usize {
     if i >= n { i - n } else { i }
 }
 
 /// Nodes per Filter block: each Filter plugin runs over a block before the next plugin starts
 /// (fewer dynamic calls, statuses built only for rejections).
-pub const FILTER_BLOCK: usize = 64;
+pub(crate) const FILTER_BLOCK: usize = 64;
 
 /// The Filter verdicts of one block of consecutive nodes: `pass[o]` for the node at offset
 /// `o` of the block, and for every node that did not pass, its status in `rejected`.
@@ -302,7 +302,7 @@ fn per_node(
 /// the verdicts are taken in node order, so the outcome is the per-node pass's. A block may
 /// judge a few nodes past the one where the pass stops; their verdicts are dropped, as if
 /// never made.
-pub fn find_feasible_blocks(
+pub(crate) fn find_feasible_blocks(
     pool: Option<&rayon::ThreadPool>,
     n: usize,
     start: usize,
@@ -551,7 +551,7 @@ fn find_all_feasible_blocks(
 }
 
 /// [`find_feasible_blocks_in_mode`] with a per-node check.
-pub fn find_feasible_in_mode(
+pub(crate) fn find_feasible_in_mode(
     ordered: bool,
     pool: Option<&rayon::ThreadPool>,
     n: usize,
@@ -563,7 +563,7 @@ pub fn find_feasible_in_mode(
 }
 
 /// [`find_feasible_blocks_ordered`] when `ordered`, else [`find_feasible_blocks`].
-pub fn find_feasible_blocks_in_mode(
+pub(crate) fn find_feasible_blocks_in_mode(
     ordered: bool,
     pool: Option<&rayon::ThreadPool>,
     n: usize,
@@ -593,7 +593,7 @@ pub(crate) fn find_feasible_ordered(
 }
 
 /// [`find_feasible_ordered`] over blocks (see [`find_feasible_blocks`]).
-pub fn find_feasible_blocks_ordered(
+pub(crate) fn find_feasible_blocks_ordered(
     pool: Option<&rayon::ThreadPool>,
     n: usize,
     start: usize,

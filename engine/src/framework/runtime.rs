@@ -69,7 +69,7 @@ fn can_reject(p: &Arc<dyn Plugin>) -> bool {
 
 /// Every resource with every action (kube's `UnrollWildCardResource`, plus tidegate's
 /// Namespace and Service): the registration of a plugin without EnqueueExtensions.
-pub fn every_event() -> Vec<ClusterEvent> {
+pub(crate) fn every_event() -> Vec<ClusterEvent> {
     use super::events::{ActionType, EventResource};
     [
         EventResource::Pod,
@@ -273,7 +273,7 @@ fn expand_point(
 pub struct Framework {
     pub scheduler_name: Sym,
     pub percentage_of_nodes_to_score: Option<u32>,
-    pub queue_sort: Arc<dyn QueueSortPlugin>,
+    pub(crate) queue_sort: Arc<dyn QueueSortPlugin>,
     pub pre_enqueue: Vec<Arc<dyn PreEnqueuePlugin>>,
     pre_filter: Vec<Arc<dyn PreFilterPlugin>>,
     filter: Vec<Arc<dyn FilterPlugin>>,
@@ -288,7 +288,7 @@ pub struct Framework {
     /// Events each plugin registered (EnqueueExtensions).
     pub events: AHashMap<&'static str, Vec<ClusterEvent>>,
     /// The plugins' EnqueueExtensions, for QueueingHints.
-    pub enqueue_extensions: AHashMap<&'static str, Arc<dyn EnqueueExtensions>>,
+    pub(crate) enqueue_extensions: AHashMap<&'static str, Arc<dyn EnqueueExtensions>>,
     metrics: Arc<Metrics>,
     /// The plugins that sign pods, once each, when every plugin at PreFilter, Filter,
     /// PreScore and Score signs (kube's `computeBatchablePlugins`); `None`: the profile
@@ -322,7 +322,7 @@ fn batchable_plugins(list: &dyn Fn(&str) -> Vec<Arc<dyn Plugin>>) -> Option<Vec<
 
 /// One scheduling cycle's [`Handle`]: the profile's framework with the snapshot, the
 /// nominator and the waiting pods of the cycle, as PostFilter sees them.
-pub struct CycleHandle<'a> {
+pub(crate) struct CycleHandle<'a> {
     pub framework: &'a Framework,
     pub snapshot: &'a Snapshot,
     pub nominator: &'a dyn PodNominator,
@@ -545,7 +545,8 @@ impl Framework {
     }
 
     /// Score plugins with their weights, in order.
-    pub fn score_weights(&self) -> Vec<(&'static str, i64)> {
+    #[cfg(test)]
+    pub(crate) fn score_weights(&self) -> Vec<(&'static str, i64)> {
         self.score.iter().map(|(p, w)| (p.name(), *w)).collect()
     }
 
@@ -553,13 +554,10 @@ impl Framework {
         &self.metrics
     }
 
-    pub fn has_filter_plugins(&self) -> bool {
-        !self.filter.is_empty()
-    }
-    pub fn has_score_plugins(&self) -> bool {
+    pub(crate) fn has_score_plugins(&self) -> bool {
         !self.score.is_empty()
     }
-    pub fn has_post_filter_plugins(&self) -> bool {
+    pub(crate) fn has_post_filter_plugins(&self) -> bool {
         !self.post_filter.is_empty()
     }
 
@@ -649,7 +647,7 @@ impl Framework {
 
     /// kube's `RunPreFilterExtensionAddPod`: every PreFilter plugin that did not Skip and has
     /// extensions learns that `to_add` is on `node` (nominated pods, preemption's reprieves).
-    pub fn run_pre_filter_extension_add_pod(
+    pub(crate) fn run_pre_filter_extension_add_pod(
         &self,
         state: &mut CycleState,
         pod: &Pod,
@@ -662,7 +660,7 @@ impl Framework {
     }
 
     /// kube's `RunPreFilterExtensionRemovePod` (preemption's dry run takes victims away).
-    pub fn run_pre_filter_extension_remove_pod(
+    pub(crate) fn run_pre_filter_extension_remove_pod(
         &self,
         state: &mut CycleState,
         pod: &Pod,
@@ -704,7 +702,7 @@ impl Framework {
     /// nominated to the node, Filter runs twice, once as if they were there (they must still
     /// fit after this pod) and once without them (this pod must not rely on what they would
     /// add, e.g. affinity); both must pass. `nominated` is empty for most nodes.
-    pub fn run_filter_plugins_with_nominated_pods(
+    pub(crate) fn run_filter_plugins_with_nominated_pods(
         &self,
         plugins: &[(&dyn FilterPlugin, NodeTraits)],
         state: &CycleState,
@@ -837,7 +835,7 @@ impl Framework {
     /// kube's `RunPostFilterPlugins`: the first success (or unresolvable, or error) wins;
     /// otherwise Unschedulable with every plugin's reasons, the first rejector named, and the
     /// last non-empty result (a nomination to clear, say).
-    pub fn run_post_filter(
+    pub(crate) fn run_post_filter(
         &self,
         handle: &dyn Handle,
         state: &mut CycleState,
@@ -882,7 +880,7 @@ impl Framework {
         out
     }
 
-    pub fn run_pre_score(
+    pub(crate) fn run_pre_score(
         &self,
         state: &mut CycleState,
         pod: &Pod,
@@ -912,7 +910,10 @@ impl Framework {
     }
 
     /// Score plugins that run for this pod, with weights.
-    pub fn active_score_plugins(&self, state: &CycleState) -> Vec<(Arc<dyn ScorePlugin>, i64)> {
+    pub(crate) fn active_score_plugins(
+        &self,
+        state: &CycleState,
+    ) -> Vec<(Arc<dyn ScorePlugin>, i64)> {
         self.score
             .iter()
             .filter(|(p, _)| !state.skip_score_plugins.contains(&p.name()))
@@ -935,12 +936,12 @@ impl Framework {
     }
 
     /// Records the whole Score phase (scoring, normalising, weighting) as one sample.
-    pub fn observe_phase(&self, point: ExtensionPoint, code: Code, d: Duration) {
+    pub(crate) fn observe_phase(&self, point: ExtensionPoint, code: Code, d: Duration) {
         self.metrics
             .observe(Series::ExtensionPoint(point, code), d.as_nanos() as u64);
     }
 
-    pub fn run_reserve(&self, state: &mut CycleState, pod: &Pod, node: Sym) -> Status {
+    pub(crate) fn run_reserve(&self, state: &mut CycleState, pod: &Pod, node: Sym) -> Status {
         let start = Instant::now();
         let mut status = Status::success();
         for p in &self.reserve {
@@ -960,7 +961,7 @@ impl Framework {
     }
 
     /// Unreserve runs in reverse order.
-    pub fn run_unreserve(&self, state: &mut CycleState, pod: &Pod, node: Sym) {
+    pub(crate) fn run_unreserve(&self, state: &mut CycleState, pod: &Pod, node: Sym) {
         let start = Instant::now();
         for p in self.reserve.iter().rev() {
             p.unreserve(state, pod, node);
@@ -973,7 +974,7 @@ impl Framework {
 
     /// Permit. Returns Success, a rejection, or Wait with the plugins that said Wait and
     /// their timeouts (kube caps each at 15 minutes).
-    pub fn run_permit(
+    pub(crate) fn run_permit(
         &self,
         state: &mut CycleState,
         pod: &Pod,
@@ -1006,7 +1007,7 @@ impl Framework {
         (status, waits)
     }
 
-    pub fn run_pre_bind(&self, state: &mut CycleState, pod: &Pod, node: Sym) -> Status {
+    pub(crate) fn run_pre_bind(&self, state: &mut CycleState, pod: &Pod, node: Sym) -> Status {
         let start = Instant::now();
         let mut status = Status::success();
         for p in &self.pre_bind {
@@ -1026,7 +1027,7 @@ impl Framework {
     }
 
     /// Bind: the first plugin that does not Skip decides.
-    pub fn run_bind(&self, state: &mut CycleState, pod: &Pod, node: Sym) -> Status {
+    pub(crate) fn run_bind(&self, state: &mut CycleState, pod: &Pod, node: Sym) -> Status {
         let start = Instant::now();
         let mut status = Status::skip();
         for p in &self.bind {
@@ -1050,7 +1051,7 @@ impl Framework {
         status
     }
 
-    pub fn run_post_bind(&self, state: &mut CycleState, pod: &Pod, node: Sym) {
+    pub(crate) fn run_post_bind(&self, state: &mut CycleState, pod: &Pod, node: Sym) {
         let start = Instant::now();
         for p in &self.post_bind {
             let t = plugin_timer(state);

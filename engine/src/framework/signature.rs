@@ -28,18 +28,18 @@ use std::fmt::Write;
 use std::sync::Arc;
 
 /// kube's signer names (`k8s.io/kube-scheduler/framework/signers.go`).
-pub mod signer {
-    pub const SCHEDULER_NAME: &str = "v1.Pod.Spec.SchedulerName";
-    pub const RESOURCES: &str = "v1.Pod.Spec.ContainerRequestsAndOverheads()";
-    pub const TOLERATIONS: &str = "v1.Pod.Spec.Tolerations";
-    pub const NODE_AFFINITY: &str = "v1.Pod.Spec.Affinity.NodeAffinity";
-    pub const NODE_SELECTOR: &str = "v1.Pod.Spec.Affinity.NodeSelector";
-    pub const HOST_PORTS: &str = "v1.Pod.Spec.HostPorts()";
-    pub const NODE_NAME: &str = "v1.Pod.Spec.NodeName";
-    pub const IMAGE_NAMES: &str = "v1.Pod.Spec.CanonicalImageNames()";
-    pub const LABELS: &str = "v1.Pod.Labels";
-    pub const FEATURES: &str = "v1.Pod.Spec.RequiredFeatures()";
-    pub const VOLUMES: &str = "v1.Pod.Spec.Volumes.NonSyntheticSources()";
+pub(crate) mod signer {
+    pub(crate) const SCHEDULER_NAME: &str = "v1.Pod.Spec.SchedulerName";
+    pub(crate) const RESOURCES: &str = "v1.Pod.Spec.ContainerRequestsAndOverheads()";
+    pub(crate) const TOLERATIONS: &str = "v1.Pod.Spec.Tolerations";
+    pub(crate) const NODE_AFFINITY: &str = "v1.Pod.Spec.Affinity.NodeAffinity";
+    pub(crate) const NODE_SELECTOR: &str = "v1.Pod.Spec.Affinity.NodeSelector";
+    pub(crate) const HOST_PORTS: &str = "v1.Pod.Spec.HostPorts()";
+    pub(crate) const NODE_NAME: &str = "v1.Pod.Spec.NodeName";
+    pub(crate) const IMAGE_NAMES: &str = "v1.Pod.Spec.CanonicalImageNames()";
+    pub(crate) const LABELS: &str = "v1.Pod.Labels";
+    pub(crate) const FEATURES: &str = "v1.Pod.Spec.RequiredFeatures()";
+    pub(crate) const VOLUMES: &str = "v1.Pod.Spec.Volumes.NonSyntheticSources()";
 }
 
 /// The fragments plugins write for one pod.
@@ -91,7 +91,7 @@ impl PodSignature {
 
 /// NodeResourcesFit's and NodeResourcesBalancedAllocation's fragment: the pod's requests with
 /// init containers and overhead (kube's `computePodResourceRequest`).
-pub fn resources(r: &Resource) -> String {
+pub(crate) fn resources(r: &Resource) -> String {
     let mut s = format!(
         "cpu={} memory={} ephemeral-storage={}",
         r.milli_cpu, r.memory, r.ephemeral_storage
@@ -104,7 +104,7 @@ pub fn resources(r: &Resource) -> String {
 
 /// TaintToleration's and NodeUnschedulable's fragment: every toleration, in a canonical
 /// order (kube sorts by key and value; equal keys and values are ordered by the rest here).
-pub fn tolerations(pod: &Pod) -> String {
+pub(crate) fn tolerations(pod: &Pod) -> String {
     let spec = &pod.spec;
     let mut v: Vec<String> = spec
         .tolerations
@@ -147,7 +147,7 @@ fn term(t: &NodeSelectorTerm) -> String {
 
 /// NodeAffinity's first fragment: the required terms (each term's requirements sorted, the
 /// terms sorted) and the preferred terms with their weights.
-pub fn node_affinity(pod: &Pod) -> String {
+pub(crate) fn node_affinity(pod: &Pod) -> String {
     let spec = &pod.spec;
     if spec.required_node_affinity.is_none() && spec.preferred_node_affinity.is_empty() {
         return String::new();
@@ -170,7 +170,7 @@ pub fn node_affinity(pod: &Pod) -> String {
 }
 
 /// NodeAffinity's second fragment: `nodeSelector`, in key order.
-pub fn node_selector(pod: &Pod) -> String {
+pub(crate) fn node_selector(pod: &Pod) -> String {
     let selector: std::collections::BTreeSet<String> = pod
         .spec
         .node_selector
@@ -181,7 +181,7 @@ pub fn node_selector(pod: &Pod) -> String {
 }
 
 /// NodePorts' fragment: the set of host ports (numbers only, as kube signs them).
-pub fn host_ports(pod: &Pod) -> String {
+pub(crate) fn host_ports(pod: &Pod) -> String {
     let mut ports: Vec<i32> = pod.spec.host_ports.iter().map(|p| p.port).collect();
     ports.sort_unstable();
     ports.dedup();
@@ -189,7 +189,7 @@ pub fn host_ports(pod: &Pod) -> String {
 }
 
 /// ImageLocality's fragment: the set of normalized image names.
-pub fn image_names(pod: &Pod) -> String {
+pub(crate) fn image_names(pod: &Pod) -> String {
     let names: std::collections::BTreeSet<String> = pod
         .spec
         .images
@@ -200,7 +200,7 @@ pub fn image_names(pod: &Pod) -> String {
 }
 
 /// InterPodAffinity's fragment: the pod's labels, in key order.
-pub fn labels(pod: &Pod) -> String {
+pub(crate) fn labels(pod: &Pod) -> String {
     let set: std::collections::BTreeSet<(String, String)> = pod
         .labels
         .iter()
@@ -212,6 +212,6 @@ pub fn labels(pod: &Pod) -> String {
 /// The volume plugins' fragment (VolumeBinding, VolumeZone, VolumeRestrictions,
 /// NodeVolumeLimits in kube's default profile): the volume sources other than ConfigMap and
 /// Secret, which differ from pod to pod and do not affect scheduling.
-pub fn volumes(pod: &Pod) -> String {
+pub(crate) fn volumes(pod: &Pod) -> String {
     format!("{:?}", pod.spec.volume_sources)
 }

@@ -46,7 +46,7 @@ impl Code {
 
 /// A reason: a static text (no allocation: most plugin reasons are constants) or one built
 /// for the occasion.
-pub type Reason = Cow<'static, str>;
+pub(crate) type Reason = Cow<'static, str>;
 
 /// The result of running a plugin.
 ///

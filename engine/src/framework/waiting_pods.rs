@@ -27,7 +27,7 @@ use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 /// What runs when a waiting pod is resolved: `Status::success()` or the rejection.
-pub type Continuation = Box<dyn FnOnce(Status) + Send>;
+pub(crate) type Continuation = Box<dyn FnOnce(Status) + Send>;
 
 struct WaitState {
     /// Plugins still to allow, with the time each waits at most.
@@ -121,7 +121,7 @@ impl WaitingPods {
     }
 
     /// A map whose timeouts run on `clock` and fire only from [`WaitingPods::fire_due`].
-    pub fn with_manual_clock(clock: Arc<dyn Clock>) -> WaitingPods {
+    pub(crate) fn with_manual_clock(clock: Arc<dyn Clock>) -> WaitingPods {
         WaitingPods::build(clock, true)
     }
 
@@ -192,7 +192,7 @@ impl WaitingPods {
     }
 
     /// Rejects every waiting pod (scheduler shutdown) and stops the timer thread.
-    pub fn reject_all(&self, msg: &str) {
+    pub(crate) fn reject_all(&self, msg: &str) {
         self.iterate(|wp| {
             let pending = wp.pending_plugins();
             wp.reject(pending.first().copied().unwrap_or(""), msg);
@@ -208,13 +208,13 @@ impl WaitingPods {
     }
 
     /// The earliest Permit deadline still pending.
-    pub fn next_deadline(&self) -> Option<Time> {
+    pub(crate) fn next_deadline(&self) -> Option<Time> {
         self.inner.timers.lock().peek().map(|Reverse((w, ..))| *w)
     }
 
     /// Rejects the pods whose deadline has passed on the map's clock (the timer thread's
     /// work, for maps on a manual clock).
-    pub fn fire_due(&self) {
+    pub(crate) fn fire_due(&self) {
         let due = take_due(&self.inner, &mut self.inner.timers.lock());
         fire(&self.inner, due);
     }

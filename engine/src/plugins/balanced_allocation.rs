@@ -24,20 +24,20 @@ use crate::framework::status::Status;
 use serde::Deserialize;
 use std::sync::Arc;
 
-pub const NAME: &str = "NodeResourcesBalancedAllocation";
+pub(crate) const NAME: &str = "NodeResourcesBalancedAllocation";
 const PRE_SCORE_KEY: &str = "PreScoreNodeResourcesBalancedAllocation";
 
 /// `NodeResourcesBalancedAllocationArgs` (v1).
 #[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct BalancedAllocationArgs {
+pub(crate) struct BalancedAllocationArgs {
     #[serde(default)]
     pub resources: Vec<ResourceSpec>,
 }
 
 impl BalancedAllocationArgs {
     /// kube's defaults: cpu and memory when no resource is listed; weight 0 becomes 1.
-    pub fn set_defaults(&mut self) {
+    pub(crate) fn set_defaults(&mut self) {
         if self.resources.is_empty() {
             self.resources = default_resources();
             return;
@@ -50,7 +50,7 @@ impl BalancedAllocationArgs {
     }
 
     /// kube's `ValidateNodeResourcesBalancedAllocationArgs`: no duplicate names, weights 1.
-    pub fn validate(&self) -> Result<(), String> {
+    pub(crate) fn validate(&self) -> Result<(), String> {
         let mut errs = Vec::new();
         for (i, r) in self.resources.iter().enumerate() {
             if self.resources[..i].iter().any(|o| o.name == r.name) {
@@ -75,7 +75,7 @@ impl BalancedAllocationArgs {
 }
 
 #[derive(Debug)]
-pub struct BalancedAllocation {
+pub(crate) struct BalancedAllocation {
     scorer: ResourceAllocationScorer,
 }
 
@@ -87,14 +87,16 @@ impl Default for BalancedAllocation {
 }
 
 impl BalancedAllocation {
-    pub fn new(resources: &[ResourceSpec]) -> BalancedAllocation {
+    pub(crate) fn new(resources: &[ResourceSpec]) -> BalancedAllocation {
         BalancedAllocation {
             scorer: ResourceAllocationScorer::new(resources, true, Strategy::Balanced),
         }
     }
 
     /// The registry's factory: decode, default, validate.
-    pub fn from_args(args: Option<&serde_json::Value>) -> Result<BalancedAllocation, String> {
+    pub(crate) fn from_args(
+        args: Option<&serde_json::Value>,
+    ) -> Result<BalancedAllocation, String> {
         let mut a: BalancedAllocationArgs = crate::framework::registry::decode_args(args)?;
         a.set_defaults();
         a.validate()?;

@@ -7,14 +7,14 @@ use crate::framework::interface::{BindPlugin, ClusterClient, Plugin};
 use crate::framework::status::Status;
 use std::sync::Arc;
 
-pub const NAME: &str = "DefaultBinder";
+pub(crate) const NAME: &str = "DefaultBinder";
 
-pub struct DefaultBinder {
+pub(crate) struct DefaultBinder {
     client: Arc<dyn ClusterClient>,
 }
 
 impl DefaultBinder {
-    pub fn new(client: Arc<dyn ClusterClient>) -> DefaultBinder {
+    pub(crate) fn new(client: Arc<dyn ClusterClient>) -> DefaultBinder {
         DefaultBinder { client }
     }
 }

@@ -47,16 +47,16 @@ use serde::Deserialize;
 use std::cmp::Ordering;
 use std::sync::Arc;
 
-pub const NAME: &str = "DefaultPreemption";
+pub(crate) const NAME: &str = "DefaultPreemption";
 
 /// `DefaultPreemptionArgs`.
 #[derive(Clone, Debug, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct DefaultPreemptionArgs {
+pub(crate) struct DefaultPreemptionArgs {
     #[serde(default = "default_pct")]
-    pub min_candidate_nodes_percentage: i32,
+    pub(crate) min_candidate_nodes_percentage: i32,
     #[serde(default = "default_abs")]
-    pub min_candidate_nodes_absolute: i32,
+    pub(crate) min_candidate_nodes_absolute: i32,
 }
 
 fn default_pct() -> i32 {
@@ -77,7 +77,7 @@ impl Default for DefaultPreemptionArgs {
 
 impl DefaultPreemptionArgs {
     /// kube's `ValidateDefaultPreemptionArgs`.
-    pub fn validate(&self) -> Result<(), String> {
+    pub(crate) fn validate(&self) -> Result<(), String> {
         let mut errs = Vec::new();
         let pct = self.min_candidate_nodes_percentage;
         let abs = self.min_candidate_nodes_absolute;
@@ -106,7 +106,7 @@ impl DefaultPreemptionArgs {
     }
 }
 
-pub struct DefaultPreemption {
+pub(crate) struct DefaultPreemption {
     args: DefaultPreemptionArgs,
     client: Arc<dyn ClusterClient>,
     rng: Mutex<ChaCha8Rng>,
@@ -125,7 +125,7 @@ pub struct Candidate {
 }
 
 /// A node's victims (most important first) and how many of them violate a budget.
-pub type Victims = (Vec<Arc<Pod>>, usize);
+pub(crate) type Victims = (Vec<Arc<Pod>>, usize);
 
 /// kube's `MoreImportantPod`: higher priority, then earlier start (not modelled: see the
 /// module doc), then the key, for a deterministic order.
@@ -136,7 +136,10 @@ pub(crate) fn more_important(a: &Pod, b: &Pod) -> Ordering {
 }
 
 impl DefaultPreemption {
-    pub fn new(args: DefaultPreemptionArgs, client: Arc<dyn ClusterClient>) -> DefaultPreemption {
+    pub(crate) fn new(
+        args: DefaultPreemptionArgs,
+        client: Arc<dyn ClusterClient>,
+    ) -> DefaultPreemption {
         DefaultPreemption {
             args,
             client,
@@ -146,7 +149,7 @@ impl DefaultPreemption {
     }
 
     /// Runs the dry runs on `pool` (the scheduler's `parallelism`).
-    pub fn with_pool(mut self, pool: Option<Arc<rayon::ThreadPool>>) -> DefaultPreemption {
+    pub(crate) fn with_pool(mut self, pool: Option<Arc<rayon::ThreadPool>>) -> DefaultPreemption {
         self.pool = pool;
         self
     }
@@ -163,7 +166,7 @@ impl DefaultPreemption {
     /// cannot help on this node. `noms`: the pods nominated to this node with at least `pod`'s
     /// priority (the nominator's view, taken once per PostFilter); `pdbs`: every budget, read
     /// once per PostFilter.
-    pub fn select_victims_on_node(
+    pub(crate) fn select_victims_on_node(
         &self,
         handle: &dyn Handle,
         state: &CycleState,
@@ -237,7 +240,7 @@ impl DefaultPreemption {
     }
 
     /// kube's `findCandidates` + `DryRunPreemption`.
-    pub fn find_candidates(
+    pub(crate) fn find_candidates(
         &self,
         handle: &dyn Handle,
         state: &CycleState,
@@ -347,7 +350,7 @@ fn not_eligible_for_terminating_victims(
 }
 
 /// kube's `pickOneNodeForPreemption` (see the module doc for the order of criteria).
-pub fn pick_one_node_for_preemption(candidates: &[Candidate]) -> Option<usize> {
+pub(crate) fn pick_one_node_for_preemption(candidates: &[Candidate]) -> Option<usize> {
     if candidates.is_empty() {
         return None;
     }

@@ -13,7 +13,7 @@ use crate::framework::signature::{self, SignFragments, signer};
 use crate::framework::status::Status;
 use std::sync::Arc;
 
-pub const NAME: &str = "ImageLocality";
+pub(crate) const NAME: &str = "ImageLocality";
 const PRE_SCORE_KEY: &str = "PreScoreImageLocality";
 
 const MB: i64 = 1024 * 1024;
@@ -23,7 +23,7 @@ const MIN_THRESHOLD: i64 = 23 * MB;
 const MAX_CONTAINER_THRESHOLD: i64 = 1000 * MB;
 
 #[derive(Debug, Default)]
-pub struct ImageLocality;
+pub(crate) struct ImageLocality;
 
 impl Plugin for ImageLocality {
     fn signs_pods(&self) -> bool {

@@ -3,24 +3,24 @@
 //! Each plugin lives in its own file, named after kube's plugin folder. The [`Registry`] maps a
 //! plugin name to a factory, so plugins written outside the engine register the same way.
 
-pub mod balanced_allocation;
-pub mod default_binder;
-pub mod default_preemption;
+pub(crate) mod balanced_allocation;
+pub(crate) mod default_binder;
+pub(crate) mod default_preemption;
 pub(crate) mod helper;
-pub mod image_locality;
-pub mod inter_pod_affinity;
+pub(crate) mod image_locality;
+pub(crate) mod inter_pod_affinity;
 pub(crate) mod kept;
-pub mod node_affinity;
-pub mod node_declared_features;
-pub mod node_name;
-pub mod node_ports;
-pub mod node_resources_fit;
-pub mod node_unschedulable;
-pub mod pod_topology_spread;
-pub mod priority_sort;
-pub mod resource_allocation;
-pub mod scheduling_gates;
-pub mod taint_toleration;
+pub(crate) mod node_affinity;
+pub(crate) mod node_declared_features;
+pub(crate) mod node_name;
+pub(crate) mod node_ports;
+pub(crate) mod node_resources_fit;
+pub(crate) mod node_unschedulable;
+pub(crate) mod pod_topology_spread;
+pub(crate) mod priority_sort;
+pub(crate) mod resource_allocation;
+pub(crate) mod scheduling_gates;
+pub(crate) mod taint_toleration;
 
 use crate::framework::interface::Plugin;
 use crate::framework::registry::{Registry, decode_args};
@@ -90,7 +90,7 @@ impl Registry {
 /// this build has (`pkg/scheduler/apis/config/v1/default_plugins.go`). Volume plugins
 /// (VolumeRestrictions, NodeVolumeLimits, VolumeBinding, VolumeZone) and DynamicResources are
 /// out of scope; the rest keep kube's order.
-pub const DEFAULT_PLUGINS: &[(&str, i64)] = &[
+pub(crate) const DEFAULT_PLUGINS: &[(&str, i64)] = &[
     (scheduling_gates::NAME, 0),
     (priority_sort::NAME, 0),
     (node_name::NAME, 0),

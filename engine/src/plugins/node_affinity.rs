@@ -21,20 +21,21 @@ use crate::framework::signature::{self, SignFragments, signer};
 use crate::framework::status::{Code, Status};
 use std::sync::Arc;
 
-pub const NAME: &str = "NodeAffinity";
-pub const ERR_REASON_POD: &str = "node(s) didn't match Pod's node affinity/selector";
-pub const ERR_REASON_CONFLICT: &str = "pod affinity terms conflict";
-pub const ERR_REASON_ENFORCED: &str = "node(s) didn't match scheduler-enforced node affinity";
+pub(crate) const NAME: &str = "NodeAffinity";
+pub(crate) const ERR_REASON_POD: &str = "node(s) didn't match Pod's node affinity/selector";
+pub(crate) const ERR_REASON_CONFLICT: &str = "pod affinity terms conflict";
+pub(crate) const ERR_REASON_ENFORCED: &str =
+    "node(s) didn't match scheduler-enforced node affinity";
 
 /// `NodeAffinityArgs` (v1).
 #[derive(Clone, Debug, Default, serde::Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct NodeAffinityArgs {
-    pub added_affinity: Option<k8s_openapi::api::core::v1::NodeAffinity>,
+pub(crate) struct NodeAffinityArgs {
+    pub(crate) added_affinity: Option<k8s_openapi::api::core::v1::NodeAffinity>,
 }
 
 #[derive(Debug, Default)]
-pub struct NodeAffinity {
+pub(crate) struct NodeAffinity {
     /// `addedAffinity.requiredDuringSchedulingIgnoredDuringExecution`.
     added_required: Option<NodeSelector>,
     /// `addedAffinity.preferredDuringSchedulingIgnoredDuringExecution` (kube scores when
@@ -45,7 +46,7 @@ pub struct NodeAffinity {
 impl NodeAffinity {
     /// The registry's factory. An `Err` is the conversion error of `addedAffinity` with its
     /// field path (kube's `ValidateNodeAffinityArgs`).
-    pub fn from_args(args: Option<&serde_json::Value>) -> Result<NodeAffinity, String> {
+    pub(crate) fn from_args(args: Option<&serde_json::Value>) -> Result<NodeAffinity, String> {
         let a: NodeAffinityArgs = crate::framework::registry::decode_args(args)?;
         let Some(na) = &a.added_affinity else {
             return Ok(NodeAffinity::default());
@@ -104,12 +105,12 @@ impl Plugin for NodeAffinity {
 }
 
 /// Whether `node` satisfies the pod's nodeSelector and required node affinity.
-pub fn matches(pod: &Pod, node: &NodeInfo) -> bool {
+pub(crate) fn matches(pod: &Pod, node: &NodeInfo) -> bool {
     matches_node(pod, &node.node)
 }
 
 /// [`matches`] on a bare node (queueing hints judge nodes outside the cache).
-pub fn matches_node(pod: &Pod, node: &Node) -> bool {
+pub(crate) fn matches_node(pod: &Pod, node: &Node) -> bool {
     let labels = &*node.labels;
     let sel_ok = pod
         .spec

@@ -28,18 +28,18 @@ use crate::framework::snapshot::Snapshot;
 use crate::framework::status::{Code, Status};
 use std::sync::Arc;
 
-pub const NAME: &str = "NodeDeclaredFeatures";
-pub const ERR_REASON_UNSATISFIED_REQUIREMENTS: &str =
+pub(crate) const NAME: &str = "NodeDeclaredFeatures";
+pub(crate) const ERR_REASON_UNSATISFIED_REQUIREMENTS: &str =
     "node(s) didn't match Pod's required features";
 
 #[derive(Debug)]
-pub struct NodeDeclaredFeatures {
+pub(crate) struct NodeDeclaredFeatures {
     /// The gate: off, the plugin does nothing and registers no event.
     enabled: bool,
 }
 
 impl NodeDeclaredFeatures {
-    pub fn new(enabled: bool) -> NodeDeclaredFeatures {
+    pub(crate) fn new(enabled: bool) -> NodeDeclaredFeatures {
         NodeDeclaredFeatures { enabled }
     }
 }

@@ -12,11 +12,11 @@ use crate::framework::signature::{SignFragments, signer};
 use crate::framework::status::{Code, Status};
 use std::sync::Arc;
 
-pub const NAME: &str = "NodeName";
-pub const ERR_REASON: &str = "node(s) didn't match the requested node name";
+pub(crate) const NAME: &str = "NodeName";
+pub(crate) const ERR_REASON: &str = "node(s) didn't match the requested node name";
 
 #[derive(Debug, Default)]
-pub struct NodeName;
+pub(crate) struct NodeName;
 
 impl Plugin for NodeName {
     fn signs_pods(&self) -> bool {

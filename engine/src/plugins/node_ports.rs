@@ -15,11 +15,11 @@ use crate::framework::signature::{self, SignFragments, signer};
 use crate::framework::status::{Code, Status};
 use std::sync::Arc;
 
-pub const NAME: &str = "NodePorts";
-pub const ERR_REASON: &str = "node(s) didn't have free ports for the requested pod ports";
+pub(crate) const NAME: &str = "NodePorts";
+pub(crate) const ERR_REASON: &str = "node(s) didn't have free ports for the requested pod ports";
 
 #[derive(Debug, Default)]
-pub struct NodePorts;
+pub(crate) struct NodePorts;
 
 impl Plugin for NodePorts {
     fn signs_pods(&self) -> bool {

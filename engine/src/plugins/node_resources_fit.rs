@@ -29,7 +29,7 @@ use crate::framework::status::{Code, Status};
 use serde::Deserialize;
 use std::sync::Arc;
 
-pub const NAME: &str = "NodeResourcesFit";
+pub(crate) const NAME: &str = "NodeResourcesFit";
 
 /// The scoring strategies kube supports, sorted as its NotSupported message lists them.
 const STRATEGIES: [&str; 3] = [
@@ -41,31 +41,31 @@ const STRATEGIES: [&str; 3] = [
 /// `NodeResourcesFitArgs` (v1).
 #[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct NodeResourcesFitArgs {
+pub(crate) struct NodeResourcesFitArgs {
     /// Extended resources whose requests Filter ignores.
     #[serde(default)]
-    pub ignored_resources: Vec<String>,
+    pub(crate) ignored_resources: Vec<String>,
     /// Prefixes (`example.com` of `example.com/gpu`) of extended resources Filter ignores.
     #[serde(default)]
-    pub ignored_resource_groups: Vec<String>,
-    pub scoring_strategy: Option<ScoringStrategy>,
+    pub(crate) ignored_resource_groups: Vec<String>,
+    pub(crate) scoring_strategy: Option<ScoringStrategy>,
 }
 
 /// `ScoringStrategy`.
 #[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct ScoringStrategy {
+pub(crate) struct ScoringStrategy {
     #[serde(rename = "type", default)]
     pub type_: String,
     #[serde(default)]
     pub resources: Vec<ResourceSpec>,
-    pub requested_to_capacity_ratio: Option<RequestedToCapacityRatioParam>,
+    pub(crate) requested_to_capacity_ratio: Option<RequestedToCapacityRatioParam>,
 }
 
 /// `RequestedToCapacityRatioParam`.
 #[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct RequestedToCapacityRatioParam {
+pub(crate) struct RequestedToCapacityRatioParam {
     #[serde(default)]
     pub shape: Vec<UtilizationShapePoint>,
 }
@@ -73,7 +73,7 @@ pub struct RequestedToCapacityRatioParam {
 impl NodeResourcesFitArgs {
     /// kube's `SetDefaults_NodeResourcesFitArgs`: LeastAllocated over cpu and memory when no
     /// strategy is given; the default resources when none are listed; weight 0 becomes 1.
-    pub fn set_defaults(&mut self) {
+    pub(crate) fn set_defaults(&mut self) {
         let s = self
             .scoring_strategy
             .get_or_insert_with(|| ScoringStrategy {
@@ -92,7 +92,7 @@ impl NodeResourcesFitArgs {
     }
 
     /// kube's `ValidateNodeResourcesFitArgs` (paths relative to the args).
-    pub fn validate(&self) -> Result<(), String> {
+    pub(crate) fn validate(&self) -> Result<(), String> {
         let mut errs: Vec<FieldError> = Vec::new();
         for (i, r) in self.ignored_resources.iter().enumerate() {
             for msg in is_qualified_name(r) {
@@ -149,7 +149,7 @@ impl NodeResourcesFitArgs {
 }
 
 #[derive(Debug)]
-pub struct NodeResourcesFit {
+pub(crate) struct NodeResourcesFit {
     /// `ignoredResources` that are extended resources (kube ignores no other).
     ignored_resources: Vec<Sym>,
     ignored_resource_groups: Vec<Arc<str>>,
@@ -168,7 +168,7 @@ impl Default for NodeResourcesFit {
 impl NodeResourcesFit {
     /// Builds the plugin from args that `set_defaults` was applied to; an `Err` is kube's
     /// validation message.
-    pub fn new(args: &NodeResourcesFitArgs) -> Result<NodeResourcesFit, String> {
+    pub(crate) fn new(args: &NodeResourcesFitArgs) -> Result<NodeResourcesFit, String> {
         args.validate()?;
         let s = args
             .scoring_strategy
@@ -206,7 +206,7 @@ impl NodeResourcesFit {
     }
 
     /// The registry's factory: decode, default, validate.
-    pub fn from_args(args: Option<&serde_json::Value>) -> Result<NodeResourcesFit, String> {
+    pub(crate) fn from_args(args: Option<&serde_json::Value>) -> Result<NodeResourcesFit, String> {
         let mut a: NodeResourcesFitArgs = crate::framework::registry::decode_args(args)?;
         a.set_defaults();
         NodeResourcesFit::new(&a)

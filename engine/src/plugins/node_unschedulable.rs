@@ -14,11 +14,11 @@ use crate::framework::signature::{self, SignFragments, signer};
 use crate::framework::status::{Code, Status};
 use std::sync::Arc;
 
-pub const NAME: &str = "NodeUnschedulable";
-pub const ERR_REASON_UNSCHEDULABLE: &str = "node(s) were unschedulable";
+pub(crate) const NAME: &str = "NodeUnschedulable";
+pub(crate) const ERR_REASON_UNSCHEDULABLE: &str = "node(s) were unschedulable";
 
 #[derive(Debug)]
-pub struct NodeUnschedulable {
+pub(crate) struct NodeUnschedulable {
     taint: Taint,
 }
 

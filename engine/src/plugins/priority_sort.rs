@@ -5,7 +5,7 @@ use crate::framework::QueuedPodInfo;
 use crate::framework::interface::{Plugin, QueueSortPlugin};
 use std::sync::Arc;
 
-pub const NAME: &str = "PrioritySort";
+pub(crate) const NAME: &str = "PrioritySort";
 
 #[derive(Debug, Default)]
 pub struct PrioritySort;

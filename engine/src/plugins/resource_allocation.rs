@@ -16,14 +16,14 @@ use crate::framework::node_info::{NodeInfo, NodeRow};
 use serde::Deserialize;
 
 /// kube's `config.MaxCustomPriorityScore`: the top of a RequestedToCapacityRatio shape score.
-pub const MAX_CUSTOM_PRIORITY_SCORE: i64 = 10;
+pub(crate) const MAX_CUSTOM_PRIORITY_SCORE: i64 = 10;
 /// The top of the utilization axis of a shape.
 const MAX_UTILIZATION: i64 = 100;
 
 /// `ResourceSpec`: a resource and its weight (0 is defaulted to 1).
 #[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct ResourceSpec {
+pub(crate) struct ResourceSpec {
     #[serde(default)]
     pub name: String,
     #[serde(default)]
@@ -31,7 +31,7 @@ pub struct ResourceSpec {
 }
 
 impl ResourceSpec {
-    pub fn new(name: &str, weight: i64) -> ResourceSpec {
+    pub(crate) fn new(name: &str, weight: i64) -> ResourceSpec {
         ResourceSpec {
             name: name.to_string(),
             weight,
@@ -40,16 +40,16 @@ impl ResourceSpec {
 }
 
 /// kube's `defaultResourceSpec`: cpu and memory with weight 1.
-pub fn default_resources() -> Vec<ResourceSpec> {
+pub(crate) fn default_resources() -> Vec<ResourceSpec> {
     vec![ResourceSpec::new("cpu", 1), ResourceSpec::new("memory", 1)]
 }
 
 /// `UtilizationShapePoint`.
 #[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct UtilizationShapePoint {
+pub(crate) struct UtilizationShapePoint {
     #[serde(default)]
-    pub utilization: i32,
+    pub(crate) utilization: i32,
     #[serde(default)]
     pub score: i32,
 }
@@ -173,7 +173,7 @@ impl Kind {
 
 /// How the per-resource (requested, allocatable) pairs become a node score.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Strategy {
+pub(crate) enum Strategy {
     LeastAllocated,
     MostAllocated,
     /// The broken linear function over utilization, with scores already scaled to
@@ -184,7 +184,7 @@ pub enum Strategy {
 
 /// kube's `resourceAllocationScorer`.
 #[derive(Clone, Debug)]
-pub struct ResourceAllocationScorer {
+pub(crate) struct ResourceAllocationScorer {
     resources: Vec<(Kind, i64)>,
     /// Score with the actual requests (BalancedAllocation) rather than the non-zero defaults
     /// for cpu and memory (NodeResourcesFit).
@@ -193,7 +193,7 @@ pub struct ResourceAllocationScorer {
 }
 
 impl ResourceAllocationScorer {
-    pub fn new(resources: &[ResourceSpec], use_requested: bool, strategy: Strategy) -> Self {
+    pub(crate) fn new(resources: &[ResourceSpec], use_requested: bool, strategy: Strategy) -> Self {
         ResourceAllocationScorer {
             resources: resources
                 .iter()
@@ -206,7 +206,7 @@ impl ResourceAllocationScorer {
 
     /// A RequestedToCapacityRatio scorer from the configured shape (scores in
     /// `[0, MAX_CUSTOM_PRIORITY_SCORE]`, scaled to `[0, MAX_NODE_SCORE]`).
-    pub fn requested_to_capacity_ratio(
+    pub(crate) fn requested_to_capacity_ratio(
         resources: &[ResourceSpec],
         shape: &[UtilizationShapePoint],
     ) -> Self {
@@ -220,7 +220,7 @@ impl ResourceAllocationScorer {
 
     /// kube's `calculatePodResourceRequestList`: the pod's request of each resource, with the
     /// non-zero defaults for cpu and memory unless `use_requested`.
-    pub fn pod_requests(&self, pod: &Pod) -> Vec<i64> {
+    pub(crate) fn pod_requests(&self, pod: &Pod) -> Vec<i64> {
         let r = if self.use_requested {
             &pod.spec.requests
         } else {
@@ -238,7 +238,7 @@ impl ResourceAllocationScorer {
     }
 
     /// kube's `isBestEffortPod` over the requests of [`Self::pod_requests`].
-    pub fn is_best_effort(pod_requests: &[i64]) -> bool {
+    pub(crate) fn is_best_effort(pod_requests: &[i64]) -> bool {
         pod_requests.iter().all(|&r| r == 0)
     }
 
@@ -269,7 +269,7 @@ impl ResourceAllocationScorer {
 
     /// kube's `resourceAllocationScorer.score` with the pod's requests from
     /// [`Self::pod_requests`].
-    pub fn score(&self, node: &NodeInfo, pod_requests: &[i64]) -> i64 {
+    pub(crate) fn score(&self, node: &NodeInfo, pod_requests: &[i64]) -> i64 {
         if let [(Kind::Cpu, wc), (Kind::Memory, wm)] = self.resources[..] {
             return self.score_cpu_memory(node, pod_requests, wc, wm);
         }
@@ -397,14 +397,14 @@ impl ResourceAllocationScorer {
 
     /// Whether [`Self::score_nodes`] reads only the rows: the resource list is kube's
     /// default one (cpu, memory), which a [`NodeRow`] holds.
-    pub fn scores_from_rows(&self) -> bool {
+    pub(crate) fn scores_from_rows(&self) -> bool {
         matches!(self.resources[..], [(Kind::Cpu, _), (Kind::Memory, _)])
     }
 
     /// [`Self::score`] for each node of a block (`rows[o]` is `nodes[o]`'s row). The
     /// resource list is looked at once per block, and kube's default one (cpu, memory) runs
     /// an inlined loop over the rows.
-    pub fn score_nodes(
+    pub(crate) fn score_nodes(
         &self,
         nodes: &[&NodeInfo],
         rows: &[NodeRow],
@@ -475,7 +475,7 @@ fn weighted_mean(
 
 /// kube's `leastRequestedScore`: `(capacity − requested) × 100 / capacity`, 0 when over.
 #[inline(always)]
-pub fn least_requested_score(requested: i64, capacity: i64) -> i64 {
+pub(crate) fn least_requested_score(requested: i64, capacity: i64) -> i64 {
     if capacity == 0 || requested > capacity {
         return 0;
     }
@@ -485,7 +485,7 @@ pub fn least_requested_score(requested: i64, capacity: i64) -> i64 {
 /// kube's `mostRequestedScore`: `requested × 100 / capacity`, requested capped at capacity
 /// (pods without requests count the non-zero defaults).
 #[inline(always)]
-pub fn most_requested_score(requested: i64, capacity: i64) -> i64 {
+pub(crate) fn most_requested_score(requested: i64, capacity: i64) -> i64 {
     if capacity == 0 {
         return 0;
     }
@@ -493,7 +493,7 @@ pub fn most_requested_score(requested: i64, capacity: i64) -> i64 {
 }
 
 /// kube's `helper.BuildBrokenLinearFunction`: the score at utilization `p` on the shape.
-pub fn broken_linear(shape: &[(i64, i64)], p: i64) -> i64 {
+pub(crate) fn broken_linear(shape: &[(i64, i64)], p: i64) -> i64 {
     for (i, &(u, s)) in shape.iter().enumerate() {
         if p <= u {
             if i == 0 {
@@ -543,7 +543,11 @@ fn requested_to_capacity_ratio_score(
 /// makes, `50 + (50 + balance with the pod − balance without it) / 2`, in `[50, 100]`: about 75
 /// when the pod changes little, towards 100 when it improves the balance, towards 50 when it
 /// worsens it. `requested` includes the pod, `allocated` does not.
-pub fn balanced_resource_scorer(requested: &[i64], allocated: &[i64], allocatable: &[i64]) -> i64 {
+pub(crate) fn balanced_resource_scorer(
+    requested: &[i64],
+    allocated: &[i64],
+    allocatable: &[i64],
+) -> i64 {
     let with = balanced_resource_score(requested, allocatable);
     let without = balanced_resource_score(allocated, allocatable);
     balance_change(with, without)
@@ -557,7 +561,7 @@ fn balance_change(with: i64, without: i64) -> i64 {
 
 /// kube's `balancedResourceScore`: `(1 − std of the utilization fractions) × 100`, fractions
 /// capped at 1, over the resources the node has: one state's balance.
-pub fn balanced_resource_score(requested: &[i64], allocatable: &[i64]) -> i64 {
+pub(crate) fn balanced_resource_score(requested: &[i64], allocatable: &[i64]) -> i64 {
     // No allocation: this runs per node.
     let fractions = || {
         requested

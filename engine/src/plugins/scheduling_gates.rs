@@ -10,10 +10,10 @@ use crate::framework::status::{Code, Status};
 use std::fmt::Write;
 use std::sync::Arc;
 
-pub const NAME: &str = "SchedulingGates";
+pub(crate) const NAME: &str = "SchedulingGates";
 
 #[derive(Debug, Default)]
-pub struct SchedulingGates;
+pub(crate) struct SchedulingGates;
 
 impl Plugin for SchedulingGates {
     fn name(&self) -> &'static str {

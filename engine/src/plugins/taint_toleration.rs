@@ -17,10 +17,10 @@ use crate::framework::signature::{self, SignFragments, signer};
 use crate::framework::status::{Code, Status};
 use std::sync::Arc;
 
-pub const NAME: &str = "TaintToleration";
+pub(crate) const NAME: &str = "TaintToleration";
 
 /// kube's `Toleration.ToleratesTaint`.
-pub fn toleration_matches(t: &Toleration, taint: &Taint) -> bool {
+pub(crate) fn toleration_matches(t: &Toleration, taint: &Taint) -> bool {
     if t.effect.is_some_and(|e| e != taint.effect) {
         return false;
     }
@@ -35,13 +35,13 @@ pub fn toleration_matches(t: &Toleration, taint: &Taint) -> bool {
     t.value == taint.value
 }
 
-pub fn tolerates(tolerations: &[Toleration], taint: &Taint) -> bool {
+pub(crate) fn tolerates(tolerations: &[Toleration], taint: &Taint) -> bool {
     tolerations.iter().any(|t| toleration_matches(t, taint))
 }
 
 /// kube's `FindMatchingUntoleratedTaint` with `DoNotScheduleTaintsFilterFunc`: the first
 /// NoSchedule or NoExecute taint that no toleration tolerates.
-pub fn find_untolerated_do_not_schedule_taint<'a>(
+pub(crate) fn find_untolerated_do_not_schedule_taint<'a>(
     tolerations: &[Toleration],
     taints: &'a [Taint],
 ) -> Option<&'a Taint> {
@@ -52,7 +52,7 @@ pub fn find_untolerated_do_not_schedule_taint<'a>(
 }
 
 #[derive(Debug, Default)]
-pub struct TaintToleration;
+pub(crate) struct TaintToleration;
 
 impl Plugin for TaintToleration {
     fn signs_pods(&self) -> bool {

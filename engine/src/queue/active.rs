@@ -51,7 +51,7 @@ use std::sync::Arc;
 pub type LessFn = Arc<dyn Fn(&QueuedPodInfo, &QueuedPodInfo) -> bool + Send + Sync>;
 
 /// An entry in a shard heap.
-pub struct Entry {
+pub(crate) struct Entry {
     pub q: QueuedPodInfo,
     /// Push order: breaks ties of the QueueSort `less` (first pushed, first popped), so the
     /// pop order is a total order whatever shard each entry landed in. An update keeps the
@@ -79,7 +79,8 @@ pub struct ActiveQ {
     len: AtomicUsize,
     less: LessFn,
     next_seq: AtomicU64,
-    /// Compactions run so far (tests and reports).
+    /// Compactions run so far (the tests read it).
+    #[cfg(test)]
     compactions: AtomicUsize,
     /// Under loom: round-robin home shards (loom allows no statics or thread-locals here).
     #[cfg(loom)]
@@ -138,7 +139,7 @@ fn home_shard(n: usize) -> usize {
 }
 
 /// The default shard count: one per available thread, at least 2.
-pub fn default_shards() -> usize {
+pub(crate) fn default_shards() -> usize {
     std::thread::available_parallelism()
         .map_or(2, |n| n.get())
         .max(2)
@@ -160,6 +161,7 @@ impl ActiveQ {
             len: AtomicUsize::new(0),
             less,
             next_seq: AtomicU64::new(0),
+            #[cfg(test)]
             compactions: AtomicUsize::new(0),
             #[cfg(loom)]
             rr: AtomicUsize::new(0),
@@ -169,10 +171,6 @@ impl ActiveQ {
     /// The heap order: QueueSort's `less`, then push order among equals.
     fn before(&self, a: &Entry, b: &Entry) -> bool {
         (self.less)(&a.q, &b.q) || (a.seq < b.seq && !(self.less)(&b.q, &a.q))
-    }
-
-    pub fn shard_count(&self) -> usize {
-        self.shards.len()
     }
 
     pub fn len(&self) -> usize {
@@ -297,6 +295,7 @@ impl ActiveQ {
         self.shards[i]
             .stale
             .fetch_sub(before - heap.len(), Ordering::AcqRel);
+        #[cfg(test)]
         self.compactions.fetch_add(1, Ordering::Relaxed);
         for j in (0..heap.len() / 2).rev() {
             sift_down(heap, j, &|a, b| self.before(a, b));
@@ -304,7 +303,8 @@ impl ActiveQ {
     }
 
     /// Compactions run so far.
-    pub fn compactions(&self) -> usize {
+    #[cfg(test)]
+    pub(crate) fn compactions(&self) -> usize {
         self.compactions.load(Ordering::Relaxed)
     }
 
@@ -372,7 +372,8 @@ impl ActiveQ {
 
     /// Entries held by the heaps, stale ones included (for tests and memory reports; at most
     /// `2 * len() + 128` per shard, invariant 4).
-    pub fn heap_entries(&self) -> usize {
+    #[cfg(test)]
+    pub(crate) fn heap_entries(&self) -> usize {
         self.shards.iter().map(|s| s.heap.lock().len()).sum()
     }
 

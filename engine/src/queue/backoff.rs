@@ -62,6 +62,7 @@ impl BackoffQueue {
         self.len() == 0
     }
     /// `(rejected by plugins, failed with an error)`.
+    #[cfg(test)]
     pub(crate) fn lens(&self) -> (usize, usize) {
         (self.rejected.len(), self.errors.len())
     }

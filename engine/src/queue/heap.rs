@@ -7,7 +7,7 @@ use ahash::AHashMap;
 use std::hash::Hash;
 use std::sync::Arc;
 
-pub type LessFn<V> = Arc<dyn Fn(&V, &V) -> bool + Send + Sync>;
+pub(crate) type LessFn<V> = Arc<dyn Fn(&V, &V) -> bool + Send + Sync>;
 
 pub struct KeyedHeap<K, V> {
     items: Vec<(K, V)>,
@@ -69,7 +69,7 @@ impl<K: Hash + Eq + Clone, V> KeyedHeap<K, V> {
     }
 
     /// Pops while `pred(top)` holds.
-    pub fn pop_while(&mut self, mut pred: impl FnMut(&V) -> bool) -> Vec<V> {
+    pub(crate) fn pop_while(&mut self, mut pred: impl FnMut(&V) -> bool) -> Vec<V> {
         let mut out = Vec::new();
         while self.peek().is_some_and(&mut pred) {
             if let Some(v) = self.pop() {

@@ -102,7 +102,12 @@ impl SchedulingQueue {
     /// registered (`unionedGVKs`; a wildcard registration starts none): an event no plugin
     /// registered reaches no pod, not even the pods without rejectors that any other event
     /// moves.
-    pub fn on_informer_event(&self, event: ClusterEvent, old: EventObject, new: EventObject) {
+    pub(crate) fn on_informer_event(
+        &self,
+        event: ClusterEvent,
+        old: EventObject,
+        new: EventObject,
+    ) {
         let watched = self
             .plugin_events
             .values()
@@ -116,7 +121,11 @@ impl SchedulingQueue {
     /// [`SchedulingQueue::move_all_to_active_or_backoff`] for every pod but `except` (kube's
     /// precheck in `handleBindingCycleError`: the pod a Permit plugin rejected is not moved
     /// by the AssignedPodDelete its own forgetting raises).
-    pub fn move_all_to_active_or_backoff_except(&self, event: ClusterEvent, except: &PodKey) {
+    pub(crate) fn move_all_to_active_or_backoff_except(
+        &self,
+        event: ClusterEvent,
+        except: &PodKey,
+    ) {
         self.on_cluster_event_except(event, EventObject::None, EventObject::None, Some(except));
     }
 
@@ -178,7 +187,7 @@ impl SchedulingQueue {
     /// `nominatedNodeName` changed, or it was deleted): pods of lower or equal priority counted
     /// it on that node as if it were bound there, so its leaving may help them, the pod itself
     /// included. `pod`: the object that carried the nomination.
-    pub fn nominated_pod_left(&self, pod: Arc<Pod>) {
+    pub(crate) fn nominated_pod_left(&self, pod: Arc<Pod>) {
         let event = ClusterEvent::new(EventResource::AssignedPod, ActionType::DELETE);
         let priority = pod.priority();
         let mut inner = self.inner.lock();
@@ -244,7 +253,7 @@ impl SchedulingQueue {
     /// scale-down may help any pod (resources freed), so it goes to every pod whose rejector
     /// registered it; every other event only to the cross-topology candidates of the new pod,
     /// as for an add.
-    pub fn assigned_pod_updated(
+    pub(crate) fn assigned_pod_updated(
         &self,
         old: Arc<Pod>,
         new: Arc<Pod>,

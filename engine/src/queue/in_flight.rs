@@ -136,7 +136,8 @@ impl SchedulingQueue {
 
     /// Items in the in-flight event list (kube's `scheduler_inflight_events`): markers of
     /// popped pods plus events received while they were in flight.
-    pub fn in_flight_events(&self) -> usize {
+    #[cfg(test)]
+    pub(crate) fn in_flight_events(&self) -> usize {
         self.inner.lock().in_flight_events.len()
     }
 }

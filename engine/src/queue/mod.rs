@@ -1,14 +1,14 @@
 //! The scheduling queue (kube's `PriorityQueue`). See `README.md` beside this file for the
 //! protocol and its invariants.
 
-pub mod active;
+pub(crate) mod active;
 pub(crate) mod backoff;
 pub(crate) mod gated;
-pub mod heap;
+pub(crate) mod heap;
 mod hints;
 mod in_flight;
 mod moves;
-pub mod nominator;
+pub(crate) mod nominator;
 mod pre_enqueue;
 #[cfg(test)]
 mod tests;
@@ -39,7 +39,7 @@ use std::time::{Duration, Instant};
 use unschedulable::UnschedulablePods;
 
 /// kube's backoff ordering window (`SchedulerPopFromBackoffQ`): 1 s.
-pub const BACKOFF_WINDOW: Duration = Duration::from_secs(1);
+pub(crate) const BACKOFF_WINDOW: Duration = Duration::from_secs(1);
 
 /// `t` truncated to its [`BACKOFF_WINDOW`].
 fn align_to_window(t: Time) -> Time {
@@ -226,7 +226,7 @@ impl SchedulingQueue {
 
     /// Installs the plugins' QueueingHint functions (without them every registration behaves
     /// as Queue).
-    pub fn with_queueing_hints(
+    pub(crate) fn with_queueing_hints(
         mut self,
         hints: AHashMap<&'static str, Arc<dyn EnqueueExtensions>>,
     ) -> SchedulingQueue {
@@ -392,7 +392,7 @@ impl SchedulingQueue {
     /// hold it: only the nominator and an in-flight record still running. Unlike
     /// [`SchedulingQueue::delete`] this never probes the gated set, so binding costs nothing
     /// more with a million gated pods held.
-    pub fn delete_scheduled(&self, key: &PodKey) {
+    pub(crate) fn delete_scheduled(&self, key: &PodKey) {
         self.nominator.delete(key);
         debug_assert!(!self.gated.contains(key), "an assumed pod is never gated");
         let mut inner = self.inner.lock();
@@ -551,7 +551,8 @@ impl SchedulingQueue {
     }
 
     /// backoffQ sizes: `(rejected by plugins, failed with an error)`.
-    pub fn backoff_lens(&self) -> (usize, usize) {
+    #[cfg(test)]
+    pub(crate) fn backoff_lens(&self) -> (usize, usize) {
         self.inner.lock().backoff.lens()
     }
 

@@ -62,7 +62,7 @@ impl SchedulingQueue {
     }
 
     /// Backoff: `initial × 2^(attempts−1)`, capped at max; zero attempts means no backoff.
-    pub fn backoff_duration(&self, q: &QueuedPodInfo) -> Duration {
+    pub(crate) fn backoff_duration(&self, q: &QueuedPodInfo) -> Duration {
         if q.attempts == 0 {
             return Duration::ZERO;
         }
@@ -151,7 +151,7 @@ impl SchedulingQueue {
     /// When the next periodic flush that can move a pod is due: the backoff flush while
     /// backoffQ holds pods, the unschedulable flush while the pool holds pods (`None`: no
     /// flush can move anything). A driver of a virtual clock advances it to this time.
-    pub fn next_flush_due(&self) -> Option<Time> {
+    pub(crate) fn next_flush_due(&self) -> Option<Time> {
         let inner = self.inner.lock();
         let backoff = (!inner.backoff.is_empty()).then_some(inner.next_backoff_flush);
         let unsched = (!inner.unschedulable.is_empty()).then_some(inner.next_unschedulable_flush);

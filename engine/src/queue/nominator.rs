@@ -84,7 +84,7 @@ impl Nominator {
     }
 
     /// Pods nominated to `node` (the latest objects seen).
-    pub fn pods_for_node(&self, node: Sym) -> Vec<Arc<Pod>> {
+    pub(crate) fn pods_for_node(&self, node: Sym) -> Vec<Arc<Pod>> {
         self.inner
             .lock()
             .by_node
@@ -95,7 +95,7 @@ impl Nominator {
 
     /// [`Nominator::nominated_at_least`] for one node only (the nominated node tried alone,
     /// the oracle's single-node checks): no map of every node.
-    pub fn nominated_at_least_on(&self, node: Sym, pod: &Pod) -> Vec<Arc<Pod>> {
+    pub(crate) fn nominated_at_least_on(&self, node: Sym, pod: &Pod) -> Vec<Arc<Pod>> {
         self.inner
             .lock()
             .by_node
@@ -111,7 +111,7 @@ impl Nominator {
     /// For the two-pass filter (kube's `addGENominatedPods`): per node, the pods nominated
     /// there whose priority is at least `pod`'s, other than `pod` itself. Empty (and cheap)
     /// when nothing is nominated.
-    pub fn nominated_at_least(&self, pod: &Pod) -> AHashMap<Sym, Vec<Arc<Pod>>> {
+    pub(crate) fn nominated_at_least(&self, pod: &Pod) -> AHashMap<Sym, Vec<Arc<Pod>>> {
         let inner = self.inner.lock();
         let mut out = AHashMap::new();
         for (node, pods) in &inner.by_node {

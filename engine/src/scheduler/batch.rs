@@ -50,39 +50,39 @@ use super::Scheduler;
 use super::cycle::CycleContext;
 
 /// kube's `maxBatchAge`: results older than this are not reused.
-pub const MAX_BATCH_AGE: Duration = Duration::from_millis(500);
+pub(crate) const MAX_BATCH_AGE: Duration = Duration::from_millis(500);
 
 /// One scored node kept for later pods: its raw scores (per plugin of
 /// [`SortedScoredNodes::plugins`]), its total and its tie-breaker.
 #[derive(Clone, Debug)]
-pub struct Candidate {
+pub(crate) struct Candidate {
     pub name: Sym,
     pub raw: Vec<i64>,
     pub total: i64,
-    pub randomizer: u64,
+    pub(crate) randomizer: u64,
 }
 
 /// kube's `SortedScoredNodes`: scored nodes, best last (popped first).
 #[derive(Clone, Debug, Default)]
-pub struct SortedScoredNodes {
+pub(crate) struct SortedScoredNodes {
     /// The score plugins the raw scores belong to, in column order.
     pub plugins: Vec<&'static str>,
     nodes: Vec<Candidate>,
 }
 
 impl SortedScoredNodes {
-    pub fn new(plugins: Vec<&'static str>, mut nodes: Vec<Candidate>) -> SortedScoredNodes {
+    pub(crate) fn new(plugins: Vec<&'static str>, mut nodes: Vec<Candidate>) -> SortedScoredNodes {
         nodes.sort_unstable_by_key(|c| (c.total, c.randomizer));
         SortedScoredNodes { plugins, nodes }
     }
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.nodes.len()
     }
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.nodes.is_empty()
     }
     /// The best node, removed.
-    pub fn pop(&mut self) -> Option<Candidate> {
+    pub(crate) fn pop(&mut self) -> Option<Candidate> {
         self.nodes.pop()
     }
 }
@@ -110,7 +110,7 @@ struct LastCycle {
 
 /// A profile's batching state (see the module doc).
 #[derive(Default)]
-pub struct OpportunisticBatch {
+pub(crate) struct OpportunisticBatch {
     state: Option<BatchState>,
     last: LastCycle,
     /// Pods placed on a hint (kube's `batchedPods`).

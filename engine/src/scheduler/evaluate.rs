@@ -27,14 +27,14 @@ pub struct Evaluation {
     pub rejected: Vec<(Sym, Status)>,
     /// The PreFilter plugins that narrowed the nodes to a subset (kube's `pluginsWithNodes`,
     /// part of a failure's unschedulable plugins).
-    pub pre_filter_with_nodes: Vec<&'static str>,
+    pub(crate) pre_filter_with_nodes: Vec<&'static str>,
     /// A PreScore or Score error (the feasible nodes then carry no score).
     pub score_error: Option<Status>,
     /// Each feasible node's score per active Score plugin (normalized and weighted), in
     /// `feasible` order, computed plugin by plugin as kube's `RunScorePlugins` does: what the
     /// oracle prints beside kube's own when the two sides disagree, and a cross-check of the
     /// scheduler's blocked Score (each node's sum equals its total in `feasible`).
-    pub plugin_scores: Vec<Vec<(&'static str, i64)>>,
+    pub(crate) plugin_scores: Vec<Vec<(&'static str, i64)>>,
     /// Set when the scheduler's blocked Score ranks the nodes differently from the plain
     /// plugin-by-plugin one (a tidegate bug): the first node whose offset differs.
     pub blocked_score_mismatch: Option<String>,

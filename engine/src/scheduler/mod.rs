@@ -34,11 +34,11 @@ use std::sync::atomic::{AtomicU64, AtomicUsize};
 use std::sync::{Arc, Weak};
 use std::thread::JoinHandle;
 
-pub mod batch;
+pub(crate) mod batch;
 mod binding;
 mod cycle;
-pub mod evaluate;
-pub mod eventhandlers;
+pub(crate) mod evaluate;
+pub(crate) mod eventhandlers;
 mod failure;
 mod resize;
 pub use resize::DeferredEvaluation;
@@ -52,7 +52,7 @@ use score::ScoreScratch;
 /// Below this many nodes to evaluate, Filter and Score run inline on the scheduling thread.
 /// Measured on the 2-vCPU VM (perf-data/HISTORY.md, 2026-11-23): fanning out the default
 /// 500 of 5,000 nodes on 2 threads was about 2 µs slower per cycle than inline.
-pub const PARALLEL_MIN_NODES: usize = 1000;
+pub(crate) const PARALLEL_MIN_NODES: usize = 1000;
 
 /// Scheduler-wide configuration (the parts of KubeSchedulerConfiguration this build honours).
 #[derive(Clone, Debug)]
@@ -304,7 +304,7 @@ impl Scheduler {
     }
 
     /// Whether one of our profiles is responsible for this pod.
-    pub fn responsible_for(&self, pod: &Pod) -> bool {
+    pub(crate) fn responsible_for(&self, pod: &Pod) -> bool {
         self.framework_for(pod).is_some()
     }
 

@@ -93,20 +93,20 @@ impl AttemptResult {
 
 /// kube's batch attempt results (`scheduler_batch_attempts_total{result}`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum BatchAttempt {
+pub(crate) enum BatchAttempt {
     NoHint,
     HintUsed,
     HintNotUsed,
 }
 
 impl BatchAttempt {
-    pub const ALL: [BatchAttempt; 3] = [
+    pub(crate) const ALL: [BatchAttempt; 3] = [
         BatchAttempt::NoHint,
         BatchAttempt::HintUsed,
         BatchAttempt::HintNotUsed,
     ];
 
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             BatchAttempt::NoHint => "no_hint",
             BatchAttempt::HintUsed => "hint_used",
@@ -117,7 +117,7 @@ impl BatchAttempt {
 
 /// kube's batch cache flush reasons (`scheduler_batch_cache_flushed_total{reason}`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum BatchFlush {
+pub(crate) enum BatchFlush {
     PodFailed,
     PodSkipped,
     PodNominated,
@@ -133,7 +133,7 @@ pub enum BatchFlush {
 }
 
 impl BatchFlush {
-    pub const ALL: [BatchFlush; 12] = [
+    pub(crate) const ALL: [BatchFlush; 12] = [
         BatchFlush::PodFailed,
         BatchFlush::PodSkipped,
         BatchFlush::PodNominated,
@@ -148,7 +148,7 @@ impl BatchFlush {
         BatchFlush::NormalizeError,
     ];
 
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             BatchFlush::PodFailed => "pod_failed",
             BatchFlush::PodSkipped => "pod_skipped",
@@ -168,7 +168,7 @@ impl BatchFlush {
 
 /// One opportunistic batching counter: metric, profile, its `result` or `reason` label as
 /// (name, value) (none for the rescore count), and the count.
-pub type BatchCounter = (
+pub(crate) type BatchCounter = (
     &'static str,
     String,
     Option<(&'static str, &'static str)>,
@@ -287,7 +287,7 @@ impl Series {
 /// kube's `prometheus.ExponentialBuckets(start, factor, count)`: each bound the previous
 /// times `factor`, multiplied in the same order as Go's client, so that the bounds are the
 /// same floats (and print as the same `le` labels: `1.5e-05`, not `1.5000000000000002e-05`).
-pub fn exponential(mut start: f64, factor: f64, count: usize) -> Vec<f64> {
+pub(crate) fn exponential(mut start: f64, factor: f64, count: usize) -> Vec<f64> {
     let mut out = Vec::with_capacity(count);
     for _ in 0..count {
         out.push(start);
@@ -318,12 +318,12 @@ struct LocalCounters {
 /// scheduling cycles, and of PreEnqueue runs, whose per-plugin durations
 /// (`scheduler_plugin_execution_duration_seconds`) are recorded. Extension-point durations
 /// are recorded on every run.
-pub const PLUGIN_METRICS_SAMPLE_PERCENT: u64 = 10;
+pub(crate) const PLUGIN_METRICS_SAMPLE_PERCENT: u64 = 10;
 
 /// One draw of kube's `rand.Intn(100) < pluginMetricsSamplePercent`: true for about 10 %
 /// of calls. A per-thread splitmix64 sequence (no shared state, so the PreEnqueue path stays
 /// free of atomics); each thread's sequence starts from its own address-derived seed.
-pub fn sample_plugin_metrics() -> bool {
+pub(crate) fn sample_plugin_metrics() -> bool {
     thread_local! {
         static STATE: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
     }
@@ -456,7 +456,7 @@ impl Metrics {
 
     /// Records a duration in nanoseconds (or a count for count-valued series).
     #[inline]
-    pub fn observe(&self, series: Series, value: u64) {
+    pub(crate) fn observe(&self, series: Series, value: u64) {
         let rec = self.recorders.get_or_default();
         let mut rec = rec.lock();
         let (h, sum) = rec
@@ -468,7 +468,7 @@ impl Metrics {
         *sum += u128::from(value);
     }
 
-    pub fn inc_incoming(&self, queue: &'static str, event: &str) {
+    pub(crate) fn inc_incoming(&self, queue: &'static str, event: &str) {
         let c = self.counters.get_or_default();
         let mut c = c.lock();
         let per_event = c.incoming.entry(queue).or_default();
@@ -480,11 +480,11 @@ impl Metrics {
         }
     }
 
-    pub fn add_unschedulable(&self, plugin: &'static str, delta: i64) {
+    pub(crate) fn add_unschedulable(&self, plugin: &'static str, delta: i64) {
         *self.unschedulable_pods.lock().entry(plugin).or_default() += delta;
     }
 
-    pub fn inc_attempt(&self, result: AttemptResult) {
+    pub(crate) fn inc_attempt(&self, result: AttemptResult) {
         self.attempts_total[result as usize].fetch_add(1, Ordering::Relaxed);
     }
 
@@ -501,17 +501,17 @@ impl Metrics {
     }
 
     /// `scheduler_batch_attempts_total{profile,result}`.
-    pub fn inc_batch_attempt(&self, profile: Sym, result: BatchAttempt) {
+    pub(crate) fn inc_batch_attempt(&self, profile: Sym, result: BatchAttempt) {
         self.inc_batch_slot(profile, result as usize);
     }
 
     /// `scheduler_batch_cache_flushed_total{profile,reason}`.
-    pub fn inc_batch_flush(&self, profile: Sym, reason: BatchFlush) {
+    pub(crate) fn inc_batch_flush(&self, profile: Sym, reason: BatchFlush) {
         self.inc_batch_slot(profile, BatchAttempt::ALL.len() + reason as usize);
     }
 
     /// `scheduler_batch_rescore_attempts_total{profile}`.
-    pub fn inc_batch_rescore(&self, profile: Sym) {
+    pub(crate) fn inc_batch_rescore(&self, profile: Sym) {
         self.inc_batch_slot(profile, BATCH_SLOTS - 1);
     }
 
@@ -583,7 +583,7 @@ impl Metrics {
     }
 
     /// `scheduler_unschedulable_pods{plugin}`.
-    pub fn unschedulable_pods(&self) -> Vec<(&'static str, i64)> {
+    pub(crate) fn unschedulable_pods(&self) -> Vec<(&'static str, i64)> {
         let mut v: Vec<_> = self
             .unschedulable_pods
             .lock()

@@ -17,19 +17,20 @@ use ahash::AHashMap;
 use std::sync::Arc;
 
 /// The cycle-state key of [`PreFilterState`] (kube's `preFilterStateKey`).
-pub const PRE_FILTER_STATE_KEY: &str = "PreFilterInterPodAffinity";
+pub(crate) const PRE_FILTER_STATE_KEY: &str = "PreFilterInterPodAffinity";
 
-pub const ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH: &str =
+pub(crate) const ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH: &str =
     "node(s) didn't satisfy existing pods anti-affinity rules";
-pub const ERR_REASON_AFFINITY_RULES_NOT_MATCH: &str = "node(s) didn't match pod affinity rules";
-pub const ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH: &str =
+pub(crate) const ERR_REASON_AFFINITY_RULES_NOT_MATCH: &str =
+    "node(s) didn't match pod affinity rules";
+pub(crate) const ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH: &str =
     "node(s) didn't match pod anti-affinity rules";
 
 /// kube's `topologyToMatchedTermCount`: topology pair → count, zero entries removed, with the
 /// topology keys present (and how many entries each has) so a node is checked with one lookup
 /// per key.
 #[derive(Clone, Debug, Default)]
-pub struct TopologyCounts {
+pub(crate) struct TopologyCounts {
     counts: AHashMap<TopologyPair, i64>,
     keys: Vec<(Sym, u32)>,
 }
@@ -53,7 +54,7 @@ impl Tally for TopologyCounts {
 }
 
 impl TopologyCounts {
-    pub fn get(&self, key: Sym, value: Sym) -> i64 {
+    pub(crate) fn get(&self, key: Sym, value: Sym) -> i64 {
         self.counts.get(&(key, value)).copied().unwrap_or(0)
     }
 
@@ -62,12 +63,12 @@ impl TopologyCounts {
         self.counts.len()
     }
 
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.counts.is_empty()
     }
 
     /// Adds `delta` to `(key, value)`, removing the entry when it reaches 0.
-    pub fn add(&mut self, key: Sym, value: Sym, delta: i64) {
+    pub(crate) fn add(&mut self, key: Sym, value: Sym, delta: i64) {
         if delta == 0 {
             return;
         }
@@ -96,13 +97,13 @@ impl TopologyCounts {
 
     /// kube's `update`: `delta` on the pair of `key` for a node with `labels`, if it has it.
     #[inline]
-    pub fn add_on_node(&mut self, labels: &Labels, key: Sym, delta: i64) {
+    pub(crate) fn add_on_node(&mut self, labels: &Labels, key: Sym, delta: i64) {
         if let Some(v) = labels.get(key) {
             self.add(key, v, delta);
         }
     }
 
-    pub fn merge(&mut self, other: &TopologyCounts) {
+    pub(crate) fn merge(&mut self, other: &TopologyCounts) {
         for (&(k, v), &c) in &other.counts {
             self.add(k, v, c);
         }
@@ -110,7 +111,7 @@ impl TopologyCounts {
 
     /// Whether a node with `labels` is in some pair with a positive count (kube iterates the
     /// node's labels; only the keys present here can hit).
-    pub fn any_positive_on(&self, labels: &Labels) -> bool {
+    pub(crate) fn any_positive_on(&self, labels: &Labels) -> bool {
         self.keys
             .iter()
             .any(|&(k, _)| labels.get(k).is_some_and(|v| self.get(k, v) > 0))
@@ -119,14 +120,14 @@ impl TopologyCounts {
 
 /// What PreFilter computes for Filter (kube's `preFilterState`).
 #[derive(Clone, Debug)]
-pub struct PreFilterState {
+pub(crate) struct PreFilterState {
     /// Pairs → running pods whose required anti-affinity terms match the incoming pod.
-    pub existing_anti_affinity_counts: Arc<TopologyCounts>,
+    pub(crate) existing_anti_affinity_counts: Arc<TopologyCounts>,
     /// Pairs → running pods matching all the incoming pod's required affinity terms (counted
     /// once per term).
-    pub affinity_counts: Arc<TopologyCounts>,
+    pub(crate) affinity_counts: Arc<TopologyCounts>,
     /// Pairs → running pods matching each of the incoming pod's required anti-affinity terms.
-    pub anti_affinity_counts: Arc<TopologyCounts>,
+    pub(crate) anti_affinity_counts: Arc<TopologyCounts>,
     /// The incoming pod (its terms).
     pod: Pod,
     /// The incoming pod's namespace labels (`None`: no such namespace).
@@ -437,7 +438,11 @@ impl InterPodAffinity {
     }
 
     /// Builds the PreFilter state for `pod` (exposed for tests and tools).
-    pub fn compute_pre_filter_state(&self, pod: &Pod, snapshot: &Snapshot) -> PreFilterState {
+    pub(crate) fn compute_pre_filter_state(
+        &self,
+        pod: &Pod,
+        snapshot: &Snapshot,
+    ) -> PreFilterState {
         let namespace_labels = self.client.namespace_labels(pod.namespace);
         let existing = self.existing_anti_affinity_counts(pod, namespace_labels.as_ref(), snapshot);
         let (affinity, anti) = self.incoming_counts(pod, snapshot);

@@ -61,8 +61,8 @@
 //!   `namespaces`: the same answer for namespaces that exist); the running pods' terms see the
 //!   incoming pod's namespace labels.
 
-pub mod filtering;
-pub mod scoring;
+pub(crate) mod filtering;
+pub(crate) mod scoring;
 #[cfg(test)]
 mod tests;
 
@@ -81,22 +81,22 @@ pub(crate) use crate::plugins::kept::NsLabelsCache;
 use serde::Deserialize;
 use std::sync::Arc;
 
-pub use filtering::TopologyCounts;
+pub(crate) use filtering::TopologyCounts;
 
-pub const NAME: &str = "InterPodAffinity";
+pub(crate) const NAME: &str = "InterPodAffinity";
 
 /// A topology domain: `(topology key, node label value)`.
-pub type TopologyPair = (Sym, Sym);
+pub(crate) type TopologyPair = (Sym, Sym);
 
 /// kube's `InterPodAffinityArgs` (v1 defaults applied).
 #[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields, default)]
-pub struct InterPodAffinityArgs {
+pub(crate) struct InterPodAffinityArgs {
     /// The score weight of an existing pod's required affinity term that the incoming pod
     /// matches (kube's symmetric "hard" affinity). 0..=100; default 1.
-    pub hard_pod_affinity_weight: i32,
+    pub(crate) hard_pod_affinity_weight: i32,
     /// Skip the existing pods' preferred terms when the incoming pod has no preferred terms.
-    pub ignore_preferred_terms_of_existing_pods: bool,
+    pub(crate) ignore_preferred_terms_of_existing_pods: bool,
 }
 
 impl Default for InterPodAffinityArgs {
@@ -110,7 +110,7 @@ impl Default for InterPodAffinityArgs {
 
 impl InterPodAffinityArgs {
     /// kube's `ValidateInterPodAffinityArgs`.
-    pub fn validate(&self) -> Result<(), String> {
+    pub(crate) fn validate(&self) -> Result<(), String> {
         let w = self.hard_pod_affinity_weight;
         if !(0..=100).contains(&w) {
             return Err(format!(
@@ -121,7 +121,7 @@ impl InterPodAffinityArgs {
     }
 }
 
-pub struct InterPodAffinity {
+pub(crate) struct InterPodAffinity {
     pub args: InterPodAffinityArgs,
     /// For namespace labels (`namespaceSelector`).
     client: Arc<dyn ClusterClient>,
@@ -177,7 +177,10 @@ impl std::fmt::Debug for InterPodAffinity {
 }
 
 impl InterPodAffinity {
-    pub fn new(args: InterPodAffinityArgs, client: Arc<dyn ClusterClient>) -> InterPodAffinity {
+    pub(crate) fn new(
+        args: InterPodAffinityArgs,
+        client: Arc<dyn ClusterClient>,
+    ) -> InterPodAffinity {
         InterPodAffinity {
             args,
             client,
@@ -187,14 +190,14 @@ impl InterPodAffinity {
     }
 
     /// Runs the passes over all nodes on `pool` (the scheduler's `parallelism`).
-    pub fn with_pool(mut self, pool: Option<Arc<rayon::ThreadPool>>) -> InterPodAffinity {
+    pub(crate) fn with_pool(mut self, pool: Option<Arc<rayon::ThreadPool>>) -> InterPodAffinity {
         self.pool = pool;
         self
     }
 }
 
 /// The registry factory: decodes and validates the args.
-pub fn factory(
+pub(crate) fn factory(
     ctx: &PluginContext,
     args: Option<&serde_json::Value>,
 ) -> Result<Arc<dyn Plugin>, String> {
@@ -345,7 +348,7 @@ fn matches_all_no_ns(terms: &[PodAffinityTerm], owner: &Pod, target: &Pod) -> bo
 
 impl InterPodAffinity {
     /// kube's `isSchedulableAfterPodChange`.
-    pub fn is_schedulable_after_pod_change(
+    pub(crate) fn is_schedulable_after_pod_change(
         &self,
         pod: &Pod,
         original: Option<&Pod>,
@@ -376,7 +379,7 @@ impl InterPodAffinity {
     }
 
     /// kube's `isSchedulableAfterNodeChange`.
-    pub fn is_schedulable_after_node_change(
+    pub(crate) fn is_schedulable_after_node_change(
         &self,
         pod: &Pod,
         original: Option<&crate::api::Node>,

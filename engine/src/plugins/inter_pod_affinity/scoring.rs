@@ -15,7 +15,7 @@ use ahash::AHashMap;
 use std::sync::Arc;
 
 /// The cycle-state key of [`PreScoreState`] (kube's `preScoreStateKey`).
-pub const PRE_SCORE_STATE_KEY: &str = "PreScoreInterPodAffinity";
+pub(crate) const PRE_SCORE_STATE_KEY: &str = "PreScoreInterPodAffinity";
 
 /// kube's `scoreMap`: topology pair → summed weight. A pair is present once something matched
 /// there, even when the weights sum to 0 (kube keeps such entries); each entry counts its
@@ -23,7 +23,7 @@ pub const PRE_SCORE_STATE_KEY: &str = "PreScoreInterPodAffinity";
 /// have it. The keys present are listed, with their number of pairs, so Score does one lookup
 /// per key.
 #[derive(Clone, Debug, Default)]
-pub struct TopologyScores {
+pub(crate) struct TopologyScores {
     /// Pair → (summed weight, matches).
     scores: AHashMap<TopologyPair, (i64, u32)>,
     keys: Vec<(Sym, u32)>,
@@ -40,7 +40,7 @@ impl Eq for TopologyScores {}
 
 impl TopologyScores {
     /// Adds `matches` matches summing to `delta` on `(key, value)`.
-    pub fn add_matches(&mut self, key: Sym, value: Sym, delta: i64, matches: u32) {
+    pub(crate) fn add_matches(&mut self, key: Sym, value: Sym, delta: i64, matches: u32) {
         if matches == 0 {
             return;
         }
@@ -56,7 +56,7 @@ impl TopologyScores {
     }
 
     /// Takes back what [`Self::add_matches`] added; the pair goes when no match is left.
-    pub fn remove_matches(&mut self, key: Sym, value: Sym, delta: i64, matches: u32) {
+    pub(crate) fn remove_matches(&mut self, key: Sym, value: Sym, delta: i64, matches: u32) {
         use std::collections::hash_map::Entry;
         let Entry::Occupied(mut e) = self.scores.entry((key, value)) else {
             debug_assert!(matches == 0, "taking back a pair never added");
@@ -75,23 +75,23 @@ impl TopologyScores {
         }
     }
 
-    pub fn get(&self, key: Sym, value: Sym) -> Option<i64> {
+    pub(crate) fn get(&self, key: Sym, value: Sym) -> Option<i64> {
         self.scores.get(&(key, value)).map(|&(w, _)| w)
     }
 
     /// No topology key at all (kube's `len(topologyScore) == 0`).
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.keys.is_empty()
     }
 
-    pub fn merge(&mut self, other: &TopologyScores) {
+    pub(crate) fn merge(&mut self, other: &TopologyScores) {
         for (&(k, v), &(w, n)) in &other.scores {
             self.add_matches(k, v, w, n);
         }
     }
 
     /// The sum over the pairs a node with `labels` is in.
-    pub fn score_on(&self, labels: &Labels) -> i64 {
+    pub(crate) fn score_on(&self, labels: &Labels) -> i64 {
         self.keys
             .iter()
             .filter_map(|&(k, _)| labels.get(k).and_then(|v| self.get(k, v)))
@@ -121,9 +121,9 @@ impl Tally for TopologyScores {
 
 /// What PreScore computes for Score (kube's `preScoreState`).
 #[derive(Clone, Debug, Default)]
-pub struct PreScoreState {
+pub(crate) struct PreScoreState {
     /// Shared with the plugin's kept sums.
-    pub topology_score: Arc<TopologyScores>,
+    pub(crate) topology_score: Arc<TopologyScores>,
 }
 
 /// Per worker of a pass: what each kind of running pod met contributes, `(topology key,
@@ -248,7 +248,7 @@ impl InterPodAffinity {
     /// Builds the PreScore state for `pod` over the whole cluster (exposed for tests), kept
     /// between cycles: it depends on the incoming pod's terms, labels, namespace and
     /// namespace labels.
-    pub fn compute_pre_score_state(&self, pod: &Pod, snapshot: &Snapshot) -> PreScoreState {
+    pub(crate) fn compute_pre_score_state(&self, pod: &Pod, snapshot: &Snapshot) -> PreScoreState {
         let aff = &pod.spec.pod_affinity;
         let has_constraints =
             !aff.preferred_affinity.is_empty() || !aff.preferred_anti_affinity.is_empty();
@@ -349,7 +349,7 @@ impl ScorePlugin for InterPodAffinity {
 }
 
 /// The min–max rescaling of NormalizeScore.
-pub fn normalize(scores: &mut [i64]) {
+pub(crate) fn normalize(scores: &mut [i64]) {
     let (Some(&min), Some(&max)) = (scores.iter().min(), scores.iter().max()) else {
         return;
     };

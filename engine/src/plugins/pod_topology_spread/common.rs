@@ -14,14 +14,14 @@ use ahash::AHashMap;
 use std::sync::Arc;
 
 /// `kubernetes.io/hostname`: constraints on it have one domain per node.
-pub const LABEL_HOSTNAME: &str = "kubernetes.io/hostname";
+pub(crate) const LABEL_HOSTNAME: &str = "kubernetes.io/hostname";
 /// `topology.kubernetes.io/zone`.
-pub const LABEL_TOPOLOGY_ZONE: &str = "topology.kubernetes.io/zone";
+pub(crate) const LABEL_TOPOLOGY_ZONE: &str = "topology.kubernetes.io/zone";
 
 /// kube's internal `topologySpreadConstraint`: one constraint of the pod (or a default one)
 /// with its effective selector resolved for that pod.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Constraint {
+pub(crate) struct Constraint {
     pub max_skew: i32,
     pub topology_key: Sym,
     /// The effective selector (`matchLabelKeys` merged in, or the default selector).
@@ -36,14 +36,14 @@ pub struct Constraint {
 impl Constraint {
     /// `Selector.Matches(labels)`.
     #[inline]
-    pub fn selects(&self, labels: &Labels) -> bool {
+    pub(crate) fn selects(&self, labels: &Labels) -> bool {
         self.selector.as_ref().is_some_and(|s| s.matches(labels))
     }
 
     /// kube's `matchNodeInclusionPolicies`, with the node's affinity match and untolerated
     /// taint check computed once per node by the caller.
     #[inline]
-    pub fn includes(&self, node: NodeMatch) -> bool {
+    pub(crate) fn includes(&self, node: NodeMatch) -> bool {
         (self.node_affinity_policy != NodeInclusionPolicy::Honor || node.affinity)
             && (self.node_taints_policy != NodeInclusionPolicy::Honor || node.tolerated)
     }
@@ -51,7 +51,7 @@ impl Constraint {
 
 /// What the inclusion policies need to know about one node for the incoming pod.
 #[derive(Clone, Copy, Debug)]
-pub struct NodeMatch {
+pub(crate) struct NodeMatch {
     /// The node matches the pod's nodeSelector and required node affinity.
     pub affinity: bool,
     /// The node has no NoSchedule/NoExecute taint the pod does not tolerate.
@@ -61,13 +61,13 @@ pub struct NodeMatch {
 /// Which node checks a set of constraints needs (so that nodes are not checked for policies
 /// no constraint honours).
 #[derive(Clone, Copy, Debug, Default)]
-pub struct PolicyNeeds {
+pub(crate) struct PolicyNeeds {
     pub(crate) affinity: bool,
     pub(crate) taints: bool,
 }
 
 impl PolicyNeeds {
-    pub fn of(constraints: &[Constraint]) -> PolicyNeeds {
+    pub(crate) fn of(constraints: &[Constraint]) -> PolicyNeeds {
         PolicyNeeds {
             affinity: constraints
                 .iter()
@@ -80,7 +80,7 @@ impl PolicyNeeds {
 
     /// Evaluates the needed checks for `node` (the others read as satisfied).
     #[inline]
-    pub fn evaluate(self, pod: &Pod, node: &NodeInfo) -> NodeMatch {
+    pub(crate) fn evaluate(self, pod: &Pod, node: &NodeInfo) -> NodeMatch {
         NodeMatch {
             affinity: !self.affinity || node_affinity::matches(pod, node),
             tolerated: !self.taints || !has_untolerated_taint(pod, &node.node.taints),
@@ -96,14 +96,14 @@ fn has_untolerated_taint(pod: &Pod, taints: &[Taint]) -> bool {
 
 /// kube's `nodeLabelsMatchSpreadConstraints`: the node has every constraint's topology key.
 #[inline]
-pub fn node_has_all_keys(labels: &Labels, constraints: &[Constraint]) -> bool {
+pub(crate) fn node_has_all_keys(labels: &Labels, constraints: &[Constraint]) -> bool {
     constraints.iter().all(|c| labels.has(c.topology_key))
 }
 
 /// kube's `filterTopologySpreadConstraints`: the constraints with `when_unsatisfiable ==
 /// action`, selectors resolved against the owner's labels (`matchLabelKeys`), `minDomains`
 /// defaulted to 1.
-pub fn filter_constraints(
+pub(crate) fn filter_constraints(
     constraints: &[TopologySpreadConstraint],
     owner_labels: &Labels,
     action: UnsatisfiableConstraintAction,
@@ -129,7 +129,7 @@ pub fn filter_constraints(
 /// `selector.Empty()` short-cut, meant for the null selector, also catches `labelSelector:
 /// {}`), so an empty selector counts no existing pod; this keeps that.
 #[inline]
-pub fn count_pods_match_selector(
+pub(crate) fn count_pods_match_selector(
     pods: &crate::framework::node_info::PodList,
     selector: Option<&LabelSelector>,
     namespace: Sym,
@@ -192,14 +192,14 @@ impl SpreadKey {
 /// domain present). A domain is present while an eligible node is in it, even with 0 pods
 /// (kube creates the entry for every eligible node).
 #[derive(Clone, Debug, Default)]
-pub struct DomainTally {
+pub(crate) struct DomainTally {
     per_constraint: Vec<AHashMap<Sym, (i64, u32)>>,
 }
 
 impl DomainTally {
     /// The matching pods of domain `value` of constraint `i`, if the domain is present.
     #[inline]
-    pub fn get(&self, i: usize, value: Sym) -> Option<i64> {
+    pub(crate) fn get(&self, i: usize, value: Sym) -> Option<i64> {
         self.per_constraint
             .get(i)
             .and_then(|m| m.get(&value))
@@ -207,12 +207,12 @@ impl DomainTally {
     }
 
     /// How many domains constraint `i` has.
-    pub fn domains(&self, i: usize) -> usize {
+    pub(crate) fn domains(&self, i: usize) -> usize {
         self.per_constraint.get(i).map_or(0, |m| m.len())
     }
 
     /// Constraint `i`'s domains and their matching pods, in no order.
-    pub fn iter(&self, i: usize) -> impl Iterator<Item = (Sym, i64)> + '_ {
+    pub(crate) fn iter(&self, i: usize) -> impl Iterator<Item = (Sym, i64)> + '_ {
         self.per_constraint
             .get(i)
             .into_iter()
@@ -332,12 +332,16 @@ pub(crate) fn spread_contribution(
 }
 
 /// kube's `podLabelsMatchSpreadConstraints`: any constraint's selector matches `labels`.
-pub fn any_constraint_selects(constraints: &[Constraint], labels: &Labels) -> bool {
+pub(crate) fn any_constraint_selects(constraints: &[Constraint], labels: &Labels) -> bool {
     constraints.iter().any(|c| c.selects(labels))
 }
 
 /// kube's `checkTopologyKeyLabelsChanged`.
-pub fn topology_labels_changed(old: &Labels, new: &Labels, constraints: &[Constraint]) -> bool {
+pub(crate) fn topology_labels_changed(
+    old: &Labels,
+    new: &Labels,
+    constraints: &[Constraint],
+) -> bool {
     constraints
         .iter()
         .any(|c| old.get(c.topology_key) != new.get(c.topology_key))

@@ -12,13 +12,13 @@ use crate::framework::status::{Code, Status};
 use std::sync::Arc;
 
 /// The cycle-state key of [`PreFilterState`] (kube's `"PreFilter" + Name`).
-pub const PRE_FILTER_STATE_KEY: &str = "PreFilterPodTopologySpread";
+pub(crate) const PRE_FILTER_STATE_KEY: &str = "PreFilterPodTopologySpread";
 
 /// One entry of [`CriticalPaths`]: a domain (topology value) and its matching pod count.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct CriticalPath {
-    pub topology_value: Sym,
-    pub match_num: i32,
+pub(crate) struct CriticalPath {
+    pub(crate) topology_value: Sym,
+    pub(crate) match_num: i32,
 }
 
 /// kube's `criticalPaths`: two domains of one constraint. `0` always holds the minimum match
@@ -26,7 +26,7 @@ pub struct CriticalPath {
 /// entries suffice because preemption removes pods from one node at a time and each candidate
 /// node is evaluated on its own copy of the state.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct CriticalPaths(pub [CriticalPath; 2]);
+pub(crate) struct CriticalPaths(pub [CriticalPath; 2]);
 
 impl Default for CriticalPaths {
     fn default() -> Self {
@@ -40,7 +40,7 @@ impl Default for CriticalPaths {
 
 impl CriticalPaths {
     /// kube's `criticalPaths.update`: record that domain `value` now has `num` matching pods.
-    pub fn update(&mut self, value: Sym, num: i32) {
+    pub(crate) fn update(&mut self, value: Sym, num: i32) {
         let p = &mut self.0;
         let i = if value == p[0].topology_value {
             Some(0)
@@ -78,25 +78,25 @@ impl CriticalPaths {
 /// constraints is legitimate and lets every node pass (PreFilter returns Skip then, so Filter
 /// does not even run).
 #[derive(Clone, Debug, Default)]
-pub struct PreFilterState {
+pub(crate) struct PreFilterState {
     /// The pod's `DoNotSchedule` constraints (or the default ones).
     pub constraints: Vec<Constraint>,
     /// Whether the incoming pod matches each constraint's selector (its own `+1`).
-    pub self_match: Vec<bool>,
+    pub(crate) self_match: Vec<bool>,
     /// kube's `CriticalPaths`.
-    pub critical_paths: Vec<CriticalPaths>,
+    pub(crate) critical_paths: Vec<CriticalPaths>,
     /// kube's `TpValueToMatchNum`: topology value → matching pods in that domain, over the
     /// eligible nodes (those with every topology key that pass the inclusion policies). Each
     /// key is an eligible domain, even with 0 pods, so `len()` is the number of domains.
     /// Shared with the plugin's kept sums (copied on the first AddPod/RemovePod).
-    pub tp_value_to_match_num: Arc<DomainTally>,
+    pub(crate) tp_value_to_match_num: Arc<DomainTally>,
 }
 
 impl PreFilterState {
     /// kube's `minMatchNum`: the global minimum of constraint `i`, 0 while there are fewer
     /// eligible domains than `minDomains`.
     #[inline]
-    pub fn min_match_num(&self, i: usize) -> i32 {
+    pub(crate) fn min_match_num(&self, i: usize) -> i32 {
         let domains = self.tp_value_to_match_num.domains(i);
         if (domains as i64) < i64::from(self.constraints[i].min_domains) {
             0

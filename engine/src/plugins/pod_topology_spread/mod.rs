@@ -52,9 +52,9 @@
 //! scores so that fewer matching pods score higher: `100 * (max + min - s) / max`.
 //! With system defaults, nodes need not carry every key: a missing label reads as `""`.
 
-pub mod common;
-pub mod filtering;
-pub mod scoring;
+pub(crate) mod common;
+pub(crate) mod filtering;
+pub(crate) mod scoring;
 #[cfg(test)]
 mod tests;
 
@@ -82,17 +82,17 @@ use common::{
 use serde::Deserialize;
 use std::sync::Arc;
 
-pub const NAME: &str = "PodTopologySpread";
+pub(crate) const NAME: &str = "PodTopologySpread";
 /// Filter's reason when a domain would exceed `maxSkew`.
-pub const ERR_REASON_CONSTRAINTS_NOT_MATCH: &str =
+pub(crate) const ERR_REASON_CONSTRAINTS_NOT_MATCH: &str =
     "node(s) didn't match pod topology spread constraints";
 /// Filter's reason when the node lacks a topology key.
-pub const ERR_REASON_NODE_LABEL_NOT_MATCH: &str =
+pub(crate) const ERR_REASON_NODE_LABEL_NOT_MATCH: &str =
     "node(s) didn't match pod topology spread constraints (missing required label)";
 
 /// `defaultingType` of [`PodTopologySpreadArgs`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum DefaultingType {
+pub(crate) enum DefaultingType {
     /// kube's built-in defaults (hostname 3, zone 5, ScheduleAnyway).
     System,
     /// `defaultConstraints` as given.
@@ -103,7 +103,7 @@ pub enum DefaultingType {
 /// that validation reports what kube reports.
 #[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "camelCase", deny_unknown_fields, default)]
-pub struct DefaultConstraintArgs {
+pub(crate) struct DefaultConstraintArgs {
     pub max_skew: i32,
     pub topology_key: String,
     pub when_unsatisfiable: String,
@@ -117,10 +117,10 @@ pub struct DefaultConstraintArgs {
 /// kube's `PodTopologySpreadArgs` (v1): `defaultingType` defaults to `System`.
 #[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "camelCase", deny_unknown_fields, default)]
-pub struct PodTopologySpreadArgs {
-    pub default_constraints: Vec<DefaultConstraintArgs>,
+pub(crate) struct PodTopologySpreadArgs {
+    pub(crate) default_constraints: Vec<DefaultConstraintArgs>,
     /// `System` (also when empty) or `List`.
-    pub defaulting_type: String,
+    pub(crate) defaulting_type: String,
 }
 
 use crate::api::go_quote as quote;
@@ -138,7 +138,7 @@ fn field_error(kind: ErrorType, field: String, bad: Option<String>, detail: &str
 impl PodTopologySpreadArgs {
     /// kube's `ValidatePodTopologySpreadArgs` (with a nil root path), messages aggregated as
     /// `utilerrors.Aggregate` prints them. Returns the defaulting type.
-    pub fn validate(&self) -> Result<DefaultingType, String> {
+    pub(crate) fn validate(&self) -> Result<DefaultingType, String> {
         let mut errs: Vec<String> = Vec::new();
         let dt = match self.defaulting_type.as_str() {
             "" | "System" => Some(DefaultingType::System),
@@ -279,7 +279,7 @@ fn system_default_constraints() -> Vec<TopologySpreadConstraint> {
 }
 
 /// The plugin. Stateless between cycles; everything per pod lives in the cycle state.
-pub struct PodTopologySpread {
+pub(crate) struct PodTopologySpread {
     system_defaulted: bool,
     /// The default constraints (selectors unset: they come from the client per pod).
     default_constraints: Vec<TopologySpreadConstraint>,
@@ -304,7 +304,7 @@ impl std::fmt::Debug for PodTopologySpread {
 impl PodTopologySpread {
     /// Builds the plugin from validated args. `client` gives the default selectors; without
     /// one, default constraints never apply.
-    pub fn new(
+    pub(crate) fn new(
         args: &PodTopologySpreadArgs,
         client: Option<Arc<dyn ClusterClient>>,
     ) -> Result<PodTopologySpread, String> {
@@ -370,7 +370,7 @@ impl PodTopologySpread {
 
     /// kube's `getConstraints` (for `DoNotSchedule`) and the soft counterpart: the pod's own
     /// constraints of that kind, or the default ones when the pod has none at all.
-    pub fn get_constraints(
+    pub(crate) fn get_constraints(
         &self,
         pod: &Pod,
         action: UnsatisfiableConstraintAction,

@@ -12,33 +12,33 @@ use crate::framework::status::Status;
 use ahash::{AHashMap, AHashSet};
 
 /// The cycle-state key of [`PreScoreState`] (kube's `"PreScore" + Name`).
-pub const PRE_SCORE_STATE_KEY: &str = "PreScorePodTopologySpread";
+pub(crate) const PRE_SCORE_STATE_KEY: &str = "PreScorePodTopologySpread";
 
 /// What PreScore computes for Score and NormalizeScore. Vectors are indexed by constraint.
 #[derive(Clone, Debug, Default)]
-pub struct PreScoreState {
+pub(crate) struct PreScoreState {
     pub constraints: Vec<Constraint>,
     /// kube's `IgnoredNodes`: feasible nodes missing a topology key (only when every key is
     /// required). They score 0 and take no part in normalization.
-    pub ignored_nodes: AHashSet<Sym>,
+    pub(crate) ignored_nodes: AHashSet<Sym>,
     /// The same, by position in the feasible-node list PreScore saw (the order of the score
     /// column NormalizeScore gets).
-    pub ignored_at: Vec<bool>,
+    pub(crate) ignored_at: Vec<bool>,
     /// kube's `TopologyValueToPodCounts`: for non-hostname constraints, the domains of the
     /// feasible nodes and the matching pods in each, counted over all eligible nodes.
     /// Hostname constraints are counted per node in Score and have no entries.
-    pub topology_value_to_pod_counts: Vec<AHashMap<Sym, i64>>,
+    pub(crate) topology_value_to_pod_counts: Vec<AHashMap<Sym, i64>>,
     /// kube's `TopologyNormalizingWeight`: `ln(domains + 2)` per constraint.
-    pub topology_normalizing_weight: Vec<f64>,
+    pub(crate) topology_normalizing_weight: Vec<f64>,
 }
 
 /// kube's `topologyNormalizingWeight`.
-pub fn topology_normalizing_weight(size: usize) -> f64 {
+pub(crate) fn topology_normalizing_weight(size: usize) -> f64 {
     ((size + 2) as f64).ln()
 }
 
 /// kube's `scoreForCount`: `maxSkew - 1` waters the differences between domains down.
-pub fn score_for_count(cnt: i64, max_skew: i32, weight: f64) -> f64 {
+pub(crate) fn score_for_count(cnt: i64, max_skew: i32, weight: f64) -> f64 {
     cnt as f64 * weight + f64::from(max_skew - 1)
 }
 
