@@ -27,7 +27,7 @@ pub struct Node {
     /// `status.declaredFeatures` as published (compared as kube compares them, for the
     /// node update event).
     pub declared_features: Arc<[Arc<str>]>,
-    /// The same mapped onto kube's feature registry ([`super::node_features::try_map`]).
+    /// The same mapped onto kube's feature registry (`super::node_features::try_map`).
     pub declared_feature_set: super::node_features::FeatureSet,
     pub resource_version: u64,
 }

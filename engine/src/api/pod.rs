@@ -182,7 +182,7 @@ pub struct PodSpecInfo {
     /// per container, normalized as kube does (`:latest` added when there is no tag).
     pub images: Vec<Sym>,
     /// The node declared features this pod needs (NodeDeclaredFeatures,
-    /// [`super::node_features::infer_for_scheduling`]).
+    /// `super::node_features::infer_for_scheduling`).
     pub required_node_features: super::node_features::FeatureSet,
     /// Scheduling features this pod uses that no plugin of this build handles, e.g.
     /// `"InterPodAffinity (spec.affinity.podAffinity)"`. The harness refuses such workloads.

@@ -10,7 +10,7 @@
 //!
 //! On create ([`validate_pod_create`]) and on the new pod of an update:
 //!
-//! 1. every `spec.schedulingGates[i].name` is a qualified name ([`is_qualified_name`]);
+//! 1. every `spec.schedulingGates[i].name` is a qualified name (`is_qualified_name`);
 //!    each message is an `Invalid` error at `spec.schedulingGates[i]`;
 //! 2. gate names are unique: a repeat is `Duplicate` at `spec.schedulingGates[i]`.
 //!

@@ -37,7 +37,7 @@ pub struct CycleState {
     /// successful scheduling cycle and again after a successful binding cycle.
     pub pods_to_activate: Vec<crate::api::PodKey>,
     /// kube's `recordPluginMetrics`: whether this cycle's per-plugin durations are recorded
-    /// (drawn per cycle, [`crate::framework::metrics::PLUGIN_METRICS_SAMPLE_PERCENT`]). Off in a new
+    /// (drawn per cycle, `crate::framework::metrics::PLUGIN_METRICS_SAMPLE_PERCENT`). Off in a new
     /// state, as in kube's `NewCycleState`.
     pub record_plugin_metrics: bool,
 }

@@ -31,7 +31,7 @@ pub struct NodeInfo {
     pub requested: Resource,
     /// The same with kube's non-zero defaults (used by scoring).
     pub non_zero_requested: Resource,
-    /// The node object. Change it with [`NodeInfo::set_node`], which refreshes the copies
+    /// The node object. Change it with `NodeInfo::set_node`, which refreshes the copies
     /// above.
     pub node: Arc<Node>,
     /// Host ports in use with a reference count.
@@ -151,7 +151,7 @@ pub struct NodeRow {
     pub free_pods: i32,
     pub traits: NodeTraits,
     /// The node's own cpu/memory balance with its pods' effective requests,
-    /// [`cpu_memory_balance`] of (requested, allocatable): NodeResourcesBalancedAllocation
+    /// `cpu_memory_balance` of (requested, allocatable): NodeResourcesBalancedAllocation
     /// scores the change a pod makes to it, and this half does not depend on the pod.
     pub balance: u8,
 }

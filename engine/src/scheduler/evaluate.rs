@@ -56,7 +56,7 @@ impl Evaluation {
             .collect()
     }
 
-    /// `node`'s score per plugin (see [`Evaluation::plugin_scores`]), when it is feasible.
+    /// `node`'s score per plugin (see `Evaluation::plugin_scores`), when it is feasible.
     pub fn scores_of(&self, node: Sym) -> Option<&[(&'static str, i64)]> {
         let i = self.feasible.iter().position(|&(n, _)| n == node)?;
         self.plugin_scores.get(i).map(Vec::as_slice)

@@ -176,7 +176,7 @@ pub struct DeferredEvaluation {
 }
 
 impl Scheduler {
-    /// What [`Scheduler::schedule_deferred_resize`] would find for the bound pod `pod`
+    /// What `Scheduler::schedule_deferred_resize` would find for the bound pod `pod`
     /// whose resize is deferred, on the current cluster state, evicting nothing: `None` when
     /// the pod is not such a pod.
     pub fn evaluate_deferred_resize(&self, pod: &Pod) -> Option<DeferredEvaluation> {

@@ -3,8 +3,8 @@
 //! Durations are recorded into hdrhistograms at nanosecond resolution: extension-point,
 //! attempt and algorithm durations on every call, per-plugin durations
 //! (`scheduler_plugin_execution_duration_seconds`) for the 10 % of scheduling cycles and of
-//! PreEnqueue runs that kube samples ([`PLUGIN_METRICS_SAMPLE_PERCENT`],
-//! [`sample_plugin_metrics`]; the cycle's draw is `CycleState::record_plugin_metrics`, and an
+//! PreEnqueue runs that kube samples (`PLUGIN_METRICS_SAMPLE_PERCENT`,
+//! `sample_plugin_metrics`; the cycle's draw is `CycleState::record_plugin_metrics`, and an
 //! unsampled plugin call reads no clock). Recording goes to a recorder owned by the
 //! calling thread (`thread_local::ThreadLocal`, one uncontended lock), and readers merge all
 //! recorders off the hot path. Two estimators are offered for each histogram: exact
