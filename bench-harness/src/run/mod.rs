@@ -2,7 +2,8 @@
 //! cluster and scheduler ([`execute`]) on real or virtual time ([`pace`]), with a progress
 //! line ([`progress`]), collection windows ([`collect`]), memory readings ([`memory`]) and
 //! fault injection (`faults`); what comes back is in [`results`], how to run in
-//! [`options`]. [`ops`] holds one type per scheduler_perf op, with its resolve and run steps.
+//! [`options`]. [`ops`] holds one type per scheduler_perf op, with its resolve and run steps;
+//! [`outcome`] records what the kube differential compares.
 //!
 //! Every selected workload is planned first, so bad input is reported before anything runs
 //! or is written; then each runs against a fresh object store and scheduler.
@@ -15,6 +16,7 @@ pub mod flame;
 pub mod memory;
 pub mod ops;
 pub mod options;
+pub mod outcome;
 pub mod pace;
 pub mod plan;
 pub mod progress;

@@ -183,19 +183,9 @@ impl CreatePods {
             *cx.known_ns.entry(namespace.clone()).or_default() += count;
         } else {
             // Upstream's waitUntilPodsScheduledInNamespace(namespace, count): `count` pods of
-            // the namespace scheduled (nodeName set), whenever and by whichever op they were
-            // created; pods deleted meanwhile (preemption victims, say) no longer count.
-            let all = BTreeMap::new();
-            if !cx.pace.wait_ns(
-                store,
-                namespace,
-                &all,
-                cx.opts.timeout,
-                cx.opts.wait_poll,
-                |s| s.bound >= count,
-            ) {
-                return Err(cx.timeout_error(namespace, count));
-            }
+            // the namespace scheduled, whenever and by whichever op they were created (see
+            // `wait`).
+            cx.wait_pods(namespace, &BTreeMap::new(), count, false)?;
         }
         if self.collect_metrics
             && let Some(w) = cx.window.take()
