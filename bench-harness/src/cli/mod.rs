@@ -1,10 +1,11 @@
 //! The `tidegate` subcommands, one file each: [`run`] (and [`serve`], a run with a
 //! `/metrics` endpoint; [`flamegraph`] writes its `--flamegraph`), [`list`], [`compare`],
-//! [`report`], [`replay`] and [`scenarios`] (`kube-scenarios`).
+//! [`report`], [`replay`], [`outcomes`] and [`scenarios`] (`kube-scenarios`).
 
 pub(crate) mod compare;
 pub(crate) mod flamegraph;
 pub(crate) mod list;
+pub(crate) mod outcomes;
 pub(crate) mod queue_dump;
 pub(crate) mod replay;
 pub(crate) mod report;
