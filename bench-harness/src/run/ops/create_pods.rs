@@ -178,6 +178,8 @@ impl CreatePods {
                 d,
                 &rx,
             )?;
+            // Time passed: the executor's view has caught up (see `wait`).
+            cx.view.catch_up(store, None);
         } else if self.skip_wait {
             // Only counted for a later barrier (upstream's numPodsScheduledPerNamespace).
             *cx.known_ns.entry(namespace.clone()).or_default() += count;

@@ -9,28 +9,30 @@
 //!   `Attempted`, also the unbound ones that carry a PodScheduled condition. Pods deleted
 //!   meanwhile (preemption victims, say) do not count; pods created by any op do.
 //! - kube's executor reads these counts from its pod informer, polling at once and then every
-//!   second. The informer's view only moves forward, so at the first, immediate poll of a
-//!   wait it is no older than the executor's previous observation (the last poll of the wait
-//!   before), and it may be that old: what the scheduler wrote since (a preemption's victims
-//!   deleted, pods bound) reaches it through the API server and a watch, while the executor
-//!   goes straight on to its next op. kube v1.37.2 on
+//!   second. At the first, immediate poll of a wait the informer may lag: what the scheduler
+//!   wrote since the executor last caught up (a preemption's victims deleted, pods bound)
+//!   reaches it through the API server and a watch, while the executor goes straight on
+//!   from one op to the next. kube v1.37.2 on
 //!   `PreemptionMultiVictimWaveStress/5Nodes_MultiVictimWaves` shows it
 //!   (`perf-data/results/stress/`): its second wave's wait passes on its first poll, which
 //!   still counts the 20 victims of the first wave that the preemptions of the op before
 //!   delete a few milliseconds later.
-//! - So a first check here passes when the condition holds now or held at the executor's
-//!   previous observation: the two ends of what kube's first poll may read. The later
-//!   checks read the current state (kube's later polls come a second later, when its
-//!   informer has caught up). With `--wait-poll` the checks are made on that interval.
-//! - An observation is taken at the end of every wait that succeeded: the counts of every
-//!   namespace, for the selectors the workload's waits use (empty, and each barrier's),
-//!   the waited one exactly as its last check saw it. None is taken before the first wait
-//!   (the view is then as old as the empty cluster, whose counts are zero). A wait that
-//!   passed on the previous observation takes none: that view stays the executor's last.
+//! - So tidegate's executor keeps a view: the counts of every namespace (for the selectors
+//!   the workload's waits use) when it last caught up with the cluster. A first check
+//!   passes on that view when the view satisfies it (as kube's first poll does while its
+//!   informer still lags), and the view stays as it was; else it passes on the current
+//!   state, which becomes the view; else the wait waits, reading the current state (kube's
+//!   later polls come a second later, when its informer has caught up), and the state it
+//!   passed on becomes the view. A `sleep` or a steady state catches up too: the state at
+//!   its end becomes the view. Before anything caught up there is no view (the current state is read).
+//!   With `--wait-poll` the checks after the first are made on that interval.
+//! - A wait that passed on the view while the current state does not satisfy it is
+//!   "stale": the outcome record says so ([`OpEnd::stale`](crate::run::outcome::OpEnd)),
+//!   and the kube differential's outcome check names it.
 //!
-//! A first check that passes only on the previous observation is "stale": the run's outcome
-//! record says so ([`OpEnd::stale`](crate::run::outcome::OpEnd)), as the kube differential's
-//! outcome check names it.
+//! Without the view, tidegate's executor, whose scheduler acts within microseconds, would
+//! fail such a wait that kube's passes: in that workload tidegate's preemptions of the op
+//! before delete the victims before the wait's first check.
 
 use super::{Op, RunCx};
 use crate::cluster::store::{NsStats, Store};
@@ -40,15 +42,15 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 type Selector = BTreeMap<String, String>;
 
-/// What the executor last observed, and what its waits did during the op running.
+/// What the executor last caught up with, and what its waits did during the op running.
 #[derive(Default)]
 pub(crate) struct ExecutorView {
     /// The selectors the workload's waits use (the empty one always).
     selectors: BTreeSet<Selector>,
-    /// The counts at the previous observation, by namespace and selector.
-    observed: HashMap<(String, Selector), NsStats>,
-    /// The waits of the op running so far, and whether one passed only on the previous
-    /// observation.
+    /// The counts when the executor last caught up, by namespace and selector; None before
+    /// it first did.
+    seen: Option<HashMap<(String, Selector), NsStats>>,
+    /// The waits of the op running so far, and whether one passed only on the view.
     pub(crate) waits: usize,
     pub(crate) stale: bool,
 }
@@ -68,24 +70,28 @@ impl ExecutorView {
         }
     }
 
-    /// The counts the previous observation saw, if any.
-    fn previous(&self, ns: &str, selector: &Selector) -> Option<NsStats> {
-        self.observed
-            .get(&(ns.to_string(), selector.clone()))
-            .copied()
+    /// The view's counts for `ns` and `selector` (zero for a namespace it does not hold).
+    fn view(&self, ns: &str, selector: &Selector) -> Option<NsStats> {
+        self.seen.as_ref().map(|m| {
+            m.get(&(ns.to_string(), selector.clone()))
+                .copied()
+                .unwrap_or_default()
+        })
     }
 
-    /// Takes an observation now, `exact` being what the wait that just succeeded saw.
-    fn observe(&mut self, store: &Store, exact: ((&str, &Selector), NsStats)) {
-        self.observed.clear();
+    /// The executor catches up: the view becomes the state now (`exact`: what the wait that
+    /// just passed read, for its namespace and selector).
+    pub(crate) fn catch_up(&mut self, store: &Store, exact: Option<((&str, &Selector), NsStats)>) {
+        let mut m = HashMap::new();
         for ns in store.namespaces() {
             for sel in &self.selectors {
-                let s = store.ns_stats_matching(&ns, sel);
-                self.observed.insert((ns.clone(), sel.clone()), s);
+                m.insert((ns.clone(), sel.clone()), store.ns_stats_matching(&ns, sel));
             }
         }
-        let ((ns, sel), s) = exact;
-        self.observed.insert((ns.to_string(), sel.clone()), s);
+        if let Some(((ns, sel), s)) = exact {
+            m.insert((ns.to_string(), sel.clone()), s);
+        }
+        self.seen = Some(m);
     }
 }
 
@@ -108,14 +114,13 @@ impl RunCx<'_> {
         self.view.waits += 1;
         let holds = |s: &NsStats| counted(s, attempted) >= want;
         let now = self.store.ns_stats_matching(ns, selector);
-        if holds(&now) {
-            self.view.observe(self.store, ((ns, selector), now));
+        if self.view.view(ns, selector).is_some_and(|v| holds(&v)) {
+            // kube's first poll may still read the view: it stays as it was.
+            self.view.stale |= !holds(&now);
             return Ok(());
         }
-        if self.view.previous(ns, selector).is_some_and(|p| holds(&p)) {
-            // kube's first poll may still read the previous observation's view, which
-            // stays the executor's last observation.
-            self.view.stale = true;
+        if holds(&now) {
+            self.view.catch_up(self.store, Some(((ns, selector), now)));
             return Ok(());
         }
         let seen = Cell::new(now);
@@ -133,7 +138,8 @@ impl RunCx<'_> {
         if !ok {
             return Err(self.timeout_error(ns, want));
         }
-        self.view.observe(self.store, ((ns, selector), seen.get()));
+        self.view
+            .catch_up(self.store, Some(((ns, selector), seen.get())));
         Ok(())
     }
 }
