@@ -25,13 +25,13 @@
 //!   not follow the plan are a disagreement (the two sides did not run the same ops).
 //! - Completion: kube completed and tidegate did not (or the reverse, or both failed at
 //!   different ops) is a disagreement, except where timing explains it: kube failing a wait
-//!   that tidegate passed only on the executor's previous observation (a view kube's first
+//!   that tidegate passed only on the executor's lagging view (a view kube's first
 //!   poll may or may not still read: a race, see `run::ops::wait`), and kube's run cut off
 //!   with no outcome line.
 //! - Counts: equal counts agree. Different counts are explained by timing where the op's
 //!   end is not a settled point: pods pending on either side (being scheduled, waiting on a
 //!   preemption whose victims may still be going), a time-driven op running (churn, a steady
-//!   state), or a wait tidegate passed on its previous observation. Otherwise (every pod
+//!   state), or a wait tidegate passed on its lagging view. Otherwise (every pod
 //!   bound or deleted on both sides, and still different) a disagreement.
 
 use crate::error::HarnessError;
@@ -324,7 +324,7 @@ fn judge_counts(
     }
     let diff = format!("kube {}, tidegate {}", show(kube), show(tg));
     let why = if stale {
-        Some("tidegate's wait passed on the executor's previous observation")
+        Some("tidegate's wait passed on the executor's lagging view (kube's informer may lag so)")
     } else if kube.pending > 0 || tg.pending > 0 {
         Some("pods still pending (being scheduled, or waiting on a preemption)")
     } else if time_driven_before(&t.ops, i) {
@@ -355,7 +355,7 @@ fn judge_completion(t: &WorkloadOutcome, k: &KubeOutcome) -> Verdict {
             tg_failed_at.unwrap_or(0)
         )),
         (_, Some((n, text)), None) if stale_at(*n) => Verdict::Explained(format!(
-            "kube failed at op {n}, whose wait tidegate passed on the executor's previous observation: kube's first poll came after its informer saw the change (a race): {text}"
+            "kube failed at op {n}, whose wait tidegate passed on the executor's lagging view: kube's first poll came after its informer saw the change (a race): {text}"
         )),
         (_, Some((n, text)), None) => {
             Verdict::Disagree(format!("kube failed at op {n}, tidegate completed: {text}"))

@@ -41,7 +41,7 @@ pub struct OpEnd {
     /// How many waits the op made (one per createPods that waits, one per namespace of a
     /// barrier).
     pub waits: usize,
-    /// Whether one of them passed only on the executor's previous observation (a view
+    /// Whether one of them passed only on the executor's lagging view (a view
     /// kube's first poll may still read; see `run::ops::wait`).
     pub stale: bool,
 }
