@@ -83,6 +83,9 @@ pub(crate) fn outcomes(a: OutcomesArgs) -> Result<ExitCode, HarnessError> {
     })
 }
 
+/// The explained differences and op rows printed per workload without --verbose.
+const MAX_LINES: usize = 10;
+
 fn print_judged(j: &outcome::Judged, k: &outcome::KubeOutcome, verbose: bool) {
     let kube = match (j.kube_completed, &k.failed) {
         (_, Some((n, _))) => format!("failed at op {n}"),
@@ -110,12 +113,28 @@ fn print_judged(j: &outcome::Judged, k: &outcome::KubeOutcome, verbose: bool) {
     for d in j.disagreements() {
         outln!("  DISAGREE {d}");
     }
-    for d in j.explained() {
+    // Random scenarios make hundreds of ops, each a timing difference: ten lines each unless
+    // --verbose.
+    let cap = if verbose { usize::MAX } else { MAX_LINES };
+    let explained = j.explained();
+    for d in explained.iter().take(cap) {
         outln!("  explained {d}");
     }
-    for r in &j.rows {
-        if verbose || !matches!(r.verdict, None | Some(Verdict::Same)) {
-            outln!("  {}", outcome::row_text(r));
-        }
+    if explained.len() > cap {
+        outln!(
+            "  ... and {} more explained (--verbose)",
+            explained.len() - cap
+        );
+    }
+    let rows: Vec<_> = j
+        .rows
+        .iter()
+        .filter(|r| verbose || !matches!(r.verdict, None | Some(Verdict::Same)))
+        .collect();
+    for r in rows.iter().take(cap) {
+        outln!("  {}", outcome::row_text(r));
+    }
+    if rows.len() > cap {
+        outln!("  ... and {} more ops (--verbose)", rows.len() - cap);
     }
 }

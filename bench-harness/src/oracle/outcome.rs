@@ -125,13 +125,17 @@ pub enum Verdict {
     Disagree(String),
 }
 
+/// kube's counts at an op's end and where they were taken (its wait, the next op's start,
+/// the workload's end); None where kube's executor marks no end.
+pub type KubeEnd = Option<(PodCounts, &'static str)>;
+
 /// One op compared.
 #[derive(Clone, Debug)]
 pub struct OpRow {
     pub index: usize,
     pub opcode: &'static str,
-    /// kube's counts at the op's end and where they were taken; None: no mark there.
-    pub kube: Option<(PodCounts, &'static str)>,
+    /// kube's counts at the op's end and where they were taken.
+    pub kube: KubeEnd,
     pub tidegate: Option<PodCounts>,
     pub verdict: Option<Verdict>,
 }
@@ -225,10 +229,7 @@ fn matches(e: Expect, m: &Mark) -> bool {
 
 /// kube's counts at each op's end (see the module doc), or the first op whose marks do not
 /// follow the plan with what was expected and found.
-fn kube_ends(
-    t: &WorkloadOutcome,
-    k: &KubeOutcome,
-) -> (Vec<Option<(PodCounts, &'static str)>>, Option<String>) {
+fn kube_ends(t: &WorkloadOutcome, k: &KubeOutcome) -> (Vec<KubeEnd>, Option<String>) {
     let first = t.ops.iter().position(|o| matches!(o, Op::CreateNodes(_)));
     let mut ends = vec![None; t.ops.len()];
     let Some(first) = first else {
