@@ -4,8 +4,8 @@
 #   - random scenarios: `tidegate kube-scenarios` writes isolated little clusters (taints,
 #     node and pod (anti-)affinity, spread constraints, host ports, priorities and
 #     preemption, gates removed later) as scheduler_perf files, 100 scenarios per batch;
-#   - our own workloads written for it (perf-data/workloads/nomination-lost.yaml and
-#     batching.yaml);
+#   - our own workloads written for it (perf-data/workloads/nomination-lost.yaml,
+#     batching.yaml, and stress.yaml: our copy of upstream master's stress/ shapes);
 #   - every supported upstream workload labelled integration-test (--quick: the `short`
 #     ones of default_preemption) of SCHEDULER_PERF_DIR, when that folder exists;
 # and records each scheduling attempt in its order with kube's own Filter and Score over
@@ -14,7 +14,13 @@
 # rejecting plugins, top-scored nodes and per-plugin scores, kube's node feasible and
 # top-scored here, the same rejecting plugins for a fit error, a nomination tidegate's
 # dry run agrees with and victims of the same priorities.
-# Last line: `kube-diff: N scenarios, D disagreements`; exit 1 on a disagreement.
+# Then the outcome check (`tidegate outcomes`): tidegate runs every workload kube ran, and
+# whether each side completed and the pod counts at each op's end (created, scheduled,
+# pending, deleted; kube's from its executor's marks in the record) are compared, the
+# differences timing explains (pods still pending, churn, a wait kube's first poll passed on
+# a lagging informer view) named as such.
+# Last line: `kube-diff: N scenarios, D disagreements (replay R; outcomes O of W workloads,
+# E explained by timing)`; exit 1 on a disagreement of either.
 #
 # Usage: bash ci/kube-diff.sh [--quick] [--scenarios N] [--seed S] [SCHEDULER_PERF_DIR]
 #   --quick: 300 random scenarios and the short preemption workloads (CI runs this);
@@ -33,7 +39,7 @@ while [[ $# -gt 0 ]]; do
     --quick) quick=1; shift ;;
     --scenarios) scenarios="$2"; shift 2 ;;
     --seed) seed="$2"; shift 2 ;;
-    -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,32p' "$0"; exit 0 ;;
     -*) echo "ci/kube-diff.sh: unknown flag $1 (see --help)" >&2; exit 2 ;;
     *) sp="$1"; shift ;;
   esac
@@ -65,8 +71,11 @@ out="$(cd "$out" && pwd)" # kube runs from each config's folder: a relative KUBE
 echo "ci/kube-diff.sh: builds took $((SECONDS - start)) s" >&2
 
 # kube_run DIR CONFIG TOPIC WORKLOAD: kube's scheduler_perf on one workload, recording into
-# $out/TOPIC; a failed run is reported and its record judged as far as it goes.
+# $out/TOPIC; a failed run is reported and its record judged as far as it goes. The run is
+# listed in $out/runs.tsv (config, workload, record) for the outcome check.
 kube_run() {
+  printf '%s\t%s\t%s\n' "$(cd "$1" && pwd)/$2" "$4" \
+    "$out/$3/BenchmarkPerfScheduling_${4//\//_}.jsonl" >>"$out/runs.tsv"
   (cd "$1" && PATH="$kube_dir:$PATH" timeout 600 "$kube_dir/perf.test" \
     -test.run '^$' -test.bench "$(kube_bench_regex "$4")" -test.benchtime 1x -config "$2" \
     -topic "$3" -data-items-dir "$out/items" -record "$out/$3" \
@@ -82,7 +91,7 @@ echo "ci/kube-diff.sh: random scenarios recorded at $((SECONDS - start)) s" >&2
 
 # Our own workloads written for the differential (each a case the random scenarios met only
 # by chance): every run, quick or full.
-for config in "$root"/perf-data/workloads/{nomination-lost,batching}.yaml; do
+for config in "$root"/perf-data/workloads/{nomination-lost,batching,stress}.yaml; do
   while IFS= read -r name; do
     kube_run "$(dirname "$config")" "$(basename "$config")" own "$name"
   done < <(runnable_workloads "$tidegate" "$config" integration-test)
@@ -102,4 +111,21 @@ fi
 records=()
 while IFS= read -r -d '' f; do records+=("$f"); done < <(find "$out" -name '*.jsonl' -print0 | sort -z)
 [[ ${#records[@]} -gt 0 ]] || { echo "ci/kube-diff.sh: kube recorded nothing" >&2; exit 1; }
-"$tidegate" replay "${records[@]}"
+set +e
+"$tidegate" replay "${records[@]}" | tee "$out/replay.txt"
+replay_rc=${PIPESTATUS[0]}
+"$tidegate" outcomes "$out/runs.tsv" | tee "$out/outcomes.txt"
+outcomes_rc=${PIPESTATUS[0]}
+set -e
+# "kube-diff: N scenarios, D disagreements" and "kube-diff outcomes: W workloads, O
+# disagreements, E explained by timing, U not judged".
+read -r scen rdis < <(sed -nE 's/^kube-diff: ([0-9]+) scenarios, ([0-9]+) disagreements$/\1 \2/p' "$out/replay.txt")
+read -r wls odis expl < <(sed -nE 's/^kube-diff outcomes: ([0-9]+) workloads, ([0-9]+) disagreements, ([0-9]+) explained.*/\1 \2 \3/p' "$out/outcomes.txt")
+if [[ -z "${scen:-}" || -z "${wls:-}" ]]; then
+  echo "ci/kube-diff.sh: replay (exit $replay_rc) or outcomes (exit $outcomes_rc) gave no summary line" >&2
+  exit 1
+fi
+echo "kube-diff: $scen scenarios, $((rdis + odis)) disagreements (replay $rdis; outcomes $odis of $wls workloads, $expl explained by timing)"
+if [[ $replay_rc -ne 0 || $outcomes_rc -ne 0 ]]; then
+  exit $((replay_rc > outcomes_rc ? replay_rc : outcomes_rc))
+fi

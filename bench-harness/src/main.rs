@@ -32,6 +32,7 @@ mod cli;
 
 use cli::compare::CompareArgs;
 use cli::list::ListArgs;
+use cli::outcomes::OutcomesArgs;
 use cli::replay::ReplayArgs;
 use cli::report::ReportArgs;
 use cli::run::RunArgs;
@@ -88,6 +89,14 @@ enum Cmd {
     ///
     /// Example: tidegate replay out/record/BenchmarkPerfScheduling_SchedulingBasic_5Nodes.jsonl
     Replay(ReplayArgs),
+    /// The differential's outcome check: run in tidegate each workload kube ran (listed with
+    /// its kube-reference record) and compare the outcomes: whether each completed, and the
+    /// pod counts at each op's end (created, scheduled, pending, deleted), differences that
+    /// timing explains named as such. Last line: `kube-diff outcomes: W workloads, D
+    /// disagreements, ...`; exits 1 on a disagreement. `ci/kube-diff.sh` runs it.
+    ///
+    /// Example: tidegate outcomes target/kube-diff/runs.tsv
+    Outcomes(OutcomesArgs),
     /// Write random scenarios for the differential oracle: isolated little clusters (nodes
     /// with taints, zones and capacities; pods with priorities, requests, host ports,
     /// tolerations, node and inter-pod affinity, spreading, scheduling gates) as a
@@ -125,6 +134,7 @@ fn main() -> ExitCode {
         Cmd::Serve(a) => cli::serve::serve(a),
         Cmd::Report(a) => cli::report::report(a),
         Cmd::Replay(a) => cli::replay::replay(a),
+        Cmd::Outcomes(a) => cli::outcomes::outcomes(a),
         Cmd::KubeScenarios(a) => cli::scenarios::scenarios(a),
     };
     match result {

@@ -34,7 +34,24 @@ func TestMain(m *testing.M) {
 		fmt.Fprintf(os.Stderr, "%v\n", err)
 		os.Exit(1)
 	}
-	os.Exit(m.Run())
+	flag.Parse()
+	if *recordDir == "" {
+		os.Exit(m.Run())
+	}
+	// -record also records the executor's marks (outcome.go): the benchmark's log lines must
+	// reach stdout as they are logged, which they do when the run is chatty.
+	if err := flag.Set("test.v", "true"); err != nil {
+		fmt.Fprintf(os.Stderr, "-record: %v\n", err)
+		os.Exit(1)
+	}
+	stop, err := startTap()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "-record: %v\n", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	stop()
+	os.Exit(code)
 }
 
 func BenchmarkPerfScheduling(b *testing.B) {

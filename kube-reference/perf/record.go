@@ -63,6 +63,12 @@ type Decision struct {
 	// NamespaceServices: the selectors of the Services in the pod's namespace, with the first
 	// pod seen in it (PodTopologySpread's system default constraints read them).
 	NamespaceServices []map[string]string `json:"namespaceServices,omitempty"`
+	// Op: on an "op" line, a mark of kube's op executor with the pod counts its informer
+	// held then; on the "outcome" line (the workload's last), the counts at its end
+	// (outcome.go).
+	Op *OpMark `json:"op,omitempty"`
+	// Completed: on the "outcome" line, whether the workload ran every op.
+	Completed *bool `json:"completed,omitempty"`
 }
 
 // recorder writes the decisions of one workload's scheduler, one JSON line each.
@@ -87,6 +93,9 @@ type recorder struct {
 	// the node of each.
 	nominated     map[string]bool
 	nominatedNode map[string]string
+	// pods: the executor's pod counts (outcome.go); failed: a "failed" mark was seen.
+	pods   *podCounter
+	failed bool
 }
 
 // changedNodes writes a "nodes" line with the nodes that are new or changed since the last.
@@ -338,6 +347,16 @@ func recordDecisions(dir string) benchmark.NodeUpdateFn {
 			},
 		}
 		recorders[sched] = r
+		if tap != nil {
+			for _, fw := range sched.Profiles {
+				if r.pods, err = podCounterFor(fw.SharedInformerFactory().Core().V1().Pods().Informer()); err != nil {
+					return err
+				}
+				break
+			}
+			// Registered after the file's Close: runs before it.
+			tCtx.Cleanup(tap.attach(r))
+		}
 		inner := sched.SchedulePod
 		sched.SchedulePod = func(ctx context.Context, fw framework.Framework, state fwk.CycleState, pi *framework.QueuedPodInfo) (scheduler.ScheduleResult, error) {
 			res, err := inner(ctx, fw, state, pi)

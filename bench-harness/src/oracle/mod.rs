@@ -66,6 +66,9 @@
 //!   namespace): the labels namespaceSelector terms read, and the Service selectors
 //!   PodTopologySpread's system default constraints read.
 //!
+//! - `op` and `outcome`: the marks of kube's op executor and the workload's outcome, which
+//!   the outcome check reads ([`outcome`]); nothing to replay.
+//!
 //! Records written before deletions were recorded (no `kube` field): a decision after kube's
 //! first fit error may rest on victims the record lacks, so disagreements from then on are
 //! reported apart ("after a fit error") and not counted as unexplained. Namespace label
@@ -74,6 +77,7 @@
 //! record counts as one.
 
 mod judge;
+pub mod outcome;
 
 pub mod scenarios;
 use crate::error::HarnessError;
@@ -337,6 +341,9 @@ impl Replay {
                 }
                 Ok(())
             }
+            // The executor's marks and the workload's outcome: the outcome check's
+            // (`outcome`), nothing to replay.
+            "op" | "outcome" => Ok(()),
             other => Err(format!("unknown record kind {other:?}")),
         }
     }

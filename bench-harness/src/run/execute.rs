@@ -11,8 +11,9 @@ use crate::output::sink::Sink;
 use crate::output::table;
 use crate::run::faults::{add_fault_plugin, node_storm};
 use crate::run::memory::{peak_rss_mb, reset_peak_rss};
-use crate::run::ops::RunCx;
+use crate::run::ops::{ExecutorView, RunCx};
 use crate::run::options::RunOptions;
+use crate::run::outcome::{OpEnd, PodCounts, WorkloadOutcome};
 use crate::run::pace::{ClockMode, Pace};
 use crate::run::plan::{Plan, plan, select};
 use crate::run::progress::Progress;
@@ -313,7 +314,9 @@ impl WorkloadRun<'_> {
             known_ns: BTreeMap::new(),
             window: None,
             index: 0,
+            view: ExecutorView::new(&p.ops),
         };
+        let mut ends = vec![];
         let mut result = Ok(());
         for (i, op) in p.ops.iter().enumerate() {
             if let Some(sig) = super::interrupt::requested() {
@@ -330,9 +333,26 @@ impl WorkloadRun<'_> {
             if let Some(sig) = super::interrupt::requested() {
                 result = Err(interrupted(sig, i, op.opcode()));
             }
+            if opts.outcomes.is_some() {
+                ends.push(OpEnd {
+                    index: i,
+                    opcode: op.opcode(),
+                    counts: PodCounts::of(store),
+                    waits: std::mem::take(&mut cx.view.waits),
+                    stale: std::mem::take(&mut cx.view.stale),
+                });
+            }
             if result.is_err() {
                 break;
             }
+        }
+        if let Some(log) = &opts.outcomes {
+            log.workloads.lock().push(WorkloadOutcome {
+                name: format!("{}/{}", p.tc.name, p.wl.name),
+                ops: p.ops.clone(),
+                ends,
+                error: result.as_ref().err().map(|e| e.to_string()),
+            });
         }
         // A window still open at the end (or when an op failed) is dropped uncollected.
         if let Some(w) = cx.window.take() {

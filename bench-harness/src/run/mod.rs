@@ -4,7 +4,8 @@
 //! fault injection (`faults`); how to run in [`options`]. What comes back
 //! ([`WorkloadReport`]) is `output::results`, re-exported here; [`run_config_to`] also prints
 //! and writes it as `tidegate run` does (`output::sink`). [`ops`] holds one type per
-//! scheduler_perf op, with its resolve and run steps.
+//! scheduler_perf op, with its resolve and run steps;
+//! [`outcome`] records what the kube differential compares.
 //!
 //! Every selected workload is planned first, so bad input is reported before anything runs
 //! or is written; then each runs against a fresh object store and scheduler.
@@ -17,6 +18,7 @@ pub mod flame;
 pub mod memory;
 pub mod ops;
 pub mod options;
+pub mod outcome;
 pub mod pace;
 pub mod plan;
 pub mod progress;

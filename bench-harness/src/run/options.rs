@@ -49,6 +49,9 @@ pub struct RunOptions {
     pub live: Option<Arc<LiveScheduler>>,
     /// Faults to inject (`--inject`, see [`crate::cluster::inject`]).
     pub inject: Option<Arc<crate::cluster::inject::Injection>>,
+    /// Where each workload's outcome goes (the counts at each op's end; see
+    /// [`crate::run::outcome`]); None records nothing.
+    pub outcomes: Option<Arc<crate::run::outcome::OutcomeLog>>,
 }
 
 /// The scheduler of the workload running now, for `tidegate serve`'s `/metrics`.
@@ -114,6 +117,7 @@ impl Default for RunOptions {
             live: None,
             flamegraph: false,
             inject: None,
+            outcomes: None,
         }
     }
 }

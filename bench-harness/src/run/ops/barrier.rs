@@ -44,7 +44,7 @@ impl Barrier {
     /// waits until the namespace's pods matching `labelSelector` that are scheduled (nodeName
     /// set; with `Attempted`, also those with a PodScheduled condition) number at least the
     /// pods created there without waiting since then — pods created by any op count, pods
-    /// deleted meanwhile do not. A `Scheduled` barrier then unregisters the namespaces it
+    /// deleted meanwhile do not (see `wait` for what the first check reads). A `Scheduled` barrier then unregisters the namespaces it
     /// covered (all of them when none are named); an `Attempted` one leaves them.
     pub(crate) fn run(&self, cx: &mut RunCx) -> Result<(), HarnessError> {
         if let Some(unknown) = self
@@ -62,22 +62,11 @@ impl Barrier {
         } else {
             self.namespaces.clone()
         };
-        let attempted = self.attempted;
         for ns in &targets {
             let want = cx.known_ns.get(ns).copied().unwrap_or(0);
-            let ok = cx.pace.wait_ns(
-                cx.store,
-                ns,
-                &self.label_selector,
-                cx.opts.timeout,
-                cx.opts.wait_poll,
-                |s| s.bound + if attempted { s.attempted_unbound } else { 0 } >= want,
-            );
-            if !ok {
-                return Err(cx.timeout_error(ns, want));
-            }
+            cx.wait_pods(ns, &self.label_selector, want, self.attempted)?;
         }
-        if !attempted {
+        if !self.attempted {
             if self.namespaces.is_empty() {
                 cx.known_ns.clear();
             } else {

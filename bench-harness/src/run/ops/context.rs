@@ -52,6 +52,9 @@ pub(crate) struct RunCx<'r> {
     pub(crate) window: Option<Window>,
     /// The number of the op running.
     pub(crate) index: usize,
+    /// What the executor's waits last observed, and what they did in the op running (see
+    /// `wait`).
+    pub(crate) view: super::ExecutorView,
 }
 
 impl RunCx<'_> {

@@ -169,24 +169,16 @@ impl CreatePods {
         }
         if let (Some(d), Some(rx)) = (self.steady, watch) {
             self.steady_state(store, cx.pace, src, d, &rx)?;
+            // Time passed: the executor's view has caught up (see `wait`).
+            cx.view.catch_up(store, None);
         } else if self.skip_wait {
             // Only counted for a later barrier (upstream's numPodsScheduledPerNamespace).
             *cx.known_ns.entry(namespace.clone()).or_default() += count;
         } else {
             // Upstream's waitUntilPodsScheduledInNamespace(namespace, count): `count` pods of
-            // the namespace scheduled (nodeName set), whenever and by whichever op they were
-            // created; pods deleted meanwhile (preemption victims, say) no longer count.
-            let all = BTreeMap::new();
-            if !cx.pace.wait_ns(
-                store,
-                namespace,
-                &all,
-                cx.opts.timeout,
-                cx.opts.wait_poll,
-                |s| s.bound >= count,
-            ) {
-                return Err(cx.timeout_error(namespace, count));
-            }
+            // the namespace scheduled, whenever and by whichever op they were created (see
+            // `wait`).
+            cx.wait_pods(namespace, &BTreeMap::new(), count, false)?;
         }
         if self.collect_metrics
             && let Some(w) = cx.window.take()

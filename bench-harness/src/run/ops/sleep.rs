@@ -27,6 +27,8 @@ impl Sleep {
     pub(crate) fn run(&self, cx: &mut RunCx) -> Result<(), HarnessError> {
         let until = cx.pace.now() + self.duration;
         cx.pace.sleep_until(until);
+        // Time passed: the executor's view has caught up (see `wait`).
+        cx.view.catch_up(cx.store, None);
         Ok(())
     }
 }
