@@ -8,7 +8,8 @@
 use parking_lot::Mutex;
 use std::sync::Arc;
 use tidegate_bench::cluster::controller::Controller;
-use tidegate_bench::cluster::store::registry::{self, Kind};
+use tidegate_bench::cluster::store::kind::Kind;
+use tidegate_bench::cluster::store::registry;
 use tidegate_bench::cluster::store::{Store, StoreError, Subresource, WatchEvent};
 use tidegate_bench::error::HarnessError;
 use tidegate_bench::run::{Outcome, RunOptions, run_config};

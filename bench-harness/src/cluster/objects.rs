@@ -17,9 +17,13 @@
 //! - The workload controllers whose selectors kube's default spreading also reads
 //!   (ReplicaSet, StatefulSet, ReplicationController, …) are unsupported: the workload is
 //!   skipped with the reason.
+//!
+//! [`Store::create_any`] stores a prepared object; it sits here, beside [`AnyObject`], so that
+//! imports point one way: this file uses the store, the store does not use it.
 
-use crate::cluster::store::registry::{self, decode_rendered};
-use crate::cluster::store::{KubeObject, StoredObject};
+use crate::cluster::store::kind::decode_rendered;
+use crate::cluster::store::registry;
+use crate::cluster::store::{KubeObject, Store, StoreError, StoredObject};
 use crate::error::InputError;
 use crate::workload::manifest::{self, Rendered};
 use k8s_openapi::api::core::v1 as core;
@@ -62,9 +66,7 @@ impl AnyObject {
     }
 
     /// A typed object of a registered kind (a library user's, a test's).
-    pub fn typed<T: crate::cluster::store::KubeType>(
-        obj: T,
-    ) -> Result<AnyObject, crate::cluster::store::StoreError> {
+    pub fn typed<T: crate::cluster::store::KubeType>(obj: T) -> Result<AnyObject, StoreError> {
         StoredObject::new(obj).map(AnyObject::Object)
     }
 
@@ -127,4 +129,21 @@ pub fn prepare(r: &Rendered) -> Result<Result<AnyObject, String>, InputError> {
             AnyObject::Object(StoredObject { kind, obj })
         }
     }))
+}
+
+impl Store {
+    /// Creates an object of any supported kind (`createAny`, `churn`) in `namespace` (for
+    /// namespaced kinds). Returns its name.
+    pub fn create_any(&self, obj: &AnyObject, namespace: &str) -> Result<String, StoreError> {
+        match obj {
+            AnyObject::Pod { obj, spec } => self
+                .create_pod(obj, namespace, spec.clone())
+                .map(|k| k.split().1.to_string()),
+            AnyObject::Node { obj, converted } => {
+                self.create_node((**obj).clone(), (**converted).clone())
+            }
+            AnyObject::Namespace(ns) => self.create_namespace((**ns).clone()),
+            AnyObject::Object(o) => self.create_object(o, namespace),
+        }
+    }
 }

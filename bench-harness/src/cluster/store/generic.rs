@@ -1,7 +1,10 @@
 //! The generic shape of a stored kind (kube's `genericregistry.Store`): one [`KindStore`] per
-//! registered kind ([`super::registry::KINDS`]), with create, update (resourceVersion checked),
-//! delete (finalizers honoured), get and list, watch handlers and indexes, and the scheduler's
-//! event for each change as kube's informers deliver it.
+//! registered kind (`mod.rs` builds them from [`super::registry::KINDS`]), with create, update
+//! (resourceVersion checked), delete (finalizers honoured), get and list by kind, watch
+//! handlers and indexes, and the scheduler's event for each change as kube's informers deliver
+//! it. The shape of a kind and of its objects is `kind.rs`'s; the access by Rust type (which
+//! looks the type's kind up in the table) is `registry.rs`'s: this file takes a [`Kind`] and
+//! never reads the table, which names the kinds' files that build on it.
 //!
 //! Protocol and invariants:
 //! - Objects are keyed by `(namespace, name)` (`""` for cluster-scoped kinds) and listed in
@@ -23,100 +26,21 @@
 //! - A delete removes the object, unless it has finalizers: then it gets a deletionTimestamp and
 //!   stays until an update empties its finalizers (no kind stored here deletes gracefully).
 
-use super::registry::{Kind, lookup};
+use super::kind::{Kind, KubeObject};
 use super::{Store, StoreError};
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use parking_lot::{Mutex, RwLock};
-use serde::Serialize;
-use serde::de::DeserializeOwned;
 use std::any::Any;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use tidegate_engine::ActionType;
 use tidegate_engine::ApiObject;
 
-/// An API object of any stored type.
-pub trait KubeObject: Any + Send + Sync + std::fmt::Debug {
-    fn meta(&self) -> &ObjectMeta;
-    fn meta_mut(&mut self) -> &mut ObjectMeta;
-    /// The object as kube's JSON.
-    fn to_json(&self) -> serde_json::Value;
-    fn clone_object(&self) -> Box<dyn KubeObject>;
-}
-
-/// The types the store keeps: k8s-openapi's resources, and our own serde types for kinds
-/// newer than k8s-openapi (which implement its `Resource` and `Metadata` traits).
-pub trait KubeType:
-    k8s_openapi::Resource
-    + k8s_openapi::Metadata<Ty = ObjectMeta>
-    + Serialize
-    + DeserializeOwned
-    + Clone
-    + std::fmt::Debug
-    + Send
-    + Sync
-    + 'static
-{
-}
-
-impl<T> KubeType for T where
-    T: k8s_openapi::Resource
-        + k8s_openapi::Metadata<Ty = ObjectMeta>
-        + Serialize
-        + DeserializeOwned
-        + Clone
-        + std::fmt::Debug
-        + Send
-        + Sync
-        + 'static
-{
-}
-
-impl<T: KubeType> KubeObject for T {
-    fn meta(&self) -> &ObjectMeta {
-        self.metadata()
-    }
-    fn meta_mut(&mut self) -> &mut ObjectMeta {
-        self.metadata_mut()
-    }
-    fn to_json(&self) -> serde_json::Value {
-        serde_json::to_value(self).unwrap_or_default()
-    }
-    fn clone_object(&self) -> Box<dyn KubeObject> {
-        Box::new(self.clone())
-    }
-}
-
 /// A decoded object and its kind, ready to store (what `createAny` and `updateAny` hold).
 #[derive(Clone, Debug)]
 pub struct StoredObject {
     pub kind: &'static Kind,
     pub obj: Arc<dyn KubeObject>,
-}
-
-impl std::fmt::Debug for Kind {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.kind)
-    }
-}
-
-impl StoredObject {
-    /// A typed object of a registered kind and version.
-    pub fn new<T: KubeType>(obj: T) -> Result<StoredObject, StoreError> {
-        let kind = lookup(T::KIND)
-            .filter(|k| k.group == T::GROUP && k.version(T::API_VERSION).is_some())
-            .ok_or_else(|| {
-                StoreError::Invalid(format!(
-                    "no matches for kind {:?} in version {:?}",
-                    T::KIND,
-                    T::API_VERSION
-                ))
-            })?;
-        Ok(StoredObject {
-            kind,
-            obj: Arc::new(obj),
-        })
-    }
 }
 
 /// A change, as a watch handler sees it.
@@ -163,8 +87,13 @@ impl KindStore {
         }
     }
 
-    fn get(&self, key: &ObjectKey) -> Option<Arc<dyn KubeObject>> {
+    pub(super) fn get(&self, key: &ObjectKey) -> Option<Arc<dyn KubeObject>> {
         self.data.read().objects.get(key).cloned()
+    }
+
+    /// How many objects the kind has.
+    pub(super) fn len(&self) -> usize {
+        self.data.read().objects.len()
     }
 
     /// Stores `obj` at `key` (None: removes it), refiling it in every index.
@@ -201,7 +130,7 @@ pub enum Subresource {
 }
 
 /// The key of `name` of `kind` in `namespace`.
-fn key_of(kind: &Kind, namespace: &str, name: &str) -> ObjectKey {
+pub(super) fn key_of(kind: &Kind, namespace: &str, name: &str) -> ObjectKey {
     let ns = if kind.namespaced { namespace } else { "" };
     (ns.to_string(), name.to_string())
 }
@@ -542,70 +471,4 @@ impl Store {
             .filter_map(|k| d.objects.get(k).cloned())
             .collect()
     }
-
-    /// The object `name` of `T`'s kind, as a `T`.
-    pub fn get<T: KubeType>(&self, namespace: &str, name: &str) -> Option<Arc<T>> {
-        let kind = lookup(T::KIND)?;
-        typed(self.kind_store(kind).get(&key_of(kind, namespace, name))?)
-    }
-
-    /// Every object of `T`'s kind (in `namespace`, if given), as `T`s, sorted.
-    pub fn list<T: KubeType>(&self, namespace: Option<&str>) -> Vec<Arc<T>> {
-        lookup(T::KIND).map_or_else(Vec::new, |kind| {
-            self.list_objects(kind, namespace)
-                .into_iter()
-                .filter_map(typed)
-                .collect()
-        })
-    }
-
-    /// Creates a typed object (see [`Store::create_object`]).
-    pub fn create<T: KubeType>(&self, obj: T, namespace: &str) -> Result<String, StoreError> {
-        self.create_object(&StoredObject::new(obj)?, namespace)
-    }
-
-    /// PUT of a typed object (see [`Store::update_object`]).
-    pub fn update<T: KubeType>(
-        &self,
-        obj: T,
-        namespace: &str,
-        sub: Subresource,
-    ) -> Result<(), StoreError> {
-        self.update_object(&StoredObject::new(obj)?, namespace, sub)
-    }
-
-    /// Objects of every registered kind with their count, for the run summary: `(kind, n)`
-    /// for each kind that has objects.
-    pub fn object_counts(&self) -> Vec<(&'static str, usize)> {
-        super::registry::KINDS
-            .iter()
-            .map(|k| (k.kind, self.kind_store(k).data.read().objects.len()))
-            .filter(|(_, n)| *n > 0)
-            .collect()
-    }
-
-    /// Replays every stored object of a watched kind to a newly attached scheduler as an add
-    /// (an informer's initial list).
-    pub(super) fn replay_objects(&self, s: &tidegate_engine::Scheduler) {
-        for kind in super::registry::KINDS {
-            let Some(resource) = kind.event else {
-                continue;
-            };
-            for o in self.list_objects(kind, None) {
-                let any = ApiObject(o as Arc<dyn Any + Send + Sync>);
-                s.on_object_event(resource, ActionType::ADD, None, Some(any));
-            }
-        }
-    }
-}
-
-/// A stored object as `T`: itself when stored as `T`, else converted through its JSON (an
-/// object created in another served version of the kind).
-fn typed<T: KubeType>(o: Arc<dyn KubeObject>) -> Option<Arc<T>> {
-    let any: Arc<dyn Any + Send + Sync> = o.clone();
-    any.downcast::<T>().ok().or_else(|| {
-        let mut json = o.to_json();
-        json["apiVersion"] = serde_json::Value::from(T::API_VERSION);
-        serde_json::from_value(json).ok().map(Arc::new)
-    })
 }

@@ -11,9 +11,12 @@
 //!   pods of each node indexed). Their events are delivered while the lock is held.
 //! - Every other kind goes through the generic shape (`generic.rs`: create, update with a
 //!   resourceVersion check, delete with finalizers, list, watch handlers, indexes), one
-//!   [`registry::Kind`] per kind in its group's file (`core/`, `policy.rs`, `storage.rs`,
+//!   [`kind::Kind`] per kind in its group's file (`core/`, `policy.rs`, `storage.rs`,
 //!   `resource.rs`, `scheduling.rs`) and one line in the table `registry::KINDS`. Services and
 //!   PodDisruptionBudgets feed the scheduler's listers through watch handlers.
+//! - Imports point one way: `kind.rs` (the shape of a kind, its objects, decoding) ←
+//!   `generic.rs` ← the kinds' files ← `registry.rs` (the table, [`registry::lookup`], the
+//!   access by Rust type); only this file and files outside the folder read the table.
 //! - `queries.rs`: reads, waits, the collectors' bind records; `client.rs`: the scheduler's
 //!   side (bind, status updates, deletes of victims, listers).
 //!
@@ -26,6 +29,7 @@
 mod client;
 pub mod core;
 pub mod generic;
+pub mod kind;
 pub mod policy;
 mod queries;
 pub mod registry;
@@ -33,7 +37,8 @@ pub mod resource;
 pub mod scheduling;
 pub mod storage;
 
-pub use generic::{Handler, KubeObject, KubeType, StoredObject, Subresource, WatchEvent};
+pub use generic::{Handler, StoredObject, Subresource, WatchEvent};
+pub use kind::{KubeObject, KubeType};
 
 use crate::error::InputError;
 use ahash::{AHashMap, AHashSet};
@@ -403,26 +408,6 @@ impl Store {
             }
         }
         Ok(name)
-    }
-
-    /// Creates an object of any supported kind (`createAny`, `churn`) in `namespace` (for
-    /// namespaced kinds). Returns its name.
-    pub fn create_any(
-        &self,
-        obj: &crate::cluster::objects::AnyObject,
-        namespace: &str,
-    ) -> Result<String, StoreError> {
-        use crate::cluster::objects::AnyObject;
-        match obj {
-            AnyObject::Pod { obj, spec } => self
-                .create_pod(obj, namespace, spec.clone())
-                .map(|k| k.split().1.to_string()),
-            AnyObject::Node { obj, converted } => {
-                self.create_node((**obj).clone(), (**converted).clone())
-            }
-            AnyObject::Namespace(ns) => self.create_namespace((**ns).clone()),
-            AnyObject::Object(o) => self.create_object(o, namespace),
-        }
     }
 
     /// Deletes an object created by [`Store::create_any`] (churn's recreate mode). False if

@@ -2,8 +2,8 @@
 //! stored as plain objects; a watch handler keeps the converted budgets DefaultPreemption reads
 //! (kube's PDB lister), in creation order.
 
-use crate::cluster::store::generic::{Handler, KubeObject, WatchEvent};
-use crate::cluster::store::registry::{Kind, Version, check, decode};
+use crate::cluster::store::generic::{Handler, WatchEvent};
+use crate::cluster::store::kind::{Kind, KubeObject, Version, check, decode};
 use k8s_openapi::api::policy::v1 as policy;
 use parking_lot::RwLock;
 use serde_json::Value;

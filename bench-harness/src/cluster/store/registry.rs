@@ -1,72 +1,24 @@
 //! The registry of kinds: one table, [`KINDS`], naming every kind the store keeps through its
 //! generic shape ([`super::generic`]), each defined in its API group's file as kube's
-//! `pkg/registry/<group>/<kind>` defines its strategy. Adding a kind is adding its [`Kind`] to
-//! its group's file (or a new file) and one line to [`KINDS`].
+//! `pkg/registry/<group>/<kind>` defines its strategy, and [`lookup`]. Adding a kind is adding
+//! its [`Kind`] (`kind.rs` holds its shape) to its group's file (or a new file) and one line to
+//! [`KINDS`]. Pods, nodes and namespaces have their own stores (`core/`): they are converted for
+//! the scheduler.
 //!
-//! A [`Kind`] says what kube's REST strategy says: the group, the served versions (each with
-//! the Rust type that decodes it: k8s-openapi's where it has one, our own serde type with a
-//! provenance line otherwise), whether it is namespaced, whether it has a status subresource,
-//! which fields are immutable, the validation beyond decoding, the scheduler's event resource
-//! (what kube's informers hand the event handlers), and the indexes kept over it. Pods, nodes
-//! and namespaces have their own stores (`core/`): they are converted for the scheduler.
+//! Also here, what needs the table: a Rust type's kind ([`StoredObject::new`] and the
+//! store's typed access: [`Store::get`], [`Store::list`], [`Store::create`],
+//! [`Store::update`]), the run summary's counts ([`Store::object_counts`]) and the replay to a
+//! newly attached scheduler. The kinds' files sit below this table, so only the parent
+//! (`mod.rs`) and files outside this folder import it.
 
+use super::generic::{StoredObject, Subresource, key_of};
+use super::kind::{Kind, KubeObject, KubeType};
+use super::{Store, StoreError};
 use super::{core, policy, resource, scheduling, storage};
-use crate::error::InputError;
-use crate::workload::manifest::Rendered;
+use std::any::Any;
 use std::sync::Arc;
-use tidegate_engine::EventResource;
-
-use super::generic::{KubeObject, KubeType};
-
-/// One stored kind (kube's REST strategy for it).
-pub struct Kind {
-    /// The kind, as objects name it (`PersistentVolume`).
-    pub kind: &'static str,
-    /// The API group (`""` for the core group).
-    pub group: &'static str,
-    /// The resource as kube's errors name it: the plural, qualified by the group outside the
-    /// core group (`persistentvolumes`, `storageclasses.storage.k8s.io`).
-    pub resource: &'static str,
-    /// The versions served, each with its decoder.
-    pub versions: &'static [Version],
-    pub namespaced: bool,
-    /// Has a status subresource: a create drops the status, a PUT of the object keeps the
-    /// stored status, a PUT of `/status` changes only the status (kube's `PrepareForCreate`,
-    /// `PrepareForUpdate` and the status strategy).
-    pub status: bool,
-    /// Top-level fields an update may not change (kube's `field is immutable`).
-    pub immutable: &'static [&'static str],
-    /// kube's validation beyond what decoding checks, on the object's JSON: `(field, message)`.
-    pub validate: fn(&serde_json::Value) -> Vec<(String, String)>,
-    /// What makes a workload that creates this object need a plugin tidegate lacks (the
-    /// workload is then listed as unsupported with this reason).
-    pub needs_plugin: fn(&serde_json::Value) -> Option<String>,
-    /// The scheduler's event resource, where kube's scheduler watches the kind.
-    pub event: Option<EventResource>,
-    /// Indexes kept over the kind (kube's informer indexers).
-    pub indexes: &'static [Index],
-}
-
-/// One served version of a kind.
-pub struct Version {
-    pub version: &'static str,
-    /// Decodes the object's JSON; a type error names the field path.
-    pub decode: fn(&serde_json::Value) -> Result<Box<dyn KubeObject>, DecodeError>,
-}
-
-/// An index: the keys an object is filed under (`namespace/name` of the pods a claim is for,
-/// the node a slice belongs to).
-pub struct Index {
-    pub name: &'static str,
-    pub keys: fn(&serde_json::Value) -> Vec<String>,
-}
-
-/// Why an object's JSON does not decode: the field path (kube's names) and the message.
-#[derive(Debug)]
-pub struct DecodeError {
-    pub field: String,
-    pub message: String,
-}
+use tidegate_engine::ActionType;
+use tidegate_engine::ApiObject;
 
 /// Every kind stored through the generic shape.
 pub static KINDS: &[&Kind] = &[
@@ -100,215 +52,89 @@ pub fn lookup(kind: &str) -> Option<&'static Kind> {
     KINDS.iter().copied().find(|k| k.kind == kind)
 }
 
-impl Kind {
-    /// `group/version` (`v1` in the core group).
-    pub fn api_version(&self, version: &str) -> String {
-        if self.group.is_empty() {
-            version.to_string()
-        } else {
-            format!("{}/{version}", self.group)
-        }
-    }
-
-    /// The decoder of `api_version`, if this kind is served there.
-    pub fn version(&self, api_version: &str) -> Option<&'static Version> {
-        let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
-        (group == self.group)
-            .then(|| self.versions.iter().find(|v| v.version == version))
-            .flatten()
+impl StoredObject {
+    /// A typed object of a registered kind and version.
+    pub fn new<T: KubeType>(obj: T) -> Result<StoredObject, StoreError> {
+        let kind = lookup(T::KIND)
+            .filter(|k| k.group == T::GROUP && k.version(T::API_VERSION).is_some())
+            .ok_or_else(|| {
+                StoreError::Invalid(format!(
+                    "no matches for kind {:?} in version {:?}",
+                    T::KIND,
+                    T::API_VERSION
+                ))
+            })?;
+        Ok(StoredObject {
+            kind,
+            obj: Arc::new(obj),
+        })
     }
 }
 
-/// Decodes `json` as `T`: a type error at its field, a missing required field as kube's
-/// `Required value`, and a field `T` does not have as kube's strict decoding does
-/// (scheduler_perf creates with `FieldValidation: Strict`).
-pub fn decode<T: KubeType>(json: &serde_json::Value) -> Result<Box<dyn KubeObject>, DecodeError> {
-    let obj: T = serde_path_to_error::deserialize(json).map_err(|e| {
-        let path = e.path().to_string();
-        let path = if path == "." { String::new() } else { path };
-        let message = e.inner().to_string();
-        match missing_field(&message) {
-            Some(f) if path.is_empty() => DecodeError {
-                field: f.to_string(),
-                message: "Required value".into(),
-            },
-            Some(f) => DecodeError {
-                field: format!("{path}.{f}"),
-                message: "Required value".into(),
-            },
-            None => DecodeError {
-                field: path,
-                message,
-            },
-        }
-    })?;
-    let back = serde_json::to_value(&obj).unwrap_or_default();
-    if let Some(field) = unknown_field(json, &back, "") {
-        return Err(DecodeError {
-            message: format!("strict decoding error: unknown field {field:?}"),
-            field,
-        });
+impl Store {
+    /// The object `name` of `T`'s kind, as a `T`.
+    pub fn get<T: KubeType>(&self, namespace: &str, name: &str) -> Option<Arc<T>> {
+        let kind = lookup(T::KIND)?;
+        typed(self.kind_store(kind).get(&key_of(kind, namespace, name))?)
     }
-    Ok(Box::new(obj))
-}
 
-/// The field serde's "missing field `x`" names.
-fn missing_field(message: &str) -> Option<&str> {
-    message
-        .strip_prefix("missing field `")?
-        .split('`')
-        .next()
-        .filter(|f| !f.is_empty())
-}
+    /// Every object of `T`'s kind (in `namespace`, if given), as `T`s, sorted.
+    pub fn list<T: KubeType>(&self, namespace: Option<&str>) -> Vec<Arc<T>> {
+        lookup(T::KIND).map_or_else(Vec::new, |kind| {
+            self.list_objects(kind, namespace)
+                .into_iter()
+                .filter_map(typed)
+                .collect()
+        })
+    }
 
-/// The first field of `given` that the decoded object, written back (`back`), lacks: a field
-/// the type does not know. Nulls are skipped (an absent optional field).
-fn unknown_field(given: &serde_json::Value, back: &serde_json::Value, at: &str) -> Option<String> {
-    use serde_json::Value;
-    let join = |k: &str| {
-        if at.is_empty() {
-            k.to_string()
-        } else {
-            format!("{at}.{k}")
-        }
-    };
-    match (given, back) {
-        (Value::Object(g), Value::Object(b)) => g.iter().find_map(|(k, v)| match b.get(k) {
-            _ if v.is_null() => None,
-            None => Some(join(k)),
-            Some(bv) => unknown_field(v, bv, &join(k)),
-        }),
-        (Value::Array(g), Value::Array(b)) => g
+    /// Creates a typed object (see [`Store::create_object`]).
+    pub fn create<T: KubeType>(&self, obj: T, namespace: &str) -> Result<String, StoreError> {
+        self.create_object(&StoredObject::new(obj)?, namespace)
+    }
+
+    /// PUT of a typed object (see [`Store::update_object`]).
+    pub fn update<T: KubeType>(
+        &self,
+        obj: T,
+        namespace: &str,
+        sub: Subresource,
+    ) -> Result<(), StoreError> {
+        self.update_object(&StoredObject::new(obj)?, namespace, sub)
+    }
+
+    /// Objects of every registered kind with their count, for the run summary: `(kind, n)`
+    /// for each kind that has objects.
+    pub fn object_counts(&self) -> Vec<(&'static str, usize)> {
+        KINDS
             .iter()
-            .zip(b)
-            .enumerate()
-            .find_map(|(i, (gv, bv))| unknown_field(gv, bv, &format!("{at}[{i}]"))),
-        _ => None,
-    }
-}
-
-/// A rendered object of a registered kind, decoded and validated at the boundary. Errors
-/// point at the template (file, line:column, the field by kube's name).
-pub fn decode_rendered(
-    kind: &'static Kind,
-    r: &Rendered,
-) -> Result<Arc<dyn KubeObject>, InputError> {
-    let api_version = r
-        .json
-        .get("apiVersion")
-        .and_then(|v| v.as_str())
-        .unwrap_or("");
-    let Some(v) = kind.version(api_version) else {
-        let served: Vec<String> = kind
-            .versions
-            .iter()
-            .map(|v| kind.api_version(v.version))
-            .collect();
-        return Err(r.error_at(
-            "apiVersion",
-            format!(
-                "no matches for kind {:?} in version {api_version:?} (served: {})",
-                kind.kind,
-                served.join(", ")
-            ),
-        ));
-    };
-    let obj = (v.decode)(&r.json).map_err(|e| r.error_at(&e.field, e.message))?;
-    let obj: Arc<dyn KubeObject> = Arc::from(obj);
-    if let Some((field, message)) = (kind.validate)(&r.json).into_iter().next() {
-        return Err(r.error_at(&field, message));
-    }
-    Ok(obj)
-}
-
-/// Validation helpers for the kinds' `validate` functions, on JSON with kube's field names.
-pub mod check {
-    use serde_json::Value;
-
-    /// The value at a dotted path (`spec.capacity`), if present and not null.
-    pub fn at<'v>(obj: &'v Value, path: &str) -> Option<&'v Value> {
-        path.split('.')
-            .try_fold(obj, |v, k| v.get(k))
-            .filter(|v| !v.is_null())
-    }
-
-    /// kube's `Required value` when the field is absent or empty.
-    pub fn required(obj: &Value, path: &str, errs: &mut Vec<(String, String)>) {
-        let empty = match at(obj, path) {
-            None => true,
-            Some(Value::String(s)) => s.is_empty(),
-            Some(Value::Array(a)) => a.is_empty(),
-            Some(Value::Object(m)) => m.is_empty(),
-            Some(_) => false,
-        };
-        if empty {
-            errs.push((path.to_string(), "Required value".into()));
-        }
-    }
-
-    /// kube's `must be greater than zero` for an integer field that is present.
-    pub fn positive(obj: &Value, path: &str, errs: &mut Vec<(String, String)>) {
-        if let Some(n) = at(obj, path).and_then(Value::as_i64)
-            && n <= 0
-        {
-            errs.push((
-                path.to_string(),
-                format!("Invalid value: {n}: must be greater than zero"),
-            ));
-        }
-    }
-
-    /// kube's one-of rule: exactly one of `fields` under `path` (when `path` is present).
-    pub fn exactly_one(obj: &Value, path: &str, fields: &[&str], errs: &mut Vec<(String, String)>) {
-        let Some(v) = at(obj, path) else {
-            return;
-        };
-        // An unset pointer reads as null; `allNodes: false` is unset too.
-        let set = fields.iter().filter(|f| {
-            v.get(**f)
-                .is_some_and(|x| !x.is_null() && *x != Value::Bool(false))
-        });
-        match set.count() {
-            1 => {}
-            0 => errs.push((
-                path.to_string(),
-                format!(
-                    "Required value: must specify one of: `{}`",
-                    fields.join("`, `")
-                ),
-            )),
-            _ => errs.push((
-                path.to_string(),
-                format!(
-                    "Invalid value: must specify exactly one of: `{}`",
-                    fields.join("`, `")
-                ),
-            )),
-        }
-    }
-
-    /// No validation beyond decoding.
-    pub fn nothing(_: &Value) -> Vec<(String, String)> {
-        Vec::new()
-    }
-
-    /// Needs no plugin.
-    pub fn no_plugin(_: &Value) -> Option<String> {
-        None
-    }
-
-    /// `namespace/name` of each `ownerReferences` entry of `kind` (the object's namespace).
-    pub fn owners(obj: &Value, kind: &str) -> Vec<String> {
-        let ns = at(obj, "metadata.namespace")
-            .and_then(Value::as_str)
-            .unwrap_or("");
-        at(obj, "metadata.ownerReferences")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .filter(|o| o.get("kind").and_then(Value::as_str) == Some(kind))
-            .filter_map(|o| o.get("name").and_then(Value::as_str))
-            .map(|n| format!("{ns}/{n}"))
+            .map(|k| (k.kind, self.kind_store(k).len()))
+            .filter(|(_, n)| *n > 0)
             .collect()
     }
+
+    /// Replays every stored object of a watched kind to a newly attached scheduler as an add
+    /// (an informer's initial list).
+    pub(super) fn replay_objects(&self, s: &tidegate_engine::Scheduler) {
+        for kind in KINDS {
+            let Some(resource) = kind.event else {
+                continue;
+            };
+            for o in self.list_objects(kind, None) {
+                let any = ApiObject(o as Arc<dyn Any + Send + Sync>);
+                s.on_object_event(resource, ActionType::ADD, None, Some(any));
+            }
+        }
+    }
+}
+
+/// A stored object as `T`: itself when stored as `T`, else converted through its JSON (an
+/// object created in another served version of the kind).
+fn typed<T: KubeType>(o: Arc<dyn KubeObject>) -> Option<Arc<T>> {
+    let any: Arc<dyn Any + Send + Sync> = o.clone();
+    any.downcast::<T>().ok().or_else(|| {
+        let mut json = o.to_json();
+        json["apiVersion"] = serde_json::Value::from(T::API_VERSION);
+        serde_json::from_value(json).ok().map(Arc::new)
+    })
 }

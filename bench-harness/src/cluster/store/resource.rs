@@ -5,7 +5,7 @@
 //! an extended resource (kube's DynamicResources would allocate such a resource, where
 //! NodeResourcesFit alone would look for it on the node).
 
-use crate::cluster::store::registry::{Index, Kind, Version, check, decode};
+use crate::cluster::store::kind::{Index, Kind, Version, check, decode};
 use k8s_openapi::api::resource::v1 as resource;
 use serde_json::Value;
 use tidegate_engine::EventResource;

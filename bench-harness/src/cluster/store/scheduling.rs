@@ -6,7 +6,7 @@
 //! only through `spec.schedulingGroup`, which kube keeps only with the GenericWorkload gate
 //! on, and a workload enabling that gate is unsupported: no gang plugin yet.
 
-use crate::cluster::store::registry::{Kind, Version, check, decode};
+use crate::cluster::store::kind::{Kind, Version, check, decode};
 use k8s_openapi::api::scheduling::{v1, v1alpha3, v1beta1};
 use serde_json::Value;
 use tidegate_engine::EventResource;

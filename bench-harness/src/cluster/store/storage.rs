@@ -2,7 +2,7 @@
 //! `pkg/registry/storage/{storageclass,csinode,csidriver,csistoragecapacity,volumeattachment}`),
 //! stored as plain objects: no plugin reads them in tidegate yet.
 
-use crate::cluster::store::registry::{Index, Kind, Version, check, decode};
+use crate::cluster::store::kind::{Index, Kind, Version, check, decode};
 use k8s_openapi::api::storage::v1 as storage;
 use serde_json::Value;
 use tidegate_engine::EventResource;

@@ -1,7 +1,7 @@
 //! Core-group kinds nothing in the scheduler reads, stored and counted (kube's
 //! `pkg/registry/core/{configmap,secret,serviceaccount,limitrange,resourcequota}`).
 
-use crate::cluster::store::registry::{Kind, Version, check, decode};
+use crate::cluster::store::kind::{Kind, Version, check, decode};
 use k8s_openapi::api::core::v1 as core;
 
 /// A namespaced core kind without a scheduler event, index or validation beyond decoding.

@@ -3,8 +3,8 @@
 //! creation order with their selectors, which PodTopologySpread's system default constraints
 //! read (kube's `helper.DefaultSelector`, in `client.rs`).
 
-use crate::cluster::store::generic::{Handler, KubeObject, WatchEvent};
-use crate::cluster::store::registry::{Kind, Version, check, decode};
+use crate::cluster::store::generic::{Handler, WatchEvent};
+use crate::cluster::store::kind::{Kind, KubeObject, Version, check, decode};
 use ahash::AHashMap;
 use k8s_openapi::api::core::v1 as core;
 use parking_lot::RwLock;

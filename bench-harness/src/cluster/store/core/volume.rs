@@ -3,7 +3,7 @@
 //! plugins (none in tidegate yet). A pod that mounts a claim still needs them and is
 //! refused when converted.
 
-use crate::cluster::store::registry::{Index, Kind, Version, check, decode};
+use crate::cluster::store::kind::{Index, Kind, Version, check, decode};
 use k8s_openapi::api::core::v1 as core;
 use serde_json::Value;
 use tidegate_engine::EventResource;
