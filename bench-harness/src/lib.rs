@@ -17,14 +17,15 @@
 //!   scheduler, fault injection); perf-dash data items and thresholds, comparing runs, the
 //!   Prometheus exposition, the HTML report, and what `tidegate run` prints and writes (the
 //!   results table and the files, for any caller: [`output::sink`]).
-//! - [`run`] and [`oracle`] (side by side): selecting and planning workloads, executing their
-//!   ops on real or virtual time, collection windows, progress and memory, with [`run::ops`]
-//!   (one type per scheduler_perf op: `createNodes`, `createPods`, `barrier`, …, each with its
-//!   resolve step and its run step); the differential oracle's tidegate side (kube's recorded
-//!   decisions replayed and judged with tidegate's Filter and Score).
-//! - [`fuzzing`]: the fuzz targets' entry points.
+//! - [`run`]: selecting and planning workloads, executing their ops on real or virtual time,
+//!   collection windows, progress and memory, with [`run::ops`] (one type per scheduler_perf
+//!   op: `createNodes`, `createPods`, `barrier`, …, each with its resolve step and its run
+//!   step).
+//! - [`oracle`] and [`fuzzing`] (side by side): the differential oracle's tidegate side
+//!   (kube's recorded decisions replayed and judged with tidegate's Filter and Score; kube's
+//!   outcomes against the runs' per-op records); the fuzz targets' entry points.
 //! - The `tidegate` binary's subcommands (`run`, `list`, `compare`, `serve`, `report`,
-//!   `replay`, `kube-scenarios`) are in `src/cli/`, one file each, above everything here.
+//!   `replay`, `outcomes`, `kube-scenarios`) are in `src/cli/`, one file each, above everything here.
 //!
 //! # Data path
 //!
@@ -34,7 +35,7 @@
 //! [`cluster::store::Store`] and engine `Scheduler` → each op's run step creates, updates,
 //! deletes and waits through the store, whose events reach the scheduler as an informer's
 //! would → collection windows record binds, metrics and memory → data items, thresholds and
-//! the run summary ([`run::WorkloadReport`]) → [`output`] (perf-dash JSON, Prometheus, HTML).
+//! the run summary ([`output::results::WorkloadReport`]) → [`output`] (perf-dash JSON, Prometheus, HTML).
 #![forbid(unsafe_code)]
 #![warn(unreachable_pub)]
 
@@ -68,7 +69,7 @@ use tidegate_engine::Registry;
 ///     registry,
 /// )?;
 /// for r in &reports {
-///     if let tidegate_bench::run::Outcome::Ran(res) = &r.outcome {
+///     if let tidegate_bench::output::results::Outcome::Ran(res) = &r.outcome {
 ///         println!("{}/{}: {} bound", r.test_case, r.workload, res.summary.bound);
 ///     }
 /// }
@@ -78,7 +79,7 @@ pub fn run_benchmark_perf_scheduling(
     config: &Path,
     label_filter: &str,
     registry: Registry,
-) -> Result<Vec<run::WorkloadReport>, error::HarnessError> {
+) -> Result<Vec<output::results::WorkloadReport>, error::HarnessError> {
     let cfg = workload::load(config)?;
     let opts = run::RunOptions {
         label_filter: Some(label_filter.to_string()),
@@ -121,7 +122,7 @@ pub fn run_benchmark_perf_scheduling_to(
     registry: Registry,
     opts: run::RunOptions,
     sink: &mut output::sink::Sink<'_>,
-) -> Result<Vec<run::WorkloadReport>, error::HarnessError> {
+) -> Result<Vec<output::results::WorkloadReport>, error::HarnessError> {
     let cfg = workload::load(config)?;
     let opts = run::RunOptions { registry, ..opts };
     run::run_config_to(&cfg, &opts, sink)
@@ -158,7 +159,7 @@ pub fn run_benchmark_perf_scheduling_with(
     config: &Path,
     registry: Registry,
     opts: run::RunOptions,
-) -> Result<Vec<run::WorkloadReport>, error::HarnessError> {
+) -> Result<Vec<output::results::WorkloadReport>, error::HarnessError> {
     let cfg = workload::load(config)?;
     let opts = run::RunOptions { registry, ..opts };
     run::run_config(&cfg, &opts)

@@ -5,8 +5,9 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 use tidegate_bench::error::HarnessError;
+use tidegate_bench::output::results::{Outcome, RunResult, placements_digest};
 use tidegate_bench::run::pace::ClockMode;
-use tidegate_bench::run::{Outcome, RunOptions, RunResult, placements_digest, run_config};
+use tidegate_bench::run::{RunOptions, run_config};
 use tidegate_bench::workload;
 
 fn workloads_dir() -> PathBuf {

@@ -8,8 +8,9 @@
 use std::time::Duration;
 use tidegate_bench::error::HarnessError;
 use tidegate_bench::output::report::DataItem;
+use tidegate_bench::output::results::{Outcome, RunResult};
 use tidegate_bench::run::pace::ClockMode;
-use tidegate_bench::run::{Outcome, RunOptions, RunResult, run_config};
+use tidegate_bench::run::{RunOptions, run_config};
 use tidegate_bench::workload;
 
 /// A node with room for `pods: "{PODS}"` pods and 4 CPUs.

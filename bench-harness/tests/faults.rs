@@ -7,8 +7,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 use tidegate_bench::cluster::inject::Injection;
+use tidegate_bench::output::results::{Outcome, RunResult, placements_digest};
 use tidegate_bench::run::pace::ClockMode;
-use tidegate_bench::run::{Outcome, RunOptions, RunResult, placements_digest, run_config};
+use tidegate_bench::run::{RunOptions, run_config};
 use tidegate_bench::workload;
 
 fn faults_yaml() -> PathBuf {

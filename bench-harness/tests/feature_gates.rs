@@ -4,7 +4,8 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use tidegate_bench::run::{Outcome, RunOptions, check_workload, run_config, select};
+use tidegate_bench::output::results::Outcome;
+use tidegate_bench::run::{RunOptions, check_workload, run_config, select};
 use tidegate_bench::workload;
 use tidegate_engine::features::{FeatureGates, Support, gate};
 

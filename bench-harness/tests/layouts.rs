@@ -2,7 +2,8 @@
 //! relative to the topic folder) and the old single-file one (`config/performance-config.yaml`
 //! run from the scheduler_perf folder, paths written as `config/...`).
 
-use tidegate_bench::run::{Outcome, RunOptions, run_config};
+use tidegate_bench::output::results::Outcome;
+use tidegate_bench::run::{RunOptions, run_config};
 use tidegate_bench::workload;
 
 const POD: &str = "apiVersion: v1\nkind: Pod\nmetadata:\n  generateName: pod-\nspec:\n  containers:\n  - name: c\n    image: pause\n";

@@ -6,7 +6,8 @@
 use std::collections::BTreeSet;
 use tidegate_bench::error::HarnessError;
 use tidegate_bench::output::report::DataItem;
-use tidegate_bench::run::{Outcome, RunOptions, RunResult, run_config};
+use tidegate_bench::output::results::{Outcome, RunResult};
+use tidegate_bench::run::{RunOptions, run_config};
 use tidegate_bench::workload;
 
 const POD: &str = "\

@@ -12,7 +12,8 @@ use tidegate_bench::cluster::store::kind::Kind;
 use tidegate_bench::cluster::store::registry;
 use tidegate_bench::cluster::store::{Store, StoreError, Subresource, WatchEvent};
 use tidegate_bench::error::HarnessError;
-use tidegate_bench::run::{Outcome, RunOptions, run_config};
+use tidegate_bench::output::results::Outcome;
+use tidegate_bench::run::{RunOptions, run_config};
 use tidegate_bench::workload;
 
 /// One kind: its apiVersion and what follows its metadata in a valid object.

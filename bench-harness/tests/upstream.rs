@@ -2,7 +2,8 @@
 //! (CI and developer machines); skipped on a bare clone.
 
 use std::path::{Path, PathBuf};
-use tidegate_bench::run::{Outcome, RunOptions, run_config};
+use tidegate_bench::output::results::Outcome;
+use tidegate_bench::run::{RunOptions, run_config};
 use tidegate_bench::workload;
 use tidegate_bench::workload::manifest::ObjectTemplate;
 

@@ -7,9 +7,10 @@
 
 use std::path::Path;
 use std::sync::Arc;
+use tidegate_bench::output::results::Outcome;
 use tidegate_bench::run::outcome::{OutcomeLog, PodCounts, WorkloadOutcome};
 use tidegate_bench::run::pace::ClockMode;
-use tidegate_bench::run::{Outcome, RunOptions, run_config};
+use tidegate_bench::run::{RunOptions, run_config};
 use tidegate_bench::workload;
 
 /// A pod deleted at once when deleted (grace period 0), so deletePods removes it.

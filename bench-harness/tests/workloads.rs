@@ -1,7 +1,8 @@
 //! End-to-end runs of our own workload files at integration size.
 
 use std::path::{Path, PathBuf};
-use tidegate_bench::run::{Outcome, RunOptions, Summary, run_config};
+use tidegate_bench::output::results::{Outcome, Summary};
+use tidegate_bench::run::{RunOptions, run_config};
 use tidegate_bench::workload;
 
 fn workloads_dir() -> PathBuf {

@@ -56,7 +56,7 @@ const HARNESS_LAYERS: &[(&str, u32)] = &[
     ("cluster", 3),
     ("output", 3),
     ("run", 4),
-    ("oracle", 4),
+    ("oracle", 5),
     ("fuzzing", 5),
     ("main", 6),
     ("cli", 6),

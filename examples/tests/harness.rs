@@ -3,7 +3,7 @@
 //! `RunBenchmarkPerfScheduling(config, registry)`), on perf-data/workloads/plugins/gang.yaml.
 
 use std::path::Path;
-use tidegate_bench::run::Outcome;
+use tidegate_bench::output::results::Outcome;
 use tidegate_engine::Registry;
 
 #[test]

@@ -1,7 +1,7 @@
 //! The run's signals. SIGUSR2: kube-scheduler's queue dumper
 //! (`pkg/scheduler/backend/cache/debugger`): a running `tidegate run` writes the state of its
 //! scheduling queue to stderr and goes on. SIGINT/SIGTERM: the run stops at its next safe
-//! point (`run::interrupt`), keeping every finished workload; a second one quits at once.
+//! point (`interrupt`), keeping every finished workload; a second one quits at once.
 //!
 //! What it writes, in kube's words where kube has them:
 //!
@@ -23,7 +23,7 @@ use tidegate_bench::run::LiveScheduler;
 #[cfg(unix)]
 pub(crate) fn start(live: Arc<LiveScheduler>) -> std::io::Result<()> {
     use signal_hook::consts::{SIGINT, SIGTERM, SIGUSR2};
-    use tidegate_bench::run::interrupt;
+    use tidegate_bench::interrupt;
     let mut signals = signal_hook::iterator::Signals::new([SIGUSR2, SIGINT, SIGTERM])?;
     std::thread::Builder::new()
         .name("signals".into())

@@ -44,11 +44,11 @@ pub(crate) fn serve(args: ServeArgs) -> Result<ExitCode, HarnessError> {
         })
         .map_err(|e| HarnessError::Run(e.to_string()))?;
     let code = run_with(args.run, Some(live))?;
-    if args.linger && run::interrupt::requested().is_none() {
+    if args.linger && tidegate_bench::interrupt::requested().is_none() {
         eprintln!(
             "run finished; still serving its last metrics at http://{addr}/metrics (Ctrl-C to stop)"
         );
-        while run::interrupt::requested().is_none() {
+        while tidegate_bench::interrupt::requested().is_none() {
             std::thread::sleep(Duration::from_millis(100));
         }
     }

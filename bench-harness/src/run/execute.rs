@@ -11,7 +11,7 @@ use crate::output::sink::Sink;
 use crate::output::table;
 use crate::run::faults::{add_fault_plugin, node_storm};
 use crate::run::memory::{peak_rss_mb, reset_peak_rss};
-use crate::run::ops::{ExecutorView, RunCx};
+use crate::run::ops::{ExecutorView, OpOptions, RunCx};
 use crate::run::options::RunOptions;
 use crate::run::outcome::{OpEnd, PodCounts, WorkloadOutcome};
 use crate::run::pace::{ClockMode, Pace};
@@ -102,7 +102,7 @@ fn run_planned(
             Ok(p) => identical_gates(&p.gates),
             Err(_) => vec![],
         };
-        if super::interrupt::requested().is_some() {
+        if crate::interrupt::requested().is_some() {
             break;
         }
         let outcome = match p {
@@ -110,7 +110,7 @@ fn run_planned(
             Ok(p) => match execute(cfg, &p, opts) {
                 Ok(r) => Outcome::Ran(Box::new(r)),
                 Err(HarnessError::Run(msg))
-                    if opts.keep_going || super::interrupt::requested().is_some() =>
+                    if opts.keep_going || crate::interrupt::requested().is_some() =>
                 {
                     Outcome::Failed(msg)
                 }
@@ -304,7 +304,11 @@ impl WorkloadRun<'_> {
             tc: p.tc,
             wl: p.wl,
             prepared: &p.prepared,
-            opts,
+            opts: OpOptions {
+                timeout: opts.timeout,
+                wait_poll: opts.wait_poll,
+                flamegraph: opts.flamegraph,
+            },
             store,
             sched,
             pace,
@@ -319,7 +323,7 @@ impl WorkloadRun<'_> {
         let mut ends = vec![];
         let mut result = Ok(());
         for (i, op) in p.ops.iter().enumerate() {
-            if let Some(sig) = super::interrupt::requested() {
+            if let Some(sig) = crate::interrupt::requested() {
                 result = Err(interrupted(sig, i, op.opcode()));
                 break;
             }
@@ -330,7 +334,7 @@ impl WorkloadRun<'_> {
             result = op.run(&mut cx);
             // A wait or sleep cut short by the signal ends early (or reads as a timeout): the
             // op did not finish, say so.
-            if let Some(sig) = super::interrupt::requested() {
+            if let Some(sig) = crate::interrupt::requested() {
                 result = Err(interrupted(sig, i, op.opcode()));
             }
             if opts.outcomes.is_some() {

@@ -13,7 +13,6 @@
 pub mod collect;
 pub mod execute;
 pub(crate) mod faults;
-pub use crate::interrupt;
 pub mod flame;
 pub mod memory;
 pub mod ops;
@@ -23,9 +22,6 @@ pub mod pace;
 pub mod plan;
 pub mod progress;
 
-pub use crate::output::results::{
-    Outcome, PodDump, RunResult, Summary, WorkloadReport, placements_digest,
-};
 pub use execute::{run_config, run_config_to, run_config_with};
 pub use memory::{peak_rss_mb, rss_mb};
 pub use ops::check_ops;

@@ -259,7 +259,7 @@ impl Sim {
             if done() {
                 return true;
             }
-            if super::interrupt::requested().is_some() {
+            if crate::interrupt::requested().is_some() {
                 return false;
             }
             let now = self.clock.now();
@@ -323,7 +323,7 @@ pub fn sleep_until(deadline: Instant, stop: &AtomicBool) {
         let now = Instant::now();
         if now >= deadline
             || stop.load(Ordering::Relaxed)
-            || super::interrupt::requested().is_some()
+            || crate::interrupt::requested().is_some()
         {
             return;
         }

@@ -7,7 +7,6 @@ use crate::error::HarnessError;
 use crate::output::flame::Profile;
 use crate::output::report::{DataItem, WindowSeries};
 use crate::run::collect::{OVERLAPPING, Window};
-use crate::run::options::RunOptions;
 use crate::run::pace::Pace;
 use crate::workload::{Config, TestCase, Workload};
 use std::collections::BTreeMap;
@@ -28,6 +27,18 @@ pub(crate) struct Prepared {
     pub(crate) churn: BTreeMap<usize, Vec<AnyObject>>,
 }
 
+/// What the ops read of the run's options (`run::RunOptions`), copied out so that `ops/`
+/// does not depend on `options.rs`, which names the ops' outcome records.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct OpOptions {
+    /// The longest wait for pods in one op.
+    pub(crate) timeout: Duration,
+    /// With `--wait-poll`: the interval of a wait's checks after its first.
+    pub(crate) wait_poll: Option<Duration>,
+    /// Whether a profiler records the measured phases (`--flamegraph`).
+    pub(crate) flamegraph: bool,
+}
+
 /// What an op's run step works with: the workload, its prepared templates, the cluster and
 /// scheduler, the clock, and the collectors (the open window, the data items so far).
 pub(crate) struct RunCx<'r> {
@@ -35,7 +46,7 @@ pub(crate) struct RunCx<'r> {
     pub(crate) tc: &'r TestCase,
     pub(crate) wl: &'r Workload,
     pub(crate) prepared: &'r Prepared,
-    pub(crate) opts: &'r RunOptions,
+    pub(crate) opts: OpOptions,
     pub(crate) store: &'r Arc<Store>,
     pub(crate) sched: &'r Arc<Scheduler>,
     pub(crate) pace: &'r mut Pace,

@@ -24,6 +24,7 @@ pub mod start_collecting_metrics;
 pub mod stop_collecting_metrics;
 mod topic_hooks;
 pub mod update_any;
+mod view;
 mod wait;
 
 pub use barrier::Barrier;
@@ -42,10 +43,10 @@ mod context;
 mod input;
 mod resolve;
 
-pub(crate) use context::{Prepared, RunCx};
+pub(crate) use context::{OpOptions, Prepared, RunCx};
 pub(crate) use input::Resolve;
 pub use resolve::{check_ops, resolve_ops};
-pub(crate) use wait::ExecutorView;
+pub(crate) use view::ExecutorView;
 
 use crate::cluster::store::Store;
 use crate::error::{HarnessError, InputError};
