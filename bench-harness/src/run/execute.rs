@@ -66,7 +66,7 @@ pub fn run_config_to(
 /// yet: a caller prints its header then, never before a bad-input error) and as soon as each
 /// workload ends
 /// (the CLI prints its row and rewrites the data items then, so that an interrupted run
-/// loses nothing finished). A SIGINT/SIGTERM ([`super::interrupt`]) ends the workload running
+/// loses nothing finished). A SIGINT/SIGTERM ([`crate::interrupt`]) ends the workload running
 /// at its next safe point, reported as failed ("interrupted"), and no further workload runs.
 pub fn run_config_with(
     cfg: &Config,

@@ -2,7 +2,7 @@
 //! cluster and scheduler ([`execute`]) on real or virtual time ([`pace`]), with a progress
 //! line ([`progress`]), collection windows ([`collect`]), memory readings ([`memory`]) and
 //! fault injection (`faults`); how to run in [`options`]. What comes back
-//! ([`WorkloadReport`]) is `output::results`, re-exported here; [`run_config_to`] also prints
+//! ([`WorkloadReport`](crate::output::results::WorkloadReport)) is `output::results`; [`run_config_to`] also prints
 //! and writes it as `tidegate run` does (`output::sink`). [`ops`] holds one type per
 //! scheduler_perf op, with its resolve and run steps;
 //! [`outcome`] records what the kube differential compares.

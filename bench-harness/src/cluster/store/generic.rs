@@ -1,4 +1,4 @@
-//! The generic shape of a stored kind (kube's `genericregistry.Store`): one [`KindStore`] per
+//! The generic shape of a stored kind (kube's `genericregistry.Store`): one `KindStore` per
 //! registered kind (`mod.rs` builds them from [`super::registry::KINDS`]), with create, update
 //! (resourceVersion checked), delete (finalizers honoured), get and list by kind, watch
 //! handlers and indexes, and the scheduler's event for each change as kube's informers deliver
