@@ -247,20 +247,10 @@ pub fn replay(path: &Path, config: Option<SchedulerConfig>) -> Result<ReplayRepo
         saw_fit_error: false,
         full_record: false,
     };
-    for (i, l) in text
-        .lines()
-        .enumerate()
-        .filter(|(_, l)| !l.trim().is_empty())
-    {
-        let line: Line = serde_json::from_str(l).map_err(|e| {
-            HarnessError::Run(format!(
-                "{}:{}: not a kube record line: {e}",
-                path.display(),
-                i + 1
-            ))
-        })?;
+    for line in record_lines::<Line>(path, &text) {
+        let (n, line) = line?;
         r.step(line)
-            .map_err(|e| HarnessError::Run(format!("{}:{}: {e}", path.display(), i + 1)))?;
+            .map_err(|e| HarnessError::Run(format!("{}:{}: {e}", path.display(), n)))?;
     }
     let open: Vec<String> = r.preemptions.keys().cloned().collect();
     for key in open {
@@ -735,4 +725,26 @@ impl Replay {
             .iter()
             .all(|v| self.sched.fits_with(pod, node, std::slice::from_ref(v)) == Some(false))
     }
+}
+
+/// The lines of a kube-reference record (blank ones skipped), each decoded as `T` with its
+/// line number; a line that
+/// is not one is an error naming the file and the line.
+pub(crate) fn record_lines<'t, T: serde::de::DeserializeOwned>(
+    path: &'t std::path::Path,
+    text: &'t str,
+) -> impl Iterator<Item = Result<(usize, T), HarnessError>> + 't {
+    text.lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+        .map(move |(i, l)| {
+            let line = serde_json::from_str(l).map_err(|e| {
+                HarnessError::Run(format!(
+                    "{}:{}: not a kube record line: {e}",
+                    path.display(),
+                    i + 1
+                ))
+            })?;
+            Ok((i + 1, line))
+        })
 }

@@ -77,18 +77,8 @@ pub fn read_kube(path: &Path) -> Result<KubeOutcome, HarnessError> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| HarnessError::Run(format!("{}: {e}", path.display())))?;
     let mut k = KubeOutcome::default();
-    for (i, l) in text
-        .lines()
-        .enumerate()
-        .filter(|(_, l)| !l.trim().is_empty())
-    {
-        let line: Line = serde_json::from_str(l).map_err(|e| {
-            HarnessError::Run(format!(
-                "{}:{}: not a kube record line: {e}",
-                path.display(),
-                i + 1
-            ))
-        })?;
+    for line in super::record_lines::<Line>(path, &text) {
+        let (_, line) = line?;
         match (line.kind.as_str(), line.op) {
             ("decision", _) => k.attempts += 1,
             ("deleted", _) => k.deletions += 1,
