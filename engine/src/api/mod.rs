@@ -13,6 +13,7 @@ pub(crate) mod node;
 pub(crate) mod node_features;
 pub(crate) mod pdb;
 pub(crate) mod pod;
+pub(crate) mod pod_group;
 pub(crate) mod quantity;
 pub(crate) mod quote;
 pub(crate) mod resource;
@@ -30,6 +31,7 @@ pub use pod::{
     HostPort, Pod, PodKey, PodResize, PodSpecInfo, ResizePending, TaintEffect, Toleration,
     WeightedTerm,
 };
+pub use pod_group::{DisruptionMode, PodGroup, PodGroupKey, PodGroupPolicy};
 pub use quantity::Quantity;
 pub use quote::{go_quote, go_quote_with};
 pub use resource::Resource;

@@ -156,6 +156,10 @@ pub struct PodSpecInfo {
     /// `spec.nodeName` as requested at creation (pods with it set never reach the queue).
     pub node_name: Sym,
     pub scheduling_gates: Vec<Arc<str>>,
+    /// `spec.schedulingGroup.podGroupName`: the PodGroup (in the pod's namespace) this pod
+    /// belongs to. kube keeps the field only with the GenericWorkload gate on; the caller
+    /// converting a pod clears it when the gate is off.
+    pub scheduling_group: Option<Arc<str>>,
     /// Effective requests (kube's `resourcehelper.PodRequests`, API defaulting of requests from
     /// limits applied, init containers and overhead included).
     pub requests: Resource,

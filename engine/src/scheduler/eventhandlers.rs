@@ -184,6 +184,40 @@ impl Scheduler {
     /// delivers it; `action` is ADD, UPDATE or DELETE. The pods it may help move only where a
     /// plugin registered the resource with that action and its hint asks for it
     /// ([`crate::queue::SchedulingQueue::on_informer_event`]).
+    /// A PodGroup (or CompositePodGroup) was created: kube's `AddPodGroup` informer handler.
+    pub fn on_pod_group_add(&self, group: Arc<crate::api::PodGroup>) {
+        self.on_object_event(
+            group_resource(&group),
+            ActionType::ADD,
+            None,
+            Some(ApiObject(group)),
+        );
+    }
+
+    /// A PodGroup changed (spec or status).
+    pub fn on_pod_group_update(
+        &self,
+        old: Arc<crate::api::PodGroup>,
+        new: Arc<crate::api::PodGroup>,
+    ) {
+        self.on_object_event(
+            group_resource(&new),
+            ActionType::UPDATE,
+            Some(ApiObject(old)),
+            Some(ApiObject(new)),
+        );
+    }
+
+    /// A PodGroup was deleted.
+    pub fn on_pod_group_delete(&self, group: Arc<crate::api::PodGroup>) {
+        self.on_object_event(
+            group_resource(&group),
+            ActionType::DELETE,
+            Some(ApiObject(group)),
+            None,
+        );
+    }
+
     pub fn on_object_event(
         &self,
         resource: EventResource,
@@ -215,5 +249,14 @@ impl Scheduler {
                 self.queue.nominated_pod_left(Arc::new(pod.clone()));
             }
         }
+    }
+}
+
+/// The event resource of a group: PodGroup or CompositePodGroup.
+fn group_resource(group: &crate::api::PodGroup) -> EventResource {
+    if group.composite {
+        EventResource::CompositePodGroup
+    } else {
+        EventResource::PodGroup
     }
 }

@@ -1,0 +1,96 @@
+//! Pod groups (KEP-4671 workload-aware scheduling): `scheduling.k8s.io/v1beta1` PodGroup and,
+//! behind the alpha CompositePodGroup gate, `v1alpha3` CompositePodGroup, in the compact form
+//! the scheduler reads. A pod joins a group through `spec.schedulingGroup.podGroupName`
+//! ([`super::PodSpecInfo::scheduling_group`]); the group lives in the pod's namespace.
+
+use super::intern::Sym;
+use std::sync::Arc;
+
+/// A group's identity: namespace and name (kube's `EntityKey` without its type: the type is
+/// carried by the struct that holds the key).
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct PodGroupKey {
+    pub namespace: Sym,
+    pub name: Arc<str>,
+}
+
+impl PodGroupKey {
+    pub fn new(namespace: &str, name: &str) -> Self {
+        PodGroupKey {
+            namespace: Sym::new(namespace),
+            name: Arc::from(name),
+        }
+    }
+}
+
+impl std::fmt::Display for PodGroupKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}", self.namespace, self.name)
+    }
+}
+
+/// `spec.schedulingPolicy`: exactly one of `basic` and `gang`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PodGroupPolicy {
+    /// `basic: {}`: the group's pods are scheduled together when possible, with no quorum.
+    Basic,
+    /// `gang: {minCount}` (for a composite group, `minGroupCount` child groups): nothing of
+    /// the group binds unless at least `min_count` members can.
+    Gang { min_count: i32 },
+}
+
+/// `spec.disruptionMode` (PreemptionPodGroupDisruptionMode): how preemption may treat the
+/// group's members as victims. Exactly one of `single` and `all`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum DisruptionMode {
+    /// Unset, or `single: {}`: members are victims one by one, as ever.
+    #[default]
+    Single,
+    /// `all: {}`: the members can only be disrupted together.
+    All,
+}
+
+/// A PodGroup (or, with `composite`, a CompositePodGroup) as the scheduler reads it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PodGroup {
+    pub key: PodGroupKey,
+    pub uid: Arc<str>,
+    /// True for a CompositePodGroup (its members are child groups, not pods).
+    pub composite: bool,
+    pub policy: PodGroupPolicy,
+    /// `spec.schedulingConstraints.topology[*].key`, in order.
+    pub topology_keys: Vec<Sym>,
+    /// `spec.priority` (kube's admission fills it from `priorityClassName`; scheduler_perf
+    /// runs without that admission plugin, so it is what the object says, else 0).
+    pub priority: i32,
+    pub priority_class_name: Option<Arc<str>>,
+    /// `spec.preemptionPolicy: Never`.
+    pub preempt_never: bool,
+    /// Whether `spec.preemptionPolicy` is set at all (kube's PodGroupPreemptionPolicy gate
+    /// compares the group's policy with each pod's only when it is).
+    pub preemption_policy_set: bool,
+    pub disruption_mode: DisruptionMode,
+    /// `spec.parentCompositePodGroupName` (a child of a composite group, same namespace).
+    pub parent: Option<Arc<str>>,
+    /// `metadata.generation` (conditions carry it as `observedGeneration`).
+    pub generation: i64,
+    /// `metadata.resourceVersion` as a number.
+    pub resource_version: u64,
+    /// Whether `status.conditions` holds `PodGroupInitiallyScheduled` with status True (a
+    /// terminal state: kube never sets it back to False).
+    pub scheduled: bool,
+}
+
+impl PodGroup {
+    /// The gang's quorum: `minCount` for a gang, 0 for a basic group.
+    pub fn min_count(&self) -> i32 {
+        match self.policy {
+            PodGroupPolicy::Gang { min_count } => min_count,
+            PodGroupPolicy::Basic => 0,
+        }
+    }
+
+    pub fn is_gang(&self) -> bool {
+        matches!(self.policy, PodGroupPolicy::Gang { .. })
+    }
+}
