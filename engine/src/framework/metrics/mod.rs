@@ -35,10 +35,15 @@ pub enum ExtensionPoint {
     PreBind,
     Bind,
     PostBind,
+    PlacementGenerate,
+    PlacementFeasible,
+    PlacementScore,
+    PlacementScoreExtensionNormalize,
+    PodGroupPostFilter,
 }
 
 impl ExtensionPoint {
-    pub const ALL: [ExtensionPoint; 12] = [
+    pub const ALL: [ExtensionPoint; 17] = [
         ExtensionPoint::PreEnqueue,
         ExtensionPoint::PreFilter,
         ExtensionPoint::Filter,
@@ -51,6 +56,11 @@ impl ExtensionPoint {
         ExtensionPoint::PreBind,
         ExtensionPoint::Bind,
         ExtensionPoint::PostBind,
+        ExtensionPoint::PlacementGenerate,
+        ExtensionPoint::PlacementFeasible,
+        ExtensionPoint::PlacementScore,
+        ExtensionPoint::PlacementScoreExtensionNormalize,
+        ExtensionPoint::PodGroupPostFilter,
     ];
     pub fn as_str(self) -> &'static str {
         match self {
@@ -66,6 +76,11 @@ impl ExtensionPoint {
             ExtensionPoint::PreBind => "PreBind",
             ExtensionPoint::Bind => "Bind",
             ExtensionPoint::PostBind => "PostBind",
+            ExtensionPoint::PlacementGenerate => "PlacementGenerate",
+            ExtensionPoint::PlacementFeasible => "PlacementFeasible",
+            ExtensionPoint::PlacementScore => "PlacementScore",
+            ExtensionPoint::PlacementScoreExtensionNormalize => "PlacementScoreExtensionNormalize",
+            ExtensionPoint::PodGroupPostFilter => "PodGroupPostFilter",
         }
     }
 }
