@@ -369,6 +369,9 @@ pub(crate) fn default_plugins_for(features: &Features) -> Plugins {
     if features.node_declared_features {
         enabled.push((crate::plugins::node_declared_features::NAME.to_string(), 0));
     }
+    if features.generic_workload {
+        enabled.push((crate::plugins::gang_scheduling::NAME.to_string(), 0));
+    }
     Plugins {
         multi_point: PluginSet {
             enabled,

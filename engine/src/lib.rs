@@ -100,6 +100,7 @@ pub use framework::pod_group::{
     PodGroupCycleState, PodGroupInfo, PodGroupPostFilterResult, PodGroupSchedulingFunc,
     ProposedAssignment, QueuedPodGroupInfo, member_order,
 };
+pub use framework::pod_group_state::{PodGroupState, PodGroupStates, group_of};
 pub use framework::registry::{PluginContext, PluginFactory, Registry, decode_args};
 pub use framework::signature::SignFragments;
 pub use framework::snapshot::{ImageStateSummary, Snapshot};
@@ -111,7 +112,7 @@ pub use framework::waiting_pods::{WaitingPod, WaitingPods};
 pub use cache::Cache;
 pub use framework::runtime::{Framework, FrameworkError, PluginSet, Plugins, Profile};
 pub use queue::nominator::Nominator;
-pub use queue::{PendingCounts, QueueConfig, QueueDump, QueueError, SchedulingQueue};
+pub use queue::{PendingCounts, QueueConfig, QueueDump, QueueError, QueuedEntity, SchedulingQueue};
 pub use scheduler::{Scheduler, SchedulerConfig, SchedulerStats};
 
 // Judging it.

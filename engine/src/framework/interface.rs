@@ -495,6 +495,18 @@ pub trait ClusterClient: Send + Sync {
     /// Records a `PodScheduled=False` condition with `reason` and `message` after a failed
     /// attempt (kube's status patch). Default: ignored.
     fn set_unschedulable(&self, _pod: &Pod, _reason: &str, _message: &str) {}
+    /// Sets the PodGroup's `PodGroupInitiallyScheduled` condition (`scheduled`: status True)
+    /// with `reason` and `message`, `observedGeneration` the group's generation (kube's
+    /// `updatePodGroupCondition`; the scheduler never sends False over a True one).
+    /// Default: ignored.
+    fn set_pod_group_scheduled(
+        &self,
+        _group: &crate::api::PodGroup,
+        _scheduled: bool,
+        _reason: &str,
+        _message: &str,
+    ) {
+    }
     /// Whether the pod still exists and is still unassigned (kube asks its informer's lister
     /// before putting a failed pod back in the queue).
     fn pod_exists_unassigned(&self, pod: &Pod) -> bool;

@@ -8,6 +8,7 @@ pub mod metrics;
 pub(crate) mod node_info;
 pub(crate) mod parallelize;
 pub(crate) mod pod_group;
+pub(crate) mod pod_group_state;
 pub(crate) mod registry;
 pub(crate) mod runtime;
 pub(crate) mod signature;

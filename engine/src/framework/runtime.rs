@@ -1148,12 +1148,6 @@ impl Framework {
 /// The pod-group extension points (kube's `RunPlacementGeneratePlugins`,
 /// `RunPlacementFeasiblePlugins`, `RunPlacementScorePlugins`, `RunPodGroupPostFilterPlugins`).
 impl Framework {
-    pub(crate) fn has_placement_generate_plugins(&self) -> bool {
-        !self.placement_generate.is_empty()
-    }
-    pub(crate) fn has_placement_score_plugins(&self) -> bool {
-        !self.placement_score.is_empty()
-    }
     pub(crate) fn has_pod_group_post_filter_plugins(&self) -> bool {
         !self.pod_group_post_filter.is_empty()
     }
