@@ -112,10 +112,11 @@ const SCHEDULER_GATES: &[(&str, Support)] = &[
     ("DynamicResourceAllocation", Support::Identical(DRA)),
     (
         "GenericWorkload",
-        Support::Only(
-            false,
-            "pod groups and the Workload API are not in tidegate yet: on, kube holds pods \
-             with spec.schedulingGroup for their group (gang PreEnqueue and Permit)",
+        Support::Modelled(
+            "on: pods with spec.schedulingGroup are queued and scheduled as pod groups (the \
+             queue's group entities, the pod-group cycle, GangScheduling in the default \
+             profile: PreEnqueue quorum, PlacementFeasible, Permit); off: the field is \
+             dropped and every pod is scheduled alone",
         ),
     ),
     (
