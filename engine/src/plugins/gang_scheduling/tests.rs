@@ -184,12 +184,12 @@ fn placement_feasible_messages() {
         scheduled: 1,
     };
     assert_eq!(
-        placement_feasible(3, p).message(),
-        "minCount (3) is not yet satisfied: 1 scheduled, 1 remaining"
+        placement_feasible(2, p).message(),
+        "minCount (2) is not yet satisfied: 1 scheduled, 1 remaining"
     );
     assert_eq!(
-        placement_feasible(4, p).message(),
-        "minCount (4) cannot be satisfied: 1 scheduled, 1 remaining"
+        placement_feasible(3, p).message(),
+        "minCount (3) cannot be satisfied: 1 scheduled, 1 remaining"
     );
 }
 
