@@ -130,7 +130,11 @@ fn a_gang_of_three_that_fits_two_binds_nothing() {
         s.on_pod_add(pod(&format!("p{i}"), Some("g")));
     }
     drain(&s);
-    assert!(bound(&c).is_empty(), "a failed gang binds nothing: {:?}", bound(&c));
+    assert!(
+        bound(&c).is_empty(),
+        "a failed gang binds nothing: {:?}",
+        bound(&c)
+    );
     // Every member is back in the queue, counted once.
     let counts = s.queue.counts();
     assert_eq!(counts.total(), 3, "{counts:?}");
@@ -141,14 +145,18 @@ fn a_gang_of_three_that_fits_two_binds_nothing() {
     );
     // Nothing of the simulation is left assumed.
     for i in 0..3 {
-        assert!(!s.cache.is_assumed(&tidegate_engine::api::PodKey::new("ns", &format!("p{i}"))));
+        assert!(
+            !s.cache
+                .is_assumed(&tidegate_engine::api::PodKey::new("ns", &format!("p{i}")))
+        );
     }
     let attempts = s.metrics().pod_group_counters();
     assert!(
-        attempts.iter().any(|(m, _, l, n)| *m
-            == "scheduler_podgroup_schedule_attempts_total"
-            && *l == Some(("result", "unschedulable"))
-            && *n >= 1),
+        attempts.iter().any(
+            |(m, _, l, n)| *m == "scheduler_podgroup_schedule_attempts_total"
+                && *l == Some(("result", "unschedulable"))
+                && *n >= 1
+        ),
         "{attempts:?}"
     );
 }

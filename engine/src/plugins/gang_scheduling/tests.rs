@@ -44,7 +44,8 @@ fn gang(min_count: i32) -> PodGroupPolicy {
 fn placement_feasible_table() {
     use Code::*;
     // (name, minCount (0: basic), childrenCount, podStatuses, expectedStatuses, initialScheduledCount)
-    let cases: &[(&str, i32, usize, &[Code], &[Code], usize)] = &[
+    type Case<'a> = (&'a str, i32, usize, &'a [Code], &'a [Code], usize);
+    let cases: &[Case] = &[
         (
             "All pods succeed, minCount met at end",
             2,
