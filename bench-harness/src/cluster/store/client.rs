@@ -105,6 +105,81 @@ impl ClusterClient for Store {
         self.changed.notify_all();
     }
 
+    /// kube's `updatePodGroupCondition`: the PodGroup's `PodGroupInitiallyScheduled`
+    /// condition through its `/status` (observedGeneration the group's generation; the
+    /// transition time kept when the status does not change, as `SetStatusCondition` does;
+    /// nothing written when nothing changes). The informer's update reaches the scheduler.
+    fn set_pod_group_scheduled(
+        &self,
+        group: &tidegate_engine::api::PodGroup,
+        scheduled: bool,
+        reason: &str,
+        message: &str,
+    ) {
+        let kind = &scheduling::POD_GROUP;
+        let ns = group.key.namespace.to_string_lossy();
+        let Some(obj) = self
+            .kind_store(kind)
+            .get(&generic::key_of(kind, &ns, &group.key.name))
+        else {
+            return;
+        };
+        let mut json = obj.to_json();
+        let generation = obj.meta().generation.unwrap_or(group.generation);
+        let status = if scheduled { "True" } else { "False" };
+        let conds = json
+            .as_object_mut()
+            .map(|o| o.entry("status").or_insert_with(|| serde_json::json!({})))
+            .and_then(|s| s.as_object_mut())
+            .map(|s| {
+                s.entry("conditions")
+                    .or_insert_with(|| serde_json::json!([]))
+            });
+        let Some(serde_json::Value::Array(conds)) = conds else {
+            return;
+        };
+        let now = self.timestamp();
+        let mut cond = serde_json::json!({
+            "type": "PodGroupInitiallyScheduled",
+            "status": status,
+            "reason": reason,
+            "message": message,
+            "observedGeneration": generation,
+            "lastTransitionTime": serde_json::to_value(&now).unwrap_or_default(),
+        });
+        match conds
+            .iter_mut()
+            .find(|c| c["type"] == "PodGroupInitiallyScheduled")
+        {
+            Some(c) => {
+                if c["status"] == "True" && !scheduled {
+                    return;
+                }
+                if c["status"] == status {
+                    cond["lastTransitionTime"] = c["lastTransitionTime"].clone();
+                }
+                if *c == cond {
+                    return;
+                }
+                *c = cond;
+            }
+            None => conds.push(cond),
+        }
+        let api_version = json["apiVersion"].as_str().unwrap_or("").to_string();
+        let Some(v) = kind.version(&api_version) else {
+            return;
+        };
+        let Ok(decoded) = (v.decode)(&json) else {
+            return;
+        };
+        let o = generic::StoredObject {
+            kind,
+            obj: Arc::from(decoded),
+        };
+        // A conflict or a deleted group: kube logs the failed patch and goes on.
+        let _ = self.update_object(&o, &ns, generic::Subresource::Status);
+    }
+
     /// kube patches `status.nominatedNodeName` (PostFilter's nomination, or preemption
     /// clearing a lower-priority pod's): the object carries it, and the informer's update
     /// reaches the scheduler, whose nominator follows it (kube's `UpdateNominatedPod`). A later

@@ -443,7 +443,7 @@ impl Store {
     }
 
     /// The store clock's time as an API timestamp (the Unix epoch plus the run's time).
-    fn timestamp(&self) -> Time {
+    pub(super) fn timestamp(&self) -> Time {
         let ns = self.clock.now().as_nanos() as i128;
         Time(k8s_openapi::jiff::Timestamp::from_nanosecond(ns).unwrap_or_default())
     }
