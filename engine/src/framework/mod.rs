@@ -8,6 +8,8 @@ pub mod metrics;
 pub(crate) mod node_info;
 pub(crate) mod parallelize;
 pub(crate) mod pod_group;
+pub(crate) mod pod_group_points;
+pub(crate) mod pod_group_runtime;
 pub(crate) mod pod_group_state;
 pub(crate) mod registry;
 pub(crate) mod runtime;
