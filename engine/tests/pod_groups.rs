@@ -251,3 +251,130 @@ fn a_deleted_member_leaves_the_queue() {
     assert_eq!(c.total(), 2);
     assert_eq!(c.pod_group_incomplete, 2);
 }
+
+/// A PodGroupPostFilter plugin that takes the pods named `filler*` off their nodes in the
+/// snapshot, reruns the group's algorithm, records what it saw, and undoes the change.
+struct Evictor {
+    seen: Arc<Mutex<Vec<String>>>,
+}
+
+impl tidegate_engine::Plugin for Evictor {
+    fn name(&self) -> &'static str {
+        "Evictor"
+    }
+    fn into_pod_group_post_filter(
+        self: Arc<Self>,
+    ) -> Option<Arc<dyn tidegate_engine::PodGroupPostFilterPlugin>> {
+        Some(self)
+    }
+}
+
+impl tidegate_engine::PodGroupPostFilterPlugin for Evictor {
+    fn pod_group_post_filter(
+        &self,
+        handle: &mut dyn tidegate_engine::PodGroupHandle,
+        _state: &mut tidegate_engine::CycleState,
+        pg: &tidegate_engine::PodGroupInfo,
+    ) -> (
+        Option<tidegate_engine::PodGroupPostFilterResult>,
+        tidegate_engine::Status,
+    ) {
+        let (before, st0) = handle.schedule_pod_group();
+        handle.start_mutations();
+        let fillers: Vec<(Arc<Pod>, Sym)> = handle
+            .snapshot()
+            .nodes
+            .iter()
+            .flat_map(|n| {
+                n.pods
+                    .iter()
+                    .filter(|p| p.name.starts_with("filler"))
+                    .map(|p| (p.clone(), n.name()))
+                    .collect::<Vec<_>>()
+            })
+            .collect();
+        for (p, n) in &fillers {
+            handle.remove_pod_from_snapshot(p, *n).unwrap();
+        }
+        let (after, st1) = handle.schedule_pod_group();
+        handle.end_mutations();
+        let (_, st2) = handle.schedule_pod_group();
+        self.seen.lock().push(format!(
+            "{}: before {:?}/{}, evicted {}, after {:?}/{}, restored {:?}",
+            pg.name(),
+            st0.code(),
+            before.proposed_assignments.len(),
+            fillers.len(),
+            st1.code(),
+            after.proposed_assignments.len(),
+            st2.code()
+        ));
+        (
+            None,
+            tidegate_engine::Status::new(tidegate_engine::Code::Unschedulable, "evictor tried"),
+        )
+    }
+}
+
+#[test]
+fn pod_group_post_filter_reruns_the_algorithm_on_a_changed_snapshot() {
+    let f = features(true);
+    let mut profile = Profile::default_profile_for(&f);
+    profile.plugins.pod_group_post_filter = tidegate_engine::PluginSet {
+        enabled: vec![("Evictor".into(), 0)],
+        disabled: vec![],
+    };
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let mut registry = Registry::in_tree();
+    let s2 = seen.clone();
+    registry.register("Evictor", move |_| Arc::new(Evictor { seen: s2.clone() }));
+    let cfg = SchedulerConfig {
+        profiles: vec![profile],
+        parallelism: 1,
+        deterministic: true,
+        features: f,
+        ..SchedulerConfig::default()
+    };
+    let client = Arc::new(Client::default());
+    let s = Scheduler::new(
+        cfg,
+        &registry,
+        client.clone(),
+        Some(Arc::new(VirtualClock::new())),
+    )
+    .unwrap();
+    let mut n = Node::named("n0");
+    n.allocatable = Resource {
+        milli_cpu: 2000,
+        memory: 8 << 30,
+        allowed_pod_number: 110,
+        ..Resource::default()
+    };
+    s.on_node_add(Arc::new(n));
+    // A bound 1-CPU filler leaves room for one of the gang's two members.
+    let mut filler = (*pod("filler", None)).clone();
+    filler.node_name = Some(Sym::new("n0"));
+    s.on_pod_add(Arc::new(filler));
+    s.on_pod_group_add(group("g", PodGroupPolicy::Gang { min_count: 2 }));
+    s.on_pod_add(pod("p0", Some("g")));
+    s.on_pod_add(pod("p1", Some("g")));
+    while s.try_schedule_one() {
+        if !seen.lock().is_empty() {
+            break;
+        }
+    }
+    assert_eq!(
+        seen.lock().first().cloned(),
+        Some(
+            // As kube's pgSchedulingFunc: the members that fit are proposed even when the
+            // group as a whole does not.
+            "g: before Unschedulable/1, evicted 1, after Success/2, restored Unschedulable"
+                .to_string()
+        )
+    );
+    assert!(bound(&client).is_empty());
+    // The filler is back on its node: the cluster is as it was.
+    let k = tidegate_engine::api::PodKey::new("ns", "p0");
+    assert!(!s.cache.is_assumed(&k));
+    assert_eq!(s.queue.counts().total(), 2);
+}
