@@ -114,6 +114,8 @@ impl Scheduler {
             for p in &g.pods {
                 self.queue.done(&p.pod.key);
             }
+            // The attempt ends: members that arrived meanwhile are requeued.
+            let _ = self.queue.add_attempted_pod_group(&g, &Status::success());
             return;
         };
         // kube's skipPodGroupPodSchedule.
