@@ -16,11 +16,14 @@ pub(crate) mod node_name;
 pub(crate) mod node_ports;
 pub(crate) mod node_resources_fit;
 pub(crate) mod node_unschedulable;
+pub(crate) mod pod_group_preemption;
 pub(crate) mod pod_topology_spread;
+pub(crate) mod podgroup_pods_count;
 pub(crate) mod priority_sort;
 pub(crate) mod resource_allocation;
 pub(crate) mod scheduling_gates;
 pub(crate) mod taint_toleration;
+pub(crate) mod topology_placement;
 
 use crate::framework::interface::Plugin;
 use crate::framework::registry::{Registry, decode_args};
