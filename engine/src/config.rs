@@ -71,6 +71,9 @@ pub struct PluginsConfig {
     pub pre_bind: Option<PluginSetConfig>,
     pub bind: Option<PluginSetConfig>,
     pub post_bind: Option<PluginSetConfig>,
+    pub placement_generate: Option<PluginSetConfig>,
+    pub placement_score: Option<PluginSetConfig>,
+    pub pod_group_post_filter: Option<PluginSetConfig>,
     pub multi_point: Option<PluginSetConfig>,
 }
 
@@ -366,6 +369,9 @@ pub(crate) fn default_plugins_for(features: &Features) -> Plugins {
     if features.node_declared_features {
         enabled.push((crate::plugins::node_declared_features::NAME.to_string(), 0));
     }
+    if features.generic_workload {
+        enabled.push((crate::plugins::gang_scheduling::NAME.to_string(), 0));
+    }
     Plugins {
         multi_point: PluginSet {
             enabled,
@@ -454,6 +460,21 @@ pub(crate) fn merge_plugins(
         pre_bind: m(&defaults.pre_bind, &c.pre_bind, "preBind")?,
         bind: m(&defaults.bind, &c.bind, "bind")?,
         post_bind: m(&defaults.post_bind, &c.post_bind, "postBind")?,
+        placement_generate: m(
+            &defaults.placement_generate,
+            &c.placement_generate,
+            "placementGenerate",
+        )?,
+        placement_score: m(
+            &defaults.placement_score,
+            &c.placement_score,
+            "placementScore",
+        )?,
+        pod_group_post_filter: m(
+            &defaults.pod_group_post_filter,
+            &c.pod_group_post_filter,
+            "podGroupPostFilter",
+        )?,
         multi_point: m(&defaults.multi_point, &c.multi_point, "multiPoint")?,
     })
 }

@@ -8,6 +8,7 @@
 
 use crate::api::{Node, Pod, PodKey, Sym};
 use crate::framework::node_info::{NodeInfo, NodeRow};
+use crate::framework::pod_group_state::PodGroupStates;
 use crate::framework::snapshot::{ImageStateSummary, Snapshot};
 use ahash::AHashMap;
 use parking_lot::Mutex;
@@ -38,6 +39,9 @@ struct Inner {
 
 pub struct Cache {
     inner: Mutex<Inner>,
+    /// The pod groups' member states (kube's cache `podGroupStates`): assumptions and their
+    /// undoing of members are recorded here too (`framework/pod_group_state.rs`).
+    pod_groups: Arc<PodGroupStates>,
 }
 
 impl Default for Cache {
@@ -60,7 +64,19 @@ impl Cache {
                 affinity_dirty: false,
                 image_nodes: Arc::default(),
             }),
+            pod_groups: Arc::default(),
         }
+    }
+
+    /// The cache recording its members' assumptions in `pod_groups` (the scheduler's, shared
+    /// with the plugins).
+    pub fn with_pod_groups(mut self, pod_groups: Arc<PodGroupStates>) -> Cache {
+        self.pod_groups = pod_groups;
+        self
+    }
+
+    pub fn pod_groups(&self) -> &Arc<PodGroupStates> {
+        &self.pod_groups
     }
 
     fn touch(inner: &mut Inner, slot: usize) -> Option<&mut NodeInfo> {
@@ -161,6 +177,10 @@ impl Cache {
         inner
             .pods
             .insert(pod.key.clone(), (node, pod.clone(), PodState::Assumed));
+        drop(inner);
+        if pod.spec.scheduling_group.is_some() {
+            self.pod_groups.assume_pod(pod);
+        }
         true
     }
 
@@ -174,6 +194,10 @@ impl Cache {
                 && let Some(ni) = Self::touch(&mut inner, slot)
             {
                 ni.remove_pod(&pod);
+            }
+            drop(inner);
+            if pod.spec.scheduling_group.is_some() {
+                self.pod_groups.forget_pod(&pod);
             }
         }
     }

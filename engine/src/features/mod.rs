@@ -431,6 +431,14 @@ pub struct Features {
     /// `NodeDeclaredFeatures`: the plugin is in the default profile, nodes' declared features
     /// are read and their change is a node update event.
     pub(crate) node_declared_features: bool,
+    /// `GenericWorkload`: pods with `spec.schedulingGroup` are scheduled as pod groups
+    /// (GangScheduling in the default profile, the pod-group queue and cycle).
+    pub(crate) generic_workload: bool,
+    /// `TopologyAwareWorkloadScheduling`: TopologyPlacementGenerator and PodGroupPodsCount in
+    /// the default profile.
+    pub(crate) topology_aware_workload_scheduling: bool,
+    /// `PodGroupPreemptionPolicy`: a group's `spec.preemptionPolicy` is compared with its pods'.
+    pub(crate) pod_group_preemption_policy: bool,
 }
 
 impl Default for Features {
@@ -444,7 +452,15 @@ impl Features {
     pub fn from_gates(g: &FeatureGates) -> Features {
         Features {
             node_declared_features: g.enabled("NodeDeclaredFeatures"),
+            generic_workload: g.enabled("GenericWorkload"),
+            topology_aware_workload_scheduling: g.enabled("TopologyAwareWorkloadScheduling"),
+            pod_group_preemption_policy: g.enabled("PodGroupPreemptionPolicy"),
         }
+    }
+
+    /// Whether `GenericWorkload` is on (the store keeps `spec.schedulingGroup` only then).
+    pub fn generic_workload(&self) -> bool {
+        self.generic_workload
     }
 }
 

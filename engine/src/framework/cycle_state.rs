@@ -40,6 +40,9 @@ pub struct CycleState {
     /// (drawn per cycle, `crate::framework::metrics::PLUGIN_METRICS_SAMPLE_PERCENT`). Off in a new
     /// state, as in kube's `NewCycleState`.
     pub record_plugin_metrics: bool,
+    /// kube's `IsPodGroupSchedulingCycle`: this pod is scheduled as a member of a pod group
+    /// (`scheduler/schedule_one_podgroup.rs`), not on its own.
+    pub pod_group_cycle: bool,
 }
 
 impl Clone for CycleState {
@@ -55,6 +58,7 @@ impl Clone for CycleState {
             skip_score_plugins: self.skip_score_plugins.clone(),
             pods_to_activate: self.pods_to_activate.clone(),
             record_plugin_metrics: self.record_plugin_metrics,
+            pod_group_cycle: self.pod_group_cycle,
         }
     }
 }

@@ -8,6 +8,10 @@
 use super::cycle_state::CycleState;
 use super::events::{ClusterEvent, EventObject, QueueingHint};
 use super::node_info::{NodeInfo, NodeRow, NodeTraits};
+use super::pod_group::{
+    GeneratePlacementsResult, Placement, PlacementCycleState, PlacementProgress, PlacementScore,
+    PodGroupAssignments, PodGroupCycleState, PodGroupInfo, PodGroupPostFilterResult,
+};
 use super::snapshot::Snapshot;
 use super::status::Status;
 use super::types::{Nominating, QueuedPodInfo};
@@ -62,6 +66,18 @@ pub trait Plugin: Send + Sync + 'static {
         None
     }
     fn into_enqueue_extensions(self: Arc<Self>) -> Option<Arc<dyn EnqueueExtensions>> {
+        None
+    }
+    fn into_placement_generate(self: Arc<Self>) -> Option<Arc<dyn PlacementGeneratePlugin>> {
+        None
+    }
+    fn into_placement_feasible(self: Arc<Self>) -> Option<Arc<dyn PlacementFeasiblePlugin>> {
+        None
+    }
+    fn into_placement_score(self: Arc<Self>) -> Option<Arc<dyn PlacementScorePlugin>> {
+        None
+    }
+    fn into_pod_group_post_filter(self: Arc<Self>) -> Option<Arc<dyn PodGroupPostFilterPlugin>> {
         None
     }
 
@@ -277,6 +293,88 @@ pub trait PostFilterPlugin: Plugin {
     ) -> (Option<PostFilterResult>, Status);
 }
 
+/// kube's `PlacementGeneratePlugin`: candidate placements for a group within the parent
+/// placement (every node of the snapshot, for a group without a parent). At most one per
+/// profile.
+pub trait PlacementGeneratePlugin: Plugin {
+    fn generate_placements(
+        &self,
+        state: &mut PodGroupCycleState,
+        pod_group: &PodGroupInfo,
+        parent: &Placement,
+    ) -> (GeneratePlacementsResult, Status);
+}
+
+/// kube's `PlacementFeasiblePlugin`: called before the first member and after each member of
+/// a group is evaluated in a placement. Success: the group can be scheduled with what is
+/// placed so far (and must stay Success for the rest); Wait: not yet, more members may make
+/// it; Unschedulable: give the placement up. kube uses the GangScheduling plugin as the only
+/// one (when GenericWorkload is on).
+pub trait PlacementFeasiblePlugin: Plugin {
+    fn placement_feasible(
+        &self,
+        group_state: &PodGroupCycleState,
+        state: &mut PlacementCycleState,
+        pod_group: &PodGroupInfo,
+        progress: PlacementProgress,
+    ) -> Status;
+}
+
+/// kube's `PlacementScorePlugin` with its `PlacementScoreExtensions`: scores a feasible
+/// placement's assignments (higher is better); `normalize_placement_score` rescales one
+/// plugin's scores over all placements into `[MIN_NODE_SCORE, MAX_NODE_SCORE]`.
+pub trait PlacementScorePlugin: Plugin {
+    fn score_placement(
+        &self,
+        group_state: &PodGroupCycleState,
+        state: &PlacementCycleState,
+        pod_group: &PodGroupInfo,
+        assignments: &PodGroupAssignments,
+    ) -> (i64, Status);
+    /// Whether `normalize_placement_score` does anything (kube's extensions != nil).
+    fn has_normalize(&self) -> bool {
+        false
+    }
+    fn normalize_placement_score(
+        &self,
+        _state: &PodGroupCycleState,
+        _pod_group: &PodGroupInfo,
+        _scores: &mut [PlacementScore],
+    ) -> Status {
+        Status::success()
+    }
+}
+
+/// What a PodGroupPostFilter plugin sees of the scheduler (kube's `Handle` with its
+/// `MutableSnapshotSharedLister`, and the group's `PodGroupSchedulingFunc`): the cycle's
+/// snapshot, which only this extension point may change (inside a mutation session that
+/// `end_mutations` undoes), and the rerun of the group's algorithm on it.
+pub trait PodGroupHandle: Handle {
+    /// kube's `StartMutations`: changes from now on are undone by `end_mutations`.
+    fn start_mutations(&mut self);
+    /// kube's `EndMutations`: the snapshot as it was at `start_mutations`.
+    fn end_mutations(&mut self);
+    /// kube's mutable lister `AddPod`: `pod` is now on `node` in the snapshot.
+    fn add_pod_to_snapshot(&mut self, pod: &Arc<Pod>, node: Sym) -> Result<(), String>;
+    /// kube's mutable lister `RemovePod`: `pod` left `node` in the snapshot.
+    fn remove_pod_from_snapshot(&mut self, pod: &Pod, node: Sym) -> Result<(), String>;
+    /// kube's `PodGroupSchedulingFunc`: reruns the group's scheduling algorithm on the
+    /// snapshot as it stands; the assignments and the group's status (nothing is kept).
+    fn schedule_pod_group(&mut self) -> (PodGroupAssignments, Status);
+}
+
+/// kube's `PodGroupPostFilterPlugin`: called when a group's cycle ends Unschedulable.
+/// Success (the group can be made schedulable: later plugins are skipped), Unschedulable,
+/// UnschedulableAndUnresolvable (no other plugin can help), or an error.
+pub trait PodGroupPostFilterPlugin: Plugin {
+    fn pod_group_post_filter(
+        &self,
+        handle: &mut dyn PodGroupHandle,
+        state: &mut PodGroupCycleState,
+        pod_group: &PodGroupInfo,
+    ) -> (Option<PodGroupPostFilterResult>, Status);
+}
+
 pub trait PreScorePlugin: Plugin {
     /// Skip means the coupled Score of this plugin is not run for this pod.
     /// `nodes` are the feasible nodes; `snapshot` is the whole cluster of this cycle.
@@ -397,6 +495,18 @@ pub trait ClusterClient: Send + Sync {
     /// Records a `PodScheduled=False` condition with `reason` and `message` after a failed
     /// attempt (kube's status patch). Default: ignored.
     fn set_unschedulable(&self, _pod: &Pod, _reason: &str, _message: &str) {}
+    /// Sets the PodGroup's `PodGroupInitiallyScheduled` condition (`scheduled`: status True)
+    /// with `reason` and `message`, `observedGeneration` the group's generation (kube's
+    /// `updatePodGroupCondition`; the scheduler never sends False over a True one).
+    /// Default: ignored.
+    fn set_pod_group_scheduled(
+        &self,
+        _group: &crate::api::PodGroup,
+        _scheduled: bool,
+        _reason: &str,
+        _message: &str,
+    ) {
+    }
     /// Whether the pod still exists and is still unassigned (kube asks its informer's lister
     /// before putting a failed pod back in the queue).
     fn pod_exists_unassigned(&self, pod: &Pod) -> bool;

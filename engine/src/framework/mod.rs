@@ -7,6 +7,8 @@ pub(crate) mod interface;
 pub mod metrics;
 pub(crate) mod node_info;
 pub(crate) mod parallelize;
+pub(crate) mod pod_group;
+pub(crate) mod pod_group_state;
 pub(crate) mod registry;
 pub(crate) mod runtime;
 pub(crate) mod signature;
@@ -19,6 +21,8 @@ pub(crate) mod warm_pool;
 pub(crate) use cycle_state::CycleState;
 pub(crate) use interface::*;
 pub(crate) use node_info::{NodeInfo, NodeRow};
+#[allow(unused_imports)]
+pub(crate) use pod_group::*;
 pub(crate) use registry::{PluginContext, Registry};
 pub(crate) use runtime::Framework;
 pub(crate) use snapshot::Snapshot;

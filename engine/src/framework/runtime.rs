@@ -10,6 +10,11 @@ use super::events::ClusterEvent;
 use super::interface::*;
 use super::node_info::{NodeInfo, NodeRow, NodeTraits};
 use super::parallelize::BlockVerdicts;
+use super::pod_group::{
+    Placement, PlacementCycleState, PlacementPluginScore, PlacementPluginScores, PlacementProgress,
+    PlacementScore, PodGroupAssignments, PodGroupCycleState, PodGroupInfo,
+    PodGroupPostFilterResult,
+};
 use super::registry::{PluginContext, Registry};
 use super::snapshot::Snapshot;
 use super::status::{Code, Status};
@@ -49,6 +54,10 @@ pub enum FrameworkError {
     QueueSort(usize),
     #[error("profiles[{0}].plugins.bind: at least one bind plugin is needed")]
     NoBind(usize),
+    #[error(
+        "at most one placement generate plugin is allowed for profile with scheduler name {0:?}"
+    )]
+    PlacementGenerate(String),
     #[error("profiles[{profile}].pluginConfig[{name}].args: {msg}")]
     PluginArgs {
         profile: usize,
@@ -56,6 +65,9 @@ pub enum FrameworkError {
         msg: String,
     },
 }
+
+/// kube's `names.GangScheduling`: the one PlacementFeasible plugin.
+const GANG_SCHEDULING: &str = "GangScheduling";
 
 /// Whether `p` takes part in an extension point that can leave a pod unschedulable (kube's
 /// `shouldHaveEnqueueExtensions`).
@@ -113,12 +125,16 @@ pub struct Plugins {
     pub pre_bind: PluginSet,
     pub bind: PluginSet,
     pub post_bind: PluginSet,
+    /// Pod-group extension points (KEP-4671).
+    pub placement_generate: PluginSet,
+    pub placement_score: PluginSet,
+    pub pod_group_post_filter: PluginSet,
     pub multi_point: PluginSet,
 }
 
 impl Plugins {
     /// The specific extension points with their config names, in kube's order.
-    pub fn points(&self) -> [(&'static str, &PluginSet); 12] {
+    pub fn points(&self) -> [(&'static str, &PluginSet); 15] {
         [
             ("preEnqueue", &self.pre_enqueue),
             ("queueSort", &self.queue_sort),
@@ -132,6 +148,9 @@ impl Plugins {
             ("preBind", &self.pre_bind),
             ("bind", &self.bind),
             ("postBind", &self.post_bind),
+            ("placementGenerate", &self.placement_generate),
+            ("placementScore", &self.placement_score),
+            ("podGroupPostFilter", &self.pod_group_post_filter),
         ]
     }
 }
@@ -162,6 +181,9 @@ fn implements(p: &Arc<dyn Plugin>, point: &str) -> bool {
         "preBind" => p.into_pre_bind().is_some(),
         "bind" => p.into_bind().is_some(),
         "postBind" => p.into_post_bind().is_some(),
+        "placementGenerate" => p.into_placement_generate().is_some(),
+        "placementScore" => p.into_placement_score().is_some(),
+        "podGroupPostFilter" => p.into_pod_group_post_filter().is_some(),
         _ => false,
     }
 }
@@ -285,6 +307,14 @@ pub struct Framework {
     pre_bind: Vec<Arc<dyn PreBindPlugin>>,
     bind: Vec<Arc<dyn BindPlugin>>,
     post_bind: Vec<Arc<dyn PostBindPlugin>>,
+    /// Pod-group extension points: at most one PlacementGenerate plugin; PlacementFeasible is
+    /// the GangScheduling plugin alone, when GenericWorkload is on (kube's `NewFramework`).
+    placement_generate: Vec<Arc<dyn PlacementGeneratePlugin>>,
+    placement_feasible: Vec<Arc<dyn PlacementFeasiblePlugin>>,
+    placement_score: Vec<(Arc<dyn PlacementScorePlugin>, i64)>,
+    pod_group_post_filter: Vec<Arc<dyn PodGroupPostFilterPlugin>>,
+    /// `GenericWorkload` (kube's RunPodGroupPostFilterPlugins refuses to run without it).
+    generic_workload: bool,
     /// Events each plugin registered (EnqueueExtensions).
     pub events: AHashMap<&'static str, Vec<ClusterEvent>>,
     /// The plugins' EnqueueExtensions, for QueueingHints.
@@ -410,6 +440,35 @@ impl Framework {
                 .entry(name.as_str())
                 .or_insert(if *w == 0 { 1 } else { *w });
         }
+        let mut placement_weights: AHashMap<&str, i64> = AHashMap::new();
+        for (name, w) in pl
+            .placement_score
+            .enabled
+            .iter()
+            .chain(&pl.multi_point.enabled)
+        {
+            placement_weights
+                .entry(name.as_str())
+                .or_insert(if *w == 0 { 1 } else { *w });
+        }
+        let placement_generate: Vec<_> = list("placementGenerate")
+            .into_iter()
+            .filter_map(|p| p.into_placement_generate())
+            .collect();
+        if placement_generate.len() > 1 {
+            return Err(FrameworkError::PlacementGenerate(
+                profile.scheduler_name.clone(),
+            ));
+        }
+        let placement_feasible: Vec<_> = if ctx.features.generic_workload {
+            instances
+                .get(GANG_SCHEDULING)
+                .and_then(|p| p.clone().into_placement_feasible())
+                .into_iter()
+                .collect()
+        } else {
+            Vec::new()
+        };
         let mut queue_sort: Vec<_> = list("queueSort")
             .into_iter()
             .filter_map(|p| p.into_queue_sort())
@@ -470,6 +529,20 @@ impl Framework {
                 .into_iter()
                 .filter_map(|p| p.into_post_bind())
                 .collect(),
+            placement_generate,
+            placement_feasible,
+            placement_score: list("placementScore")
+                .into_iter()
+                .filter_map(|p| {
+                    let w = placement_weights.get(p.name()).copied().unwrap_or(1);
+                    p.into_placement_score().map(|s| (s, w))
+                })
+                .collect(),
+            pod_group_post_filter: list("podGroupPostFilter")
+                .into_iter()
+                .filter_map(|p| p.into_pod_group_post_filter())
+                .collect(),
+            generic_workload: ctx.features.generic_workload,
             events: AHashMap::new(),
             enqueue_extensions: AHashMap::new(),
             metrics,
@@ -541,6 +614,13 @@ impl Framework {
             ("preBind", names(&self.pre_bind)),
             ("bind", names(&self.bind)),
             ("postBind", names(&self.post_bind)),
+            ("placementGenerate", names(&self.placement_generate)),
+            ("placementFeasible", names(&self.placement_feasible)),
+            (
+                "placementScore",
+                self.placement_score.iter().map(|(p, _)| p.name()).collect(),
+            ),
+            ("podGroupPostFilter", names(&self.pod_group_post_filter)),
         ]
     }
 
@@ -1062,5 +1142,272 @@ impl Framework {
             Series::ExtensionPoint(ExtensionPoint::PostBind, Code::Success),
             nanos(start),
         );
+    }
+}
+
+/// The pod-group extension points (kube's `RunPlacementGeneratePlugins`,
+/// `RunPlacementFeasiblePlugins`, `RunPlacementScorePlugins`, `RunPodGroupPostFilterPlugins`).
+impl Framework {
+    pub(crate) fn has_pod_group_post_filter_plugins(&self) -> bool {
+        !self.pod_group_post_filter.is_empty()
+    }
+
+    /// kube's `RunPlacementGeneratePlugins`: without a plugin, one placement of `nodes`;
+    /// otherwise the plugin's placements within it (none: Unschedulable `no feasible
+    /// placements found`, naming the plugin).
+    pub(crate) fn run_placement_generate(
+        &self,
+        state: &mut PodGroupCycleState,
+        pod_group: &PodGroupInfo,
+        nodes: Vec<Arc<NodeInfo>>,
+    ) -> (Vec<Arc<Placement>>, Status) {
+        let start = Instant::now();
+        let parent = Placement {
+            name: String::new(),
+            nodes,
+        };
+        let out = match self.placement_generate.first() {
+            None => (vec![Arc::new(parent)], Status::success()),
+            Some(p) => {
+                let t = plugin_timer(state);
+                let (r, s) = p.generate_placements(state, pod_group, &parent);
+                self.observe_plugin(t, p.name(), ExtensionPoint::PlacementGenerate, s.code());
+                if !s.is_success() {
+                    (Vec::new(), s.with_plugin(p.name()))
+                } else if r.placements.is_empty() {
+                    (
+                        Vec::new(),
+                        Status::new(Code::Unschedulable, "no feasible placements found")
+                            .with_plugin(p.name()),
+                    )
+                } else {
+                    (r.placements, s)
+                }
+            }
+        };
+        self.metrics.observe(
+            Series::ExtensionPoint(ExtensionPoint::PlacementGenerate, out.1.code()),
+            nanos(start),
+        );
+        out
+    }
+
+    /// kube's `RunPlacementFeasiblePlugins`: Success when every plugin says so; the first
+    /// Unschedulable stops (naming the plugin); a Wait is kept while the others run; any other
+    /// code is an error.
+    pub(crate) fn run_placement_feasible(
+        &self,
+        group_state: &PodGroupCycleState,
+        state: &mut PlacementCycleState,
+        pod_group: &PodGroupInfo,
+        progress: PlacementProgress,
+    ) -> Status {
+        let start = Instant::now();
+        let mut status = Status::success();
+        for p in &self.placement_feasible {
+            let t = plugin_timer(group_state);
+            let s = p.placement_feasible(group_state, state, pod_group, progress);
+            self.observe_plugin(t, p.name(), ExtensionPoint::PlacementFeasible, s.code());
+            match s.code() {
+                Code::Success => {}
+                Code::Wait => status = s.with_plugin(p.name()),
+                Code::Unschedulable => {
+                    status = s.with_plugin(p.name());
+                    break;
+                }
+                Code::Error => {
+                    status =
+                        Status::error(format!("running PlacementFeasible plugin: {}", s.message()))
+                            .with_plugin(p.name());
+                    break;
+                }
+                c => {
+                    status = Status::error(format!(
+                        "unexpected status from PlacementFeasible plugin: {}",
+                        c.as_str()
+                    ))
+                    .with_plugin(p.name());
+                    break;
+                }
+            }
+        }
+        self.metrics.observe(
+            Series::ExtensionPoint(ExtensionPoint::PlacementFeasible, status.code()),
+            nanos(start),
+        );
+        status
+    }
+
+    /// kube's `RunPlacementScorePlugins`: each plugin scores every placement (`states[i]` is
+    /// the state `assignments[i]` was found with), normalises its scores when it can, and
+    /// each score, which must then lie in `[MIN_NODE_SCORE, MAX_NODE_SCORE]`, is weighted.
+    pub(crate) fn run_placement_score(
+        &self,
+        group_state: &mut PodGroupCycleState,
+        pod_group: &PodGroupInfo,
+        assignments: &[PodGroupAssignments],
+        states: &[PlacementCycleState],
+    ) -> (Vec<PlacementPluginScores>, Status) {
+        let start = Instant::now();
+        let out = self.placement_scores(group_state, pod_group, assignments, states);
+        let code = out.as_ref().map_or_else(|s| s.code(), |_| Code::Success);
+        self.metrics.observe(
+            Series::ExtensionPoint(ExtensionPoint::PlacementScore, code),
+            nanos(start),
+        );
+        match out {
+            Ok(v) => (v, Status::success()),
+            Err(s) => (Vec::new(), s),
+        }
+    }
+
+    fn placement_scores(
+        &self,
+        group_state: &mut PodGroupCycleState,
+        pod_group: &PodGroupInfo,
+        assignments: &[PodGroupAssignments],
+        states: &[PlacementCycleState],
+    ) -> Result<Vec<PlacementPluginScores>, Status> {
+        if assignments.len() != states.len() {
+            return Err(Status::error(format!(
+                "expected one PlacementCycleState per PodGroupAssignments, got {} placement states for {} assignments",
+                states.len(),
+                assignments.len()
+            )));
+        }
+        let mut per_plugin: Vec<Vec<PlacementScore>> =
+            Vec::with_capacity(self.placement_score.len());
+        for (p, _) in &self.placement_score {
+            let mut scores = Vec::with_capacity(assignments.len());
+            for (a, st) in assignments.iter().zip(states) {
+                let t = plugin_timer(group_state);
+                let (score, s) = p.score_placement(group_state, st, pod_group, a);
+                self.observe_plugin(t, p.name(), ExtensionPoint::PlacementScore, s.code());
+                if !s.is_success() {
+                    return Err(Status::error(format!(
+                        "running PlacementScore plugins: plugin {:?} failed with: {}",
+                        p.name(),
+                        s.message()
+                    )));
+                }
+                let placement = a.placement.clone().unwrap_or_else(|| {
+                    Arc::new(Placement {
+                        name: String::new(),
+                        nodes: Vec::new(),
+                    })
+                });
+                scores.push(PlacementScore { placement, score });
+            }
+            per_plugin.push(scores);
+        }
+        for ((p, _), scores) in self.placement_score.iter().zip(per_plugin.iter_mut()) {
+            if !p.has_normalize() {
+                continue;
+            }
+            let t = plugin_timer(group_state);
+            let s = p.normalize_placement_score(group_state, pod_group, scores);
+            self.observe_plugin(
+                t,
+                p.name(),
+                ExtensionPoint::PlacementScoreExtensionNormalize,
+                s.code(),
+            );
+            if !s.is_success() {
+                return Err(Status::error(format!(
+                    "running NormalizePlacementScore on PlacementScore plugins: plugin {:?} failed with: {}",
+                    p.name(),
+                    s.message()
+                )));
+            }
+        }
+        let mut out = Vec::with_capacity(assignments.len());
+        for (i, a) in assignments.iter().enumerate() {
+            let mut ps = PlacementPluginScores {
+                placement: a.placement.clone(),
+                scores: Vec::with_capacity(self.placement_score.len()),
+                total_score: 0,
+            };
+            for ((p, w), scores) in self.placement_score.iter().zip(&per_plugin) {
+                let score = scores[i].score;
+                if !(MIN_NODE_SCORE..=MAX_NODE_SCORE).contains(&score) {
+                    return Err(Status::error(format!(
+                        "applying score defaultWeights on PlacementScore plugins: plugin {:?} returns an invalid score {score}, it should in the range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing",
+                        p.name()
+                    )));
+                }
+                ps.scores.push(PlacementPluginScore {
+                    name: p.name(),
+                    score: score * w,
+                });
+                ps.total_score += score * w;
+            }
+            out.push(ps);
+        }
+        Ok(out)
+    }
+
+    /// kube's `RunPodGroupPostFilterPlugins`: the first Success or UnschedulableAndUnresolvable
+    /// wins; Unschedulable collects reasons and the first rejector; anything else is an error
+    /// (`error in "<name>" PodGroupPostFilter plugins: <message>`). Without GenericWorkload,
+    /// Unschedulable.
+    pub(crate) fn run_pod_group_post_filter(
+        &self,
+        handle: &mut dyn PodGroupHandle,
+        state: &mut PodGroupCycleState,
+        pod_group: &PodGroupInfo,
+    ) -> (Option<PodGroupPostFilterResult>, Status) {
+        if !self.generic_workload {
+            return (
+                None,
+                Status::new(
+                    Code::Unschedulable,
+                    "generic workload feature is disabled, cannot perform PodGroupPostFilter",
+                ),
+            );
+        }
+        let start = Instant::now();
+        let mut reasons: Vec<crate::framework::status::Reason> = Vec::new();
+        let mut rejector: Option<&'static str> = None;
+        let mut out = None;
+        for p in &self.pod_group_post_filter {
+            let t = plugin_timer(state);
+            let (r, s) = p.pod_group_post_filter(handle, state, pod_group);
+            self.observe_plugin(t, p.name(), ExtensionPoint::PodGroupPostFilter, s.code());
+            if s.is_success() {
+                out = Some((r, s));
+                break;
+            }
+            match s.code() {
+                Code::UnschedulableAndUnresolvable => {
+                    out = Some((r, s.with_plugin(p.name())));
+                    break;
+                }
+                Code::Unschedulable => {
+                    reasons.extend(s.reasons().iter().cloned());
+                    rejector.get_or_insert(p.name());
+                }
+                _ => {
+                    out = Some((
+                        None,
+                        Status::error(format!(
+                            "error in {:?} PodGroupPostFilter plugins: {}",
+                            p.name(),
+                            s.message()
+                        ))
+                        .with_plugin(p.name()),
+                    ));
+                    break;
+                }
+            }
+        }
+        let out = out.unwrap_or_else(|| {
+            let st = Status::new(Code::Unschedulable, reasons.join(", "));
+            (None, rejector.map_or(st.clone(), |r| st.with_plugin(r)))
+        });
+        self.metrics.observe(
+            Series::ExtensionPoint(ExtensionPoint::PodGroupPostFilter, out.1.code()),
+            nanos(start),
+        );
+        out
     }
 }

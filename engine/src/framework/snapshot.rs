@@ -10,7 +10,7 @@ use ahash::AHashMap;
 use std::sync::Arc;
 
 /// The cluster as one scheduling cycle sees it.
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub struct Snapshot {
     pub nodes: Vec<Arc<NodeInfo>>,
     /// `rows[i]` is `NodeRow::of(&nodes[i])`: the hot fields of every node in one contiguous

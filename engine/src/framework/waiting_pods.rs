@@ -103,10 +103,13 @@ struct Inner {
     manual: bool,
 }
 
-/// The waiting pods of a scheduler.
+/// The waiting pods of a scheduler. It also carries the scheduler's pod-group states
+/// ([`WaitingPods::pod_groups`]): kube's `Handle` gives plugins both (`GetWaitingPod`,
+/// `PodGroupManager`), and a gang's Permit reads one to act on the other.
 #[derive(Clone)]
 pub struct WaitingPods {
     inner: Arc<Inner>,
+    pod_groups: Arc<super::pod_group_state::PodGroupStates>,
 }
 
 impl Default for WaitingPods {
@@ -125,6 +128,12 @@ impl WaitingPods {
         WaitingPods::build(clock, true)
     }
 
+    /// The scheduler's pod groups and their members' states (kube's `PodGroupManager`),
+    /// shared with its cache.
+    pub fn pod_groups(&self) -> &Arc<super::pod_group_state::PodGroupStates> {
+        &self.pod_groups
+    }
+
     fn build(clock: Arc<dyn Clock>, manual: bool) -> WaitingPods {
         WaitingPods {
             inner: Arc::new(Inner {
@@ -137,6 +146,7 @@ impl WaitingPods {
                 clock,
                 manual,
             }),
+            pod_groups: Arc::default(),
         }
     }
 

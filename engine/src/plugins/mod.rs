@@ -6,6 +6,7 @@
 pub(crate) mod balanced_allocation;
 pub(crate) mod default_binder;
 pub(crate) mod default_preemption;
+pub(crate) mod gang_scheduling;
 pub(crate) mod helper;
 pub(crate) mod image_locality;
 pub(crate) mod inter_pod_affinity;
@@ -80,6 +81,11 @@ impl Registry {
             Ok(Arc::new(
                 default_preemption::DefaultPreemption::new(a, ctx.client.clone())
                     .with_pool(ctx.pool.clone()),
+            ))
+        });
+        r.register(gang_scheduling::NAME, |ctx| {
+            Arc::new(gang_scheduling::GangScheduling::new(
+                ctx.waiting_pods.clone(),
             ))
         });
         r.register(default_binder::NAME, |ctx| {

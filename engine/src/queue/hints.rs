@@ -149,6 +149,9 @@ impl SchedulingQueue {
         if let Some(k) = except {
             keys.retain(|x| x != k);
         }
+        if !inner.groups.is_empty() {
+            self.move_groups_for_event(&mut inner, &event, &old, &new);
+        }
         self.move_candidates(&mut inner, keys, event, old, new);
     }
 
@@ -179,7 +182,11 @@ impl SchedulingQueue {
                 new.as_deref(),
             )
         };
-        self.move_candidates(&mut inner, keys, event, obj(old), obj(new));
+        let (old, new) = (obj(old), obj(new));
+        if !inner.groups.is_empty() {
+            self.move_groups_for_event(&mut inner, &event, &old, &new);
+        }
+        self.move_candidates(&mut inner, keys, event, old, new);
     }
 
     /// kube's `MoveAllToActiveOrBackoffQueue(AssignedPodDelete, pod, nil,

@@ -64,6 +64,10 @@ impl SchedulingQueue {
     ) -> Result<(), QueueError> {
         let now = self.clock.now();
         let mut inner = self.inner.lock();
+        if self.is_group_member(&q.pod) {
+            self.add_unschedulable_group_member(&mut inner, q);
+            return Ok(());
+        }
         let key = q.pod.key.clone();
         // With QueueingHints: what the events that arrived while the pod was in flight say.
         let mut strategy = None;

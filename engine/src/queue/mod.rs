@@ -9,6 +9,7 @@ mod hints;
 mod in_flight;
 mod moves;
 pub(crate) mod nominator;
+mod pod_groups;
 mod pre_enqueue;
 #[cfg(test)]
 mod tests;
@@ -37,6 +38,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 use unschedulable::UnschedulablePods;
+
+pub use pod_groups::QueuedEntity;
 
 /// kube's backoff ordering window (`SchedulerPopFromBackoffQ`): 1 s.
 pub(crate) const BACKOFF_WINDOW: Duration = Duration::from_secs(1);
@@ -91,11 +94,24 @@ pub struct PendingCounts {
     pub unschedulable: usize,
     pub gated: usize,
     pub in_flight: usize,
+    /// Pod-group members waiting for their group's attempt to end (kube's `pending` queue
+    /// label, `pendingPodGroupPods`).
+    pub pod_group_pending: usize,
+    /// Pod-group members whose PodGroup object is unknown (kube's `incomplete`).
+    pub pod_group_incomplete: usize,
 }
 
 impl PendingCounts {
+    /// Every pod the queue holds: group members are counted in the place of their group
+    /// (active, backoff, unschedulable, gated) or as pending/incomplete.
     pub fn total(&self) -> usize {
-        self.active + self.backoff + self.unschedulable + self.gated + self.in_flight
+        self.active
+            + self.backoff
+            + self.unschedulable
+            + self.gated
+            + self.in_flight
+            + self.pod_group_pending
+            + self.pod_group_incomplete
     }
 }
 
@@ -111,6 +127,8 @@ struct Inner {
     closed: bool,
     next_backoff_flush: Time,
     next_unschedulable_flush: Time,
+    /// Pod-group entities and their members (`pod_groups.rs`).
+    groups: pod_groups::Groups,
 }
 
 /// The scheduling queue.
@@ -135,6 +153,8 @@ pub struct SchedulingQueue {
     clock: Arc<dyn Clock>,
     metrics: Arc<Metrics>,
     cfg: QueueConfig,
+    /// The GenericWorkload gate: pods with `spec.schedulingGroup` are queued as groups.
+    generic_workload: bool,
 }
 
 /// Why AddUnschedulableIfNotPresent refused a pod.
@@ -207,6 +227,7 @@ impl SchedulingQueue {
                 closed: false,
                 next_backoff_flush: now + cfg.backoff_flush_period,
                 next_unschedulable_flush: now + cfg.unschedulable_flush_period,
+                groups: Default::default(),
             }),
             cond: Condvar::new(),
             pre_enqueue,
@@ -215,7 +236,15 @@ impl SchedulingQueue {
             clock,
             metrics,
             cfg,
+            generic_workload: false,
         }
+    }
+
+    /// The GenericWorkload gate on: pods with `spec.schedulingGroup` are queued as members
+    /// of their group (`pod_groups.rs`).
+    pub fn with_generic_workload(mut self, on: bool) -> Self {
+        self.generic_workload = on;
+        self
     }
 
     /// Registers `events` for `plugin` (as if its EnqueueExtensions said so; no hint).
@@ -245,6 +274,18 @@ impl SchedulingQueue {
     /// its home activeQ shard, so producers on different threads do not contend.
     pub fn add(&self, pod: Arc<Pod>) {
         let now = self.clock.now();
+        if self.is_group_member(&pod) {
+            if pod.nominated_node_name.is_some() {
+                self.nominator.add(&pod, Nominating::FromStatus);
+            }
+            let mut inner = self.inner.lock();
+            self.add_group_member(
+                &mut inner,
+                QueuedPodInfo::new(pod, now),
+                labels::UNSCHEDULED_POD_ADD,
+            );
+            return;
+        }
         let mut q = QueuedPodInfo::new(pod, now);
         if self.active.contains(&q.pod.key) {
             return;
@@ -294,6 +335,10 @@ impl SchedulingQueue {
                         .push_back(InFlightItem::Event(ev, o.clone(), n.clone()));
                 }
             }
+            return;
+        }
+        if self.is_group_member(&new) {
+            self.update_group_member(&mut inner, old, new);
             return;
         }
         if let Some(mut q) = self.active.get(&key) {
@@ -414,6 +459,12 @@ impl SchedulingQueue {
             f.deleted = true;
             return;
         }
+        if !inner.groups.is_empty()
+            && let Some(pod) = inner.groups.find_member(key)
+        {
+            self.delete_group_member(&mut inner, &pod);
+            return;
+        }
         let removed = self
             .active
             .remove(key)
@@ -465,6 +516,58 @@ impl SchedulingQueue {
                 .push_back(InFlightItem::Popped(q.pod.key.clone()));
         }
         Some(q)
+    }
+
+    /// The best entity: a pod from activeQ, or a pod group when one is active and comes first
+    /// (priority, then timestamp).
+    fn pop_entity_ready(&self, inner: &mut Inner) -> Option<QueuedEntity> {
+        if !inner.groups.has_active() {
+            return self.pop_ready(inner).map(QueuedEntity::Pod);
+        }
+        let pod = self.active.try_pop();
+        match self.pop_group_if_better(inner, pod) {
+            Ok(g) => Some(QueuedEntity::PodGroup(Box::new(g))),
+            Err(pod) => {
+                if let Some(p) = pod {
+                    self.active.push(p);
+                }
+                self.pop_ready(inner).map(QueuedEntity::Pod)
+            }
+        }
+    }
+
+    /// [`SchedulingQueue::pop`] for pods and pod groups (kube's `Pop` of a
+    /// `QueuedEntityInfo`): what the scheduler's loop takes.
+    pub fn pop_entity(&self) -> Option<QueuedEntity> {
+        let mut inner = self.inner.lock();
+        loop {
+            if inner.closed {
+                return None;
+            }
+            self.run_due_flushes(&mut inner);
+            if let Some(e) = self.pop_entity_ready(&mut inner) {
+                return Some(e);
+            }
+            self.waiting.store(true, Ordering::SeqCst);
+            if let Some(e) = self.pop_entity_ready(&mut inner) {
+                self.waiting.store(false, Ordering::SeqCst);
+                return Some(e);
+            }
+            let now = self.clock.now();
+            let next = inner.next_backoff_flush.min(inner.next_unschedulable_flush);
+            let wait = next
+                .saturating_sub(now)
+                .clamp(Duration::from_millis(1), Duration::from_millis(50));
+            crate::sync::wait_for(&self.cond, &mut inner, wait);
+            self.waiting.store(false, Ordering::SeqCst);
+        }
+    }
+
+    /// Non-blocking [`SchedulingQueue::pop_entity`].
+    pub fn try_pop_entity(&self) -> Option<QueuedEntity> {
+        let mut inner = self.inner.lock();
+        self.run_due_flushes(&mut inner);
+        self.pop_entity_ready(&mut inner)
     }
 
     /// Blocks until a pod is ready to be scheduled, or the queue is closed (`None`; pods still
@@ -529,6 +632,8 @@ impl SchedulingQueue {
                 .or_else(|| inner.backoff.remove(k));
             if let Some(q) = q {
                 self.move_to_active(&mut inner, q, labels::FORCE_ACTIVATE);
+            } else if !inner.groups.is_empty() {
+                self.activate_group_of(&mut inner, k);
             }
         }
     }
@@ -541,12 +646,15 @@ impl SchedulingQueue {
 
     pub fn counts(&self) -> PendingCounts {
         let inner = self.inner.lock();
+        let g = inner.groups.counts();
         PendingCounts {
-            active: self.active.len(),
-            backoff: inner.backoff.len(),
-            unschedulable: inner.unschedulable.len(),
-            gated: self.gated.len(),
+            active: self.active.len() + g.active,
+            backoff: inner.backoff.len() + g.backoff,
+            unschedulable: inner.unschedulable.len() + g.unschedulable,
+            gated: self.gated.len() + g.gated,
             in_flight: inner.in_flight.len(),
+            pod_group_pending: g.pending,
+            pod_group_incomplete: g.incomplete,
         }
     }
 
@@ -575,7 +683,7 @@ impl SchedulingQueue {
         } else if inner.in_flight.contains_key(key) {
             Some("in-flight")
         } else {
-            None
+            inner.groups.locate(key)
         }
     }
 

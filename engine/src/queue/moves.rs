@@ -108,6 +108,7 @@ impl SchedulingQueue {
     pub(super) fn run_due_flushes(&self, inner: &mut Inner) {
         let now = self.clock.now();
         if now >= inner.next_backoff_flush {
+            self.flush_groups(inner, now);
             if self.cfg.pop_from_backoff {
                 // kube ticks on whole windows (its ticker starts at the next window).
                 inner.next_backoff_flush = align_to_window(now) + BACKOFF_WINDOW;

@@ -34,6 +34,8 @@ pub(super) struct CycleContext<'a> {
     pub(super) cycle: i64,
     /// When the attempt started (its duration metrics).
     pub(super) start: Instant,
+    /// A pod-group cycle's placement: only these nodes may be chosen (`None`: any).
+    pub(super) placement_nodes: Option<Arc<ahash::AHashSet<crate::api::Sym>>>,
 }
 
 impl Scheduler {
@@ -53,6 +55,7 @@ impl Scheduler {
             nominator: &self.queue.nominator,
             cycle,
             start,
+            placement_nodes: None,
         }
     }
 }

@@ -83,6 +83,12 @@ impl Scheduler {
         }
     }
 
+    /// A member of a pod group, under GenericWorkload.
+    #[inline]
+    fn group_member(&self, pod: &Pod) -> bool {
+        self.features.generic_workload && pod.spec.scheduling_group.is_some()
+    }
+
     /// A pod this scheduler re-evaluates although it is bound: its resize is Deferred and
     /// resize preemption is on (`scheduler/resize.rs`).
     fn deferred_resize(&self, pod: &Pod) -> bool {
@@ -90,6 +96,21 @@ impl Scheduler {
     }
 
     pub fn on_pod_add(&self, pod: Arc<Pod>) {
+        if self.group_member(&pod) {
+            // kube's `AddPodGroupMember` in the cache, before the queue sees the pod.
+            self.cache.pod_groups().add_pod(&pod);
+            if !pod.is_assigned() && self.responsible_for(&pod) {
+                self.queue.add(pod.clone());
+                // kube's addPodToSchedulingQueue under GenericWorkload: a gang waiting for
+                // its quorum hears of the new member.
+                self.queue.on_cluster_event(
+                    ClusterEvent::new(EventResource::UnscheduledPod, ActionType::ADD),
+                    EventObject::None,
+                    EventObject::Pod(pod),
+                );
+                return;
+            }
+        }
         if pod.is_assigned() {
             if self.deferred_resize(&pod) {
                 self.queue.add(pod.clone());
@@ -102,6 +123,9 @@ impl Scheduler {
     }
 
     pub fn on_pod_update(&self, old: &Pod, new: Arc<Pod>) {
+        if self.group_member(&new) {
+            self.cache.pod_groups().add_pod(&new);
+        }
         match (old.is_assigned(), new.is_assigned()) {
             (false, false) => {
                 // kube's updatePodInSchedulingQueue: a resync carrying the same object, and any
@@ -186,6 +210,10 @@ impl Scheduler {
     /// ([`crate::queue::SchedulingQueue::on_informer_event`]).
     /// A PodGroup (or CompositePodGroup) was created: kube's `AddPodGroup` informer handler.
     pub fn on_pod_group_add(&self, group: Arc<crate::api::PodGroup>) {
+        if self.features.generic_workload && !group.composite {
+            self.cache.pod_groups().set_pod_group(group.clone());
+            self.queue.add_pod_group(group.clone());
+        }
         self.on_object_event(
             group_resource(&group),
             ActionType::ADD,
@@ -200,6 +228,13 @@ impl Scheduler {
         old: Arc<crate::api::PodGroup>,
         new: Arc<crate::api::PodGroup>,
     ) {
+        if old.resource_version == new.resource_version && old.resource_version != 0 {
+            return;
+        }
+        if self.features.generic_workload && !new.composite {
+            self.cache.pod_groups().set_pod_group(new.clone());
+            self.queue.update_pod_group(new.clone());
+        }
         self.on_object_event(
             group_resource(&new),
             ActionType::UPDATE,
@@ -210,6 +245,10 @@ impl Scheduler {
 
     /// A PodGroup was deleted.
     pub fn on_pod_group_delete(&self, group: Arc<crate::api::PodGroup>) {
+        if self.features.generic_workload && !group.composite {
+            self.cache.pod_groups().remove_pod_group(&group.key);
+            self.queue.delete_pod_group(&group.key);
+        }
         self.on_object_event(
             group_resource(&group),
             ActionType::DELETE,
@@ -231,6 +270,9 @@ impl Scheduler {
     }
 
     pub fn on_pod_delete(&self, pod: &Pod) {
+        if self.group_member(pod) {
+            self.cache.pod_groups().delete_pod(pod);
+        }
         if pod.is_assigned() {
             if self.deferred_resize(pod) {
                 self.queue.delete(&pod.key);

@@ -25,7 +25,7 @@ use crate::framework::metrics::Metrics;
 use crate::framework::runtime::{Framework, FrameworkError, Profile};
 use crate::framework::warm_pool::WarmPool;
 use crate::framework::{PluginContext, Registry};
-use crate::queue::{QueueConfig, SchedulingQueue};
+use crate::queue::{QueueConfig, QueuedEntity, SchedulingQueue};
 use ahash::AHashMap;
 use parking_lot::Mutex;
 use rand::SeedableRng;
@@ -42,7 +42,9 @@ pub(crate) mod eventhandlers;
 mod failure;
 mod resize;
 pub use resize::DeferredEvaluation;
+mod pod_group_handle;
 mod schedule_one;
+mod schedule_one_podgroup;
 mod score;
 
 use binding::BindQueue;
@@ -223,8 +225,10 @@ impl Scheduler {
             metrics.clone(),
             cfg.queue.clone(),
         )
-        .with_queueing_hints(hints);
+        .with_queueing_hints(hints)
+        .with_generic_workload(cfg.features.generic_workload);
         let batches = frameworks.iter().map(|_| Mutex::default()).collect();
+        let cache = Cache::new().with_pod_groups(waiting_pods.pod_groups().clone());
         Ok(Arc::new_cyclic(|me| Scheduler {
             me: me.clone(),
             frameworks,
@@ -232,7 +236,7 @@ impl Scheduler {
             binder: BindQueue::default(),
             binding_workers: cfg.binding_workers.max(1),
             queue,
-            cache: Cache::new(),
+            cache,
             snapshot: Mutex::new(Snapshot::default()),
             metrics,
             client,
@@ -371,7 +375,7 @@ impl Scheduler {
 
     /// One scheduling attempt. Returns false when the queue is closed.
     pub fn schedule_one(&self) -> bool {
-        let qpi = match self.queue.try_pop() {
+        let qpi = match self.queue.try_pop_entity() {
             Some(q) => {
                 self.binder.nudge(false);
                 q
@@ -379,14 +383,23 @@ impl Scheduler {
             None => {
                 // About to wait for work: hand what is queued to the binder first.
                 self.binder.nudge(true);
-                let Some(q) = self.queue.pop() else {
+                let Some(q) = self.queue.pop_entity() else {
                     return false;
                 };
                 q
             }
         };
-        self.schedule_popped(qpi);
+        self.schedule_entity(qpi);
         true
+    }
+
+    /// kube's `ScheduleOne` dispatch: a pod to its cycle, a pod group to the pod-group cycle
+    /// (`schedule_one_podgroup.rs`).
+    fn schedule_entity(&self, e: QueuedEntity) {
+        match e {
+            QueuedEntity::Pod(q) => self.schedule_popped(q),
+            QueuedEntity::PodGroup(g) => self.schedule_one_pod_group(*g),
+        }
     }
 
     /// One step of a run driven by its own (virtual) clock: fires the Permit timeouts that are
@@ -394,9 +407,9 @@ impl Scheduler {
     /// first). Binding runs inline. Returns whether a pod was attempted.
     pub fn try_schedule_one(&self) -> bool {
         self.waiting_pods.fire_due();
-        match self.queue.try_pop() {
+        match self.queue.try_pop_entity() {
             Some(qpi) => {
-                self.schedule_popped(qpi);
+                self.schedule_entity(qpi);
                 true
             }
             None => false,

@@ -33,7 +33,7 @@ use super::{PARALLEL_MIN_NODES, Scheduler};
 
 /// A pod through the scheduling cycle: assumed on `host`, reserved, and permitted or
 /// (`waits`) waiting at Permit on those plugins.
-struct Assumed {
+pub(super) struct Assumed {
     pod: Arc<Pod>,
     host: Sym,
     waits: Option<Vec<(&'static str, Duration)>>,
@@ -124,6 +124,16 @@ impl Scheduler {
             Series::AlgorithmDuration,
             cx.start.elapsed().as_nanos() as u64,
         );
+        self.reserve_and_permit(cx, host)
+    }
+
+    /// The tail of the scheduling cycle once a host is chosen (kube's
+    /// `prepareForBindingCycle`): assume, Reserve, Permit, and the pods to activate.
+    pub(super) fn reserve_and_permit(
+        &self,
+        cx: &mut CycleContext,
+        host: Sym,
+    ) -> Result<Assumed, Failure> {
         let assumed = self.assume(&cx.pod, host)?;
         let st = cx.fwk.run_reserve(&mut cx.state, &assumed, host);
         if !st.is_success() {
@@ -173,7 +183,7 @@ impl Scheduler {
     }
 
     /// kube's `assume`: the pod, on `host`, counted in the cache before it binds.
-    fn assume(&self, pod: &Pod, host: Sym) -> Result<Arc<Pod>, Failure> {
+    pub(super) fn assume(&self, pod: &Pod, host: Sym) -> Result<Arc<Pod>, Failure> {
         let mut assumed = pod.clone();
         assumed.node_name = Some(host);
         let assumed = Arc::new(assumed);
@@ -185,14 +195,20 @@ impl Scheduler {
     }
 
     /// A Reserve or Permit that said no: Unreserve, and the assumed pod forgotten.
-    fn unreserve(&self, cx: &mut CycleContext, assumed: &Pod, host: Sym, st: Status) -> Failure {
+    pub(super) fn unreserve(
+        &self,
+        cx: &mut CycleContext,
+        assumed: &Pod,
+        host: Sym,
+        st: Status,
+    ) -> Failure {
         cx.fwk.run_unreserve(&mut cx.state, assumed, host);
         self.cache.forget_pod(&cx.pod.key);
         rejection(st)
     }
 
     /// The binding cycle's task, handed to the binder now, or when Permit's wait ends.
-    fn start_binding_cycle(&self, cx: CycleContext, qpi: QueuedPodInfo, a: Assumed) {
+    pub(super) fn start_binding_cycle(&self, cx: CycleContext, qpi: QueuedPodInfo, a: Assumed) {
         let mut task = BindingTask {
             fwk: cx.fi,
             state: cx.state,
@@ -225,7 +241,7 @@ impl Scheduler {
     /// kube's `schedulePod`: the snapshot brought up to date; the nodes that fit; when more
     /// than one does, PreScore, Score and the host choice. With batching, what the cycle found
     /// is stored for the next pod (`scheduler/batch.rs`).
-    fn schedule_pod(&self, cx: &mut CycleContext) -> Result<Sym, Failure> {
+    pub(super) fn schedule_pod(&self, cx: &mut CycleContext) -> Result<Sym, Failure> {
         let mut snap = self.snapshot.lock();
         self.cache.update_snapshot(&mut snap);
         self.keep_helpers_warm(cx.fwk, snap.nodes.len());
@@ -259,7 +275,20 @@ impl Scheduler {
         if !st.is_success() {
             return Err(pre_filter_failure(st, all, with_nodes));
         }
-        let candidates = CandidateNodes::new(snap, pre.and_then(|r| r.node_names));
+        let mut names = pre.and_then(|r| r.node_names);
+        if let Some(pl) = &cx.placement_nodes {
+            // A pod-group placement: only its nodes, in the snapshot's (or PreFilter's) order.
+            names = Some(match names {
+                Some(n) => n.into_iter().filter(|x| pl.contains(x)).collect(),
+                None => snap
+                    .nodes
+                    .iter()
+                    .map(|n| n.name())
+                    .filter(|x| pl.contains(x))
+                    .collect(),
+            });
+        }
+        let candidates = CandidateNodes::new(snap, names);
         let hint = if self.opportunistic_batching {
             self.node_hint(cx, snap)
         } else {
@@ -269,7 +298,8 @@ impl Scheduler {
         // and in a fit error) even when the full pass does not reach it.
         let mut alone: Option<(Sym, Status)> = None;
         let nominated = cx.pod.nominated_node_name.filter(|n| !n.is_empty());
-        if let Some(first) = nominated.or(hint.node) {
+        let in_placement = |n: &Sym| cx.placement_nodes.as_ref().is_none_or(|p| p.contains(n));
+        if let Some(first) = nominated.or(hint.node).filter(in_placement) {
             match self.filter_alone(cx, snap, first) {
                 Some(st) if st.is_success() => {
                     let (alone, feasible) = (Some(first), Vec::new());

@@ -35,10 +35,15 @@ pub enum ExtensionPoint {
     PreBind,
     Bind,
     PostBind,
+    PlacementGenerate,
+    PlacementFeasible,
+    PlacementScore,
+    PlacementScoreExtensionNormalize,
+    PodGroupPostFilter,
 }
 
 impl ExtensionPoint {
-    pub const ALL: [ExtensionPoint; 12] = [
+    pub const ALL: [ExtensionPoint; 17] = [
         ExtensionPoint::PreEnqueue,
         ExtensionPoint::PreFilter,
         ExtensionPoint::Filter,
@@ -51,6 +56,11 @@ impl ExtensionPoint {
         ExtensionPoint::PreBind,
         ExtensionPoint::Bind,
         ExtensionPoint::PostBind,
+        ExtensionPoint::PlacementGenerate,
+        ExtensionPoint::PlacementFeasible,
+        ExtensionPoint::PlacementScore,
+        ExtensionPoint::PlacementScoreExtensionNormalize,
+        ExtensionPoint::PodGroupPostFilter,
     ];
     pub fn as_str(self) -> &'static str {
         match self {
@@ -66,6 +76,11 @@ impl ExtensionPoint {
             ExtensionPoint::PreBind => "PreBind",
             ExtensionPoint::Bind => "Bind",
             ExtensionPoint::PostBind => "PostBind",
+            ExtensionPoint::PlacementGenerate => "PlacementGenerate",
+            ExtensionPoint::PlacementFeasible => "PlacementFeasible",
+            ExtensionPoint::PlacementScore => "PlacementScore",
+            ExtensionPoint::PlacementScoreExtensionNormalize => "PlacementScoreExtensionNormalize",
+            ExtensionPoint::PodGroupPostFilter => "PodGroupPostFilter",
         }
     }
 }
@@ -87,6 +102,27 @@ impl AttemptResult {
             AttemptResult::Scheduled => "scheduled",
             AttemptResult::Unschedulable => "unschedulable",
             AttemptResult::Error => "error",
+        }
+    }
+}
+
+/// Results of a pod-group scheduling attempt (kube's `PodGroupScheduled`,
+/// `PodGroupUnschedulable`, `PodGroupWaitingOnPreemption`, `PodGroupScheduleError`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum PodGroupAttempt {
+    Scheduled,
+    Unschedulable,
+    WaitingOnPreemption,
+    Error,
+}
+
+impl PodGroupAttempt {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PodGroupAttempt::Scheduled => "scheduled",
+            PodGroupAttempt::Unschedulable => "unschedulable",
+            PodGroupAttempt::WaitingOnPreemption => "waiting_on_preemption",
+            PodGroupAttempt::Error => "error",
         }
     }
 }
@@ -210,6 +246,12 @@ pub enum Series {
     StoreScheduleResultsDuration,
     /// `scheduler_batch_rescore_duration_seconds`
     BatchRescoreDuration,
+    /// `scheduler_podgroup_scheduling_attempt_duration_seconds{result}`
+    PodGroupAttemptDuration(PodGroupAttempt),
+    /// `scheduler_podgroup_scheduling_algorithm_duration_seconds`
+    PodGroupAlgorithmDuration,
+    /// `scheduler_placement_evaluation_duration_seconds{result}` (`true`: feasible).
+    PlacementEvaluationDuration(bool),
 }
 
 impl Series {
@@ -226,6 +268,9 @@ impl Series {
             Series::GetNodeHintDuration(_) => names::GET_NODE_HINT_DURATION,
             Series::StoreScheduleResultsDuration => names::STORE_SCHEDULE_RESULTS_DURATION,
             Series::BatchRescoreDuration => names::BATCH_RESCORE_DURATION,
+            Series::PodGroupAttemptDuration(_) => names::PODGROUP_SCHEDULING_ATTEMPT_DURATION,
+            Series::PodGroupAlgorithmDuration => names::PODGROUP_SCHEDULING_ALGORITHM_DURATION,
+            Series::PlacementEvaluationDuration(_) => names::PLACEMENT_EVALUATION_DURATION,
         }
     }
 
@@ -246,7 +291,12 @@ impl Series {
                 "attempts",
                 if a >= 15 { "15+".into() } else { a.to_string() },
             )],
+            Series::PodGroupAttemptDuration(r) => vec![("result", r.as_str().into())],
+            Series::PlacementEvaluationDuration(f) => {
+                vec![("result", if f { "feasible" } else { "infeasible" }.into())]
+            }
             Series::AlgorithmDuration
+            | Series::PodGroupAlgorithmDuration
             | Series::PodSchedulingAttempts
             | Series::GateWait
             | Series::StoreScheduleResultsDuration
@@ -267,7 +317,11 @@ impl Series {
         match self {
             Series::ExtensionPoint(..) => exponential(0.0001, 2.0, 12),
             Series::Plugin(..) => exponential(0.00001, 1.5, 20),
-            Series::AttemptDuration(_) | Series::AlgorithmDuration => exponential(0.001, 2.0, 15),
+            Series::AttemptDuration(_)
+            | Series::AlgorithmDuration
+            | Series::PodGroupAttemptDuration(_)
+            | Series::PodGroupAlgorithmDuration
+            | Series::PlacementEvaluationDuration(_) => exponential(0.001, 2.0, 15),
             Series::SliDuration(_) => exponential(0.01, 2.0, 20),
             Series::PodSchedulingAttempts => exponential(1.0, 2.0, 5),
             Series::GateWait => exponential(0.001, 2.0, 22),
@@ -354,6 +408,10 @@ pub struct Metrics {
     /// Opportunistic batching's counters per profile: [`BATCH_SLOTS`] counts (the attempt
     /// results, then the flush reasons, then rescore attempts). A profile or two: a list.
     batch: Mutex<Vec<(Sym, [u64; BATCH_SLOTS])>>,
+    /// Pod-group counters (`scheduler_podgroup_schedule_attempts_total`,
+    /// `scheduler_generated_placements_total`, `scheduler_placement_evaluations_total`):
+    /// (metric, profile, result label) → count. Off the pod hot path.
+    pod_group: Mutex<AHashMap<(&'static str, Sym, Option<&'static str>), u64>>,
 }
 
 /// A merged histogram with its exact sum (in the recorded unit).
@@ -513,6 +571,52 @@ impl Metrics {
     /// `scheduler_batch_rescore_attempts_total{profile}`.
     pub(crate) fn inc_batch_rescore(&self, profile: Sym) {
         self.inc_batch_slot(profile, BATCH_SLOTS - 1);
+    }
+
+    /// A pod-group attempt ended: `scheduler_podgroup_schedule_attempts_total{result,profile}`
+    /// and `scheduler_podgroup_scheduling_attempt_duration_seconds{result}`.
+    pub(crate) fn observe_pod_group_attempt(
+        &self,
+        result: PodGroupAttempt,
+        profile: Sym,
+        nanos: u64,
+    ) {
+        self.add_pod_group_counter(
+            names::PODGROUP_SCHEDULE_ATTEMPTS,
+            profile,
+            Some(result.as_str()),
+            1,
+        );
+        self.observe(Series::PodGroupAttemptDuration(result), nanos);
+    }
+
+    /// `scheduler_generated_placements_total{profile}` (`result` None) and
+    /// `scheduler_placement_evaluations_total{result,profile}`.
+    pub(crate) fn add_pod_group_counter(
+        &self,
+        metric: &'static str,
+        profile: Sym,
+        result: Option<&'static str>,
+        n: u64,
+    ) {
+        *self
+            .pod_group
+            .lock()
+            .entry((metric, profile, result))
+            .or_default() += n;
+    }
+
+    /// The pod-group counters, as [`Metrics::batch_counters`] gives the batch's (label
+    /// `result` when the metric has one).
+    pub fn pod_group_counters(&self) -> Vec<BatchCounter> {
+        let mut out: Vec<BatchCounter> = self
+            .pod_group
+            .lock()
+            .iter()
+            .map(|(&(m, p, r), &n)| (m, p.to_string_lossy(), r.map(|r| ("result", r)), n))
+            .collect();
+        out.sort();
+        out
     }
 
     /// Opportunistic batching's counters that are not 0: (metric, profile, its `result` or

@@ -17,6 +17,14 @@ pub const BATCH_RESCORE_DURATION: &str = "scheduler_batch_rescore_duration_secon
 pub const GET_NODE_HINT_DURATION: &str = "scheduler_get_node_hint_duration_seconds";
 pub const STORE_SCHEDULE_RESULTS_DURATION: &str =
     "scheduler_store_schedule_results_duration_seconds";
+pub const PODGROUP_SCHEDULE_ATTEMPTS: &str = "scheduler_podgroup_schedule_attempts_total";
+pub const PODGROUP_SCHEDULING_ATTEMPT_DURATION: &str =
+    "scheduler_podgroup_scheduling_attempt_duration_seconds";
+pub const PODGROUP_SCHEDULING_ALGORITHM_DURATION: &str =
+    "scheduler_podgroup_scheduling_algorithm_duration_seconds";
+pub const GENERATED_PLACEMENTS: &str = "scheduler_generated_placements_total";
+pub const PLACEMENT_EVALUATIONS: &str = "scheduler_placement_evaluations_total";
+pub const PLACEMENT_EVALUATION_DURATION: &str = "scheduler_placement_evaluation_duration_seconds";
 pub const QUEUEING_HINT_DURATION: &str = "scheduler_queueing_hint_execution_duration_seconds";
 /// tidegate: gated pods per gate name.
 pub const TIDEGATE_GATED_PODS: &str = "tidegate_gated_pods";

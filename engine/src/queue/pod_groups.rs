@@ -1,0 +1,649 @@
+//! Pod groups in the scheduling queue (kube v1.37.2's `scheduling_queue.go` pod-group parts,
+//! `pod_group_member_pods.go`, `workload_forest.go` without composite groups): with the
+//! GenericWorkload gate on, a pod with `spec.schedulingGroup` is never queued on its own;
+//! its group's [`QueuedPodGroupInfo`] is, and is popped as one entity.
+//!
+//! # Protocol (all under the queue lock)
+//!
+//! - A member whose PodGroup object is unknown waits in `incomplete` (kube's
+//!   `incompletePodGroupPods`); the group's add moves its members in.
+//! - A member whose group entity is queued joins it (`add_pod`, kube's
+//!   `addToPodGroupIfExists`): the entity is taken out of its place and requeued with that
+//!   place's strategy (activeQ: PreEnqueue again; backoffQ; unschedulable: stays).
+//! - A member whose group was the last entity popped waits in `pending` (kube's
+//!   `pendingPodGroupPods`) until the group's attempt ends (`add_attempted_pod_group`).
+//! - Otherwise a new entity is made for it (timestamp: the pod's) and goes through
+//!   PreEnqueue: every member runs the PreEnqueue plugins; one gated member gates the whole
+//!   group (`gating_plugin`), which then waits in the unschedulable place until an event its
+//!   gating plugin registered (the gang's quorum: UnscheduledPod/Add, PodGroup/Add) comes.
+//! - Pop: the best active group (priority, then timestamp, as PrioritySort orders) competes
+//!   with activeQ's best pod; each member is recorded in flight (no in-flight event marker:
+//!   kube requeues a group by its status, not by hints).
+//! - `add_attempted_pod_group` (kube's `AddAttemptedPodGroupIfNeeded`): members that failed
+//!   come back through `add_unschedulable_if_not_present` into `pending`; then the group is
+//!   rebuilt from `pending`: success → activeQ (timestamp kept when some member failed),
+//!   rejection → unschedulable count +1, error → error count +1; backoffQ while backing off,
+//!   else activeQ (PreEnqueue).
+//! - Events: a group in the unschedulable place is requeued when any member is worth it
+//!   (`isEntityWorthRequeuing`); a gated group only by an event its gating plugin registered.
+//!
+//! Invariant: every member pod the queue holds is in exactly one of: a queued entity's
+//! members, `pending`, `incomplete`, or in flight; [`Groups::counts`] adds them up by place.
+
+use super::hints::Strategy;
+use super::*;
+use crate::api::{PodGroup, PodGroupKey};
+use crate::framework::pod_group::{PodGroupInfo, QueuedPodGroupInfo};
+use crate::framework::pod_group_state::group_of;
+use std::cmp::Reverse;
+use std::collections::BTreeSet;
+
+/// Where a queued group entity is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Place {
+    Active,
+    Backoff(Time),
+    /// Unschedulable (gated when the entity's `gating_plugin` is set).
+    Unschedulable,
+}
+
+/// What the queue hands the scheduler: a pod, or a pod group (kube's `QueuedEntityInfo`).
+#[derive(Debug)]
+pub enum QueuedEntity {
+    Pod(QueuedPodInfo),
+    PodGroup(Box<QueuedPodGroupInfo>),
+}
+
+type ActiveKey = (Reverse<i32>, Time, PodGroupKey);
+
+#[derive(Default)]
+pub(super) struct Groups {
+    /// The PodGroup objects the queue has seen (kube's workload forest, flat).
+    objects: AHashMap<PodGroupKey, Arc<PodGroup>>,
+    entities: AHashMap<PodGroupKey, (QueuedPodGroupInfo, Place)>,
+    active: BTreeSet<ActiveKey>,
+    pending: AHashMap<PodGroupKey, Vec<QueuedPodInfo>>,
+    incomplete: AHashMap<PodGroupKey, Vec<QueuedPodInfo>>,
+    /// The last group popped (kube's `activeQ.isLastPoppedEntity`).
+    popped: Option<PodGroupKey>,
+}
+
+/// Member pods per place, for [`PendingCounts`].
+#[derive(Default)]
+pub(super) struct GroupCounts {
+    pub active: usize,
+    pub backoff: usize,
+    pub unschedulable: usize,
+    pub gated: usize,
+    pub pending: usize,
+    pub incomplete: usize,
+}
+
+fn active_key(g: &QueuedPodGroupInfo) -> ActiveKey {
+    (Reverse(g.priority()), g.timestamp, g.key().clone())
+}
+
+impl Groups {
+    pub(super) fn is_empty(&self) -> bool {
+        self.entities.is_empty() && self.pending.is_empty() && self.incomplete.is_empty()
+    }
+
+    pub(super) fn counts(&self) -> GroupCounts {
+        let mut c = GroupCounts::default();
+        for (g, place) in self.entities.values() {
+            let n = g.size();
+            match place {
+                Place::Active => c.active += n,
+                Place::Backoff(_) => c.backoff += n,
+                Place::Unschedulable if g.gated() => c.gated += n,
+                Place::Unschedulable => c.unschedulable += n,
+            }
+        }
+        c.pending = self.pending.values().map(Vec::len).sum();
+        c.incomplete = self.incomplete.values().map(Vec::len).sum();
+        c
+    }
+
+    /// Takes an entity out of its place.
+    fn take(&mut self, key: &PodGroupKey) -> Option<(QueuedPodGroupInfo, Place)> {
+        let (g, place) = self.entities.remove(key)?;
+        if place == Place::Active {
+            self.active.remove(&active_key(&g));
+        }
+        Some((g, place))
+    }
+
+    fn put(&mut self, g: QueuedPodGroupInfo, place: Place) {
+        if place == Place::Active {
+            self.active.insert(active_key(&g));
+        }
+        self.entities.insert(g.key().clone(), (g, place));
+    }
+
+    pub(super) fn has_active(&self) -> bool {
+        !self.active.is_empty()
+    }
+
+    /// The member with this key wherever the groups hold it (not in flight).
+    pub(super) fn find_member(&self, key: &PodKey) -> Option<Arc<Pod>> {
+        self.entities
+            .values()
+            .flat_map(|(g, _)| g.pods.iter())
+            .chain(self.pending.values().flatten())
+            .chain(self.incomplete.values().flatten())
+            .find(|p| p.pod.key == *key)
+            .map(|p| p.pod.clone())
+    }
+
+    /// Where a member is, by its key alone.
+    pub(super) fn locate(&self, key: &PodKey) -> Option<&'static str> {
+        let pod = self.find_member(key)?;
+        self.locate_in(key, &group_of(&pod)?)
+    }
+
+    /// The best active group's priority and timestamp.
+    fn best_active(&self) -> Option<&ActiveKey> {
+        self.active.first()
+    }
+
+    fn locate_in(&self, key: &PodKey, group: &PodGroupKey) -> Option<&'static str> {
+        if let Some((g, place)) = self.entities.get(group)
+            && g.pods.iter().any(|p| p.pod.key == *key)
+        {
+            return Some(match place {
+                Place::Active => "active",
+                Place::Backoff(_) => "backoff",
+                Place::Unschedulable if g.gated() => "gated",
+                Place::Unschedulable => "unschedulable",
+            });
+        }
+        let has = |m: &AHashMap<PodGroupKey, Vec<QueuedPodInfo>>| {
+            m.get(group)
+                .is_some_and(|v| v.iter().any(|p| p.pod.key == *key))
+        };
+        if has(&self.pending) {
+            Some("pending")
+        } else if has(&self.incomplete) {
+            Some("incomplete")
+        } else {
+            None
+        }
+    }
+}
+
+impl SchedulingQueue {
+    /// Whether `pod` is queued as a member of its group (kube's `isPodGroupMember`).
+    #[inline]
+    pub(super) fn is_group_member(&self, pod: &Pod) -> bool {
+        self.generic_workload
+            && pod.spec.scheduling_group.is_some()
+            && !(pod.is_assigned() && pod.is_resize_deferred())
+    }
+
+    /// kube's `runPreEnqueuePlugins` for an entity: every member runs them; one gated member
+    /// gates the group.
+    fn pre_enqueue_group(&self, g: &mut QueuedPodGroupInfo) -> bool {
+        let mut gating = None;
+        for p in &mut g.pods {
+            if !self.run_pre_enqueue(p) {
+                gating = p.gating_plugin;
+            }
+        }
+        g.gating_plugin = gating;
+        if let Some(pl) = gating
+            && !g.unschedulable_plugins.contains(&pl)
+        {
+            g.unschedulable_plugins.push(pl);
+        }
+        gating.is_none()
+    }
+
+    /// kube's `moveToActiveQ` for a group: PreEnqueue; a gated group stays unschedulable.
+    fn group_to_active(&self, inner: &mut Inner, mut g: QueuedPodGroupInfo, event: &str) -> bool {
+        if !self.pre_enqueue_group(&mut g) {
+            self.metrics.inc_incoming("unschedulable", event);
+            inner.groups.put(g, Place::Unschedulable);
+            return false;
+        }
+        let now = self.clock.now();
+        g.set_initial_attempt_timestamp(now);
+        self.metrics.inc_incoming("active", event);
+        inner.groups.put(g, Place::Active);
+        self.cond.notify_one();
+        true
+    }
+
+    fn group_backoff_expiry(&self, g: &QueuedPodGroupInfo) -> Time {
+        let d = if g.attempts == 0 {
+            Duration::ZERO
+        } else {
+            let shift = (g.attempts - 1).min(30);
+            self.cfg
+                .initial_backoff
+                .saturating_mul(1u32 << shift)
+                .min(self.cfg.max_backoff)
+        };
+        let e = g.timestamp + d;
+        if self.cfg.pop_from_backoff {
+            align_to_window(e)
+        } else {
+            e
+        }
+    }
+
+    fn group_backing_off(&self, g: &QueuedPodGroupInfo, now: Time) -> bool {
+        if g.attempts == 0 {
+            return false;
+        }
+        let e = self.group_backoff_expiry(g);
+        if self.cfg.pop_from_backoff {
+            e >= align_to_window(now)
+        } else {
+            e > now
+        }
+    }
+
+    fn group_to_backoff(&self, inner: &mut Inner, mut g: QueuedPodGroupInfo, event: &str) {
+        if self.cfg.pop_from_backoff && !self.pre_enqueue_group(&mut g) {
+            self.metrics.inc_incoming("unschedulable", event);
+            inner.groups.put(g, Place::Unschedulable);
+            return;
+        }
+        let e = self.group_backoff_expiry(&g);
+        g.backoff_expiration = Some(e);
+        self.metrics.inc_incoming("backoff", event);
+        inner.groups.put(g, Place::Backoff(e));
+    }
+
+    /// kube's `requeueEntityWithQueueingStrategy`.
+    fn requeue_group(&self, inner: &mut Inner, g: QueuedPodGroupInfo, s: Strategy, event: &str) {
+        let now = self.clock.now();
+        match s {
+            Strategy::Skip => {
+                self.metrics.inc_incoming("unschedulable", event);
+                inner.groups.put(g, Place::Unschedulable);
+            }
+            Strategy::AfterBackoff if self.group_backing_off(&g, now) => {
+                self.group_to_backoff(inner, g, event)
+            }
+            _ => {
+                self.group_to_active(inner, g, event);
+            }
+        }
+    }
+
+    /// kube's `addPodGroupMember`.
+    pub(super) fn add_group_member(&self, inner: &mut Inner, q: QueuedPodInfo, event: &str) {
+        let Some(key) = group_of(&q.pod) else { return };
+        let Some(object) = inner.groups.objects.get(&key).cloned() else {
+            inner.groups.incomplete.entry(key).or_default().push(q);
+            return;
+        };
+        if let Some((mut g, place)) = inner.groups.take(&key) {
+            g.add_pod(q);
+            let s = match place {
+                Place::Active => Strategy::Immediately,
+                Place::Backoff(_) => Strategy::AfterBackoff,
+                Place::Unschedulable => Strategy::Skip,
+            };
+            self.requeue_group(inner, g, s, event);
+            return;
+        }
+        if inner.groups.popped.as_ref() == Some(&key) {
+            inner.groups.pending.entry(key).or_default().push(q);
+            return;
+        }
+        let mut g = QueuedPodGroupInfo::new(PodGroupInfo::new(key, Some(object)), q.timestamp);
+        g.initial_attempt_timestamp = q.initial_attempt_timestamp;
+        g.add_pod(q);
+        self.group_to_active(inner, g, event);
+    }
+
+    /// An update of a queued member (not in flight).
+    pub(super) fn update_group_member(&self, inner: &mut Inner, old: &Pod, new: Arc<Pod>) {
+        let Some(key) = group_of(&new) else { return };
+        let mut found = false;
+        if let Some((g, _)) = inner.groups.entities.get_mut(&key) {
+            found = g.update_pod(new.clone());
+        }
+        for m in [&mut inner.groups.pending, &mut inner.groups.incomplete] {
+            if let Some(v) = m.get_mut(&key)
+                && let Some(p) = v.iter_mut().find(|p| p.pod.key == new.key)
+            {
+                p.pod = new.clone();
+                found = true;
+            }
+        }
+        if !found {
+            let now = self.clock.now();
+            self.add_group_member(
+                inner,
+                QueuedPodInfo::new(new, now),
+                labels::UNSCHEDULED_POD_UPDATE,
+            );
+            return;
+        }
+        // A gated group whose member lost its last gate: PreEnqueue again.
+        if old.is_gated()
+            && !new.is_gated()
+            && let Some((g, Place::Unschedulable)) = inner.groups.entities.get(&key)
+            && g.gated()
+            && let Some((g, _)) = inner.groups.take(&key)
+        {
+            self.group_to_active(inner, g, labels::UNSCHEDULED_POD_UPDATE);
+        }
+    }
+
+    /// kube's `deletePodGroupMember`.
+    pub(super) fn delete_group_member(&self, inner: &mut Inner, pod: &Pod) {
+        let Some(key) = group_of(pod) else { return };
+        for m in [&mut inner.groups.pending, &mut inner.groups.incomplete] {
+            if let Some(v) = m.get_mut(&key) {
+                v.retain(|p| p.pod.key != pod.key);
+                if v.is_empty() {
+                    m.remove(&key);
+                }
+            }
+        }
+        let Some((mut g, place)) = inner.groups.take(&key) else {
+            return;
+        };
+        if let Some(q) = g.remove_pod(&pod.key) {
+            for p in q.rejectors() {
+                self.metrics.add_unschedulable(p, -1);
+            }
+        }
+        if g.pods.is_empty() {
+            return;
+        }
+        let s = match place {
+            Place::Active => Strategy::Immediately,
+            Place::Backoff(_) => Strategy::AfterBackoff,
+            Place::Unschedulable => Strategy::Skip,
+        };
+        self.requeue_group(inner, g, s, labels::UNSCHEDULED_POD_ADD);
+    }
+
+    /// kube's `AddPodGroup`: the object is known; members waiting for it come in.
+    pub fn add_pod_group(&self, pg: Arc<PodGroup>) {
+        let mut inner = self.inner.lock();
+        let key = pg.key.clone();
+        inner.groups.objects.insert(key.clone(), pg.clone());
+        if let Some((g, _)) = inner.groups.entities.get_mut(&key) {
+            g.info.pod_group = Some(pg);
+        }
+        for q in inner.groups.incomplete.remove(&key).unwrap_or_default() {
+            self.add_group_member(&mut inner, q, labels::UNSCHEDULED_POD_ADD);
+        }
+    }
+
+    /// kube's `UpdatePodGroup`.
+    pub fn update_pod_group(&self, pg: Arc<PodGroup>) {
+        let mut inner = self.inner.lock();
+        let key = pg.key.clone();
+        inner.groups.objects.insert(key.clone(), pg.clone());
+        // The entity's order may change with its priority.
+        if let Some((mut g, place)) = inner.groups.take(&key) {
+            g.info.pod_group = Some(pg);
+            inner.groups.put(g, place);
+        }
+    }
+
+    /// kube's `DeletePodGroup`: the members go back to `incomplete`.
+    pub fn delete_pod_group(&self, key: &PodGroupKey) {
+        let mut inner = self.inner.lock();
+        inner.groups.objects.remove(key);
+        let mut moved = inner.groups.pending.remove(key).unwrap_or_default();
+        if let Some((g, _)) = inner.groups.take(key) {
+            moved.extend(g.pods);
+        }
+        if !moved.is_empty() {
+            inner
+                .groups
+                .incomplete
+                .entry(key.clone())
+                .or_default()
+                .extend(moved);
+        }
+    }
+
+    /// Pops the best active group if it beats `pod` (priority, then timestamp); otherwise
+    /// hands `pod` back.
+    pub(super) fn pop_group_if_better(
+        &self,
+        inner: &mut Inner,
+        pod: Option<QueuedPodInfo>,
+    ) -> Result<QueuedPodGroupInfo, Option<QueuedPodInfo>> {
+        let Some((Reverse(prio), ts, key)) = inner.groups.best_active().cloned() else {
+            return Err(pod);
+        };
+        if let Some(p) = &pod
+            && (p.pod.priority() > prio || (p.pod.priority() == prio && p.timestamp <= ts))
+        {
+            return Err(pod);
+        }
+        let (mut g, _) = inner
+            .groups
+            .take(&key)
+            .expect("an active group is an entity");
+        if let Some(p) = pod {
+            self.active.push(p);
+        }
+        g.inc_attempts();
+        inner.sched_cycle += 1;
+        for p in g.rejectors() {
+            self.metrics.add_unschedulable(p, -1);
+        }
+        g.unschedulable_plugins.clear();
+        g.pending_plugins.clear();
+        for p in &mut g.pods {
+            p.unschedulable_plugins.clear();
+            p.pending_plugins.clear();
+            inner.in_flight.insert(
+                p.pod.key.clone(),
+                InFlight {
+                    latest: None,
+                    deleted: false,
+                    updated: false,
+                },
+            );
+        }
+        inner.groups.popped = Some(key);
+        Ok(g)
+    }
+
+    /// A member's failed attempt (kube's `addUnschedulablePodGroupMember`): back through
+    /// `add_group_member`, into `pending` while its group is the one popped.
+    pub(super) fn add_unschedulable_group_member(&self, inner: &mut Inner, mut q: QueuedPodInfo) {
+        let key = q.pod.key.clone();
+        if let Some(f) = inner.in_flight.remove(&key) {
+            if f.deleted {
+                return;
+            }
+            if let Some(latest) = f.latest {
+                q.pod = latest;
+            }
+        }
+        for p in q.rejectors() {
+            self.metrics.add_unschedulable(p, 1);
+        }
+        self.add_group_member(inner, q, labels::SCHEDULE_ATTEMPT_FAILURE);
+    }
+
+    /// kube's `AddAttemptedPodGroupIfNeeded`: the group's attempt ended with `status` (its
+    /// failed members already handed back); the members waiting in `pending` make the group
+    /// again.
+    pub fn add_attempted_pod_group(
+        &self,
+        g: &QueuedPodGroupInfo,
+        status: &crate::framework::Status,
+    ) -> Result<(), String> {
+        let mut inner = self.inner.lock();
+        let key = g.key().clone();
+        if inner.groups.entities.contains_key(&key) {
+            return Err(format!(
+                "pod group {key} is already present in the scheduling queue"
+            ));
+        }
+        inner.groups.popped = None;
+        let pending = inner.groups.pending.remove(&key).unwrap_or_default();
+        if pending.is_empty() {
+            return Ok(());
+        }
+        let failed_before = pending
+            .iter()
+            .any(|p| g.pods.iter().any(|m| m.pod.key == p.pod.key));
+        let Some(object) = inner.groups.objects.get(&key).cloned() else {
+            inner
+                .groups
+                .incomplete
+                .entry(key)
+                .or_default()
+                .extend(pending);
+            return Ok(());
+        };
+        let mut rebuilt =
+            QueuedPodGroupInfo::new(PodGroupInfo::new(key, Some(object)), g.timestamp);
+        rebuilt.attempts = g.attempts;
+        rebuilt.unschedulable_count = g.unschedulable_count;
+        rebuilt.consecutive_errors_count = g.consecutive_errors_count;
+        rebuilt.initial_attempt_timestamp = g.initial_attempt_timestamp;
+        rebuilt.unschedulable_plugins = g.unschedulable_plugins.clone();
+        rebuilt.pending_plugins = g.pending_plugins.clone();
+        for q in pending {
+            rebuilt.add_pod(q);
+        }
+        let now = self.clock.now();
+        let (without_backoff, keep_timestamp) = if status.is_success() {
+            rebuilt.consecutive_errors_count = 0;
+            rebuilt.unschedulable_count = 0;
+            (true, failed_before)
+        } else if status.is_rejected() {
+            rebuilt.unschedulable_count += 1;
+            rebuilt.consecutive_errors_count = 0;
+            rebuilt.backoff_expiration = None;
+            (false, false)
+        } else {
+            rebuilt.consecutive_errors_count += 1;
+            rebuilt.backoff_expiration = None;
+            (false, false)
+        };
+        if !keep_timestamp {
+            rebuilt.timestamp = now;
+        }
+        for p in rebuilt.rejectors() {
+            self.metrics.add_unschedulable(p, 1);
+        }
+        if !without_backoff && self.group_backing_off(&rebuilt, now) {
+            self.group_to_backoff(&mut inner, rebuilt, labels::SCHEDULE_ATTEMPT_FAILURE);
+        } else {
+            self.group_to_active(&mut inner, rebuilt, labels::SCHEDULE_ATTEMPT_FAILURE);
+        }
+        Ok(())
+    }
+
+    /// kube's `moveEntitiesToActiveOrBackoffQueue` for group entities in the unschedulable
+    /// place: a gated one only for an event its gating plugin registered; then the best
+    /// strategy over its members.
+    pub(super) fn move_groups_for_event(
+        &self,
+        inner: &mut Inner,
+        event: &ClusterEvent,
+        old: &EventObject,
+        new: &EventObject,
+    ) {
+        let keys: Vec<PodGroupKey> = inner
+            .groups
+            .entities
+            .iter()
+            .filter(|(_, (_, place))| *place == Place::Unschedulable)
+            .map(|(k, _)| k.clone())
+            .collect();
+        for key in keys {
+            let (g, _) = &inner.groups.entities[&key];
+            if let Some(gp) = g.gating_plugin
+                && !event.is_wildcard()
+                && !self
+                    .plugin_events
+                    .get(gp)
+                    .is_some_and(|evs| evs.iter().any(|r| r.matches(event)))
+            {
+                continue;
+            }
+            let mut best = Strategy::Skip;
+            for p in &g.pods {
+                best = best.max(self.worth_requeuing(p, event, old, new));
+                if best == Strategy::Immediately {
+                    break;
+                }
+            }
+            if best == Strategy::Skip {
+                continue;
+            }
+            let (g, _) = inner.groups.take(&key).expect("listed above");
+            self.requeue_group(inner, g, best, &event.label());
+        }
+    }
+
+    /// The group flushes: backoff completed; unschedulable for too long.
+    pub(super) fn flush_groups(&self, inner: &mut Inner, now: Time) {
+        if inner.groups.entities.is_empty() {
+            return;
+        }
+        let limit = if self.cfg.pop_from_backoff {
+            align_to_window(now)
+        } else {
+            now + Duration::from_nanos(1)
+        };
+        let due: Vec<PodGroupKey> = inner
+            .groups
+            .entities
+            .iter()
+            .filter(|(_, (g, place))| match place {
+                Place::Backoff(e) => *e < limit,
+                Place::Unschedulable => {
+                    now.saturating_sub(g.timestamp) > self.cfg.max_in_unschedulable
+                }
+                Place::Active => false,
+            })
+            .map(|(k, _)| k.clone())
+            .collect();
+        for key in due {
+            let Some((g, place)) = inner.groups.take(&key) else {
+                continue;
+            };
+            match place {
+                Place::Backoff(_) if self.cfg.pop_from_backoff => {
+                    inner.groups.put(g, Place::Active);
+                    self.metrics
+                        .inc_incoming("active", labels::BACKOFF_COMPLETE);
+                }
+                Place::Backoff(_) => {
+                    self.group_to_active(inner, g, labels::BACKOFF_COMPLETE);
+                }
+                _ => self.requeue_group(
+                    inner,
+                    g,
+                    Strategy::AfterBackoff,
+                    labels::UNSCHEDULABLE_TIMEOUT,
+                ),
+            }
+        }
+    }
+
+    /// Activates a member's group (kube's `Activate` of a pod-group member: its root).
+    pub(super) fn activate_group_of(&self, inner: &mut Inner, pod_key: &PodKey) -> bool {
+        let key = inner
+            .groups
+            .entities
+            .iter()
+            .find(|(_, (g, place))| {
+                *place != Place::Active && g.pods.iter().any(|p| p.pod.key == *pod_key)
+            })
+            .map(|(k, _)| k.clone());
+        let Some(key) = key else { return false };
+        let (g, _) = inner.groups.take(&key).expect("found above");
+        self.group_to_active(inner, g, labels::FORCE_ACTIVATE);
+        true
+    }
+}
