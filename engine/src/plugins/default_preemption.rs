@@ -35,11 +35,15 @@
 //! the pod key orders equal pods deterministically.
 
 use super::pod_group_preemption::victims::{self, PodGroupLookup, Victim};
+use super::pod_group_preemption::{self as group_preemption, Assignment, DomainHost};
 use crate::api::pdb::split_by_pdb_violation;
-use crate::api::{Pod, PodDisruptionBudget, Sym};
+use crate::api::{Pod, PodDisruptionBudget, PodKey, Sym};
 use crate::framework::interface::{
-    ClusterClient, Diagnosis, Handle, Plugin, PostFilterPlugin, PostFilterResult,
+    ClusterClient, Diagnosis, Handle, Plugin, PodGroupHandle, PodGroupPostFilterPlugin,
+    PostFilterPlugin, PostFilterResult,
 };
+use crate::framework::pod_group::{PodGroupCycleState, PodGroupInfo, PodGroupPostFilterResult};
+use crate::framework::pod_group_state::PodGroupStates;
 use crate::framework::{Code, CycleState, NodeInfo, Status};
 use parking_lot::Mutex;
 use rand::{Rng, SeedableRng};
@@ -113,6 +117,12 @@ pub(crate) struct DefaultPreemption {
     rng: Mutex<ChaCha8Rng>,
     /// The scheduler's pool, for the dry runs; `None`: sequential.
     pool: Option<Arc<rayon::ThreadPool>>,
+    /// The pod groups, read only under GenericWorkload (kube's pod-group listers): victims
+    /// are then units (a pod, or a whole `disruptionMode: all` group) at their group's
+    /// priority, and PodGroupPostFilter preempts for groups.
+    groups: Option<Arc<PodGroupStates>>,
+    /// `PodGroupPreemptionPolicy`: a preempting group's own `spec.preemptionPolicy` rules.
+    pod_group_preemption_policy: bool,
 }
 
 /// A node where preemption would work, with its victims (most important first).
@@ -146,7 +156,21 @@ impl DefaultPreemption {
             client,
             rng: Mutex::new(ChaCha8Rng::seed_from_u64(0)),
             pool: None,
+            groups: None,
+            pod_group_preemption_policy: false,
         }
+    }
+
+    /// Reads `groups` (GenericWorkload on; `None`: off) and, with `policy`, the
+    /// PodGroupPreemptionPolicy gate.
+    pub(crate) fn with_pod_groups(
+        mut self,
+        groups: Option<Arc<PodGroupStates>>,
+        policy: bool,
+    ) -> DefaultPreemption {
+        self.groups = groups;
+        self.pod_group_preemption_policy = policy;
+        self
     }
 
     /// Runs the dry runs on `pool` (the scheduler's `parallelism`).
@@ -391,7 +415,12 @@ impl DefaultPreemption {
                 (next..end).map(|i| potential[(offset + i) % n]).collect();
             let run = |node: &&Arc<NodeInfo>| {
                 let noms = nominated.get(&node.name()).map_or(&[][..], |v| &v[..]);
-                self.select_victims_on_node(handle, state, pod, node, noms, &pdbs)
+                match &self.groups {
+                    Some(groups) => self.select_group_victims_on_node(
+                        handle, state, pod, node, noms, &pdbs, &**groups,
+                    ),
+                    None => self.select_victims_on_node(handle, state, pod, node, noms, &pdbs),
+                }
             };
             let results: Vec<Result<Victims, Status>> = match &self.pool {
                 Some(pool) if order.len() > 1 => {
@@ -443,6 +472,7 @@ fn not_eligible_for_terminating_victims(
     handle: &dyn Handle,
     pod: &Pod,
     diagnosis: &Diagnosis,
+    groups: Option<PodGroupLookup<'_>>,
 ) -> Option<&'static str> {
     let nominated = pod.nominated_node_name.filter(|n| !n.is_empty())?;
     let unresolvable = diagnosis
@@ -455,7 +485,7 @@ fn not_eligible_for_terminating_victims(
     let node = handle.snapshot().get(nominated)?;
     node.pods
         .iter()
-        .any(|p| p.deletion_timestamp && p.priority() < pod.priority())
+        .any(|p| p.deletion_timestamp && victims::pod_priority(p, groups) < pod.priority())
         .then_some("not eligible due to a terminating pod on the nominated node.")
 }
 
@@ -498,6 +528,190 @@ impl Plugin for DefaultPreemption {
     fn into_post_filter(self: Arc<Self>) -> Option<Arc<dyn PostFilterPlugin>> {
         Some(self)
     }
+    fn into_pod_group_post_filter(self: Arc<Self>) -> Option<Arc<dyn PodGroupPostFilterPlugin>> {
+        Some(self)
+    }
+}
+
+/// The pod-group cycle's handle as group preemption's [`DomainHost`].
+struct GroupHost<'a> {
+    handle: &'a mut dyn PodGroupHandle,
+}
+
+impl GroupHost<'_> {
+    fn node(&self, node: Sym) -> Result<&NodeInfo, Status> {
+        self.handle
+            .snapshot()
+            .get(node)
+            .map(|n| &**n)
+            .ok_or_else(|| {
+                Status::error(format!(
+                    "nodeinfo not found for node name {:?}",
+                    node.to_string_lossy()
+                ))
+            })
+    }
+}
+
+impl DomainHost for GroupHost<'_> {
+    fn snapshot(&self) -> &crate::framework::Snapshot {
+        self.handle.snapshot()
+    }
+    fn remove_pod(&mut self, pod: &Pod, node: Sym) -> Result<(), String> {
+        self.handle.remove_pod_from_snapshot(pod, node)
+    }
+    fn add_pod(&mut self, pod: &Arc<Pod>, node: Sym) -> Result<(), String> {
+        self.handle.add_pod_to_snapshot(pod, node)
+    }
+    fn pre_filter_add_pod(
+        &self,
+        state: &mut CycleState,
+        pod: &Pod,
+        to_add: &Pod,
+        node: Sym,
+    ) -> Status {
+        match self.node(node) {
+            Ok(ni) => self
+                .handle
+                .run_pre_filter_extension_add_pod(state, pod, to_add, ni),
+            Err(st) => st,
+        }
+    }
+    fn pre_filter_remove_pod(
+        &self,
+        state: &mut CycleState,
+        pod: &Pod,
+        to_remove: &Pod,
+        node: Sym,
+    ) -> Status {
+        match self.node(node) {
+            Ok(ni) => self
+                .handle
+                .run_pre_filter_extension_remove_pod(state, pod, to_remove, ni),
+            Err(st) => st,
+        }
+    }
+    fn filter(&self, state: &CycleState, pod: &Pod, node: Sym) -> Status {
+        let ni = match self.node(node) {
+            Ok(ni) => ni,
+            Err(st) => return st,
+        };
+        let filters = self.handle.active_filter_plugins(state, pod);
+        let noms = self
+            .handle
+            .nominator()
+            .nominated_at_least(pod)
+            .remove(&node)
+            .unwrap_or_default();
+        self.handle
+            .run_filter_plugins_with_nominated_pods(&filters, state, pod, ni, &noms)
+    }
+    fn schedule(&mut self) -> (Vec<Assignment>, Status) {
+        let (a, st) = self.handle.schedule_pod_group();
+        let assignments = a
+            .proposed_assignments
+            .into_iter()
+            .map(|pa| Assignment {
+                pod: pa.pod,
+                node: pa.node_name,
+                state: (*pa.cycle_state).clone(),
+            })
+            .collect();
+        (assignments, st)
+    }
+}
+
+fn nominations(noms: Vec<(PodKey, Sym)>) -> PodGroupPostFilterResult {
+    PodGroupPostFilterResult {
+        nominating_infos: noms
+            .into_iter()
+            .map(|(k, n)| (k, crate::framework::Nominating::Override(n)))
+            .collect(),
+    }
+}
+
+impl PodGroupPostFilterPlugin for DefaultPreemption {
+    /// kube's `PodGroupPostFilter` (workload-aware preemption, `pod_group_preemption`): the
+    /// evaluation runs inside the handle's mutation session; the victims are deleted after
+    /// it ends (tidegate's mutations go through the scheduler's cache, and the session's undo
+    /// must not put back pods already deleted; kube changes only its snapshot, so the order
+    /// makes no difference there). Messages carry kube's `pod group preemption: ` prefix.
+    fn pod_group_post_filter(
+        &self,
+        handle: &mut dyn PodGroupHandle,
+        _state: &mut PodGroupCycleState,
+        pod_group: &PodGroupInfo,
+    ) -> (Option<PodGroupPostFilterResult>, Status) {
+        let prefixed = |st: Status| {
+            let msg = st.message();
+            if msg.is_empty() {
+                st
+            } else {
+                Status::new(st.code(), format!("pod group preemption: {msg}"))
+                    .with_plugin(st.plugin())
+            }
+        };
+        let Some(groups) = &self.groups else {
+            return (
+                None,
+                Status::new(
+                    Code::Unschedulable,
+                    "pod group preemption: GenericWorkload is off",
+                ),
+            );
+        };
+        let preemptor = group_preemption::PodGroupPreemptor::new(
+            pod_group.pod_group.as_deref(),
+            pod_group.unscheduled_pods.clone(),
+            self.pod_group_preemption_policy,
+        );
+        let pdbs = self.client.pod_disruption_budgets();
+        handle.start_mutations();
+        let outcome = {
+            let mut host = GroupHost {
+                handle: &mut *handle,
+            };
+            group_preemption::evaluate(&mut host, &preemptor, &**groups, &pdbs)
+        };
+        handle.end_mutations();
+        match outcome {
+            Err(st) => (None, prefixed(st)),
+            Ok(group_preemption::Outcome::Ongoing(noms)) => (
+                Some(nominations(noms)),
+                prefixed(Status::new(
+                    Code::Success,
+                    "ongoing preemption on nominated nodes",
+                )),
+            ),
+            Ok(group_preemption::Outcome::Preempt(sel)) => {
+                // kube's prepareCandidate: victims waiting at Permit are rejected, those
+                // already terminating are left alone, the others deleted.
+                for v in &sel.pods {
+                    if v.deletion_timestamp {
+                        continue;
+                    }
+                    if let Some(wp) = handle.waiting_pods().get(&v.key) {
+                        wp.reject(NAME, "preempted");
+                        continue;
+                    }
+                    if let Err(e) = self.client.delete_pod(v) {
+                        return (
+                            None,
+                            Status::error(format!("pod group preemption: deleting {}: {e}", v.key)),
+                        );
+                    }
+                }
+                let msg = format!(
+                    "found a placement for podgroup, preempting {} victims",
+                    sel.pods.len()
+                );
+                (
+                    Some(nominations(sel.nominations)),
+                    prefixed(Status::new(Code::Success, msg)),
+                )
+            }
+        }
+    }
 }
 
 impl PostFilterPlugin for DefaultPreemption {
@@ -517,7 +731,8 @@ impl PostFilterPlugin for DefaultPreemption {
                 ),
             );
         }
-        if let Some(msg) = not_eligible_for_terminating_victims(handle, pod, diagnosis) {
+        let groups = self.groups.as_deref().map(|g| g as PodGroupLookup<'_>);
+        if let Some(msg) = not_eligible_for_terminating_victims(handle, pod, diagnosis, groups) {
             return (None, Status::new(Code::Unschedulable, msg));
         }
         let (candidates, statuses) = self.find_candidates(handle, state, pod, diagnosis);
@@ -594,6 +809,7 @@ impl PostFilterPlugin for DefaultPreemption {
 mod tests {
     use super::*;
     use crate::api::PodSpecInfo;
+    use crate::plugins::pod_group_preemption::victims::ListedGroups;
 
     fn victim(name: &str, priority: i32) -> Arc<Pod> {
         let spec = PodSpecInfo {
@@ -847,13 +1063,7 @@ mod tests {
             grouped("v1", "node1", 0, Some("pg1")),
             grouped("v2", "node2", 0, Some("pg1")),
         ];
-        let groups = [pod_group("pg1", 0, true)];
-        let lookup = |ns: Sym, name: &str| {
-            groups
-                .iter()
-                .find(|g| g.key.namespace == ns && &*g.key.name == name)
-                .cloned()
-        };
+        let lookup = ListedGroups(vec![pod_group("pg1", 0, true)]);
         let h = capacity_handle(&pods, &["node1", "node2"], 1);
         let dp = DefaultPreemption::new(
             DefaultPreemptionArgs::default(),
@@ -887,13 +1097,7 @@ mod tests {
             );
         }
         // In `single` mode each member is its own victim: only the local one goes.
-        let groups = [pod_group("pg1", 0, false)];
-        let lookup = |ns: Sym, name: &str| {
-            groups
-                .iter()
-                .find(|g| g.key.namespace == ns && &*g.key.name == name)
-                .cloned()
-        };
+        let lookup = ListedGroups(vec![pod_group("pg1", 0, false)]);
         let ni = h.snapshot.get(Sym::new("node1")).unwrap().clone();
         let (victims, _) = dp
             .select_group_victims_on_node(
@@ -918,13 +1122,10 @@ mod tests {
             grouped("hi-pod-lo-group", "node1", 2000, Some("lo")),
             grouped("lo-pod-hi-group", "node2", 0, Some("hi")),
         ];
-        let groups = [pod_group("lo", 0, false), pod_group("hi", 5000, false)];
-        let lookup = |ns: Sym, name: &str| {
-            groups
-                .iter()
-                .find(|g| g.key.namespace == ns && &*g.key.name == name)
-                .cloned()
-        };
+        let lookup = ListedGroups(vec![
+            pod_group("lo", 0, false),
+            pod_group("hi", 5000, false),
+        ]);
         let h = capacity_handle(&pods, &["node1", "node2"], 1);
         let dp = DefaultPreemption::new(
             DefaultPreemptionArgs::default(),

@@ -80,12 +80,28 @@ impl Registry {
             a.validate()?;
             Ok(Arc::new(
                 default_preemption::DefaultPreemption::new(a, ctx.client.clone())
-                    .with_pool(ctx.pool.clone()),
+                    .with_pool(ctx.pool.clone())
+                    .with_pod_groups(
+                        ctx.features
+                            .generic_workload
+                            .then(|| ctx.waiting_pods.pod_groups().clone()),
+                        ctx.features.pod_group_preemption_policy,
+                    ),
             ))
         });
         r.register(gang_scheduling::NAME, |ctx| {
             Arc::new(gang_scheduling::GangScheduling::new(
                 ctx.waiting_pods.clone(),
+            ))
+        });
+        r.register(topology_placement::NAME, |ctx| {
+            Arc::new(topology_placement::TopologyPlacement::new(
+                ctx.waiting_pods.pod_groups().clone(),
+            ))
+        });
+        r.register(podgroup_pods_count::NAME, |ctx| {
+            Arc::new(podgroup_pods_count::PodGroupPodsCount::new(
+                ctx.waiting_pods.pod_groups().clone(),
             ))
         });
         r.register(default_binder::NAME, |ctx| {

@@ -11,9 +11,70 @@
 //!   group are assigned to any of the candidate placements`): the gang plugin lets no group
 //!   with nothing to place through.
 
+use crate::framework::interface::{PlacementScorePlugin, Plugin};
+use crate::framework::pod_group::{
+    PlacementCycleState, PlacementScore, PodGroupAssignments, PodGroupCycleState, PodGroupInfo,
+};
+use crate::framework::pod_group_state::PodGroupStates;
 use crate::framework::{MAX_NODE_SCORE, MIN_NODE_SCORE, Status};
+use std::sync::Arc;
 
 pub(crate) const NAME: &str = "PodGroupPodsCount";
+
+/// The plugin: the group's scheduled members come from the scheduler's pod-group states
+/// (kube: the snapshot's `PodGroupStates`).
+pub(crate) struct PodGroupPodsCount {
+    groups: Arc<PodGroupStates>,
+}
+
+impl PodGroupPodsCount {
+    pub(crate) fn new(groups: Arc<PodGroupStates>) -> PodGroupPodsCount {
+        PodGroupPodsCount { groups }
+    }
+}
+
+impl Plugin for PodGroupPodsCount {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+    fn into_placement_score(self: Arc<Self>) -> Option<Arc<dyn PlacementScorePlugin>> {
+        Some(self)
+    }
+}
+
+impl PlacementScorePlugin for PodGroupPodsCount {
+    fn score_placement(
+        &self,
+        _group_state: &PodGroupCycleState,
+        _state: &PlacementCycleState,
+        pod_group: &PodGroupInfo,
+        assignments: &PodGroupAssignments,
+    ) -> (i64, Status) {
+        let scheduled = self.groups.scheduled_pods_count(&pod_group.key);
+        (
+            score_placement(scheduled, assignments.proposed_assignments.len()),
+            Status::success(),
+        )
+    }
+    fn has_normalize(&self) -> bool {
+        true
+    }
+    fn normalize_placement_score(
+        &self,
+        _state: &PodGroupCycleState,
+        _pod_group: &PodGroupInfo,
+        scores: &mut [PlacementScore],
+    ) -> Status {
+        let mut raw: Vec<i64> = scores.iter().map(|s| s.score).collect();
+        let st = normalize_placement_scores(&mut raw);
+        if st.is_success() {
+            for (s, r) in scores.iter_mut().zip(raw) {
+                s.score = r;
+            }
+        }
+        st
+    }
+}
 
 /// kube's `ScorePlacement`: scheduled members plus proposed assignments.
 pub(crate) fn score_placement(scheduled_pods: usize, proposed: usize) -> i64 {

@@ -23,17 +23,83 @@
 //! nodes keep the parent's order (kube's too).
 
 use crate::api::{Labels, Sym};
-use crate::framework::{NodeInfo, Snapshot, Status};
+use crate::framework::interface::{PlacementGeneratePlugin, Plugin};
+use crate::framework::pod_group::{
+    GeneratePlacementsResult, Placement, PodGroupCycleState, PodGroupInfo,
+};
+use crate::framework::pod_group_state::PodGroupStates;
+use crate::framework::{NodeInfo, Status};
+use ahash::AHashMap;
 use std::sync::Arc;
 
 pub(crate) const NAME: &str = "TopologyPlacementGenerator";
 
-/// One candidate placement: a name and the nodes the group may use (kube's `fwk.Placement`).
-#[derive(Clone, Debug)]
-pub(crate) struct DomainPlacement {
-    pub(crate) name: Arc<str>,
-    pub(crate) nodes: Vec<Arc<NodeInfo>>,
+/// The plugin: it reads the group's scheduled members from the scheduler's pod-group states
+/// (kube: the snapshot's `PodGroupStates`).
+pub(crate) struct TopologyPlacement {
+    groups: Arc<PodGroupStates>,
 }
+
+impl TopologyPlacement {
+    pub(crate) fn new(groups: Arc<PodGroupStates>) -> TopologyPlacement {
+        TopologyPlacement { groups }
+    }
+}
+
+impl Plugin for TopologyPlacement {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+    fn into_placement_generate(self: Arc<Self>) -> Option<Arc<dyn PlacementGeneratePlugin>> {
+        Some(self)
+    }
+}
+
+impl PlacementGeneratePlugin for TopologyPlacement {
+    /// kube's `GeneratePlacements`. The scheduled members' nodes are looked up among the
+    /// parent's nodes: for a group without a parent (composite groups are not modelled) the
+    /// parent placement is every node of the cycle's snapshot, kube's lookup.
+    fn generate_placements(
+        &self,
+        _state: &mut PodGroupCycleState,
+        pod_group: &PodGroupInfo,
+        parent: &Placement,
+    ) -> (GeneratePlacementsResult, Status) {
+        let keys: &[Sym] = pod_group
+            .pod_group
+            .as_ref()
+            .map_or(&[], |g| &g.topology_keys[..]);
+        let scheduled: Vec<(String, Sym)> = if keys.is_empty() {
+            Vec::new()
+        } else {
+            self.groups
+                .get(&pod_group.key)
+                .map(|s| {
+                    s.scheduled_pods()
+                        .map(|p| (p.key.to_string(), p.node_name.unwrap_or(Sym::EMPTY)))
+                        .collect()
+                })
+                .unwrap_or_default()
+        };
+        let by_name: AHashMap<Sym, &NodeInfo> = if scheduled.is_empty() {
+            AHashMap::new()
+        } else {
+            parent.nodes.iter().map(|n| (n.name(), &**n)).collect()
+        };
+        match generate_placements(keys, &scheduled, &|n| by_name.get(&n).copied(), parent) {
+            Ok(placements) => (
+                GeneratePlacementsResult {
+                    placements: placements.into_iter().map(Arc::new).collect(),
+                },
+                Status::success(),
+            ),
+            Err(st) => (GeneratePlacementsResult::default(), st),
+        }
+    }
+}
+
+/// A node of the cycle's snapshot by name.
+pub(crate) type NodeLookup<'a> = &'a dyn Fn(Sym) -> Option<&'a NodeInfo>;
 
 /// kube's `getScheduledPodsTopologyDomain`: the one domain of `key` that the nodes of the
 /// group's scheduled pods share. `scheduled`: (pod as `namespace/name`, its node) of every
@@ -41,11 +107,11 @@ pub(crate) struct DomainPlacement {
 pub(crate) fn scheduled_pods_domain(
     key: Sym,
     scheduled: &[(String, Sym)],
-    snapshot: &Snapshot,
+    node_info: NodeLookup<'_>,
 ) -> Result<Option<Sym>, String> {
     let mut domain: Option<Sym> = None;
     for (pod, node) in scheduled {
-        let Some(ni) = snapshot.get(*node) else {
+        let Some(ni) = node_info(*node) else {
             return Err(format!(
                 "getting node for pod {pod}: nodeinfo not found for node name {:?}",
                 node.to_string_lossy()
@@ -74,7 +140,7 @@ pub(crate) fn placements_by_domain(
     key: Sym,
     required: Option<Sym>,
     parent: &[Arc<NodeInfo>],
-) -> Vec<DomainPlacement> {
+) -> Vec<Placement> {
     let mut out: Vec<(Sym, Vec<Arc<NodeInfo>>)> = Vec::new();
     for ni in parent {
         let labels: &Labels = &ni.node.labels;
@@ -88,8 +154,8 @@ pub(crate) fn placements_by_domain(
         }
     }
     out.into_iter()
-        .map(|(d, nodes)| DomainPlacement {
-            name: Arc::from(d.to_string_lossy().as_str()),
+        .map(|(d, nodes)| Placement {
+            name: d.to_string_lossy(),
             nodes,
         })
         .collect()
@@ -100,16 +166,16 @@ pub(crate) fn placements_by_domain(
 pub(crate) fn generate_placements(
     topology_keys: &[Sym],
     scheduled: &[(String, Sym)],
-    snapshot: &Snapshot,
-    parent: &DomainPlacement,
-) -> Result<Vec<DomainPlacement>, Status> {
+    node_info: NodeLookup<'_>,
+    parent: &Placement,
+) -> Result<Vec<Placement>, Status> {
     let Some(&key) = topology_keys.first() else {
         return Ok(vec![parent.clone()]);
     };
     let required = if scheduled.is_empty() {
         None
     } else {
-        scheduled_pods_domain(key, scheduled, snapshot).map_err(|e| {
+        scheduled_pods_domain(key, scheduled, node_info).map_err(|e| {
             Status::error(format!(
                 "cannot determine domain for already scheduled pods: {e}"
             ))
@@ -122,7 +188,7 @@ pub(crate) fn generate_placements(
 mod tests {
     use super::*;
     use crate::api::Node;
-    use crate::framework::Code;
+    use crate::framework::{Code, Snapshot};
 
     fn node(name: &str, labels: &[(&str, &str)]) -> Arc<NodeInfo> {
         let mut n = Node::named(name);
@@ -268,11 +334,12 @@ mod tests {
                 .enumerate()
                 .map(|(i, n)| (format!("default/pod{i}"), Sym::new(n)))
                 .collect();
-            let parent = DomainPlacement {
-                name: Arc::from("test-placement"),
+            let parent = Placement {
+                name: "test-placement".into(),
                 nodes: c.placement.clone(),
             };
-            let got = generate_placements(&keys, &scheduled, &snap, &parent);
+            let lookup = |n: Sym| snap.get(n).map(|a| &**a);
+            let got = generate_placements(&keys, &scheduled, &lookup, &parent);
             match (&c.want, got) {
                 (None, Err(st)) => assert_eq!(st.code(), Code::Error, "{}", c.name),
                 (None, Ok(p)) => panic!("{}: want an error, got {} placements", c.name, p.len()),
@@ -306,23 +373,25 @@ mod tests {
             node("c", &[]),
         ];
         let snap = snapshot(&nodes);
+        let lookup = |n: Sym| snap.get(n).map(|a| &**a);
+        let snap = &lookup;
         let zone = Sym::new("zone");
         let two = [
             ("ns/p0".to_string(), Sym::new("a")),
             ("ns/p1".to_string(), Sym::new("b")),
         ];
         assert_eq!(
-            scheduled_pods_domain(zone, &two, &snap).unwrap_err(),
+            scheduled_pods_domain(zone, &two, snap).unwrap_err(),
             "more than 1 domain found for pod group: z1, z2"
         );
         let bare = [("ns/p0".to_string(), Sym::new("c"))];
         assert_eq!(
-            scheduled_pods_domain(zone, &bare, &snap).unwrap_err(),
+            scheduled_pods_domain(zone, &bare, snap).unwrap_err(),
             "no topology domain found for pod ns/p0"
         );
         let gone = [("ns/p0".to_string(), Sym::new("x"))];
         assert!(
-            scheduled_pods_domain(zone, &gone, &snap)
+            scheduled_pods_domain(zone, &gone, snap)
                 .unwrap_err()
                 .starts_with("getting node for pod ns/p0: ")
         );

@@ -7,7 +7,7 @@
 //! with disruption mode single" orders two equal victims by `status.startTime`, which
 //! tidegate's pods do not carry (`victims` module doc).
 
-use super::victims::cross_node_victims;
+use super::victims::{ListedGroups, cross_node_victims};
 use super::*;
 use crate::api::{
     DisruptionMode, LabelSelector, Labels, Node, Operator, PodGroupKey, PodGroupPolicy,
@@ -762,13 +762,7 @@ fn select_victims_on_domain_follows_kube_table() {
         let mut host = MockHost::new(c.nodes, &pods, c.capacities.clone());
         host.preemptor = c.members.iter().map(P::build).collect();
         host.min_count = c.preemptor.1.unwrap_or(1) as usize;
-        let groups = c.groups.clone();
-        let lookup = move |ns: Sym, name: &str| {
-            groups
-                .iter()
-                .find(|g| g.key.namespace == ns && &*g.key.name == name)
-                .cloned()
-        };
+        let lookup = ListedGroups(c.groups.clone());
         let preemptor = PodGroupPreemptor {
             priority: c.preemptor.0,
             pods: host.preemptor.clone(),
@@ -821,7 +815,7 @@ fn the_reprieve_undoes_its_assumed_members() {
         pods: host.preemptor.clone(),
         preempt_never: false,
     };
-    let none = |_: Sym, _: &str| None;
+    let none = ListedGroups(vec![]);
     let snap = &host.snapshot;
     let all = cross_node_victims(snap.nodes.iter().map(|n| &**n), snap, Some(&none));
     let r = select_victims_on_domain(&mut host, &preemptor, all, &[]).unwrap();
@@ -852,7 +846,7 @@ fn only_assigned_members_are_nominated() {
         pods: host.preemptor.clone(),
         preempt_never: false,
     };
-    let none = |_: Sym, _: &str| None;
+    let none = ListedGroups(vec![]);
     let snap = &host.snapshot;
     let all = cross_node_victims(snap.nodes.iter().map(|n| &**n), snap, Some(&none));
     let r = select_victims_on_domain(&mut host, &preemptor, all, &[]).unwrap();
@@ -945,13 +939,7 @@ fn preempt_checks_policy_and_ongoing_preemption_first() {
         group.preempt_never = c.group_never;
         let members: Vec<Arc<Pod>> = c.members.iter().map(P::build).collect();
         let preemptor = PodGroupPreemptor::new(Some(&group), members, true);
-        let groups = c.groups.clone();
-        let lookup = move |ns: Sym, name: &str| {
-            groups
-                .iter()
-                .find(|g| g.key.namespace == ns && &*g.key.name == name)
-                .cloned()
-        };
+        let lookup = ListedGroups(c.groups.clone());
         let got = evaluate(&mut host, &preemptor, &lookup, &[]);
         assert_eq!(
             host.schedule_calls, 0,

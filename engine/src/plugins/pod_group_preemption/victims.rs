@@ -31,9 +31,56 @@ use ahash::AHashMap;
 use std::cmp::Ordering;
 use std::sync::Arc;
 
-/// The pod groups preemption reads (kube's `PodGroupLister` over the snapshot): the group
-/// `name` in `namespace`, if it exists.
-pub(crate) type PodGroupLookup<'a> = &'a dyn Fn(Sym, &str) -> Option<Arc<PodGroup>>;
+/// What preemption reads of the pod groups (kube's `PodGroupLister` and the snapshot's
+/// `PodGroupStates`).
+pub(crate) trait PodGroupSource {
+    /// The group `name` in `namespace`, if it exists.
+    fn pod_group(&self, namespace: Sym, name: &str) -> Option<Arc<PodGroup>>;
+    /// The group's scheduled (assigned or assumed) members as `snapshot` holds them (kube's
+    /// `PodGroupState.ScheduledPods`).
+    fn scheduled_members(&self, key: &PodGroupKey, snapshot: &Snapshot) -> Vec<Arc<Pod>>;
+}
+
+/// The scheduler's pod-group states: members found through the group's state, each taken
+/// as the snapshot holds it on its node (a member the snapshot does not hold yet is left
+/// out).
+impl PodGroupSource for crate::framework::pod_group_state::PodGroupStates {
+    fn pod_group(&self, namespace: Sym, name: &str) -> Option<Arc<PodGroup>> {
+        self.pod_group_of(namespace, name)
+    }
+    fn scheduled_members(&self, key: &PodGroupKey, snapshot: &Snapshot) -> Vec<Arc<Pod>> {
+        let Some(state) = self.get(key) else {
+            return Vec::new();
+        };
+        state
+            .scheduled_pods()
+            .filter_map(|m| {
+                let ni = snapshot.get(m.node_name?)?;
+                ni.pods.iter().find(|p| p.key == m.key).cloned()
+            })
+            .collect()
+    }
+}
+
+/// Groups read from a list, members found by scanning the snapshot (tests, tools).
+#[cfg(test)]
+pub(crate) struct ListedGroups(pub(crate) Vec<Arc<PodGroup>>);
+
+#[cfg(test)]
+impl PodGroupSource for ListedGroups {
+    fn pod_group(&self, namespace: Sym, name: &str) -> Option<Arc<PodGroup>> {
+        self.0
+            .iter()
+            .find(|g| g.key.namespace == namespace && &*g.key.name == name)
+            .cloned()
+    }
+    fn scheduled_members(&self, key: &PodGroupKey, snapshot: &Snapshot) -> Vec<Arc<Pod>> {
+        scheduled_members(snapshot, key)
+    }
+}
+
+/// A [`PodGroupSource`] as preemption takes it.
+pub(crate) type PodGroupLookup<'a> = &'a dyn PodGroupSource;
 
 /// kube's `EntityKeyType` of a victim.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -80,9 +127,9 @@ impl Victim {
 /// existing group when groups are read at all, else the pod's.
 pub(crate) fn pod_priority(pod: &Pod, groups: Option<PodGroupLookup<'_>>) -> i32 {
     match (&pod.spec.scheduling_group, groups) {
-        (Some(name), Some(lookup)) => {
-            lookup(pod.namespace, name).map_or(pod.priority(), |g| g.priority)
-        }
+        (Some(name), Some(groups)) => groups
+            .pod_group(pod.namespace, name)
+            .map_or(pod.priority(), |g| g.priority),
         _ => pod.priority(),
     }
 }
@@ -101,12 +148,13 @@ pub(crate) fn pod_victim(pod: &Arc<Pod>, groups: Option<PodGroupLookup<'_>>) -> 
 /// its disruption mode is `all`.
 fn all_group(pod: &Pod, groups: Option<PodGroupLookup<'_>>) -> Option<PodGroupKey> {
     let name = pod.spec.scheduling_group.as_deref()?;
-    let g = groups?(pod.namespace, name)?;
+    let g = groups?.pod_group(pod.namespace, name)?;
     (g.disruption_mode == DisruptionMode::All).then(|| g.key.clone())
 }
 
 /// The scheduled (assigned or assumed) pods of group `key` in `snapshot`, node by node
-/// (kube's `PodGroupState.ScheduledPods`).
+/// (kube's `PodGroupState.ScheduledPods`), by scanning every node.
+#[cfg(test)]
 pub(crate) fn scheduled_members(snapshot: &Snapshot, key: &PodGroupKey) -> Vec<Arc<Pod>> {
     snapshot
         .nodes
@@ -137,7 +185,7 @@ pub(crate) fn cross_node_victims<'n>(
             if seen_groups.insert(key.clone(), ()).is_some() {
                 continue;
             }
-            let members = scheduled_members(snapshot, &key);
+            let members = groups.map_or_else(Vec::new, |g| g.scheduled_members(&key, snapshot));
             if members.is_empty() {
                 out.push(pod_victim(pod, groups));
             } else {
@@ -255,16 +303,10 @@ mod tests {
 
     #[test]
     fn cross_node_victims_group_all_mode_pods_cluster_wide() {
-        let groups = [
+        let lookup = ListedGroups(vec![
             group("all", 5, DisruptionMode::All),
             group("single", 7, DisruptionMode::Single),
-        ];
-        let lookup = |ns: Sym, name: &str| {
-            groups
-                .iter()
-                .find(|g| g.key.namespace == ns && &*g.key.name == name)
-                .cloned()
-        };
+        ]);
         let mk = |name: &str, pods: &[Arc<Pod>]| {
             let mut ni = NodeInfo::new(Arc::new(crate::api::Node::named(name)));
             for p in pods {
