@@ -39,6 +39,8 @@
 pub(crate) mod victims;
 
 #[cfg(test)]
+mod e2e_tests;
+#[cfg(test)]
 mod tests;
 
 use crate::api::{Pod, PodDisruptionBudget, PodGroup, PodKey, Sym};
