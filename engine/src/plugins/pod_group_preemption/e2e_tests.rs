@@ -47,7 +47,9 @@ fn setup(nodes: &[(&str, &str)]) -> (Arc<Scheduler>, Arc<Client>) {
     };
     let cfg = SchedulerConfig {
         parallelism: 1,
-        profiles: vec![crate::framework::runtime::Profile::default_profile_for(&features)],
+        profiles: vec![crate::framework::runtime::Profile::default_profile_for(
+            &features,
+        )],
         features,
         ..SchedulerConfig::default()
     };
@@ -136,6 +138,11 @@ fn preempt_for_a_gang(mode: DisruptionMode) -> (Vec<String>, Option<Sym>) {
     );
     let mut deleted = c.deleted.lock().clone();
     deleted.sort();
+    // The group's members that were not evicted are still assigned (the preemption's dry
+    // run puts reprieved victims back and the handle's session undoes that).
+    let low = PodGroupKey::new("ns", "low");
+    let kept = 2 - deleted.iter().filter(|d| d.starts_with('v')).count();
+    assert_eq!(s.cache.pod_groups().scheduled_pods_count(&low), kept);
     (deleted, s.queue.nominator.node_of(&member.key))
 }
 
