@@ -85,13 +85,20 @@ const DRA: &str = "Dynamic Resource Allocation: read only by the DynamicResource
      nothing";
 const VOLUMES: &str = "read only by the volume plugins; tidegate stores PersistentVolumes and \
      claims (createAny) but refuses pods whose volumes need them";
-const POD_GROUPS: &str = "pod groups and the Workload API (gang and topology-aware workload \
-     scheduling) are not in tidegate yet";
+const POD_GROUPS: &str = "pod groups beyond GenericWorkload's (composite groups, topology-aware \
+     placement, pod-group preemption) are not in tidegate yet";
 
 /// The gates kube-scheduler v1.37.2 reads, and the removed gates tidegate still models.
 /// Every gate not listed here is [`NOT_READ`].
 const SCHEDULER_GATES: &[(&str, Support)] = &[
-    ("CompositePodGroup", Support::Only(false, POD_GROUPS)),
+    (
+        "CompositePodGroup",
+        Support::Only(
+            false,
+            "pod groups beyond GenericWorkload's: composite groups (alpha) are not in \
+             tidegate yet",
+        ),
+    ),
     ("DRAAdminAccess", Support::Identical(DRA)),
     ("DRAConsumableCapacity", Support::Identical(DRA)),
     ("DRADerivedAttributes", Support::Identical(DRA)),
@@ -112,10 +119,11 @@ const SCHEDULER_GATES: &[(&str, Support)] = &[
     ("DynamicResourceAllocation", Support::Identical(DRA)),
     (
         "GenericWorkload",
-        Support::Only(
-            false,
-            "pod groups and the Workload API are not in tidegate yet: on, kube holds pods \
-             with spec.schedulingGroup for their group (gang PreEnqueue and Permit)",
+        Support::Modelled(
+            "on: pods with spec.schedulingGroup are queued and scheduled as pod groups (the \
+             queue's group entities, the pod-group cycle, GangScheduling in the default \
+             profile: PreEnqueue quorum, PlacementFeasible, Permit); off: the field is \
+             dropped and every pod is scheduled alone",
         ),
     ),
     (

@@ -84,11 +84,11 @@ fn node_declared_features_off_emulates_v1_36_as_scheduler_perf_does() {
 
 #[test]
 fn a_value_tidegate_does_not_model_makes_the_workload_unsupported() {
-    let e = FeatureGates::for_workload(&set(&[("GenericWorkload", true)])).unwrap_err();
-    assert_eq!((e.gate.as_str(), e.value), ("GenericWorkload", true));
+    let e = FeatureGates::for_workload(&set(&[("CompositePodGroup", true)])).unwrap_err();
+    assert_eq!((e.gate.as_str(), e.value), ("CompositePodGroup", true));
     assert!(e.reason.starts_with("unsupported: pod groups"), "{e}");
     // The same gate at the value tidegate follows is accepted.
-    FeatureGates::for_workload(&set(&[("GenericWorkload", false)])).unwrap();
+    FeatureGates::for_workload(&set(&[("CompositePodGroup", false)])).unwrap();
 }
 
 #[test]
@@ -99,6 +99,7 @@ fn identical_and_modelled_gates_are_accepted_either_way() {
             "SchedulerAsyncAPICalls",
             "SchedulerPopFromBackoffQ",
             "OpportunisticBatching",
+            "GenericWorkload",
         ] {
             let g = FeatureGates::for_workload(&set(&[(name, v)])).unwrap();
             assert_eq!(g.enabled(name), v);
@@ -110,10 +111,10 @@ fn identical_and_modelled_gates_are_accepted_either_way() {
 fn the_first_unsupported_gate_by_name_is_reported() {
     let e = FeatureGates::for_workload(&set(&[
         ("TopologyAwareWorkloadScheduling", true),
-        ("GenericWorkload", true),
+        ("CompositePodGroup", true),
     ]))
     .unwrap_err();
-    assert_eq!(e.gate, "GenericWorkload");
+    assert_eq!(e.gate, "CompositePodGroup");
 }
 
 #[test]

@@ -692,7 +692,7 @@ impl Scheduler {
             (PodGroupAttempt::Error, false, "SchedulerError")
         };
         if let Some(pg) = &g.info.pod_group
-            && !(pg.scheduled && !scheduled)
+            && (scheduled || !pg.scheduled)
         {
             self.client
                 .set_pod_group_scheduled(pg, scheduled, reason, &status.message());

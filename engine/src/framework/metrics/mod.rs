@@ -215,6 +215,10 @@ pub(crate) type BatchCounter = (
 /// rescore count.
 const BATCH_SLOTS: usize = BatchAttempt::ALL.len() + BatchFlush::ALL.len() + 1;
 
+/// A pod-group counter: metric, profile, `result` label (none for
+/// `scheduler_generated_placements_total`).
+type PodGroupCounterKey = (&'static str, Sym, Option<&'static str>);
+
 /// One histogram series: a metric family plus its label values.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Series {
@@ -411,7 +415,7 @@ pub struct Metrics {
     /// Pod-group counters (`scheduler_podgroup_schedule_attempts_total`,
     /// `scheduler_generated_placements_total`, `scheduler_placement_evaluations_total`):
     /// (metric, profile, result label) → count. Off the pod hot path.
-    pod_group: Mutex<AHashMap<(&'static str, Sym, Option<&'static str>), u64>>,
+    pod_group: Mutex<AHashMap<PodGroupCounterKey, u64>>,
 }
 
 /// A merged histogram with its exact sum (in the recorded unit).

@@ -44,7 +44,8 @@ fn gang(min_count: i32) -> PodGroupPolicy {
 fn placement_feasible_table() {
     use Code::*;
     // (name, minCount (0: basic), childrenCount, podStatuses, expectedStatuses, initialScheduledCount)
-    let cases: &[(&str, i32, usize, &[Code], &[Code], usize)] = &[
+    type Case<'a> = (&'a str, i32, usize, &'a [Code], &'a [Code], usize);
+    let cases: &[Case] = &[
         (
             "All pods succeed, minCount met at end",
             2,
@@ -184,12 +185,12 @@ fn placement_feasible_messages() {
         scheduled: 1,
     };
     assert_eq!(
-        placement_feasible(3, p).message(),
-        "minCount (3) is not yet satisfied: 1 scheduled, 1 remaining"
+        placement_feasible(2, p).message(),
+        "minCount (2) is not yet satisfied: 1 scheduled, 1 remaining"
     );
     assert_eq!(
-        placement_feasible(4, p).message(),
-        "minCount (4) cannot be satisfied: 1 scheduled, 1 remaining"
+        placement_feasible(3, p).message(),
+        "minCount (3) cannot be satisfied: 1 scheduled, 1 remaining"
     );
 }
 

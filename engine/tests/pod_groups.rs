@@ -1,0 +1,253 @@
+//! Pod groups through the real scheduler under GenericWorkload (kube v1.37.2's
+//! `schedule_one_podgroup.go`, `gangscheduling`, the queue's pod-group entities): a gang that
+//! cannot be placed whole binds nothing, one that can binds all, a basic group binds what
+//! fits, a gang whose quorum arrives later is activated, and pods without a group are
+//! scheduled as before.
+
+use parking_lot::Mutex;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use tidegate_engine::api::{
+    Node, Pod, PodGroup, PodGroupKey, PodGroupPolicy, PodSpecInfo, Resource, Sym,
+};
+use tidegate_engine::clock::VirtualClock;
+use tidegate_engine::features::{FeatureGates, Features};
+use tidegate_engine::{ClusterClient, Profile, Registry, Scheduler, SchedulerConfig};
+
+#[derive(Default)]
+struct Client {
+    binds: Mutex<Vec<(String, Sym)>>,
+    conditions: Mutex<Vec<(String, bool, String)>>,
+}
+
+impl ClusterClient for Client {
+    fn bind(&self, pod: &Pod, node: Sym) -> Result<(), String> {
+        self.binds.lock().push((pod.name.to_string(), node));
+        Ok(())
+    }
+    fn pod_exists_unassigned(&self, _: &Pod) -> bool {
+        true
+    }
+    fn set_pod_group_scheduled(&self, g: &PodGroup, scheduled: bool, reason: &str, _: &str) {
+        self.conditions
+            .lock()
+            .push((g.key.name.to_string(), scheduled, reason.to_string()));
+    }
+}
+
+fn features(generic_workload: bool) -> Features {
+    let mut set = BTreeMap::new();
+    set.insert("GenericWorkload".to_string(), generic_workload);
+    Features::from_gates(&FeatureGates::for_workload(&set).expect("supported gate"))
+}
+
+/// A scheduler with `nodes` nodes of 2 CPUs each, deterministic on a virtual clock.
+fn setup(generic_workload: bool, nodes: usize) -> (Arc<Scheduler>, Arc<Client>) {
+    let f = features(generic_workload);
+    let cfg = SchedulerConfig {
+        profiles: vec![Profile::default_profile_for(&f)],
+        parallelism: 1,
+        deterministic: true,
+        features: f,
+        ..SchedulerConfig::default()
+    };
+    let client = Arc::new(Client::default());
+    let s = Scheduler::new(
+        cfg,
+        &Registry::in_tree(),
+        client.clone(),
+        Some(Arc::new(VirtualClock::new())),
+    )
+    .expect("valid profile");
+    for i in 0..nodes {
+        let mut n = Node::named(&format!("n{i}"));
+        n.allocatable = Resource {
+            milli_cpu: 2000,
+            memory: 8 << 30,
+            allowed_pod_number: 110,
+            ..Resource::default()
+        };
+        s.on_node_add(Arc::new(n));
+    }
+    (s, client)
+}
+
+fn group(name: &str, policy: PodGroupPolicy) -> Arc<PodGroup> {
+    Arc::new(PodGroup {
+        key: PodGroupKey::new("ns", name),
+        uid: Arc::from(name),
+        composite: false,
+        policy,
+        topology_keys: Vec::new(),
+        priority: 0,
+        priority_class_name: None,
+        preempt_never: false,
+        preemption_policy_set: false,
+        disruption_mode: Default::default(),
+        parent: None,
+        generation: 1,
+        resource_version: 1,
+        scheduled: false,
+    })
+}
+
+/// A pod asking for 1 CPU (so a node holds two), in `group` if any.
+fn pod(name: &str, group: Option<&str>) -> Arc<Pod> {
+    let spec = PodSpecInfo {
+        scheduler_name: Sym::new("default-scheduler"),
+        scheduling_group: group.map(Arc::from),
+        requests: Resource {
+            milli_cpu: 1000,
+            ..Resource::default()
+        },
+        ..PodSpecInfo::default()
+    };
+    Arc::new(Pod::new("ns", name, Arc::new(spec)))
+}
+
+/// Runs scheduling attempts until none is ready.
+fn drain(s: &Scheduler) -> usize {
+    let mut n = 0;
+    while s.try_schedule_one() {
+        n += 1;
+        assert!(n < 1000, "the queue never empties");
+    }
+    n
+}
+
+fn bound(c: &Client) -> Vec<String> {
+    let mut v: Vec<String> = c.binds.lock().iter().map(|(p, _)| p.clone()).collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn a_gang_of_three_that_fits_two_binds_nothing() {
+    // One node of 2 CPUs holds two of the three 1-CPU members.
+    let (s, c) = setup(true, 1);
+    s.on_pod_group_add(group("g", PodGroupPolicy::Gang { min_count: 3 }));
+    for i in 0..3 {
+        s.on_pod_add(pod(&format!("p{i}"), Some("g")));
+    }
+    drain(&s);
+    assert!(
+        bound(&c).is_empty(),
+        "a failed gang binds nothing: {:?}",
+        bound(&c)
+    );
+    // Every member is back in the queue, counted once.
+    let counts = s.queue.counts();
+    assert_eq!(counts.total(), 3, "{counts:?}");
+    assert_eq!(counts.in_flight, 0);
+    assert_eq!(
+        c.conditions.lock().last().cloned(),
+        Some(("g".into(), false, "Unschedulable".into()))
+    );
+    // Nothing of the simulation is left assumed.
+    for i in 0..3 {
+        assert!(
+            !s.cache
+                .is_assumed(&tidegate_engine::api::PodKey::new("ns", &format!("p{i}")))
+        );
+    }
+    let attempts = s.metrics().pod_group_counters();
+    assert!(
+        attempts.iter().any(
+            |(m, _, l, n)| *m == "scheduler_podgroup_schedule_attempts_total"
+                && *l == Some(("result", "unschedulable"))
+                && *n >= 1
+        ),
+        "{attempts:?}"
+    );
+}
+
+#[test]
+fn a_gang_of_three_that_fits_binds_all() {
+    let (s, c) = setup(true, 2);
+    s.on_pod_group_add(group("g", PodGroupPolicy::Gang { min_count: 3 }));
+    for i in 0..3 {
+        s.on_pod_add(pod(&format!("p{i}"), Some("g")));
+    }
+    drain(&s);
+    assert_eq!(bound(&c), vec!["p0", "p1", "p2"]);
+    assert_eq!(
+        c.conditions.lock().last().cloned(),
+        Some(("g".into(), true, "Scheduled".into()))
+    );
+    assert_eq!(s.queue.counts().total(), 0);
+}
+
+#[test]
+fn a_basic_group_binds_what_fits() {
+    let (s, c) = setup(true, 1);
+    s.on_pod_group_add(group("b", PodGroupPolicy::Basic));
+    for i in 0..3 {
+        s.on_pod_add(pod(&format!("p{i}"), Some("b")));
+    }
+    drain(&s);
+    assert_eq!(bound(&c).len(), 2, "{:?}", bound(&c));
+    // The one that did not fit waits in the queue.
+    assert_eq!(s.queue.counts().total(), 1);
+}
+
+#[test]
+fn a_gang_whose_quorum_arrives_later_is_activated() {
+    let (s, c) = setup(true, 2);
+    s.on_pod_group_add(group("g", PodGroupPolicy::Gang { min_count: 3 }));
+    s.on_pod_add(pod("p0", Some("g")));
+    s.on_pod_add(pod("p1", Some("g")));
+    drain(&s);
+    assert!(bound(&c).is_empty());
+    let k = tidegate_engine::api::PodKey::new("ns", "p0");
+    assert_eq!(s.queue.locate(&k), Some("gated"), "below quorum: gated");
+    s.on_pod_add(pod("p2", Some("g")));
+    drain(&s);
+    assert_eq!(bound(&c), vec!["p0", "p1", "p2"]);
+}
+
+#[test]
+fn members_wait_for_their_pod_group_object() {
+    let (s, c) = setup(true, 2);
+    s.on_pod_add(pod("p0", Some("late")));
+    drain(&s);
+    assert!(bound(&c).is_empty());
+    assert_eq!(s.queue.counts().pod_group_incomplete, 1);
+    s.on_pod_group_add(group("late", PodGroupPolicy::Basic));
+    drain(&s);
+    assert_eq!(bound(&c), vec!["p0"]);
+}
+
+#[test]
+fn pods_without_a_group_and_the_gate_off_are_scheduled_alone() {
+    // Gate off: the group field is ignored, every pod is scheduled on its own.
+    let (s, c) = setup(false, 1);
+    s.on_pod_group_add(group("g", PodGroupPolicy::Gang { min_count: 3 }));
+    for i in 0..3 {
+        s.on_pod_add(pod(&format!("p{i}"), Some("g")));
+    }
+    drain(&s);
+    assert_eq!(bound(&c).len(), 2);
+    // Gate on, a pod without a group beside a gang.
+    let (s, c) = setup(true, 2);
+    s.on_pod_add(pod("solo", None));
+    drain(&s);
+    assert_eq!(bound(&c), vec!["solo"]);
+}
+
+#[test]
+fn a_deleted_member_leaves_the_queue() {
+    let (s, _c) = setup(true, 1);
+    s.on_pod_group_add(group("g", PodGroupPolicy::Gang { min_count: 3 }));
+    let pods: Vec<_> = (0..3).map(|i| pod(&format!("p{i}"), Some("g"))).collect();
+    for p in &pods {
+        s.on_pod_add(p.clone());
+    }
+    drain(&s);
+    assert_eq!(s.queue.counts().total(), 3);
+    s.on_pod_delete(&pods[0]);
+    assert_eq!(s.queue.counts().total(), 2);
+    s.on_pod_group_delete(group("g", PodGroupPolicy::Gang { min_count: 3 }));
+    let c = s.queue.counts();
+    assert_eq!(c.total(), 2);
+    assert_eq!(c.pod_group_incomplete, 2);
+}
