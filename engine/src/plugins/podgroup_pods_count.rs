@@ -119,7 +119,8 @@ mod tests {
     // (TestNormalizePlacementScore).
     #[test]
     fn normalize_placement_scores_follows_kube_table() {
-        let cases: &[(&str, &[i64], Option<&[i64]>)] = &[
+        type Case<'a> = (&'a str, &'a [i64], Option<&'a [i64]>);
+        let cases: &[Case] = &[
             ("distinct scores", &[10, 50, 110], Some(&[9, 45, 100])),
             ("equal scores", &[50, 50], Some(&[100, 100])),
             ("single score", &[50], Some(&[100])),

@@ -122,8 +122,12 @@ impl PodGroupPreemptor {
 pub(crate) struct SelectedVictims {
     /// The pods to evict, victim by victim, most important victim first.
     pub(crate) pods: Vec<Arc<Pod>>,
+    /// kube reads this and the next only for its metrics (PDB violations, workload
+    /// disruptions), which tidegate does not export; the ported table checks them.
+    #[cfg_attr(not(test), expect(dead_code, reason = "kube's metrics only"))]
     pub(crate) num_pdb_violations: usize,
     /// How many evicted victims are groups (kube's `numPodGroupDisruptions`).
+    #[cfg_attr(not(test), expect(dead_code, reason = "kube's metrics only"))]
     pub(crate) num_pod_group_disruptions: usize,
     /// Every assigned member with its proposed node.
     pub(crate) nominations: Vec<(PodKey, Sym)>,
@@ -231,7 +235,6 @@ pub(crate) fn select_victims_on_domain(
     let mut num_violating = 0;
     let tagged = violating
         .into_iter()
-        .map(|(v, n)| (v, n))
         .chain(non_violating.into_iter().map(|v| (v, 0)));
     for (v, violations) in tagged {
         if !reprieve(host, &v, &mut valid)? {
@@ -270,15 +273,13 @@ fn reprieve(
     }
     let mut assumed = 0;
     let mut fits = true;
-    for i in 0..valid.len() {
-        let st = host.filter(&valid[i].state, &valid[i].pod, valid[i].node);
-        if !st.is_success() {
+    for a in valid.iter() {
+        if !host.filter(&a.state, &a.pod, a.node).is_success() {
             fits = false;
             break;
         }
-        let (pod, node) = (valid[i].pod.clone(), valid[i].node);
-        host.add_pod(&pod, node).map_err(as_status)?;
-        assumed = i + 1;
+        host.add_pod(&a.pod, a.node).map_err(as_status)?;
+        assumed += 1;
     }
     if !fits {
         for p in &v.pods {

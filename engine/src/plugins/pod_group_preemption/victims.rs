@@ -89,31 +89,21 @@ pub(crate) enum VictimKind {
     PodGroup,
 }
 
-/// kube's `DomainVictim`: an atomic unit of eviction with the nodes its pods run on.
+/// kube's `DomainVictim`: an atomic unit of eviction. Its affected nodes (kube's
+/// `affectedNodes`) are its pods' nodes, looked up in the snapshot where needed.
 #[derive(Clone, Debug)]
 pub(crate) struct Victim {
     pub(crate) pods: Vec<Arc<Pod>>,
     pub(crate) priority: i32,
     pub(crate) kind: VictimKind,
-    /// The nodes hosting its pods, each once, in the pods' order.
-    pub(crate) affected_nodes: Vec<Sym>,
 }
 
 impl Victim {
     fn new(pods: Vec<Arc<Pod>>, priority: i32, kind: VictimKind) -> Victim {
-        let mut affected_nodes: Vec<Sym> = Vec::new();
-        for p in &pods {
-            if let Some(n) = p.node_name
-                && !affected_nodes.contains(&n)
-            {
-                affected_nodes.push(n);
-            }
-        }
         Victim {
             pods,
             priority,
             kind,
-            affected_nodes,
         }
     }
 
@@ -320,31 +310,30 @@ mod tests {
         let m1 = pod("m1", "n1", 3, Some("missing"));
         let p1 = pod("p1", "n1", 2, None);
         let n1 = mk("n1", &[a1.clone(), s1.clone(), m1.clone(), p1.clone()]);
-        let n2 = mk("n2", &[a2.clone()]);
+        let n2 = mk("n2", std::slice::from_ref(&a2));
         let mut snap = Snapshot::default();
         for (i, n) in [&n1, &n2].into_iter().enumerate() {
             snap.index.insert(n.name(), i);
             snap.nodes.push(n.clone());
         }
         let vs = cross_node_victims([&*n1], &snap, Some(&lookup));
-        let got: Vec<(Vec<String>, i32, VictimKind, usize)> = vs
+        let got: Vec<(Vec<String>, i32, VictimKind)> = vs
             .iter()
             .map(|v| {
                 (
                     v.pods.iter().map(|p| p.name.to_string()).collect(),
                     v.priority,
                     v.kind,
-                    v.affected_nodes.len(),
                 )
             })
             .collect();
         assert_eq!(
             got,
             vec![
-                (vec!["a1".into(), "a2".into()], 5, VictimKind::PodGroup, 2),
-                (vec!["s1".into()], 7, VictimKind::PodGroup, 1),
-                (vec!["m1".into()], 3, VictimKind::PodGroup, 1),
-                (vec!["p1".into()], 2, VictimKind::Pod, 1),
+                (vec!["a1".into(), "a2".into()], 5, VictimKind::PodGroup),
+                (vec!["s1".into()], 7, VictimKind::PodGroup),
+                (vec!["m1".into()], 3, VictimKind::PodGroup),
+                (vec!["p1".into()], 2, VictimKind::Pod),
             ]
         );
         // Without a lister (GenericWorkload off) every pod is its own victim at its priority.
