@@ -39,7 +39,7 @@
 pub(crate) mod victims;
 
 #[cfg(test)]
-mod e2e_tests;
+mod e2e_test;
 #[cfg(test)]
 mod tests;
 
