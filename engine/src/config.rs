@@ -360,7 +360,9 @@ impl Profile {
 }
 
 /// kube's default plugins under these feature gates: [`crate::plugins::DEFAULT_PLUGINS`],
-/// then those a gate adds (`applyFeatureGates`: NodeDeclaredFeatures).
+/// then those a gate adds (`applyFeatureGates`: NodeDeclaredFeatures, GangScheduling under
+/// GenericWorkload, TopologyPlacementGenerator and PodGroupPodsCount (weight 1) under
+/// TopologyAwareWorkloadScheduling).
 pub(crate) fn default_plugins_for(features: &Features) -> Plugins {
     let mut enabled: Vec<(String, i64)> = crate::plugins::DEFAULT_PLUGINS
         .iter()
@@ -371,6 +373,11 @@ pub(crate) fn default_plugins_for(features: &Features) -> Plugins {
     }
     if features.generic_workload {
         enabled.push((crate::plugins::gang_scheduling::NAME.to_string(), 0));
+    }
+    // kube's applyTopologyAwareWorkloadScheduling.
+    if features.topology_aware_workload_scheduling {
+        enabled.push((crate::plugins::topology_placement::NAME.to_string(), 0));
+        enabled.push((crate::plugins::podgroup_pods_count::NAME.to_string(), 1));
     }
     Plugins {
         multi_point: PluginSet {

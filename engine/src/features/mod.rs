@@ -85,8 +85,6 @@ const DRA: &str = "Dynamic Resource Allocation: read only by the DynamicResource
      nothing";
 const VOLUMES: &str = "read only by the volume plugins; tidegate stores PersistentVolumes and \
      claims (createAny) but refuses pods whose volumes need them";
-const POD_GROUPS: &str = "pod groups beyond GenericWorkload's (composite groups, topology-aware \
-     placement, pod-group preemption) are not in tidegate yet";
 
 /// The gates kube-scheduler v1.37.2 reads, and the removed gates tidegate still models.
 /// Every gate not listed here is [`NOT_READ`].
@@ -189,7 +187,14 @@ const SCHEDULER_GATES: &[(&str, Support)] = &[
              profile), so the gate changes nothing there",
         ),
     ),
-    ("PodGroupPreemptionPolicy", Support::Only(false, POD_GROUPS)),
+    (
+        "PodGroupPreemptionPolicy",
+        Support::Modelled(
+            "on: a preempting pod group follows its own spec.preemptionPolicy (unset: \
+             PreemptLowerPriority); off: it never preempts when a member pod says Never \
+             (plugins/pod_group_preemption)",
+        ),
+    ),
     (
         "PodLevelResources",
         Support::Only(
@@ -248,7 +253,11 @@ const SCHEDULER_GATES: &[(&str, Support)] = &[
     ),
     (
         "TopologyAwareWorkloadScheduling",
-        Support::Only(false, POD_GROUPS),
+        Support::Modelled(
+            "on: the pod-group cycle tries placements, TopologyPlacementGenerator (one per \
+             domain of the group's topology key) and PodGroupPodsCount (weight 1) in the \
+             default profile; off: one placement of every node",
+        ),
     ),
     ("VolumeAttributesClass", Support::Identical(VOLUMES)),
     ("VolumeLimitScaling", Support::Identical(VOLUMES)),

@@ -34,11 +34,16 @@
 //! scheduler_perf, where kube falls back to "now" for every pod, start time breaks no ties, and
 //! the pod key orders equal pods deterministically.
 
+use super::pod_group_preemption::victims::{self, PodGroupLookup, Victim};
+use super::pod_group_preemption::{self as group_preemption, Assignment, DomainHost};
 use crate::api::pdb::split_by_pdb_violation;
-use crate::api::{Pod, PodDisruptionBudget, Sym};
+use crate::api::{Pod, PodDisruptionBudget, PodKey, Sym};
 use crate::framework::interface::{
-    ClusterClient, Diagnosis, Handle, Plugin, PostFilterPlugin, PostFilterResult,
+    ClusterClient, Diagnosis, Handle, Plugin, PodGroupHandle, PodGroupPostFilterPlugin,
+    PostFilterPlugin, PostFilterResult,
 };
+use crate::framework::pod_group::{PodGroupCycleState, PodGroupInfo, PodGroupPostFilterResult};
+use crate::framework::pod_group_state::PodGroupStates;
 use crate::framework::{Code, CycleState, NodeInfo, Status};
 use parking_lot::Mutex;
 use rand::{Rng, SeedableRng};
@@ -112,6 +117,12 @@ pub(crate) struct DefaultPreemption {
     rng: Mutex<ChaCha8Rng>,
     /// The scheduler's pool, for the dry runs; `None`: sequential.
     pool: Option<Arc<rayon::ThreadPool>>,
+    /// The pod groups, read only under GenericWorkload (kube's pod-group listers): victims
+    /// are then units (a pod, or a whole `disruptionMode: all` group) at their group's
+    /// priority, and PodGroupPostFilter preempts for groups.
+    groups: Option<Arc<PodGroupStates>>,
+    /// `PodGroupPreemptionPolicy`: a preempting group's own `spec.preemptionPolicy` rules.
+    pod_group_preemption_policy: bool,
 }
 
 /// A node where preemption would work, with its victims (most important first).
@@ -145,7 +156,21 @@ impl DefaultPreemption {
             client,
             rng: Mutex::new(ChaCha8Rng::seed_from_u64(0)),
             pool: None,
+            groups: None,
+            pod_group_preemption_policy: false,
         }
+    }
+
+    /// Reads `groups` (GenericWorkload on; `None`: off) and, with `policy`, the
+    /// PodGroupPreemptionPolicy gate.
+    pub(crate) fn with_pod_groups(
+        mut self,
+        groups: Option<Arc<PodGroupStates>>,
+        policy: bool,
+    ) -> DefaultPreemption {
+        self.groups = groups;
+        self.pod_group_preemption_policy = policy;
+        self
     }
 
     /// Runs the dry runs on `pool` (the scheduler's `parallelism`).
@@ -239,6 +264,115 @@ impl DefaultPreemption {
         Ok((victims, num_violating))
     }
 
+    /// kube's `SelectVictimsOnNode` with GenericWorkload on: the victims are units
+    /// (`pod_group_preemption::victims`): a pod, or every scheduled pod of a
+    /// `disruptionMode: all` group wherever it runs, at the group's priority. Only the main
+    /// node's NodeInfo changes; a group's pods on other nodes go through the PreFilter
+    /// extensions alone (with their own node), as kube does. The victims' pods, victim by
+    /// victim most important first, and how many of them violate a budget.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn select_group_victims_on_node(
+        &self,
+        handle: &dyn Handle,
+        state: &CycleState,
+        pod: &Pod,
+        node: &NodeInfo,
+        noms: &[Arc<Pod>],
+        pdbs: &[Arc<PodDisruptionBudget>],
+        groups: PodGroupLookup<'_>,
+    ) -> Result<Victims, Status> {
+        let mut state = state.clone();
+        let mut ni = node.clone();
+        let main = ni.name();
+        let snapshot = handle.snapshot();
+        let mut potential: Vec<Victim> =
+            victims::cross_node_victims([node], snapshot, Some(groups))
+                .into_iter()
+                .filter(|v| v.priority < pod.priority())
+                .collect();
+        if potential.is_empty() {
+            return Err(Status::new(
+                Code::UnschedulableAndUnresolvable,
+                "No preemption victims found for incoming pod",
+            ));
+        }
+        // Adds (or removes) a victim's pods: on the main node in `ni`, elsewhere only in the
+        // PreFilter state.
+        let change = |state: &mut CycleState, ni: &mut NodeInfo, v: &Victim, add: bool| {
+            for p in &v.pods {
+                let on = p.node_name.unwrap_or(Sym::EMPTY);
+                let s = if on == main {
+                    if add {
+                        ni.add_pod(p);
+                        handle.run_pre_filter_extension_add_pod(state, pod, p, ni)
+                    } else {
+                        ni.remove_pod(p);
+                        handle.run_pre_filter_extension_remove_pod(state, pod, p, ni)
+                    }
+                } else {
+                    let Some(remote) = snapshot.get(on) else {
+                        return Status::error(format!(
+                            "failed to get node info for node {:?} from snapshot",
+                            on.to_string_lossy()
+                        ));
+                    };
+                    if add {
+                        handle.run_pre_filter_extension_add_pod(state, pod, p, remote)
+                    } else {
+                        handle.run_pre_filter_extension_remove_pod(state, pod, p, remote)
+                    }
+                };
+                if !s.is_success() {
+                    return s;
+                }
+            }
+            Status::success()
+        };
+        for v in &potential {
+            let s = change(&mut state, &mut ni, v, false);
+            if !s.is_success() {
+                return Err(s);
+            }
+        }
+        let filters = handle.active_filter_plugins(&state, pod);
+        let s = handle.run_filter_plugins_with_nominated_pods(&filters, &state, pod, &ni, noms);
+        if !s.is_success() {
+            return Err(s);
+        }
+        potential.sort_by(victims::more_important_victim);
+        let (violating, non_violating) = victims::split_victims_by_pdb_violation(potential, pdbs);
+        let mixed = !violating.is_empty() && !non_violating.is_empty();
+        let mut evicted: Vec<Victim> = Vec::new();
+        let mut num_violating = 0;
+        let tagged = violating
+            .into_iter()
+            .chain(non_violating.into_iter().map(|v| (v, 0)));
+        for (v, violations) in tagged {
+            let s = change(&mut state, &mut ni, &v, true);
+            if !s.is_success() {
+                return Err(s);
+            }
+            let fits = handle
+                .run_filter_plugins_with_nominated_pods(&filters, &state, pod, &ni, noms)
+                .is_success();
+            if !fits {
+                let s = change(&mut state, &mut ni, &v, false);
+                if !s.is_success() {
+                    return Err(s);
+                }
+                num_violating += violations;
+                evicted.push(v);
+            }
+        }
+        if mixed {
+            evicted.sort_by(victims::more_important_victim);
+        }
+        Ok((
+            evicted.into_iter().flat_map(|v| v.pods).collect(),
+            num_violating,
+        ))
+    }
+
     /// kube's `findCandidates` + `DryRunPreemption`.
     pub(crate) fn find_candidates(
         &self,
@@ -281,7 +415,12 @@ impl DefaultPreemption {
                 (next..end).map(|i| potential[(offset + i) % n]).collect();
             let run = |node: &&Arc<NodeInfo>| {
                 let noms = nominated.get(&node.name()).map_or(&[][..], |v| &v[..]);
-                self.select_victims_on_node(handle, state, pod, node, noms, &pdbs)
+                match &self.groups {
+                    Some(groups) => self.select_group_victims_on_node(
+                        handle, state, pod, node, noms, &pdbs, &**groups,
+                    ),
+                    None => self.select_victims_on_node(handle, state, pod, node, noms, &pdbs),
+                }
             };
             let results: Vec<Result<Victims, Status>> = match &self.pool {
                 Some(pool) if order.len() > 1 => {
@@ -333,6 +472,7 @@ fn not_eligible_for_terminating_victims(
     handle: &dyn Handle,
     pod: &Pod,
     diagnosis: &Diagnosis,
+    groups: Option<PodGroupLookup<'_>>,
 ) -> Option<&'static str> {
     let nominated = pod.nominated_node_name.filter(|n| !n.is_empty())?;
     let unresolvable = diagnosis
@@ -345,7 +485,7 @@ fn not_eligible_for_terminating_victims(
     let node = handle.snapshot().get(nominated)?;
     node.pods
         .iter()
-        .any(|p| p.deletion_timestamp && p.priority() < pod.priority())
+        .any(|p| p.deletion_timestamp && victims::pod_priority(p, groups) < pod.priority())
         .then_some("not eligible due to a terminating pod on the nominated node.")
 }
 
@@ -388,6 +528,190 @@ impl Plugin for DefaultPreemption {
     fn into_post_filter(self: Arc<Self>) -> Option<Arc<dyn PostFilterPlugin>> {
         Some(self)
     }
+    fn into_pod_group_post_filter(self: Arc<Self>) -> Option<Arc<dyn PodGroupPostFilterPlugin>> {
+        Some(self)
+    }
+}
+
+/// The pod-group cycle's handle as group preemption's [`DomainHost`].
+struct GroupHost<'a> {
+    handle: &'a mut dyn PodGroupHandle,
+}
+
+impl GroupHost<'_> {
+    fn node(&self, node: Sym) -> Result<&NodeInfo, Status> {
+        self.handle
+            .snapshot()
+            .get(node)
+            .map(|n| &**n)
+            .ok_or_else(|| {
+                Status::error(format!(
+                    "nodeinfo not found for node name {:?}",
+                    node.to_string_lossy()
+                ))
+            })
+    }
+}
+
+impl DomainHost for GroupHost<'_> {
+    fn snapshot(&self) -> &crate::framework::Snapshot {
+        self.handle.snapshot()
+    }
+    fn remove_pod(&mut self, pod: &Pod, node: Sym) -> Result<(), String> {
+        self.handle.remove_pod_from_snapshot(pod, node)
+    }
+    fn add_pod(&mut self, pod: &Arc<Pod>, node: Sym) -> Result<(), String> {
+        self.handle.add_pod_to_snapshot(pod, node)
+    }
+    fn pre_filter_add_pod(
+        &self,
+        state: &mut CycleState,
+        pod: &Pod,
+        to_add: &Pod,
+        node: Sym,
+    ) -> Status {
+        match self.node(node) {
+            Ok(ni) => self
+                .handle
+                .run_pre_filter_extension_add_pod(state, pod, to_add, ni),
+            Err(st) => st,
+        }
+    }
+    fn pre_filter_remove_pod(
+        &self,
+        state: &mut CycleState,
+        pod: &Pod,
+        to_remove: &Pod,
+        node: Sym,
+    ) -> Status {
+        match self.node(node) {
+            Ok(ni) => self
+                .handle
+                .run_pre_filter_extension_remove_pod(state, pod, to_remove, ni),
+            Err(st) => st,
+        }
+    }
+    fn filter(&self, state: &CycleState, pod: &Pod, node: Sym) -> Status {
+        let ni = match self.node(node) {
+            Ok(ni) => ni,
+            Err(st) => return st,
+        };
+        let filters = self.handle.active_filter_plugins(state, pod);
+        let noms = self
+            .handle
+            .nominator()
+            .nominated_at_least(pod)
+            .remove(&node)
+            .unwrap_or_default();
+        self.handle
+            .run_filter_plugins_with_nominated_pods(&filters, state, pod, ni, &noms)
+    }
+    fn schedule(&mut self) -> (Vec<Assignment>, Status) {
+        let (a, st) = self.handle.schedule_pod_group();
+        let assignments = a
+            .proposed_assignments
+            .into_iter()
+            .map(|pa| Assignment {
+                pod: pa.pod,
+                node: pa.node_name,
+                state: (*pa.cycle_state).clone(),
+            })
+            .collect();
+        (assignments, st)
+    }
+}
+
+fn nominations(noms: Vec<(PodKey, Sym)>) -> PodGroupPostFilterResult {
+    PodGroupPostFilterResult {
+        nominating_infos: noms
+            .into_iter()
+            .map(|(k, n)| (k, crate::framework::Nominating::Override(n)))
+            .collect(),
+    }
+}
+
+impl PodGroupPostFilterPlugin for DefaultPreemption {
+    /// kube's `PodGroupPostFilter` (workload-aware preemption, `pod_group_preemption`): the
+    /// evaluation runs inside the handle's mutation session; the victims are deleted after
+    /// it ends (tidegate's mutations go through the scheduler's cache, and the session's undo
+    /// must not put back pods already deleted; kube changes only its snapshot, so the order
+    /// makes no difference there). Messages carry kube's `pod group preemption: ` prefix.
+    fn pod_group_post_filter(
+        &self,
+        handle: &mut dyn PodGroupHandle,
+        _state: &mut PodGroupCycleState,
+        pod_group: &PodGroupInfo,
+    ) -> (Option<PodGroupPostFilterResult>, Status) {
+        let prefixed = |st: Status| {
+            let msg = st.message();
+            if msg.is_empty() {
+                st
+            } else {
+                Status::new(st.code(), format!("pod group preemption: {msg}"))
+                    .with_plugin(st.plugin())
+            }
+        };
+        let Some(groups) = &self.groups else {
+            return (
+                None,
+                Status::new(
+                    Code::Unschedulable,
+                    "pod group preemption: GenericWorkload is off",
+                ),
+            );
+        };
+        let preemptor = group_preemption::PodGroupPreemptor::new(
+            pod_group.pod_group.as_deref(),
+            pod_group.unscheduled_pods.clone(),
+            self.pod_group_preemption_policy,
+        );
+        let pdbs = self.client.pod_disruption_budgets();
+        handle.start_mutations();
+        let outcome = {
+            let mut host = GroupHost {
+                handle: &mut *handle,
+            };
+            group_preemption::evaluate(&mut host, &preemptor, &**groups, &pdbs)
+        };
+        handle.end_mutations();
+        match outcome {
+            Err(st) => (None, prefixed(st)),
+            Ok(group_preemption::Outcome::Ongoing(noms)) => (
+                Some(nominations(noms)),
+                prefixed(Status::new(
+                    Code::Success,
+                    "ongoing preemption on nominated nodes",
+                )),
+            ),
+            Ok(group_preemption::Outcome::Preempt(sel)) => {
+                // kube's prepareCandidate: victims waiting at Permit are rejected, those
+                // already terminating are left alone, the others deleted.
+                for v in &sel.pods {
+                    if v.deletion_timestamp {
+                        continue;
+                    }
+                    if let Some(wp) = handle.waiting_pods().get(&v.key) {
+                        wp.reject(NAME, "preempted");
+                        continue;
+                    }
+                    if let Err(e) = self.client.delete_pod(v) {
+                        return (
+                            None,
+                            Status::error(format!("pod group preemption: deleting {}: {e}", v.key)),
+                        );
+                    }
+                }
+                let msg = format!(
+                    "found a placement for podgroup, preempting {} victims",
+                    sel.pods.len()
+                );
+                (
+                    Some(nominations(sel.nominations)),
+                    prefixed(Status::new(Code::Success, msg)),
+                )
+            }
+        }
+    }
 }
 
 impl PostFilterPlugin for DefaultPreemption {
@@ -407,7 +731,8 @@ impl PostFilterPlugin for DefaultPreemption {
                 ),
             );
         }
-        if let Some(msg) = not_eligible_for_terminating_victims(handle, pod, diagnosis) {
+        let groups = self.groups.as_deref().map(|g| g as PodGroupLookup<'_>);
+        if let Some(msg) = not_eligible_for_terminating_victims(handle, pod, diagnosis, groups) {
             return (None, Status::new(Code::Unschedulable, msg));
         }
         let (candidates, statuses) = self.find_candidates(handle, state, pod, diagnosis);
@@ -484,6 +809,7 @@ impl PostFilterPlugin for DefaultPreemption {
 mod tests {
     use super::*;
     use crate::api::PodSpecInfo;
+    use crate::plugins::pod_group_preemption::victims::ListedGroups;
 
     fn victim(name: &str, priority: i32) -> Arc<Pod> {
         let spec = PodSpecInfo {
@@ -582,6 +908,255 @@ mod tests {
             ))
             .is_err()
         );
+    }
+
+    /// A Handle whose Filter fits pods by a `size` label against a per-node capacity
+    /// (kube's `mockFilterPlugin` in podgrouppreemption_test.go).
+    struct CapacityHandle {
+        snapshot: crate::framework::Snapshot,
+        capacity: i64,
+        waiting: crate::framework::WaitingPods,
+        removed_remote: Mutex<Vec<(String, Sym)>>,
+    }
+
+    struct NoNominations;
+    impl crate::framework::PodNominator for NoNominations {
+        fn add_nominated_pod(&self, _: &Arc<Pod>, _: crate::framework::Nominating) {}
+        fn delete_nominated_pod_if_exists(&self, _: &crate::api::PodKey) {}
+        fn update_nominated_pod(&self, _: &Pod, _: &Arc<Pod>) {}
+        fn nominated_pods_for_node(&self, _: Sym) -> Vec<Arc<Pod>> {
+            Vec::new()
+        }
+        fn nominated_at_least(&self, _: &Pod) -> ahash::AHashMap<Sym, Vec<Arc<Pod>>> {
+            ahash::AHashMap::new()
+        }
+    }
+
+    impl Handle for CapacityHandle {
+        fn snapshot(&self) -> &crate::framework::Snapshot {
+            &self.snapshot
+        }
+        fn nominator(&self) -> &dyn crate::framework::PodNominator {
+            &NoNominations
+        }
+        fn waiting_pods(&self) -> &crate::framework::WaitingPods {
+            &self.waiting
+        }
+        fn active_filter_plugins(
+            &self,
+            _: &CycleState,
+            _: &Pod,
+        ) -> crate::framework::ActiveFilters<'_> {
+            Vec::new()
+        }
+        fn run_filter_plugins_with_nominated_pods(
+            &self,
+            _: &[(
+                &dyn crate::framework::FilterPlugin,
+                crate::framework::node_info::NodeTraits,
+            )],
+            _: &CycleState,
+            pod: &Pod,
+            node: &NodeInfo,
+            _: &[Arc<Pod>],
+        ) -> Status {
+            let size = |p: &Pod| {
+                p.labels
+                    .get(Sym::new("size"))
+                    .and_then(|s| s.to_string_lossy().parse::<i64>().ok())
+                    .unwrap_or(1)
+            };
+            let used: i64 = node.pods.iter().map(|p| size(p)).sum();
+            if used + size(pod) > self.capacity {
+                Status::new(Code::Unschedulable, "not enough capacity")
+            } else {
+                Status::success()
+            }
+        }
+        fn run_pre_filter_extension_add_pod(
+            &self,
+            _: &mut CycleState,
+            _: &Pod,
+            _: &Pod,
+            _: &NodeInfo,
+        ) -> Status {
+            Status::success()
+        }
+        fn run_pre_filter_extension_remove_pod(
+            &self,
+            _: &mut CycleState,
+            _: &Pod,
+            to_remove: &Pod,
+            node: &NodeInfo,
+        ) -> Status {
+            if to_remove.node_name != Some(node.name()) {
+                return Status::error("a victim's pod went to the wrong node");
+            }
+            self.removed_remote
+                .lock()
+                .push((to_remove.name.to_string(), node.name()));
+            Status::success()
+        }
+    }
+
+    fn grouped(name: &str, node: &str, priority: i32, group: Option<&str>) -> Arc<Pod> {
+        let spec = PodSpecInfo {
+            priority,
+            scheduling_group: group.map(Arc::from),
+            ..PodSpecInfo::default()
+        };
+        let mut p = Pod::new("default", name, Arc::new(spec));
+        p.node_name = Some(Sym::new(node));
+        Arc::new(p)
+    }
+
+    fn pod_group(name: &str, priority: i32, all: bool) -> Arc<crate::api::PodGroup> {
+        use crate::api::{DisruptionMode, PodGroup, PodGroupKey, PodGroupPolicy};
+        Arc::new(PodGroup {
+            key: PodGroupKey::new("default", name),
+            uid: Arc::from(name),
+            composite: false,
+            policy: PodGroupPolicy::Basic,
+            topology_keys: vec![],
+            priority,
+            priority_class_name: None,
+            preempt_never: false,
+            preemption_policy_set: false,
+            disruption_mode: if all {
+                DisruptionMode::All
+            } else {
+                DisruptionMode::Single
+            },
+            parent: None,
+            generation: 1,
+            resource_version: 1,
+            scheduled: false,
+        })
+    }
+
+    fn capacity_handle(pods: &[Arc<Pod>], nodes: &[&str], capacity: i64) -> CapacityHandle {
+        let mut snapshot = crate::framework::Snapshot::default();
+        for (i, n) in nodes.iter().enumerate() {
+            let mut ni = NodeInfo::new(Arc::new(crate::api::Node::named(n)));
+            for p in pods.iter().filter(|p| p.node_name == Some(Sym::new(n))) {
+                ni.add_pod(p);
+            }
+            snapshot.index.insert(Sym::new(n), i);
+            snapshot.nodes.push(Arc::new(ni));
+        }
+        CapacityHandle {
+            snapshot,
+            capacity,
+            waiting: crate::framework::WaitingPods::new(),
+            removed_remote: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// After TestCustomSelection "filter for matching pod group: all affected nodes eligible"
+    /// (pkg/scheduler/framework/plugins/defaultpreemption/default_preemption_test.go, v1.37.2,
+    /// GenericWorkload on): a `disruptionMode: all` group is one victim on either of its
+    /// nodes, evicted whole; its member on the other node goes through the PreFilter
+    /// extension with that node.
+    #[test]
+    fn a_group_in_all_mode_is_a_victim_whole_on_every_node() {
+        let pods = [
+            grouped("v1", "node1", 0, Some("pg1")),
+            grouped("v2", "node2", 0, Some("pg1")),
+        ];
+        let lookup = ListedGroups(vec![pod_group("pg1", 0, true)]);
+        let h = capacity_handle(&pods, &["node1", "node2"], 1);
+        let dp = DefaultPreemption::new(
+            DefaultPreemptionArgs::default(),
+            Arc::new(crate::framework::NoopClient),
+        );
+        let preemptor = grouped("p1", "", 1000, None);
+        for node in ["node1", "node2"] {
+            h.removed_remote.lock().clear();
+            let ni = h.snapshot.get(Sym::new(node)).unwrap().clone();
+            let (victims, violations) = dp
+                .select_group_victims_on_node(
+                    &h,
+                    &CycleState::new(),
+                    &preemptor,
+                    &ni,
+                    &[],
+                    &[],
+                    &lookup,
+                )
+                .unwrap();
+            let mut names: Vec<&str> = victims.iter().map(|p| &*p.name).collect();
+            names.sort_unstable();
+            assert_eq!(names, ["v1", "v2"], "on {node}");
+            assert_eq!(violations, 0);
+            assert!(
+                h.removed_remote
+                    .lock()
+                    .iter()
+                    .all(|(p, n)| (p == "v1") == (*n == Sym::new("node1"))),
+                "each member's extension runs with its own node"
+            );
+        }
+        // In `single` mode each member is its own victim: only the local one goes.
+        let lookup = ListedGroups(vec![pod_group("pg1", 0, false)]);
+        let ni = h.snapshot.get(Sym::new("node1")).unwrap().clone();
+        let (victims, _) = dp
+            .select_group_victims_on_node(
+                &h,
+                &CycleState::new(),
+                &preemptor,
+                &ni,
+                &[],
+                &[],
+                &lookup,
+            )
+            .unwrap();
+        assert_eq!(victims.len(), 1);
+        assert_eq!(&*victims[0].name, "v1");
+    }
+
+    /// The victim's priority is its group's (kube's GetPodPriority): a high-priority pod of a
+    /// low-priority group is preemptible, a low-priority pod of a high-priority group is not.
+    #[test]
+    fn victims_take_their_group_priority() {
+        let pods = [
+            grouped("hi-pod-lo-group", "node1", 2000, Some("lo")),
+            grouped("lo-pod-hi-group", "node2", 0, Some("hi")),
+        ];
+        let lookup = ListedGroups(vec![
+            pod_group("lo", 0, false),
+            pod_group("hi", 5000, false),
+        ]);
+        let h = capacity_handle(&pods, &["node1", "node2"], 1);
+        let dp = DefaultPreemption::new(
+            DefaultPreemptionArgs::default(),
+            Arc::new(crate::framework::NoopClient),
+        );
+        let preemptor = grouped("p", "", 1000, None);
+        let on = |n: &str| h.snapshot.get(Sym::new(n)).unwrap().clone();
+        let (v, _) = dp
+            .select_group_victims_on_node(
+                &h,
+                &CycleState::new(),
+                &preemptor,
+                &on("node1"),
+                &[],
+                &[],
+                &lookup,
+            )
+            .unwrap();
+        assert_eq!(&*v[0].name, "hi-pod-lo-group");
+        let err = dp
+            .select_group_victims_on_node(
+                &h,
+                &CycleState::new(),
+                &preemptor,
+                &on("node2"),
+                &[],
+                &[],
+                &lookup,
+            )
+            .unwrap_err();
+        assert_eq!(err.code(), Code::UnschedulableAndUnresolvable);
     }
 
     #[test]

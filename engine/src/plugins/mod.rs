@@ -17,11 +17,14 @@ pub(crate) mod node_name;
 pub(crate) mod node_ports;
 pub(crate) mod node_resources_fit;
 pub(crate) mod node_unschedulable;
+pub(crate) mod pod_group_preemption;
 pub(crate) mod pod_topology_spread;
+pub(crate) mod podgroup_pods_count;
 pub(crate) mod priority_sort;
 pub(crate) mod resource_allocation;
 pub(crate) mod scheduling_gates;
 pub(crate) mod taint_toleration;
+pub(crate) mod topology_placement;
 
 use crate::framework::interface::Plugin;
 use crate::framework::registry::{Registry, decode_args};
@@ -77,12 +80,28 @@ impl Registry {
             a.validate()?;
             Ok(Arc::new(
                 default_preemption::DefaultPreemption::new(a, ctx.client.clone())
-                    .with_pool(ctx.pool.clone()),
+                    .with_pool(ctx.pool.clone())
+                    .with_pod_groups(
+                        ctx.features
+                            .generic_workload
+                            .then(|| ctx.waiting_pods.pod_groups().clone()),
+                        ctx.features.pod_group_preemption_policy,
+                    ),
             ))
         });
         r.register(gang_scheduling::NAME, |ctx| {
             Arc::new(gang_scheduling::GangScheduling::new(
                 ctx.waiting_pods.clone(),
+            ))
+        });
+        r.register(topology_placement::NAME, |ctx| {
+            Arc::new(topology_placement::TopologyPlacement::new(
+                ctx.waiting_pods.pod_groups().clone(),
+            ))
+        });
+        r.register(podgroup_pods_count::NAME, |ctx| {
+            Arc::new(podgroup_pods_count::PodGroupPodsCount::new(
+                ctx.waiting_pods.pod_groups().clone(),
             ))
         });
         r.register(default_binder::NAME, |ctx| {

@@ -73,7 +73,12 @@ impl<'a> GroupHandle<'a> {
     fn undo_all(&mut self) {
         for u in std::mem::take(&mut self.undo).into_iter().rev() {
             match u {
-                Undo::Removed(p) => self.sched.cache.add_pod(p),
+                Undo::Removed(p) => {
+                    self.sched.cache.add_pod(p.clone());
+                    // The cache records only assumptions in the pod-group states: a bound
+                    // member taken off, put back (assumed) and forgotten again is assigned.
+                    self.sched.cache.pod_groups().add_pod(&p);
+                }
                 Undo::Added(k) => self.sched.cache.forget_pod(&k),
             }
         }
