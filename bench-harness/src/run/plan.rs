@@ -2,6 +2,7 @@
 //! and for each, its ops resolved, its scheduler configuration loaded and its templates
 //! loaded and checked, so that bad input is reported before anything runs.
 
+use crate::cluster::store::ApiGates;
 use crate::error::InputError;
 use crate::run::ops::{self, Op, Prepared};
 use crate::run::options::RunOptions;
@@ -28,6 +29,19 @@ pub(crate) fn gates_of(tc: &TestCase, wl: &Workload) -> BTreeMap<String, bool> {
     let mut gates = tc.feature_gates.clone();
     gates.extend(wl.feature_gates.clone());
     gates
+}
+
+/// The workload's gates that the API server's validation and field dropping read (each
+/// off unless the workload sets it on: kube v1.37.2's default for all four).
+pub(crate) fn api_gates_of(tc: &TestCase, wl: &Workload) -> ApiGates {
+    let g = gates_of(tc, wl);
+    let on = |name: &str| g.get(name) == Some(&true);
+    ApiGates {
+        generic_workload: on("GenericWorkload"),
+        topology_aware_workload_scheduling: on("TopologyAwareWorkloadScheduling"),
+        composite_pod_group: on("CompositePodGroup"),
+        pod_group_preemption_policy: on("PodGroupPreemptionPolicy"),
+    }
 }
 
 /// The workloads selected by `--workload` and `--label-filter`.
@@ -97,10 +111,15 @@ pub(crate) fn plan<'c>(
         Some(path) => Some(scheduler_config::load(&path, &opts.registry)?),
         None => None,
     };
-    let mut prepared = Prepared::default();
+    let mut prepared = Prepared {
+        api_gates: api_gates_of(tc, wl),
+        ..Prepared::default()
+    };
     for (i, op) in ops.iter().enumerate() {
         op.plan(i, &mut prepared, &mut unsupported)?;
     }
+    // Bad input kube would accept and then hang on comes before a reason to skip.
+    crate::run::pod_groups::check(cfg, tc, wl, &ops, &prepared)?;
     Ok(match unsupported {
         Some(u) => Err(u),
         None => Ok(Plan {
