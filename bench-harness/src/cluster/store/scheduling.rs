@@ -111,7 +111,7 @@ fn label_key_error(key: &str) -> Option<String> {
         return Some(NAME_FMT.into());
     }
     match prefix {
-        Some(p) if p.is_empty() => Some("prefix part must be non-empty".into()),
+        Some("") => Some("prefix part must be non-empty".into()),
         Some(p) if !is_dns_subdomain(p) => Some(format!("prefix part {}", DNS_SUBDOMAIN_FMT)),
         _ => None,
     }

@@ -94,15 +94,18 @@ impl RunCx<'_> {
             "BenchmarkPerfScheduling/{}/{}/{last}",
             self.tc.name, self.wl.name
         );
-        self.window = Some(Window::open(
-            self.store,
-            self.sched,
-            self.pace,
-            name,
-            namespaces,
-            selector,
-            self.opts.flamegraph,
-        ));
+        self.window = Some(
+            Window::open(
+                self.store,
+                self.sched,
+                self.pace,
+                name,
+                namespaces,
+                selector,
+                self.opts.flamegraph,
+            )
+            .with_metrics(self.tc.metrics_collector.clone()),
+        );
         Ok(())
     }
 
