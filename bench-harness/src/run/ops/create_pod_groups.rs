@@ -232,3 +232,106 @@ impl WaitForPodGroups {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::run::ops::resolve_ops;
+    use crate::workload::parse_config;
+
+    const CFG: &str = "\
+- name: G
+  featureGates:
+    GenericWorkload: true
+  workloadTemplate:
+  - opcode: createPodGroups
+    countParam: $groups
+    namespace: gangs
+    templatePath: pg.yaml
+    templateParams:
+      podsPerGroup: $size
+  - opcode: waitForPodGroups
+    namespace: gangs
+    countParam: $groups
+  - opcode: createCompositePodGroups
+    count: 1
+    namespace: gangs
+    templatePath: pg.yaml
+  - opcode: createPods
+    count: 1
+    collectMetrics: true
+  workloads:
+  - name: w
+    params:
+      groups: 4
+      size: 3
+";
+
+    /// The ops of `text` (with `pg.yaml` beside it), or the first error.
+    fn resolve(text: &str) -> Result<Vec<Op>, String> {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("pg.yaml"), "kind: PodGroup\n").unwrap();
+        let cfg = parse_config(&dir.path().join("c.yaml"), text).map_err(|e| e.to_string())?;
+        let tc = &cfg.test_cases[0];
+        resolve_ops(&cfg, tc, &tc.workloads[0]).map_err(|e| e.to_string())
+    }
+
+    /// kube's fields: count or countParam, namespace, templatePath, templateParams; a
+    /// composite op of the same shape; waitForPodGroups' namespace and count.
+    #[test]
+    fn resolves_kubes_fields() {
+        let ops = resolve(CFG).unwrap();
+        let Op::CreatePodGroups(c) = &ops[0] else {
+            panic!("{:?}", ops[0]);
+        };
+        assert_eq!(
+            (c.count, c.namespace.as_str(), c.composite),
+            (4, "gangs", false)
+        );
+        assert_eq!(c.template_params["podsPerGroup"], serde_json::json!(3));
+        assert_eq!(c.kind().kind, "PodGroup");
+        assert_eq!(
+            ops[1],
+            Op::WaitForPodGroups(WaitForPodGroups {
+                namespace: "gangs".into(),
+                count: 4
+            })
+        );
+        let Op::CreatePodGroups(c) = &ops[2] else {
+            panic!("{:?}", ops[2]);
+        };
+        assert!(c.composite);
+        assert_eq!(c.opcode(), "createCompositePodGroups");
+        assert_eq!(c.kind().kind, "CompositePodGroup");
+    }
+
+    /// kube's `isValid`: a namespace and a template are required, the count at least 1.
+    #[test]
+    fn refuses_what_kube_refuses() {
+        let e = resolve(&CFG.replacen(
+            "    namespace: gangs\n    templatePath",
+            "    templatePath",
+            1,
+        ))
+        .unwrap_err();
+        assert!(
+            e.contains("G.workloadTemplate[0].namespace: namespace must be set"),
+            "{e}"
+        );
+        let e = resolve(&CFG.replacen(
+            "    templatePath: pg.yaml\n    templateParams",
+            "    templateParams",
+            1,
+        ))
+        .unwrap_err();
+        assert!(e.contains("templatePath must be set"), "{e}");
+        let e = resolve(&CFG.replace("groups: 4", "groups: 0")).unwrap_err();
+        assert!(e.contains("count must be greater than 0, got 0"), "{e}");
+        let e = resolve(&CFG.replace(
+            "    countParam: $groups\n    namespace: gangs\n    templatePath",
+            "    countParam: $groups\n    namespace: gangs\n    podsPerGroup: 3\n    templatePath",
+        ))
+        .unwrap_err();
+        assert!(e.contains("unknown field \"podsPerGroup\""), "{e}");
+    }
+}
