@@ -674,3 +674,130 @@ fn pods_are_indexed_by_node() {
     assert!(keys("a").is_empty());
     assert_eq!(keys("b"), vec![PodKey::new("ns", "free")]);
 }
+
+/// A plugin that keeps pods out until a PodGroup named `ready` exists, as it learns from the
+/// group's add event: its hint sees the group in the scheduler's form (`api::PodGroup`), as
+/// the store hands PodGroups to `Scheduler::on_pod_group_add`.
+struct WaitsForGroup {
+    ready: std::sync::atomic::AtomicBool,
+    seen: Mutex<Vec<(String, i32)>>,
+}
+
+mod waits_for_group {
+    use super::WaitsForGroup;
+    use std::sync::Arc;
+    use std::sync::atomic::Ordering;
+    use tidegate_engine::api::{Pod, PodGroup};
+    use tidegate_engine::{
+        ActionType, ClusterEvent, Code, CycleState, EnqueueExtensions, EventObject, EventResource,
+        Plugin, PreFilterPlugin, PreFilterResult, QueueingHint, Snapshot, Status,
+    };
+
+    impl Plugin for WaitsForGroup {
+        fn name(&self) -> &'static str {
+            "WaitsForGroup"
+        }
+        fn into_pre_filter(self: Arc<Self>) -> Option<Arc<dyn PreFilterPlugin>> {
+            Some(self)
+        }
+        fn into_enqueue_extensions(self: Arc<Self>) -> Option<Arc<dyn EnqueueExtensions>> {
+            Some(self)
+        }
+    }
+
+    impl PreFilterPlugin for WaitsForGroup {
+        fn pre_filter(
+            &self,
+            _: &mut CycleState,
+            _: &Pod,
+            _: &Snapshot,
+        ) -> (Option<PreFilterResult>, Status) {
+            if self.ready.load(Ordering::SeqCst) {
+                (None, Status::success())
+            } else {
+                let no = Status::new(Code::UnschedulableAndUnresolvable, "no group yet");
+                (None, no)
+            }
+        }
+    }
+
+    impl EnqueueExtensions for WaitsForGroup {
+        fn events_to_register(&self) -> Vec<ClusterEvent> {
+            vec![ClusterEvent::new(EventResource::PodGroup, ActionType::ADD)]
+        }
+        fn queueing_hint(
+            &self,
+            _: &ClusterEvent,
+            _: &Pod,
+            _: &EventObject,
+            new: &EventObject,
+        ) -> Result<QueueingHint, String> {
+            let EventObject::Object(o) = new else {
+                return Err("no object".into());
+            };
+            let g = o.downcast_ref::<PodGroup>().ok_or("not an api::PodGroup")?;
+            self.seen
+                .lock()
+                .push((g.key.name.to_string(), g.min_count()));
+            let ready = &*g.key.name == "ready";
+            self.ready.fetch_or(ready, Ordering::SeqCst);
+            Ok(QueueingHint::queue_if(ready))
+        }
+    }
+}
+
+/// PodGroups reach the scheduler converted, through its pod-group handlers: a pod a plugin
+/// rejects until a group named `ready` exists stays parked through another group's add and is
+/// scheduled after the one it waits for; the hint reads each group's quorum.
+#[test]
+fn pod_groups_reach_the_scheduler_in_its_form() {
+    let plugin = Arc::new(WaitsForGroup {
+        ready: false.into(),
+        seen: Mutex::new(Vec::new()),
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let group = |name: &str, min: i32| {
+        format!(
+            "apiVersion: scheduling.k8s.io/v1beta1\nkind: PodGroup\nmetadata:\n  name: {name}\nspec:\n  schedulingPolicy:\n    gang:\n      minCount: {min}\n"
+        )
+    };
+    let files = [
+        ("pod.yaml", POD.to_string()),
+        ("pg-other.yaml", group("other", 2)),
+        ("pg-ready.yaml", group("ready", 3)),
+        (
+            "cfg.yaml",
+            "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles:\n- schedulerName: default-scheduler\n  plugins:\n    multiPoint:\n      enabled:\n      - name: WaitsForGroup\n".to_string(),
+        ),
+        (
+            "config.yaml",
+            "- name: T\n  schedulerConfigPath: cfg.yaml\n  workloadTemplate:\n  - opcode: createNodes\n    count: 1\n  - opcode: createPods\n    count: 1\n    namespace: waiting\n    podTemplatePath: pod.yaml\n    skipWaitToCompletion: true\n  - opcode: barrier\n    stageRequirement: Attempted\n  - opcode: createPodGroups\n    count: 1\n    namespace: groups\n    templatePath: pg-other.yaml\n  - opcode: createAny\n    namespace: groups\n    templatePath: pg-ready.yaml\n  - opcode: barrier\n  - opcode: createPods\n    count: 1\n    podTemplatePath: pod.yaml\n    collectMetrics: true\n  workloads:\n  - name: w\n".to_string(),
+        ),
+    ];
+    for (n, t) in &files {
+        std::fs::write(dir.path().join(n), t).unwrap();
+    }
+    let mut registry = tidegate_engine::Registry::in_tree();
+    let p = plugin.clone();
+    registry.register("WaitsForGroup", move |_| {
+        p.clone() as Arc<dyn tidegate_engine::Plugin>
+    });
+    let cfg = workload::load(&dir.path().join("config.yaml")).unwrap();
+    let opts = RunOptions {
+        label_filter: Some(String::new()),
+        threads: Some(1),
+        timeout: std::time::Duration::from_secs(20),
+        registry,
+        ..RunOptions::default()
+    };
+    let mut reports = run_config(&cfg, &opts).unwrap();
+    let r = match reports.remove(0).outcome {
+        Outcome::Ran(r) => r,
+        other => panic!("{}", matches_outcome(&other)),
+    };
+    assert_eq!(r.summary.bound, 2, "{:?}", r.summary);
+    assert_eq!(
+        *plugin.seen.lock(),
+        vec![("other".to_string(), 2), ("ready".to_string(), 3)]
+    );
+}

@@ -8,6 +8,7 @@ use crate::output::report::{self, DataItem};
 use crate::run::flame;
 use crate::run::memory::rss_mb;
 use crate::run::pace::{Pace, sleep_until};
+use crate::workload::MetricsCollectorConfig;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -31,6 +32,8 @@ pub(crate) struct Window {
     first_pending: report::PendingSample,
     /// With `--flamegraph`: the run's profiler's counts when the window opened.
     profile_base: Option<Samples>,
+    /// The test case's `metricsCollectorConfig`, if it has one.
+    metrics: Option<MetricsCollectorConfig>,
 }
 
 /// What the window's sampler thread collected: RSS (MB) and pending pods, over time.
@@ -95,7 +98,14 @@ impl Window {
             first_sample: if pace.is_virtual() { rss_mb() } else { None },
             first_pending: pending_now(sched, 0.0),
             profile_base: flamegraph.then(flame::read_profiler).flatten(),
+            metrics: None,
         }
+    }
+
+    /// The window reports only the histograms of the test case's `metricsCollectorConfig`.
+    pub(crate) fn with_metrics(mut self, metrics: Option<MetricsCollectorConfig>) -> Window {
+        self.metrics = metrics;
+        self
     }
 
     /// A window still open when the workload ends: its collectors stop and what they
@@ -156,7 +166,11 @@ impl Window {
             pending,
         });
         let mut items = vec![report::throughput_item(&binds, dur, &self.name)];
-        items.extend(report::histogram_items(sched.metrics(), &self.name));
+        let mut histograms = report::histogram_items(sched.metrics(), &self.name);
+        if let Some(m) = &self.metrics {
+            histograms.retain(|i| collected(m, i));
+        }
+        items.extend(histograms);
         items.extend(report::counter_items(sched.metrics(), &self.name));
         items.extend(report::memory_items(&samples, &self.name));
         items.push(report::scheduling_duration_item(elapsed, &self.name));
@@ -164,4 +178,76 @@ impl Window {
     }
 }
 
+/// Whether kube's metrics collector with config `m` reports histogram item `i`: its metric
+/// is listed and, for each label the config names, the item's value is one listed.
+fn collected(m: &MetricsCollectorConfig, i: &DataItem) -> bool {
+    let Some(filter) = i.labels.get("Metric").and_then(|name| m.get(name)) else {
+        return false;
+    };
+    filter.iter().flatten().all(|(label, values)| {
+        i.labels
+            .get(label)
+            .is_some_and(|v| values.iter().any(|x| x == v))
+    })
+}
+
 pub(crate) const OVERLAPPING: &str = "metrics collection is overlapping: a collector was started before the previous one was stopped";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workload::parse_config;
+    use std::path::Path;
+
+    fn item(labels: &[(&str, &str)]) -> DataItem {
+        DataItem {
+            data: BTreeMap::new(),
+            unit: "ms".into(),
+            labels: labels
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+        }
+    }
+
+    /// A test case's `metricsCollectorConfig` (starvation's shape) keeps only the listed
+    /// histograms, and of a family with label values only the series with one of them.
+    #[test]
+    fn metrics_collector_config_selects_the_histograms() {
+        let text = "\
+- name: T
+  metricsCollectorConfig:
+    metrics:
+      scheduler_scheduling_attempt_duration_seconds:
+      - label: result
+        values: [scheduled, unschedulable]
+      scheduler_pod_scheduling_sli_duration_seconds:
+  workloadTemplate:
+  - opcode: createPods
+    count: 1
+    collectMetrics: true
+  workloads:
+  - name: w
+";
+        let cfg = parse_config(Path::new("c.yaml"), text).unwrap();
+        let m = cfg.test_cases[0].metrics_collector.clone().unwrap();
+        let attempt = "scheduler_scheduling_attempt_duration_seconds";
+        assert!(collected(
+            &m,
+            &item(&[("Metric", attempt), ("result", "scheduled")])
+        ));
+        assert!(!collected(
+            &m,
+            &item(&[("Metric", attempt), ("result", "error")])
+        ));
+        let sli = "scheduler_pod_scheduling_sli_duration_seconds";
+        assert!(collected(&m, &item(&[("Metric", sli), ("attempts", "1")])));
+        let ep = "scheduler_framework_extension_point_duration_seconds";
+        assert!(!collected(&m, &item(&[("Metric", ep)])));
+        let bad = text.replace("- label: result", "- lable: result");
+        let e = parse_config(Path::new("c.yaml"), &bad)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("lable"), "{e}");
+    }
+}

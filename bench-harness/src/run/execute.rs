@@ -160,6 +160,7 @@ fn execute(cfg: &Config, p: &Plan, opts: &RunOptions) -> Result<RunResult, Harne
         Some(c) => Store::with_clock(opts.seed, c.clone()),
         None => Store::new(opts.seed),
     };
+    store.set_api_gates(crate::run::plan::api_gates_of(p.tc, p.wl));
     let sched = start_scheduler(p, opts, &store, &vclock)?;
     if let Some(live) = &opts.live {
         *live.current.lock() = Some((format!("{}/{}", p.tc.name, p.wl.name), sched.clone()));

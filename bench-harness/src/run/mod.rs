@@ -20,6 +20,7 @@ pub mod options;
 pub mod outcome;
 pub mod pace;
 pub mod plan;
+pub(crate) mod pod_groups;
 pub mod progress;
 
 pub use execute::{run_config, run_config_to, run_config_with};

@@ -267,6 +267,44 @@ impl PodSource {
     pub fn path(&self) -> Option<&Path> {
         self.template.as_ref().map(|t| t.path.as_path())
     }
+
+    /// Whether every pod is the same object (a static template, or the default pod).
+    pub fn is_fixed(&self) -> bool {
+        self.fixed.is_some()
+    }
+
+    /// The PodGroup pod `index` names (`spec.schedulingGroup.podGroupName`), read from the
+    /// rendered template without converting the pod (planning's census of pod groups).
+    pub fn group_name(
+        &self,
+        index: usize,
+        count: usize,
+        params: &serde_json::Map<String, serde_json::Value>,
+    ) -> Result<Option<String>, InputError> {
+        if let Some((p, _)) = &self.fixed {
+            return Ok(p
+                .spec
+                .as_ref()
+                .and_then(|s| s.scheduling_group.as_ref())
+                .and_then(|g| g.pod_group_name.clone()));
+        }
+        let t = self.template.as_ref().expect("template or fixed");
+        let r = t.render(index, count, params)?;
+        Ok(r.json
+            .pointer("/spec/schedulingGroup/podGroupName")
+            .and_then(|v| v.as_str())
+            .map(str::to_string))
+    }
+
+    /// Pod `index` as rendered (None for the default pod), for an error's position.
+    pub fn rendered(
+        &self,
+        index: usize,
+        count: usize,
+        params: &serde_json::Map<String, serde_json::Value>,
+    ) -> Option<Rendered> {
+        self.template.as_ref()?.render(index, count, params).ok()
+    }
 }
 
 /// Positions of a rendered object's fields, for errors raised after parsing.

@@ -49,8 +49,14 @@ pub struct TestCase {
     pub path_pos: BTreeMap<&'static str, Pos>,
     pub labels: Vec<String>,
     pub default_threshold_metric_selector: Option<MetricSelector>,
-    pub has_metrics_collector_config: bool,
+    /// The test case's `metricsCollectorConfig`: the histogram metrics its windows report
+    /// (None: every one, a superset of kube's default list).
+    pub metrics_collector: Option<MetricsCollectorConfig>,
 }
+
+/// scheduler_perf's `metricsCollectorConfig.metrics`: metric name → the label values whose
+/// combinations it is reported for (None: the whole family).
+pub type MetricsCollectorConfig = BTreeMap<String, Option<Vec<(String, Vec<String>)>>>;
 
 /// A threshold: one number, or one number per topic.
 #[derive(Clone, Debug, PartialEq)]

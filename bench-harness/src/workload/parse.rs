@@ -94,7 +94,7 @@ fn parse_test_case(cx: &Ctx, n: &SNode, i: usize) -> Result<TestCase, InputError
         path_pos: BTreeMap::new(),
         labels: vec![],
         default_threshold_metric_selector: None,
-        has_metrics_collector_config: false,
+        metrics_collector: None,
     };
     let mut workloads_node = None;
     let mut ops_node = None;
@@ -112,10 +112,7 @@ fn parse_test_case(cx: &Ctx, n: &SNode, i: usize) -> Result<TestCase, InputError
         match k.value.as_str() {
             "name" => {}
             "featureGates" => tc.feature_gates = cx.gates(v, &f)?,
-            "metricsCollectorConfig" => {
-                cx.map(v, &f)?;
-                tc.has_metrics_collector_config = true;
-            }
+            "metricsCollectorConfig" => tc.metrics_collector = Some(metrics_collector(cx, v, &f)?),
             "workloadTemplate" => ops_node = Some(v),
             "workloads" => workloads_node = Some(v),
             "schedulerConfigPath" => {
@@ -143,6 +140,48 @@ fn parse_test_case(cx: &Ctx, n: &SNode, i: usize) -> Result<TestCase, InputError
         workloads_node.ok_or_else(|| cx.err(tc.pos, &format!("{field}.workloads"), "missing"))?;
     tc.workloads = parse_workloads(cx, wn, &field)?;
     Ok(tc)
+}
+
+/// A `metricsCollectorConfig` (kube's `metricsCollectorConfig`: `metrics`, a map from metric
+/// name to null or a list of `{label, values}`).
+fn metrics_collector(
+    cx: &Ctx,
+    n: &SNode,
+    field: &str,
+) -> Result<crate::workload::MetricsCollectorConfig, InputError> {
+    let mut out = BTreeMap::new();
+    for (k, v) in cx.map(n, field)? {
+        let f = format!("{field}.{}", k.value);
+        if k.value != "metrics" {
+            return Err(cx.unknown(k, field, &["metrics"]));
+        }
+        for (metric, lvs) in cx.map(v, &f)? {
+            let mf = format!("{f}.{}", metric.value);
+            let filter = match &lvs.value {
+                YNode::Null => None,
+                _ => {
+                    let mut list = Vec::new();
+                    for (i, lv) in cx.seq(lvs, &mf)?.iter().enumerate() {
+                        let lf = format!("{mf}[{i}]");
+                        let (mut label, mut values) = (None, Vec::new());
+                        for (lk, lvv) in cx.map(lv, &lf)? {
+                            match lk.value.as_str() {
+                                "label" => label = Some(cx.string(lvv, &format!("{lf}.label"))?),
+                                "values" => values = cx.strings(lvv, &format!("{lf}.values"))?,
+                                _ => return Err(cx.unknown(lk, &lf, &["label", "values"])),
+                            }
+                        }
+                        let label = label
+                            .ok_or_else(|| cx.err(pos_of(lv), &format!("{lf}.label"), "missing"))?;
+                        list.push((label, values));
+                    }
+                    Some(list)
+                }
+            };
+            out.insert(metric.value.clone(), filter);
+        }
+    }
+    Ok(out)
 }
 
 /// The ops of a workload template as written (`opcode` read, the rest kept for resolving).

@@ -201,6 +201,15 @@ impl Store {
         let (Some(resource), Some(s)) = (ks.kind.event, self.sched()) else {
             return;
         };
+        if let Some(handler) = ks.kind.scheduler_handler {
+            let (old, new) = match ev {
+                WatchEvent::Added(o) => (None, Some(*o)),
+                WatchEvent::Modified { old, new } => (Some(*old), Some(*new)),
+                WatchEvent::Deleted(o) => (Some(*o), None),
+            };
+            handler(&s, old, new);
+            return;
+        }
         let any =
             |o: &Arc<dyn KubeObject>| Some(ApiObject(o.clone() as Arc<dyn Any + Send + Sync>));
         let (action, old, new) = match ev {
@@ -218,7 +227,8 @@ impl Store {
         let ks = self.kind_store(kind);
         let mut json = o.obj.to_json();
         let shown = o.obj.meta().name.clone().unwrap_or_default();
-        let errs = (kind.validate)(&json);
+        let mut errs = (kind.gated)(&mut json, None, &self.api_gates());
+        errs.extend((kind.validate)(&json));
         if !errs.is_empty() {
             return Err(invalid(kind, &shown, &errs));
         }
@@ -342,7 +352,9 @@ impl Store {
                 j
             }
         };
-        let mut errs = (kind.validate)(&json);
+        let mut json = json;
+        let mut errs = (kind.gated)(&mut json, Some(&old_json), &self.api_gates());
+        errs.extend((kind.validate)(&json));
         for f in kind.immutable {
             if json.get(*f) != old_json.get(*f) {
                 let shown = json.get(*f).cloned().unwrap_or_default();

@@ -92,13 +92,45 @@ pub struct Kind {
     pub immutable: &'static [&'static str],
     /// kube's validation beyond what decoding checks, on the object's JSON: `(field, message)`.
     pub validate: fn(&serde_json::Value) -> Vec<(String, String)>,
+    /// What depends on the API server's feature gates, on the object's JSON before
+    /// `validate`, on every create (old None) and update (the stored object's JSON): kube's
+    /// `PrepareForCreate`/`PrepareForUpdate` dropping the fields of a disabled gate (kept on
+    /// update where the old object uses them), then the validation of the gated fields that
+    /// remain; a kind not served at all while its gate is off is refused here.
+    pub gated: GatedFn,
     /// What makes a workload that creates this object need a plugin tidegate lacks (the
     /// workload is then listed as unsupported with this reason).
     pub needs_plugin: fn(&serde_json::Value) -> Option<String>,
     /// The scheduler's event resource, where kube's scheduler watches the kind.
     pub event: Option<EventResource>,
+    /// Where the kind reaches the scheduler through its own handlers rather than the generic
+    /// `on_object_event` (PodGroups: converted, to `Scheduler::on_pod_group_*`): called with
+    /// the old and new object (None for an add's old and a delete's new).
+    pub scheduler_handler: Option<SchedulerHandler>,
     /// Indexes kept over the kind (kube's informer indexers).
     pub indexes: &'static [Index],
+}
+
+/// See [`Kind::gated`].
+pub type GatedFn =
+    fn(&mut serde_json::Value, Option<&serde_json::Value>, &ApiGates) -> Vec<(String, String)>;
+
+/// A kind's own delivery to the scheduler (see [`Kind::scheduler_handler`]).
+pub type SchedulerHandler =
+    fn(&tidegate_engine::Scheduler, Option<&Arc<dyn KubeObject>>, Option<&Arc<dyn KubeObject>>);
+
+/// The feature gates the API server's validation and field dropping read, set per workload
+/// from its `featureGates` (kube's `utilfeature.DefaultFeatureGate` in the API server).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ApiGates {
+    /// `GenericWorkload`: off, the API server drops a pod's `spec.schedulingGroup`.
+    pub generic_workload: bool,
+    /// `TopologyAwareWorkloadScheduling`: off, `spec.schedulingConstraints` is forbidden.
+    pub topology_aware_workload_scheduling: bool,
+    /// `CompositePodGroup`: off, `spec.parentCompositePodGroupName` is forbidden.
+    pub composite_pod_group: bool,
+    /// `PodGroupPreemptionPolicy`: off, `spec.preemptionPolicy` is forbidden.
+    pub pod_group_preemption_policy: bool,
 }
 
 /// One served version of a kind.
@@ -317,6 +349,11 @@ pub mod check {
 
     /// No validation beyond decoding.
     pub fn nothing(_: &Value) -> Vec<(String, String)> {
+        Vec::new()
+    }
+
+    /// Nothing that depends on a feature gate.
+    pub fn ungated(_: &mut Value, _: Option<&Value>, _: &super::ApiGates) -> Vec<(String, String)> {
         Vec::new()
     }
 

@@ -38,7 +38,7 @@ pub mod scheduling;
 pub mod storage;
 
 pub use generic::{Handler, StoredObject, Subresource, WatchEvent};
-pub use kind::{KubeObject, KubeType};
+pub use kind::{ApiGates, KubeObject, KubeType};
 
 use crate::error::InputError;
 use ahash::{AHashMap, AHashSet};
@@ -224,6 +224,9 @@ pub struct Store {
     /// Watchers of pods becoming scheduled, by namespace (createPods' steady state: an
     /// informer handler that sees nodeName go from empty to set).
     scheduled_watchers: Mutex<Vec<(String, crossbeam::channel::Sender<PodKey>)>>,
+    /// The feature gates the API server's validation reads (the workload's; all off until
+    /// set, as kube's defaults for the gates it names are).
+    api_gates: RwLock<ApiGates>,
 }
 
 /// The condition of every gated pod, shared rather than built per pod.
@@ -320,6 +323,7 @@ impl Store {
             pdbs: Default::default(),
             scheduled_watchers: Mutex::new(Vec::new()),
             watchers: RwLock::new(Vec::new()),
+            api_gates: RwLock::new(ApiGates::default()),
         });
         let listers = [
             (
@@ -341,6 +345,17 @@ impl Store {
     /// API server under trouble does; the draws depend on `seed` and the call count.
     pub fn inject_bind_failures(&self, rate: f64, seed: u64) {
         self.state.lock().bind_failure = (rate > 0.0).then_some((rate, seed));
+    }
+
+    /// Sets the feature gates the API server's validation and field dropping read (the
+    /// workload's, before anything is created).
+    pub fn set_api_gates(&self, gates: ApiGates) {
+        *self.api_gates.write() = gates;
+    }
+
+    /// The feature gates the API server's validation reads.
+    pub fn api_gates(&self) -> ApiGates {
+        *self.api_gates.read()
     }
 
     /// Adds a watcher: it sees every pod created or deleted from now on.

@@ -40,6 +40,8 @@ pub static POD_DISRUPTION_BUDGET: Kind = Kind {
     immutable: &[],
     validate,
     needs_plugin: check::no_plugin,
+    gated: check::ungated,
+    scheduler_handler: None,
     event: None,
     indexes: &[],
 };

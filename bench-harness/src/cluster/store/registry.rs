@@ -121,6 +121,10 @@ impl Store {
                 continue;
             };
             for o in self.list_objects(kind, None) {
+                if let Some(handler) = kind.scheduler_handler {
+                    handler(s, None, Some(&o));
+                    continue;
+                }
                 let any = ApiObject(o as Arc<dyn Any + Send + Sync>);
                 s.on_object_event(resource, ActionType::ADD, None, Some(any));
             }

@@ -91,6 +91,8 @@ const fn dra_kind(
         immutable: &[],
         validate: check::nothing,
         needs_plugin: check::no_plugin,
+        gated: check::ungated,
+        scheduler_handler: None,
         event: None,
         indexes: &[],
     }

@@ -58,6 +58,8 @@ const fn cluster_kind(
         immutable: &[],
         validate: check::nothing,
         needs_plugin: check::no_plugin,
+        gated: check::ungated,
+        scheduler_handler: None,
         event: Some(event),
         indexes: &[],
     }

@@ -25,6 +25,8 @@ pub(crate) struct Prepared {
     pub(crate) templates: BTreeMap<usize, crate::workload::manifest::ObjectTemplate>,
     /// The objects a churn op creates, one per template.
     pub(crate) churn: BTreeMap<usize, Vec<AnyObject>>,
+    /// The workload's gates as the API server reads them (what planning validates with).
+    pub(crate) api_gates: crate::cluster::store::ApiGates,
 }
 
 /// What the ops read of the run's options (`run::RunOptions`), copied out so that `ops/`
@@ -92,15 +94,18 @@ impl RunCx<'_> {
             "BenchmarkPerfScheduling/{}/{}/{last}",
             self.tc.name, self.wl.name
         );
-        self.window = Some(Window::open(
-            self.store,
-            self.sched,
-            self.pace,
-            name,
-            namespaces,
-            selector,
-            self.opts.flamegraph,
-        ));
+        self.window = Some(
+            Window::open(
+                self.store,
+                self.sched,
+                self.pace,
+                name,
+                namespaces,
+                selector,
+                self.opts.flamegraph,
+            )
+            .with_metrics(self.tc.metrics_collector.clone()),
+        );
         Ok(())
     }
 

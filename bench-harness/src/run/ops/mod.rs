@@ -16,6 +16,7 @@ pub mod churn;
 pub mod create_any;
 pub mod create_namespaces;
 pub mod create_nodes;
+pub mod create_pod_groups;
 pub mod create_pod_sets;
 pub mod create_pods;
 pub mod delete_pods;
@@ -32,6 +33,7 @@ pub use churn::Churn;
 pub use create_any::CreateAny;
 pub use create_namespaces::CreateNamespaces;
 pub use create_nodes::{CreateNodes, NodeStrategy};
+pub use create_pod_groups::{CreatePodGroups, WaitForPodGroups};
 pub use create_pods::CreatePods;
 pub use delete_pods::DeletePods;
 pub use sleep::Sleep;
@@ -66,6 +68,9 @@ pub enum Op {
     StopCollectingMetrics(StopCollectingMetrics),
     CreateAny(CreateAny),
     Churn(Churn),
+    /// `createPodGroups` and `createCompositePodGroups`.
+    CreatePodGroups(CreatePodGroups),
+    WaitForPodGroups(WaitForPodGroups),
     /// A known op that this build does not run; the workload is skipped.
     Unsupported(Unsupported),
 }
@@ -92,6 +97,8 @@ impl Op {
             Op::StopCollectingMetrics(_) => StopCollectingMetrics::OPCODE,
             Op::CreateAny(_) => CreateAny::OPCODE,
             Op::Churn(_) => Churn::OPCODE,
+            Op::CreatePodGroups(o) => o.opcode(),
+            Op::WaitForPodGroups(_) => WaitForPodGroups::OPCODE,
             Op::Unsupported(_) => "unsupported",
         }
     }
@@ -126,6 +133,7 @@ impl Op {
             Op::CreateNamespaces(o) => o.count as u64,
             Op::CreatePods(o) => o.count as u64,
             Op::CreateAny(o) => o.count as u64,
+            Op::CreatePodGroups(o) => o.count as u64,
             _ => 0,
         }
     }
@@ -162,6 +170,7 @@ impl Op {
             Op::CreateAny(o) => o.plan(i, prepared, unsupported),
             Op::Churn(o) => o.plan(i, prepared, unsupported),
             Op::UpdateAny(o) => o.plan(i, prepared, unsupported),
+            Op::CreatePodGroups(o) => o.plan(i, prepared),
             _ => Ok(()),
         }
     }
@@ -180,6 +189,8 @@ impl Op {
             Op::StopCollectingMetrics(o) => o.run(cx),
             Op::CreateAny(o) => o.run(cx),
             Op::Churn(o) => o.run(cx),
+            Op::CreatePodGroups(o) => o.run(cx),
+            Op::WaitForPodGroups(o) => o.run(cx),
             // Planning skips such workloads; reaching here is a harness bug, reported as such.
             Op::Unsupported(Unsupported { opcode, reason }) => {
                 Err(HarnessError::Unsupported(format!("{opcode}: {reason}")))

@@ -45,9 +45,6 @@ const UNSUPPORTED_OPS: &[(&str, &str)] = &[
     ("allocResourceClaims", "DRA is out of scope"),
     ("updateDeviceConditions", "DRA is out of scope"),
     ("checkPodScheduled", "DRA is out of scope"),
-    ("createPodGroups", "pod groups are out of scope"),
-    ("createCompositePodGroups", "pod groups are out of scope"),
-    ("waitForPodGroups", "pod groups are out of scope"),
     (
         "startCollectingProfile",
         "op startCollectingProfile is not supported",
@@ -90,6 +87,21 @@ const OPS: &[(&str, &[&str], ResolveFn)] = &[
     ),
     (CreateAny::OPCODE, CreateAny::FIELDS, CreateAny::resolve),
     (Churn::OPCODE, Churn::FIELDS, Churn::resolve),
+    (
+        CreatePodGroups::OPCODE,
+        CreatePodGroups::FIELDS,
+        CreatePodGroups::resolve,
+    ),
+    (
+        CreatePodGroups::COMPOSITE_OPCODE,
+        CreatePodGroups::FIELDS,
+        CreatePodGroups::resolve_composite,
+    ),
+    (
+        WaitForPodGroups::OPCODE,
+        WaitForPodGroups::FIELDS,
+        WaitForPodGroups::resolve,
+    ),
 ];
 
 /// Checks every op of every test case as upstream decodes the file, before any workload is

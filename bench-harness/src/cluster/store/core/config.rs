@@ -21,6 +21,8 @@ const fn plain(
         immutable: &[],
         validate: check::nothing,
         needs_plugin: check::no_plugin,
+        gated: check::ungated,
+        scheduler_handler: None,
         event: None,
         indexes: &[],
     }

@@ -17,6 +17,14 @@ impl Store {
         namespace: &str,
         spec: Arc<PodSpecInfo>,
     ) -> Result<PodKey, StoreError> {
+        let dropped;
+        let (template, spec) = match self.drop_scheduling_group(template, &spec) {
+            Some((t, s)) => {
+                dropped = t;
+                (&dropped, s)
+            }
+            None => (template, spec),
+        };
         let errs = validate_pod_create(template);
         let mut st = self.state.lock();
         let name = Self::name_for(&mut st, &template.metadata, |s, n| {
@@ -112,6 +120,30 @@ impl Store {
             w.pod_added(self, &internal);
         }
         Ok(key)
+    }
+
+    /// kube's `dropDisabledPodFields` for `spec.schedulingGroup`: with the GenericWorkload gate
+    /// off the API server drops the field (no stored pod has it then, so an update drops it
+    /// too). The pod and its converted spec without it, or None when there is nothing to drop.
+    fn drop_scheduling_group(
+        &self,
+        template: &Arc<corev1::Pod>,
+        spec: &Arc<PodSpecInfo>,
+    ) -> Option<(Arc<corev1::Pod>, Arc<PodSpecInfo>)> {
+        let has = template
+            .spec
+            .as_ref()
+            .is_some_and(|s| s.scheduling_group.is_some());
+        if self.api_gates().generic_workload || (!has && spec.scheduling_group.is_none()) {
+            return None;
+        }
+        let mut t = (**template).clone();
+        if let Some(s) = t.spec.as_mut() {
+            s.scheduling_group = None;
+        }
+        let mut info = (**spec).clone();
+        info.scheduling_group = None;
+        Some((Arc::new(t), Arc::new(info)))
     }
 
     /// Removes one scheduling gate from a pod (a controller's API update: kube allows
@@ -229,6 +261,12 @@ impl Store {
         let mut obj = new.clone();
         obj.metadata.namespace = Some(namespace.to_string());
         obj.metadata.uid = old_obj.metadata.uid.clone();
+        if !self.api_gates().generic_workload
+            && let Some(spec) = obj.spec.as_mut()
+        {
+            // kube's dropDisabledPodFields (see `drop_scheduling_group`).
+            spec.scheduling_group = None;
+        }
         let bound = old_obj.spec.as_ref().and_then(|s| s.node_name.clone());
         if let (Some(n), Some(spec)) = (bound, obj.spec.as_mut())
             && spec.node_name.as_deref().is_none_or(str::is_empty)
@@ -367,5 +405,50 @@ impl Store {
             w.pod_deleted(self, &gone);
         }
         true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::cluster::store::{ApiGates, PodWatcher, Store};
+    use parking_lot::Mutex;
+    use std::sync::Arc;
+    use tidegate_engine::api::{Pod, convert};
+
+    /// Records the group of each pod created, as the scheduler's informer sees it.
+    #[derive(Default)]
+    struct Groups(Mutex<Vec<Option<String>>>);
+
+    impl PodWatcher for Groups {
+        fn pod_added(&self, _: &Store, pod: &Arc<Pod>) {
+            let g = pod.spec.scheduling_group.as_deref().map(str::to_string);
+            self.0.lock().push(g);
+        }
+        fn pod_deleted(&self, _: &Store, _: &Pod) {}
+    }
+
+    /// kube's `dropDisabledPodFields`: with GenericWorkload off the API server drops
+    /// `spec.schedulingGroup`, so the pod joins no group; with it on the pod keeps it.
+    #[test]
+    fn scheduling_group_is_dropped_while_generic_workload_is_off() {
+        let pod: k8s_openapi::api::core::v1::Pod = serde_json::from_value(serde_json::json!({
+            "metadata": {"generateName": "p-"},
+            "spec": {"schedulingGroup": {"podGroupName": "gang-0"},
+                     "containers": [{"name": "c", "image": "pause"}]},
+        }))
+        .unwrap();
+        let spec = Arc::new(convert::pod_spec_info(pod.spec.as_ref().unwrap()).unwrap());
+        assert_eq!(spec.scheduling_group.as_deref(), Some("gang-0"));
+        let pod = Arc::new(pod);
+        let store = Store::new(1);
+        let seen = Arc::new(Groups::default());
+        store.add_watcher(seen.clone());
+        store.create_pod(&pod, "ns", spec.clone()).unwrap();
+        store.set_api_gates(ApiGates {
+            generic_workload: true,
+            ..ApiGates::default()
+        });
+        store.create_pod(&pod, "ns", spec).unwrap();
+        assert_eq!(*seen.0.lock(), vec![None, Some("gang-0".to_string())]);
     }
 }

@@ -51,6 +51,8 @@ pub static SERVICE: Kind = Kind {
     immutable: &[],
     validate,
     needs_plugin: check::no_plugin,
+    gated: check::ungated,
+    scheduler_handler: None,
     // kube's scheduler has no Service informer: Services reach it through the lister only.
     event: None,
     indexes: &[],

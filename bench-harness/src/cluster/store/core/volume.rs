@@ -48,6 +48,8 @@ pub static PERSISTENT_VOLUME: Kind = Kind {
     immutable: &[],
     validate: validate_pv,
     needs_plugin: check::no_plugin,
+    gated: check::ungated,
+    scheduler_handler: None,
     event: Some(EventResource::PersistentVolume),
     indexes: &[Index {
         name: "claim",
@@ -68,6 +70,8 @@ pub static PERSISTENT_VOLUME_CLAIM: Kind = Kind {
     immutable: &[],
     validate: validate_pvc,
     needs_plugin: check::no_plugin,
+    gated: check::ungated,
+    scheduler_handler: None,
     event: Some(EventResource::PersistentVolumeClaim),
     indexes: &[],
 };
