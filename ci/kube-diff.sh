@@ -86,7 +86,7 @@ kube_run() {
 "$tidegate" kube-scenarios --seed "$seed" --scenarios "$scenarios" --out "$out/random" >"$out/logs/scenarios.txt"
 while read -r name; do
   kube_run "$out/random" random-config.yaml random "$name"
-done < <(grep -oE 'Random[0-9]+Batch[0-9]+/Scenarios[0-9]+' "$out/logs/scenarios.txt")
+done < <(grep -oE 'Random[0-9]+(Group)?Batch[0-9]+/Scenarios[0-9]+' "$out/logs/scenarios.txt")
 echo "ci/kube-diff.sh: random scenarios recorded at $((SECONDS - start)) s" >&2
 
 # Our own workloads written for the differential (each a case the random scenarios met only
