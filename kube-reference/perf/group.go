@@ -34,15 +34,26 @@ func podGroupOf(p *v1.Pod) string {
 	return *p.Spec.SchedulingGroup.PodGroupName
 }
 
+// placementOf is the placement the snapshot holds assumed (nil: the whole cluster).
+func placementOf(fw framework.Framework) *fwk.Placement {
+	if s, ok := fw.SnapshotSharedLister().(interface{ GetPlacement() *fwk.Placement }); ok {
+		return s.GetPlacement()
+	}
+	return nil
+}
+
 // groupFailure keeps a member's FailureHandler status for the cycle's "podGroup" line.
 // (FailureHandler also runs from a binding goroutine: locked.)
 func (r *recorder) groupFailure(p *v1.Pod, st *fwk.Status, ni *fwk.NominatingInfo) {
-	gp := GroupPod{Message: st.Message()}
-	var fitErr *framework.FitError
-	if err := st.AsError(); err != nil && errors.As(err, &fitErr) {
-		gp.Plugins = sets(fitErr.Diagnosis.UnschedulablePlugins.UnsortedList())
-	} else if st.Plugin() != "" {
-		gp.Plugins = []string{st.Plugin()}
+	var gp GroupPod
+	if st != nil {
+		gp.Message = st.Message()
+		var fitErr *framework.FitError
+		if err := st.AsError(); err != nil && errors.As(err, &fitErr) {
+			gp.Plugins = sets(fitErr.Diagnosis.UnschedulablePlugins.UnsortedList())
+		} else if st.Plugin() != "" {
+			gp.Plugins = []string{st.Plugin()}
+		}
 	}
 	if ni.Mode() == fwk.ModeOverride {
 		gp.Nominated = ni.NominatedNodeName
@@ -68,7 +79,10 @@ func (q *groupTap) AddAttemptedPodGroupIfNeeded(logger klog.Logger, pgInfo *fram
 // groupEnd writes the "podGroup" line of a cycle that ends now (on the scheduling goroutine,
 // after the members went to binding or back to the queue).
 func (r *recorder) groupEnd(cache internalcache.Cache, pgInfo *framework.QueuedPodGroupInfo, status *fwk.Status) {
-	res := &GroupResult{Code: status.Code().String(), Message: status.Message(), Plugin: status.Plugin(), Pods: map[string]GroupPod{}, PodGroup: pgInfo.PodGroup}
+	res := &GroupResult{Code: status.Code().String(), Pods: map[string]GroupPod{}, PodGroup: pgInfo.PodGroup}
+	if status != nil { // nil is Success
+		res.Message, res.Plugin = status.Message(), status.Plugin()
+	}
 	var members []*v1.Pod
 	for _, pis := range pgInfo.QueuedPodInfos {
 		for _, pi := range pis {
@@ -120,5 +134,6 @@ func (r *recorder) groupEnd(cache internalcache.Cache, pgInfo *framework.QueuedP
 		}
 	}
 	r.inCycle = map[string]bool{}
+	r.cycleOpen, r.simulating = false, false
 	r.write(Decision{Kind: "podGroup", Namespace: pgInfo.Namespace, Name: pgInfo.Name, PodGroup: pgInfo.Name, Group: res})
 }

@@ -77,6 +77,14 @@ type Decision struct {
 	PodGroup string `json:"podGroup,omitempty"`
 	// Group: on a "podGroup" line (the end of a pod group scheduling cycle), its result.
 	Group *GroupResult `json:"group,omitempty"`
+	// Simulation: a "decision" made in PodGroupPostFilter's simulation (group preemption),
+	// on a snapshot without the potential victims ("simulated" lines before it).
+	Simulation bool `json:"simulation,omitempty"`
+	// Placement: on a "decision" inside a pod group cycle that tried a placement narrower
+	// than the cluster (TopologyPlacement: one topology domain), its name and nodes: the
+	// attempt filtered and scored those alone (its fit error's node count is theirs).
+	Placement     string   `json:"placement,omitempty"`
+	PlacementNode []string `json:"placementNodes,omitempty"`
 }
 
 // GroupResult is the end of one pod group scheduling cycle, as kube's
@@ -141,6 +149,11 @@ type recorder struct {
 	// FailureHandler statuses in the cycle in progress. Scheduling goroutine only.
 	inCycle   map[string]bool
 	groupPods map[string]GroupPod
+	// cycleOpen: a pod group cycle has made an attempt (its snapshot is not updated again
+	// until it ends); simulating: within it, assigned pods left the snapshot, which only
+	// PodGroupPostFilter's simulation does (DefaultPreemption removes the potential victims
+	// in a mutation session): its attempts are marked, and those pods written "simulated".
+	cycleOpen, simulating bool
 }
 
 // changedNodes writes a "nodes" line with the nodes that are new or changed since the last.
@@ -159,7 +172,7 @@ func (r *recorder) changedNodes(nodes []v1.Node) {
 	}
 }
 
-func (r *recorder) record(ctx context.Context, pod *v1.Pod, attempts int, res scheduler.ScheduleResult, err error, eval *Evaluation, inGroupCycle bool) {
+func (r *recorder) record(ctx context.Context, fw framework.Framework, pod *v1.Pod, attempts int, res scheduler.ScheduleResult, err error, eval *Evaluation, inGroupCycle bool) {
 	d := Decision{
 		Kube:           eval,
 		Kind:           "decision",
@@ -172,6 +185,14 @@ func (r *recorder) record(ctx context.Context, pod *v1.Pod, attempts int, res sc
 	}
 	if inGroupCycle {
 		d.PodGroup = podGroupOf(pod)
+		d.Simulation = r.simulating
+		if pl := placementOf(fw); pl != nil {
+			d.Placement = pl.Name
+			for _, n := range pl.Nodes {
+				d.PlacementNode = append(d.PlacementNode, n.Node().Name)
+			}
+			sort.Strings(d.PlacementNode)
+		}
 	}
 	if err != nil {
 		d.Node = ""
@@ -251,7 +272,7 @@ func (r *recorder) write(d Decision) {
 // assigned pod that entered it without a recorded decision (a pod created with its node set)
 // or whose labels, deletion or resources changed (updateAny on bound pods). The snapshot is
 // the state the attempt about to be recorded used, so the replay applies these before it.
-func (r *recorder) snapshotChanges(fw framework.Framework) {
+func (r *recorder) snapshotChanges(fw framework.Framework, midCycle bool) {
 	nodes, err := fw.SnapshotSharedLister().NodeInfos().List()
 	if err != nil {
 		return
@@ -287,6 +308,11 @@ func (r *recorder) snapshotChanges(fw framework.Framework) {
 		if _, ok := now[key]; !ok {
 			if r.inCycle[key] {
 				r.write(Decision{Kind: "reverted", Namespace: p.Namespace, Name: p.Name, Node: p.Spec.NodeName, PodGroup: podGroupOf(p)})
+				continue
+			}
+			if midCycle {
+				r.simulating = true
+				r.write(Decision{Kind: "simulated", Namespace: p.Namespace, Name: p.Name, Node: p.Spec.NodeName, Priority: p.Spec.Priority})
 				continue
 			}
 			r.write(Decision{Kind: "deleted", Namespace: p.Namespace, Name: p.Name, Node: p.Spec.NodeName, Priority: p.Spec.Priority})
@@ -419,15 +445,16 @@ func recordDecisions(dir string) benchmark.NodeUpdateFn {
 			res, err := inner(ctx, fw, state, pi)
 			// The snapshot is still the one the attempt used (assume changes the cache):
 			// first the nodes and assigned pods it gained, changed or lost, then the attempt.
-			r.snapshotChanges(fw)
+			inGroupCycle := state.IsPodGroupSchedulingCycle()
+			r.snapshotChanges(fw, inGroupCycle && r.cycleOpen)
+			r.cycleOpen = r.cycleOpen || inGroupCycle
 			chosen := res.SuggestedHost
 			if err != nil {
 				chosen = ""
 			}
 			eval := evaluate(ctx, fw, pi.Pod, chosen)
 			r.nominationsLost(fw, eval.Nominated)
-			inGroupCycle := state.IsPodGroupSchedulingCycle()
-			r.record(ctx, pi.Pod, pi.Attempts, res, err, eval, inGroupCycle)
+			r.record(ctx, fw, pi.Pod, pi.Attempts, res, err, eval, inGroupCycle)
 			if chosen != "" {
 				key := pi.Pod.Namespace + "/" + pi.Pod.Name
 				if inGroupCycle {

@@ -67,6 +67,9 @@ pub(super) struct Attempt {
     /// tidegate found a feasible node, and the plugins that rejected it where it did not.
     pub feasible: bool,
     pub plugins: Vec<&'static str>,
+    /// Made in PodGroupPostFilter's simulation (victims removed): not one of the cycle's
+    /// own passes.
+    pub simulation: bool,
 }
 
 /// The group's policy as the judge needs it.
@@ -131,7 +134,9 @@ pub(super) struct GroupVerdict {
 
 /// Judges one cycle (checks A, B, C's first half and D of the module doc); `before` is the
 /// count of the group's members already bound outside this cycle.
-pub(super) fn judge_group(line: &GroupLine, attempts: &[Attempt], before: usize) -> GroupVerdict {
+pub(super) fn judge_group(line: &GroupLine, all: &[Attempt], before: usize) -> GroupVerdict {
+    let own: Vec<Attempt> = all.iter().filter(|a| !a.simulation).cloned().collect();
+    let attempts = own.as_slice();
     let scheduled = line.code == "Success";
     let preempting = line.pods.values().any(|p| p.nominated.is_some());
     let mut out = GroupVerdict {
@@ -227,6 +232,7 @@ mod tests {
             kube_node: kube_node.into(),
             feasible,
             plugins: plugins.to_vec(),
+            simulation: false,
         }
     }
 
@@ -341,6 +347,19 @@ mod tests {
                 .iter()
                 .any(|d| d.contains("none of its attempts"))
         );
+    }
+
+    #[test]
+    fn the_attempts_of_a_preemption_simulation_are_not_the_cycles_own() {
+        let mut sim = at("a", "n1", true, &[]);
+        sim.simulation = true;
+        let attempts = [at("a", "", false, &["NodeResourcesFit"]), sim];
+        let l = line(
+            "Unschedulable",
+            Some(1),
+            &[("a", None, &["NodeResourcesFit"])],
+        );
+        assert!(judge_group(&l, &attempts, 0).disagreements.is_empty());
     }
 
     #[test]

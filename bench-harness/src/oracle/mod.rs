@@ -120,6 +120,12 @@ struct Line {
     pod_group: Option<String>,
     /// A `podGroup` line's result.
     group: Option<groups::GroupLine>,
+    /// A decision inside a pod group cycle that tried a placement narrower than the
+    /// cluster: the placement's nodes (the attempt filtered and scored those alone).
+    placement_nodes: Vec<String>,
+    /// A decision made in PodGroupPostFilter's simulation (group preemption), on a state
+    /// without the potential victims (`simulated` lines before it).
+    simulation: bool,
 }
 
 /// kube's own evaluation of every node for one attempt (`Evaluation` in
@@ -236,6 +242,8 @@ pub struct ReplayReport {
     pub reverted: usize,
     /// Group members checked to fit on kube's node given the rest of kube's placement.
     pub group_placements_checked: usize,
+    /// Pods PodGroupPostFilter's simulation took out of kube's snapshot for a while.
+    pub simulated: usize,
 }
 
 /// Replays one record file (`path`) on a fresh tidegate scheduler with `config` (its
@@ -340,6 +348,16 @@ impl Replay {
                 self.reverted(&line);
                 Ok(())
             }
+            "simulated" => {
+                // PodGroupPostFilter's simulation removed a potential victim from kube's
+                // snapshot for its own attempts (an `assigned` line brings it back after).
+                self.report.simulated += 1;
+                let key = format!("{}/{}", line.namespace, line.name);
+                if let Some(p) = self.bound.remove(&key) {
+                    self.sched.on_pod_delete(&p);
+                }
+                Ok(())
+            }
             "podGroup" => self.group_end(&line),
             "nominationLost" => {
                 // An API write removed the pod's nominatedNodeName; kube's nominator (and
@@ -426,9 +444,23 @@ impl Replay {
                 self.disagree(&line, &key, what);
             }
         }
+        // An attempt in a placement (a pod group cycle's topology domain) chose among the
+        // placement's nodes: its binding or fit error is judged there; the whole-cluster
+        // evaluation above is compared whole all the same.
+        let in_placement = (!line.placement_nodes.is_empty()).then(|| {
+            let nodes: BTreeSet<Sym> = line.placement_nodes.iter().map(|n| Sym::new(n)).collect();
+            let mut e = eval.clone();
+            e.feasible.retain(|(n, _)| nodes.contains(n));
+            e.rejected.retain(|(n, _)| nodes.contains(n));
+            e
+        });
+        let (judged, all_nodes) = match &in_placement {
+            Some(e) => (e, line.placement_nodes.len()),
+            None => (&eval, self.nodes.len()),
+        };
         let verdict = match &line.node {
             Some(node) => {
-                let (v, top) = judge::judge_binding(&line, node, &eval, self.nodes.len());
+                let (v, top) = judge::judge_binding(&line, node, judged, &eval, all_nodes);
                 if v.is_none() {
                     if top {
                         self.report.top_checked += 1;
@@ -440,7 +472,7 @@ impl Replay {
             }
             None if !line.unschedulable_plugins.is_empty() || line.num_all_nodes > 0 => {
                 self.report.fit_errors += 1;
-                let v = judge::judge_fit_error(&line, &eval);
+                let v = judge::judge_fit_error(&line, judged);
                 self.saw_fit_error = true;
                 v
             }
@@ -459,8 +491,9 @@ impl Replay {
                 .push(groups::Attempt {
                     pod: line.name.clone(),
                     kube_node: line.node.clone().unwrap_or_default(),
-                    feasible: eval.pre_filter.is_none() && !eval.feasible.is_empty(),
-                    plugins: eval.rejecting_plugins(),
+                    feasible: judged.pre_filter.is_none() && !judged.feasible.is_empty(),
+                    plugins: judged.rejecting_plugins(),
+                    simulation: line.simulation,
                 });
         }
         if let Some(node) = &line.node {
