@@ -79,7 +79,11 @@ func (q *groupTap) AddAttemptedPodGroupIfNeeded(logger klog.Logger, pgInfo *fram
 // groupEnd writes the "podGroup" line of a cycle that ends now (on the scheduling goroutine,
 // after the members went to binding or back to the queue).
 func (r *recorder) groupEnd(cache internalcache.Cache, pgInfo *framework.QueuedPodGroupInfo, status *fwk.Status) {
-	res := &GroupResult{Code: status.Code().String(), Pods: map[string]GroupPod{}, PodGroup: pgInfo.PodGroup}
+	res := &GroupResult{Code: status.Code().String(), Pods: map[string]GroupPod{}}
+	if pgInfo.PodGroup != nil {
+		res.PodGroup = pgInfo.PodGroup.DeepCopy()
+		res.PodGroup.ManagedFields = nil // the API server's bookkeeping: noise in the record
+	}
 	if status != nil { // nil is Success
 		res.Message, res.Plugin = status.Message(), status.Plugin()
 	}
