@@ -25,9 +25,9 @@
 //! - C. kube's placement: each member kube sent to binding went to a node one of its attempts
 //!   in this cycle chose, and (in [`super`], on tidegate's state after the cycle) fits there
 //!   given the other members where kube put them;
-//! - D. the same plugins: the union of the plugins that rejected the members kube sent back
-//!   with a fit error equals the union of the plugins that rejected, in tidegate, the last
-//!   attempt of each member tidegate found infeasible.
+//! - D. the same plugins: each member kube sent back with a fit error names the plugins
+//!   that rejected it in one of its attempts of the cycle (kube reports one placement's
+//!   status, not always the last one's), and tidegate rejects that attempt with the same.
 //!
 //! The per-pod checks (feasible nodes, scores, rejecting plugins of each attempt) are the
 //! replay's ordinary ones; this adds what only the group has: the quorum, all-or-nothing and
@@ -184,32 +184,33 @@ pub(super) fn judge_group(line: &GroupLine, all: &[Attempt], before: usize) -> G
             if ours { "meet" } else { "do not meet" }
         ));
     }
-    // D. The same plugins.
-    let kube: BTreeSet<&str> = line
-        .pods
-        .values()
-        .flat_map(|p| p.plugins.iter().map(String::as_str))
-        .collect();
-    let mut last: BTreeMap<&str, &Attempt> = BTreeMap::new();
-    for a in attempts {
-        last.insert(a.pod.as_str(), a);
-    }
-    let tide: BTreeSet<&str> = last
-        .values()
-        .filter(|a| !a.feasible)
-        .flat_map(|a| a.plugins.iter().copied())
-        .collect();
-    // A member sent back because the group (not the pod) failed carries the group's status,
-    // which names no plugin or the PlacementFeasible one: compare the pods' own fit errors.
-    let kube_fit: BTreeSet<&str> = kube
-        .iter()
-        .copied()
-        .filter(|p| *p != line.plugin || tide.contains(p))
-        .collect();
-    if !scheduled && kube_fit != tide {
-        out.disagreements.push(format!(
-            "the group's members were rejected by {kube_fit:?} in kube, by {tide:?} in tidegate"
-        ));
+    // D. The same plugins. kube sends each member back with the status of one of its
+    // attempts (with several placements, the one kube reports: not always the last), so
+    // each member's plugins must be those tidegate found rejecting it in one of its
+    // attempts of the cycle. A member sent back because the group (not the pod) failed
+    // carries the group's status, which names no plugin or the PlacementFeasible one.
+    if !scheduled {
+        for (pod, p) in &line.pods {
+            let kube: BTreeSet<&str> = p
+                .plugins
+                .iter()
+                .map(String::as_str)
+                .filter(|x| *x != line.plugin)
+                .collect();
+            if kube.is_empty() {
+                continue;
+            }
+            let ours: Vec<BTreeSet<&str>> = attempts
+                .iter()
+                .filter(|a| a.pod == *pod && !a.feasible)
+                .map(|a| a.plugins.iter().copied().collect())
+                .collect();
+            if !ours.contains(&kube) {
+                out.disagreements.push(format!(
+                    "kube sent {pod} back rejected by {kube:?}; tidegate's rejections of its attempts in the cycle: {ours:?}"
+                ));
+            }
+        }
     }
     out
 }
