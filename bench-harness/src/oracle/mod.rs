@@ -66,6 +66,16 @@
 //!   namespace): the labels namespaceSelector terms read, and the Service selectors
 //!   PodTopologySpread's system default constraints read.
 //!
+//! - pod groups ([`groups`]): a `decision` with `podGroup` is a member attempt inside a pod
+//!   group cycle, judged as any attempt but within its `placementNodes` when it has them
+//!   (its binding and fit error; the whole-cluster evaluation is compared whole), and kept
+//!   for the cycle's verdict unless its `simulation` flag says PodGroupPostFilter's
+//!   simulation made it; `reverted`: kube undid a member's placement (out of the state, no
+//!   deletion, no victim); `simulated`: the simulation took a pod out of kube's snapshot (out
+//!   of the state until its `assigned` line; no deletion, no victim); `podGroup`: the cycle's
+//!   end, judged by [`groups::judge_group`], then each member kube sent to binding must fit on
+//!   its node in tidegate beside the others; a `nominated` line with `podGroup` (group
+//!   preemption) is held, not judged against the single-pod dry run.
 //! - `op` and `outcome`: the marks of kube's op executor and the workload's outcome, which
 //!   the outcome check reads ([`outcome`]); nothing to replay.
 //!
