@@ -66,14 +66,14 @@
 //!   namespace): the labels namespaceSelector terms read, and the Service selectors
 //!   PodTopologySpread's system default constraints read.
 //!
-//! - pod groups ([`groups`]): a `decision` with `podGroup` is a member attempt inside a pod
+//! - pod groups (`oracle/groups.rs`): a `decision` with `podGroup` is a member attempt inside a pod
 //!   group cycle, judged as any attempt but within its `placementNodes` when it has them
 //!   (its binding and fit error; the whole-cluster evaluation is compared whole), and kept
 //!   for the cycle's verdict unless its `simulation` flag says PodGroupPostFilter's
 //!   simulation made it; `reverted`: kube undid a member's placement (out of the state, no
 //!   deletion, no victim); `simulated`: the simulation took a pod out of kube's snapshot (out
 //!   of the state until its `assigned` line; no deletion, no victim); `podGroup`: the cycle's
-//!   end, judged by [`groups::judge_group`], then each member kube sent to binding must fit on
+//!   end, judged by `groups::judge_group`, then each member kube sent to binding must fit on
 //!   its node in tidegate beside the others; a `nominated` line with `podGroup` (group
 //!   preemption) is held, not judged against the single-pod dry run.
 //! - `op` and `outcome`: the marks of kube's op executor and the workload's outcome, which
@@ -243,7 +243,7 @@ pub struct ReplayReport {
     /// Disagreements after a fit error in an old record without deletions (may rest on
     /// preemption victims the record lacks).
     pub after_fit_error: Vec<String>,
-    /// Pod group cycles judged ([`groups`]), those kube scheduled, those waiting on a group
+    /// Pod group cycles judged (`oracle/groups.rs`), those kube scheduled, those waiting on a group
     /// preemption (judged on all-or-nothing and kube's placement only), and the member
     /// placements kube undid within or at the end of a cycle.
     pub group_cycles: usize,
