@@ -3,7 +3,9 @@
 # (kube-reference/, k8s.io/kubernetes as go.mod names it) runs
 #   - random scenarios: `tidegate kube-scenarios` writes isolated little clusters (taints,
 #     node and pod (anti-)affinity, spread constraints, host ports, priorities and
-#     preemption, gates removed later) as scheduler_perf files, 100 scenarios per batch;
+#     preemption, gates removed later; about a third with gang and basic PodGroups, some
+#     topology-constrained, in their own test case with GenericWorkload and
+#     TopologyAwareWorkloadScheduling on) as scheduler_perf files, 100 scenarios per batch;
 #   - our own workloads written for it (perf-data/workloads/nomination-lost.yaml,
 #     batching.yaml, and stress.yaml: our copy of upstream master's stress/ shapes);
 #   - every supported upstream workload labelled integration-test (--quick: the `short`
@@ -13,7 +15,9 @@
 # `tidegate replay` replays them on the same state and judges each: the same feasible nodes,
 # rejecting plugins, top-scored nodes and per-plugin scores, kube's node feasible and
 # top-scored here, the same rejecting plugins for a fit error, a nomination tidegate's
-# dry run agrees with and victims of the same priorities.
+# dry run agrees with and victims of the same priorities; per pod group cycle, all or
+# nothing, the quorum from tidegate's per-pod verdicts, kube's placement fitting in tidegate
+# and the rejecting plugins (bench-harness/src/oracle/groups.rs).
 # Then the outcome check (`tidegate outcomes`): tidegate runs every workload kube ran, and
 # whether each side completed and the pod counts at each op's end (created, scheduled,
 # pending, deleted; kube's from its executor's marks in the record) are compared, the
@@ -39,7 +43,7 @@ while [[ $# -gt 0 ]]; do
     --quick) quick=1; shift ;;
     --scenarios) scenarios="$2"; shift 2 ;;
     --seed) seed="$2"; shift 2 ;;
-    -h|--help) sed -n '2,32p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,36p' "$0"; exit 0 ;;
     -*) echo "ci/kube-diff.sh: unknown flag $1 (see --help)" >&2; exit 2 ;;
     *) sp="$1"; shift ;;
   esac
@@ -86,7 +90,7 @@ kube_run() {
 "$tidegate" kube-scenarios --seed "$seed" --scenarios "$scenarios" --out "$out/random" >"$out/logs/scenarios.txt"
 while read -r name; do
   kube_run "$out/random" random-config.yaml random "$name"
-done < <(grep -oE 'Random[0-9]+Batch[0-9]+/Scenarios[0-9]+' "$out/logs/scenarios.txt")
+done < <(grep -oE 'Random[0-9]+(Group)?Batch[0-9]+/Scenarios[0-9]+' "$out/logs/scenarios.txt")
 echo "ci/kube-diff.sh: random scenarios recorded at $((SECONDS - start)) s" >&2
 
 # Our own workloads written for the differential (each a case the random scenarios met only

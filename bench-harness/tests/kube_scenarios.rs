@@ -1,10 +1,13 @@
 //! `tidegate kube-scenarios` and `tidegate_bench::oracle::scenarios`: random scheduler_perf
 //! scenarios for the differential oracle. The same seed writes the same bytes; every template
 //! is a Node or Pod the harness reads (as kube's scheduler_perf would), with the isolation and
-//! the fields the generator promises; the config is one runnable test case per batch; and
-//! `tidegate run` runs a batch (gated pods released by their updateAny).
+//! the fields the generator promises; the config is one runnable test case per batch (two
+//! where some of its scenarios have pod groups: those in their own test case with the
+//! workload gates on); and `tidegate run` runs a batch (gated pods released by their
+//! updateAny).
 
 use k8s_openapi::api::core::v1 as core;
+use k8s_openapi::api::scheduling::v1beta1::PodGroup;
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -183,29 +186,65 @@ fn check_pod(p: &core::Pod, ns: &str, j: usize) {
     }
 }
 
-/// The config's ops of each batch, and every template they name: nodes first, then the
-/// metrics window over the batch's namespaces, the pods, one update per gated pod (its twin
-/// without gates), the sleep and the end of the window.
+/// The config's ops of each batch's test cases, and every template they name: nodes first,
+/// then the metrics window over the test case's namespaces, the pod groups (one
+/// createPodGroups each, in a test case of their own with the workload gates on), the pods,
+/// one update per gated pod (its twin without gates), the sleep and the end of the window.
 #[test]
-fn every_template_is_a_node_or_pod_with_the_promised_fields() {
+fn every_template_is_a_node_pod_or_pod_group_with_the_promised_fields() {
     let dir = write(3, 12, 5);
     let cfg = config(dir.path());
-    assert_eq!(cfg.len(), 3);
+    let names: Vec<String> = cfg.iter().map(|tc| s(tc, "name").to_string()).collect();
+    let listed: Vec<String> = scenarios::test_cases(3, 12, 5, &Mix::DEFAULT)
+        .iter()
+        .map(|n| n.split('/').next().unwrap().to_string())
+        .collect();
+    assert_eq!(names, listed);
     let mut scenarios_seen = BTreeSet::new();
-    for (b, tc) in cfg.iter().enumerate() {
-        assert_eq!(s(tc, "name"), format!("Random3Batch{b}"));
-        let count = if b == 2 { 2 } else { 5 };
+    let mut per_batch: BTreeMap<usize, usize> = BTreeMap::new();
+    let mut group_cases = 0;
+    for tc in &cfg {
+        let name = s(tc, "name");
+        let grouped = name.starts_with("Random3GroupBatch");
+        let b: usize = name
+            .trim_start_matches("Random3GroupBatch")
+            .trim_start_matches("Random3Batch")
+            .parse()
+            .unwrap_or_else(|_| panic!("test case {name}"));
+        group_cases += usize::from(grouped);
+        if grouped {
+            assert_eq!(
+                tc["featureGates"],
+                serde_json::json!({"GenericWorkload": true, "TopologyAwareWorkloadScheduling": true})
+            );
+        } else {
+            assert!(tc.get("featureGates").is_none(), "{name}");
+        }
         let w = &tc["workloads"][0];
-        assert_eq!(s(w, "name"), format!("Scenarios{count}"));
+        let count: usize = s(w, "name")
+            .trim_start_matches("Scenarios")
+            .parse()
+            .unwrap();
+        *per_batch.entry(b).or_default() += count;
         assert_eq!(
             w["labels"],
             serde_json::json!(["integration-test", "random"])
         );
         assert!(w.get("params").is_none());
         let kinds: Vec<&str> = ops(tc).iter().map(|o| s(o, "opcode")).collect();
+        let window_at = kinds
+            .iter()
+            .position(|k| *k == "startCollectingMetrics")
+            .unwrap();
         let first_pod = kinds.iter().position(|k| *k == "createPods").unwrap();
-        assert!(kinds[..first_pod - 1].iter().all(|k| *k == "createNodes"));
-        assert_eq!(kinds[first_pod - 1], "startCollectingMetrics");
+        assert!(kinds[..window_at].iter().all(|k| *k == "createNodes"));
+        assert!(
+            kinds[window_at + 1..first_pod]
+                .iter()
+                .all(|k| *k == "createPodGroups")
+        );
+        assert_eq!(first_pod > window_at + 1, grouped, "{name}: {kinds:?}");
+        assert!(!kinds[first_pod..].contains(&"createPodGroups"));
         assert_eq!(
             &kinds[kinds.len() - 2..],
             &["sleep", "stopCollectingMetrics"]
@@ -215,6 +254,8 @@ fn every_template_is_a_node_or_pod_with_the_promised_fields() {
         let mut updated = BTreeSet::new();
         let mut nodes: BTreeMap<String, usize> = BTreeMap::new();
         let mut pods: BTreeMap<String, usize> = BTreeMap::new();
+        let mut groups: BTreeMap<(String, String), PodGroup> = BTreeMap::new();
+        let mut members: BTreeMap<(String, String), Vec<Option<i32>>> = BTreeMap::new();
         for op in ops(tc) {
             match s(op, "opcode") {
                 "createNodes" => {
@@ -224,6 +265,24 @@ fn every_template_is_a_node_or_pod_with_the_promised_fields() {
                     let j = nodes.entry(ns.clone()).or_default();
                     check_node(&n, &ns, *j, 3);
                     *j += 1;
+                }
+                "createPodGroups" => {
+                    assert_eq!(op["count"], 1);
+                    let g: PodGroup = typed(&dir.path().join(s(op, "templatePath")), "PodGroup");
+                    let ns = s(op, "namespace").to_string();
+                    assert_eq!(g.metadata.namespace.as_deref(), Some(ns.as_str()));
+                    let policy = &g.spec.scheduling_policy;
+                    assert!(policy.gang.is_some() != policy.basic.is_some(), "{g:?}");
+                    for t in g
+                        .spec
+                        .scheduling_constraints
+                        .iter()
+                        .flat_map(|c| c.topology.iter().flatten())
+                    {
+                        assert!([scenarios::HOSTNAME, scenarios::ZONE].contains(&t.key.as_str()));
+                    }
+                    let gname = g.metadata.name.clone().unwrap();
+                    assert!(groups.insert((ns, gname), g).is_none());
                 }
                 "createPods" => {
                     assert_eq!(op["count"], 1);
@@ -235,6 +294,17 @@ fn every_template_is_a_node_or_pod_with_the_promised_fields() {
                     let j = pods.entry(ns.clone()).or_default();
                     check_pod(&p, &ns, *j);
                     *j += 1;
+                    if let Some(g) = scenarios::pod_group_of(&p) {
+                        // Its group was created before it, in its namespace.
+                        assert!(
+                            groups.contains_key(&(ns.clone(), g.to_string())),
+                            "{ns}/{g}"
+                        );
+                        members
+                            .entry((ns.clone(), g.to_string()))
+                            .or_default()
+                            .push(p.spec.as_ref().unwrap().priority);
+                    }
                     if scenarios::is_gated(&p) {
                         // Pods are compared as JSON text (k8s-openapi types are not Ord).
                         let twin = serde_json::to_string(&scenarios::ungated(&p)).unwrap();
@@ -252,13 +322,24 @@ fn every_template_is_a_node_or_pod_with_the_promised_fields() {
         }
         // Each gated pod's update is the same pod but for the gates.
         assert_eq!(gated, updated);
-        assert_eq!(nodes.len(), count);
+        // Every group has 2 to 4 members, all at the group's priority, and a gang's minCount
+        // is at most its size.
+        assert_eq!(groups.len(), members.len());
+        for (key, g) in &groups {
+            let m = &members[key];
+            assert!((2..=4).contains(&m.len()), "{key:?}: {m:?}");
+            assert!(m.iter().all(|p| *p == g.spec.priority), "{key:?}");
+            if let Some(gang) = &g.spec.scheduling_policy.gang {
+                assert!((1..=m.len() as i32).contains(&gang.min_count), "{key:?}");
+            }
+        }
+        // A test case with groups has them in every scenario; one without, in none.
+        let with_groups: BTreeSet<&String> = groups.keys().map(|(ns, _)| ns).collect();
+        assert_eq!(with_groups.len(), if grouped { nodes.len() } else { 0 });
         assert!(nodes.values().all(|n| (2..=6).contains(n)), "{nodes:?}");
         assert!(pods.values().all(|n| (3..=10).contains(n)), "{pods:?}");
-        let window: Vec<&str> = ops(tc)[kinds
-            .iter()
-            .position(|k| *k == "startCollectingMetrics")
-            .unwrap()]["namespaces"]
+        assert_eq!(nodes.len(), count);
+        let window: Vec<&str> = ops(tc)[window_at]["namespaces"]
             .as_array()
             .unwrap()
             .iter()
@@ -267,6 +348,8 @@ fn every_template_is_a_node_or_pod_with_the_promised_fields() {
         assert_eq!(window, nodes.keys().map(String::as_str).collect::<Vec<_>>());
         scenarios_seen.extend(nodes.into_keys());
     }
+    assert_eq!(per_batch, BTreeMap::from([(0, 5), (1, 5), (2, 2)]));
+    assert!(group_cases > 0, "seed 3 draws no scenario with groups");
     let want: BTreeSet<String> = (0..12).map(scenarios::namespace).collect();
     assert_eq!(scenarios_seen, want);
 }
@@ -276,12 +359,40 @@ fn every_template_is_a_node_or_pod_with_the_promised_fields() {
 #[test]
 fn the_mix_sets_how_often_each_feature_appears() {
     let mix = Mix::DEFAULT;
-    let (mut pods, mut nodes) = (Vec::new(), Vec::new());
+    let (mut pods, mut nodes, mut with_groups, mut gangs, mut groups) =
+        (Vec::new(), Vec::new(), 0, 0, 0);
     for i in 0..600 {
         let sc = scenarios::scenario(9, i, &mix);
-        pods.extend(sc.pods);
+        // The groups come from the scenario's second stream: without them the scenario is
+        // the one a mix without groups draws (members take their group's priority).
+        let plain = scenarios::scenario(
+            9,
+            i,
+            &Mix {
+                group_pct: 0,
+                ..Mix::DEFAULT
+            },
+        );
+        assert_eq!(sc.nodes, plain.nodes);
+        assert_eq!(sc.pods.len(), plain.pods.len());
+        with_groups += usize::from(!sc.groups.is_empty());
+        groups += sc.groups.len();
+        gangs += sc
+            .groups
+            .iter()
+            .filter(|g| g.spec.scheduling_policy.gang.is_some())
+            .count();
+        pods.extend(plain.pods);
         nodes.extend(sc.nodes);
     }
+    assert!(
+        (f64::from(with_groups as u32) / 600.0 - f64::from(mix.group_pct) / 100.0).abs() < 0.05,
+        "{with_groups} of 600 scenarios with groups"
+    );
+    assert!(
+        (gangs as f64 / groups as f64 - f64::from(mix.gang_pct) / 100.0).abs() < 0.08,
+        "{gangs} gangs of {groups} groups"
+    );
     let share = |n: usize, of: usize| n as f64 / of as f64;
     let pod_share = |f: &dyn Fn(&core::PodSpec) -> bool| {
         share(
@@ -336,19 +447,28 @@ fn tidegate_lists_every_batch_as_runnable_and_runs_one() {
     let o = bin().arg("list").arg(&cfg).output().unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let out = String::from_utf8_lossy(&o.stdout);
-    for (b, count) in [(0, 3), (1, 3), (2, 1)] {
+    // Every test case is listed; those without pod groups are runnable (those with groups
+    // are as soon as the harness runs createPodGroups).
+    let names = scenarios::test_cases(1, 7, 3, &Mix::DEFAULT);
+    for name in &names {
         let line = out
             .lines()
-            .find(|l| l.starts_with(&format!("Random1Batch{b}/Scenarios{count} ")))
-            .unwrap_or_else(|| panic!("batch {b} not listed:\n{out}"));
-        assert!(line.ends_with(" yes"), "{line}");
+            .find(|l| l.starts_with(&format!("{name} ")))
+            .unwrap_or_else(|| panic!("{name} not listed:\n{out}"));
+        if !name.contains("GroupBatch") {
+            assert!(line.ends_with(" yes"), "{line}");
+        }
     }
+    let first = names
+        .iter()
+        .find(|n| n.starts_with("Random1Batch0/"))
+        .expect("batch 0 has scenarios without groups");
 
     let dump = dir.path().join("pods.jsonl");
     let o = bin()
         .arg("run")
         .arg(&cfg)
-        .args(["--workload", "Random1Batch0/Scenarios3"])
+        .args(["--workload", first.as_str()])
         .args(["--clock", "virtual", "--threads", "1", "--dump-pods"])
         .arg(&dump)
         .output()
@@ -367,7 +487,9 @@ fn tidegate_lists_every_batch_as_runnable_and_runs_one() {
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
     let want: usize = (0..3)
-        .map(|i| scenarios::scenario(1, i, &Mix::DEFAULT).pods.len())
+        .map(|i| scenarios::scenario(1, i, &Mix::DEFAULT))
+        .filter(|sc| sc.groups.is_empty())
+        .map(|sc| sc.pods.len())
         .sum();
     assert_eq!(pods.len(), want);
     assert!(

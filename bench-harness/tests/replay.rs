@@ -5,7 +5,11 @@
 //! whole-cluster evaluations, snapshot changes and nominations (`v2_*`): PreemptionAsync/5Nodes
 //! and twelve random scenarios of `tidegate kube-scenarios --seed 1`; and a record with kube's
 //! nominator's view at each attempt and a nomination lost to a status write (`v3_*`:
-//! NominationLost/1Node of perf-data/workloads/nomination-lost.yaml).
+//! NominationLost/1Node of perf-data/workloads/nomination-lost.yaml); and a record of pod group
+//! cycles (`v5_*`: the two scenarios with PodGroups of `tidegate kube-scenarios --seed 2
+//! --scenarios 8`, GenericWorkload and TopologyAwareWorkloadScheduling on: a basic group with a
+//! zone constraint, a gang of minCount 3, placements undone and a group preemption's
+//! simulation).
 
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -349,6 +353,62 @@ fn a_bare_reference_in_kubes_nominator_is_held_as_kube_counts_it() {
         r.disagreements
             .iter()
             .any(|d| d.contains("nl-probe/") && d.contains("feasible")),
+        "{:?}",
+        r.disagreements
+    );
+}
+
+const GROUPS: &str = "v5_Random2GroupBatch0_Scenarios2.jsonl";
+
+/// kube's pod group cycles replay without a difference: each member attempt (within its
+/// placement), all-or-nothing, the quorum from tidegate's per-pod verdicts, kube's placement
+/// fitting in tidegate, the rejecting plugins of the rejected groups.
+#[test]
+fn kubes_pod_group_cycles_replay_without_difference() {
+    let r = replay(&fixture(GROUPS), None).unwrap();
+    assert!(r.disagreements.is_empty(), "{:?}", r.disagreements);
+    assert_eq!(r.scenarios, 2);
+    assert_eq!(r.evaluations, r.decisions);
+    assert_eq!((r.group_cycles, r.groups_scheduled), (8, 2));
+    assert_eq!(r.group_placements_checked, 4);
+    assert_eq!((r.reverted, r.simulated), (2, 6));
+    // The simulation's removals are neither deletions nor victims.
+    assert_eq!((r.deletions, r.victims_checked), (0, 0));
+}
+
+/// A rejected cycle that sent a member to binding breaks all-or-nothing, and a quorum kube
+/// reports met where tidegate's verdicts do not meet it is a disagreement.
+#[test]
+fn a_group_kube_half_bound_or_scheduled_without_its_quorum_is_a_disagreement() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut ls = lines(GROUPS);
+    let ok = ls
+        .iter()
+        .position(|l| l["kind"] == "podGroup" && l["group"]["code"] == "Success")
+        .unwrap();
+    ls[ok]["group"]["code"] = "Unschedulable".into();
+    let r = replay(&write(dir.path(), &ls), None).unwrap();
+    assert!(
+        r.disagreements
+            .iter()
+            .any(|d| d.contains("yet sent") && d.contains("to binding")),
+        "{:?}",
+        r.disagreements
+    );
+
+    let mut ls = lines(GROUPS);
+    let rejected = ls
+        .iter()
+        .position(|l| {
+            l["kind"] == "podGroup"
+                && l["group"]["code"] == "Unschedulable"
+                && l["group"]["podGroupObject"]["spec"]["schedulingPolicy"]["gang"].is_object()
+        })
+        .unwrap();
+    ls[rejected]["group"]["code"] = "Success".into();
+    let r = replay(&write(dir.path(), &ls), None).unwrap();
+    assert!(
+        r.disagreements.iter().any(|d| d.contains("do not meet")),
         "{:?}",
         r.disagreements
     );

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	fwk "k8s.io/kube-scheduler/framework"
@@ -69,6 +70,52 @@ type Decision struct {
 	Op *OpMark `json:"op,omitempty"`
 	// Completed: on the "outcome" line, whether the workload ran every op.
 	Completed *bool `json:"completed,omitempty"`
+	// PodGroup: on a "decision" made inside a pod group scheduling cycle (kube's
+	// podGroupCycle runs SchedulePod for each member, once per placement it tries, and again
+	// in PodGroupPostFilter's simulation), the pod's group; on a "nominated" line, the
+	// nominated pod's group (group preemption); on a "podGroup" or "reverted" line, the group.
+	PodGroup string `json:"podGroup,omitempty"`
+	// Group: on a "podGroup" line (the end of a pod group scheduling cycle), its result.
+	Group *GroupResult `json:"group,omitempty"`
+	// Simulation: a "decision" made in PodGroupPostFilter's simulation (group preemption),
+	// on a snapshot without the potential victims ("simulated" lines before it).
+	Simulation bool `json:"simulation,omitempty"`
+	// Placement: on a "decision" inside a pod group cycle that tried a placement narrower
+	// than the cluster (TopologyPlacement: one topology domain), its name and nodes: the
+	// attempt filtered and scored those alone (its fit error's node count is theirs).
+	Placement     string   `json:"placement,omitempty"`
+	PlacementNode []string `json:"placementNodes,omitempty"`
+}
+
+// GroupResult is the end of one pod group scheduling cycle, as kube's
+// submitPodGroupAlgorithmResult left it (written when it hands the group back to the queue,
+// AddAttemptedPodGroupIfNeeded): the root status and, for each member the cycle took, whether
+// it went to binding (its node, read from the scheduler's cache, which holds the assumed pod)
+// or back to the queue with the status FailureHandler received.
+type GroupResult struct {
+	// Code: the root status's code (Success, Unschedulable, UnschedulableAndUnresolvable,
+	// Error, ...); Message its message (the PodGroupInitiallyScheduled condition's message
+	// kube patches for a leaf group); Plugin the plugin that set it, if any.
+	Code    string `json:"code"`
+	Message string `json:"message,omitempty"`
+	Plugin  string `json:"plugin,omitempty"`
+	// Pods: each member the cycle took, by name.
+	Pods map[string]GroupPod `json:"pods"`
+	// PodGroup: the group's object as the cycle read it (its policy, minCount, topology
+	// constraints, priority).
+	PodGroup *schedulingv1beta1.PodGroup `json:"podGroupObject,omitempty"`
+}
+
+// GroupPod is one member's end of a pod group cycle.
+type GroupPod struct {
+	// Node: where it went to binding ("" when it went back to the queue).
+	Node string `json:"node,omitempty"`
+	// Plugins and Message: the status FailureHandler received (a fit error's unschedulable
+	// plugins; the group's message when the group, not the pod, was rejected).
+	Plugins []string `json:"plugins,omitempty"`
+	Message string   `json:"message,omitempty"`
+	// Nominated: the node the group's PostFilter (group preemption) nominated for it.
+	Nominated string `json:"nominated,omitempty"`
 }
 
 // recorder writes the decisions of one workload's scheduler, one JSON line each.
@@ -96,6 +143,17 @@ type recorder struct {
 	// pods: the executor's pod counts (outcome.go); failed: a "failed" mark was seen.
 	pods   *podCounter
 	failed bool
+	// inCycle: the pods a pod group cycle in progress assumed in the snapshot (a decision
+	// with a node); one that leaves the snapshot is written "reverted", not "deleted" (kube
+	// undoes a placement it tried, or the whole group). groupPods: the members'
+	// FailureHandler statuses in the cycle in progress. Scheduling goroutine only.
+	inCycle   map[string]bool
+	groupPods map[string]GroupPod
+	// cycleOpen: a pod group cycle has made an attempt (its snapshot is not updated again
+	// until it ends); simulating: within it, assigned pods left the snapshot, which only
+	// PodGroupPostFilter's simulation does (DefaultPreemption removes the potential victims
+	// in a mutation session): its attempts are marked, and those pods written "simulated".
+	cycleOpen, simulating bool
 }
 
 // changedNodes writes a "nodes" line with the nodes that are new or changed since the last.
@@ -114,7 +172,7 @@ func (r *recorder) changedNodes(nodes []v1.Node) {
 	}
 }
 
-func (r *recorder) record(ctx context.Context, pod *v1.Pod, attempts int, res scheduler.ScheduleResult, err error, eval *Evaluation) {
+func (r *recorder) record(ctx context.Context, fw framework.Framework, pod *v1.Pod, attempts int, res scheduler.ScheduleResult, err error, eval *Evaluation, inGroupCycle bool) {
 	d := Decision{
 		Kube:           eval,
 		Kind:           "decision",
@@ -124,6 +182,17 @@ func (r *recorder) record(ctx context.Context, pod *v1.Pod, attempts int, res sc
 		Node:           res.SuggestedHost,
 		EvaluatedNodes: res.EvaluatedNodes,
 		FeasibleNodes:  res.FeasibleNodes,
+	}
+	if inGroupCycle {
+		d.PodGroup = podGroupOf(pod)
+		d.Simulation = r.simulating
+		if pl := placementOf(fw); pl != nil {
+			d.Placement = pl.Name
+			for _, n := range pl.Nodes {
+				d.PlacementNode = append(d.PlacementNode, n.Node().Name)
+			}
+			sort.Strings(d.PlacementNode)
+		}
 	}
 	if err != nil {
 		d.Node = ""
@@ -203,7 +272,7 @@ func (r *recorder) write(d Decision) {
 // assigned pod that entered it without a recorded decision (a pod created with its node set)
 // or whose labels, deletion or resources changed (updateAny on bound pods). The snapshot is
 // the state the attempt about to be recorded used, so the replay applies these before it.
-func (r *recorder) snapshotChanges(fw framework.Framework) {
+func (r *recorder) snapshotChanges(fw framework.Framework, midCycle bool) {
 	nodes, err := fw.SnapshotSharedLister().NodeInfos().List()
 	if err != nil {
 		return
@@ -237,13 +306,25 @@ func (r *recorder) snapshotChanges(fw framework.Framework) {
 	}
 	for key, p := range r.assigned {
 		if _, ok := now[key]; !ok {
+			if r.inCycle[key] {
+				r.write(Decision{Kind: "reverted", Namespace: p.Namespace, Name: p.Name, Node: p.Spec.NodeName, PodGroup: podGroupOf(p)})
+				continue
+			}
+			if midCycle {
+				r.simulating = true
+				r.write(Decision{Kind: "simulated", Namespace: p.Namespace, Name: p.Name, Node: p.Spec.NodeName, Priority: p.Spec.Priority})
+				continue
+			}
 			r.write(Decision{Kind: "deleted", Namespace: p.Namespace, Name: p.Name, Node: p.Spec.NodeName, Priority: p.Spec.Priority})
 		}
 	}
 	// A pod bound by a recorded decision that left before any later snapshot held it
-	// (deleted while its binding was in flight).
+	// (deleted while its binding was in flight, or a group member kube assumed and undid).
 	for key, d := range r.decided {
 		if _, ok := now[key]; !ok {
+			if r.inCycle[key] {
+				d.Kind, d.Priority = "reverted", nil
+			}
 			r.write(d)
 		}
 	}
@@ -325,6 +406,8 @@ func recordDecisions(dir string) benchmark.NodeUpdateFn {
 			decided:       map[string]Decision{},
 			nominated:     map[string]bool{},
 			nominatedNode: map[string]string{},
+			inCycle:       map[string]bool{},
+			groupPods:     map[string]GroupPod{},
 			namespaceServices: func(ctx context.Context, namespace string) []map[string]string {
 				l, err := client.CoreV1().Services(namespace).List(ctx, metav1.ListOptions{})
 				if err != nil {
@@ -362,17 +445,22 @@ func recordDecisions(dir string) benchmark.NodeUpdateFn {
 			res, err := inner(ctx, fw, state, pi)
 			// The snapshot is still the one the attempt used (assume changes the cache):
 			// first the nodes and assigned pods it gained, changed or lost, then the attempt.
-			r.snapshotChanges(fw)
+			inGroupCycle := state.IsPodGroupSchedulingCycle()
+			r.snapshotChanges(fw, inGroupCycle && r.cycleOpen)
+			r.cycleOpen = r.cycleOpen || inGroupCycle
 			chosen := res.SuggestedHost
 			if err != nil {
 				chosen = ""
 			}
 			eval := evaluate(ctx, fw, pi.Pod, chosen)
 			r.nominationsLost(fw, eval.Nominated)
-			r.record(ctx, pi.Pod, pi.Attempts, res, err, eval)
+			r.record(ctx, fw, pi.Pod, pi.Attempts, res, err, eval, inGroupCycle)
 			if chosen != "" {
 				key := pi.Pod.Namespace + "/" + pi.Pod.Name
-				r.decided[key] = Decision{Kind: "deleted", Namespace: pi.Pod.Namespace, Name: pi.Pod.Name, Node: chosen, Priority: pi.Pod.Spec.Priority}
+				if inGroupCycle {
+					r.inCycle[key] = true
+				}
+				r.decided[key] = Decision{Kind: "deleted", Namespace: pi.Pod.Namespace, Name: pi.Pod.Name, Node: chosen, Priority: pi.Pod.Spec.Priority, PodGroup: podGroupOf(pi.Pod)}
 				r.mu.Lock()
 				delete(r.nominated, key) // assumed: kube's nominator lets it go
 				r.mu.Unlock()
@@ -381,6 +469,9 @@ func recordDecisions(dir string) benchmark.NodeUpdateFn {
 		}
 		failure := sched.FailureHandler
 		sched.FailureHandler = func(ctx context.Context, fw framework.Framework, pi *framework.QueuedPodInfo, st *fwk.Status, ni *fwk.NominatingInfo, start time.Time) {
+			if group := podGroupOf(pi.Pod); group != "" {
+				r.groupFailure(pi.Pod, st, ni)
+			}
 			if ni.Mode() == fwk.ModeOverride {
 				// A nomination, or the clearing of one the pod holds (PostFilter found no
 				// candidate): the nominated pods count in later attempts' Filter.
@@ -392,11 +483,12 @@ func recordDecisions(dir string) benchmark.NodeUpdateFn {
 				r.nominatedNode[key] = ni.NominatedNodeName
 				r.mu.Unlock()
 				if ni.NominatedNodeName != "" || held {
-					r.write(Decision{Kind: "nominated", Namespace: pi.Pod.Namespace, Name: pi.Pod.Name, Node: ni.NominatedNodeName})
+					r.write(Decision{Kind: "nominated", Namespace: pi.Pod.Namespace, Name: pi.Pod.Name, Node: ni.NominatedNodeName, PodGroup: podGroupOf(pi.Pod)})
 				}
 			}
 			failure(ctx, fw, pi, st, ni, start)
 		}
+		sched.SchedulingQueue = &groupTap{SchedulingQueue: sched.SchedulingQueue, r: r, cache: sched.Cache}
 		return nil
 	}
 }

@@ -58,13 +58,8 @@ pub(crate) fn scenarios(a: ScenariosArgs) -> Result<ExitCode, HarnessError> {
         batches,
         files.len() - 1
     );
-    for b in 0..batches {
-        let count = a.per_batch.min(a.scenarios - b * a.per_batch);
-        outln!(
-            "  {}/{}",
-            scenarios::test_case_name(a.seed, b),
-            scenarios::workload_name(count)
-        );
+    for name in scenarios::test_cases(a.seed, a.scenarios, a.per_batch, &Mix::DEFAULT) {
+        outln!("  {name}");
     }
     Ok(ExitCode::SUCCESS)
 }

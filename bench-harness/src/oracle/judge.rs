@@ -203,11 +203,14 @@ fn fmt_scores(s: &[(&'static str, i64)]) -> String {
 
 /// A binding: kube's node must be feasible here and, when kube saw every feasible node,
 /// among tidegate's highest totals; kube's feasible count must match when it filtered every
-/// node. Returns (verdict, whether the top score was checked).
+/// node. Returns (verdict, whether the top score was checked). `eval` is judged (the whole
+/// cluster's, or a placement's part of it); `whole` is the evaluation it came from, whose
+/// per-plugin scores the messages quote.
 pub(super) fn judge_binding(
     line: &Line,
     node: &str,
     eval: &Evaluation,
+    whole: &Evaluation,
     all_nodes: usize,
 ) -> (Option<String>, bool) {
     if let Some(st) = &eval.pre_filter {
@@ -259,7 +262,7 @@ pub(super) fn judge_binding(
             .collect();
         format!(
             "kube bound it to {node} (tidegate's total {score}, {}); tidegate's top total is {top} on {}",
-            fmt_scores(eval.scores_of(n).unwrap_or_default()),
+            fmt_scores(whole.scores_of(n).unwrap_or_default()),
             tops.join(", ")
         )
     });

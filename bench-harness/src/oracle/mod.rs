@@ -66,6 +66,16 @@
 //!   namespace): the labels namespaceSelector terms read, and the Service selectors
 //!   PodTopologySpread's system default constraints read.
 //!
+//! - pod groups (`oracle/groups.rs`): a `decision` with `podGroup` is a member attempt inside a pod
+//!   group cycle, judged as any attempt but within its `placementNodes` when it has them
+//!   (its binding and fit error; the whole-cluster evaluation is compared whole), and kept
+//!   for the cycle's verdict unless its `simulation` flag says PodGroupPostFilter's
+//!   simulation made it; `reverted`: kube undid a member's placement (out of the state, no
+//!   deletion, no victim); `simulated`: the simulation took a pod out of kube's snapshot (out
+//!   of the state until its `assigned` line; no deletion, no victim); `podGroup`: the cycle's
+//!   end, judged by `groups::judge_group`, then each member kube sent to binding must fit on
+//!   its node in tidegate beside the others; a `nominated` line with `podGroup` (group
+//!   preemption) is held, not judged against the single-pod dry run.
 //! - `op` and `outcome`: the marks of kube's op executor and the workload's outcome, which
 //!   the outcome check reads ([`outcome`]); nothing to replay.
 //!
@@ -76,6 +86,7 @@
 //! (`tidegate kube-scenarios`) counts one scenario per `scenario-N` namespace; any other
 //! record counts as one.
 
+mod groups;
 mod judge;
 pub mod outcome;
 
@@ -114,6 +125,17 @@ struct Line {
     kube: Option<KubeEval>,
     priority: Option<i32>,
     namespace_services: Option<Vec<BTreeMap<String, String>>>,
+    /// The pod's group: on a decision inside a pod group cycle, a group preemption's
+    /// nomination, a `reverted` or `podGroup` line.
+    pod_group: Option<String>,
+    /// A `podGroup` line's result.
+    group: Option<groups::GroupLine>,
+    /// A decision inside a pod group cycle that tried a placement narrower than the
+    /// cluster: the placement's nodes (the attempt filtered and scored those alone).
+    placement_nodes: Vec<String>,
+    /// A decision made in PodGroupPostFilter's simulation (group preemption), on a state
+    /// without the potential victims (`simulated` lines before it).
+    simulation: bool,
 }
 
 /// kube's own evaluation of every node for one attempt (`Evaluation` in
@@ -221,6 +243,17 @@ pub struct ReplayReport {
     /// Disagreements after a fit error in an old record without deletions (may rest on
     /// preemption victims the record lacks).
     pub after_fit_error: Vec<String>,
+    /// Pod group cycles judged (`oracle/groups.rs`), those kube scheduled, those waiting on a group
+    /// preemption (judged on all-or-nothing and kube's placement only), and the member
+    /// placements kube undid within or at the end of a cycle.
+    pub group_cycles: usize,
+    pub groups_scheduled: usize,
+    pub group_preemptions: usize,
+    pub reverted: usize,
+    /// Group members checked to fit on kube's node given the rest of kube's placement.
+    pub group_placements_checked: usize,
+    /// Pods PodGroupPostFilter's simulation took out of kube's snapshot for a while.
+    pub simulated: usize,
 }
 
 /// Replays one record file (`path`) on a fresh tidegate scheduler with `config` (its
@@ -243,6 +276,7 @@ pub fn replay(path: &Path, config: Option<SchedulerConfig>) -> Result<ReplayRepo
         nodes: HashMap::new(),
         preemptions: HashMap::new(),
         namespaces: BTreeSet::new(),
+        cycles: HashMap::new(),
         report: ReplayReport::default(),
         saw_fit_error: false,
         full_record: false,
@@ -288,6 +322,8 @@ struct Replay {
     /// Open nominations, by the preemptor's namespace/name.
     preemptions: HashMap<String, Preemption>,
     namespaces: BTreeSet<String>,
+    /// The member attempts of the pod group cycles in progress, by namespace/group.
+    cycles: HashMap<String, Vec<groups::Attempt>>,
     report: ReplayReport,
     saw_fit_error: bool,
     /// The record carries kube's evaluations and deletions (a newer kube-reference).
@@ -313,7 +349,26 @@ impl Replay {
                 self.deleted(&line);
                 Ok(())
             }
+            "nominated" if line.pod_group.is_some() => {
+                self.group_nominated(&line);
+                Ok(())
+            }
             "nominated" => self.nominated(&line),
+            "reverted" => {
+                self.reverted(&line);
+                Ok(())
+            }
+            "simulated" => {
+                // PodGroupPostFilter's simulation removed a potential victim from kube's
+                // snapshot for its own attempts (an `assigned` line brings it back after).
+                self.report.simulated += 1;
+                let key = format!("{}/{}", line.namespace, line.name);
+                if let Some(p) = self.bound.remove(&key) {
+                    self.sched.on_pod_delete(&p);
+                }
+                Ok(())
+            }
+            "podGroup" => self.group_end(&line),
             "nominationLost" => {
                 // An API write removed the pod's nominatedNodeName; kube's nominator (and
                 // tidegate's, on such an update) drops the nomination.
@@ -399,9 +454,23 @@ impl Replay {
                 self.disagree(&line, &key, what);
             }
         }
+        // An attempt in a placement (a pod group cycle's topology domain) chose among the
+        // placement's nodes: its binding or fit error is judged there; the whole-cluster
+        // evaluation above is compared whole all the same.
+        let in_placement = (!line.placement_nodes.is_empty()).then(|| {
+            let nodes: BTreeSet<Sym> = line.placement_nodes.iter().map(|n| Sym::new(n)).collect();
+            let mut e = eval.clone();
+            e.feasible.retain(|(n, _)| nodes.contains(n));
+            e.rejected.retain(|(n, _)| nodes.contains(n));
+            e
+        });
+        let (judged, all_nodes) = match &in_placement {
+            Some(e) => (e, line.placement_nodes.len()),
+            None => (&eval, self.nodes.len()),
+        };
         let verdict = match &line.node {
             Some(node) => {
-                let (v, top) = judge::judge_binding(&line, node, &eval, self.nodes.len());
+                let (v, top) = judge::judge_binding(&line, node, judged, &eval, all_nodes);
                 if v.is_none() {
                     if top {
                         self.report.top_checked += 1;
@@ -413,7 +482,7 @@ impl Replay {
             }
             None if !line.unschedulable_plugins.is_empty() || line.num_all_nodes > 0 => {
                 self.report.fit_errors += 1;
-                let v = judge::judge_fit_error(&line, &eval);
+                let v = judge::judge_fit_error(&line, judged);
                 self.saw_fit_error = true;
                 v
             }
@@ -425,6 +494,18 @@ impl Replay {
         if let Some(what) = verdict {
             self.disagree(&line, &key, what);
         }
+        if let Some(group) = &line.pod_group {
+            self.cycles
+                .entry(format!("{}/{group}", line.namespace))
+                .or_default()
+                .push(groups::Attempt {
+                    pod: line.name.clone(),
+                    kube_node: line.node.clone().unwrap_or_default(),
+                    feasible: judged.pre_filter.is_none() && !judged.feasible.is_empty(),
+                    plugins: judged.rejecting_plugins(),
+                    simulation: line.simulation,
+                });
+        }
         if let Some(node) = &line.node {
             // Follow kube: the pod is bound where kube put it (and nominated no more).
             self.sched.hold_nomination(&pod, Sym::EMPTY);
@@ -435,6 +516,88 @@ impl Replay {
             self.sched.on_pod_add(bound);
         }
         Ok(())
+    }
+
+    /// kube undid a group member's placement (another placement tried, or the group
+    /// rejected): out of tidegate's state, still pending; neither a deletion nor a victim.
+    fn reverted(&mut self, line: &Line) {
+        self.report.reverted += 1;
+        let key = format!("{}/{}", line.namespace, line.name);
+        if let Some(p) = self.bound.remove(&key) {
+            self.sched.on_pod_delete(&p);
+        }
+    }
+
+    /// The end of a pod group cycle: judged ([`groups::judge_group`]), then kube's placement
+    /// checked on tidegate's state: each member kube sent to binding fits on its node with
+    /// the other members where kube put them.
+    fn group_end(&mut self, line: &Line) -> Result<(), String> {
+        let group = line.pod_group.clone().unwrap_or_else(|| line.name.clone());
+        let gkey = format!("{}/{group}", line.namespace);
+        let attempts = self.cycles.remove(&gkey).unwrap_or_default();
+        let g = line
+            .group
+            .as_ref()
+            .ok_or_else(|| format!("podGroup {gkey}: no result recorded"))?;
+        self.report.group_cycles += 1;
+        let members: BTreeSet<&str> = g.pods.keys().map(String::as_str).collect();
+        let before = self
+            .bound
+            .iter()
+            .filter(|(k, p)| {
+                k.split_once('/')
+                    .is_some_and(|(ns, name)| ns == line.namespace && !members.contains(name))
+                    && p.spec.scheduling_group.as_deref() == Some(group.as_str())
+            })
+            .count();
+        let v = groups::judge_group(g, &attempts, before);
+        self.report.groups_scheduled += usize::from(v.scheduled);
+        self.report.group_preemptions += usize::from(v.preempting);
+        let at = format!("#{} podGroup {gkey}", line.seq);
+        for d in v.disagreements {
+            self.report.disagreements.push(format!("{at}: {d}"));
+        }
+        // C (second half): kube's placement, on tidegate's state after the cycle.
+        for (name, p) in &g.pods {
+            let Some(node) = &p.node else { continue };
+            let key = format!("{}/{name}", line.namespace);
+            let Some(bound) = self.bound.get(&key).cloned() else {
+                self.report.disagreements.push(format!(
+                    "{at}: kube sent {name} to binding on {node}; the record never placed it there"
+                ));
+                continue;
+            };
+            self.report.group_placements_checked += 1;
+            self.sched.on_pod_delete(&bound);
+            let pending = self
+                .pods
+                .get(&key)
+                .cloned()
+                .unwrap_or_else(|| bound.clone());
+            let fits = self.sched.fits_with(&pending, Sym::new(node), &[]);
+            self.sched.on_pod_add(bound);
+            if fits != Some(true) {
+                self.report.disagreements.push(format!(
+                    "{at}: kube placed {name} on {node}; tidegate finds it does not fit there beside the group's other members ({fits:?})"
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// kube's group preemption (PodGroupPostFilter) nominated a node for a member: held in
+    /// tidegate's nominator as kube holds it. Not judged against a dry run: tidegate's
+    /// preemption dry run is the single pod's; the victims still leave through `deleted`
+    /// lines and the group's next cycle is judged as any.
+    fn group_nominated(&mut self, line: &Line) {
+        let key = format!("{}/{}", line.namespace, line.name);
+        let node = line.node.clone().unwrap_or_default();
+        if let Some(pod) = self.pods.get(&key).cloned() {
+            self.sched.hold_nomination(&pod, Sym::new(&node));
+        }
+        if !node.is_empty() {
+            self.report.nominations += 1;
+        }
     }
 
     /// Sets tidegate's nominator to the one kube's Filter saw at this attempt (`view`, node ->

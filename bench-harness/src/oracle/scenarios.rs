@@ -33,6 +33,10 @@
 //! ```
 
 use k8s_openapi::api::core::v1 as core;
+use k8s_openapi::api::scheduling::v1beta1::{
+    BasicSchedulingPolicy, GangSchedulingPolicy, PodGroup, PodGroupSchedulingConstraints,
+    PodGroupSchedulingPolicy, PodGroupSpec, TopologyConstraint,
+};
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{
     LabelSelector, LabelSelectorRequirement, ObjectMeta,
@@ -107,6 +111,17 @@ pub struct Mix {
     pub image: &'static str,
     /// The `sleep` after the updates (a Go duration).
     pub settle: &'static str,
+    /// The share of scenarios with pod groups (drawn from the scenario's second stream, so
+    /// that the scenarios without groups are those of a mix without them).
+    pub group_pct: u32,
+    /// Groups per such scenario, and members per group (consecutive pods), inclusive.
+    pub groups: (u32, u32),
+    pub group_size: (u32, u32),
+    /// Of the groups, the share with a gang policy (the rest `basic`); a gang's `minCount`
+    /// is drawn from 1 to its size.
+    pub gang_pct: u32,
+    /// Of the groups, the share with a topology constraint (one of `topology_keys`).
+    pub group_topology_pct: u32,
 }
 
 impl Mix {
@@ -162,6 +177,11 @@ impl Mix {
         topology_keys: &[HOSTNAME, ZONE],
         image: "registry.k8s.io/pause:3.10.1",
         settle: "6s",
+        group_pct: 35,
+        groups: (1, 2),
+        group_size: (2, 4),
+        gang_pct: 70,
+        group_topology_pct: 30,
     };
 }
 
@@ -171,11 +191,13 @@ impl Default for Mix {
     }
 }
 
-/// One scenario: its nodes and its pods in creation order (gated pods with their gate).
+/// One scenario: its nodes, its pod groups and its pods in creation order (gated pods with
+/// their gate; a group's members name it in `spec.schedulingGroup`).
 #[derive(Clone, Debug)]
 pub struct Scenario {
     pub index: usize,
     pub nodes: Vec<core::Node>,
+    pub groups: Vec<PodGroup>,
     pub pods: Vec<core::Pod>,
 }
 
@@ -183,6 +205,26 @@ impl Scenario {
     pub fn namespace(&self) -> String {
         namespace(self.index)
     }
+}
+
+/// The feature gates of a batch with pod groups (kube v1.37: GenericWorkload beta and
+/// TopologyAwareWorkloadScheduling alpha, both off by default).
+pub const GROUP_GATES: &[&str] = &["GenericWorkload", "TopologyAwareWorkloadScheduling"];
+
+/// The test case of batch `b`'s scenarios with pod groups (those without are
+/// [`test_case_name`]'s), so that a tidegate without pod groups still runs the others.
+pub fn group_test_case_name(seed: u64, batch: usize) -> String {
+    format!("Random{seed}GroupBatch{batch}")
+}
+
+/// The pod group a pod joins (`spec.schedulingGroup.podGroupName`), if any.
+pub fn pod_group_of(pod: &core::Pod) -> Option<&str> {
+    pod.spec
+        .as_ref()?
+        .scheduling_group
+        .as_ref()?
+        .pod_group_name
+        .as_deref()
 }
 
 pub fn namespace(index: usize) -> String {
@@ -227,10 +269,91 @@ pub fn scenario(seed: u64, index: usize, mix: &Mix) -> Scenario {
         .map(|j| make_node(&mut rng, mix, &ns, j, j % zones))
         .collect();
     let pod_count = between(&mut rng, mix.pods);
-    let pods = (0..pod_count)
+    let mut pods: Vec<core::Pod> = (0..pod_count)
         .map(|j| make_pod(&mut rng, mix, &ns, j))
         .collect();
-    Scenario { index, nodes, pods }
+    // The groups draw from a second stream, so that the draws above are those of a mix
+    // without groups.
+    let mut grng = ChaCha8Rng::seed_from_u64(seed);
+    grng.set_stream(index as u64 | 1 << 32);
+    let groups = make_groups(&mut grng, mix, &ns, &mut pods);
+    Scenario {
+        index,
+        nodes,
+        groups,
+        pods,
+    }
+}
+
+/// The scenario's pod groups, if it draws any: each takes `group_size` consecutive pods from
+/// a random start (the pods before, between and after stay ordinary; gated pods may be
+/// members), a gang policy (`minCount` from 1 to its size) or `basic`, sometimes a topology
+/// constraint, and the priority of its first member, which every member then gets (kube's
+/// PodGroup priority is the group's; pods of one group at different priorities are not what
+/// a workload controller writes).
+fn make_groups(rng: &mut ChaCha8Rng, mix: &Mix, ns: &str, pods: &mut [core::Pod]) -> Vec<PodGroup> {
+    if pods.len() < 2 || !chance(rng, mix.group_pct) {
+        return Vec::new();
+    }
+    let count = between(rng, mix.groups);
+    let mut at = rng.random_range(0..pods.len() as u32 / 2) as usize;
+    let mut groups = Vec::new();
+    for k in 0..count {
+        let size = (between(rng, mix.group_size) as usize).min(pods.len() - at);
+        if size < 2 {
+            break;
+        }
+        let name = format!("pg-{k}");
+        let members = &mut pods[at..at + size];
+        let priority = members[0].spec.as_ref().and_then(|s| s.priority);
+        for p in members.iter_mut() {
+            let spec = p.spec.as_mut().expect("generated pods have a spec");
+            spec.priority = priority;
+            spec.scheduling_group = Some(core::PodSchedulingGroup {
+                pod_group_name: Some(name.clone()),
+            });
+        }
+        let policy = if chance(rng, mix.gang_pct) {
+            PodGroupSchedulingPolicy {
+                gang: Some(GangSchedulingPolicy {
+                    min_count: rng.random_range(1..=size as i32),
+                }),
+                ..Default::default()
+            }
+        } else {
+            PodGroupSchedulingPolicy {
+                basic: Some(BasicSchedulingPolicy(serde_json::json!({}))),
+                ..Default::default()
+            }
+        };
+        let constraints =
+            chance(rng, mix.group_topology_pct).then(|| PodGroupSchedulingConstraints {
+                topology: Some(vec![TopologyConstraint {
+                    key: pick(rng, mix.topology_keys).into(),
+                }]),
+            });
+        groups.push(PodGroup {
+            metadata: ObjectMeta {
+                name: Some(name),
+                namespace: Some(ns.into()),
+                ..Default::default()
+            },
+            spec: PodGroupSpec {
+                scheduling_policy: policy,
+                scheduling_constraints: constraints,
+                priority,
+                ..Default::default()
+            },
+            status: None,
+        });
+        at += size;
+        if at + 2 > pods.len() {
+            break;
+        }
+        // A gap of ordinary pods (possibly none) before the next group.
+        at += rng.random_range(0..=1) as usize;
+    }
+    groups
 }
 
 fn between(rng: &mut ChaCha8Rng, (lo, hi): (u32, u32)) -> u32 {
@@ -529,11 +652,66 @@ pub fn generate(seed: u64, scenarios: usize, per_batch: usize, mix: &Mix) -> Vec
     files
 }
 
-/// Batch `b`'s templates into `files` and its test case onto `config`.
+/// The test cases [`generate`] writes, in order, each as `TestCase/Workload` (the names
+/// kube's `-test.bench` pattern and `tidegate run --workload` take).
+pub fn test_cases(seed: u64, scenarios: usize, per_batch: usize, mix: &Mix) -> Vec<String> {
+    let per_batch = per_batch.max(1);
+    let mut out = Vec::new();
+    for b in 0..scenarios.div_ceil(per_batch) {
+        let range = b * per_batch..scenarios.min((b + 1) * per_batch);
+        let grouped = range
+            .clone()
+            .filter(|&i| !scenario(seed, i, mix).groups.is_empty())
+            .count();
+        let plain = range.len() - grouped;
+        if plain > 0 {
+            out.push(format!(
+                "{}/{}",
+                test_case_name(seed, b),
+                workload_name(plain)
+            ));
+        }
+        if grouped > 0 {
+            out.push(format!(
+                "{}/{}",
+                group_test_case_name(seed, b),
+                workload_name(grouped)
+            ));
+        }
+    }
+    out
+}
+
+/// Batch `b`'s templates into `files` and its test cases onto `config`: the scenarios
+/// without pod groups as [`test_case_name`], those with as [`group_test_case_name`] (with
+/// [`GROUP_GATES`] on); a test case with no scenario is left out.
 fn batch_files(
     seed: u64,
     b: usize,
     batch: &[Scenario],
+    mix: &Mix,
+    config: &mut String,
+    files: &mut Vec<File>,
+) {
+    let (grouped, plain): (Vec<&Scenario>, Vec<&Scenario>) =
+        batch.iter().partition(|s| !s.groups.is_empty());
+    for (name, scenarios, gates) in [
+        (test_case_name(seed, b), plain, &[][..]),
+        (group_test_case_name(seed, b), grouped, GROUP_GATES),
+    ] {
+        if !scenarios.is_empty() {
+            test_case_files(&name, b, &scenarios, gates, mix, config, files);
+        }
+    }
+}
+
+/// One test case of batch `b`: its templates into `files`, its ops onto `config`. The pod
+/// groups are created (createPodGroups, one per group) after the nodes and before any pod.
+fn test_case_files(
+    name: &str,
+    b: usize,
+    batch: &[&Scenario],
+    gates: &[&str],
     mix: &Mix,
     config: &mut String,
     files: &mut Vec<File>,
@@ -546,6 +724,7 @@ fn batch_files(
         path
     };
     let mut nodes = String::new();
+    let mut groups = String::new();
     let mut pods = String::new();
     let mut updates = String::new();
     for s in batch {
@@ -555,6 +734,14 @@ fn batch_files(
             let _ = write!(
                 nodes,
                 "  - opcode: createNodes\n    count: 1\n    nodeTemplatePath: {path}\n"
+            );
+        }
+        for g in &s.groups {
+            let gname = g.metadata.name.as_deref().unwrap_or_default();
+            let path = add(format!("{dir}/{gname}.yaml"), json(g));
+            let _ = write!(
+                groups,
+                "  - opcode: createPodGroups\n    count: 1\n    namespace: {ns}\n    templatePath: {path}\n"
             );
         }
         for (j, p) in s.pods.iter().enumerate() {
@@ -572,17 +759,23 @@ fn batch_files(
             }
         }
     }
+    let _ = writeln!(config, "- name: {name}");
+    if !gates.is_empty() {
+        let _ = writeln!(config, "  featureGates:");
+        for g in gates {
+            let _ = writeln!(config, "    {g}: true");
+        }
+    }
     let _ = write!(
         config,
-        "- name: {}\n  workloadTemplate:\n{nodes}  - opcode: startCollectingMetrics\n    name: scenarios\n    namespaces:\n",
-        test_case_name(seed, b)
+        "  workloadTemplate:\n{nodes}  - opcode: startCollectingMetrics\n    name: scenarios\n    namespaces:\n"
     );
     for s in batch {
         let _ = writeln!(config, "    - {}", s.namespace());
     }
     let _ = write!(
         config,
-        "{pods}{updates}  - opcode: sleep\n    duration: {}\n  - opcode: stopCollectingMetrics\n  workloads:\n  - name: {}\n    labels:\n    - integration-test\n    - random\n",
+        "{groups}{pods}{updates}  - opcode: sleep\n    duration: {}\n  - opcode: stopCollectingMetrics\n  workloads:\n  - name: {}\n    labels:\n    - integration-test\n    - random\n",
         mix.settle,
         workload_name(batch.len())
     );

@@ -1,0 +1,376 @@
+//! The differential oracle's judge of pod group scheduling cycles (KEP-4671, kube v1.37.2's
+//! `podGroupCycle`), against kube's record (`kube-reference/perf/group.go`).
+//!
+//! kube schedules a group's queued members in one cycle: for each placement it tries (the
+//! whole cluster, or with TopologyAwareWorkloadScheduling one per topology domain), it runs
+//! the ordinary per-pod algorithm on each member in turn, assuming the feasible ones in its
+//! snapshot, and stops early when the group's PlacementFeasible plugins (GangScheduling: the
+//! quorum) say it cannot succeed; the group succeeds when some placement schedules at least
+//! `minCount` members counting those already scheduled (a gang), or at least one (`basic`);
+//! otherwise nothing of the cycle binds. The record has each member attempt as an ordinary
+//! `decision` line (with `podGroup`), judged per pod like any other, and the cycle's end as
+//! one `podGroup` line: the root status and, per member, the node it went to binding on or
+//! the status it went back to the queue with.
+//!
+//! Protocol of this judge, at each `podGroup` line:
+//!
+//! - the cycle's attempts are split into passes (a pass ends when a member is attempted a
+//!   second time: kube's next placement, or its PodGroupPostFilter's simulation);
+//! - A. all or nothing: a rejected cycle (any code but Success) binds no member;
+//! - B. the group's verdict: tidegate's per-pod verdicts (feasible or not, on the same state
+//!   as kube's attempt) meet the policy's quorum in some pass exactly when kube's cycle
+//!   succeeded. A cycle where kube's group preemption nominated nodes is judged on A alone
+//!   (its simulation's passes run with victims removed; group preemption has no tidegate
+//!   dry run to compare with yet, see `docs/feature-gates.md`);
+//! - C. kube's placement: each member kube sent to binding went to a node one of its attempts
+//!   in this cycle chose, and (in [`super`], on tidegate's state after the cycle) fits there
+//!   given the other members where kube put them;
+//! - D. the same plugins: each member kube sent back with a fit error names the plugins
+//!   that rejected it in one of its attempts of the cycle (kube reports one placement's
+//!   status, not always the last one's), and tidegate rejects that attempt with the same.
+//!
+//! The per-pod checks (feasible nodes, scores, rejecting plugins of each attempt) are the
+//! replay's ordinary ones; this adds what only the group has: the quorum, all-or-nothing and
+//! the final placement.
+
+use serde::Deserialize;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// A `podGroup` line's result (`GroupResult` in `kube-reference/perf/record.go`).
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub(super) struct GroupLine {
+    pub code: String,
+    pub message: String,
+    pub plugin: String,
+    pub pods: BTreeMap<String, GroupPodLine>,
+    #[serde(rename = "podGroupObject")]
+    pub pod_group: Option<k8s_openapi::api::scheduling::v1beta1::PodGroup>,
+}
+
+/// One member's end of the cycle (`GroupPod`).
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub(super) struct GroupPodLine {
+    pub node: Option<String>,
+    pub plugins: Vec<String>,
+    pub message: String,
+    pub nominated: Option<String>,
+}
+
+/// One member attempt of a cycle, as both sides saw it.
+#[derive(Clone, Debug)]
+pub(super) struct Attempt {
+    pub pod: String,
+    /// kube's node ("" when the attempt failed).
+    pub kube_node: String,
+    /// tidegate found a feasible node, and the plugins that rejected it where it did not.
+    pub feasible: bool,
+    pub plugins: Vec<&'static str>,
+    /// Made in PodGroupPostFilter's simulation (victims removed): not one of the cycle's
+    /// own passes.
+    pub simulation: bool,
+}
+
+/// The group's policy as the judge needs it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Policy {
+    Basic,
+    Gang { min_count: i32 },
+}
+
+impl Policy {
+    pub(super) fn of(line: &GroupLine) -> Policy {
+        match line
+            .pod_group
+            .as_ref()
+            .and_then(|g| g.spec.scheduling_policy.gang.as_ref())
+        {
+            Some(g) => Policy::Gang {
+                min_count: g.min_count,
+            },
+            None => Policy::Basic,
+        }
+    }
+
+    /// Whether `scheduled` members (this pass's and those scheduled before) meet the policy.
+    fn met(self, this_pass: usize, before: usize) -> bool {
+        match self {
+            Policy::Basic => this_pass >= 1,
+            Policy::Gang { min_count } => {
+                this_pass >= 1 && (this_pass + before) as i64 >= min_count as i64
+            }
+        }
+    }
+}
+
+/// The cycle's attempts split into passes: a pass ends before a member's second attempt.
+pub(super) fn passes(attempts: &[Attempt]) -> Vec<&[Attempt]> {
+    let mut out = Vec::new();
+    let (mut start, mut seen) = (0, BTreeSet::new());
+    for (i, a) in attempts.iter().enumerate() {
+        if !seen.insert(a.pod.as_str()) {
+            out.push(&attempts[start..i]);
+            start = i;
+            seen = BTreeSet::from([a.pod.as_str()]);
+        }
+    }
+    if start < attempts.len() {
+        out.push(&attempts[start..]);
+    }
+    out
+}
+
+/// What the judge found for one cycle.
+#[derive(Debug, Default)]
+pub(super) struct GroupVerdict {
+    /// kube's cycle succeeded.
+    pub scheduled: bool,
+    /// kube's group preemption nominated nodes (checks B and D not made).
+    pub preempting: bool,
+    /// The disagreements (A to D), each a sentence.
+    pub disagreements: Vec<String>,
+}
+
+/// Judges one cycle (checks A, B, C's first half and D of the module doc); `before` is the
+/// count of the group's members already bound outside this cycle.
+pub(super) fn judge_group(line: &GroupLine, all: &[Attempt], before: usize) -> GroupVerdict {
+    let own: Vec<Attempt> = all.iter().filter(|a| !a.simulation).cloned().collect();
+    let attempts = own.as_slice();
+    let scheduled = line.code == "Success";
+    let preempting = line.pods.values().any(|p| p.nominated.is_some());
+    let mut out = GroupVerdict {
+        scheduled,
+        preempting,
+        ..GroupVerdict::default()
+    };
+    let bound: Vec<(&str, &str)> = line
+        .pods
+        .iter()
+        .filter_map(|(n, p)| p.node.as_deref().map(|node| (n.as_str(), node)))
+        .collect();
+    // A. All or nothing.
+    if !scheduled && !bound.is_empty() {
+        out.disagreements.push(format!(
+            "kube's cycle ended {} yet sent {} to binding",
+            line.code,
+            fmt_pairs(&bound)
+        ));
+    }
+    // C (first half). Each member bound where one of its attempts placed it.
+    for &(pod, node) in &bound {
+        if !attempts.iter().any(|a| a.pod == pod && a.kube_node == node) {
+            out.disagreements.push(format!(
+                "kube sent {pod} to binding on {node}, where none of its attempts in the cycle placed it"
+            ));
+        }
+    }
+    if preempting {
+        return out;
+    }
+    // B. The quorum, from tidegate's per-pod verdicts.
+    let policy = Policy::of(line);
+    let passes = passes(attempts);
+    let feasible: Vec<usize> = passes
+        .iter()
+        .map(|p| p.iter().filter(|a| a.feasible).count())
+        .collect();
+    let ours = feasible.iter().any(|&f| policy.met(f, before));
+    if ours != scheduled && !attempts.is_empty() {
+        out.disagreements.push(format!(
+            "kube's cycle ended {} ({}), tidegate's per-pod verdicts {} the {policy:?} quorum ({before} scheduled before; feasible per pass {feasible:?})",
+            line.code,
+            line.message,
+            if ours { "meet" } else { "do not meet" }
+        ));
+    }
+    // D. The same plugins. kube sends each member back with the status of one of its
+    // attempts (with several placements, the one kube reports: not always the last), so
+    // each member's plugins must be those tidegate found rejecting it in one of its
+    // attempts of the cycle. A member sent back because the group (not the pod) failed
+    // carries the group's status, which names no plugin or the PlacementFeasible one.
+    if !scheduled {
+        for (pod, p) in &line.pods {
+            let kube: BTreeSet<&str> = p
+                .plugins
+                .iter()
+                .map(String::as_str)
+                .filter(|x| *x != line.plugin)
+                .collect();
+            if kube.is_empty() {
+                continue;
+            }
+            let ours: Vec<BTreeSet<&str>> = attempts
+                .iter()
+                .filter(|a| a.pod == *pod && !a.feasible)
+                .map(|a| a.plugins.iter().copied().collect())
+                .collect();
+            if !ours.contains(&kube) {
+                out.disagreements.push(format!(
+                    "kube sent {pod} back rejected by {kube:?}; tidegate's rejections of its attempts in the cycle: {ours:?}"
+                ));
+            }
+        }
+    }
+    out
+}
+
+fn fmt_pairs(pairs: &[(&str, &str)]) -> String {
+    pairs
+        .iter()
+        .map(|(p, n)| format!("{p} on {n}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(pod: &str, kube_node: &str, feasible: bool, plugins: &[&'static str]) -> Attempt {
+        Attempt {
+            pod: pod.into(),
+            kube_node: kube_node.into(),
+            feasible,
+            plugins: plugins.to_vec(),
+            simulation: false,
+        }
+    }
+
+    fn line(code: &str, gang: Option<i32>, pods: &[(&str, Option<&str>, &[&str])]) -> GroupLine {
+        let json = serde_json::json!({
+            "code": code,
+            "pods": pods.iter().map(|(n, node, plugins)| (n.to_string(), serde_json::json!({"node": node, "plugins": plugins}))).collect::<serde_json::Map<_, _>>(),
+            "podGroupObject": {
+                "metadata": {"name": "pg-0", "namespace": "scenario-0"},
+                "spec": {"schedulingPolicy": match gang {
+                    Some(m) => serde_json::json!({"gang": {"minCount": m}}),
+                    None => serde_json::json!({"basic": {}}),
+                }}
+            }
+        });
+        serde_json::from_value(json).unwrap()
+    }
+
+    #[test]
+    fn a_pass_ends_where_a_member_comes_again() {
+        let a = [
+            at("a", "n1", true, &[]),
+            at("b", "n1", true, &[]),
+            at("a", "n2", true, &[]),
+            at("b", "", false, &["NodeResourcesFit"]),
+        ];
+        let p = passes(&a);
+        assert_eq!(p.len(), 2);
+        assert_eq!(p[0].len(), 2);
+        assert_eq!(p[1][0].kube_node, "n2");
+    }
+
+    #[test]
+    fn a_gang_that_meets_its_quorum_agrees_and_one_that_misses_it_disagrees() {
+        let attempts = [at("a", "n1", true, &[]), at("b", "n2", true, &[])];
+        let ok = line(
+            "Success",
+            Some(2),
+            &[("a", Some("n1"), &[]), ("b", Some("n2"), &[])],
+        );
+        assert!(judge_group(&ok, &attempts, 0).disagreements.is_empty());
+        // kube rejected the gang although tidegate finds both members feasible.
+        let rejected = line(
+            "Unschedulable",
+            Some(2),
+            &[("a", None, &[]), ("b", None, &[])],
+        );
+        let v = judge_group(&rejected, &attempts, 0);
+        assert_eq!(v.disagreements.len(), 1, "{:?}", v.disagreements);
+        assert!(v.disagreements[0].contains("meet"));
+    }
+
+    #[test]
+    fn a_rejected_gang_that_binds_a_member_breaks_all_or_nothing() {
+        let attempts = [
+            at("a", "n1", true, &[]),
+            at("b", "", false, &["TaintToleration"]),
+        ];
+        let l = line(
+            "Unschedulable",
+            Some(2),
+            &[("a", Some("n1"), &[]), ("b", None, &["TaintToleration"])],
+        );
+        let v = judge_group(&l, &attempts, 0);
+        assert!(
+            v.disagreements.iter().any(|d| d.contains("sent a on n1")),
+            "{:?}",
+            v.disagreements
+        );
+    }
+
+    #[test]
+    fn members_scheduled_before_count_toward_the_quorum() {
+        let attempts = [at("c", "n1", true, &[])];
+        let l = line("Success", Some(3), &[("c", Some("n1"), &[])]);
+        assert!(judge_group(&l, &attempts, 2).disagreements.is_empty());
+        assert!(!judge_group(&l, &attempts, 1).disagreements.is_empty());
+    }
+
+    #[test]
+    fn the_rejecting_plugins_of_a_rejected_group_are_compared() {
+        let attempts = [
+            at("a", "", false, &["NodeAffinity"]),
+            at("b", "n1", true, &[]),
+        ];
+        let same = line(
+            "Unschedulable",
+            Some(2),
+            &[("a", None, &["NodeAffinity"]), ("b", None, &[])],
+        );
+        assert!(judge_group(&same, &attempts, 0).disagreements.is_empty());
+        let other = line(
+            "Unschedulable",
+            Some(2),
+            &[("a", None, &["NodeResourcesFit"]), ("b", None, &[])],
+        );
+        let v = judge_group(&other, &attempts, 0);
+        assert!(
+            v.disagreements.iter().any(|d| d.contains("rejected by")),
+            "{:?}",
+            v.disagreements
+        );
+    }
+
+    #[test]
+    fn a_member_bound_where_no_attempt_placed_it_disagrees() {
+        let attempts = [at("a", "n1", true, &[])];
+        let l = line("Success", None, &[("a", Some("n2"), &[])]);
+        let v = judge_group(&l, &attempts, 0);
+        assert!(
+            v.disagreements
+                .iter()
+                .any(|d| d.contains("none of its attempts"))
+        );
+    }
+
+    #[test]
+    fn the_attempts_of_a_preemption_simulation_are_not_the_cycles_own() {
+        let mut sim = at("a", "n1", true, &[]);
+        sim.simulation = true;
+        let attempts = [at("a", "", false, &["NodeResourcesFit"]), sim];
+        let l = line(
+            "Unschedulable",
+            Some(1),
+            &[("a", None, &["NodeResourcesFit"])],
+        );
+        assert!(judge_group(&l, &attempts, 0).disagreements.is_empty());
+    }
+
+    #[test]
+    fn a_basic_group_succeeds_with_any_member() {
+        let attempts = [at("a", "", false, &["NodePorts"]), at("b", "n1", true, &[])];
+        let l = line(
+            "Success",
+            None,
+            &[("a", None, &["NodePorts"]), ("b", Some("n1"), &[])],
+        );
+        assert!(judge_group(&l, &attempts, 0).disagreements.is_empty());
+    }
+}
