@@ -976,6 +976,66 @@ pub fn pod_disruption_budget(
     })
 }
 
+/// A `scheduling.k8s.io/v1beta1` PodGroup in the scheduler's form. The API server's rules
+/// (one of `basic` and `gang`, `minCount` at least 1) are the caller's to check first; this
+/// reads what the object says.
+pub fn pod_group(
+    pg: &k8s_openapi::api::scheduling::v1beta1::PodGroup,
+) -> Result<super::PodGroup, ConvertError> {
+    use super::pod_group::{DisruptionMode, PodGroup, PodGroupKey, PodGroupPolicy};
+    let m = &pg.metadata;
+    let spec = Some(&pg.spec);
+    let policy = match spec.and_then(|s| s.scheduling_policy.gang.as_ref()) {
+        Some(g) => PodGroupPolicy::Gang {
+            min_count: g.min_count,
+        },
+        None => PodGroupPolicy::Basic,
+    };
+    let preemption = spec.and_then(|s| s.preemption_policy.as_deref());
+    Ok(PodGroup {
+        key: PodGroupKey::new(
+            m.namespace.as_deref().unwrap_or("default"),
+            m.name.as_deref().unwrap_or(""),
+        ),
+        uid: Arc::from(m.uid.as_deref().unwrap_or("")),
+        composite: false,
+        policy,
+        topology_keys: spec
+            .and_then(|s| s.scheduling_constraints.as_ref())
+            .and_then(|c| c.topology.as_ref())
+            .into_iter()
+            .flatten()
+            .map(|t| Sym::new(&t.key))
+            .collect(),
+        priority: spec.and_then(|s| s.priority).unwrap_or(0),
+        priority_class_name: spec
+            .and_then(|s| s.priority_class_name.as_deref())
+            .map(Arc::from),
+        preempt_never: preemption == Some("Never"),
+        preemption_policy_set: preemption.is_some(),
+        disruption_mode: match spec.and_then(|s| s.disruption_mode.as_ref()) {
+            Some(d) if d.all.is_some() => DisruptionMode::All,
+            _ => DisruptionMode::Single,
+        },
+        parent: spec
+            .and_then(|s| s.parent_composite_pod_group_name.as_deref())
+            .map(Arc::from),
+        generation: m.generation.unwrap_or(0),
+        resource_version: m
+            .resource_version
+            .as_deref()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0),
+        scheduled: pg
+            .status
+            .as_ref()
+            .and_then(|s| s.conditions.as_ref())
+            .into_iter()
+            .flatten()
+            .any(|c| c.type_ == "PodGroupInitiallyScheduled" && c.status == "True"),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1272,64 +1332,4 @@ mod tests {
         assert!(pod_resize_status(&p).unwrap().is_none());
         assert!(pod(&p).unwrap().resize.is_none());
     }
-}
-
-/// A `scheduling.k8s.io/v1beta1` PodGroup in the scheduler's form. The API server's rules
-/// (one of `basic` and `gang`, `minCount` at least 1) are the caller's to check first; this
-/// reads what the object says.
-pub fn pod_group(
-    pg: &k8s_openapi::api::scheduling::v1beta1::PodGroup,
-) -> Result<super::PodGroup, ConvertError> {
-    use super::pod_group::{DisruptionMode, PodGroup, PodGroupKey, PodGroupPolicy};
-    let m = &pg.metadata;
-    let spec = Some(&pg.spec);
-    let policy = match spec.and_then(|s| s.scheduling_policy.gang.as_ref()) {
-        Some(g) => PodGroupPolicy::Gang {
-            min_count: g.min_count,
-        },
-        None => PodGroupPolicy::Basic,
-    };
-    let preemption = spec.and_then(|s| s.preemption_policy.as_deref());
-    Ok(PodGroup {
-        key: PodGroupKey::new(
-            m.namespace.as_deref().unwrap_or("default"),
-            m.name.as_deref().unwrap_or(""),
-        ),
-        uid: Arc::from(m.uid.as_deref().unwrap_or("")),
-        composite: false,
-        policy,
-        topology_keys: spec
-            .and_then(|s| s.scheduling_constraints.as_ref())
-            .and_then(|c| c.topology.as_ref())
-            .into_iter()
-            .flatten()
-            .map(|t| Sym::new(&t.key))
-            .collect(),
-        priority: spec.and_then(|s| s.priority).unwrap_or(0),
-        priority_class_name: spec
-            .and_then(|s| s.priority_class_name.as_deref())
-            .map(Arc::from),
-        preempt_never: preemption == Some("Never"),
-        preemption_policy_set: preemption.is_some(),
-        disruption_mode: match spec.and_then(|s| s.disruption_mode.as_ref()) {
-            Some(d) if d.all.is_some() => DisruptionMode::All,
-            _ => DisruptionMode::Single,
-        },
-        parent: spec
-            .and_then(|s| s.parent_composite_pod_group_name.as_deref())
-            .map(Arc::from),
-        generation: m.generation.unwrap_or(0),
-        resource_version: m
-            .resource_version
-            .as_deref()
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(0),
-        scheduled: pg
-            .status
-            .as_ref()
-            .and_then(|s| s.conditions.as_ref())
-            .into_iter()
-            .flatten()
-            .any(|c| c.type_ == "PodGroupInitiallyScheduled" && c.status == "True"),
-    })
 }
