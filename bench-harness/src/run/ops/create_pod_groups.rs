@@ -134,7 +134,9 @@ impl CreatePodGroups {
         let want = self.api_version();
         match r.json.get("apiVersion").and_then(|v| v.as_str()) {
             None | Some("") => r.json["apiVersion"] = want.into(),
-            Some(v) if v == want => {}
+            // A served version the template names (an older release's executor wrote
+            // PodGroups through its own version's typed client, v1alpha3 for one).
+            Some(v) if v == want || kind.version(v).is_some() => {}
             Some(v) => {
                 return Err(r.error_at(
                     "apiVersion",
