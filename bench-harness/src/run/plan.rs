@@ -122,7 +122,7 @@ pub(crate) fn plan<'c>(
         op.plan(i, &mut prepared, &mut unsupported)?;
     }
     // Bad input kube would accept and then hang on comes before a reason to skip.
-    crate::run::pod_groups::check(cfg, tc, wl, &ops, &prepared)?;
+    crate::run::pod_groups::check(cfg, &ops, &prepared, &gates_of(tc, wl))?;
     Ok(match unsupported {
         Some(u) => Err(u),
         None => Ok(Plan {

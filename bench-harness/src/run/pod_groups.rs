@@ -25,8 +25,8 @@ use crate::cluster::objects::{self, AnyObject};
 use crate::cluster::store::KubeObject;
 use crate::error::{InputError, Pos};
 use crate::run::ops::{Op, Prepared};
+use crate::workload::Config;
 use crate::workload::manifest::{self, Rendered};
-use crate::workload::{Config, TestCase, Workload};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -128,12 +128,10 @@ impl Census {
 /// Runs the census over the planned ops (see the module doc).
 pub(crate) fn check(
     cfg: &Config,
-    tc: &TestCase,
-    wl: &Workload,
     ops: &[Op],
     prepared: &Prepared,
+    gates: &BTreeMap<String, bool>,
 ) -> Result<(), InputError> {
-    let gates = crate::run::plan::gates_of(tc, wl);
     if gates.get("GenericWorkload") != Some(&true) {
         return Ok(());
     }
