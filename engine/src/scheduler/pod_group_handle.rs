@@ -172,6 +172,20 @@ impl PodGroupHandle for GroupHandle<'_> {
         let Some(held) = ni.pods.iter().find(|p| p.key == pod.key).cloned() else {
             return Err(format!("pod {} not found on node {node}", pod.key));
         };
+        // A pod this session put on a node (a member the reprieve assumes and takes out
+        // again): taking it off undoes that addition, so nothing is left to undo. Recording
+        // it as Removed would have the undo add it to the cache as a bound pod that no event
+        // ever takes away (it held the node's resources, and the group never fitted again).
+        if let Some(i) = self
+            .undo
+            .iter()
+            .rposition(|u| matches!(u, Undo::Added(k) if *k == pod.key))
+        {
+            self.sched.cache.forget_pod(&pod.key);
+            self.undo.remove(i);
+            self.refresh();
+            return Ok(());
+        }
         if self.sched.cache.is_assumed(&pod.key) {
             self.sched.cache.forget_pod(&pod.key);
         } else {
