@@ -320,9 +320,11 @@ impl tidegate_engine::PodGroupPostFilterPlugin for Evictor {
 fn pod_group_post_filter_reruns_the_algorithm_on_a_changed_snapshot() {
     let f = features(true);
     let mut profile = Profile::default_profile_for(&f);
+    // The test's own PodGroupPostFilter alone: DefaultPreemption (also a PodGroupPostFilter
+    // plugin, from multiPoint) would run first and end the point.
     profile.plugins.pod_group_post_filter = tidegate_engine::PluginSet {
         enabled: vec![("Evictor".into(), 0)],
-        disabled: vec![],
+        disabled: vec!["DefaultPreemption".into()],
     };
     let seen = Arc::new(Mutex::new(Vec::new()));
     let mut registry = Registry::in_tree();
