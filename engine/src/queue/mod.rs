@@ -539,28 +539,7 @@ impl SchedulingQueue {
     /// [`SchedulingQueue::pop`] for pods and pod groups (kube's `Pop` of a
     /// `QueuedEntityInfo`): what the scheduler's loop takes.
     pub fn pop_entity(&self) -> Option<QueuedEntity> {
-        let mut inner = self.inner.lock();
-        loop {
-            if inner.closed {
-                return None;
-            }
-            self.run_due_flushes(&mut inner);
-            if let Some(e) = self.pop_entity_ready(&mut inner) {
-                return Some(e);
-            }
-            self.waiting.store(true, Ordering::SeqCst);
-            if let Some(e) = self.pop_entity_ready(&mut inner) {
-                self.waiting.store(false, Ordering::SeqCst);
-                return Some(e);
-            }
-            let now = self.clock.now();
-            let next = inner.next_backoff_flush.min(inner.next_unschedulable_flush);
-            let wait = next
-                .saturating_sub(now)
-                .clamp(Duration::from_millis(1), Duration::from_millis(50));
-            crate::sync::wait_for(&self.cond, &mut inner, wait);
-            self.waiting.store(false, Ordering::SeqCst);
-        }
+        self.pop_blocking(Self::pop_entity_ready)
     }
 
     /// Non-blocking [`SchedulingQueue::pop_entity`].
@@ -573,19 +552,25 @@ impl SchedulingQueue {
     /// Blocks until a pod is ready to be scheduled, or the queue is closed (`None`; pods still
     /// queued stay where they are and are counted as pending).
     pub fn pop(&self) -> Option<QueuedPodInfo> {
+        self.pop_blocking(Self::pop_ready)
+    }
+
+    /// The blocking loop of [`SchedulingQueue::pop`] and [`SchedulingQueue::pop_entity`]:
+    /// runs the due flushes and `take`s, else waits for a push or the next flush tick.
+    fn pop_blocking<T>(&self, take: impl Fn(&Self, &mut Inner) -> Option<T>) -> Option<T> {
         let mut inner = self.inner.lock();
         loop {
             if inner.closed {
                 return None;
             }
             self.run_due_flushes(&mut inner);
-            if let Some(q) = self.pop_ready(&mut inner) {
+            if let Some(q) = take(self, &mut inner) {
                 return Some(q);
             }
             // Announce the wait, then look once more: a lock-free push either sees the flag
             // (and notifies under the lock, after we wait) or happened before this second look.
             self.waiting.store(true, Ordering::SeqCst);
-            if let Some(q) = self.pop_ready(&mut inner) {
+            if let Some(q) = take(self, &mut inner) {
                 self.waiting.store(false, Ordering::SeqCst);
                 return Some(q);
             }
