@@ -21,6 +21,9 @@ pub struct Summary {
     pub pending_backoff: u64,
     pub pending_unschedulable: u64,
     pub pending_gated: u64,
+    /// Pod-group members waiting for their group (kube's `pending` and `incomplete` queue
+    /// labels: the group's attempt has not ended, or its PodGroup object is unknown).
+    pub pending_pod_group: u64,
     /// Unbound pods that no profile of ours is responsible for (other schedulerName).
     pub pending_other_scheduler: u64,
     pub attempts: u64,
@@ -28,6 +31,32 @@ pub struct Summary {
     /// Pods placed on an opportunistic batching hint (no Filter pass over the cluster, no
     /// Score).
     pub batched: u64,
+    /// The workload's PodGroups.
+    pub pod_groups: GroupCounts,
+}
+
+/// PodGroups at the end of a workload. `created = scheduled + pending + deleted`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct GroupCounts {
+    pub created: u64,
+    pub deleted: u64,
+    /// Live groups whose `PodGroupInitiallyScheduled` condition is True.
+    pub scheduled: u64,
+    /// Live groups not scheduled (yet).
+    pub pending: u64,
+    /// Live groups never scheduled that have bound members: the scheduler never binds a
+    /// member outside its group's successful cycle, so this stays 0.
+    pub bound_unscheduled: u64,
+    /// Live gangs with some, but fewer than `minCount`, members bound. The scheduler binds a
+    /// gang whole (a quorum at least); members deleted later, as preemption victims with
+    /// `disruptionMode: single` or by the workload, can leave one below it.
+    pub below_quorum: u64,
+}
+
+impl GroupCounts {
+    pub fn adds_up(&self) -> bool {
+        self.created == self.scheduled + self.pending + self.deleted
+    }
 }
 
 impl Summary {
@@ -36,13 +65,18 @@ impl Summary {
             + self.pending_backoff
             + self.pending_unschedulable
             + self.pending_gated
+            + self.pending_pod_group
             + self.pending_other_scheduler
     }
+    /// Pods and PodGroups are all accounted for.
     pub fn adds_up(&self) -> bool {
         self.created == self.bound + self.deleted + self.terminating + self.pending()
+            && self.pod_groups.adds_up()
     }
+    /// The counts as the summary data item writes them (the PodGroup ones only where the
+    /// workload has PodGroups, and `pending_pod_group` only where a member pends).
     pub fn as_pairs(&self) -> Vec<(&'static str, u64)> {
-        vec![
+        let mut v = vec![
             ("created", self.created),
             ("bound", self.bound),
             ("deleted", self.deleted),
@@ -54,7 +88,21 @@ impl Summary {
             ("pending_other_scheduler", self.pending_other_scheduler),
             ("attempts", self.attempts),
             ("binds", self.binds),
-        ]
+        ];
+        if self.pending_pod_group > 0 || self.pod_groups.created > 0 {
+            v.insert(8, ("pending_pod_group", self.pending_pod_group));
+        }
+        if self.pod_groups.created > 0 {
+            let g = &self.pod_groups;
+            v.extend([
+                ("pod_groups_created", g.created),
+                ("pod_groups_scheduled", g.scheduled),
+                ("pod_groups_pending", g.pending),
+                ("pod_groups_deleted", g.deleted),
+                ("pod_groups_below_quorum", g.below_quorum),
+            ]);
+        }
+        v
     }
 }
 
@@ -115,6 +163,9 @@ pub struct PodDump {
     pub rejectors: Vec<&'static str>,
     /// The last PodScheduled=False message.
     pub message: Option<String>,
+    /// The PodGroup the pod belongs to (`spec.schedulingGroup.podGroupName`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pod_group: Option<String>,
 }
 
 /// A FNV-1a hash of the sorted `(namespace, name, node)` list: equal placements give equal

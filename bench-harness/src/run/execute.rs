@@ -6,7 +6,7 @@ use crate::cluster::store::Store;
 use crate::error::HarnessError;
 use crate::output::flame::Profile;
 use crate::output::report::{self, DataItem, WindowSeries};
-use crate::output::results::{Outcome, PodDump, RunResult, Summary, WorkloadReport};
+use crate::output::results::{GroupCounts, Outcome, PodDump, RunResult, Summary, WorkloadReport};
 use crate::output::sink::Sink;
 use crate::output::table;
 use crate::run::faults::{add_fault_plugin, node_storm};
@@ -476,21 +476,67 @@ fn summarize(p: &Plan, store: &Store, sched: &Scheduler) -> Result<Summary, Harn
         pending_backoff: q.backoff as u64,
         pending_unschedulable: q.unschedulable as u64,
         pending_gated: q.gated as u64,
-        pending_other_scheduler: counts.unbound.saturating_sub(
-            (q.active + q.in_flight + q.backoff + q.unschedulable + q.gated) as u64,
-        ),
+        pending_pod_group: (q.pod_group_pending + q.pod_group_incomplete) as u64,
+        pending_other_scheduler: counts.unbound.saturating_sub(q.total() as u64),
         attempts: sched.stats.attempts.load(Ordering::Relaxed),
         batched: sched.batched_pods(),
         binds: counts.binds,
+        pod_groups: group_counts(store),
     };
-    let queued = (q.active + q.in_flight + q.backoff + q.unschedulable + q.gated) as u64;
+    let queued = q.total() as u64;
     if queued > counts.unbound || !summary.adds_up() {
         return Err(HarnessError::Run(format!(
-            "{}/{}: pods unaccounted for: {summary:?}, unbound in store {}",
+            "{}/{}: pods or PodGroups unaccounted for: {summary:?}, unbound in store {}",
             p.tc.name, p.wl.name, counts.unbound
         )));
     }
+    if summary.pod_groups.bound_unscheduled > 0 {
+        return Err(HarnessError::Run(format!(
+            "{}/{}: {} PodGroups never scheduled have bound members: {:?}",
+            p.tc.name, p.wl.name, summary.pod_groups.bound_unscheduled, summary.pod_groups
+        )));
+    }
     Ok(summary)
+}
+
+/// The PodGroups at the end: the store's counters, the live groups by their
+/// `PodGroupInitiallyScheduled` condition, and each group's bound members.
+fn group_counts(store: &Store) -> GroupCounts {
+    use crate::cluster::store::scheduling;
+    let (created, deleted) = store.created_deleted(&scheduling::POD_GROUP);
+    if created == 0 {
+        return GroupCounts::default();
+    }
+    let mut bound: ahash::AHashMap<(String, String), u64> = ahash::AHashMap::new();
+    for ps in store.pod_states() {
+        if let (Some(g), Some(_), false) = (&ps.pod_group, &ps.node, ps.terminating) {
+            *bound
+                .entry((ps.key.split().0.to_string(), g.clone()))
+                .or_default() += 1;
+        }
+    }
+    let mut c = GroupCounts {
+        created,
+        deleted,
+        ..GroupCounts::default()
+    };
+    for o in store.list_objects(&scheduling::POD_GROUP, None) {
+        let Some(g) = scheduling::pod_group_of(&o) else {
+            continue;
+        };
+        let key = (g.key.namespace.to_string_lossy(), g.key.name.to_string());
+        let n = bound.get(&key).copied().unwrap_or(0);
+        if g.scheduled {
+            c.scheduled += 1;
+        } else {
+            c.pending += 1;
+            c.bound_unscheduled += u64::from(n > 0);
+        }
+        if let tidegate_engine::api::PodGroupPolicy::Gang { min_count } = g.policy {
+            c.below_quorum += u64::from(n > 0 && n < min_count as u64);
+        }
+    }
+    c
 }
 
 /// Every pod at the end (`--dump-pods`).
@@ -526,6 +572,7 @@ fn dump_pods(store: &Store, sched: &Scheduler) -> Vec<PodDump> {
                 gates: ps.gates,
                 rejectors,
                 message: ps.condition.map(|c| c.1),
+                pod_group: ps.pod_group,
             }
         })
         .collect()

@@ -150,11 +150,14 @@ impl SchedulingQueue {
     }
 
     /// When the next periodic flush that can move a pod is due: the backoff flush while
-    /// backoffQ holds pods, the unschedulable flush while the pool holds pods (`None`: no
-    /// flush can move anything). A driver of a virtual clock advances it to this time.
+    /// backoffQ holds pods or a pod group awaits a flush, the unschedulable flush while the
+    /// pool holds pods (`None`: no flush can move anything). A driver of a virtual clock advances it to this time.
     pub(crate) fn next_flush_due(&self) -> Option<Time> {
         let inner = self.inner.lock();
-        let backoff = (!inner.backoff.is_empty()).then_some(inner.next_backoff_flush);
+        // Group entities move at the backoff flush (`flush_groups`), for both backoff and
+        // the unschedulable timeout.
+        let backoff = (!inner.backoff.is_empty() || inner.groups.awaits_flush())
+            .then_some(inner.next_backoff_flush);
         let unsched = (!inner.unschedulable.is_empty()).then_some(inner.next_unschedulable_flush);
         backoff.into_iter().chain(unsched).min()
     }

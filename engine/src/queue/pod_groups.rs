@@ -120,6 +120,17 @@ impl Groups {
         self.entities.insert(g.key().clone(), (g, place));
     }
 
+    /// Whether a group entity waits for a flush to move it: one backing off, or one
+    /// unschedulable and not gated (the unschedulable-timeout flush moves it; a gated one
+    /// only a gate's removal moves).
+    pub(super) fn awaits_flush(&self) -> bool {
+        self.entities.values().any(|(g, place)| match place {
+            Place::Backoff(_) => true,
+            Place::Unschedulable => !g.gated(),
+            Place::Active => false,
+        })
+    }
+
     pub(super) fn has_active(&self) -> bool {
         !self.active.is_empty()
     }

@@ -38,6 +38,7 @@ use crate::framework::{Code, CycleState, QueuedPodInfo, Status};
 use ahash::AHashSet;
 use rand::Rng;
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::time::Instant;
 
 use super::Scheduler;
@@ -655,6 +656,10 @@ impl Scheduler {
     ) {
         let cycle = self.queue.scheduling_cycle();
         let status = result.status.clone();
+        // One attempt per member, as a pod's own cycle counts one (the summary's `attempts`).
+        self.stats
+            .attempts
+            .fetch_add(result.results.len() as u64, Ordering::Relaxed);
         for r in result.results {
             let q = g.pods[r.index].clone();
             if status.is_success() && r.ok() {

@@ -63,6 +63,10 @@ struct Objects {
     objects: BTreeMap<ObjectKey, Arc<dyn KubeObject>>,
     /// Per index of the kind: key → objects filed under it.
     indexes: Vec<BTreeMap<String, BTreeSet<ObjectKey>>>,
+    /// Objects ever created and ever removed (a deletion held by finalizers counts when the
+    /// object goes): `created = deleted + objects.len()`.
+    created: u64,
+    deleted: u64,
 }
 
 /// One kind's store.
@@ -82,6 +86,8 @@ impl KindStore {
             data: RwLock::new(Objects {
                 objects: BTreeMap::new(),
                 indexes: vec![BTreeMap::new(); kind.indexes.len()],
+                created: 0,
+                deleted: 0,
             }),
             handlers: RwLock::new(Vec::new()),
         }
@@ -89,6 +95,12 @@ impl KindStore {
 
     pub(super) fn get(&self, key: &ObjectKey) -> Option<Arc<dyn KubeObject>> {
         self.data.read().objects.get(key).cloned()
+    }
+
+    /// Objects of the kind ever created and ever removed.
+    pub(super) fn created_deleted(&self) -> (u64, u64) {
+        let d = self.data.read();
+        (d.created, d.deleted)
     }
 
     /// How many objects the kind has.
@@ -103,6 +115,11 @@ impl KindStore {
             Some(o) => d.objects.insert(key.clone(), o.clone()),
             None => d.objects.remove(key),
         };
+        match (&old, obj) {
+            (None, Some(_)) => d.created += 1,
+            (Some(_), None) => d.deleted += 1,
+            _ => {}
+        }
         let (old_json, new_json) = (old.map(|o| o.to_json()), obj.map(|o| o.to_json()));
         for (i, ix) in self.kind.indexes.iter().enumerate() {
             for k in old_json.iter().flat_map(|j| (ix.keys)(j)) {
@@ -458,6 +475,12 @@ impl Store {
     pub(super) fn timestamp(&self) -> Time {
         let ns = self.clock.now().as_nanos() as i128;
         Time(k8s_openapi::jiff::Timestamp::from_nanosecond(ns).unwrap_or_default())
+    }
+
+    /// `(created, deleted)`: objects of `kind` ever created and ever removed (one held by
+    /// finalizers counts when it goes), so `created = deleted + list_objects(kind).len()`.
+    pub fn created_deleted(&self, kind: &Kind) -> (u64, u64) {
+        self.kind_store(kind).created_deleted()
     }
 
     /// Objects of `kind`, sorted by namespace and name; `namespace` None lists every one.

@@ -176,6 +176,8 @@ pub struct PodState {
     /// The PodScheduled=False condition `(reason, message)`, if any.
     pub condition: Option<(String, String)>,
     pub terminating: bool,
+    /// `spec.schedulingGroup.podGroupName`: the PodGroup the pod belongs to.
+    pub pod_group: Option<String>,
 }
 
 /// Final counts of a run.

@@ -201,6 +201,7 @@ impl Store {
                     .collect(),
                 condition: r.condition.as_deref().cloned(),
                 terminating: r.terminating,
+                pod_group: r.pod.spec.scheduling_group.as_deref().map(str::to_string),
             })
             .collect();
         v.sort_by(|a, b| a.key.cmp(&b.key));
