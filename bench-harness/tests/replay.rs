@@ -376,6 +376,21 @@ fn kubes_pod_group_cycles_replay_without_difference() {
     assert_eq!((r.deletions, r.victims_checked), (0, 0));
 }
 
+/// One scenario of kube's CI run (Random1GroupBatch1, seed 1) where kube's group cycle placed
+/// pod-3 (required pod affinity to `app: a` on its host, and itself `app: a`) first, on a node
+/// with no other `app: a` pod, then pod-4 (`app: a`) on another node. Right when it was
+/// placed (the first pod of a series matches its own term); judged beside every member,
+/// pod-4 included, it would not fit. The group check goes in kube's placing order.
+const SELF_AFFINITY_FIRST: &str = "v5_GroupSelfAffinityFirst_Scenario129.jsonl";
+
+#[test]
+fn a_member_is_judged_beside_the_members_placed_before_it() {
+    let r = replay(&fixture(SELF_AFFINITY_FIRST), None).unwrap();
+    assert!(r.disagreements.is_empty(), "{:?}", r.disagreements);
+    assert_eq!((r.group_cycles, r.groups_scheduled), (1, 1));
+    assert_eq!(r.group_placements_checked, 4);
+}
+
 /// A rejected cycle that sent a member to binding breaks all-or-nothing, and a quorum kube
 /// reports met where tidegate's verdicts do not meet it is a disagreement.
 #[test]

@@ -557,18 +557,38 @@ impl Replay {
         for d in v.disagreements {
             self.report.disagreements.push(format!("{at}: {d}"));
         }
-        // C (second half): kube's placement, on tidegate's state after the cycle.
-        for (name, p) in &g.pods {
-            let Some(node) = &p.node else { continue };
+        // C (second half): kube's placement, on tidegate's state after the cycle, member by
+        // member in the order kube's cycle placed them: each fits on its node beside the
+        // members placed before it (a later member may change what an earlier one needed:
+        // a required affinity the first pod of a series met by matching itself, a spread's
+        // skew).
+        let order = |name: &str| {
+            attempts
+                .iter()
+                .rposition(|a| a.pod == name && g.pods[name].node.as_deref() == Some(&a.kube_node))
+                .unwrap_or(usize::MAX)
+        };
+        let mut placed: Vec<(&String, &String)> = g
+            .pods
+            .iter()
+            .filter_map(|(name, p)| p.node.as_ref().map(|n| (name, n)))
+            .collect();
+        placed.sort_by_key(|(name, _)| order(name));
+        let mut held = Vec::new();
+        for (name, node) in &placed {
             let key = format!("{}/{name}", line.namespace);
-            let Some(bound) = self.bound.get(&key).cloned() else {
-                self.report.disagreements.push(format!(
+            match self.bound.get(&key).cloned() {
+                Some(bound) => {
+                    self.sched.on_pod_delete(&bound);
+                    held.push((name, node, key, bound));
+                }
+                None => self.report.disagreements.push(format!(
                     "{at}: kube sent {name} to binding on {node}; the record never placed it there"
-                ));
-                continue;
-            };
+                )),
+            }
+        }
+        for (name, node, key, bound) in held {
             self.report.group_placements_checked += 1;
-            self.sched.on_pod_delete(&bound);
             let pending = self
                 .pods
                 .get(&key)
@@ -578,7 +598,7 @@ impl Replay {
             self.sched.on_pod_add(bound);
             if fits != Some(true) {
                 self.report.disagreements.push(format!(
-                    "{at}: kube placed {name} on {node}; tidegate finds it does not fit there beside the group's other members ({fits:?})"
+                    "{at}: kube placed {name} on {node}; tidegate finds it does not fit there beside the group's members placed before it ({fits:?})"
                 ));
             }
         }
