@@ -2,7 +2,10 @@
 # Usage: python3 perf-data/scripts/kube-side-by-side-table.py DIR WORKLOAD...
 # The table of kube-side-by-side.sh from DIR/{kube,tidegate}/rK/*.json (perf-dash data items):
 # SchedulingThroughput Average, and the p90 of PreEnqueue and of the scheduling attempt
-# (kube's bucket-interpolated percentiles; tidegate's "buckets" estimator, the same method).
+# (kube's bucket-interpolated percentiles; tidegate's "buckets" estimator, the same method);
+# where either side reports pod-group attempts, a second table: the p90 of the pod group's
+# scheduling attempt (scheduler_podgroup_scheduling_attempt_duration_seconds, scheduled) and
+# of its algorithm (scheduler_podgroup_scheduling_algorithm_duration_seconds).
 import glob
 import json
 import os
@@ -77,6 +80,22 @@ def main():
             f"{fmt(kp, 'ms') if both_pe else '–'} | {fmt(tp, 'ms') if both_pe else '–'} | "
             f"{fmt(ka, 'ms')} | {fmt(ta, 'ms')} | {ratio(ka, ta)} |"
         )
+    groups = []
+    for w in workloads:
+        sc = dict(result="scheduled")
+        ka = series(d, "kube", w, "scheduler_podgroup_scheduling_attempt_duration_seconds", "Perc90", **sc)
+        ta = series(d, "tidegate", w, "scheduler_podgroup_scheduling_attempt_duration_seconds", "Perc90", **sc)
+        kg = series(d, "kube", w, "scheduler_podgroup_scheduling_algorithm_duration_seconds", "Perc90")
+        tg = series(d, "tidegate", w, "scheduler_podgroup_scheduling_algorithm_duration_seconds", "Perc90")
+        if ka or ta or kg or tg:
+            groups.append(f"| {w} | {fmt(ka, 'ms')} | {fmt(ta, 'ms')} | {ratio(ka, ta)} | "
+                          f"{fmt(kg, 'ms')} | {fmt(tg, 'ms')} | {ratio(kg, tg)} |")
+    if groups:
+        print()
+        print("| workload | kube p90 podgroup attempt | tidegate p90 podgroup attempt | ratio | kube p90 podgroup algorithm | tidegate p90 podgroup algorithm | ratio |")
+        print("|---|---|---|---|---|---|---|")
+        for g in groups:
+            print(g)
     print()
     print("Medians of the rounds, (min–max) in brackets; ratio = tidegate / kube for throughput, kube / tidegate for the attempt p90. "
           "Percentiles of durations are bucket-interpolated on both sides (kube's buckets). '–': not reported by both.")

@@ -35,7 +35,31 @@ pub(super) struct CycleContext<'a> {
     /// When the attempt started (its duration metrics).
     pub(super) start: Instant,
     /// A pod-group cycle's placement: only these nodes may be chosen (`None`: any).
-    pub(super) placement_nodes: Option<Arc<ahash::AHashSet<crate::api::Sym>>>,
+    pub(super) placement_nodes: Option<Arc<PlacementNodes>>,
+}
+
+/// The nodes of the placement a pod-group cycle assumed (kube's `Snapshot.AssumePlacement`):
+/// Filter walks `names`, the placement's own list (kube's `ListNodesInPlacement`), and a
+/// nominated node or a batch hint counts only when `set` holds it (`GetNodeInPlacement`).
+pub(super) struct PlacementNodes {
+    pub(super) names: Vec<crate::api::Sym>,
+    pub(super) set: ahash::AHashSet<crate::api::Sym>,
+}
+
+impl PlacementNodes {
+    /// A placement's nodes; `None` when it holds every node of the snapshot (kube treats that
+    /// as no placement).
+    pub(super) fn of(
+        p: &crate::framework::pod_group::Placement,
+        snapshot_nodes: usize,
+    ) -> Option<Arc<PlacementNodes>> {
+        if p.nodes.len() == snapshot_nodes {
+            return None;
+        }
+        let names: Vec<crate::api::Sym> = p.nodes.iter().map(|n| n.name()).collect();
+        let set = names.iter().copied().collect();
+        Some(Arc::new(PlacementNodes { names, set }))
+    }
 }
 
 impl Scheduler {

@@ -277,15 +277,11 @@ impl Scheduler {
         }
         let mut names = pre.and_then(|r| r.node_names);
         if let Some(pl) = &cx.placement_nodes {
-            // A pod-group placement: only its nodes, in the snapshot's (or PreFilter's) order.
+            // A pod-group placement: only its nodes, in its own order (kube's
+            // `ListNodesInPlacement`), or PreFilter's subset of them in PreFilter's order.
             names = Some(match names {
-                Some(n) => n.into_iter().filter(|x| pl.contains(x)).collect(),
-                None => snap
-                    .nodes
-                    .iter()
-                    .map(|n| n.name())
-                    .filter(|x| pl.contains(x))
-                    .collect(),
+                Some(n) => n.into_iter().filter(|x| pl.set.contains(x)).collect(),
+                None => pl.names.clone(),
             });
         }
         let candidates = CandidateNodes::new(snap, names);
@@ -298,7 +294,11 @@ impl Scheduler {
         // and in a fit error) even when the full pass does not reach it.
         let mut alone: Option<(Sym, Status)> = None;
         let nominated = cx.pod.nominated_node_name.filter(|n| !n.is_empty());
-        let in_placement = |n: &Sym| cx.placement_nodes.as_ref().is_none_or(|p| p.contains(n));
+        let in_placement = |n: &Sym| {
+            cx.placement_nodes
+                .as_ref()
+                .is_none_or(|p| p.set.contains(n))
+        };
         if let Some(first) = nominated.or(hint.node).filter(in_placement) {
             match self.filter_alone(cx, snap, first) {
                 Some(st) if st.is_success() => {

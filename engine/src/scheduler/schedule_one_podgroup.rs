@@ -42,7 +42,7 @@ use std::sync::atomic::Ordering;
 use std::time::Instant;
 
 use super::Scheduler;
-use super::cycle::CycleContext;
+use super::cycle::{CycleContext, PlacementNodes};
 use super::failure::{Failure, rejection};
 
 /// kube's `errPodGroupUnschedulable`.
@@ -297,9 +297,10 @@ impl Scheduler {
     ) -> GroupResult {
         let fwk = &self.frameworks[fi];
         let mut placement_state = CycleState::new();
-        let nodes: Option<Arc<AHashSet<Sym>>> = placement
+        let all = self.snapshot.lock().nodes.len();
+        let nodes = placement
             .as_ref()
-            .map(|p| Arc::new(p.nodes.iter().map(|n| n.name()).collect()));
+            .and_then(|p| PlacementNodes::of(p, all));
         let scheduled = self.cache.pod_groups().scheduled_pods_count(g.key());
         let mut progress = PlacementProgress {
             remaining: g.pods.len(),
@@ -385,7 +386,7 @@ impl Scheduler {
         &self,
         fi: usize,
         q: &QueuedPodInfo,
-        nodes: Option<Arc<AHashSet<Sym>>>,
+        nodes: Option<Arc<PlacementNodes>>,
         index: usize,
         reverts: &mut Vec<Revert>,
     ) -> PodResult {
@@ -447,7 +448,7 @@ impl Scheduler {
         &self,
         fi: usize,
         pod: Arc<Pod>,
-        nodes: Option<Arc<AHashSet<Sym>>>,
+        nodes: Option<Arc<PlacementNodes>>,
     ) -> CycleContext<'_> {
         let mut state = CycleState::new();
         state.record_plugin_metrics = crate::framework::metrics::sample_plugin_metrics();
