@@ -142,15 +142,20 @@ pub(crate) fn placements_by_domain(
     parent: &[Arc<NodeInfo>],
 ) -> Vec<Placement> {
     let mut out: Vec<(Sym, Vec<Arc<NodeInfo>>)> = Vec::new();
+    // Domain → its index in `out` (one hash lookup per node, not a walk over the domains).
+    let mut index: AHashMap<Sym, usize> = AHashMap::new();
     for ni in parent {
         let labels: &Labels = &ni.node.labels;
         let Some(d) = labels.get(key) else { continue };
         if required.is_some_and(|r| r != d) {
             continue;
         }
-        match out.iter_mut().find(|(k, _)| *k == d) {
-            Some((_, nodes)) => nodes.push(ni.clone()),
-            None => out.push((d, vec![ni.clone()])),
+        match index.get(&d) {
+            Some(&i) => out[i].1.push(ni.clone()),
+            None => {
+                index.insert(d, out.len());
+                out.push((d, vec![ni.clone()]));
+            }
         }
     }
     out.into_iter()
