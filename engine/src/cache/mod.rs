@@ -291,6 +291,7 @@ impl Cache {
         if inner.structural {
             inner.structural = false;
             inner.dirty.clear();
+            snap.layout += 1;
             snap.nodes.clear();
             snap.rows.clear();
             snap.index.clear();

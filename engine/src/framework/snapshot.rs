@@ -26,6 +26,9 @@ pub struct Snapshot {
     pub have_pods_with_required_anti_affinity: Vec<usize>,
     /// Image name → its size and the number of nodes that have it.
     pub image_states: Arc<AHashMap<Sym, ImageStateSummary>>,
+    /// Bumped whenever `nodes` is rebuilt (a node added or removed): an index into `nodes`
+    /// taken at one value holds the same node while the value is unchanged.
+    pub layout: u64,
 }
 
 /// kube's `ImageStateSummary`: the size of an image (as the first node that reported the name

@@ -44,6 +44,8 @@ pub(super) struct CycleContext<'a> {
 pub(super) struct PlacementNodes {
     pub(super) names: Vec<crate::api::Sym>,
     pub(super) set: ahash::AHashSet<crate::api::Sym>,
+    /// `names`' indices into the snapshot's nodes, valid while its `layout` is `.0`.
+    pub(super) indices: (u64, Vec<usize>),
 }
 
 impl PlacementNodes {
@@ -51,14 +53,22 @@ impl PlacementNodes {
     /// as no placement).
     pub(super) fn of(
         p: &crate::framework::pod_group::Placement,
-        snapshot_nodes: usize,
+        snap: &crate::framework::Snapshot,
     ) -> Option<Arc<PlacementNodes>> {
-        if p.nodes.len() == snapshot_nodes {
+        if p.nodes.len() == snap.nodes.len() {
             return None;
         }
         let names: Vec<crate::api::Sym> = p.nodes.iter().map(|n| n.name()).collect();
         let set = names.iter().copied().collect();
-        Some(Arc::new(PlacementNodes { names, set }))
+        let indices = names
+            .iter()
+            .filter_map(|n| snap.index.get(n).copied())
+            .collect();
+        Some(Arc::new(PlacementNodes {
+            names,
+            set,
+            indices: (snap.layout, indices),
+        }))
     }
 }
 

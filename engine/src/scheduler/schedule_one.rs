@@ -61,6 +61,16 @@ impl<'s> CandidateNodes<'s> {
         CandidateNodes { snap, subset }
     }
 
+    /// The snapshot's nodes at `indices` (taken at the snapshot's current layout).
+    fn at(snap: &'s Snapshot, indices: &[usize]) -> Self {
+        let nodes = indices.iter().map(|&i| snap.nodes[i].clone()).collect();
+        let rows = indices.iter().map(|&i| snap.rows[i]).collect();
+        CandidateNodes {
+            snap,
+            subset: Some((nodes, rows)),
+        }
+    }
+
     fn nodes(&self) -> (&[Arc<NodeInfo>], &[NodeRow]) {
         match &self.subset {
             Some((nodes, rows)) => (nodes, rows),
@@ -275,16 +285,20 @@ impl Scheduler {
         if !st.is_success() {
             return Err(pre_filter_failure(st, all, with_nodes));
         }
-        let mut names = pre.and_then(|r| r.node_names);
-        if let Some(pl) = &cx.placement_nodes {
+        let names = pre.and_then(|r| r.node_names);
+        let candidates = match (&cx.placement_nodes, names) {
             // A pod-group placement: only its nodes, in its own order (kube's
             // `ListNodesInPlacement`), or PreFilter's subset of them in PreFilter's order.
-            names = Some(match names {
-                Some(n) => n.into_iter().filter(|x| pl.set.contains(x)).collect(),
-                None => pl.names.clone(),
-            });
-        }
-        let candidates = CandidateNodes::new(snap, names);
+            (Some(pl), Some(n)) => CandidateNodes::new(
+                snap,
+                Some(n.into_iter().filter(|x| pl.set.contains(x)).collect()),
+            ),
+            (Some(pl), None) if pl.indices.0 == snap.layout => {
+                CandidateNodes::at(snap, &pl.indices.1)
+            }
+            (Some(pl), None) => CandidateNodes::new(snap, Some(pl.names.clone())),
+            (None, names) => CandidateNodes::new(snap, names),
+        };
         let hint = if self.opportunistic_batching {
             self.node_hint(cx, snap)
         } else {

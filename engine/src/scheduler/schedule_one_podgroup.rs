@@ -297,10 +297,11 @@ impl Scheduler {
     ) -> GroupResult {
         let fwk = &self.frameworks[fi];
         let mut placement_state = CycleState::new();
-        let all = self.snapshot.lock().nodes.len();
-        let nodes = placement
-            .as_ref()
-            .and_then(|p| PlacementNodes::of(p, all));
+        let nodes = placement.as_ref().and_then(|p| {
+            let mut snap = self.snapshot.lock();
+            self.cache.update_snapshot(&mut snap);
+            PlacementNodes::of(p, &snap)
+        });
         let scheduled = self.cache.pod_groups().scheduled_pods_count(g.key());
         let mut progress = PlacementProgress {
             remaining: g.pods.len(),
