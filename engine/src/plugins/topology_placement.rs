@@ -38,11 +38,81 @@ pub(crate) const NAME: &str = "TopologyPlacementGenerator";
 /// (kube: the snapshot's `PodGroupStates`).
 pub(crate) struct TopologyPlacement {
     groups: Arc<PodGroupStates>,
+    /// The last split of the parent's nodes by domain, reused while the parent holds the same
+    /// node objects in the same order (see [`DomainSplit`]).
+    split: parking_lot::Mutex<Option<DomainSplit>>,
 }
 
 impl TopologyPlacement {
     pub(crate) fn new(groups: Arc<PodGroupStates>) -> TopologyPlacement {
-        TopologyPlacement { groups }
+        TopologyPlacement {
+            groups,
+            split: parking_lot::Mutex::new(None),
+        }
+    }
+
+    /// [`placements_by_domain`] through the kept split: a cycle's parent is the snapshot's
+    /// node list, which changes its node objects only when a node is added, removed or
+    /// updated (a pod's arrival replaces the `NodeInfo`, not its `Node`), so most cycles
+    /// check one pointer per node instead of reading every node's labels.
+    fn placements(&self, key: Sym, required: Option<Sym>, parent: &Placement) -> Vec<Placement> {
+        let mut split = self.split.lock();
+        if !split.as_ref().is_some_and(|s| s.holds(key, &parent.nodes)) {
+            *split = Some(DomainSplit::of(key, &parent.nodes));
+        }
+        let s = split.as_ref().expect("just set");
+        s.domains
+            .iter()
+            .filter(|(d, _)| required.is_none_or(|r| r == *d))
+            .map(|(d, idx)| Placement {
+                name: d.to_string_lossy(),
+                nodes: idx.iter().map(|&i| parent.nodes[i].clone()).collect(),
+            })
+            .collect()
+    }
+}
+
+/// The parent's nodes split by their value of `key`: per domain (in order of first
+/// appearance) the indices of its nodes. Valid for a node list that holds these very `Node`
+/// objects in this order: labels live in the `Node`, which an update replaces (the `Arc`s
+/// kept here stop an address from being reused by another node).
+struct DomainSplit {
+    key: Sym,
+    nodes: Vec<Arc<crate::api::Node>>,
+    domains: Vec<(Sym, Vec<usize>)>,
+}
+
+impl DomainSplit {
+    fn of(key: Sym, parent: &[Arc<NodeInfo>]) -> DomainSplit {
+        let mut domains: Vec<(Sym, Vec<usize>)> = Vec::new();
+        // Domain → its index in `domains` (one hash lookup per node).
+        let mut index: AHashMap<Sym, usize> = AHashMap::new();
+        for (i, ni) in parent.iter().enumerate() {
+            let labels: &Labels = &ni.node.labels;
+            let Some(d) = labels.get(key) else { continue };
+            match index.get(&d) {
+                Some(&j) => domains[j].1.push(i),
+                None => {
+                    index.insert(d, domains.len());
+                    domains.push((d, vec![i]));
+                }
+            }
+        }
+        DomainSplit {
+            key,
+            nodes: parent.iter().map(|ni| ni.node.clone()).collect(),
+            domains,
+        }
+    }
+
+    fn holds(&self, key: Sym, parent: &[Arc<NodeInfo>]) -> bool {
+        self.key == key
+            && self.nodes.len() == parent.len()
+            && self
+                .nodes
+                .iter()
+                .zip(parent)
+                .all(|(a, b)| Arc::ptr_eq(a, &b.node))
     }
 }
 
@@ -86,7 +156,14 @@ impl PlacementGeneratePlugin for TopologyPlacement {
         } else {
             parent.nodes.iter().map(|n| (n.name(), &**n)).collect()
         };
-        match generate_placements(keys, &scheduled, &|n| by_name.get(&n).copied(), parent) {
+        let split = |key, required| self.placements(key, required, parent);
+        match generate_placements_with(
+            keys,
+            &scheduled,
+            &|n| by_name.get(&n).copied(),
+            parent,
+            &split,
+        ) {
             Ok(placements) => (
                 GeneratePlacementsResult {
                     placements: placements.into_iter().map(Arc::new).collect(),
@@ -136,6 +213,9 @@ pub(crate) fn scheduled_pods_domain(
 
 /// kube's `GeneratePlacements` after the key is known: the parent's nodes split by their value
 /// of `key` (only `required`'s when set), each domain once, in order of first appearance.
+/// The plain form of what the plugin does through its kept [`DomainSplit`]; the tests hold
+/// the two to the same answers.
+#[cfg(test)]
 pub(crate) fn placements_by_domain(
     key: Sym,
     required: Option<Sym>,
@@ -168,11 +248,29 @@ pub(crate) fn placements_by_domain(
 
 /// The whole of kube's `GeneratePlacements`: `topology_keys` are the group's constraint keys
 /// (the first counts), `scheduled` its scheduled members, `parent` the parent placement.
+#[cfg(test)]
 pub(crate) fn generate_placements(
     topology_keys: &[Sym],
     scheduled: &[(String, Sym)],
     node_info: NodeLookup<'_>,
     parent: &Placement,
+) -> Result<Vec<Placement>, Status> {
+    generate_placements_with(
+        topology_keys,
+        scheduled,
+        node_info,
+        parent,
+        &|key, required| placements_by_domain(key, required, &parent.nodes),
+    )
+}
+
+/// [`generate_placements`] with the split by domain done by `split(key, required domain)`.
+fn generate_placements_with(
+    topology_keys: &[Sym],
+    scheduled: &[(String, Sym)],
+    node_info: NodeLookup<'_>,
+    parent: &Placement,
+    split: &dyn Fn(Sym, Option<Sym>) -> Vec<Placement>,
 ) -> Result<Vec<Placement>, Status> {
     let Some(&key) = topology_keys.first() else {
         return Ok(vec![parent.clone()]);
@@ -186,7 +284,7 @@ pub(crate) fn generate_placements(
             ))
         })?
     };
-    Ok(placements_by_domain(key, required, &parent.nodes))
+    Ok(split(key, required))
 }
 
 #[cfg(test)]
@@ -325,6 +423,50 @@ mod tests {
                 want: None,
             },
         ]
+    }
+
+    /// The kept split answers as a fresh one does: for the same nodes, after a node's labels
+    /// change (a new `Node`), after a node goes, and with a required domain.
+    #[test]
+    fn the_kept_split_follows_node_changes() {
+        let names = |ps: &[Placement]| -> Vec<(String, Vec<String>)> {
+            ps.iter()
+                .map(|p| {
+                    let nodes = p.nodes.iter().map(|n| n.name().to_string_lossy()).collect();
+                    (p.name.clone(), nodes)
+                })
+                .collect()
+        };
+        let key = Sym::new("rack");
+        let plugin = TopologyPlacement::new(Arc::new(PodGroupStates::default()));
+        let mut nodes = vec![
+            node("a", &[("rack", "r1")]),
+            node("b", &[("rack", "r2")]),
+            node("c", &[("rack", "r1")]),
+            node("d", &[]),
+        ];
+        let check = |nodes: &[Arc<NodeInfo>], required: Option<Sym>| {
+            let parent = Placement {
+                name: String::new(),
+                nodes: nodes.to_vec(),
+            };
+            let kept = plugin.placements(key, required, &parent);
+            assert_eq!(
+                names(&kept),
+                names(&placements_by_domain(key, required, nodes))
+            );
+            names(&kept)
+        };
+        let first = check(&nodes, None);
+        assert_eq!(first.len(), 2);
+        assert_eq!(check(&nodes, None), first);
+        nodes[1] = node("b", &[("rack", "r1")]);
+        assert_eq!(check(&nodes, None).len(), 1);
+        nodes[3] = node("d", &[("rack", "r3")]);
+        assert_eq!(check(&nodes, None).len(), 2);
+        nodes.remove(0);
+        check(&nodes, None);
+        assert_eq!(check(&nodes, Some(Sym::new("r3"))).len(), 1);
     }
 
     #[test]
