@@ -35,6 +35,7 @@ use super::*;
 use crate::api::{PodGroup, PodGroupKey};
 use crate::framework::pod_group::{PodGroupInfo, QueuedPodGroupInfo};
 use crate::framework::pod_group_state::group_of;
+use ahash::AHashSet;
 use std::cmp::Reverse;
 use std::collections::BTreeSet;
 
@@ -61,6 +62,18 @@ pub(super) struct Groups {
     /// The PodGroup objects the queue has seen (kube's workload forest, flat).
     objects: AHashMap<PodGroupKey, Arc<PodGroup>>,
     entities: AHashMap<PodGroupKey, (QueuedPodGroupInfo, Place)>,
+    /// Member pod → its entity in `entities` (kept by `put` and `take`, the only ways an
+    /// entity enters or leaves): a lookup by the pod's key alone (`Activate`, `locate`)
+    /// without a walk over every queued member.
+    member_of: AHashMap<PodKey, PodGroupKey>,
+    /// Entities in the unschedulable place that no PreEnqueue plugin gates, and those gated,
+    /// by gating plugin (kept by `put` and `take`): an event looks only at the entities it
+    /// can move (the ungated ones, and those gated by a plugin that registered the event),
+    /// not at every gated group.
+    unschedulable: AHashSet<PodGroupKey>,
+    gated_by: AHashMap<&'static str, AHashSet<PodGroupKey>>,
+    /// Entities backing off (kept by `put` and `take`).
+    backing_off: usize,
     active: BTreeSet<ActiveKey>,
     pending: AHashMap<PodGroupKey, Vec<QueuedPodInfo>>,
     incomplete: AHashMap<PodGroupKey, Vec<QueuedPodInfo>>,
@@ -110,6 +123,24 @@ impl Groups {
         if place == Place::Active {
             self.active.remove(&active_key(&g));
         }
+        for p in &g.pods {
+            self.member_of.remove(&p.pod.key);
+        }
+        match (place, g.gating_plugin) {
+            (Place::Unschedulable, None) => {
+                self.unschedulable.remove(key);
+            }
+            (Place::Unschedulable, Some(gp)) => {
+                if let Some(set) = self.gated_by.get_mut(gp) {
+                    set.remove(key);
+                    if set.is_empty() {
+                        self.gated_by.remove(gp);
+                    }
+                }
+            }
+            (Place::Backoff(_), _) => self.backing_off -= 1,
+            (Place::Active, _) => {}
+        }
         Some((g, place))
     }
 
@@ -117,18 +148,32 @@ impl Groups {
         if place == Place::Active {
             self.active.insert(active_key(&g));
         }
+        for p in &g.pods {
+            self.member_of.insert(p.pod.key.clone(), g.key().clone());
+        }
+        match (place, g.gating_plugin) {
+            (Place::Unschedulable, None) => {
+                self.unschedulable.insert(g.key().clone());
+            }
+            (Place::Unschedulable, Some(gp)) => {
+                self.gated_by.entry(gp).or_default().insert(g.key().clone());
+            }
+            (Place::Backoff(_), _) => self.backing_off += 1,
+            (Place::Active, _) => {}
+        }
         self.entities.insert(g.key().clone(), (g, place));
+    }
+
+    /// The entity holding member `key`, if one does.
+    fn entity_of(&self, key: &PodKey) -> Option<&PodGroupKey> {
+        self.member_of.get(key)
     }
 
     /// Whether a group entity waits for a flush to move it: one backing off, or one
     /// unschedulable and not gated (the unschedulable-timeout flush moves it; a gated one
     /// only a gate's removal moves).
     pub(super) fn awaits_flush(&self) -> bool {
-        self.entities.values().any(|(g, place)| match place {
-            Place::Backoff(_) => true,
-            Place::Unschedulable => !g.gated(),
-            Place::Active => false,
-        })
+        self.backing_off > 0 || !self.unschedulable.is_empty()
     }
 
     pub(super) fn has_active(&self) -> bool {
@@ -137,8 +182,9 @@ impl Groups {
 
     /// The member with this key wherever the groups hold it (not in flight).
     pub(super) fn find_member(&self, key: &PodKey) -> Option<Arc<Pod>> {
-        self.entities
-            .values()
+        self.entity_of(key)
+            .and_then(|g| self.entities.get(g))
+            .into_iter()
             .flat_map(|(g, _)| g.pods.iter())
             .chain(self.pending.values().flatten())
             .chain(self.incomplete.values().flatten())
@@ -563,24 +609,28 @@ impl SchedulingQueue {
         old: &EventObject,
         new: &EventObject,
     ) {
-        let keys: Vec<PodGroupKey> = inner
-            .groups
-            .entities
-            .iter()
-            .filter(|(_, (_, place))| *place == Place::Unschedulable)
-            .map(|(k, _)| k.clone())
-            .collect();
-        for key in keys {
-            let (g, _) = &inner.groups.entities[&key];
-            if let Some(gp) = g.gating_plugin
-                && !event.is_wildcard()
-                && !self
+        let groups = &inner.groups;
+        if groups.unschedulable.is_empty() && groups.gated_by.is_empty() {
+            return;
+        }
+        // The ungated entities, then those gated by a plugin that registered the event (any
+        // plugin, for a wildcard event).
+        let mut keys: Vec<PodGroupKey> = groups.unschedulable.iter().cloned().collect();
+        for (gp, set) in &groups.gated_by {
+            if event.is_wildcard()
+                || self
                     .plugin_events
                     .get(gp)
                     .is_some_and(|evs| evs.iter().any(|r| r.matches(event)))
             {
-                continue;
+                keys.extend(set.iter().cloned());
             }
+        }
+        // Hash-set order is arbitrary: the entities are looked at in key order, so that a run
+        // is reproducible.
+        keys.sort_unstable();
+        for key in keys {
+            let (g, _) = &inner.groups.entities[&key];
             let mut best = Strategy::Skip;
             for p in &g.pods {
                 best = best.max(self.worth_requeuing(p, event, old, new));
@@ -644,15 +694,17 @@ impl SchedulingQueue {
 
     /// Activates a member's group (kube's `Activate` of a pod-group member: its root).
     pub(super) fn activate_group_of(&self, inner: &mut Inner, pod_key: &PodKey) -> bool {
-        let key = inner
+        let Some(key) = inner.groups.entity_of(pod_key).cloned() else {
+            return false;
+        };
+        if inner
             .groups
             .entities
-            .iter()
-            .find(|(_, (g, place))| {
-                *place != Place::Active && g.pods.iter().any(|p| p.pod.key == *pod_key)
-            })
-            .map(|(k, _)| k.clone());
-        let Some(key) = key else { return false };
+            .get(&key)
+            .is_none_or(|(_, place)| *place == Place::Active)
+        {
+            return false;
+        }
         let (g, _) = inner.groups.take(&key).expect("found above");
         self.group_to_active(inner, g, labels::FORCE_ACTIVATE);
         true
