@@ -297,11 +297,11 @@ impl Scheduler {
     ) -> GroupResult {
         let fwk = &self.frameworks[fi];
         let mut placement_state = CycleState::new();
-        let nodes = placement.as_ref().and_then(|p| {
-            let mut snap = self.snapshot.lock();
-            self.cache.update_snapshot(&mut snap);
-            PlacementNodes::of(p, &snap)
-        });
+        // The indices are checked against the snapshot's layout at each member attempt, so
+        // the snapshot need not be refreshed here (each attempt refreshes it).
+        let nodes = placement
+            .as_ref()
+            .and_then(|p| PlacementNodes::of(p, &self.snapshot.lock()));
         let scheduled = self.cache.pod_groups().scheduled_pods_count(g.key());
         let mut progress = PlacementProgress {
             remaining: g.pods.len(),
