@@ -307,24 +307,23 @@ pub fn histogram_items(metrics: &Metrics, name: &str) -> Vec<DataItem> {
         if h.hist.is_empty() {
             continue;
         }
-        for estimator in ["exact", "buckets"] {
+        const QUANTILES: [(&str, f64); 4] = [
+            ("Perc50", 0.5),
+            ("Perc90", 0.9),
+            ("Perc95", 0.95),
+            ("Perc99", 0.99),
+        ];
+        let exact = QUANTILES.map(|(_, q)| h.exact_quantile(q));
+        // kube's buckets are counted once for the four quantiles.
+        let buckets = h.bucket_quantiles(QUANTILES.map(|(_, q)| q));
+        for (estimator, values) in [("exact", exact), ("buckets", buckets)] {
             let mut l = base_labels(metric, name);
             for (k, v) in &labels {
                 l.insert((*k).to_string(), v.clone());
             }
             l.insert("estimator".into(), estimator.into());
             let mut data = BTreeMap::new();
-            for (key, q) in [
-                ("Perc50", 0.5),
-                ("Perc90", 0.9),
-                ("Perc95", 0.95),
-                ("Perc99", 0.99),
-            ] {
-                let v = if estimator == "exact" {
-                    h.exact_quantile(q)
-                } else {
-                    h.bucket_quantile(q)
-                };
+            for ((key, _), v) in QUANTILES.iter().zip(values) {
                 data.insert(key.to_string(), v * 1000.0);
             }
             data.insert("Average".into(), h.mean() * 1000.0);
