@@ -2,7 +2,7 @@
 //! throughput sampling with scheduler_perf's rules, histogram percentiles with two
 //! estimators, thresholds, and the output file.
 
-use crate::workload::{MetricSelector, Threshold};
+use crate::workload::{MetricSelector, MetricsCollectorConfig, Threshold};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -271,34 +271,89 @@ pub fn throughput_item(binds: &[Duration], duration: Duration, name: &str) -> Da
 /// A metric family and its label pairs.
 type GroupKey = (&'static str, Vec<(&'static str, String)>);
 
-/// One family + label set, statuses merged (scheduler_perf collects by these labels).
+/// Without a `metricsCollectorConfig`: one item per family and label set, merged over the
+/// labels kube's `defaultMetricsCollectorConfig` (test/integration/scheduler_perf/
+/// scheduler_perf.go) does not name for that family (`status` everywhere, a queueing hint's
+/// `hint`). Families outside kube's default list are tidegate's additions and keep their
+/// labels; the SLI duration and the attempts count are not reported by default, as in kube.
 fn group_key(s: &Series) -> Option<GroupKey> {
+    let merged: &[&str] = match s {
+        Series::PodSchedulingAttempts | Series::SliDuration(_) => return None,
+        Series::QueueingHint(..) => &["status", "hint"],
+        _ => &["status"],
+    };
     let labels: Vec<(&'static str, String)> = s
         .labels()
         .into_iter()
-        .filter(|(k, _)| *k != "status")
+        .filter(|(k, _)| !merged.contains(k))
         .collect();
-    match s {
-        Series::PodSchedulingAttempts | Series::SliDuration(_) => None,
-        _ => Some((s.metric_name(), labels)),
-    }
+    Some((s.metric_name(), labels))
 }
 
-/// Histogram items: for each series with samples, `estimator=exact` (hdrhistogram) and
-/// `estimator=buckets` (kube's buckets, as perf-dash computes), in ms.
-pub fn histogram_items(metrics: &Metrics, name: &str) -> Vec<DataItem> {
+/// Histogram items of a collection window: for each reported family and label set, the
+/// series that match merged into one, with two estimators: `estimator=exact` (hdrhistogram)
+/// and `estimator=buckets` (kube's buckets, as perf-dash computes), in ms.
+///
+/// With a test case's `metricsCollectorConfig`, as kube's `metricsCollector.collect`
+/// (test/integration/scheduler_perf/util.go): only the families it names; a family without
+/// label values gives one item over all its series; one with label values gives an item per
+/// combination of them (`uniqueLVCombos`), over the series carrying those values, whatever
+/// their other labels; combinations without samples give none.
+pub fn histogram_items(
+    metrics: &Metrics,
+    name: &str,
+    config: Option<&MetricsCollectorConfig>,
+) -> Vec<DataItem> {
     let mut groups: BTreeMap<GroupKey, HistogramSnapshot> = BTreeMap::new();
-    for h in metrics.histograms() {
-        let Some(key) = group_key(&h.series) else {
-            continue;
-        };
-        match groups.get_mut(&key) {
-            Some(g) => {
-                let _ = g.hist.add(&h.hist);
-                g.sum += h.sum;
+    let mut merge = |key: GroupKey, h: &HistogramSnapshot| match groups.get_mut(&key) {
+        Some(g) => {
+            let _ = g.hist.add(&h.hist);
+            g.sum += h.sum;
+        }
+        None => {
+            groups.insert(key, h.clone());
+        }
+    };
+    let histograms = metrics.histograms();
+    match config {
+        None => {
+            for h in &histograms {
+                if let Some(key) = group_key(&h.series) {
+                    merge(key, h);
+                }
             }
-            None => {
-                groups.insert(key, h);
+        }
+        Some(config) => {
+            for (metric, filter) in config {
+                let Some(family) = histograms
+                    .iter()
+                    .find(|h| h.series.metric_name() == metric)
+                    .map(|h| h.series.metric_name())
+                else {
+                    continue;
+                };
+                for combo in label_combos(filter.as_deref().unwrap_or(&[])) {
+                    for h in &histograms {
+                        let labels = h.series.labels();
+                        let matches = h.series.metric_name() == family
+                            && combo.iter().all(|(k, v)| {
+                                labels.iter().any(|(lk, lv)| *lk == k.as_str() && lv == v)
+                            });
+                        if matches {
+                            let key = combo
+                                .iter()
+                                .map(|(k, v)| {
+                                    let k = labels
+                                        .iter()
+                                        .find(|(lk, _)| *lk == k.as_str())
+                                        .map_or("", |(lk, _)| *lk);
+                                    (k, v.clone())
+                                })
+                                .collect();
+                            merge((family, key), h);
+                        }
+                    }
+                }
             }
         }
     }
@@ -332,6 +387,24 @@ pub fn histogram_items(metrics: &Metrics, name: &str) -> Vec<DataItem> {
                 unit: "ms".into(),
                 labels: l,
             });
+        }
+    }
+    out
+}
+
+/// kube's `uniqueLVCombos`: every combination of one value per named label (the first
+/// label's values outermost); no labels: the one empty combination.
+fn label_combos(filter: &[(String, Vec<String>)]) -> Vec<Vec<(String, String)>> {
+    let Some(((label, values), rest)) = filter.split_first() else {
+        return vec![vec![]];
+    };
+    let tails = label_combos(rest);
+    let mut out = Vec::with_capacity(values.len() * tails.len());
+    for v in values {
+        for tail in &tails {
+            let mut combo = vec![(label.clone(), v.clone())];
+            combo.extend(tail.iter().cloned());
+            out.push(combo);
         }
     }
     out

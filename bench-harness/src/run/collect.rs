@@ -166,29 +166,16 @@ impl Window {
             pending,
         });
         let mut items = vec![report::throughput_item(&binds, dur, &self.name)];
-        let mut histograms = report::histogram_items(sched.metrics(), &self.name);
-        if let Some(m) = &self.metrics {
-            histograms.retain(|i| collected(m, i));
-        }
-        items.extend(histograms);
+        items.extend(report::histogram_items(
+            sched.metrics(),
+            &self.name,
+            self.metrics.as_ref(),
+        ));
         items.extend(report::counter_items(sched.metrics(), &self.name));
         items.extend(report::memory_items(&samples, &self.name));
         items.push(report::scheduling_duration_item(elapsed, &self.name));
         items
     }
-}
-
-/// Whether kube's metrics collector with config `m` reports histogram item `i`: its metric
-/// is listed and, for each label the config names, the item's value is one listed.
-fn collected(m: &MetricsCollectorConfig, i: &DataItem) -> bool {
-    let Some(filter) = i.labels.get("Metric").and_then(|name| m.get(name)) else {
-        return false;
-    };
-    filter.iter().flatten().all(|(label, values)| {
-        i.labels
-            .get(label)
-            .is_some_and(|v| values.iter().any(|x| x == v))
-    })
 }
 
 pub(crate) const OVERLAPPING: &str = "metrics collection is overlapping: a collector was started before the previous one was stopped";
@@ -199,29 +186,45 @@ mod tests {
     use crate::workload::parse_config;
     use std::path::Path;
 
-    fn item(labels: &[(&str, &str)]) -> DataItem {
-        DataItem {
-            data: BTreeMap::new(),
-            unit: "ms".into(),
-            labels: labels
-                .iter()
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .collect(),
-        }
+    use tidegate_engine::Code;
+    use tidegate_engine::metrics::{AttemptResult, ExtensionPoint, Metrics, Series};
+
+    /// The items of `m` for metric `metric`: their labels other than Metric, Name and
+    /// estimator, and the sample count behind each (from the `exact` items' Average).
+    fn items_of(items: &[DataItem], metric: &str) -> Vec<Vec<(String, String)>> {
+        items
+            .iter()
+            .filter(|i| i.labels["Metric"] == metric && i.labels["estimator"] == "exact")
+            .map(|i| {
+                i.labels
+                    .iter()
+                    .filter(|(k, _)| !["Metric", "Name", "estimator"].contains(&k.as_str()))
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect()
+            })
+            .collect()
     }
 
-    /// A test case's `metricsCollectorConfig` (starvation's shape) keeps only the listed
-    /// histograms, and of a family with label values only the series with one of them.
+    fn pairs(p: &[(&str, &str)]) -> Vec<(String, String)> {
+        p.iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    /// A test case's `metricsCollectorConfig` (starvation's shape), as kube's
+    /// metricsCollector.collect (test/integration/scheduler_perf/util.go): only the named
+    /// families; an item per listed label value, merged over the labels not named; a family
+    /// named without labels merged whole; values without samples give no item.
     #[test]
-    fn metrics_collector_config_selects_the_histograms() {
+    fn metrics_collector_config_selects_and_merges_the_histograms() {
         let text = "\
 - name: T
   metricsCollectorConfig:
     metrics:
       scheduler_scheduling_attempt_duration_seconds:
       - label: result
-        values: [scheduled, unschedulable]
-      scheduler_pod_scheduling_sli_duration_seconds:
+        values: [scheduled, unschedulable, error]
+      scheduler_framework_extension_point_duration_seconds:
   workloadTemplate:
   - opcode: createPods
     count: 1
@@ -230,20 +233,58 @@ mod tests {
   - name: w
 ";
         let cfg = parse_config(Path::new("c.yaml"), text).unwrap();
-        let m = cfg.test_cases[0].metrics_collector.clone().unwrap();
+        let config = cfg.test_cases[0].metrics_collector.clone().unwrap();
+        let m = Metrics::new();
+        m.observe(Series::AttemptDuration(AttemptResult::Scheduled), 1_000_000);
+        m.observe(
+            Series::AttemptDuration(AttemptResult::Unschedulable),
+            2_000_000,
+        );
+        // Two statuses of one extension point and a second extension point: one item.
+        m.observe(
+            Series::ExtensionPoint(ExtensionPoint::Filter, Code::Success),
+            1_000_000,
+        );
+        m.observe(
+            Series::ExtensionPoint(ExtensionPoint::Filter, Code::Unschedulable),
+            3_000_000,
+        );
+        m.observe(
+            Series::ExtensionPoint(ExtensionPoint::Score, Code::Success),
+            2_000_000,
+        );
+        m.observe(Series::AlgorithmDuration, 1_000_000);
+        let items = report::histogram_items(&m, "w", Some(&config));
         let attempt = "scheduler_scheduling_attempt_duration_seconds";
-        assert!(collected(
-            &m,
-            &item(&[("Metric", attempt), ("result", "scheduled")])
-        ));
-        assert!(!collected(
-            &m,
-            &item(&[("Metric", attempt), ("result", "error")])
-        ));
-        let sli = "scheduler_pod_scheduling_sli_duration_seconds";
-        assert!(collected(&m, &item(&[("Metric", sli), ("attempts", "1")])));
+        assert_eq!(
+            items_of(&items, attempt),
+            vec![
+                pairs(&[("result", "scheduled")]),
+                pairs(&[("result", "unschedulable")])
+            ]
+        );
         let ep = "scheduler_framework_extension_point_duration_seconds";
-        assert!(!collected(&m, &item(&[("Metric", ep)])));
+        assert_eq!(items_of(&items, ep), vec![pairs(&[])]);
+        let merged = items
+            .iter()
+            .find(|i| i.labels["Metric"] == ep && i.labels["estimator"] == "exact")
+            .unwrap();
+        // (1 + 3 + 2) ms over 3 samples.
+        assert!((merged.data["Average"] - 2.0).abs() < 1e-9, "{merged:?}");
+        assert!(items_of(&items, "scheduler_scheduling_algorithm_duration_seconds").is_empty());
+        // Without a config, tidegate's default: every family, by extension point.
+        let all = report::histogram_items(&m, "w", None);
+        assert_eq!(
+            items_of(&all, ep),
+            vec![
+                pairs(&[("extension_point", "Filter")]),
+                pairs(&[("extension_point", "Score")])
+            ]
+        );
+        assert_eq!(
+            items_of(&all, "scheduler_scheduling_algorithm_duration_seconds"),
+            vec![pairs(&[])]
+        );
         let bad = text.replace("- label: result", "- lable: result");
         let e = parse_config(Path::new("c.yaml"), &bad)
             .unwrap_err()

@@ -530,7 +530,7 @@ impl Metrics {
 
     /// Records a duration in nanoseconds (or a count for count-valued series).
     #[inline]
-    pub(crate) fn observe(&self, series: Series, value: u64) {
+    pub fn observe(&self, series: Series, value: u64) {
         let rec = self.recorders.get_or_default();
         let mut rec = rec.lock();
         let (h, sum) = rec
