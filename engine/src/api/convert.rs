@@ -982,58 +982,120 @@ pub fn pod_disruption_budget(
 pub fn pod_group(
     pg: &k8s_openapi::api::scheduling::v1beta1::PodGroup,
 ) -> Result<super::PodGroup, ConvertError> {
-    use super::pod_group::{DisruptionMode, PodGroup, PodGroupKey, PodGroupPolicy};
-    let m = &pg.metadata;
-    let spec = Some(&pg.spec);
-    let policy = match spec.and_then(|s| s.scheduling_policy.gang.as_ref()) {
-        Some(g) => PodGroupPolicy::Gang {
-            min_count: g.min_count,
+    let spec = &pg.spec;
+    Ok(group_of(
+        &pg.metadata,
+        GroupSpec {
+            composite: false,
+            min_count: spec.scheduling_policy.gang.as_ref().map(|g| g.min_count),
+            topology_keys: spec
+                .scheduling_constraints
+                .as_ref()
+                .and_then(|c| c.topology.as_ref())
+                .into_iter()
+                .flatten()
+                .map(|t| t.key.as_str())
+                .collect(),
+            priority: spec.priority,
+            priority_class_name: spec.priority_class_name.as_deref(),
+            preemption_policy: spec.preemption_policy.as_deref(),
+            disrupt_all: spec
+                .disruption_mode
+                .as_ref()
+                .is_some_and(|d| d.all.is_some()),
+            parent: spec.parent_composite_pod_group_name.as_deref(),
+            conditions: pg.status.as_ref().and_then(|s| s.conditions.as_deref()),
         },
-        None => PodGroupPolicy::Basic,
-    };
-    let preemption = spec.and_then(|s| s.preemption_policy.as_deref());
-    Ok(PodGroup {
+    ))
+}
+
+/// A `scheduling.k8s.io/v1alpha3` CompositePodGroup (master's, behind the alpha
+/// CompositePodGroup gate) in the scheduler's form: `composite` set, and a gang's
+/// `minGroupCount` (child groups) as its quorum; the other fields as a PodGroup's.
+pub fn composite_pod_group(
+    cpg: &k8s_openapi::api::scheduling::v1alpha3::CompositePodGroup,
+) -> Result<super::PodGroup, ConvertError> {
+    let spec = &cpg.spec;
+    Ok(group_of(
+        &cpg.metadata,
+        GroupSpec {
+            composite: true,
+            min_count: spec
+                .scheduling_policy
+                .gang
+                .as_ref()
+                .map(|g| g.min_group_count),
+            topology_keys: spec
+                .scheduling_constraints
+                .as_ref()
+                .and_then(|c| c.topology.as_ref())
+                .into_iter()
+                .flatten()
+                .map(|t| t.key.as_str())
+                .collect(),
+            priority: spec.priority,
+            priority_class_name: spec.priority_class_name.as_deref(),
+            preemption_policy: spec.preemption_policy.as_deref(),
+            disrupt_all: spec
+                .disruption_mode
+                .as_ref()
+                .is_some_and(|d| d.all.is_some()),
+            parent: spec.parent_composite_pod_group_name.as_deref(),
+            conditions: cpg.status.as_ref().and_then(|s| s.conditions.as_deref()),
+        },
+    ))
+}
+
+/// What the two group kinds share, read from either version's spec and status.
+struct GroupSpec<'a> {
+    composite: bool,
+    /// A gang's quorum (`minCount`, or a composite's `minGroupCount`); None: `basic`.
+    min_count: Option<i32>,
+    topology_keys: Vec<&'a str>,
+    priority: Option<i32>,
+    priority_class_name: Option<&'a str>,
+    preemption_policy: Option<&'a str>,
+    disrupt_all: bool,
+    parent: Option<&'a str>,
+    conditions: Option<&'a [meta::Condition]>,
+}
+
+fn group_of(m: &meta::ObjectMeta, g: GroupSpec) -> super::PodGroup {
+    use super::pod_group::{DisruptionMode, PodGroup, PodGroupKey, PodGroupPolicy};
+    PodGroup {
         key: PodGroupKey::new(
             m.namespace.as_deref().unwrap_or("default"),
             m.name.as_deref().unwrap_or(""),
         ),
         uid: Arc::from(m.uid.as_deref().unwrap_or("")),
-        composite: false,
-        policy,
-        topology_keys: spec
-            .and_then(|s| s.scheduling_constraints.as_ref())
-            .and_then(|c| c.topology.as_ref())
-            .into_iter()
-            .flatten()
-            .map(|t| Sym::new(&t.key))
-            .collect(),
-        priority: spec.and_then(|s| s.priority).unwrap_or(0),
-        priority_class_name: spec
-            .and_then(|s| s.priority_class_name.as_deref())
-            .map(Arc::from),
-        preempt_never: preemption == Some("Never"),
-        preemption_policy_set: preemption.is_some(),
-        disruption_mode: match spec.and_then(|s| s.disruption_mode.as_ref()) {
-            Some(d) if d.all.is_some() => DisruptionMode::All,
-            _ => DisruptionMode::Single,
+        composite: g.composite,
+        policy: match g.min_count {
+            Some(min_count) => PodGroupPolicy::Gang { min_count },
+            None => PodGroupPolicy::Basic,
         },
-        parent: spec
-            .and_then(|s| s.parent_composite_pod_group_name.as_deref())
-            .map(Arc::from),
+        topology_keys: g.topology_keys.into_iter().map(Sym::new).collect(),
+        priority: g.priority.unwrap_or(0),
+        priority_class_name: g.priority_class_name.map(Arc::from),
+        preempt_never: g.preemption_policy == Some("Never"),
+        preemption_policy_set: g.preemption_policy.is_some(),
+        disruption_mode: if g.disrupt_all {
+            DisruptionMode::All
+        } else {
+            DisruptionMode::Single
+        },
+        parent: g.parent.map(Arc::from),
         generation: m.generation.unwrap_or(0),
         resource_version: m
             .resource_version
             .as_deref()
             .and_then(|v| v.parse().ok())
             .unwrap_or(0),
-        scheduled: pg
-            .status
-            .as_ref()
-            .and_then(|s| s.conditions.as_ref())
+        scheduled: g
+            .conditions
             .into_iter()
             .flatten()
             .any(|c| c.type_ == "PodGroupInitiallyScheduled" && c.status == "True"),
-    })
+    }
 }
 
 #[cfg(test)]

@@ -30,7 +30,7 @@ use std::any::Any;
 use std::sync::Arc;
 use tidegate_engine::EventResource;
 use tidegate_engine::Scheduler;
-use tidegate_engine::api::{PodGroup, PodGroupKey, PodGroupPolicy, convert};
+use tidegate_engine::api::{PodGroup, convert};
 
 /// kube's `Invalid value: <value>: <detail>`, the value printed as Go's `%#v` does for
 /// strings and numbers.
@@ -250,8 +250,9 @@ fn validate_gated_fields(obj: &Value, errs: &mut Vec<(String, String)>) {
     }
 }
 
-/// A PodGroup's gated fields: dropped while their gate is off, then validated.
-fn group_gated(json: &mut Value, old: Option<&Value>, g: &ApiGates) -> Vec<(String, String)> {
+/// The gated fields both group kinds have (topology constraints, preemption policy):
+/// dropped while their gate is off.
+fn drop_shared_gated(json: &mut Value, old: Option<&Value>, g: &ApiGates) {
     drop_unless(
         json,
         old,
@@ -264,6 +265,11 @@ fn group_gated(json: &mut Value, old: Option<&Value>, g: &ApiGates) -> Vec<(Stri
         "spec.preemptionPolicy",
         g.pod_group_preemption_policy,
     );
+}
+
+/// A PodGroup's gated fields: dropped while their gate is off, then validated.
+fn group_gated(json: &mut Value, old: Option<&Value>, g: &ApiGates) -> Vec<(String, String)> {
+    drop_shared_gated(json, old, g);
     drop_unless(
         json,
         old,
@@ -288,18 +294,7 @@ fn group_gated(json: &mut Value, old: Option<&Value>, g: &ApiGates) -> Vec<(Stri
 /// as it did before the scheduler read them, so that a workload creating them without the
 /// gates stores them, as createAny always did.)
 fn composite_gated(json: &mut Value, old: Option<&Value>, g: &ApiGates) -> Vec<(String, String)> {
-    drop_unless(
-        json,
-        old,
-        "spec.schedulingConstraints",
-        g.topology_aware_workload_scheduling,
-    );
-    drop_unless(
-        json,
-        old,
-        "spec.preemptionPolicy",
-        g.pod_group_preemption_policy,
-    );
+    drop_shared_gated(json, old, g);
     let mut errs = Vec::new();
     validate_gated_fields(json, &mut errs);
     errs
@@ -322,60 +317,10 @@ pub fn pod_group_of(o: &Arc<dyn KubeObject>) -> Option<PodGroup> {
     convert::pod_group(pg).ok()
 }
 
-/// A stored CompositePodGroup in the scheduler's form (`composite` set; a gang's
-/// `minGroupCount` as its quorum).
+/// A stored CompositePodGroup in the scheduler's form.
 pub fn composite_of(o: &Arc<dyn KubeObject>) -> Option<PodGroup> {
     let any: &dyn Any = o.as_ref();
-    let cpg = any.downcast_ref::<v1alpha3::CompositePodGroup>()?;
-    let (m, spec) = (&cpg.metadata, &cpg.spec);
-    let preemption = spec.preemption_policy.as_deref();
-    Some(PodGroup {
-        key: PodGroupKey::new(
-            m.namespace.as_deref().unwrap_or("default"),
-            m.name.as_deref().unwrap_or(""),
-        ),
-        uid: Arc::from(m.uid.as_deref().unwrap_or("")),
-        composite: true,
-        policy: match &spec.scheduling_policy.gang {
-            Some(g) => PodGroupPolicy::Gang {
-                min_count: g.min_group_count,
-            },
-            None => PodGroupPolicy::Basic,
-        },
-        topology_keys: spec
-            .scheduling_constraints
-            .as_ref()
-            .and_then(|c| c.topology.as_ref())
-            .into_iter()
-            .flatten()
-            .map(|t| tidegate_engine::api::Sym::new(&t.key))
-            .collect(),
-        priority: spec.priority.unwrap_or(0),
-        priority_class_name: spec.priority_class_name.as_deref().map(Arc::from),
-        preempt_never: preemption == Some("Never"),
-        preemption_policy_set: preemption.is_some(),
-        disruption_mode: match &spec.disruption_mode {
-            Some(d) if d.all.is_some() => tidegate_engine::api::DisruptionMode::All,
-            _ => tidegate_engine::api::DisruptionMode::Single,
-        },
-        parent: spec
-            .parent_composite_pod_group_name
-            .as_deref()
-            .map(Arc::from),
-        generation: m.generation.unwrap_or(0),
-        resource_version: m
-            .resource_version
-            .as_deref()
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(0),
-        scheduled: cpg
-            .status
-            .as_ref()
-            .and_then(|s| s.conditions.as_ref())
-            .into_iter()
-            .flatten()
-            .any(|c| c.type_ == "PodGroupInitiallyScheduled" && c.status == "True"),
-    })
+    convert::composite_pod_group(any.downcast_ref::<v1alpha3::CompositePodGroup>()?).ok()
 }
 
 /// Delivers a change of a group kind through the scheduler's pod-group handlers, each object
@@ -496,6 +441,7 @@ pub static COMPOSITE_POD_GROUP: Kind = Kind {
 mod tests {
     use super::*;
     use serde_json::json;
+    use tidegate_engine::api::{PodGroupKey, PodGroupPolicy};
 
     /// kube's test PodGroup: a gang of 5 with a workload reference and disruption mode.
     fn pod_group() -> Value {
