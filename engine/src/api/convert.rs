@@ -976,18 +976,14 @@ pub fn pod_disruption_budget(
     })
 }
 
-/// A `scheduling.k8s.io/v1beta1` PodGroup in the scheduler's form. The API server's rules
-/// (one of `basic` and `gang`, `minCount` at least 1) are the caller's to check first; this
-/// reads what the object says.
-pub fn pod_group(
-    pg: &k8s_openapi::api::scheduling::v1beta1::PodGroup,
-) -> Result<super::PodGroup, ConvertError> {
-    let spec = &pg.spec;
-    Ok(group_of(
-        &pg.metadata,
+/// A [`GroupSpec`] read from a PodGroup or a CompositePodGroup: the two versions' types
+/// differ, their field names do not (but for the gang's quorum, read by `$min`).
+macro_rules! group_spec {
+    ($obj:expr, $composite:expr, $min:expr) => {{
+        let spec = &$obj.spec;
         GroupSpec {
-            composite: false,
-            min_count: spec.scheduling_policy.gang.as_ref().map(|g| g.min_count),
+            composite: $composite,
+            min_count: spec.scheduling_policy.gang.as_ref().map($min),
             topology_keys: spec
                 .scheduling_constraints
                 .as_ref()
@@ -1004,8 +1000,20 @@ pub fn pod_group(
                 .as_ref()
                 .is_some_and(|d| d.all.is_some()),
             parent: spec.parent_composite_pod_group_name.as_deref(),
-            conditions: pg.status.as_ref().and_then(|s| s.conditions.as_deref()),
-        },
+            conditions: $obj.status.as_ref().and_then(|s| s.conditions.as_deref()),
+        }
+    }};
+}
+
+/// A `scheduling.k8s.io/v1beta1` PodGroup in the scheduler's form. The API server's rules
+/// (one of `basic` and `gang`, `minCount` at least 1) are the caller's to check first; this
+/// reads what the object says.
+pub fn pod_group(
+    pg: &k8s_openapi::api::scheduling::v1beta1::PodGroup,
+) -> Result<super::PodGroup, ConvertError> {
+    Ok(group_of(
+        &pg.metadata,
+        group_spec!(pg, false, |g| g.min_count),
     ))
 }
 
@@ -1015,34 +1023,9 @@ pub fn pod_group(
 pub fn composite_pod_group(
     cpg: &k8s_openapi::api::scheduling::v1alpha3::CompositePodGroup,
 ) -> Result<super::PodGroup, ConvertError> {
-    let spec = &cpg.spec;
     Ok(group_of(
         &cpg.metadata,
-        GroupSpec {
-            composite: true,
-            min_count: spec
-                .scheduling_policy
-                .gang
-                .as_ref()
-                .map(|g| g.min_group_count),
-            topology_keys: spec
-                .scheduling_constraints
-                .as_ref()
-                .and_then(|c| c.topology.as_ref())
-                .into_iter()
-                .flatten()
-                .map(|t| t.key.as_str())
-                .collect(),
-            priority: spec.priority,
-            priority_class_name: spec.priority_class_name.as_deref(),
-            preemption_policy: spec.preemption_policy.as_deref(),
-            disrupt_all: spec
-                .disruption_mode
-                .as_ref()
-                .is_some_and(|d| d.all.is_some()),
-            parent: spec.parent_composite_pod_group_name.as_deref(),
-            conditions: cpg.status.as_ref().and_then(|s| s.conditions.as_deref()),
-        },
+        group_spec!(cpg, true, |g| g.min_group_count),
     ))
 }
 
