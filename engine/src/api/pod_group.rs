@@ -82,6 +82,28 @@ pub struct PodGroup {
 }
 
 impl PodGroup {
+    /// A group as a fresh object with only its name and policy set (uid the name,
+    /// generation and resourceVersion 1, everything else at its default), for tools and
+    /// tests to build on with struct update syntax.
+    pub fn new(key: PodGroupKey, policy: PodGroupPolicy) -> PodGroup {
+        PodGroup {
+            uid: key.name.clone(),
+            key,
+            composite: false,
+            policy,
+            topology_keys: Vec::new(),
+            priority: 0,
+            priority_class_name: None,
+            preempt_never: false,
+            preemption_policy_set: false,
+            disruption_mode: DisruptionMode::default(),
+            parent: None,
+            generation: 1,
+            resource_version: 1,
+            scheduled: false,
+        }
+    }
+
     /// The gang's quorum: `minCount` for a gang, 0 for a basic group.
     pub fn min_count(&self) -> i32 {
         match self.policy {

@@ -1013,24 +1013,13 @@ mod tests {
     fn pod_group(name: &str, priority: i32, all: bool) -> Arc<crate::api::PodGroup> {
         use crate::api::{DisruptionMode, PodGroup, PodGroupKey, PodGroupPolicy};
         Arc::new(PodGroup {
-            key: PodGroupKey::new("default", name),
-            uid: Arc::from(name),
-            composite: false,
-            policy: PodGroupPolicy::Basic,
-            topology_keys: vec![],
             priority,
-            priority_class_name: None,
-            preempt_never: false,
-            preemption_policy_set: false,
             disruption_mode: if all {
                 DisruptionMode::All
             } else {
                 DisruptionMode::Single
             },
-            parent: None,
-            generation: 1,
-            resource_version: 1,
-            scheduled: false,
+            ..PodGroup::new(PodGroupKey::new("default", name), PodGroupPolicy::Basic)
         })
     }
 

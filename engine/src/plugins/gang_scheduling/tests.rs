@@ -9,20 +9,8 @@ use crate::framework::events::ApiObject;
 
 fn group(ns: &str, name: &str, policy: PodGroupPolicy) -> Arc<PodGroup> {
     Arc::new(PodGroup {
-        key: PodGroupKey::new(ns, name),
         uid: Arc::from(format!("uid-{name}")),
-        composite: false,
-        policy,
-        topology_keys: Vec::new(),
-        priority: 0,
-        priority_class_name: None,
-        preempt_never: false,
-        preemption_policy_set: false,
-        disruption_mode: Default::default(),
-        parent: None,
-        generation: 1,
-        resource_version: 1,
-        scheduled: false,
+        ..PodGroup::new(PodGroupKey::new(ns, name), policy)
     })
 }
 

@@ -98,20 +98,13 @@ fn pod(name: &str, priority: i32, cpu: i64, node: Option<&str>, group: Option<&s
 
 fn group(name: &str, priority: i32, mode: DisruptionMode, min: i32, zone: bool) -> Arc<PodGroup> {
     Arc::new(PodGroup {
-        key: PodGroupKey::new("ns", name),
-        uid: Arc::from(name),
-        composite: false,
-        policy: PodGroupPolicy::Gang { min_count: min },
         topology_keys: if zone { vec![Sym::new("zone")] } else { vec![] },
         priority,
-        priority_class_name: None,
-        preempt_never: false,
-        preemption_policy_set: false,
         disruption_mode: mode,
-        parent: None,
-        generation: 1,
-        resource_version: 1,
-        scheduled: false,
+        ..PodGroup::new(
+            PodGroupKey::new("ns", name),
+            PodGroupPolicy::Gang { min_count: min },
+        )
     })
 }
 

@@ -92,20 +92,9 @@ impl P {
 
 fn pg(name: &str, priority: i32, mode: DisruptionMode, policy: PodGroupPolicy) -> Arc<PodGroup> {
     Arc::new(PodGroup {
-        key: PodGroupKey::new("default", name),
-        uid: Arc::from(name),
-        composite: false,
-        policy,
-        topology_keys: vec![],
         priority,
-        priority_class_name: None,
-        preempt_never: false,
-        preemption_policy_set: false,
         disruption_mode: mode,
-        parent: None,
-        generation: 1,
-        resource_version: 1,
-        scheduled: false,
+        ..PodGroup::new(PodGroupKey::new("default", name), policy)
     })
 }
 

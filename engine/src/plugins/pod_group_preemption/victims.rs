@@ -253,20 +253,9 @@ mod tests {
 
     fn group(name: &str, priority: i32, mode: DisruptionMode) -> Arc<PodGroup> {
         Arc::new(PodGroup {
-            key: PodGroupKey::new("default", name),
-            uid: Arc::from(name),
-            composite: false,
-            policy: PodGroupPolicy::Basic,
-            topology_keys: vec![],
             priority,
-            priority_class_name: None,
-            preempt_never: false,
-            preemption_policy_set: false,
             disruption_mode: mode,
-            parent: None,
-            generation: 1,
-            resource_version: 1,
-            scheduled: false,
+            ..PodGroup::new(PodGroupKey::new("default", name), PodGroupPolicy::Basic)
         })
     }
 
