@@ -2,16 +2,20 @@
 //! Kubernetes object (k8s-openapi), and converted to the engine's compact form.
 //!
 //! A template without actions is parsed and converted once and then stamped out per object,
-//! so creating pods costs a clone, not a parse. Errors point at the template file, the
-//! line:column of the offending field, and its API path.
+//! so creating pods costs a clone, not a parse. A template whose actions only change plain
+//! string values at the ends of lines (`name: pod-{{.Index}}`, the common case) is parsed
+//! once too: each later rendering is compared line by line with the first, and where every
+//! changed line differs only in such a value, the first tree is patched instead of parsing
+//! the text (see [`Base`]); anything else is parsed in full. Errors point at the template
+//! file, the line:column of the offending field, and its API path.
 
 use crate::error::{InputError, Pos};
 use crate::template::Template;
-use crate::workload::yaml::{SNode, locate, parse, pos_of};
+use crate::workload::yaml::{SNode, YNode, locate, parse, pos_of};
 use k8s_openapi::api::core::v1 as core;
 use serde::de::DeserializeOwned;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use tidegate_engine::api::convert;
 use tidegate_engine::api::{Node, PodSpecInfo};
 
@@ -54,6 +58,105 @@ pub struct ObjectTemplate {
     template: Template,
     /// The parsed object when the template has no actions.
     fixed: Option<Rendered>,
+    /// The first rendering, parsed, to patch later ones from (templates with actions).
+    base: OnceLock<Base>,
+}
+
+/// A rendering parsed in full: its lines and its tree. A later rendering with as many lines,
+/// each changed line the same as this one's up to a plain string value that ends the line
+/// in both, is this tree with those values replaced: the same tree the parser would build,
+/// because the values are kept to text that YAML reads as a plain string whatever the schema
+/// (a letter, then letters, digits and `-._/`, and not a boolean or null word) and nothing
+/// else on the line or around it changed.
+struct Base {
+    lines: Vec<String>,
+    tree: SNode,
+}
+
+/// Whether YAML reads `v`, unquoted at the end of a line, as exactly the string `v`.
+fn plain_string(v: &str) -> bool {
+    let mut chars = v.chars();
+    chars.next().is_some_and(|c| c.is_ascii_alphabetic())
+        && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '.' | '_' | '/'))
+        && !matches!(
+            v.to_ascii_lowercase().as_str(),
+            "true" | "false" | "yes" | "no" | "on" | "off" | "y" | "n" | "null"
+        )
+}
+
+impl Base {
+    /// `text` as this tree patched, if every line that differs differs only in a plain
+    /// string value ending it.
+    fn patch(&self, text: &str) -> Option<SNode> {
+        let lines: Vec<&str> = text.lines().collect();
+        if lines.len() != self.lines.len() {
+            return None;
+        }
+        let mut changes: Vec<(usize, usize, &str)> = Vec::new();
+        for (i, (new, old)) in lines.iter().zip(&self.lines).enumerate() {
+            if new != old {
+                changes.push((i + 1, 0, new));
+            }
+        }
+        if changes.is_empty() {
+            return Some(self.tree.clone());
+        }
+        let mut tree = self.tree.clone();
+        let mut left = changes.len();
+        replace_values(&mut tree, &self.lines, &mut changes, &mut left);
+        (left == 0).then_some(tree)
+    }
+}
+
+/// Replaces, in `node`, each string value that ends a changed line (1-based line, the
+/// line's new text) with the new line's tail, where the tails are plain strings and the
+/// text before them is unchanged; counts the lines so patched down from `left`.
+fn replace_values(
+    node: &mut SNode,
+    old_lines: &[String],
+    changes: &mut [(usize, usize, &str)],
+    left: &mut usize,
+) {
+    match &mut node.value {
+        YNode::Seq(items) => {
+            for n in items {
+                replace_values(n, old_lines, changes, left);
+            }
+        }
+        YNode::Map(entries) => {
+            for (_, n) in entries {
+                replace_values(n, old_lines, changes, left);
+            }
+        }
+        YNode::Str(old) => {
+            let line = node.referenced.line() as usize;
+            let Some(change) = changes.iter_mut().find(|c| c.0 == line && c.1 == 0) else {
+                return;
+            };
+            let (Some(old_line), Some(col)) = (
+                old_lines.get(line - 1),
+                (node.referenced.column() as usize).checked_sub(1),
+            ) else {
+                return;
+            };
+            let new_line = change.2;
+            if !old_line.is_ascii()
+                || !new_line.is_ascii()
+                || old_line.len() < col
+                || new_line.len() < col
+                || old_line[..col] != new_line[..col]
+            {
+                return;
+            }
+            let (old_tail, new_tail) = (old_line[col..].trim_end(), new_line[col..].trim_end());
+            if old_tail == old.as_str() && plain_string(old_tail) && plain_string(new_tail) {
+                *old = new_tail.to_string();
+                change.1 = 1;
+                *left -= 1;
+            }
+        }
+        _ => {}
+    }
 }
 
 impl ObjectTemplate {
@@ -94,6 +197,7 @@ impl ObjectTemplate {
             path: path.to_path_buf(),
             template,
             fixed,
+            base: OnceLock::new(),
         })
     }
 
@@ -122,10 +226,24 @@ impl ObjectTemplate {
                 format!("rendering object {index}: {e}"),
             )
         })?;
-        let tree = parse(&self.path, &text).map_err(|mut e| {
-            e.message = format!("{} (in object {index} as rendered)", e.message);
-            e
-        })?;
+        let patched = self.base.get().and_then(|b| b.patch(&text));
+        let tree = match patched {
+            Some(tree) => tree,
+            None => {
+                let tree = parse(&self.path, &text).map_err(|mut e| {
+                    e.message = format!("{} (in object {index} as rendered)", e.message);
+                    e
+                })?;
+                // Anchors and aliases would copy a value the patch changes: no base.
+                if self.base.get().is_none() && !text.contains('&') {
+                    let _ = self.base.set(Base {
+                        lines: text.lines().map(str::to_string).collect(),
+                        tree: tree.clone(),
+                    });
+                }
+                tree
+            }
+        };
         Ok(Rendered {
             file: self.path.clone(),
             json: tree.value.to_json(),
@@ -315,4 +433,70 @@ pub fn position_of(r: &Rendered, path: &str) -> Pos {
 /// The position of the object itself.
 pub fn object_pos(r: &Rendered) -> Pos {
     pos_of(&r.tree)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every node's value and position, depth first.
+    fn nodes(n: &SNode, out: &mut Vec<(u64, u64, String)>) {
+        out.push((
+            n.referenced.line(),
+            n.referenced.column(),
+            n.value.to_json().to_string(),
+        ));
+        match &n.value {
+            YNode::Seq(items) => items.iter().for_each(|x| nodes(x, out)),
+            YNode::Map(entries) => entries.iter().for_each(|(_, x)| nodes(x, out)),
+            _ => {}
+        }
+    }
+
+    /// Renderings patched from the first one are the trees a full parse gives, positions
+    /// included, whether the patch applies (plain string values at line ends) or not
+    /// (numbers, booleans, quoted values, flow collections, changed keys, line counts,
+    /// anchors).
+    #[test]
+    fn patched_renderings_are_what_the_parser_builds() {
+        let templates = [
+            "kind: Pod\nmetadata:\n  name: pod-{{.Index}}\n  labels:\n    g: gang-{{DivideInt .Index 2}}\nspec: {}\n",
+            "kind: Pod\nmetadata:\n  name: p\nspec:\n  priority: {{.Index}}\n",
+            "kind: Pod\nmetadata:\n  name: \"q-{{.Index}}\"\n",
+            "kind: Pod\nmetadata:\n  name: {{if eq .Index 1}}true{{else}}x{{.Index}}{{end}}\n",
+            "kind: Pod\nmetadata:\n  name: {{if eq .Index 2}}null{{else}}n{{.Index}}{{end}}   # c\n",
+            "kind: Pod\nspec:\n  args: [a{{.Index}}, b]\n",
+            "kind: Pod\nmetadata:\n  labels:\n    k{{.Index}}: v{{.Index}}\n",
+            "kind: Pod\nmetadata:\n  name: a\n{{if eq .Index 3}}  uid: u\n{{end}}",
+            "kind: Pod\nmetadata:\n  name: &n n{{.Index}}\n  generateName: *n\n",
+            "kind: Pod\nmetadata:\n  name: n{{.Index}}\n  namespace: {{if eq .Index 2}}1e3{{else}}ns{{end}}\n",
+        ];
+        let path = Path::new("t.yaml");
+        let params = serde_json::Map::new();
+        for text in templates {
+            let shared = ObjectTemplate::from_text(path, text).unwrap();
+            for j in 0..5 {
+                let got = shared.render(j, 5, &params).unwrap();
+                let fresh = ObjectTemplate::from_text(path, text).unwrap();
+                let want = fresh.render(j, 5, &params).unwrap();
+                assert_eq!(got.json, want.json, "{text} at {j}");
+                let (mut a, mut b) = (vec![], vec![]);
+                nodes(&got.tree, &mut a);
+                nodes(&want.tree, &mut b);
+                assert_eq!(a, b, "{text} at {j}");
+            }
+        }
+        // The patch applies where it should: the first template's later renderings.
+        let shared = ObjectTemplate::from_text(path, templates[0]).unwrap();
+        shared.render(0, 2, &params).unwrap();
+        let base = shared.base.get().expect("a base after the first rendering");
+        assert!(
+            base.patch("kind: Pod\nmetadata:\n  name: pod-7\n  labels:\n    g: gang-3\nspec: {}\n")
+                .is_some()
+        );
+        assert!(
+            base.patch("kind: Pod\nmetadata:\n  name: 7\n  labels:\n    g: gang-3\nspec: {}\n")
+                .is_none()
+        );
+    }
 }

@@ -719,8 +719,13 @@ fn kind_of_field(name: &str) -> Kind {
 }
 
 /// Like Kubernetes' semantic deep equality: nil and empty lists and maps are equal,
-/// and quantities compare by value. Values are compared through their JSON form.
-fn semantically_equal<T: serde::Serialize>(a: &T, b: &T) -> bool {
+/// and quantities compare by value. Values that differ structurally are compared through
+/// their JSON form; structurally equal ones (an update that changes nothing immutable, the
+/// common case) are semantically equal without it.
+fn semantically_equal<T: serde::Serialize + PartialEq>(a: &T, b: &T) -> bool {
+    if a == b {
+        return true;
+    }
     match (serde_json::to_value(a), serde_json::to_value(b)) {
         (Ok(a), Ok(b)) => values_equal(Some(&a), Some(&b), Kind::Plain),
         _ => false,
