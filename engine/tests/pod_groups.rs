@@ -73,22 +73,7 @@ fn setup(generic_workload: bool, nodes: usize) -> (Arc<Scheduler>, Arc<Client>) 
 }
 
 fn group(name: &str, policy: PodGroupPolicy) -> Arc<PodGroup> {
-    Arc::new(PodGroup {
-        key: PodGroupKey::new("ns", name),
-        uid: Arc::from(name),
-        composite: false,
-        policy,
-        topology_keys: Vec::new(),
-        priority: 0,
-        priority_class_name: None,
-        preempt_never: false,
-        preemption_policy_set: false,
-        disruption_mode: Default::default(),
-        parent: None,
-        generation: 1,
-        resource_version: 1,
-        scheduled: false,
-    })
+    Arc::new(PodGroup::new(PodGroupKey::new("ns", name), policy))
 }
 
 /// A pod asking for 1 CPU (so a node holds two), in `group` if any.

@@ -92,14 +92,11 @@ impl Base {
         if lines.len() != self.lines.len() {
             return None;
         }
-        let mut changes: Vec<(usize, usize, &str)> = Vec::new();
+        let mut changes: Vec<(usize, bool, &str)> = Vec::new();
         for (i, (new, old)) in lines.iter().zip(&self.lines).enumerate() {
             if new != old {
-                changes.push((i + 1, 0, new));
+                changes.push((i + 1, false, new));
             }
-        }
-        if changes.is_empty() {
-            return Some(self.tree.clone());
         }
         let mut tree = self.tree.clone();
         let mut left = changes.len();
@@ -108,13 +105,13 @@ impl Base {
     }
 }
 
-/// Replaces, in `node`, each string value that ends a changed line (1-based line, the
-/// line's new text) with the new line's tail, where the tails are plain strings and the
+/// Replaces, in `node`, each string value that ends a changed line (1-based line, whether
+/// it is patched yet, the line's new text) with the new line's tail, where the tails are plain strings and the
 /// text before them is unchanged; counts the lines so patched down from `left`.
 fn replace_values(
     node: &mut SNode,
     old_lines: &[String],
-    changes: &mut [(usize, usize, &str)],
+    changes: &mut [(usize, bool, &str)],
     left: &mut usize,
 ) {
     match &mut node.value {
@@ -130,7 +127,7 @@ fn replace_values(
         }
         YNode::Str(old) => {
             let line = node.referenced.line() as usize;
-            let Some(change) = changes.iter_mut().find(|c| c.0 == line && c.1 == 0) else {
+            let Some(change) = changes.iter_mut().find(|c| c.0 == line && !c.1) else {
                 return;
             };
             let (Some(old_line), Some(col)) = (
@@ -151,7 +148,7 @@ fn replace_values(
             let (old_tail, new_tail) = (old_line[col..].trim_end(), new_line[col..].trim_end());
             if old_tail == old.as_str() && plain_string(old_tail) && plain_string(new_tail) {
                 *old = new_tail.to_string();
-                change.1 = 1;
+                change.1 = true;
                 *left -= 1;
             }
         }
