@@ -121,11 +121,10 @@ const GATED: &str = r#"
     count: 4
     collectMetrics: true
   workloads:
-  - name: PodGroups
+  - name: FastPath
     labels: [integration-test]
     featureGates:
-      GenericWorkload: true
-      CompositePodGroup: true
+      InterPodAffinityHostnameFastPath: true
   - name: Unknown
     labels: [integration-test]
     featureGates:
@@ -160,7 +159,9 @@ fn list_and_run_name_the_gate_that_makes_a_workload_unsupported() {
             .unwrap_or_else(|| panic!("{w} not listed:\n{list}"))
             .to_string()
     };
-    assert!(row("PodGroups").contains("unsupported: feature gate CompositePodGroup=true"));
+    assert!(
+        row("FastPath").contains("unsupported: feature gate InterPodAffinityHostnameFastPath=true")
+    );
     assert!(row("Unknown").contains("feature gate NoSuchGate=true: not a feature gate"));
     assert!(row("Locked").contains("InPlacePodVerticalScaling=false: locked to true"));
     assert!(row("Identical").ends_with("yes"), "{}", row("Identical"));
@@ -177,7 +178,7 @@ fn list_and_run_name_the_gate_that_makes_a_workload_unsupported() {
     ]);
     assert_eq!(rc, 0, "{out}{err}");
     assert!(
-        out.contains("skipped: unsupported: feature gate CompositePodGroup=true"),
+        out.contains("skipped: unsupported: feature gate InterPodAffinityHostnameFastPath=true"),
         "{out}"
     );
     assert!(

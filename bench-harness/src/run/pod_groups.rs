@@ -157,8 +157,8 @@ fn count_op(
             let Some(t) = prepared.templates.get(&i) else {
                 return Ok(());
             };
-            for j in 0..o.count {
-                let r = t.render(j, o.count, &o.template_params)?;
+            for (j, params) in o.renderings() {
+                let r = t.render(j, o.count, &params)?;
                 let obj = o.decode(&r, &prepared.api_gates)?;
                 c.add_group(&o.namespace, &obj, o.composite, &r);
             }

@@ -38,12 +38,12 @@ impl ParamValue {
 }
 
 /// The value of the `$name` param that `n` references, marked as used.
-pub(crate) fn lookup_param<'w>(
+pub(crate) fn lookup_param(
     cx: &Ctx,
-    wl: &'w Workload,
+    wl: &Workload,
     n: &SNode,
     field: &str,
-    used: &RefCell<BTreeMap<&'w str, bool>>,
+    used: &RefCell<BTreeMap<String, bool>>,
 ) -> Result<ParamValue, InputError> {
     let s = cx.string(n, field)?;
     let name = s.strip_prefix('$').ok_or_else(|| {
@@ -67,12 +67,12 @@ pub(crate) fn lookup_param<'w>(
 }
 
 /// `count` / `countParam` of a raw op (required).
-pub(crate) fn resolve_count<'w>(
+pub(crate) fn resolve_count(
     cx: &Ctx,
-    wl: &'w Workload,
+    wl: &Workload,
     raw: &RawOp,
     of: &str,
-    used: &RefCell<BTreeMap<&'w str, bool>>,
+    used: &RefCell<BTreeMap<String, bool>>,
 ) -> Result<usize, InputError> {
     let get = |name: &str| raw.fields.iter().find(|(k, _)| k.value == name);
     let (v, pos, field) = match (get("count"), get("countParam")) {
@@ -121,7 +121,7 @@ pub(crate) fn resolve_count<'w>(
 }
 
 /// Marks params referenced as `$name` anywhere inside `n` as used.
-pub(crate) fn mark_params<'w>(n: &YNode, wl: &'w Workload, used: &mut BTreeMap<&'w str, bool>) {
+pub(crate) fn mark_params(n: &YNode, wl: &Workload, used: &mut BTreeMap<String, bool>) {
     match n {
         YNode::Str(s) => {
             if let Some(name) = s.strip_prefix('$')
@@ -138,12 +138,12 @@ pub(crate) fn mark_params<'w>(n: &YNode, wl: &'w Workload, used: &mut BTreeMap<&
 }
 
 /// `templateParams`, with `$name` values replaced by the workload's params.
-pub(crate) fn template_params<'w>(
+pub(crate) fn template_params(
     cx: &Ctx,
     n: Option<&(Spanned<String>, SNode)>,
     field: &str,
-    wl: &'w Workload,
-    used: &mut BTreeMap<&'w str, bool>,
+    wl: &Workload,
+    used: &mut BTreeMap<String, bool>,
 ) -> Result<serde_json::Map<String, serde_json::Value>, InputError> {
     let mut out = serde_json::Map::new();
     let Some((_, n)) = n else { return Ok(out) };

@@ -1068,6 +1068,7 @@ fn group_of(m: &meta::ObjectMeta, g: GroupSpec) -> super::PodGroup {
         },
         parent: g.parent.map(Arc::from),
         generation: m.generation.unwrap_or(0),
+        created: m.creation_timestamp.as_ref().map_or(0, |t| t.0.as_second()),
         resource_version: m
             .resource_version
             .as_deref()

@@ -74,6 +74,9 @@ pub struct PodGroup {
     pub parent: Option<Arc<str>>,
     /// `metadata.generation` (conditions carry it as `observedGeneration`).
     pub generation: i64,
+    /// `metadata.creationTimestamp` in Unix seconds (kube orders a composite group's
+    /// children by it, then by name, then by kind).
+    pub created: i64,
     /// `metadata.resourceVersion` as a number.
     pub resource_version: u64,
     /// Whether `status.conditions` holds `PodGroupInitiallyScheduled` with status True (a
@@ -99,6 +102,7 @@ impl PodGroup {
             disruption_mode: DisruptionMode::default(),
             parent: None,
             generation: 1,
+            created: 0,
             resource_version: 1,
             scheduled: false,
         }
@@ -110,6 +114,23 @@ impl PodGroup {
             PodGroupPolicy::Gang { min_count } => min_count,
             PodGroupPolicy::Basic => 0,
         }
+    }
+
+    /// kube's `GenericPodGroup.GetMinCount` as the hierarchy tracker reads it: a gang's
+    /// `minCount` (a composite's `minGroupCount`), 1 for a basic group.
+    pub fn quorum(&self) -> usize {
+        match self.policy {
+            PodGroupPolicy::Gang { min_count } => min_count.max(0) as usize,
+            PodGroupPolicy::Basic => 1,
+        }
+    }
+
+    /// The parent composite group's key (same namespace), if any.
+    pub fn parent_key(&self) -> Option<PodGroupKey> {
+        self.parent.as_ref().map(|name| PodGroupKey {
+            namespace: self.key.namespace,
+            name: name.clone(),
+        })
     }
 
     pub fn is_gang(&self) -> bool {

@@ -91,10 +91,11 @@ const VOLUMES: &str = "read only by the volume plugins; tidegate stores Persiste
 const SCHEDULER_GATES: &[(&str, Support)] = &[
     (
         "CompositePodGroup",
-        Support::Only(
-            false,
-            "pod groups beyond GenericWorkload's: composite groups (alpha) are not in \
-             tidegate yet",
+        Support::Modelled(
+            "composite pod groups as kube v1.38.0-beta.0 schedules them (a tree of \
+             CompositePodGroups over PodGroups queued and placed as one: the hierarchy's \
+             PreEnqueue quorum, the recursive placement algorithm, per-leaf submission); \
+             group preemption is for PodGroup roots only",
         ),
     ),
     ("DRAAdminAccess", Support::Identical(DRA)),
@@ -456,6 +457,9 @@ pub struct Features {
     pub(crate) topology_aware_workload_scheduling: bool,
     /// `PodGroupPreemptionPolicy`: a group's `spec.preemptionPolicy` is compared with its pods'.
     pub(crate) pod_group_preemption_policy: bool,
+    /// `CompositePodGroup`: CompositePodGroups are watched; a PodGroup's parent links it into
+    /// a tree that is queued and scheduled as one.
+    pub(crate) composite_pod_group: bool,
 }
 
 impl Default for Features {
@@ -472,6 +476,7 @@ impl Features {
             generic_workload: g.enabled("GenericWorkload"),
             topology_aware_workload_scheduling: g.enabled("TopologyAwareWorkloadScheduling"),
             pod_group_preemption_policy: g.enabled("PodGroupPreemptionPolicy"),
+            composite_pod_group: g.enabled("CompositePodGroup"),
         }
     }
 

@@ -84,11 +84,15 @@ fn node_declared_features_off_emulates_v1_36_as_scheduler_perf_does() {
 
 #[test]
 fn a_value_tidegate_does_not_model_makes_the_workload_unsupported() {
-    let e = FeatureGates::for_workload(&set(&[("CompositePodGroup", true)])).unwrap_err();
-    assert_eq!((e.gate.as_str(), e.value), ("CompositePodGroup", true));
-    assert!(e.reason.starts_with("unsupported: pod groups"), "{e}");
+    let e = FeatureGates::for_workload(&set(&[("InterPodAffinityHostnameFastPath", true)]))
+        .unwrap_err();
+    assert_eq!(
+        (e.gate.as_str(), e.value),
+        ("InterPodAffinityHostnameFastPath", true)
+    );
+    assert!(e.reason.starts_with("unsupported: on, kube checks"), "{e}");
     // The same gate at the value tidegate follows is accepted.
-    FeatureGates::for_workload(&set(&[("CompositePodGroup", false)])).unwrap();
+    FeatureGates::for_workload(&set(&[("InterPodAffinityHostnameFastPath", false)])).unwrap();
 }
 
 #[test]
@@ -100,6 +104,7 @@ fn identical_and_modelled_gates_are_accepted_either_way() {
             "SchedulerPopFromBackoffQ",
             "OpportunisticBatching",
             "GenericWorkload",
+            "CompositePodGroup",
         ] {
             let g = FeatureGates::for_workload(&set(&[(name, v)])).unwrap();
             assert_eq!(g.enabled(name), v);
@@ -110,11 +115,11 @@ fn identical_and_modelled_gates_are_accepted_either_way() {
 #[test]
 fn the_first_unsupported_gate_by_name_is_reported() {
     let e = FeatureGates::for_workload(&set(&[
-        ("TopologyAwareWorkloadScheduling", true),
-        ("CompositePodGroup", true),
+        ("MatchLabelKeysInPodTopologySpread", false),
+        ("InterPodAffinityHostnameFastPath", true),
     ]))
     .unwrap_err();
-    assert_eq!(e.gate, "CompositePodGroup");
+    assert_eq!(e.gate, "InterPodAffinityHostnameFastPath");
 }
 
 #[test]

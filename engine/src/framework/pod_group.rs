@@ -48,14 +48,17 @@ pub type PodGroupCycleState = CycleState;
 pub type PlacementCycleState = CycleState;
 
 /// kube's `PodGroupInfo`: the group object with the unscheduled members considered in this
-/// cycle, in [`member_order`] (composite groups, with children, are not modelled).
+/// cycle, in [`member_order`]. A CompositePodGroup (kube v1.38's CompositePodGroup gate) has
+/// `children` (PodGroups and composite groups, ordered as kube's `sortChildren`: creation
+/// time, name, kind) and no members of its own: its pods are its leaves'.
 #[derive(Clone, Debug)]
 pub struct PodGroupInfo {
     pub key: PodGroupKey,
-    /// The PodGroup object; `None` when it is not (or no longer) known.
+    /// The PodGroup (or CompositePodGroup) object; `None` when it is not (or no longer) known.
     pub pod_group: Option<Arc<PodGroup>>,
-    /// kube's `GetUnscheduledPods`.
+    /// kube's `GetUnscheduledPods` (a PodGroup's; empty for a composite group).
     pub unscheduled_pods: Vec<Arc<Pod>>,
+    pub children: Vec<PodGroupInfo>,
 }
 
 impl PodGroupInfo {
@@ -64,7 +67,74 @@ impl PodGroupInfo {
             key,
             pod_group,
             unscheduled_pods: Vec::new(),
+            children: Vec::new(),
         }
+    }
+
+    /// A composite group's node with its children, sorted as kube's `NewPodGroupInfo`.
+    pub fn with_children(
+        key: PodGroupKey,
+        pod_group: Option<Arc<PodGroup>>,
+        mut children: Vec<PodGroupInfo>,
+    ) -> PodGroupInfo {
+        children.sort_by(|a, b| {
+            let created = |g: &PodGroupInfo| g.pod_group.as_ref().map_or(0, |p| p.created);
+            created(a)
+                .cmp(&created(b))
+                .then_with(|| a.key.name.cmp(&b.key.name))
+                .then_with(|| a.is_composite().cmp(&b.is_composite()))
+        });
+        PodGroupInfo {
+            key,
+            pod_group,
+            unscheduled_pods: Vec::new(),
+            children,
+        }
+    }
+
+    /// Whether this is a CompositePodGroup's node.
+    pub fn is_composite(&self) -> bool {
+        self.pod_group.as_ref().is_some_and(|g| g.composite) || !self.children.is_empty()
+    }
+
+    /// The PodGroup `key` in this tree (this node itself when it is that PodGroup).
+    pub fn leaf(&self, key: &PodGroupKey) -> Option<&PodGroupInfo> {
+        if !self.is_composite() {
+            return (self.key == *key).then_some(self);
+        }
+        self.children.iter().find_map(|c| c.leaf(key))
+    }
+
+    fn leaf_mut(&mut self, key: &PodGroupKey) -> Option<&mut PodGroupInfo> {
+        if !self.is_composite() {
+            return (self.key == *key).then_some(self);
+        }
+        self.children.iter_mut().find_map(|c| c.leaf_mut(key))
+    }
+
+    /// The PodGroups of this tree, depth first in child order.
+    pub fn leaves(&self) -> Vec<&PodGroupInfo> {
+        let mut out = Vec::new();
+        self.collect_leaves(&mut out);
+        out
+    }
+
+    fn collect_leaves<'a>(&'a self, out: &mut Vec<&'a PodGroupInfo>) {
+        if self.is_composite() {
+            for c in &self.children {
+                c.collect_leaves(out);
+            }
+        } else {
+            out.push(self);
+        }
+    }
+
+    /// kube's `GetAllUnscheduledPods`: a PodGroup's, or every leaf's of a composite group.
+    pub fn all_unscheduled_pods(&self) -> Vec<Arc<Pod>> {
+        self.leaves()
+            .into_iter()
+            .flat_map(|l| l.unscheduled_pods.iter().cloned())
+            .collect()
     }
 
     pub fn name(&self) -> &str {
@@ -144,39 +214,91 @@ impl QueuedPodGroupInfo {
         self.gating_plugin.is_some()
     }
 
-    /// kube's `AddPod`: inserts a member in [`member_order`] (a pod of another group is
-    /// ignored; one already there is replaced).
+    /// kube's `AddPod`: inserts a member in [`member_order`] (a pod of a group outside this
+    /// tree is ignored; one already there is replaced). In a composite tree the members of
+    /// all leaves are in one list (kube keeps one per leaf and visits the leaves in no set
+    /// order), each leaf's `unscheduled_pods` in member order too.
     pub fn add_pod(&mut self, p: QueuedPodInfo) {
-        if p.pod.namespace != self.info.key.namespace
-            || p.pod.spec.scheduling_group.as_deref() != Some(&*self.info.key.name)
-        {
+        let Some(group) = self.group_of_member(&p.pod) else {
             return;
-        }
+        };
         self.remove_pod(&p.pod.key);
         let i = self
             .pods
             .partition_point(|q| member_order(q, &p) == Ordering::Less);
-        self.info.unscheduled_pods.insert(i, p.pod.clone());
+        if self.info.is_composite() {
+            let before = self.pods[..i]
+                .iter()
+                .filter(|q| q.pod.spec.scheduling_group == p.pod.spec.scheduling_group)
+                .count();
+            if let Some(l) = self.info.leaf_mut(&group) {
+                l.unscheduled_pods.insert(before, p.pod.clone());
+            }
+        } else {
+            self.info.unscheduled_pods.insert(i, p.pod.clone());
+        }
         self.pods.insert(i, p);
+    }
+
+    /// The leaf of this tree `pod` belongs to.
+    fn group_of_member(&self, pod: &Pod) -> Option<PodGroupKey> {
+        if pod.namespace != self.info.key.namespace {
+            return None;
+        }
+        let name = pod.spec.scheduling_group.as_ref()?;
+        let key = PodGroupKey {
+            namespace: pod.namespace,
+            name: name.clone(),
+        };
+        self.info.leaf(&key).map(|_| key)
     }
 
     /// kube's `RemovePod`: takes a member out, if queued.
     pub fn remove_pod(&mut self, key: &PodKey) -> Option<QueuedPodInfo> {
         let i = self.pods.iter().position(|q| q.pod.key == *key)?;
-        self.info.unscheduled_pods.remove(i);
-        Some(self.pods.remove(i))
+        let q = self.pods.remove(i);
+        if self.info.is_composite() {
+            if let Some(group) = self.group_of_member(&q.pod)
+                && let Some(l) = self.info.leaf_mut(&group)
+            {
+                l.unscheduled_pods.retain(|p| p.key != *key);
+            }
+        } else {
+            self.info.unscheduled_pods.remove(i);
+        }
+        Some(q)
     }
 
     /// kube's `Update`: replaces a queued member's pod, keeping its place and bookkeeping.
     pub fn update_pod(&mut self, pod: Arc<Pod>) -> bool {
         match self.pods.iter().position(|q| q.pod.key == pod.key) {
             Some(i) => {
-                self.info.unscheduled_pods[i] = pod.clone();
+                if self.info.is_composite() {
+                    if let Some(group) = self.group_of_member(&pod)
+                        && let Some(l) = self.info.leaf_mut(&group)
+                        && let Some(x) = l.unscheduled_pods.iter_mut().find(|p| p.key == pod.key)
+                    {
+                        *x = pod.clone();
+                    }
+                } else {
+                    self.info.unscheduled_pods[i] = pod.clone();
+                }
                 self.pods[i].pod = pod;
                 true
             }
             None => false,
         }
+    }
+
+    /// kube's `PodInfosForGroup`: the queued members of the PodGroup `key`, in member order.
+    pub fn pods_for_group<'a>(
+        &'a self,
+        key: &'a PodGroupKey,
+    ) -> impl Iterator<Item = &'a QueuedPodInfo> + 'a {
+        self.pods.iter().filter(move |q| {
+            q.pod.namespace == key.namespace
+                && q.pod.spec.scheduling_group.as_deref() == Some(&*key.name)
+        })
     }
 
     /// kube's `IncAttempts`: the group's and every member's.

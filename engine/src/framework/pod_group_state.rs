@@ -76,22 +76,187 @@ pub fn group_of(pod: &Pod) -> Option<PodGroupKey> {
 #[derive(Default)]
 pub struct PodGroupStates {
     groups: Mutex<AHashMap<PodGroupKey, Entry>>,
+    /// CompositePodGroups and the parent links of both kinds (kube's cache
+    /// `compositePodGroupStates` with their `children`).
+    forest: Mutex<Forest>,
+    /// Bumped by every change that can change a hierarchy's readiness (objects, members).
+    version: std::sync::atomic::AtomicU64,
+    /// Root readiness computed at `version` (see [`PodGroupStates::root_readiness`]).
+    readiness: Mutex<(u64, AHashMap<PodGroupKey, bool>)>,
+}
+
+/// A child of a composite group: its kind (true: composite) and name.
+pub(crate) type ChildRef = (bool, Arc<str>);
+
+#[derive(Default)]
+struct Forest {
+    composites: AHashMap<PodGroupKey, Arc<PodGroup>>,
+    /// Parent composite → its observed children.
+    children: AHashMap<PodGroupKey, std::collections::BTreeSet<ChildRef>>,
+}
+
+impl Forest {
+    fn link(&mut self, g: &PodGroup) {
+        if let Some(parent) = g.parent_key() {
+            self.children
+                .entry(parent)
+                .or_default()
+                .insert((g.composite, g.key.name.clone()));
+        }
+    }
+
+    fn unlink(&mut self, g: &PodGroup) {
+        if let Some(parent) = g.parent_key()
+            && let Some(set) = self.children.get_mut(&parent)
+        {
+            set.remove(&(g.composite, g.key.name.clone()));
+            if set.is_empty() {
+                self.children.remove(&parent);
+            }
+        }
+    }
+}
+
+/// How a pod's hierarchy stands for GangScheduling's PreEnqueue (kube v1.38's
+/// `HierarchyTracker.FindRootGroupReadiness`).
+#[derive(Clone, Debug, PartialEq)]
+pub enum RootReadiness {
+    /// The pod's group or one of its composite ancestors is not known yet.
+    Unresolved,
+    /// The root (a composite group, or the group itself) and whether it is ready.
+    Root { root: Arc<PodGroup>, ready: bool },
 }
 
 impl PodGroupStates {
+    /// Called by every mutator while it still holds the lock it mutated under, so that
+    /// [`PodGroupStates::root_readiness`] (which reads the version holding both locks) never
+    /// memoises a state older than its version.
+    fn bump(&self) {
+        self.version
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
+
     pub fn set_pod_group(&self, pg: Arc<PodGroup>) {
         let key = pg.key.clone();
-        self.groups.lock().entry(key).or_default().object = Some(pg);
+        let old = self
+            .groups
+            .lock()
+            .entry(key)
+            .or_default()
+            .object
+            .replace(pg.clone());
+        let mut f = self.forest.lock();
+        if let Some(o) = old {
+            f.unlink(&o);
+        }
+        f.link(&pg);
+        self.bump();
     }
 
     pub fn remove_pod_group(&self, key: &PodGroupKey) {
         let mut g = self.groups.lock();
         if let Some(e) = g.get_mut(key) {
-            e.object = None;
+            if let Some(o) = e.object.take() {
+                self.forest.lock().unlink(&o);
+            }
             if e.pods.is_empty() {
                 g.remove(key);
             }
         }
+        self.bump();
+    }
+
+    /// A CompositePodGroup added or updated.
+    pub fn set_composite(&self, cpg: Arc<PodGroup>) {
+        let mut f = self.forest.lock();
+        if let Some(o) = f.composites.insert(cpg.key.clone(), cpg.clone()) {
+            f.unlink(&o);
+        }
+        f.link(&cpg);
+        self.bump();
+    }
+
+    pub fn remove_composite(&self, key: &PodGroupKey) {
+        let mut f = self.forest.lock();
+        if let Some(o) = f.composites.remove(key) {
+            f.unlink(&o);
+        }
+        self.bump();
+    }
+
+    /// The CompositePodGroup object, if known.
+    pub fn composite(&self, key: &PodGroupKey) -> Option<Arc<PodGroup>> {
+        self.forest.lock().composites.get(key).cloned()
+    }
+
+    /// The leaf PodGroups under a composite group (kube's `GetPodGroupStates` walk), or
+    /// the group itself when it is a PodGroup.
+    pub fn leaves(&self, key: &PodGroupKey, composite: bool) -> Vec<PodGroupKey> {
+        if !composite {
+            return vec![key.clone()];
+        }
+        let f = self.forest.lock();
+        let mut out = Vec::new();
+        let mut stack = vec![key.clone()];
+        let mut seen = ahash::AHashSet::new();
+        while let Some(k) = stack.pop() {
+            if !seen.insert(k.clone()) {
+                continue;
+            }
+            for (c, name) in f.children.get(&k).into_iter().flatten() {
+                let ck = PodGroupKey {
+                    namespace: k.namespace,
+                    name: name.clone(),
+                };
+                if *c {
+                    stack.push(ck);
+                } else {
+                    out.push(ck);
+                }
+            }
+        }
+        out
+    }
+
+    /// kube v1.38's `HierarchyTracker.FindRootGroupReadiness` for the PodGroup `key`: its
+    /// root (walking `parentCompositePodGroupName` through known composite groups) and
+    /// whether the root is ready. A PodGroup is ready with at least its quorum of members
+    /// known (`minCount`, 1 for a basic group); a composite group with at least its quorum
+    /// of ready children (`minGroupCount`, 1 for basic). A cycle is an error. Memoised per
+    /// change of the states, so a group's members asking one after another cost one walk.
+    pub fn root_readiness(&self, key: &PodGroupKey) -> Result<RootReadiness, String> {
+        let g = self.groups.lock();
+        let f = self.forest.lock();
+        let Some(leaf) = g.get(key).and_then(|e| e.object.clone()) else {
+            return Ok(RootReadiness::Unresolved);
+        };
+        let mut root = leaf;
+        let mut visited = vec![root.key.clone()];
+        while let Some(pk) = root.parent_key() {
+            if visited.contains(&pk) {
+                visited.push(pk);
+                let names: Vec<&str> = visited.iter().map(|k| &*k.name).collect();
+                return Err(format!("cycle detected in the hierarchy: {names:?}"));
+            }
+            visited.push(pk.clone());
+            match f.composites.get(&pk) {
+                Some(p) => root = p.clone(),
+                None => return Ok(RootReadiness::Unresolved),
+            }
+        }
+        let version = self.version.load(std::sync::atomic::Ordering::Relaxed);
+        let mut memo = self.readiness.lock();
+        if memo.0 != version {
+            *memo = (version, AHashMap::new());
+        }
+        if let Some(&ready) = memo.1.get(&root.key).filter(|_| root.composite) {
+            return Ok(RootReadiness::Root { root, ready });
+        }
+        let ready = ready_of(&g, &f, &root, &mut Vec::new());
+        if root.composite {
+            memo.1.insert(root.key.clone(), ready);
+        }
+        Ok(RootReadiness::Root { root, ready })
     }
 
     /// The group object, if known (kube's `PodGroupLister.Get`).
@@ -119,6 +284,7 @@ impl PodGroupStates {
             (false, _) => Member::Unscheduled,
         };
         e.pods.insert(pod.key.clone(), (pod.clone(), state));
+        self.bump();
     }
 
     pub fn delete_pod(&self, pod: &Pod) {
@@ -130,6 +296,7 @@ impl PodGroupStates {
                 g.remove(&key);
             }
         }
+        self.bump();
     }
 
     /// The cache assumed a member on a node.
@@ -193,6 +360,39 @@ impl PodGroupStates {
     }
 }
 
+/// Whether `g` is ready (see [`PodGroupStates::root_readiness`]); `path` guards cycles.
+fn ready_of(
+    groups: &AHashMap<PodGroupKey, Entry>,
+    f: &Forest,
+    g: &PodGroup,
+    path: &mut Vec<PodGroupKey>,
+) -> bool {
+    if !g.composite {
+        return groups.get(&g.key).map_or(0, |e| e.pods.len()) >= g.quorum();
+    }
+    if path.contains(&g.key) {
+        return false;
+    }
+    path.push(g.key.clone());
+    let mut ready = 0;
+    for (c, name) in f.children.get(&g.key).into_iter().flatten() {
+        let ck = PodGroupKey {
+            namespace: g.key.namespace,
+            name: name.clone(),
+        };
+        let child = if *c {
+            f.composites.get(&ck).cloned()
+        } else {
+            groups.get(&ck).and_then(|e| e.object.clone())
+        };
+        if child.is_some_and(|c| ready_of(groups, f, &c, path)) {
+            ready += 1;
+        }
+    }
+    path.pop();
+    ready >= g.quorum()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -234,5 +434,66 @@ mod tests {
         s.delete_pod(&b);
         assert!(s.get(&key).is_none());
         let _ = PodGroupPolicy::Basic;
+    }
+
+    fn group(name: &str, parent: Option<&str>, composite: bool, min: Option<i32>) -> Arc<PodGroup> {
+        let policy = match min {
+            Some(min_count) => PodGroupPolicy::Gang { min_count },
+            None => PodGroupPolicy::Basic,
+        };
+        Arc::new(PodGroup {
+            composite,
+            parent: parent.map(Arc::from),
+            ..PodGroup::new(PodGroupKey::new("default", name), policy)
+        })
+    }
+
+    fn ready(s: &PodGroupStates, leaf: &str) -> Option<bool> {
+        match s
+            .root_readiness(&PodGroupKey::new("default", leaf))
+            .unwrap()
+        {
+            RootReadiness::Unresolved => None,
+            RootReadiness::Root { ready, .. } => Some(ready),
+        }
+    }
+
+    /// kube v1.38's hierarchy tracker (gangscheduling/hierarchy_tracker_test.go's cases in
+    /// outline): a gang root of minGroupCount 2 over two gangs of minCount 2 is ready once
+    /// both children have two members; a missing ancestor leaves the root unresolved; a
+    /// cycle is an error.
+    #[test]
+    fn a_composite_root_is_ready_when_enough_children_are() {
+        let s = PodGroupStates::default();
+        s.set_pod_group(group("a", Some("root"), false, Some(2)));
+        s.set_pod_group(group("b", Some("root"), false, Some(2)));
+        assert_eq!(ready(&s, "a"), None, "the root is not known yet");
+        s.set_composite(group("root", None, true, Some(2)));
+        assert_eq!(ready(&s, "a"), Some(false));
+        for (p, g) in [("a1", "a"), ("a2", "a"), ("b1", "b")] {
+            s.add_pod(&pod(p, g, None));
+        }
+        assert_eq!(ready(&s, "b"), Some(false), "b has 1 of 2");
+        s.add_pod(&pod("b2", "b", None));
+        assert_eq!(ready(&s, "a"), Some(true));
+        assert_eq!(ready(&s, "b"), Some(true));
+        s.delete_pod(&pod("a2", "a", None));
+        assert_eq!(ready(&s, "b"), Some(false), "the memo follows every change");
+        // A basic root needs one ready child.
+        s.set_composite(group("root", None, true, None));
+        assert_eq!(ready(&s, "a"), Some(true));
+        let mut leaves = s.leaves(&PodGroupKey::new("default", "root"), true);
+        leaves.sort();
+        assert_eq!(
+            leaves,
+            vec![
+                PodGroupKey::new("default", "a"),
+                PodGroupKey::new("default", "b")
+            ]
+        );
+        // A cycle of composite parents.
+        s.set_composite(group("root", Some("loop"), true, None));
+        s.set_composite(group("loop", Some("root"), true, None));
+        assert!(s.root_readiness(&PodGroupKey::new("default", "a")).is_err());
     }
 }

@@ -25,7 +25,7 @@ use crate::framework::interface::{
 use crate::framework::pod_group::{
     PlacementCycleState, PlacementProgress, PodGroupCycleState, PodGroupInfo,
 };
-use crate::framework::pod_group_state::{PodGroupStates, group_of};
+use crate::framework::pod_group_state::{PodGroupStates, RootReadiness, group_of};
 use crate::framework::status::{Code, Status};
 use crate::framework::{CycleState, WaitingPods};
 use std::sync::Arc;
@@ -90,6 +90,9 @@ impl PreEnqueuePlugin for GangScheduling {
                 ),
             );
         };
+        if pg.parent.is_some() {
+            return self.pre_enqueue_hierarchy(&key);
+        }
         let PodGroupPolicy::Gang { min_count } = pg.policy else {
             return Status::success();
         };
@@ -100,6 +103,68 @@ impl PreEnqueuePlugin for GangScheduling {
             );
         }
         Status::success()
+    }
+}
+
+impl GangScheduling {
+    /// kube v1.38's PreEnqueue for a member of a composite hierarchy: the root must be
+    /// known and ready (at least its quorum of ready children, recursively).
+    fn pre_enqueue_hierarchy(&self, key: &PodGroupKey) -> Status {
+        match self.groups.root_readiness(key) {
+            Err(e) => Status::error(e),
+            Ok(RootReadiness::Unresolved) => Status::new(
+                Code::UnschedulableAndUnresolvable,
+                format!(
+                    "pod group {:?} or one of its composite pod group ancestors has not been created yet",
+                    &*key.name
+                ),
+            ),
+            Ok(RootReadiness::Root { ready: true, .. }) => Status::success(),
+            Ok(RootReadiness::Root { root, .. }) => {
+                let kind = if root.composite {
+                    "compositepodgroup"
+                } else {
+                    "podgroup"
+                };
+                let entity = format!("{kind}/{}/{}", root.key.namespace, root.key.name);
+                let msg = if root.is_gang() {
+                    format!("waiting for {entity} to meet its quorum")
+                } else {
+                    format!("waiting for {entity} tree to have at least one ready child group")
+                };
+                Status::new(Code::UnschedulableAndUnresolvable, msg)
+            }
+        }
+    }
+
+    /// Whether two PodGroups share a root (kube v1.38's `AreSameHierarchy`); a group
+    /// without a parent is its own root.
+    fn same_hierarchy(&self, a: &PodGroupKey, b: &PodGroupKey) -> bool {
+        if a == b {
+            return true;
+        }
+        let root = |k: &PodGroupKey| match self.groups.root_readiness(k) {
+            Ok(RootReadiness::Root { root, .. }) => Some((root.key.clone(), root.composite)),
+            _ => None,
+        };
+        matches!((root(a), root(b)), (Some(x), Some(y)) if x == y)
+    }
+
+    /// Whether the composite group `cpg` is an ancestor of PodGroup `leaf`.
+    fn is_ancestor(&self, cpg: &PodGroupKey, leaf: &PodGroupKey) -> bool {
+        let mut cur = self.groups.pod_group(leaf).and_then(|g| g.parent_key());
+        let mut depth = 0;
+        while let Some(k) = cur {
+            if k == *cpg {
+                return true;
+            }
+            depth += 1;
+            if depth > 64 {
+                return false;
+            }
+            cur = self.groups.composite(&k).and_then(|g| g.parent_key());
+        }
+        false
     }
 }
 
@@ -198,6 +263,8 @@ impl EnqueueExtensions for GangScheduling {
             ClusterEvent::new(EventResource::AssignedPod, ActionType::ADD),
             ClusterEvent::new(EventResource::PodGroup, ActionType::ADD),
             ClusterEvent::new(EventResource::PodGroup, ActionType::UPDATE),
+            ClusterEvent::new(EventResource::CompositePodGroup, ActionType::ADD),
+            ClusterEvent::new(EventResource::CompositePodGroup, ActionType::UPDATE),
         ]
     }
 
@@ -211,7 +278,46 @@ impl EnqueueExtensions for GangScheduling {
         if pod.spec.scheduling_group.is_none() {
             return Ok(QueueingHint::QueueSkip);
         }
+        let Some(mine) = group_of(pod) else {
+            return Ok(QueueingHint::QueueSkip);
+        };
         match event.resource {
+            EventResource::CompositePodGroup => {
+                let Some(n) = pod_group(new) else {
+                    return Err("GangScheduling: the event carries no CompositePodGroup".into());
+                };
+                if !self.is_ancestor(&n.key, &mine) {
+                    return Ok(QueueingHint::QueueSkip);
+                }
+                if event.action.0 & ActionType::UPDATE.0 != 0 {
+                    let Some(o) = pod_group(old) else {
+                        return Err("GangScheduling: the event carries no CompositePodGroup".into());
+                    };
+                    return Ok(hint(matches!(
+                        (o.policy, n.policy),
+                        (PodGroupPolicy::Gang { min_count: a }, PodGroupPolicy::Gang { min_count: b }) if b < a
+                    )));
+                }
+                Ok(QueueingHint::Queue)
+            }
+            EventResource::PodGroup if n_has_parent(new) || self.has_parent(&mine) => {
+                let Some(n) = pod_group(new) else {
+                    return Err("GangScheduling: the event carries no PodGroup".into());
+                };
+                if !self.same_hierarchy(&n.key, &mine) {
+                    return Ok(QueueingHint::QueueSkip);
+                }
+                if event.action.0 & ActionType::UPDATE.0 != 0 {
+                    let Some(o) = pod_group(old) else {
+                        return Err("GangScheduling: the event carries no PodGroup".into());
+                    };
+                    return Ok(hint(matches!(
+                        (o.policy, n.policy),
+                        (PodGroupPolicy::Gang { min_count: a }, PodGroupPolicy::Gang { min_count: b }) if b < a
+                    )));
+                }
+                Ok(QueueingHint::Queue)
+            }
             EventResource::PodGroup if event.action.0 & ActionType::UPDATE.0 != 0 => {
                 let (Some(o), Some(n)) = (pod_group(old), pod_group(new)) else {
                     return Err("GangScheduling: the event carries no PodGroup".into());
@@ -228,10 +334,31 @@ impl EnqueueExtensions for GangScheduling {
                 let Some(added) = new.pod() else {
                     return Err("GangScheduling: the event carries no pod".into());
                 };
-                Ok(hint(group_of(added).is_some_and(|k| same_group(pod, &k))))
+                let Some(theirs) = group_of(added) else {
+                    return Ok(QueueingHint::QueueSkip);
+                };
+                if same_group(pod, &theirs) {
+                    return Ok(QueueingHint::Queue);
+                }
+                // A member of a sibling group may complete the tree's quorum.
+                Ok(hint(
+                    self.has_parent(&mine) && self.same_hierarchy(&theirs, &mine),
+                ))
             }
         }
     }
+}
+
+impl GangScheduling {
+    fn has_parent(&self, key: &PodGroupKey) -> bool {
+        self.groups
+            .pod_group(key)
+            .is_some_and(|g| g.parent.is_some())
+    }
+}
+
+fn n_has_parent(o: &EventObject) -> bool {
+    pod_group(o).is_some_and(|g| g.parent.is_some())
 }
 
 fn hint(queue: bool) -> QueueingHint {

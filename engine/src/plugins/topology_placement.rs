@@ -127,8 +127,8 @@ impl Plugin for TopologyPlacement {
 
 impl PlacementGeneratePlugin for TopologyPlacement {
     /// kube's `GeneratePlacements`. The scheduled members' nodes are looked up among the
-    /// parent's nodes: for a group without a parent (composite groups are not modelled) the
-    /// parent placement is every node of the cycle's snapshot, kube's lookup.
+    /// parent's nodes: for a root group the parent placement is every node of the cycle's
+    /// snapshot; for a child of a composite group, the placement its parent is tried in.
     fn generate_placements(
         &self,
         _state: &mut PodGroupCycleState,
@@ -139,17 +139,20 @@ impl PlacementGeneratePlugin for TopologyPlacement {
             .pod_group
             .as_ref()
             .map_or(&[], |g| &g.topology_keys[..]);
+        // A composite group's scheduled members are its leaves' (kube's `GetPodGroupStates`).
         let scheduled: Vec<(String, Sym)> = if keys.is_empty() {
             Vec::new()
         } else {
-            self.groups
-                .get(&pod_group.key)
-                .map(|s| {
+            pod_group
+                .leaves()
+                .into_iter()
+                .filter_map(|l| self.groups.get(&l.key))
+                .flat_map(|s| {
                     s.scheduled_pods()
                         .map(|p| (p.key.to_string(), p.node_name.unwrap_or(Sym::EMPTY)))
-                        .collect()
+                        .collect::<Vec<_>>()
                 })
-                .unwrap_or_default()
+                .collect()
         };
         let by_name: AHashMap<Sym, &NodeInfo> = if scheduled.is_empty() {
             AHashMap::new()

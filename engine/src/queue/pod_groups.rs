@@ -34,7 +34,7 @@ use super::hints::Strategy;
 use super::*;
 use crate::api::{PodGroup, PodGroupKey};
 use crate::framework::pod_group::{PodGroupInfo, QueuedPodGroupInfo};
-use crate::framework::pod_group_state::group_of;
+use crate::framework::pod_group_state::{ChildRef, group_of};
 use ahash::AHashSet;
 use std::cmp::Reverse;
 use std::collections::BTreeSet;
@@ -59,8 +59,12 @@ type ActiveKey = (Reverse<i32>, Time, PodGroupKey);
 
 #[derive(Default)]
 pub(super) struct Groups {
-    /// The PodGroup objects the queue has seen (kube's workload forest, flat).
+    /// The PodGroup objects the queue has seen (kube's workload forest: these, the
+    /// composite groups and the parent links).
     objects: AHashMap<PodGroupKey, Arc<PodGroup>>,
+    composites: AHashMap<PodGroupKey, Arc<PodGroup>>,
+    /// Parent composite group → its observed children (kind, name).
+    children: AHashMap<PodGroupKey, BTreeSet<ChildRef>>,
     entities: AHashMap<PodGroupKey, (QueuedPodGroupInfo, Place)>,
     /// Member pod → its entity in `entities` (kept by `put` and `take`, the only ways an
     /// entity enters or leaves): a lookup by the pod's key alone (`Activate`, `locate`)
@@ -115,6 +119,90 @@ impl Groups {
         c.pending = self.pending.values().map(Vec::len).sum();
         c.incomplete = self.incomplete.values().map(Vec::len).sum();
         c
+    }
+
+    /// kube's `getRootLookupInfo`: the root of PodGroup `leaf`'s hierarchy (the group itself
+    /// without a parent); None while the group or an ancestor is unknown, or on a cycle.
+    fn root_of(&self, leaf: &PodGroupKey) -> Option<Arc<PodGroup>> {
+        let mut g = self.objects.get(leaf)?.clone();
+        let mut depth = 0;
+        while let Some(pk) = g.parent_key() {
+            depth += 1;
+            if depth > 64 {
+                return None;
+            }
+            g = self.composites.get(&pk)?.clone();
+        }
+        Some(g)
+    }
+
+    /// The root of a group of either kind.
+    fn root_of_any(&self, g: &PodGroup) -> Option<Arc<PodGroup>> {
+        if g.composite {
+            let mut g = self.composites.get(&g.key)?.clone();
+            let mut depth = 0;
+            while let Some(pk) = g.parent_key() {
+                depth += 1;
+                if depth > 64 {
+                    return None;
+                }
+                g = self.composites.get(&pk)?.clone();
+            }
+            Some(g)
+        } else {
+            self.root_of(&g.key)
+        }
+    }
+
+    /// kube's `buildPodGroupInfo`: the tree under `g` as the forest knows it.
+    fn build_info(&self, g: &Arc<PodGroup>) -> PodGroupInfo {
+        self.build_info_guarded(g, &mut Vec::new())
+    }
+
+    fn build_info_guarded(&self, g: &Arc<PodGroup>, path: &mut Vec<PodGroupKey>) -> PodGroupInfo {
+        if !g.composite {
+            return PodGroupInfo::new(g.key.clone(), Some(g.clone()));
+        }
+        path.push(g.key.clone());
+        let mut children = Vec::new();
+        for (c, name) in self.children.get(&g.key).into_iter().flatten() {
+            let ck = PodGroupKey {
+                namespace: g.key.namespace,
+                name: name.clone(),
+            };
+            let child = if *c {
+                self.composites.get(&ck)
+            } else {
+                self.objects.get(&ck)
+            };
+            if let Some(child) = child
+                && !path.contains(&ck)
+            {
+                children.push(self.build_info_guarded(child, path));
+            }
+        }
+        path.pop();
+        PodGroupInfo::with_children(g.key.clone(), Some(g.clone()), children)
+    }
+
+    fn link(&mut self, g: &PodGroup) {
+        if let Some(parent) = g.parent_key() {
+            self.children
+                .entry(parent)
+                .or_default()
+                .insert((g.composite, g.key.name.clone()));
+        }
+    }
+
+    fn unlink(&mut self, g: &PodGroup) {
+        if let Some(parent) = g.parent_key()
+            && let Some(set) = self.children.get_mut(&parent)
+        {
+            set.remove(&(g.composite, g.key.name.clone()));
+            if set.is_empty() {
+                self.children.remove(&parent);
+            }
+        }
     }
 
     /// Takes an entity out of its place.
@@ -198,13 +286,20 @@ impl Groups {
         self.locate_in(key, &group_of(&pod)?)
     }
 
+    /// The key of the entity that holds (or would hold) members of PodGroup `leaf`: its
+    /// root's, or its own while the root is unknown.
+    fn entity_key(&self, leaf: &PodGroupKey) -> PodGroupKey {
+        self.root_of(leaf)
+            .map_or_else(|| leaf.clone(), |r| r.key.clone())
+    }
+
     /// The best active group's priority and timestamp.
     fn best_active(&self) -> Option<&ActiveKey> {
         self.active.first()
     }
 
     fn locate_in(&self, key: &PodKey, group: &PodGroupKey) -> Option<&'static str> {
-        if let Some((g, place)) = self.entities.get(group)
+        if let Some((g, place)) = self.entity_of(key).and_then(|e| self.entities.get(e))
             && g.pods.iter().any(|p| p.pod.key == *key)
         {
             return Some(match place {
@@ -331,11 +426,12 @@ impl SchedulingQueue {
 
     /// kube's `addPodGroupMember`.
     pub(super) fn add_group_member(&self, inner: &mut Inner, q: QueuedPodInfo, event: &str) {
-        let Some(key) = group_of(&q.pod) else { return };
-        let Some(object) = inner.groups.objects.get(&key).cloned() else {
-            inner.groups.incomplete.entry(key).or_default().push(q);
+        let Some(leaf) = group_of(&q.pod) else { return };
+        let Some(object) = inner.groups.root_of(&leaf) else {
+            inner.groups.incomplete.entry(leaf).or_default().push(q);
             return;
         };
+        let key = object.key.clone();
         if let Some((mut g, place)) = inner.groups.take(&key) {
             g.add_pod(q);
             let s = match place {
@@ -347,10 +443,10 @@ impl SchedulingQueue {
             return;
         }
         if inner.groups.popped.as_ref() == Some(&key) {
-            inner.groups.pending.entry(key).or_default().push(q);
+            inner.groups.pending.entry(leaf).or_default().push(q);
             return;
         }
-        let mut g = QueuedPodGroupInfo::new(PodGroupInfo::new(key, Some(object)), q.timestamp);
+        let mut g = QueuedPodGroupInfo::new(inner.groups.build_info(&object), q.timestamp);
         g.initial_attempt_timestamp = q.initial_attempt_timestamp;
         g.add_pod(q);
         self.group_to_active(inner, g, event);
@@ -359,8 +455,9 @@ impl SchedulingQueue {
     /// An update of a queued member (not in flight).
     pub(super) fn update_group_member(&self, inner: &mut Inner, old: &Pod, new: Arc<Pod>) {
         let Some(key) = group_of(&new) else { return };
+        let entity = inner.groups.entity_key(&key);
         let mut found = false;
-        if let Some((g, _)) = inner.groups.entities.get_mut(&key) {
+        if let Some((g, _)) = inner.groups.entities.get_mut(&entity) {
             found = g.update_pod(new.clone());
         }
         for m in [&mut inner.groups.pending, &mut inner.groups.incomplete] {
@@ -383,9 +480,9 @@ impl SchedulingQueue {
         // A gated group whose member lost its last gate: PreEnqueue again.
         if old.is_gated()
             && !new.is_gated()
-            && let Some((g, Place::Unschedulable)) = inner.groups.entities.get(&key)
+            && let Some((g, Place::Unschedulable)) = inner.groups.entities.get(&entity)
             && g.gated()
-            && let Some((g, _)) = inner.groups.take(&key)
+            && let Some((g, _)) = inner.groups.take(&entity)
         {
             self.group_to_active(inner, g, labels::UNSCHEDULED_POD_UPDATE);
         }
@@ -402,7 +499,8 @@ impl SchedulingQueue {
                 }
             }
         }
-        let Some((mut g, place)) = inner.groups.take(&key) else {
+        let entity = inner.groups.entity_key(&key);
+        let Some((mut g, place)) = inner.groups.take(&entity) else {
             return;
         };
         if let Some(q) = g.remove_pod(&pod.key) {
@@ -421,46 +519,122 @@ impl SchedulingQueue {
         self.requeue_group(inner, g, s, labels::UNSCHEDULED_POD_ADD);
     }
 
-    /// kube's `AddPodGroup`: the object is known; members waiting for it come in.
+    /// kube's `AddGenericPodGroup`: a PodGroup or CompositePodGroup is known; the tree it
+    /// joins is rebuilt if queued, and the members waiting for any group under its root
+    /// come in.
     pub fn add_pod_group(&self, pg: Arc<PodGroup>) {
         let mut inner = self.inner.lock();
-        let key = pg.key.clone();
-        inner.groups.objects.insert(key.clone(), pg.clone());
-        if let Some((g, _)) = inner.groups.entities.get_mut(&key) {
-            g.info.pod_group = Some(pg);
+        let groups = &mut inner.groups;
+        let map = if pg.composite {
+            &mut groups.composites
+        } else {
+            &mut groups.objects
+        };
+        if let Some(old) = map.insert(pg.key.clone(), pg.clone()) {
+            groups.unlink(&old);
         }
-        for q in inner.groups.incomplete.remove(&key).unwrap_or_default() {
-            self.add_group_member(&mut inner, q, labels::UNSCHEDULED_POD_ADD);
+        groups.link(&pg);
+        let Some(root) = groups.root_of_any(&pg) else {
+            return;
+        };
+        self.rebuild_entity(&mut inner, &root);
+        let leaves: Vec<PodGroupKey> = inner
+            .groups
+            .build_info(&root)
+            .leaves()
+            .into_iter()
+            .map(|l| l.key.clone())
+            .collect();
+        for leaf in leaves {
+            for q in inner.groups.incomplete.remove(&leaf).unwrap_or_default() {
+                self.add_group_member(&mut inner, q, labels::UNSCHEDULED_POD_ADD);
+            }
         }
     }
 
-    /// kube's `UpdatePodGroup`.
-    pub fn update_pod_group(&self, pg: Arc<PodGroup>) {
-        let mut inner = self.inner.lock();
-        let key = pg.key.clone();
-        inner.groups.objects.insert(key.clone(), pg.clone());
-        // The entity's order may change with its priority.
-        if let Some((mut g, place)) = inner.groups.take(&key) {
-            g.info.pod_group = Some(pg);
+    /// The queued entity of `root`, if any, with its tree rebuilt from the forest (its
+    /// place kept; members no longer under it go back through `add_group_member`).
+    fn rebuild_entity(&self, inner: &mut Inner, root: &Arc<PodGroup>) {
+        let Some((mut g, place)) = inner.groups.take(&root.key) else {
+            return;
+        };
+        let members = std::mem::take(&mut g.pods);
+        g.info = inner.groups.build_info(root);
+        let mut stray = Vec::new();
+        for q in members {
+            let in_tree = group_of(&q.pod).is_some_and(|k| g.info.leaf(&k).is_some());
+            if in_tree {
+                g.add_pod(q);
+            } else {
+                stray.push(q);
+            }
+        }
+        if g.pods.is_empty() {
+            // Nothing left to queue under this root.
+        } else {
             inner.groups.put(g, place);
         }
+        for q in stray {
+            self.add_group_member(inner, q, labels::UNSCHEDULED_POD_UPDATE);
+        }
     }
 
-    /// kube's `DeletePodGroup`: the members go back to `incomplete`.
-    pub fn delete_pod_group(&self, key: &PodGroupKey) {
+    /// kube's `UpdateGenericPodGroup`.
+    pub fn update_pod_group(&self, pg: Arc<PodGroup>) {
         let mut inner = self.inner.lock();
-        inner.groups.objects.remove(key);
-        let mut moved = inner.groups.pending.remove(key).unwrap_or_default();
-        if let Some((g, _)) = inner.groups.take(key) {
-            moved.extend(g.pods);
+        let groups = &mut inner.groups;
+        let map = if pg.composite {
+            &mut groups.composites
+        } else {
+            &mut groups.objects
+        };
+        if let Some(old) = map.insert(pg.key.clone(), pg.clone()) {
+            groups.unlink(&old);
         }
-        if !moved.is_empty() {
-            inner
-                .groups
-                .incomplete
-                .entry(key.clone())
-                .or_default()
-                .extend(moved);
+        groups.link(&pg);
+        // The entity's order may change with its priority; its tree holds the new object.
+        if let Some(root) = inner.groups.root_of_any(&pg) {
+            self.rebuild_entity(&mut inner, &root);
+        }
+    }
+
+    /// kube's `DeleteGenericPodGroup`: the members of the groups no longer under a known
+    /// root go back to `incomplete`; the rest of a queued tree stays queued.
+    pub fn delete_pod_group(&self, pg: &PodGroup) {
+        let mut inner = self.inner.lock();
+        let root = inner.groups.root_of_any(pg);
+        let map = if pg.composite {
+            &mut inner.groups.composites
+        } else {
+            &mut inner.groups.objects
+        };
+        let Some(old) = map.remove(&pg.key) else {
+            return;
+        };
+        inner.groups.unlink(&old);
+        let key = pg.key.clone();
+        if !pg.composite {
+            // A member of this group waiting for its tree's attempt to end has no group now.
+            let moved = inner.groups.pending.remove(&key).unwrap_or_default();
+            if !moved.is_empty() {
+                inner
+                    .groups
+                    .incomplete
+                    .entry(key.clone())
+                    .or_default()
+                    .extend(moved);
+            }
+        }
+        let Some(root) = root else { return };
+        if root.key == key && root.composite == pg.composite {
+            // The root itself: every member waits for a root again.
+            if let Some((g, _)) = inner.groups.take(&key) {
+                for q in g.pods {
+                    self.add_group_member(&mut inner, q, labels::UNSCHEDULED_POD_UPDATE);
+                }
+            }
+        } else {
+            self.rebuild_entity(&mut inner, &root);
         }
     }
 
@@ -543,24 +717,51 @@ impl SchedulingQueue {
             ));
         }
         inner.groups.popped = None;
-        let pending = inner.groups.pending.remove(&key).unwrap_or_default();
+        // The leaves of the tree popped and of the tree as it is now (a group may have
+        // joined or left it during the attempt).
+        let mut leaves: Vec<PodGroupKey> =
+            g.info.leaves().into_iter().map(|l| l.key.clone()).collect();
+        let object = if g.info.is_composite() {
+            inner.groups.composites.get(&key).cloned()
+        } else {
+            inner.groups.objects.get(&key).cloned()
+        };
+        let current = object
+            .as_ref()
+            .filter(|o| o.parent.is_none())
+            .map(|o| inner.groups.build_info(o));
+        if let Some(c) = &current {
+            leaves.extend(c.leaves().into_iter().map(|l| l.key.clone()));
+        }
+        leaves.sort_unstable();
+        leaves.dedup();
+        let mut pending = Vec::new();
+        for l in &leaves {
+            pending.extend(inner.groups.pending.remove(l).unwrap_or_default());
+        }
         if pending.is_empty() {
             return Ok(());
         }
         let failed_before = pending
             .iter()
             .any(|p| g.pods.iter().any(|m| m.pod.key == p.pod.key));
-        let Some(object) = inner.groups.objects.get(&key).cloned() else {
-            inner
-                .groups
-                .incomplete
-                .entry(key)
-                .or_default()
-                .extend(pending);
+        let Some(info) = current else {
+            // The root is gone (or is a root no more): each member finds its place anew.
+            for q in pending {
+                self.add_group_member(&mut inner, q, labels::SCHEDULE_ATTEMPT_FAILURE);
+            }
             return Ok(());
         };
-        let mut rebuilt =
-            QueuedPodGroupInfo::new(PodGroupInfo::new(key, Some(object)), g.timestamp);
+        let (pending, stray): (Vec<_>, Vec<_>) = pending
+            .into_iter()
+            .partition(|q| group_of(&q.pod).is_some_and(|k| info.leaf(&k).is_some()));
+        for q in stray {
+            self.add_group_member(&mut inner, q, labels::SCHEDULE_ATTEMPT_FAILURE);
+        }
+        if pending.is_empty() {
+            return Ok(());
+        }
+        let mut rebuilt = QueuedPodGroupInfo::new(info, g.timestamp);
         rebuilt.attempts = g.attempts;
         rebuilt.unschedulable_count = g.unschedulable_count;
         rebuilt.consecutive_errors_count = g.consecutive_errors_count;

@@ -210,8 +210,8 @@ impl Scheduler {
     /// ([`crate::queue::SchedulingQueue::on_informer_event`]).
     /// A PodGroup (or CompositePodGroup) was created: kube's `AddPodGroup` informer handler.
     pub fn on_pod_group_add(&self, group: Arc<crate::api::PodGroup>) {
-        if self.features.generic_workload && !group.composite {
-            self.cache.pod_groups().set_pod_group(group.clone());
+        if self.group_kind_served(&group) {
+            self.set_group_state(&group);
             self.queue.add_pod_group(group.clone());
         }
         self.on_object_event(
@@ -231,8 +231,8 @@ impl Scheduler {
         if old.resource_version == new.resource_version && old.resource_version != 0 {
             return;
         }
-        if self.features.generic_workload && !new.composite {
-            self.cache.pod_groups().set_pod_group(new.clone());
+        if self.group_kind_served(&new) {
+            self.set_group_state(&new);
             self.queue.update_pod_group(new.clone());
         }
         self.on_object_event(
@@ -245,9 +245,13 @@ impl Scheduler {
 
     /// A PodGroup was deleted.
     pub fn on_pod_group_delete(&self, group: Arc<crate::api::PodGroup>) {
-        if self.features.generic_workload && !group.composite {
-            self.cache.pod_groups().remove_pod_group(&group.key);
-            self.queue.delete_pod_group(&group.key);
+        if self.group_kind_served(&group) {
+            if group.composite {
+                self.cache.pod_groups().remove_composite(&group.key);
+            } else {
+                self.cache.pod_groups().remove_pod_group(&group.key);
+            }
+            self.queue.delete_pod_group(&group);
         }
         self.on_object_event(
             group_resource(&group),
@@ -255,6 +259,20 @@ impl Scheduler {
             Some(ApiObject(group)),
             None,
         );
+    }
+
+    /// Whether the scheduler watches the group's kind: PodGroups with GenericWorkload,
+    /// CompositePodGroups with CompositePodGroup too (kube registers their informers so).
+    fn group_kind_served(&self, g: &crate::api::PodGroup) -> bool {
+        self.features.generic_workload && (!g.composite || self.features.composite_pod_group)
+    }
+
+    fn set_group_state(&self, g: &Arc<crate::api::PodGroup>) {
+        if g.composite {
+            self.cache.pod_groups().set_composite(g.clone());
+        } else {
+            self.cache.pod_groups().set_pod_group(g.clone());
+        }
     }
 
     pub fn on_object_event(

@@ -44,6 +44,7 @@ mod resize;
 pub use resize::DeferredEvaluation;
 mod pod_group_handle;
 mod schedule_one;
+mod schedule_one_composite;
 mod schedule_one_podgroup;
 mod score;
 

@@ -49,28 +49,28 @@ use super::failure::{Failure, rejection};
 const POD_GROUP_UNSCHEDULABLE: &str = "pod group is unschedulable";
 
 /// One member's outcome (kube's `algorithmResult`).
-struct PodResult {
+pub(super) struct PodResult {
     /// Index into the group's `pods`.
-    index: usize,
-    host: Option<Sym>,
-    state: CycleState,
-    failure: Option<Failure>,
-    start: Instant,
+    pub(super) index: usize,
+    pub(super) host: Option<Sym>,
+    pub(super) state: CycleState,
+    pub(super) failure: Option<Failure>,
+    pub(super) start: Instant,
 }
 
 impl PodResult {
-    fn ok(&self) -> bool {
+    pub(super) fn ok(&self) -> bool {
         self.host.is_some() && self.failure.is_none()
     }
 }
 
 /// One group's outcome (kube's `podGroupAlgorithmResult`).
-struct GroupResult {
-    results: Vec<PodResult>,
-    status: Status,
-    any_scheduled: bool,
-    placement: Option<Arc<Placement>>,
-    placement_state: CycleState,
+pub(super) struct GroupResult {
+    pub(super) results: Vec<PodResult>,
+    pub(super) status: Status,
+    pub(super) any_scheduled: bool,
+    pub(super) placement: Option<Arc<Placement>>,
+    pub(super) placement_state: CycleState,
 }
 
 /// What a simulation assumed, to undo (kube's `revertFns`).
@@ -80,7 +80,7 @@ struct Revert {
     state_index: usize,
 }
 
-fn unschedulable(msg: impl Into<String>) -> Status {
+pub(super) fn unschedulable(msg: impl Into<String>) -> Status {
     let msg = msg.into();
     Status::new(
         Code::Unschedulable,
@@ -95,6 +95,10 @@ fn unschedulable(msg: impl Into<String>) -> Status {
 impl Scheduler {
     /// kube's `scheduleOnePodGroup`.
     pub(super) fn schedule_one_pod_group(&self, mut g: QueuedPodGroupInfo) {
+        if g.info.is_composite() {
+            self.schedule_one_tree(g);
+            return;
+        }
         let start = Instant::now();
         let groups = self.cache.pod_groups().clone();
         match groups.pod_group(g.key()) {
@@ -138,7 +142,7 @@ impl Scheduler {
     }
 
     /// kube's `validatePodGroup`.
-    fn validate_pod_group(
+    pub(super) fn validate_pod_group(
         &self,
         g: &QueuedPodGroupInfo,
         state: &PodGroupState,
@@ -206,7 +210,7 @@ impl Scheduler {
     }
 
     /// kube's `handlePodGroupFailureBeforeScheduling`.
-    fn pod_group_failure_before_scheduling(
+    pub(super) fn pod_group_failure_before_scheduling(
         &self,
         g: QueuedPodGroupInfo,
         st: Status,
@@ -260,7 +264,7 @@ impl Scheduler {
     ) -> GroupResult {
         let mut reverts = Vec::new();
         let mut result = if self.features.topology_aware_workload_scheduling {
-            self.placement_algorithm(fi, group_state, g)
+            self.placement_algorithm(fi, group_state, g, None)
         } else {
             self.default_algorithm(fi, group_state, g, None, &mut reverts)
         };
@@ -445,7 +449,7 @@ impl Scheduler {
 
     /// A member's cycle context: a fresh cycle state marked as a pod-group cycle, restricted
     /// to a placement's nodes.
-    fn member_cycle(
+    pub(super) fn member_cycle(
         &self,
         fi: usize,
         pod: Arc<Pod>,
@@ -467,17 +471,23 @@ impl Scheduler {
     }
 
     /// kube's `podGroupSchedulingPlacementAlgorithm`.
-    fn placement_algorithm(
+    /// `parent`: the nodes of the placement the group's composite parent is being tried
+    /// in (kube's `ListNodesInPlacement`); `None`: every node of the snapshot.
+    pub(super) fn placement_algorithm(
         &self,
         fi: usize,
         group_state: &mut CycleState,
         g: &QueuedPodGroupInfo,
+        parent: Option<&Arc<Placement>>,
     ) -> GroupResult {
         let fwk = &self.frameworks[fi];
-        let all_nodes = {
-            let mut snap = self.snapshot.lock();
-            self.cache.update_snapshot(&mut snap);
-            snap.nodes.clone()
+        let all_nodes = match parent {
+            Some(p) => p.nodes.clone(),
+            None => {
+                let mut snap = self.snapshot.lock();
+                self.cache.update_snapshot(&mut snap);
+                snap.nodes.clone()
+            }
         };
         group_state.record_plugin_metrics = true;
         let (placements, st) = fwk.run_placement_generate(group_state, &g.info, all_nodes);
@@ -562,7 +572,7 @@ impl Scheduler {
     }
 
     /// kube's `makeProposedAssignments` for one result.
-    fn assignments(g: &QueuedPodGroupInfo, r: &GroupResult) -> PodGroupAssignments {
+    pub(super) fn assignments(g: &QueuedPodGroupInfo, r: &GroupResult) -> PodGroupAssignments {
         PodGroupAssignments {
             placement: r.placement.clone(),
             proposed_assignments: r
@@ -580,7 +590,7 @@ impl Scheduler {
 
     /// kube's `completePodGroupAlgorithmResult`: a result for every member (those not tried
     /// carry the group's status).
-    fn complete_results(&self, g: &QueuedPodGroupInfo, r: &mut GroupResult) {
+    pub(super) fn complete_results(&self, g: &QueuedPodGroupInfo, r: &mut GroupResult) {
         let tried: AHashSet<usize> = r.results.iter().map(|p| p.index).collect();
         for index in 0..g.pods.len() {
             if !tried.contains(&index) {
@@ -713,7 +723,7 @@ impl Scheduler {
 
     /// kube's `prepareForBindingCycle` and the binding cycle for a member of a group that
     /// fits: assume, Reserve, Permit again (the simulation was undone).
-    fn submit_member(&self, fi: usize, q: QueuedPodInfo, r: PodResult, cycle: i64) {
+    pub(super) fn submit_member(&self, fi: usize, q: QueuedPodInfo, r: PodResult, cycle: i64) {
         let host = r.host.expect("a member that fits has a host");
         let mut cx = self.member_cycle(fi, q.pod.clone(), None);
         cx.state = r.state;

@@ -317,10 +317,22 @@ pub fn pod_group_of(o: &Arc<dyn KubeObject>) -> Option<PodGroup> {
     convert::pod_group(pg).ok()
 }
 
-/// A stored CompositePodGroup in the scheduler's form.
+/// A stored CompositePodGroup in the scheduler's form (a v1beta1 object is stored as the
+/// v1alpha3 type, whose fields are the same).
 pub fn composite_of(o: &Arc<dyn KubeObject>) -> Option<PodGroup> {
     let any: &dyn Any = o.as_ref();
     convert::composite_pod_group(any.downcast_ref::<v1alpha3::CompositePodGroup>()?).ok()
+}
+
+/// kube v1.38's `scheduling.k8s.io/v1beta1` CompositePodGroup: its fields are v1alpha3's
+/// (k8s-openapi for v1.37 has no v1beta1 type), so it is decoded as that type with the
+/// version rewritten.
+fn decode_composite_v1beta1(
+    json: &Value,
+) -> Result<Box<dyn KubeObject>, crate::cluster::store::kind::DecodeError> {
+    let mut json = json.clone();
+    json["apiVersion"] = Value::from("scheduling.k8s.io/v1alpha3");
+    decode::<v1alpha3::CompositePodGroup>(&json)
 }
 
 /// Delivers a change of a group kind through the scheduler's pod-group handlers, each object
@@ -429,10 +441,16 @@ pub static COMPOSITE_POD_GROUP: Kind = Kind {
     ..scheduling_kind(
         "CompositePodGroup",
         "compositepodgroups.scheduling.k8s.io",
-        &[Version {
-            version: "v1alpha3",
-            decode: decode::<v1alpha3::CompositePodGroup>,
-        }],
+        &[
+            Version {
+                version: "v1beta1",
+                decode: decode_composite_v1beta1,
+            },
+            Version {
+                version: "v1alpha3",
+                decode: decode::<v1alpha3::CompositePodGroup>,
+            },
+        ],
         Some(EventResource::CompositePodGroup),
     )
 };

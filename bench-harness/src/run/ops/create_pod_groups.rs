@@ -31,8 +31,82 @@ pub struct CreatePodGroups {
     pub composite: bool,
     pub namespace: String,
     pub template: PathBuf,
+    /// The objects created in all (a tree's: every composite level's).
     pub count: usize,
     pub template_params: serde_json::Map<String, serde_json::Value>,
+    /// kube v1.38's tree form of `createCompositePodGroups` (`rootCount`, `depth`, …);
+    /// `None`: the flat form, `count` objects with `.Index` 0.. (earlier master).
+    pub tree: Option<Tree>,
+}
+
+/// kube v1.38.0-beta.0's `createCompositePodGroups` (`test/integration/scheduler_perf/
+/// operations.go`, `executor.go`): `rootCount` trees of composite groups `depth - 1` levels
+/// deep (level 1 the roots, each level `childrenCompositePodGroupsPerCPG` children per
+/// parent); the leaf PodGroups of level `depth` are a later `createPodGroups`' to make,
+/// `childrenPodGroupsPerCPG` per composite group of the last level. The op sets the
+/// workload params `podGroupsCount` (the leaves wanted) and `parentLevel` (`depth - 1`) for
+/// the ops after it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Tree {
+    pub root_count: usize,
+    pub depth: usize,
+    pub children_cpg: usize,
+    pub children_pg: usize,
+}
+
+impl Tree {
+    /// The composite groups of each level, 1 to `depth - 1`.
+    pub fn level_counts(&self) -> Vec<usize> {
+        let mut out = Vec::new();
+        let mut n = self.root_count;
+        for level in 1..self.depth {
+            out.push(n);
+            if level + 1 < self.depth {
+                n = n.saturating_mul(self.children_cpg);
+            }
+        }
+        out
+    }
+
+    /// `$podGroupsCount`: the leaf PodGroups the tree wants.
+    pub fn pod_groups_count(&self) -> usize {
+        let counts = self.level_counts();
+        counts
+            .last()
+            .copied()
+            .unwrap_or(0)
+            .saturating_mul(self.children_pg)
+    }
+
+    /// The template data of each object, in creation order (level by level, `.Index`
+    /// restarting at 0 on each): `.Level`, `.ParentLevel` and `.ParentIndex` below the roots,
+    /// `.ChildrenCount` (the last level's: `childrenPodGroupsPerCPG`).
+    pub fn objects(
+        &self,
+        params: &serde_json::Map<String, serde_json::Value>,
+    ) -> Vec<(usize, serde_json::Map<String, serde_json::Value>)> {
+        let counts = self.level_counts();
+        let mut out = Vec::new();
+        for (l, &n) in counts.iter().enumerate() {
+            let level = l + 1;
+            let children = if level == self.depth - 1 {
+                self.children_pg
+            } else {
+                self.children_cpg
+            };
+            for index in 0..n {
+                let mut m = params.clone();
+                m.insert("Level".into(), level.into());
+                if level > 1 {
+                    m.insert("ParentLevel".into(), (level - 1).into());
+                    m.insert("ParentIndex".into(), (index / self.children_cpg).into());
+                }
+                m.insert("ChildrenCount".into(), children.into());
+                out.push((index, m));
+            }
+        }
+        out
+    }
 }
 
 impl CreatePodGroups {
@@ -46,13 +120,143 @@ impl CreatePodGroups {
         "count",
         "countParam",
     ];
+    /// `createCompositePodGroups`' fields: the flat form's (earlier master) and the tree
+    /// form's (kube v1.38.0-beta.0).
+    pub const COMPOSITE_FIELDS: &'static [&'static str] = &[
+        "opcode",
+        "namespace",
+        "templatePath",
+        "templateParams",
+        "count",
+        "countParam",
+        "rootCount",
+        "rootCountParam",
+        "depth",
+        "childrenCompositePodGroupsPerCPG",
+        "childrenCompositePodGroupsPerCPGParam",
+        "childrenPodGroupsPerCPG",
+        "childrenPodGroupsPerCPGParam",
+    ];
+    /// The params the tree form sets for the ops after it.
+    pub const SET_PARAMS: [&'static str; 2] = ["podGroupsCount", "parentLevel"];
 
     pub(crate) fn resolve(r: &Resolve) -> Result<Op, InputError> {
         Self::resolve_as(r, false)
     }
 
     pub(crate) fn resolve_composite(r: &Resolve) -> Result<Op, InputError> {
-        Self::resolve_as(r, true)
+        let tree_fields = &Self::COMPOSITE_FIELDS[6..];
+        if !r
+            .raw
+            .fields
+            .iter()
+            .any(|(k, _)| tree_fields.contains(&k.value.as_str()))
+        {
+            return Self::resolve_as(r, true);
+        }
+        if let Some((k, _)) = r.get("count").or(r.get("countParam")) {
+            return Err(r.err(
+                pos_of(k),
+                &r.f(&k.value),
+                "count and countParam are the flat form's; the tree form counts rootCount",
+            ));
+        }
+        let template_params = r.template_params()?;
+        let template = r
+            .path("templatePath")?
+            .ok_or_else(|| r.err(r.raw.pos, &r.f("templatePath"), "templatePath must be set"))?;
+        let namespace = r
+            .string("namespace")?
+            .filter(|n| !n.is_empty())
+            .ok_or_else(|| r.err(r.raw.pos, &r.f("namespace"), "namespace must be set"))?;
+        let root_count = tree_count(r, "rootCount", "rootCountParam")?;
+        if root_count.is_none_or(|c| c < 1) {
+            return Err(r.err(
+                r.raw.pos,
+                &r.f("rootCount"),
+                format!(
+                    "rootCount must be greater than 0, got {}",
+                    root_count.unwrap_or(0)
+                ),
+            ));
+        }
+        let depth = tree_count(r, "depth", "")?.unwrap_or(0);
+        if !(2..=4).contains(&depth) {
+            let pos = r.get("depth").map_or(r.raw.pos, |(_, v)| pos_of(v));
+            return Err(r.err(
+                pos,
+                &r.f("depth"),
+                format!("depth must be between 2 and 4, got {depth}"),
+            ));
+        }
+        let children_cpg = tree_count(
+            r,
+            "childrenCompositePodGroupsPerCPG",
+            "childrenCompositePodGroupsPerCPGParam",
+        )?;
+        if depth == 2 && children_cpg.is_some() {
+            return Err(r.err(
+                r.raw.pos,
+                &r.f("childrenCompositePodGroupsPerCPG"),
+                "childrenCompositePodGroupsPerCPG / childrenCompositePodGroupsPerCPGParam cannot be set when depth is 2",
+            ));
+        }
+        let children_cpg = children_cpg.unwrap_or(0);
+        if depth > 2 && children_cpg < 1 {
+            return Err(r.err(
+                r.raw.pos,
+                &r.f("childrenCompositePodGroupsPerCPG"),
+                format!(
+                    "childrenCompositePodGroupsPerCPG must be greater than 0 when depth > 2, got {children_cpg}"
+                ),
+            ));
+        }
+        let children_pg =
+            tree_count(r, "childrenPodGroupsPerCPG", "childrenPodGroupsPerCPGParam")?.unwrap_or(0);
+        if children_pg < 1 {
+            return Err(r.err(
+                r.raw.pos,
+                &r.f("childrenPodGroupsPerCPG"),
+                format!("childrenPodGroupsPerCPG must be greater than 0, got {children_pg}"),
+            ));
+        }
+        let tree = Tree {
+            root_count: root_count.unwrap_or(0),
+            depth,
+            children_cpg,
+            children_pg,
+        };
+        let count: usize = tree.level_counts().iter().sum();
+        if count as i64 > crate::workload::params::MAX_COUNT
+            || tree.pod_groups_count() as i64 > crate::workload::params::MAX_COUNT
+        {
+            return Err(r.err(
+                r.raw.pos,
+                &r.f("rootCount"),
+                format!(
+                    "the tree exceeds the limit of {} objects per op",
+                    crate::workload::params::MAX_COUNT
+                ),
+            ));
+        }
+        Ok(Op::CreatePodGroups(CreatePodGroups {
+            composite: true,
+            namespace,
+            template,
+            count,
+            template_params,
+            tree: Some(tree),
+        }))
+    }
+
+    /// The objects to create: (`.Index`, template data) in creation order.
+    pub fn renderings(&self) -> Vec<(usize, serde_json::Map<String, serde_json::Value>)> {
+        match &self.tree {
+            Some(t) => t.objects(&self.template_params),
+            None => (0..self.count)
+                .map(|j| (j, self.template_params.clone()))
+                .collect(),
+        }
     }
 
     /// Upstream's `isValid`: a template and a namespace are required, the count at least 1.
@@ -83,6 +287,7 @@ impl CreatePodGroups {
             template,
             count,
             template_params,
+            tree: None,
         }))
     }
 
@@ -116,7 +321,8 @@ impl CreatePodGroups {
     /// Loads the template and checks object 0 (the census of `plan_groups` checks them all).
     pub(crate) fn plan(&self, i: usize, prepared: &mut Prepared) -> Result<(), InputError> {
         let t = ObjectTemplate::load(&self.template)?;
-        let r = t.render(0, self.count, &self.template_params)?;
+        let (j, params) = self.renderings().into_iter().next().expect("count >= 1");
+        let r = t.render(j, self.count, &params)?;
         self.decode(&r, &prepared.api_gates)?;
         prepared.templates.insert(i, t);
         Ok(())
@@ -171,8 +377,8 @@ impl CreatePodGroups {
         cx.register_namespace(&self.namespace)?;
         let t = cx.prepared.templates.get(&cx.index).expect("planned");
         let kind = self.kind();
-        for j in 0..self.count {
-            let r = t.render(j, self.count, &self.template_params)?;
+        for (j, params) in self.renderings() {
+            let r = t.render(j, self.count, &params)?;
             let obj = StoredObject {
                 kind,
                 obj: self.decode(&r, &cx.prepared.api_gates)?,
@@ -194,6 +400,36 @@ impl CreatePodGroups {
             )));
         }
         Ok(())
+    }
+}
+
+/// A count of the tree form: the literal field, or the `$param` one (`param` empty: none);
+/// `None` when neither is given.
+fn tree_count(r: &Resolve, literal: &str, param: &str) -> Result<Option<usize>, InputError> {
+    use crate::workload::params::ParamValue;
+    let (v, pos, field) = match (
+        r.get(literal),
+        (!param.is_empty()).then(|| r.get(param)).flatten(),
+    ) {
+        (Some(_), Some((k, _))) => {
+            return Err(r.err(
+                pos_of(k),
+                &r.f(param),
+                format!("{literal} and {param} are mutually exclusive"),
+            ));
+        }
+        (Some((_, n)), None) => (
+            ParamValue::Int(r.cx.number(n, &r.f(literal))? as i64),
+            pos_of(n),
+            r.f(literal),
+        ),
+        (None, Some((_, n))) => (r.param(n, &r.f(param))?, pos_of(n), r.f(param)),
+        (None, None) => return Ok(None),
+    };
+    match v {
+        ParamValue::Int(i) if i >= 0 => Ok(Some(i as usize)),
+        ParamValue::Float(x) if x >= 0.0 && x.fract() == 0.0 => Ok(Some(x as usize)),
+        other => Err(r.err(pos, &field, format!("expected a count, got {other:?}"))),
     }
 }
 
@@ -335,5 +571,76 @@ mod tests {
         ))
         .unwrap_err();
         assert!(e.contains("unknown field \"podsPerGroup\""), "{e}");
+    }
+
+    const TREE: &str = "\
+- name: T
+  featureGates:
+    GenericWorkload: true
+    TopologyAwareWorkloadScheduling: true
+    CompositePodGroup: true
+  workloadTemplate:
+  - opcode: createCompositePodGroups
+    rootCountParam: $roots
+    depth: 3
+    childrenCompositePodGroupsPerCPGParam: $cpgs
+    childrenPodGroupsPerCPGParam: $pgs
+    namespace: ns
+    templatePath: pg.yaml
+  - opcode: createPodGroups
+    countParam: $podGroupsCount
+    namespace: ns
+    templatePath: pg.yaml
+    templateParams:
+      parentLevel: $parentLevel
+  workloads:
+  - name: w
+    params:
+      roots: 2
+      cpgs: 2
+      pgs: 4
+";
+
+    /// kube v1.38.0-beta.0's tree form (test/integration/scheduler_perf/operations.go,
+    /// executor.go): depth 3, 2 roots, 2 composite children each, 4 PodGroups per
+    /// last-level composite: levels of 2 and 4 composite groups (`.Index` restarting per
+    /// level, `.ParentIndex` = index / 2), `$podGroupsCount` 16 and `$parentLevel` 2 for the
+    /// ops after it.
+    #[test]
+    fn the_tree_form_creates_levels_and_sets_params() {
+        let ops = resolve(TREE).unwrap();
+        let Op::CreatePodGroups(c) = &ops[0] else {
+            panic!("{:?}", ops[0]);
+        };
+        let t = c.tree.expect("the tree form");
+        assert_eq!(t.level_counts(), vec![2, 4]);
+        assert_eq!((c.count, t.pod_groups_count()), (6, 16));
+        let objs = c.renderings();
+        let at = |i: usize, k: &str| objs[i].1.get(k).cloned();
+        assert_eq!(objs[0].0, 0);
+        assert_eq!(at(0, "Level"), Some(1.into()));
+        assert_eq!(at(0, "ParentIndex"), None);
+        assert_eq!(at(0, "ChildrenCount"), Some(2.into()));
+        // Level 2, index 3: the child of root 1, with 4 PodGroups.
+        assert_eq!(objs[5].0, 3);
+        assert_eq!(at(5, "Level"), Some(2.into()));
+        assert_eq!(at(5, "ParentLevel"), Some(1.into()));
+        assert_eq!(at(5, "ParentIndex"), Some(1.into()));
+        assert_eq!(at(5, "ChildrenCount"), Some(4.into()));
+        let Op::CreatePodGroups(p) = &ops[1] else {
+            panic!("{:?}", ops[1]);
+        };
+        assert_eq!(p.count, 16);
+        assert_eq!(p.template_params["parentLevel"], serde_json::json!(2));
+        // Upstream's `set`: a workload param of the same name not read before is an error.
+        let e = resolve(&TREE.replace("      pgs: 4\n", "      pgs: 4\n      parentLevel: 9\n"))
+            .unwrap_err();
+        assert!(
+            e.contains("parameter parentLevel is already defined"),
+            "{e}"
+        );
+        // Depth 2 takes no composite children.
+        let e = resolve(&TREE.replace("depth: 3", "depth: 2")).unwrap_err();
+        assert!(e.contains("cannot be set when depth is 2"), "{e}");
     }
 }

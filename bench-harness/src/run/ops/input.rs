@@ -28,7 +28,7 @@ pub(crate) struct Resolve<'a, 'w> {
     pub(crate) of: String,
     /// The op's number once createPodSets is unrolled.
     pub(crate) index: usize,
-    pub(crate) used: &'a RefCell<BTreeMap<&'w str, bool>>,
+    pub(crate) used: &'a RefCell<BTreeMap<String, bool>>,
 }
 
 impl<'a, 'w> Resolve<'a, 'w> {

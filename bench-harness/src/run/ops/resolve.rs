@@ -4,6 +4,7 @@
 
 use super::*;
 use crate::error::InputError;
+use crate::workload::ParamValue;
 use crate::workload::fields::Ctx;
 use crate::workload::params::MAX_COUNT;
 use crate::workload::parse::existing_file;
@@ -94,7 +95,7 @@ const OPS: &[(&str, &[&str], ResolveFn)] = &[
     ),
     (
         CreatePodGroups::COMPOSITE_OPCODE,
-        CreatePodGroups::FIELDS,
+        CreatePodGroups::COMPOSITE_FIELDS,
         CreatePodGroups::resolve_composite,
     ),
     (
@@ -162,9 +163,12 @@ pub fn resolve_ops(cfg: &Config, tc: &TestCase, wl: &Workload) -> Result<Vec<Op>
             existing_file(&cx, cfg, rel, pos, &format!("{}.{name}", tc.name))?;
         }
     }
-    let used: RefCell<BTreeMap<&str, bool>> =
-        RefCell::new(wl.params.keys().map(|k| (k.as_str(), false)).collect());
+    let used: RefCell<BTreeMap<String, bool>> =
+        RefCell::new(wl.params.keys().map(|k| (k.clone(), false)).collect());
     let mut ops = Vec::new();
+    // The workload's params as the ops see them: an op may set params for the ops after it
+    // (kube v1.38's `createCompositePodGroups`), as upstream's `Params.set` does.
+    let mut cur = wl.clone();
     for raw in &tc.ops {
         // Ops are numbered after createPodSets is unrolled, as upstream's
         // `unrollWorkloadTemplate` does: the default namespace `namespace-<i>` of a later op
@@ -173,7 +177,7 @@ pub fn resolve_ops(cfg: &Config, tc: &TestCase, wl: &Workload) -> Result<Vec<Op>
             cfg,
             cx: &cx,
             tc,
-            wl,
+            wl: &cur,
             raw,
             of: format!("{}.workloadTemplate[{}]", tc.name, raw.index),
             index: ops.len(),
@@ -184,11 +188,29 @@ pub fn resolve_ops(cfg: &Config, tc: &TestCase, wl: &Workload) -> Result<Vec<Op>
         } else {
             ops.push(r.resolve()?);
         }
+        if let Some(Op::CreatePodGroups(CreatePodGroups { tree: Some(t), .. })) = ops.last() {
+            let of = format!("{}.workloadTemplate[{}]", tc.name, raw.index);
+            let values = [t.pod_groups_count() as i64, (t.depth - 1) as i64];
+            let mut used = used.borrow_mut();
+            for (name, v) in CreatePodGroups::SET_PARAMS.into_iter().zip(values) {
+                // Upstream's `set`: a param defined and not read since is an error.
+                if cur.params.contains_key(name) && used.get(name) == Some(&false) {
+                    return Err(cx.err(
+                        raw.pos,
+                        &of,
+                        format!("parameter {name} is already defined"),
+                    ));
+                }
+                cur.params
+                    .insert(name.to_string(), (ParamValue::Int(v), raw.pos));
+                used.insert(name.to_string(), false);
+            }
+        }
     }
     check_total(cfg, tc, wl, &ops)?;
     let mut used = used.into_inner();
     for p in super::topic_hooks::params_read(cfg, wl) {
-        if let Some(u) = used.get_mut(p) {
+        if let Some(u) = used.get_mut(*p) {
             *u = true;
         }
     }
@@ -218,9 +240,13 @@ fn check_all_params_used(
     cfg: &Config,
     tc: &TestCase,
     wl: &Workload,
-    used: BTreeMap<&str, bool>,
+    used: BTreeMap<String, bool>,
 ) -> Result<(), InputError> {
-    let unused: Vec<&str> = used.iter().filter(|(_, u)| !**u).map(|(k, _)| *k).collect();
+    let unused: Vec<&str> = used
+        .iter()
+        .filter(|(_, u)| !**u)
+        .map(|(k, _)| k.as_str())
+        .collect();
     if let Some(first) = unused.first() {
         let pos = wl.params.get(*first).map(|(_, p)| *p);
         return Err(InputError::new(
