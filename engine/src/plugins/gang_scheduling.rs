@@ -1,7 +1,7 @@
 //! GangScheduling (KEP-4671): all-or-nothing scheduling of the pods of a PodGroup with a
 //! `gang` policy. Source of behaviour:
-//! `pkg/scheduler/framework/plugins/gangscheduling/gangscheduling.go` (v1.37.2), without
-//! composite groups (the CompositePodGroup gate is alpha and off).
+//! `pkg/scheduler/framework/plugins/gangscheduling/gangscheduling.go` (v1.37.2); for a member
+//! of a composite tree, v1.38.0-beta.0's `hierarchy_tracker.go` readiness and events.
 //!
 //! - **PreEnqueue**: a pod of a group waits (UnschedulableAndUnresolvable) until its PodGroup
 //!   object exists and, for a gang, until the scheduler knows at least `minCount` of its
@@ -14,6 +14,10 @@
 //!   that completes the quorum allows every assumed member waiting.
 //! - **Events**: UnscheduledPod/Add and AssignedPod/Add of a member of the same group,
 //!   PodGroup/Add of the group, PodGroup/Update lowering a gang's `minCount`.
+//! - **Composite trees** (a group with `parentCompositePodGroupName`): PreEnqueue waits until
+//!   every ancestor is known and the root is ready (its quorum of ready children, recursively;
+//!   [`PodGroupStates::root_readiness`]); a pod or group added anywhere in the same tree, and
+//!   CompositePodGroup/Add or an Update lowering `minGroupCount` of an ancestor, requeue.
 
 use crate::api::{Pod, PodGroup, PodGroupKey, PodGroupPolicy, Sym};
 use crate::framework::events::{

@@ -1,5 +1,5 @@
 //! Pod groups in the scheduling queue (kube v1.37.2's `scheduling_queue.go` pod-group parts,
-//! `pod_group_member_pods.go`, `workload_forest.go` without composite groups): with the
+//! `pod_group_member_pods.go`, `workload_forest.go` with v1.38's composite trees): with the
 //! GenericWorkload gate on, a pod with `spec.schedulingGroup` is never queued on its own;
 //! its group's [`QueuedPodGroupInfo`] is, and is popped as one entity.
 //!

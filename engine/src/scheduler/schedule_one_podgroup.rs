@@ -1,5 +1,6 @@
 //! The pod-group scheduling cycle (kube v1.37.2's `pkg/scheduler/schedule_one_podgroup.go`,
-//! composite groups left out): a popped [`QueuedPodGroupInfo`] is placed as a whole.
+//! for a PodGroup root; a composite tree takes `schedule_one_composite.rs`): a popped
+//! [`QueuedPodGroupInfo`] is placed as a whole.
 //!
 //! # Protocol
 //!
