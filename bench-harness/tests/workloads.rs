@@ -126,6 +126,33 @@ fn our_upstream_shaped_workloads_run_at_integration_size() {
     }
 }
 
+/// Composite pod-group trees (kube v1.38.0-beta.0's cpg/ shapes, our copies): every test
+/// case binds every pod it creates, at every depth and with topology constraints, and the
+/// tree that must preempt evicts its victims.
+#[test]
+fn composite_trees_bind_every_pod_at_integration_size() {
+    let file = workloads_dir().join("podgroups/performance-config.yaml");
+    let mut seen = 0;
+    for tc in [
+        "CPGGangScheduling",
+        "CPGTree2Level",
+        "CPGTreeDeep",
+        "CPGTreeTopology",
+        "CPGTreePreemption",
+    ] {
+        for (name, s) in run(&file, "integration-test", Some(tc)) {
+            seen += 1;
+            assert!(s.adds_up(), "{name}: {s:?}");
+            assert_eq!(s.pending(), 0, "{name}: {s:?}");
+            assert!(s.bound > 0, "{name}: {s:?}");
+            if tc == "CPGTreePreemption" {
+                assert_eq!((s.bound, s.deleted), (2, 10), "{name}: {s:?}");
+            }
+        }
+    }
+    assert_eq!(seen, 6);
+}
+
 /// The scale workloads at integration size: SchedulingBasic's shape binds everything; gates
 /// removed under load bind the admitted and ordinary pods and leave the held ones gated; the
 /// DaemonSet shape binds every pod on the one named node.

@@ -662,7 +662,8 @@ impl PodGroupPostFilterPlugin for DefaultPreemption {
         };
         let preemptor = group_preemption::PodGroupPreemptor::new(
             pod_group.pod_group.as_deref(),
-            pod_group.unscheduled_pods.clone(),
+            // A composite root's preemptors are every leaf's unscheduled pods.
+            pod_group.all_unscheduled_pods(),
             self.pod_group_preemption_policy,
         );
         let pdbs = self.client.pod_disruption_budgets();

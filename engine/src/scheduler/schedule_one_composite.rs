@@ -26,8 +26,10 @@
 //!    ancestor's) is Success go to their binding cycles; the others to the failure handler.
 //!    The attempt is counted once for the tree, and the queue gets the tree back.
 //!
-//! PodGroupPostFilter (group preemption) runs for PodGroup roots only; a composite tree that
-//! does not fit waits for the cluster to change.
+//! 5. **PodGroupPostFilter** on an Unschedulable root: the plugins see the root (its
+//!    preemptors every leaf's unscheduled pods) and rerun the whole tree on the cache as they
+//!    changed it (`rerun_tree`); nominations go to the members, an error to every group's
+//!    status, a message appended to each.
 
 use super::Scheduler;
 use super::failure::{Failure, rejection};
@@ -139,7 +141,13 @@ impl Scheduler {
         );
         let mut effective = AHashMap::new();
         complete(&g.info, None, &results, &mut effective);
-        self.submit_tree(fi, &g, views, results, &effective, start);
+        let mut nominations = AHashMap::new();
+        if root_status.code() == Code::Unschedulable
+            && self.frameworks[fi].has_pod_group_post_filter_plugins()
+        {
+            self.tree_post_filter(fi, &mut group_state, &g, &mut effective, &mut nominations);
+        }
+        self.submit_tree(fi, &g, views, results, &effective, &nominations);
         let profile = self.frameworks[fi].scheduler_name;
         let outcome = if root_status.is_success() {
             PodGroupAttempt::Scheduled
@@ -151,6 +159,69 @@ impl Scheduler {
         self.metrics
             .observe_pod_group_attempt(outcome, profile, start.elapsed().as_nanos() as u64);
         let _ = self.queue.add_attempted_pod_group(&g, &root_status);
+    }
+
+    /// kube's PodGroupPostFilter call site for a composite root (`applyPodGroupPostFilterResult`):
+    /// the plugins see the whole tree and rerun it (`rerun_tree`); their nominations go to
+    /// the members, an error to every group's status, a message appended to every group's.
+    fn tree_post_filter(
+        &self,
+        fi: usize,
+        group_state: &mut CycleState,
+        g: &QueuedPodGroupInfo,
+        effective: &mut AHashMap<NodeKey, Status>,
+        nominations: &mut AHashMap<crate::api::PodKey, Sym>,
+    ) {
+        let fwk = &self.frameworks[fi];
+        let mut handle = super::pod_group_handle::GroupHandle::new(self, fi, g);
+        let (r, st) = fwk.run_pod_group_post_filter(&mut handle, group_state, &g.info);
+        drop(handle);
+        for (key, nom) in r.map(|r| r.nominating_infos).unwrap_or_default() {
+            if let crate::framework::Nominating::Override(n) = nom {
+                nominations.insert(key, n);
+            }
+        }
+        for status in effective.values_mut() {
+            if st.code() == Code::Error {
+                *status = st.clone();
+            } else if !st.message().is_empty() {
+                *status = Status::new(
+                    status.code(),
+                    format!("{} {}", status.message(), st.message()),
+                )
+                .with_plugin(status.plugin());
+            }
+        }
+    }
+
+    /// The rerun a PodGroupPostFilter plugin asks for on a composite root: the tree's
+    /// algorithm on the cache as it stands, every assumption undone, with the members the
+    /// successful leaves place.
+    pub(super) fn rerun_tree(
+        &self,
+        fi: usize,
+        g: &QueuedPodGroupInfo,
+    ) -> (PodGroupAssignments, Status) {
+        let views = self.leaf_views(g);
+        let mut results = Results::new();
+        let mut group_state = CycleState::new();
+        let (_, any, reverts) =
+            self.recursive(fi, &mut group_state, &g.info, &views, None, &mut results);
+        self.revert_tree(fi, reverts);
+        let mut status = results
+            .get(&node_key(&g.info))
+            .map_or_else(|| unschedulable(""), |r| r.status.clone());
+        if status.is_success() && !any {
+            status = unschedulable("no pods were schedulable");
+        }
+        let proposed_assignments = successful_assignments(&g.info, &results, &views);
+        (
+            PodGroupAssignments {
+                placement: None,
+                proposed_assignments,
+            },
+            status,
+        )
     }
 
     /// Each leaf's queued members as a PodGroup entity of their own (the tree's bookkeeping).
@@ -535,7 +606,7 @@ impl Scheduler {
         mut views: Views,
         mut results: Results,
         effective: &AHashMap<NodeKey, Status>,
-        start: Instant,
+        nominations: &AHashMap<crate::api::PodKey, Sym>,
     ) {
         let cycle = self.queue.scheduling_cycle();
         for leaf in g.info.leaves() {
@@ -568,7 +639,10 @@ impl Scheduler {
                     self.submit_member(fi, q, p, cycle);
                     continue;
                 }
-                let f = member_failure(&status, p.failure, p.host.is_some());
+                let mut f = member_failure(&status, p.failure, p.host.is_some());
+                if let Some(n) = nominations.get(&q.pod.key) {
+                    f.nominated = Some(*n);
+                }
                 self.handle_scheduling_failure(q, f, p.start, cycle);
             }
             let (scheduled, reason) = if status.is_success() {
@@ -585,7 +659,6 @@ impl Scheduler {
                     .set_pod_group_scheduled(pg, scheduled, reason, &status.message());
             }
         }
-        let _ = start;
     }
 }
 

@@ -651,6 +651,9 @@ impl Scheduler {
         fi: usize,
         g: &QueuedPodGroupInfo,
     ) -> (PodGroupAssignments, Status) {
+        if g.info.is_composite() {
+            return self.rerun_tree(fi, g);
+        }
         let mut group_state = CycleState::new();
         let r = self.run_root_algorithm(fi, &mut group_state, g);
         let mut a = Self::assignments(g, &r);
