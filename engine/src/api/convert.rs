@@ -1074,11 +1074,14 @@ fn group_of(m: &meta::ObjectMeta, g: GroupSpec) -> super::PodGroup {
             .as_deref()
             .and_then(|v| v.parse().ok())
             .unwrap_or(0),
-        scheduled: g
-            .conditions
-            .into_iter()
-            .flatten()
-            .any(|c| c.type_ == "PodGroupInitiallyScheduled" && c.status == "True"),
+        scheduled: g.conditions.into_iter().flatten().any(|c| {
+            let want = if g.composite {
+                "CompositePodGroupInitiallyScheduled"
+            } else {
+                "PodGroupInitiallyScheduled"
+            };
+            c.type_ == want && c.status == "True"
+        }),
     }
 }
 

@@ -290,6 +290,13 @@ impl QueuedPodGroupInfo {
         }
     }
 
+    /// Sets the unscheduled pods of leaf `key` (of this group itself when it is no tree).
+    pub fn set_leaf_pods(&mut self, key: &PodGroupKey, pods: Vec<Arc<Pod>>) {
+        if let Some(l) = self.info.leaf_mut(key) {
+            l.unscheduled_pods = pods;
+        }
+    }
+
     /// kube's `PodInfosForGroup`: the queued members of the PodGroup `key`, in member order.
     pub fn pods_for_group<'a>(
         &'a self,

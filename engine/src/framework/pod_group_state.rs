@@ -81,12 +81,21 @@ pub struct PodGroupStates {
     forest: Mutex<Forest>,
     /// Bumped by every change that can change a hierarchy's readiness (objects, members).
     version: std::sync::atomic::AtomicU64,
-    /// Root readiness computed at `version` (see [`PodGroupStates::root_readiness`]).
-    readiness: Mutex<(u64, AHashMap<PodGroupKey, bool>)>,
+    /// Readiness computed at `version` (see [`PodGroupStates::root_readiness`]).
+    readiness: Mutex<Memo>,
 }
 
 /// A child of a composite group: its kind (true: composite) and name.
 pub(crate) type ChildRef = (bool, Arc<str>);
+
+/// [`PodGroupStates::root_readiness`]'s memo: per composite root its readiness, per PodGroup
+/// its answer, at one version of the states.
+#[derive(Default)]
+struct Memo {
+    version: u64,
+    roots: AHashMap<PodGroupKey, bool>,
+    leaves: AHashMap<PodGroupKey, RootReadiness>,
+}
 
 #[derive(Default)]
 struct Forest {
@@ -227,6 +236,17 @@ impl PodGroupStates {
     pub fn root_readiness(&self, key: &PodGroupKey) -> Result<RootReadiness, String> {
         let g = self.groups.lock();
         let f = self.forest.lock();
+        let version = self.version.load(std::sync::atomic::Ordering::Relaxed);
+        let mut memo = self.readiness.lock();
+        if memo.version != version {
+            *memo = Memo {
+                version,
+                ..Memo::default()
+            };
+        }
+        if let Some(r) = memo.leaves.get(key) {
+            return Ok(r.clone());
+        }
         let Some(leaf) = g.get(key).and_then(|e| e.object.clone()) else {
             return Ok(RootReadiness::Unresolved);
         };
@@ -241,22 +261,30 @@ impl PodGroupStates {
             visited.push(pk.clone());
             match f.composites.get(&pk) {
                 Some(p) => root = p.clone(),
-                None => return Ok(RootReadiness::Unresolved),
+                None => {
+                    memo.leaves.insert(key.clone(), RootReadiness::Unresolved);
+                    return Ok(RootReadiness::Unresolved);
+                }
             }
         }
-        let version = self.version.load(std::sync::atomic::Ordering::Relaxed);
-        let mut memo = self.readiness.lock();
-        if memo.0 != version {
-            *memo = (version, AHashMap::new());
-        }
-        if let Some(&ready) = memo.1.get(&root.key).filter(|_| root.composite) {
-            return Ok(RootReadiness::Root { root, ready });
-        }
-        let ready = ready_of(&g, &f, &root, &mut Vec::new());
-        if root.composite {
-            memo.1.insert(root.key.clone(), ready);
-        }
-        Ok(RootReadiness::Root { root, ready })
+        let ready = match memo.roots.get(&root.key).filter(|_| root.composite) {
+            Some(&r) => r,
+            None => {
+                let r = ready_of(&g, &f, &root, &mut Vec::new());
+                if root.composite {
+                    memo.roots.insert(root.key.clone(), r);
+                }
+                r
+            }
+        };
+        let out = RootReadiness::Root { root, ready };
+        memo.leaves.insert(key.clone(), out.clone());
+        Ok(out)
+    }
+
+    /// The states' version: it changes with every change that can change a readiness.
+    pub fn version(&self) -> u64 {
+        self.version.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// The group object, if known (kube's `PodGroupLister.Get`).

@@ -43,6 +43,10 @@ const PERMIT_TIMEOUT: Duration = Duration::from_secs(5 * 60);
 pub(crate) struct GangScheduling {
     groups: Arc<PodGroupStates>,
     waiting_pods: WaitingPods,
+    /// A composite tree member's PreEnqueue status per PodGroup at one version of the states
+    /// (every member of a group gets the same answer; a group's members are asked one after
+    /// another each time its queued tree moves).
+    hierarchy: parking_lot::Mutex<(u64, ahash::AHashMap<PodGroupKey, Status>)>,
 }
 
 impl GangScheduling {
@@ -50,6 +54,7 @@ impl GangScheduling {
         GangScheduling {
             groups: waiting_pods.pod_groups().clone(),
             waiting_pods,
+            hierarchy: parking_lot::Mutex::new((0, ahash::AHashMap::new())),
         }
     }
 }
@@ -95,7 +100,22 @@ impl PreEnqueuePlugin for GangScheduling {
             );
         };
         if pg.parent.is_some() {
-            return self.pre_enqueue_hierarchy(&key);
+            // The version read first: a status kept under it was computed at that state or
+            // a later one.
+            let version = self.groups.version();
+            if let Some(st) = {
+                let m = self.hierarchy.lock();
+                (m.0 == version).then(|| m.1.get(&key).cloned()).flatten()
+            } {
+                return st;
+            }
+            let st = self.pre_enqueue_hierarchy(&key);
+            let mut m = self.hierarchy.lock();
+            if m.0 != version {
+                *m = (version, ahash::AHashMap::new());
+            }
+            m.1.insert(key, st.clone());
+            return st;
         }
         let PodGroupPolicy::Gang { min_count } = pg.policy else {
             return Status::success();

@@ -66,9 +66,12 @@ pub(super) struct Groups {
     /// Parent composite group → its observed children (kind, name).
     children: AHashMap<PodGroupKey, BTreeSet<ChildRef>>,
     entities: AHashMap<PodGroupKey, (QueuedPodGroupInfo, Place)>,
-    /// Member pod → its entity in `entities` (kept by `put` and `take`, the only ways an
-    /// entity enters or leaves): a lookup by the pod's key alone (`Activate`, `locate`)
-    /// without a walk over every queued member.
+    /// Member pod → its entity in `entities`: a lookup by the pod's key alone (`Activate`,
+    /// `locate`) without a walk over every queued member. Kept where a member joins or
+    /// leaves an entity (not by `take` and `put`, which requeue an entity with the same
+    /// members: a large group requeued on every arrival would cost a pass over its members
+    /// each time); a stale entry (a member now pending or incomplete) names an entity that
+    /// no longer holds it, which every reader checks.
     member_of: AHashMap<PodKey, PodGroupKey>,
     /// Entities in the unschedulable place that no PreEnqueue plugin gates, and those gated,
     /// by gating plugin (kept by `put` and `take`): an event looks only at the entities it
@@ -211,9 +214,6 @@ impl Groups {
         if place == Place::Active {
             self.active.remove(&active_key(&g));
         }
-        for p in &g.pods {
-            self.member_of.remove(&p.pod.key);
-        }
         match (place, g.gating_plugin) {
             (Place::Unschedulable, None) => {
                 self.unschedulable.remove(key);
@@ -235,9 +235,6 @@ impl Groups {
     fn put(&mut self, g: QueuedPodGroupInfo, place: Place) {
         if place == Place::Active {
             self.active.insert(active_key(&g));
-        }
-        for p in &g.pods {
-            self.member_of.insert(p.pod.key.clone(), g.key().clone());
         }
         match (place, g.gating_plugin) {
             (Place::Unschedulable, None) => {
@@ -428,11 +425,16 @@ impl SchedulingQueue {
     pub(super) fn add_group_member(&self, inner: &mut Inner, q: QueuedPodInfo, event: &str) {
         let Some(leaf) = group_of(&q.pod) else { return };
         let Some(object) = inner.groups.root_of(&leaf) else {
+            inner.groups.member_of.remove(&q.pod.key);
             inner.groups.incomplete.entry(leaf).or_default().push(q);
             return;
         };
         let key = object.key.clone();
         if let Some((mut g, place)) = inner.groups.take(&key) {
+            inner
+                .groups
+                .member_of
+                .insert(q.pod.key.clone(), key.clone());
             g.add_pod(q);
             let s = match place {
                 Place::Active => Strategy::Immediately,
@@ -443,9 +445,14 @@ impl SchedulingQueue {
             return;
         }
         if inner.groups.popped.as_ref() == Some(&key) {
+            inner.groups.member_of.remove(&q.pod.key);
             inner.groups.pending.entry(leaf).or_default().push(q);
             return;
         }
+        inner
+            .groups
+            .member_of
+            .insert(q.pod.key.clone(), key.clone());
         let mut g = QueuedPodGroupInfo::new(inner.groups.build_info(&object), q.timestamp);
         g.initial_attempt_timestamp = q.initial_attempt_timestamp;
         g.add_pod(q);
@@ -503,6 +510,7 @@ impl SchedulingQueue {
         let Some((mut g, place)) = inner.groups.take(&entity) else {
             return;
         };
+        inner.groups.member_of.remove(&pod.key);
         if let Some(q) = g.remove_pod(&pod.key) {
             for p in q.rejectors() {
                 self.metrics.add_unschedulable(p, -1);
@@ -668,6 +676,7 @@ impl SchedulingQueue {
         g.unschedulable_plugins.clear();
         g.pending_plugins.clear();
         for p in &mut g.pods {
+            inner.groups.member_of.remove(&p.pod.key);
             p.unschedulable_plugins.clear();
             p.pending_plugins.clear();
             inner.in_flight.insert(
@@ -769,6 +778,10 @@ impl SchedulingQueue {
         rebuilt.unschedulable_plugins = g.unschedulable_plugins.clone();
         rebuilt.pending_plugins = g.pending_plugins.clone();
         for q in pending {
+            inner
+                .groups
+                .member_of
+                .insert(q.pod.key.clone(), key.clone());
             rebuilt.add_pod(q);
         }
         let now = self.clock.now();

@@ -100,8 +100,12 @@ impl Scheduler {
                 kept.push(p);
             }
         }
-        for p in kept {
-            g.add_pod(p);
+        g.pods = kept;
+        // The leaves' lists follow the members kept.
+        let leaves: Vec<PodGroupKey> = g.info.leaves().into_iter().map(|l| l.key.clone()).collect();
+        for leaf in leaves {
+            let keep: Vec<Arc<Pod>> = g.pods_for_group(&leaf).map(|q| q.pod.clone()).collect();
+            g.set_leaf_pods(&leaf, keep);
         }
         let views = self.leaf_views(&g);
         if let Err(msg) = self.validate_tree(&g, &views) {
@@ -645,13 +649,7 @@ impl Scheduler {
                 }
                 self.handle_scheduling_failure(q, f, p.start, cycle);
             }
-            let (scheduled, reason) = if status.is_success() {
-                (true, "Scheduled")
-            } else if status.is_rejected() {
-                (false, "Unschedulable")
-            } else {
-                (false, "SchedulerError")
-            };
+            let (scheduled, reason) = condition_of(&status);
             if let Some(pg) = &v.info.pod_group
                 && (scheduled || !pg.scheduled)
             {
@@ -659,6 +657,37 @@ impl Scheduler {
                     .set_pod_group_scheduled(pg, scheduled, reason, &status.message());
             }
         }
+        // kube's submitCompositePodGroupResult: each composite group's
+        // CompositePodGroupInitiallyScheduled condition.
+        let mut stack = vec![&g.info];
+        while let Some(n) = stack.pop() {
+            if !n.is_composite() {
+                continue;
+            }
+            stack.extend(n.children.iter());
+            let status = effective
+                .get(&node_key(n))
+                .cloned()
+                .unwrap_or_else(|| unschedulable(""));
+            let (scheduled, reason) = condition_of(&status);
+            if let Some(pg) = &n.pod_group
+                && (scheduled || !pg.scheduled)
+            {
+                self.client
+                    .set_pod_group_scheduled(pg, scheduled, reason, &status.message());
+            }
+        }
+    }
+}
+
+/// The InitiallyScheduled condition's status and reason for a group's outcome.
+fn condition_of(status: &Status) -> (bool, &'static str) {
+    if status.is_success() {
+        (true, "Scheduled")
+    } else if status.is_rejected() {
+        (false, "Unschedulable")
+    } else {
+        (false, "SchedulerError")
     }
 }
 

@@ -116,7 +116,15 @@ impl ClusterClient for Store {
         reason: &str,
         message: &str,
     ) {
-        let kind = &scheduling::POD_GROUP;
+        // kube v1.38 sets `CompositePodGroupInitiallyScheduled` on a composite group.
+        let (kind, cond_type) = if group.composite {
+            (
+                &scheduling::COMPOSITE_POD_GROUP,
+                "CompositePodGroupInitiallyScheduled",
+            )
+        } else {
+            (&scheduling::POD_GROUP, "PodGroupInitiallyScheduled")
+        };
         let ns = group.key.namespace.to_string_lossy();
         let Some(obj) = self
             .kind_store(kind)
@@ -140,17 +148,14 @@ impl ClusterClient for Store {
         };
         let now = self.timestamp();
         let mut cond = serde_json::json!({
-            "type": "PodGroupInitiallyScheduled",
+            "type": cond_type,
             "status": status,
             "reason": reason,
             "message": message,
             "observedGeneration": generation,
             "lastTransitionTime": serde_json::to_value(&now).unwrap_or_default(),
         });
-        match conds
-            .iter_mut()
-            .find(|c| c["type"] == "PodGroupInitiallyScheduled")
-        {
+        match conds.iter_mut().find(|c| c["type"] == cond_type) {
             Some(c) => {
                 if c["status"] == "True" && !scheduled {
                     return;

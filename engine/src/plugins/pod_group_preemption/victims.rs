@@ -23,7 +23,10 @@
 //!   scheduled pods (kube's `PodGroupState.ScheduledPods`: assigned and assumed) wherever they
 //!   run, once per group. The nodes a victim's pods run on are its affected nodes.
 //!
-//! CompositePodGroup hierarchies (alpha, `CompositePodGroup` gate) are not modelled.
+//! CompositePodGroup hierarchies: a pod of a tree is a victim as its PodGroup makes it (kube
+//! v1.38 walks up to the highest composite ancestor in `all` mode and evicts that whole
+//! subtree as one victim; tidegate stops at the PodGroup, which is the same for trees whose
+//! composite groups keep the default `single` mode, as every `cpg/` workload's do).
 
 use crate::api::{DisruptionMode, Pod, PodDisruptionBudget, PodGroup, PodGroupKey, Sym};
 use crate::framework::{NodeInfo, Snapshot};
