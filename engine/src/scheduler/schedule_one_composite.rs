@@ -313,14 +313,7 @@ impl Scheduler {
         results: &mut Results,
     ) -> (Status, bool) {
         let fwk = &self.frameworks[fi];
-        let all_nodes = match parent {
-            Some(p) => p.nodes.clone(),
-            None => {
-                let mut snap = self.snapshot.lock();
-                self.cache.update_snapshot(&mut snap);
-                snap.nodes.clone()
-            }
-        };
+        let all_nodes = self.placement_nodes(parent);
         group_state.record_plugin_metrics = true;
         let (placements, st) = fwk.run_placement_generate(group_state, node, all_nodes);
         let fail = |results: &mut Results, status: Status| {

@@ -482,14 +482,7 @@ impl Scheduler {
         parent: Option<&Arc<Placement>>,
     ) -> GroupResult {
         let fwk = &self.frameworks[fi];
-        let all_nodes = match parent {
-            Some(p) => p.nodes.clone(),
-            None => {
-                let mut snap = self.snapshot.lock();
-                self.cache.update_snapshot(&mut snap);
-                snap.nodes.clone()
-            }
-        };
+        let all_nodes = self.placement_nodes(parent);
         group_state.record_plugin_metrics = true;
         let (placements, st) = fwk.run_placement_generate(group_state, &g.info, all_nodes);
         let empty = |status: Status| GroupResult {
@@ -570,6 +563,24 @@ impl Scheduler {
             }
         }
         feasible.swap_remove(best)
+    }
+
+    /// kube's `ListNodesInPlacement`: the current snapshot's nodes of the placement the
+    /// caller is tried in (with what earlier siblings assumed), or every node.
+    pub(super) fn placement_nodes(
+        &self,
+        parent: Option<&Arc<Placement>>,
+    ) -> Vec<Arc<crate::framework::NodeInfo>> {
+        let mut snap = self.snapshot.lock();
+        self.cache.update_snapshot(&mut snap);
+        match parent {
+            Some(p) => p
+                .nodes
+                .iter()
+                .filter_map(|n| snap.get(n.name()).cloned())
+                .collect(),
+            None => snap.nodes.clone(),
+        }
     }
 
     /// kube's `makeProposedAssignments` for one result.
