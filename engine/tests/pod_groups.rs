@@ -2,7 +2,9 @@
 //! `schedule_one_podgroup.go`, `gangscheduling`, the queue's pod-group entities): a gang that
 //! cannot be placed whole binds nothing, one that can binds all, a basic group binds what
 //! fits, a gang whose quorum arrives later is activated, and pods without a group are
-//! scheduled as before.
+//! scheduled as before. Composite trees (kube v1.38.0-beta.0, CompositePodGroup gate): one
+//! entity gated until the whole tree is ready, placed whole or not at all under a gang root,
+//! leaf by leaf under a basic one, and members waiting for every ancestor.
 
 use parking_lot::Mutex;
 use std::collections::BTreeMap;
@@ -41,9 +43,25 @@ fn features(generic_workload: bool) -> Features {
     Features::from_gates(&FeatureGates::for_workload(&set).expect("supported gate"))
 }
 
+/// GenericWorkload, TopologyAwareWorkloadScheduling and CompositePodGroup on.
+fn composite_features() -> Features {
+    let mut set = BTreeMap::new();
+    for g in [
+        "GenericWorkload",
+        "TopologyAwareWorkloadScheduling",
+        "CompositePodGroup",
+    ] {
+        set.insert(g.to_string(), true);
+    }
+    Features::from_gates(&FeatureGates::for_workload(&set).expect("supported gates"))
+}
+
 /// A scheduler with `nodes` nodes of 2 CPUs each, deterministic on a virtual clock.
 fn setup(generic_workload: bool, nodes: usize) -> (Arc<Scheduler>, Arc<Client>) {
-    let f = features(generic_workload);
+    setup_with(features(generic_workload), nodes)
+}
+
+fn setup_with(f: Features, nodes: usize) -> (Arc<Scheduler>, Arc<Client>) {
     let cfg = SchedulerConfig {
         profiles: vec![Profile::default_profile_for(&f)],
         parallelism: 1,
@@ -364,4 +382,140 @@ fn pod_group_post_filter_reruns_the_algorithm_on_a_changed_snapshot() {
     let k = tidegate_engine::api::PodKey::new("ns", "p0");
     assert!(!s.cache.is_assumed(&k));
     assert_eq!(s.queue.counts().total(), 2);
+}
+
+/// A group under composite `parent`.
+fn child(name: &str, parent: &str, composite: bool, policy: PodGroupPolicy) -> Arc<PodGroup> {
+    Arc::new(PodGroup {
+        composite,
+        parent: Some(Arc::from(parent)),
+        ..PodGroup::new(PodGroupKey::new("ns", name), policy)
+    })
+}
+
+fn composite_root(name: &str, policy: PodGroupPolicy) -> Arc<PodGroup> {
+    Arc::new(PodGroup {
+        composite: true,
+        ..PodGroup::new(PodGroupKey::new("ns", name), policy)
+    })
+}
+
+/// kube v1.38.0-beta.0's composite tree (`workload_forest.go`, `algorithm_podgroup.go`): a
+/// gang root of two gang leaves is one queued entity, gated until every leaf has its quorum,
+/// and placed whole: 4 pods of 1 CPU fit 2 nodes of 2 CPUs, and all bind.
+#[test]
+fn a_composite_gang_of_two_gangs_binds_whole_once_complete() {
+    let (s, c) = setup_with(composite_features(), 2);
+    s.on_pod_group_add(composite_root(
+        "root",
+        PodGroupPolicy::Gang { min_count: 2 },
+    ));
+    for l in ["a", "b"] {
+        s.on_pod_group_add(child(
+            l,
+            "root",
+            false,
+            PodGroupPolicy::Gang { min_count: 2 },
+        ));
+    }
+    s.on_pod_add(pod("a0", Some("a")));
+    s.on_pod_add(pod("a1", Some("a")));
+    s.on_pod_add(pod("b0", Some("b")));
+    drain(&s);
+    assert!(bound(&c).is_empty(), "leaf b is below its quorum");
+    let k = tidegate_engine::api::PodKey::new("ns", "a0");
+    assert_eq!(s.queue.locate(&k), Some("gated"), "the tree waits, gated");
+    s.on_pod_add(pod("b1", Some("b")));
+    drain(&s);
+    assert_eq!(bound(&c), vec!["a0", "a1", "b0", "b1"]);
+    let conds = c.conditions.lock().clone();
+    assert!(
+        conds.contains(&("root".into(), true, "Scheduled".into())),
+        "{conds:?}"
+    );
+    assert_eq!(s.queue.counts().total(), 0);
+}
+
+/// A tree that does not fit whole binds nothing (the root's gang needs both leaves: 6 pods
+/// of 1 CPU on 2 nodes of 2 CPUs), and every member is back in the queue once.
+#[test]
+fn a_composite_gang_that_does_not_fit_binds_nothing() {
+    let (s, c) = setup_with(composite_features(), 2);
+    s.on_pod_group_add(composite_root(
+        "root",
+        PodGroupPolicy::Gang { min_count: 2 },
+    ));
+    for l in ["a", "b"] {
+        s.on_pod_group_add(child(
+            l,
+            "root",
+            false,
+            PodGroupPolicy::Gang { min_count: 3 },
+        ));
+    }
+    for l in ["a", "b"] {
+        for i in 0..3 {
+            s.on_pod_add(pod(&format!("{l}{i}"), Some(l)));
+        }
+    }
+    drain(&s);
+    assert!(bound(&c).is_empty(), "{:?}", bound(&c));
+    let counts = s.queue.counts();
+    assert_eq!(counts.total(), 6, "{counts:?}");
+    for p in ["a0", "b2"] {
+        assert!(
+            !s.cache
+                .is_assumed(&tidegate_engine::api::PodKey::new("ns", p)),
+            "{p} left assumed"
+        );
+    }
+}
+
+/// A basic root binds the leaves that fit: leaf a (2 pods) fits, leaf b (a gang of 3) does
+/// not once a holds a node; the failed leaf's members stay queued.
+#[test]
+fn a_basic_composite_root_binds_the_leaves_that_fit() {
+    let (s, c) = setup_with(composite_features(), 2);
+    s.on_pod_group_add(composite_root("root", PodGroupPolicy::Basic));
+    s.on_pod_group_add(child(
+        "a",
+        "root",
+        false,
+        PodGroupPolicy::Gang { min_count: 2 },
+    ));
+    s.on_pod_group_add(child(
+        "b",
+        "root",
+        false,
+        PodGroupPolicy::Gang { min_count: 3 },
+    ));
+    for p in ["a0", "a1"] {
+        s.on_pod_add(pod(p, Some("a")));
+    }
+    for p in ["b0", "b1", "b2"] {
+        s.on_pod_add(pod(p, Some("b")));
+    }
+    drain(&s);
+    assert_eq!(bound(&c), vec!["a0", "a1"]);
+    assert_eq!(s.queue.counts().total(), 3);
+}
+
+/// Members wait (`incomplete`) until every ancestor exists, then join the tree.
+#[test]
+fn members_wait_for_their_composite_ancestors() {
+    let (s, c) = setup_with(composite_features(), 2);
+    s.on_pod_group_add(child("a", "mid", false, PodGroupPolicy::Basic));
+    s.on_pod_add(pod("a0", Some("a")));
+    drain(&s);
+    assert_eq!(s.queue.counts().pod_group_incomplete, 1);
+    s.on_pod_group_add(child("mid", "root", true, PodGroupPolicy::Basic));
+    drain(&s);
+    assert_eq!(
+        s.queue.counts().pod_group_incomplete,
+        1,
+        "root still unknown"
+    );
+    s.on_pod_group_add(composite_root("root", PodGroupPolicy::Basic));
+    drain(&s);
+    assert_eq!(bound(&c), vec!["a0"]);
 }

@@ -524,4 +524,112 @@ mod tests {
         s.set_composite(group("loop", Some("root"), true, None));
         assert!(s.root_readiness(&PodGroupKey::new("default", "a")).is_err());
     }
+
+    // Provenance: pkg/scheduler/framework/plugins/gangscheduling/hierarchy_tracker_test.go
+    // (k8s.io/kubernetes@v1.38.0-beta.0), TestHierarchyTracker_FindRootGroupReadiness: the rows
+    // that look a PodGroup up with the CompositePodGroup gate on (tidegate asks for a pod's
+    // group only; with the gate off the store drops the parent link).
+    #[test]
+    fn find_root_group_readiness_table() {
+        type G = (&'static str, Option<&'static str>, bool, Option<i32>);
+        let root_cpg: G = ("root-cpg", None, true, Some(2));
+        let mid_cpg: G = ("mid-cpg", Some("root-cpg"), true, Some(2));
+        let pg1: G = ("pg1", Some("mid-cpg"), false, Some(2));
+        let pg2: G = ("pg2", Some("mid-cpg"), false, Some(2));
+        let pg3: G = ("pg3", Some("root-cpg"), false, Some(1));
+        let standalone: G = ("standalone-pg", None, false, Some(2));
+        let basic_root: G = ("basic-root-cpg", None, true, None);
+        let basic_child: G = ("basic-child-pg", Some("basic-root-cpg"), false, None);
+        let basic_standalone: G = ("basic-standalone-pg", None, false, None);
+        let pg4: G = ("pg4", Some("basic-root-cpg"), false, Some(2));
+        let rows: Vec<(&str, Vec<G>, Vec<&str>, &str, &str, bool)> = vec![
+            (
+                "Standalone PodGroup returns itself when CPG enabled",
+                vec![standalone],
+                vec!["standalone-pg", "standalone-pg"],
+                "standalone-pg",
+                "standalone-pg",
+                true,
+            ),
+            (
+                "Standalone PodGroup returns unready when below minCount",
+                vec![standalone],
+                vec!["standalone-pg"],
+                "standalone-pg",
+                "standalone-pg",
+                false,
+            ),
+            (
+                "Leaf PodGroup returns root CompositePodGroup when CPG enabled",
+                vec![root_cpg, mid_cpg, pg1, pg2],
+                vec!["pg1", "pg1", "pg2", "pg2"],
+                "pg1",
+                "root-cpg",
+                false,
+            ),
+            (
+                "Leaf PodGroup returns ready root CompositePodGroup when quorum met",
+                vec![root_cpg, mid_cpg, pg1, pg2, pg3],
+                vec!["pg1", "pg1", "pg2", "pg2", "pg3"],
+                "pg1",
+                "root-cpg",
+                true,
+            ),
+            (
+                "Basic standalone PodGroup is unready with 0 pods",
+                vec![basic_standalone],
+                vec![],
+                "basic-standalone-pg",
+                "basic-standalone-pg",
+                false,
+            ),
+            (
+                "Basic standalone PodGroup is ready with 1 pod",
+                vec![basic_standalone],
+                vec!["basic-standalone-pg"],
+                "basic-standalone-pg",
+                "basic-standalone-pg",
+                true,
+            ),
+            (
+                "Basic root CompositePodGroup is ready with 1 ready child",
+                vec![basic_root, basic_child],
+                vec!["basic-child-pg"],
+                "basic-child-pg",
+                "basic-root-cpg",
+                true,
+            ),
+            (
+                "Basic root CompositePodGroup is not ready with 0 ready children",
+                vec![basic_root, pg4],
+                vec!["pg4"],
+                "pg4",
+                "basic-root-cpg",
+                false,
+            ),
+        ];
+        for (name, groups, pods, lookup, want_root, want_ready) in rows {
+            let s = PodGroupStates::default();
+            for (g, parent, composite, min) in groups {
+                let obj = group(g, parent, composite, min);
+                if composite {
+                    s.set_composite(obj);
+                } else {
+                    s.set_pod_group(obj);
+                }
+            }
+            for (i, g) in pods.iter().enumerate() {
+                s.add_pod(&pod(&format!("p{i}"), g, None));
+            }
+            match s
+                .root_readiness(&PodGroupKey::new("default", lookup))
+                .unwrap()
+            {
+                RootReadiness::Root { root, ready } => {
+                    assert_eq!((&*root.key.name, ready), (want_root, want_ready), "{name}");
+                }
+                RootReadiness::Unresolved => panic!("{name}: unresolved"),
+            }
+        }
+    }
 }
