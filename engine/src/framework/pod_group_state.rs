@@ -532,6 +532,15 @@ mod tests {
     #[test]
     fn find_root_group_readiness_table() {
         type G = (&'static str, Option<&'static str>, bool, Option<i32>);
+        /// (name, groups, each pod's group, the group looked up, want root, want ready)
+        type Row = (
+            &'static str,
+            Vec<G>,
+            Vec<&'static str>,
+            &'static str,
+            &'static str,
+            bool,
+        );
         let root_cpg: G = ("root-cpg", None, true, Some(2));
         let mid_cpg: G = ("mid-cpg", Some("root-cpg"), true, Some(2));
         let pg1: G = ("pg1", Some("mid-cpg"), false, Some(2));
@@ -542,7 +551,7 @@ mod tests {
         let basic_child: G = ("basic-child-pg", Some("basic-root-cpg"), false, None);
         let basic_standalone: G = ("basic-standalone-pg", None, false, None);
         let pg4: G = ("pg4", Some("basic-root-cpg"), false, Some(2));
-        let rows: Vec<(&str, Vec<G>, Vec<&str>, &str, &str, bool)> = vec![
+        let rows: Vec<Row> = vec![
             (
                 "Standalone PodGroup returns itself when CPG enabled",
                 vec![standalone],
