@@ -100,29 +100,40 @@ struct Memo {
 #[derive(Default)]
 struct Forest {
     composites: AHashMap<PodGroupKey, Arc<PodGroup>>,
-    /// Parent composite → its observed children.
-    children: AHashMap<PodGroupKey, std::collections::BTreeSet<ChildRef>>,
+    children: ParentLinks,
 }
 
-impl Forest {
-    fn link(&mut self, g: &PodGroup) {
+/// Parent composite group → its observed children (kind, name): the links of kube's workload
+/// forest, kept by the pod-group states and by the queue.
+#[derive(Default)]
+pub(crate) struct ParentLinks(AHashMap<PodGroupKey, std::collections::BTreeSet<ChildRef>>);
+
+impl ParentLinks {
+    /// Records `g` under its parent, if it has one.
+    pub(crate) fn link(&mut self, g: &PodGroup) {
         if let Some(parent) = g.parent_key() {
-            self.children
+            self.0
                 .entry(parent)
                 .or_default()
                 .insert((g.composite, g.key.name.clone()));
         }
     }
 
-    fn unlink(&mut self, g: &PodGroup) {
+    /// Forgets `g` under its parent.
+    pub(crate) fn unlink(&mut self, g: &PodGroup) {
         if let Some(parent) = g.parent_key()
-            && let Some(set) = self.children.get_mut(&parent)
+            && let Some(set) = self.0.get_mut(&parent)
         {
             set.remove(&(g.composite, g.key.name.clone()));
             if set.is_empty() {
-                self.children.remove(&parent);
+                self.0.remove(&parent);
             }
         }
+    }
+
+    /// The children of `parent`, in (kind, name) order.
+    pub(crate) fn of(&self, parent: &PodGroupKey) -> impl Iterator<Item = &ChildRef> {
+        self.0.get(parent).into_iter().flatten()
     }
 }
 
@@ -156,9 +167,9 @@ impl PodGroupStates {
             .replace(pg.clone());
         let mut f = self.forest.lock();
         if let Some(o) = old {
-            f.unlink(&o);
+            f.children.unlink(&o);
         }
-        f.link(&pg);
+        f.children.link(&pg);
         self.bump();
     }
 
@@ -166,7 +177,7 @@ impl PodGroupStates {
         let mut g = self.groups.lock();
         if let Some(e) = g.get_mut(key) {
             if let Some(o) = e.object.take() {
-                self.forest.lock().unlink(&o);
+                self.forest.lock().children.unlink(&o);
             }
             if e.pods.is_empty() {
                 g.remove(key);
@@ -179,16 +190,16 @@ impl PodGroupStates {
     pub fn set_composite(&self, cpg: Arc<PodGroup>) {
         let mut f = self.forest.lock();
         if let Some(o) = f.composites.insert(cpg.key.clone(), cpg.clone()) {
-            f.unlink(&o);
+            f.children.unlink(&o);
         }
-        f.link(&cpg);
+        f.children.link(&cpg);
         self.bump();
     }
 
     pub fn remove_composite(&self, key: &PodGroupKey) {
         let mut f = self.forest.lock();
         if let Some(o) = f.composites.remove(key) {
-            f.unlink(&o);
+            f.children.unlink(&o);
         }
         self.bump();
     }
@@ -212,7 +223,7 @@ impl PodGroupStates {
             if !seen.insert(k.clone()) {
                 continue;
             }
-            for (c, name) in f.children.get(&k).into_iter().flatten() {
+            for (c, name) in f.children.of(&k) {
                 let ck = PodGroupKey {
                     namespace: k.namespace,
                     name: name.clone(),
@@ -403,7 +414,7 @@ fn ready_of(
     }
     path.push(g.key.clone());
     let mut ready = 0;
-    for (c, name) in f.children.get(&g.key).into_iter().flatten() {
+    for (c, name) in f.children.of(&g.key) {
         let ck = PodGroupKey {
             namespace: g.key.namespace,
             name: name.clone(),

@@ -307,40 +307,14 @@ impl EnqueueExtensions for GangScheduling {
         };
         match event.resource {
             EventResource::CompositePodGroup => {
-                let Some(n) = pod_group(new) else {
-                    return Err("GangScheduling: the event carries no CompositePodGroup".into());
-                };
-                if !self.is_ancestor(&n.key, &mine) {
-                    return Ok(QueueingHint::QueueSkip);
-                }
-                if event.action.0 & ActionType::UPDATE.0 != 0 {
-                    let Some(o) = pod_group(old) else {
-                        return Err("GangScheduling: the event carries no CompositePodGroup".into());
-                    };
-                    return Ok(hint(matches!(
-                        (o.policy, n.policy),
-                        (PodGroupPolicy::Gang { min_count: a }, PodGroupPolicy::Gang { min_count: b }) if b < a
-                    )));
-                }
-                Ok(QueueingHint::Queue)
+                tree_group_hint(event, old, new, "CompositePodGroup", |n| {
+                    self.is_ancestor(&n.key, &mine)
+                })
             }
             EventResource::PodGroup if n_has_parent(new) || self.has_parent(&mine) => {
-                let Some(n) = pod_group(new) else {
-                    return Err("GangScheduling: the event carries no PodGroup".into());
-                };
-                if !self.same_hierarchy(&n.key, &mine) {
-                    return Ok(QueueingHint::QueueSkip);
-                }
-                if event.action.0 & ActionType::UPDATE.0 != 0 {
-                    let Some(o) = pod_group(old) else {
-                        return Err("GangScheduling: the event carries no PodGroup".into());
-                    };
-                    return Ok(hint(matches!(
-                        (o.policy, n.policy),
-                        (PodGroupPolicy::Gang { min_count: a }, PodGroupPolicy::Gang { min_count: b }) if b < a
-                    )));
-                }
-                Ok(QueueingHint::Queue)
+                tree_group_hint(event, old, new, "PodGroup", |n| {
+                    self.same_hierarchy(&n.key, &mine)
+                })
             }
             EventResource::PodGroup if event.action.0 & ActionType::UPDATE.0 != 0 => {
                 let (Some(o), Some(n)) = (pod_group(old), pod_group(new)) else {
@@ -402,15 +376,40 @@ fn pod_group(o: &EventObject) -> Option<&PodGroup> {
 
 /// kube's `isSchedulableAfterPodGroupUpdated`: only a gang whose `minCount` went down.
 fn after_pod_group_updated(pod: &Pod, old: &PodGroup, new: &PodGroup) -> QueueingHint {
-    if !same_group(pod, &new.key) {
-        return QueueingHint::QueueSkip;
+    hint(same_group(pod, &new.key) && quorum_lowered(old, new))
+}
+
+/// Whether an update lowered a gang's quorum (`minCount`, or a composite's `minGroupCount`).
+fn quorum_lowered(old: &PodGroup, new: &PodGroup) -> bool {
+    matches!(
+        (old.policy, new.policy),
+        (PodGroupPolicy::Gang { min_count: o }, PodGroupPolicy::Gang { min_count: n }) if n < o
+    )
+}
+
+/// kube v1.38's hints for a group event in a composite tree: nothing unless the group is
+/// `related` to the waiting pod's (same tree, or an ancestor); an add queues, an update only
+/// when it lowered the quorum.
+fn tree_group_hint(
+    event: &ClusterEvent,
+    old: &EventObject,
+    new: &EventObject,
+    kind: &str,
+    related: impl Fn(&PodGroup) -> bool,
+) -> Result<QueueingHint, String> {
+    let Some(n) = pod_group(new) else {
+        return Err(format!("GangScheduling: the event carries no {kind}"));
+    };
+    if !related(n) {
+        return Ok(QueueingHint::QueueSkip);
     }
-    match (old.policy, new.policy) {
-        (PodGroupPolicy::Gang { min_count: o }, PodGroupPolicy::Gang { min_count: n }) if n < o => {
-            QueueingHint::Queue
-        }
-        _ => QueueingHint::QueueSkip,
+    if event.action.0 & ActionType::UPDATE.0 != 0 {
+        let Some(o) = pod_group(old) else {
+            return Err(format!("GangScheduling: the event carries no {kind}"));
+        };
+        return Ok(hint(quorum_lowered(o, n)));
     }
+    Ok(QueueingHint::Queue)
 }
 
 #[cfg(test)]

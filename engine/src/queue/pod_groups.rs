@@ -34,7 +34,7 @@ use super::hints::Strategy;
 use super::*;
 use crate::api::{PodGroup, PodGroupKey};
 use crate::framework::pod_group::{PodGroupInfo, QueuedPodGroupInfo};
-use crate::framework::pod_group_state::{ChildRef, group_of};
+use crate::framework::pod_group_state::{ParentLinks, group_of};
 use ahash::AHashSet;
 use std::cmp::Reverse;
 use std::collections::BTreeSet;
@@ -64,7 +64,7 @@ pub(super) struct Groups {
     objects: AHashMap<PodGroupKey, Arc<PodGroup>>,
     composites: AHashMap<PodGroupKey, Arc<PodGroup>>,
     /// Parent composite group → its observed children (kind, name).
-    children: AHashMap<PodGroupKey, BTreeSet<ChildRef>>,
+    children: ParentLinks,
     entities: AHashMap<PodGroupKey, (QueuedPodGroupInfo, Place)>,
     /// Member pod → its entity in `entities`: a lookup by the pod's key alone (`Activate`,
     /// `locate`) without a walk over every queued member. Kept where a member joins or
@@ -168,7 +168,7 @@ impl Groups {
         }
         path.push(g.key.clone());
         let mut children = Vec::new();
-        for (c, name) in self.children.get(&g.key).into_iter().flatten() {
+        for (c, name) in self.children.of(&g.key) {
             let ck = PodGroupKey {
                 namespace: g.key.namespace,
                 name: name.clone(),
@@ -188,24 +188,18 @@ impl Groups {
         PodGroupInfo::with_children(g.key.clone(), Some(g.clone()), children)
     }
 
-    fn link(&mut self, g: &PodGroup) {
-        if let Some(parent) = g.parent_key() {
-            self.children
-                .entry(parent)
-                .or_default()
-                .insert((g.composite, g.key.name.clone()));
+    /// A PodGroup or CompositePodGroup added or updated: the object kept, its parent link
+    /// recorded.
+    fn record(&mut self, pg: &Arc<PodGroup>) {
+        let map = if pg.composite {
+            &mut self.composites
+        } else {
+            &mut self.objects
+        };
+        if let Some(old) = map.insert(pg.key.clone(), pg.clone()) {
+            self.children.unlink(&old);
         }
-    }
-
-    fn unlink(&mut self, g: &PodGroup) {
-        if let Some(parent) = g.parent_key()
-            && let Some(set) = self.children.get_mut(&parent)
-        {
-            set.remove(&(g.composite, g.key.name.clone()));
-            if set.is_empty() {
-                self.children.remove(&parent);
-            }
-        }
+        self.children.link(pg);
     }
 
     /// Takes an entity out of its place.
@@ -532,17 +526,8 @@ impl SchedulingQueue {
     /// come in.
     pub fn add_pod_group(&self, pg: Arc<PodGroup>) {
         let mut inner = self.inner.lock();
-        let groups = &mut inner.groups;
-        let map = if pg.composite {
-            &mut groups.composites
-        } else {
-            &mut groups.objects
-        };
-        if let Some(old) = map.insert(pg.key.clone(), pg.clone()) {
-            groups.unlink(&old);
-        }
-        groups.link(&pg);
-        let Some(root) = groups.root_of_any(&pg) else {
+        inner.groups.record(&pg);
+        let Some(root) = inner.groups.root_of_any(&pg) else {
             return;
         };
         self.rebuild_entity(&mut inner, &root);
@@ -590,16 +575,7 @@ impl SchedulingQueue {
     /// kube's `UpdateGenericPodGroup`.
     pub fn update_pod_group(&self, pg: Arc<PodGroup>) {
         let mut inner = self.inner.lock();
-        let groups = &mut inner.groups;
-        let map = if pg.composite {
-            &mut groups.composites
-        } else {
-            &mut groups.objects
-        };
-        if let Some(old) = map.insert(pg.key.clone(), pg.clone()) {
-            groups.unlink(&old);
-        }
-        groups.link(&pg);
+        inner.groups.record(&pg);
         // The entity's order may change with its priority; its tree holds the new object.
         if let Some(root) = inner.groups.root_of_any(&pg) {
             self.rebuild_entity(&mut inner, &root);
@@ -619,7 +595,7 @@ impl SchedulingQueue {
         let Some(old) = map.remove(&pg.key) else {
             return;
         };
-        inner.groups.unlink(&old);
+        inner.groups.children.unlink(&old);
         let key = pg.key.clone();
         if !pg.composite {
             // A member of this group waiting for its tree's attempt to end has no group now.

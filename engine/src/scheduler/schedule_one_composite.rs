@@ -42,7 +42,6 @@ use crate::framework::pod_group::{
 };
 use crate::framework::{Code, CycleState, Status};
 use ahash::AHashMap;
-use rand::Rng;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Instant;
@@ -126,9 +125,7 @@ impl Scheduler {
         let mut results = Results::new();
         let mut group_state = CycleState::new();
         group_state.record_plugin_metrics = crate::framework::metrics::sample_plugin_metrics();
-        let (_, any, reverts) =
-            self.recursive(fi, &mut group_state, &g.info, &views, None, &mut results);
-        self.revert_tree(fi, reverts);
+        let (_, any) = self.recursive(fi, &mut group_state, &g.info, &views, None, &mut results);
         let root = node_key(&g.info);
         if let Some(r) = results.get_mut(&root)
             && r.status.is_success()
@@ -209,9 +206,7 @@ impl Scheduler {
         let views = self.leaf_views(g);
         let mut results = Results::new();
         let mut group_state = CycleState::new();
-        let (_, any, reverts) =
-            self.recursive(fi, &mut group_state, &g.info, &views, None, &mut results);
-        self.revert_tree(fi, reverts);
+        let (_, any) = self.recursive(fi, &mut group_state, &g.info, &views, None, &mut results);
         let mut status = results
             .get(&node_key(&g.info))
             .map_or_else(|| unschedulable(""), |r| r.status.clone());
@@ -269,8 +264,9 @@ impl Scheduler {
         Ok(())
     }
 
-    /// kube's `podGroupSchedulingRecursiveAlgorithm`: (status, any scheduled, the
-    /// assumptions the caller must undo).
+    /// kube's `podGroupSchedulingRecursiveAlgorithm`: (status, any scheduled). Both kinds of
+    /// node revert their own simulations (the placement path), so nothing is left for the
+    /// caller to undo.
     fn recursive(
         &self,
         fi: usize,
@@ -279,10 +275,10 @@ impl Scheduler {
         views: &Views,
         parent: Option<&Arc<Placement>>,
         results: &mut Results,
-    ) -> (Status, bool, Vec<TreeRevert>) {
+    ) -> (Status, bool) {
         if !node.is_composite() {
             let Some(v) = views.get(&node.key) else {
-                return (unschedulable(""), false, Vec::new());
+                return (unschedulable(""), false);
             };
             let r = self.placement_algorithm(fi, group_state, v, parent);
             let status = r.status.clone();
@@ -296,10 +292,9 @@ impl Scheduler {
                     placement_state: CycleState::new(),
                 },
             );
-            return (status, any, Vec::new());
+            return (status, any);
         }
-        let (status, any) = self.composite_placement(fi, group_state, node, views, parent, results);
-        (status, any, Vec::new())
+        self.composite_placement(fi, group_state, node, views, parent, results)
     }
 
     /// kube's `compositePodGroupSchedulingPlacementAlgorithm`.
@@ -359,17 +354,7 @@ impl Scheduler {
                 return (status, false);
             }
             let ok = status.is_success();
-            self.metrics.observe(
-                Series::PlacementEvaluationDuration(ok),
-                t.elapsed().as_nanos() as u64,
-            );
-            let result = if ok { "feasible" } else { "infeasible" };
-            self.metrics.add_pod_group_counter(
-                names::PLACEMENT_EVALUATIONS,
-                profile,
-                Some(result),
-                1,
-            );
+            self.observe_placement_evaluation(profile, ok, t);
             if ok {
                 feasible.push((p.clone(), sub));
             } else if first_failed.is_none() {
@@ -435,18 +420,7 @@ impl Scheduler {
         if !st.is_success() {
             return Err(st);
         }
-        let mut rng = self.rng.lock();
-        let mut best = 0;
-        let mut best_rand: u64 = rng.random();
-        for (i, s) in scores.iter().enumerate().skip(1) {
-            let r: u64 = rng.random();
-            if s.total_score > scores[best].total_score
-                || (s.total_score == scores[best].total_score && r > best_rand)
-            {
-                best = i;
-                best_rand = r;
-            }
-        }
+        let best = self.best_placement_score(&scores);
         Ok(best)
     }
 
@@ -471,15 +445,12 @@ impl Scheduler {
         let mut status = fwk.run_placement_feasible(group_state, placement_state, node, progress);
         let mut any = false;
         if status.code() == Code::Error {
-            status = Status::error(format!(
-                "failed to evaluate placement feasibility: {}",
-                status.message()
-            ));
+            status = feasibility_error(&status);
         } else if status.code() != Code::Unschedulable {
             let last = node.children.len().saturating_sub(1);
             for (i, child) in node.children.iter().enumerate() {
                 let mut child_state = CycleState::new();
-                let (cst, cany, crev) =
+                let (cst, cany) =
                     self.recursive(fi, &mut child_state, child, views, Some(placement), results);
                 if cst.code() == Code::Error {
                     status = Status::error(format!(
@@ -491,24 +462,19 @@ impl Scheduler {
                     break;
                 }
                 any |= cany;
-                let assumed_already = !crev.is_empty();
-                reverts.extend(crev);
                 progress.remaining -= 1;
                 if cst.is_success() {
                     progress.scheduled += 1;
                 }
                 status = fwk.run_placement_feasible(group_state, placement_state, node, progress);
                 if status.code() == Code::Error {
-                    status = Status::error(format!(
-                        "failed to evaluate placement feasibility: {}",
-                        status.message()
-                    ));
+                    status = feasibility_error(&status);
                     break;
                 }
                 if status.code() == Code::Unschedulable {
                     break;
                 }
-                if i < last && cst.is_success() && cany && !assumed_already {
+                if i < last && cst.is_success() && cany {
                     match self.assume_subtree(fi, child, results, views) {
                         Ok(mut r) => reverts.append(&mut r),
                         Err(e) => {
@@ -682,6 +648,14 @@ fn condition_of(status: &Status) -> (bool, &'static str) {
     } else {
         (false, "SchedulerError")
     }
+}
+
+/// kube's wrapping of a PlacementFeasible error.
+pub(super) fn feasibility_error(st: &Status) -> Status {
+    Status::error(format!(
+        "failed to evaluate placement feasibility: {}",
+        st.message()
+    ))
 }
 
 /// A member's failure from its leaf's status (as the PodGroup cycle's submit).

@@ -322,10 +322,7 @@ impl Scheduler {
         let st = fwk.run_placement_feasible(group_state, &mut placement_state, &g.info, progress);
         let first_reverts = reverts.len();
         if st.code() == Code::Error {
-            out.status = Status::error(format!(
-                "failed to evaluate placement feasibility: {}",
-                st.message()
-            ));
+            out.status = super::schedule_one_composite::feasibility_error(&st);
             out.placement_state = placement_state;
             return out;
         }
@@ -359,10 +356,7 @@ impl Scheduler {
             let st =
                 fwk.run_placement_feasible(group_state, &mut placement_state, &g.info, progress);
             if st.code() == Code::Error {
-                out.status = Status::error(format!(
-                    "failed to evaluate placement feasibility: {}",
-                    st.message()
-                ));
+                out.status = super::schedule_one_composite::feasibility_error(&st);
                 break;
             }
             let stop = st.code() == Code::Unschedulable;
@@ -513,17 +507,7 @@ impl Scheduler {
                 return r;
             }
             let ok = r.status.is_success();
-            self.metrics.observe(
-                Series::PlacementEvaluationDuration(ok),
-                t.elapsed().as_nanos() as u64,
-            );
-            let result = if ok { "feasible" } else { "infeasible" };
-            self.metrics.add_pod_group_counter(
-                names::PLACEMENT_EVALUATIONS,
-                profile,
-                Some(result),
-                1,
-            );
+            self.observe_placement_evaluation(profile, ok, t);
             if ok {
                 feasible.push(r);
             } else if first.is_none() {
@@ -550,18 +534,7 @@ impl Scheduler {
         if !st.is_success() {
             return empty(st);
         }
-        let mut rng = self.rng.lock();
-        let mut best = 0;
-        let mut best_rand: u64 = rng.random();
-        for (i, s) in scores.iter().enumerate().skip(1) {
-            let r: u64 = rng.random();
-            if s.total_score > scores[best].total_score
-                || (s.total_score == scores[best].total_score && r > best_rand)
-            {
-                best = i;
-                best_rand = r;
-            }
-        }
+        let best = self.best_placement_score(&scores);
         feasible.swap_remove(best)
     }
 
@@ -581,6 +554,39 @@ impl Scheduler {
                 .collect(),
             None => snap.nodes.clone(),
         }
+    }
+
+    /// kube's `ObservePlacementEvaluation`: one placement tried, feasible or not, and how
+    /// long it took.
+    pub(super) fn observe_placement_evaluation(&self, profile: Sym, ok: bool, t: Instant) {
+        self.metrics.observe(
+            Series::PlacementEvaluationDuration(ok),
+            t.elapsed().as_nanos() as u64,
+        );
+        let result = if ok { "feasible" } else { "infeasible" };
+        self.metrics
+            .add_pod_group_counter(names::PLACEMENT_EVALUATIONS, profile, Some(result), 1);
+    }
+
+    /// kube's `findBestPlacement` choice: the highest total score, ties broken at random
+    /// (kube's `Randomizer`).
+    pub(super) fn best_placement_score(
+        &self,
+        scores: &[crate::framework::pod_group::PlacementPluginScores],
+    ) -> usize {
+        let mut rng = self.rng.lock();
+        let mut best = 0;
+        let mut best_rand: u64 = rng.random();
+        for (i, s) in scores.iter().enumerate().skip(1) {
+            let r: u64 = rng.random();
+            if s.total_score > scores[best].total_score
+                || (s.total_score == scores[best].total_score && r > best_rand)
+            {
+                best = i;
+                best_rand = r;
+            }
+        }
+        best
     }
 
     /// kube's `makeProposedAssignments` for one result.

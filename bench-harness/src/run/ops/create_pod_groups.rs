@@ -24,6 +24,8 @@ use crate::workload::yaml::pos_of;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+type Params = serde_json::Map<String, serde_json::Value>;
+
 /// `createPodGroups` (or, with `composite`, `createCompositePodGroups`).
 #[derive(Clone, Debug, PartialEq)]
 pub struct CreatePodGroups {
@@ -161,14 +163,7 @@ impl CreatePodGroups {
                 "count and countParam are the flat form's; the tree form counts rootCount",
             ));
         }
-        let template_params = r.template_params()?;
-        let template = r
-            .path("templatePath")?
-            .ok_or_else(|| r.err(r.raw.pos, &r.f("templatePath"), "templatePath must be set"))?;
-        let namespace = r
-            .string("namespace")?
-            .filter(|n| !n.is_empty())
-            .ok_or_else(|| r.err(r.raw.pos, &r.f("namespace"), "namespace must be set"))?;
+        let (template_params, template, namespace) = Self::common(r)?;
         let root_count = tree_count(r, "rootCount", "rootCountParam")?;
         if root_count.is_none_or(|c| c < 1) {
             return Err(r.err(
@@ -249,6 +244,20 @@ impl CreatePodGroups {
         }))
     }
 
+    /// What both forms require (upstream's `isValid`): the template params, the template
+    /// and a namespace.
+    fn common(r: &Resolve) -> Result<(Params, PathBuf, String), InputError> {
+        let template_params = r.template_params()?;
+        let template = r
+            .path("templatePath")?
+            .ok_or_else(|| r.err(r.raw.pos, &r.f("templatePath"), "templatePath must be set"))?;
+        let namespace = r
+            .string("namespace")?
+            .filter(|n| !n.is_empty())
+            .ok_or_else(|| r.err(r.raw.pos, &r.f("namespace"), "namespace must be set"))?;
+        Ok((template_params, template, namespace))
+    }
+
     /// The objects to create: (`.Index`, template data) in creation order.
     pub fn renderings(&self) -> Vec<(usize, serde_json::Map<String, serde_json::Value>)> {
         match &self.tree {
@@ -261,14 +270,7 @@ impl CreatePodGroups {
 
     /// Upstream's `isValid`: a template and a namespace are required, the count at least 1.
     fn resolve_as(r: &Resolve, composite: bool) -> Result<Op, InputError> {
-        let template_params = r.template_params()?;
-        let template = r
-            .path("templatePath")?
-            .ok_or_else(|| r.err(r.raw.pos, &r.f("templatePath"), "templatePath must be set"))?;
-        let namespace = r
-            .string("namespace")?
-            .filter(|n| !n.is_empty())
-            .ok_or_else(|| r.err(r.raw.pos, &r.f("namespace"), "namespace must be set"))?;
+        let (template_params, template, namespace) = Self::common(r)?;
         let count = r.count(None)?;
         if count < 1 {
             let pos = r
