@@ -562,9 +562,8 @@ impl SchedulingQueue {
                 stray.push(q);
             }
         }
-        if g.pods.is_empty() {
-            // Nothing left to queue under this root.
-        } else {
+        // Nothing left under this root: the entity goes.
+        if !g.pods.is_empty() {
             inner.groups.put(g, place);
         }
         for q in stray {

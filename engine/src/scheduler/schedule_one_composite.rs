@@ -33,7 +33,7 @@
 
 use super::Scheduler;
 use super::failure::{Failure, rejection};
-use super::schedule_one_podgroup::{GroupResult, unschedulable};
+use super::schedule_one_podgroup::{GroupResult, feasibility_error, unschedulable};
 use crate::api::{Pod, PodGroupKey, Sym};
 use crate::framework::metrics::{PodGroupAttempt, Series, names};
 use crate::framework::pod_group::{
@@ -648,14 +648,6 @@ fn condition_of(status: &Status) -> (bool, &'static str) {
     } else {
         (false, "SchedulerError")
     }
-}
-
-/// kube's wrapping of a PlacementFeasible error.
-pub(super) fn feasibility_error(st: &Status) -> Status {
-    Status::error(format!(
-        "failed to evaluate placement feasibility: {}",
-        st.message()
-    ))
 }
 
 /// A member's failure from its leaf's status (as the PodGroup cycle's submit).

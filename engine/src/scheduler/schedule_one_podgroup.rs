@@ -81,6 +81,14 @@ struct Revert {
     state_index: usize,
 }
 
+/// kube's wrapping of a PlacementFeasible error.
+pub(super) fn feasibility_error(st: &Status) -> Status {
+    Status::error(format!(
+        "failed to evaluate placement feasibility: {}",
+        st.message()
+    ))
+}
+
 pub(super) fn unschedulable(msg: impl Into<String>) -> Status {
     let msg = msg.into();
     Status::new(
@@ -322,7 +330,7 @@ impl Scheduler {
         let st = fwk.run_placement_feasible(group_state, &mut placement_state, &g.info, progress);
         let first_reverts = reverts.len();
         if st.code() == Code::Error {
-            out.status = super::schedule_one_composite::feasibility_error(&st);
+            out.status = feasibility_error(&st);
             out.placement_state = placement_state;
             return out;
         }
@@ -356,7 +364,7 @@ impl Scheduler {
             let st =
                 fwk.run_placement_feasible(group_state, &mut placement_state, &g.info, progress);
             if st.code() == Code::Error {
-                out.status = super::schedule_one_composite::feasibility_error(&st);
+                out.status = feasibility_error(&st);
                 break;
             }
             let stop = st.code() == Code::Unschedulable;
