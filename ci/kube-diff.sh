@@ -26,9 +26,13 @@
 # Last line: `kube-diff: N scenarios, D disagreements (replay R; outcomes O of W workloads,
 # E explained by timing)`; exit 1 on a disagreement of either.
 #
-# Usage: bash ci/kube-diff.sh [--quick] [--scenarios N] [--seed S] [SCHEDULER_PERF_DIR]
+# Usage: bash ci/kube-diff.sh [--quick] [--scenarios N] [--seed S] [--topics 'GLOB...']
+#                             [SCHEDULER_PERF_DIR]
 #   --quick: 300 random scenarios and the short preemption workloads (CI runs this);
 #   default: 2,000 random scenarios and every supported upstream integration-test workload.
+#   --topics: the topic folders of SCHEDULER_PERF_DIR to run (globs, nested topics too, e.g.
+#     'podgroup/* workload_preemption starvation'; default: '*' and '*/*', quick:
+#     default_preemption); --scenarios 0 runs no random scenarios.
 #   SCHEDULER_PERF_DIR: scheduler_perf's folder of a kubernetes checkout (default
 #   ../shared/upstream/scheduler_perf; skipped when missing). Seed: 1.
 # Records and kube's logs stay in KUBE_DIFF_OUT (default target/kube-diff).
@@ -37,21 +41,22 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root="$(pwd)"
-quick=0 scenarios="" seed=1 sp=""
+quick=0 scenarios="" seed=1 sp="" topics=""
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --quick) quick=1; shift ;;
     --scenarios) scenarios="$2"; shift 2 ;;
     --seed) seed="$2"; shift 2 ;;
-    -h|--help) sed -n '2,36p' "$0"; exit 0 ;;
+    --topics) topics="$2"; shift 2 ;;
+    -h|--help) sed -n '2,40p' "$0"; exit 0 ;;
     -*) echo "ci/kube-diff.sh: unknown flag $1 (see --help)" >&2; exit 2 ;;
     *) sp="$1"; shift ;;
   esac
 done
 if [[ $quick == 1 ]]; then
-  scenarios="${scenarios:-300}" filter="integration-test,short" topics="default_preemption"
+  scenarios="${scenarios:-300}" filter="integration-test,short" topics="${topics:-default_preemption}"
 else
-  scenarios="${scenarios:-2000}" filter="integration-test" topics="*"
+  scenarios="${scenarios:-2000}" filter="integration-test" topics="${topics:-* */*}"
 fi
 sp="${sp:-$root/../shared/upstream/scheduler_perf}"
 if ! command -v go >/dev/null; then
@@ -87,11 +92,13 @@ kube_run() {
     echo "ci/kube-diff.sh: kube's run of $3 $4 failed (see $out/logs; its record is judged as far as it goes)" >&2
 }
 
-"$tidegate" kube-scenarios --seed "$seed" --scenarios "$scenarios" --out "$out/random" >"$out/logs/scenarios.txt"
-while read -r name; do
-  kube_run "$out/random" random-config.yaml random "$name"
-done < <(grep -oE 'Random[0-9]+(Group)?Batch[0-9]+/Scenarios[0-9]+' "$out/logs/scenarios.txt")
-echo "ci/kube-diff.sh: random scenarios recorded at $((SECONDS - start)) s" >&2
+if [[ $scenarios -gt 0 ]]; then
+  "$tidegate" kube-scenarios --seed "$seed" --scenarios "$scenarios" --out "$out/random" >"$out/logs/scenarios.txt"
+  while read -r name; do
+    kube_run "$out/random" random-config.yaml random "$name"
+  done < <(grep -oE 'Random[0-9]+(Group)?Batch[0-9]+/Scenarios[0-9]+' "$out/logs/scenarios.txt")
+  echo "ci/kube-diff.sh: random scenarios recorded at $((SECONDS - start)) s" >&2
+fi
 
 # Our own workloads written for the differential (each a case the random scenarios met only
 # by chance): every run, quick or full.
@@ -102,8 +109,16 @@ for config in "$root"/perf-data/workloads/{nomination-lost,batching,stress}.yaml
 done
 
 if [[ -d "$sp" ]]; then
-  for config in "$sp"/$topics/performance-config.yaml; do
-    topic="$(basename "$(dirname "$config")")"
+  configs=()
+  for t in $topics; do
+    for config in "$sp"/$t/performance-config.yaml; do
+      [[ -f "$config" ]] && configs+=("$config")
+    done
+  done
+  for config in "${configs[@]}"; do
+    # A nested topic (podgroup/gangscheduling) records as podgroup-gangscheduling.
+    topic="$(dirname "${config#"$sp"/}")"
+    topic="${topic//\//-}"
     while IFS= read -r name; do
       kube_run "$(dirname "$config")" performance-config.yaml "$topic" "$name"
     done < <(runnable_workloads "$tidegate" "$config" "$filter")

@@ -428,3 +428,102 @@ fn a_group_kube_half_bound_or_scheduled_without_its_quorum_is_a_disagreement() {
         r.disagreements
     );
 }
+
+/// Two scenarios of kube's CI run (Random1GroupBatch1, seed 1), every node kept: in
+/// scenario-148 kube's gang pg-0 (TopologyAwareWorkloadScheduling, one placement per node)
+/// found two feasible placements, one placing 3 members and one placing 2, and kept the
+/// first; in scenario-119 kube's group preemption for pg-1 took 41 lower-priority pods out
+/// for its simulation, nominated pod-5 to node-0 and deleted pod-0 only.
+const PREEMPTION_AND_PLACEMENTS: &str = "v5_GroupPreemptionAndPlacements_Scenarios2.jsonl";
+
+#[test]
+fn kubes_placement_choice_and_group_victims_agree_with_tidegate() {
+    let r = replay(&fixture(PREEMPTION_AND_PLACEMENTS), None).unwrap();
+    assert!(r.disagreements.is_empty(), "{:?}", r.disagreements);
+    assert_eq!(r.placements_scored, 1);
+    assert_eq!(r.group_victims_checked, 1);
+    assert_eq!(r.simulated, 54);
+}
+
+/// The members' attempts of the group's cycle that ends at `end`, split into passes (a pass
+/// ends before a member's second attempt), each as (pod, kube's node or "").
+fn cycle_passes(ls: &[Value], end: usize) -> Vec<Vec<(String, String)>> {
+    let (ns, group) = (&ls[end]["namespace"], &ls[end]["name"]);
+    let start = ls[..end]
+        .iter()
+        .rposition(|l| l["kind"] == "podGroup" && l["namespace"] == *ns && l["name"] == *group)
+        .map_or(0, |i| i + 1);
+    let mut passes: Vec<Vec<(String, String)>> = vec![Vec::new()];
+    for l in &ls[start..end] {
+        if l["kind"] != "decision" || l["podGroup"] != *group || l["namespace"] != *ns {
+            continue;
+        }
+        let pod = l["name"].as_str().unwrap().to_string();
+        if passes.last().unwrap().iter().any(|(p, _)| *p == pod) {
+            passes.push(Vec::new());
+        }
+        let node = l["node"].as_str().unwrap_or("").to_string();
+        passes.last_mut().unwrap().push((pod, node));
+    }
+    passes
+}
+
+/// kube keeping the feasible placement that places fewer members (tidegate's
+/// PodGroupPodsCount scores it lower) is a disagreement.
+#[test]
+fn a_placement_kept_that_is_not_top_scored_is_a_disagreement() {
+    let mut ls = lines(PREEMPTION_AND_PLACEMENTS);
+    let end = ls
+        .iter()
+        .position(|l| {
+            l["kind"] == "podGroup"
+                && l["namespace"] == "scenario-148"
+                && l["group"]["code"] == "Success"
+        })
+        .unwrap();
+    let smaller = cycle_passes(&ls, end)
+        .into_iter()
+        .find(|p| p.iter().filter(|(_, n)| !n.is_empty()).count() == 2)
+        .expect("a feasible placement with 2 members");
+    let pods = ls[end]["group"]["pods"].as_object_mut().unwrap();
+    for (name, p) in pods.iter_mut() {
+        match smaller.iter().find(|(pod, n)| pod == name && !n.is_empty()) {
+            Some((_, node)) => p["node"] = node.clone().into(),
+            None => {
+                p.as_object_mut().unwrap().remove("node");
+            }
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let r = replay(&write(dir.path(), &ls), None).unwrap();
+    assert!(
+        r.disagreements
+            .iter()
+            .any(|d| d.contains("kube kept a placement tidegate scores")),
+        "{:?}",
+        r.disagreements
+    );
+}
+
+/// kube's group preemption deleting another pod than the one tidegate's evicts on kube's
+/// simulated placement is a disagreement.
+#[test]
+fn group_preemption_victims_other_than_tidegates_are_a_disagreement() {
+    let mut ls = lines(PREEMPTION_AND_PLACEMENTS);
+    let deleted = ls
+        .iter()
+        .position(|l| l["kind"] == "deleted" && l["namespace"] == "scenario-119")
+        .unwrap();
+    assert_eq!(ls[deleted]["name"], "pod-0");
+    ls[deleted]["name"] = "pod-1".into();
+    let dir = tempfile::tempdir().unwrap();
+    let r = replay(&write(dir.path(), &ls), None).unwrap();
+    assert!(
+        r.disagreements
+            .iter()
+            .any(|d| d.contains("kube's group preemption evicted")
+                && d.contains("scenario-119/pod-1")),
+        "{:?}",
+        r.disagreements
+    );
+}

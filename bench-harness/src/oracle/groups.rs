@@ -28,6 +28,17 @@
 //! - D. the same plugins: each member kube sent back with a fit error names the plugins
 //!   that rejected it in one of its attempts of the cycle (kube reports one placement's
 //!   status, not always the last one's), and tidegate rejects that attempt with the same.
+//! - E. kube's placement is top-scored: when the cycle tried several placements (one pass
+//!   each) and more than one meets the policy by tidegate's verdicts, tidegate's
+//!   PlacementScore plugins score each such pass's proposed assignments (the members
+//!   tidegate finds feasible there, on kube's nodes), and the pass kube's bindings come from
+//!   must have the top total ([`placement_choice`] here, scored in [`super`]);
+//! - F. the same victims (in [`super`]): when kube's group preemption nominated nodes, the
+//!   pods its simulation took out of the snapshot that were deleted after it, or never came
+//!   back, are its victims;
+//!   tidegate's group preemption, run on the state before the simulation with kube's
+//!   simulated placement, must evict the same pods (kube's start-time ties broken kube's
+//!   way: see `Scheduler::evaluate_pod_group_preemption`).
 //!
 //! The per-pod checks (feasible nodes, scores, rejecting plugins of each attempt) are the
 //! replay's ordinary ones; this adds what only the group has: the quorum, all-or-nothing and
@@ -215,6 +226,82 @@ pub(super) fn judge_group(line: &GroupLine, all: &[Attempt], before: usize) -> G
     out
 }
 
+/// Check E's input: the cycle's passes as tidegate judges them.
+#[derive(Debug, PartialEq, Eq)]
+pub(super) struct PlacementChoice {
+    /// Per feasible pass (one meeting the policy by tidegate's verdicts): the members tidegate
+    /// finds feasible there, with kube's node.
+    pub feasible: Vec<Vec<(String, String)>>,
+    /// Which of those kube's bindings come from (`feasible`'s indexes).
+    pub chosen: Vec<usize>,
+}
+
+/// Check E's input (module doc), when there is a choice to judge: kube's cycle succeeded
+/// without preemption and at least two passes meet the policy.
+pub(super) fn placement_choice(
+    line: &GroupLine,
+    all: &[Attempt],
+    before: usize,
+) -> Option<PlacementChoice> {
+    if line.code != "Success" || line.pods.values().any(|p| p.nominated.is_some()) {
+        return None;
+    }
+    let own: Vec<Attempt> = all.iter().filter(|a| !a.simulation).cloned().collect();
+    let policy = Policy::of(line);
+    let feasible: Vec<&[Attempt]> = passes(&own)
+        .into_iter()
+        .filter(|p| policy.met(p.iter().filter(|a| a.feasible).count(), before))
+        .collect();
+    if feasible.len() < 2 {
+        return None;
+    }
+    let bound: Vec<(&str, &str)> = line
+        .pods
+        .iter()
+        .filter_map(|(n, p)| p.node.as_deref().map(|node| (n.as_str(), node)))
+        .collect();
+    let chosen = feasible
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| {
+            bound
+                .iter()
+                .all(|&(pod, node)| p.iter().any(|a| a.pod == pod && a.kube_node == node))
+        })
+        .map(|(i, _)| i)
+        .collect();
+    Some(PlacementChoice {
+        feasible: feasible
+            .iter()
+            .map(|p| {
+                p.iter()
+                    .filter(|a| a.feasible)
+                    .map(|a| (a.pod.clone(), a.kube_node.clone()))
+                    .collect()
+            })
+            .collect(),
+        chosen,
+    })
+}
+
+/// Check E's verdict on tidegate's `scores` of `choice.feasible`: a sentence when no pass
+/// kube's bindings come from has the top total.
+pub(super) fn judge_placement_scores(choice: &PlacementChoice, scores: &[i64]) -> Option<String> {
+    let top = scores.iter().copied().max()?;
+    if choice.chosen.iter().any(|&i| scores.get(i) == Some(&top)) {
+        return None;
+    }
+    let picked: Vec<i64> = choice
+        .chosen
+        .iter()
+        .filter_map(|&i| scores.get(i).copied())
+        .collect();
+    Some(format!(
+        "kube kept a placement tidegate scores {picked:?} of the feasible placements' {scores:?} (top {top}; members placed per placement {:?})",
+        choice.feasible.iter().map(Vec::len).collect::<Vec<_>>()
+    ))
+}
+
 fn fmt_pairs(pairs: &[(&str, &str)]) -> String {
     pairs
         .iter()
@@ -361,6 +448,57 @@ mod tests {
             &[("a", None, &["NodeResourcesFit"])],
         );
         assert!(judge_group(&l, &attempts, 0).disagreements.is_empty());
+    }
+
+    #[test]
+    fn kube_keeping_a_placement_with_fewer_members_than_another_disagrees() {
+        // Two placements: the first places a and b, the second only a; a basic group.
+        let attempts = [
+            at("a", "n1", true, &[]),
+            at("b", "n1", true, &[]),
+            at("a", "n2", true, &[]),
+            at("b", "", false, &["NodeResourcesFit"]),
+        ];
+        let best = line(
+            "Success",
+            None,
+            &[("a", Some("n1"), &[]), ("b", Some("n1"), &[])],
+        );
+        let c = placement_choice(&best, &attempts, 0).expect("two feasible placements");
+        assert_eq!(c.chosen, vec![0]);
+        assert_eq!(
+            c.feasible.iter().map(Vec::len).collect::<Vec<_>>(),
+            vec![2, 1]
+        );
+        // tidegate's PodGroupPodsCount, normalised: 100 for two members, 50 for one.
+        assert_eq!(judge_placement_scores(&c, &[100, 50]), None);
+        let worse = line(
+            "Success",
+            None,
+            &[("a", Some("n2"), &[]), ("b", None, &["NodeResourcesFit"])],
+        );
+        let c = placement_choice(&worse, &attempts, 0).expect("two feasible placements");
+        assert_eq!(c.chosen, vec![1]);
+        let d = judge_placement_scores(&c, &[100, 50]).expect("a disagreement");
+        assert!(d.contains("[50]"), "{d}");
+        // A tie is kube's random pick, never a disagreement.
+        assert_eq!(judge_placement_scores(&c, &[100, 100]), None);
+    }
+
+    #[test]
+    fn one_feasible_placement_leaves_nothing_to_choose() {
+        let attempts = [
+            at("a", "n1", true, &[]),
+            at("b", "n1", true, &[]),
+            at("a", "", false, &["NodeAffinity"]),
+            at("b", "", false, &["NodeAffinity"]),
+        ];
+        let l = line(
+            "Success",
+            Some(2),
+            &[("a", Some("n1"), &[]), ("b", Some("n1"), &[])],
+        );
+        assert_eq!(placement_choice(&l, &attempts, 0), None);
     }
 
     #[test]

@@ -86,6 +86,7 @@
 //! (`tidegate kube-scenarios`) counts one scenario per `scenario-N` namespace; any other
 //! record counts as one.
 
+mod group_replay;
 mod groups;
 mod judge;
 pub mod outcome;
@@ -254,16 +255,40 @@ pub struct ReplayReport {
     pub group_placements_checked: usize,
     /// Pods PodGroupPostFilter's simulation took out of kube's snapshot for a while.
     pub simulated: usize,
+    /// Cycles with a choice of feasible placements whose kept one was judged top-scored
+    /// (check E of `oracle/groups.rs`).
+    pub placements_scored: usize,
+    /// Group preemptions whose victims were compared with tidegate's (check F).
+    pub group_victims_checked: usize,
+}
+
+/// The replay's scheduler when no configuration is given: kube v1.37.2's defaults with
+/// GenericWorkload and TopologyAwareWorkloadScheduling on, as the random scenarios' group
+/// test case runs (the pod-group plugins they add act on groups only: a record without
+/// groups is judged as with the defaults; with them, PodGroupPodsCount scores placements).
+fn group_config() -> SchedulerConfig {
+    let gates = BTreeMap::from([
+        ("GenericWorkload".to_string(), true),
+        ("TopologyAwareWorkloadScheduling".to_string(), true),
+    ]);
+    let features = tidegate_engine::features::FeatureGates::for_workload(&gates)
+        .map(|g| tidegate_engine::features::Features::from_gates(&g))
+        .expect("kube v1.37.2 has both gates");
+    SchedulerConfig {
+        profiles: vec![tidegate_engine::Profile::default_profile_for(&features)],
+        features,
+        ..SchedulerConfig::default()
+    }
 }
 
 /// Replays one record file (`path`) on a fresh tidegate scheduler with `config` (its
-/// profiles, percentage and queue settings; the default profile when `None`).
+/// profiles, percentage and queue settings; [`group_config`] when `None`).
 pub fn replay(path: &Path, config: Option<SchedulerConfig>) -> Result<ReplayReport, HarnessError> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| HarnessError::Run(format!("{}: {e}", path.display())))?;
     let cfg = SchedulerConfig {
         parallelism: 1,
-        ..config.unwrap_or_default()
+        ..config.unwrap_or_else(group_config)
     };
     let cluster = Arc::new(RecordedCluster::default());
     let sched = Scheduler::new(cfg, &Registry::in_tree(), cluster.clone(), None)
@@ -277,12 +302,15 @@ pub fn replay(path: &Path, config: Option<SchedulerConfig>) -> Result<ReplayRepo
         preemptions: HashMap::new(),
         namespaces: BTreeSet::new(),
         cycles: HashMap::new(),
+        simulated_out: Vec::new(),
+        group_deletions: HashMap::new(),
         report: ReplayReport::default(),
         saw_fit_error: false,
         full_record: false,
     };
-    for line in record_lines::<Line>(path, &text) {
-        let (n, line) = line?;
+    let lines = record_lines::<Line>(path, &text).collect::<Result<Vec<_>, _>>()?;
+    r.group_deletions = group_replay::group_deletions(&lines);
+    for (n, line) in lines {
         r.step(line)
             .map_err(|e| HarnessError::Run(format!("{}:{}: {e}", path.display(), n)))?;
     }
@@ -324,6 +352,11 @@ struct Replay {
     namespaces: BTreeSet<String>,
     /// The member attempts of the pod group cycles in progress, by namespace/group.
     cycles: HashMap<String, Vec<groups::Attempt>>,
+    /// The pods PodGroupPostFilter's simulation took out since the last `podGroup` line.
+    simulated_out: Vec<Arc<Pod>>,
+    /// Per `podGroup` line (its seq) whose group preemption nominated: the deletions that
+    /// followed ([`group_replay::group_deletions`]).
+    group_deletions: HashMap<u64, group_replay::AfterGroupPreemption>,
     report: ReplayReport,
     saw_fit_error: bool,
     /// The record carries kube's evaluations and deletions (a newer kube-reference).
@@ -365,6 +398,7 @@ impl Replay {
                 let key = format!("{}/{}", line.namespace, line.name);
                 if let Some(p) = self.bound.remove(&key) {
                     self.sched.on_pod_delete(&p);
+                    self.simulated_out.push(p);
                 }
                 Ok(())
             }
@@ -525,98 +559,6 @@ impl Replay {
         let key = format!("{}/{}", line.namespace, line.name);
         if let Some(p) = self.bound.remove(&key) {
             self.sched.on_pod_delete(&p);
-        }
-    }
-
-    /// The end of a pod group cycle: judged ([`groups::judge_group`]), then kube's placement
-    /// checked on tidegate's state: each member kube sent to binding fits on its node with
-    /// the other members where kube put them.
-    fn group_end(&mut self, line: &Line) -> Result<(), String> {
-        let group = line.pod_group.clone().unwrap_or_else(|| line.name.clone());
-        let gkey = format!("{}/{group}", line.namespace);
-        let attempts = self.cycles.remove(&gkey).unwrap_or_default();
-        let g = line
-            .group
-            .as_ref()
-            .ok_or_else(|| format!("podGroup {gkey}: no result recorded"))?;
-        self.report.group_cycles += 1;
-        let members: BTreeSet<&str> = g.pods.keys().map(String::as_str).collect();
-        let before = self
-            .bound
-            .iter()
-            .filter(|(k, p)| {
-                k.split_once('/')
-                    .is_some_and(|(ns, name)| ns == line.namespace && !members.contains(name))
-                    && p.spec.scheduling_group.as_deref() == Some(group.as_str())
-            })
-            .count();
-        let v = groups::judge_group(g, &attempts, before);
-        self.report.groups_scheduled += usize::from(v.scheduled);
-        self.report.group_preemptions += usize::from(v.preempting);
-        let at = format!("#{} podGroup {gkey}", line.seq);
-        for d in v.disagreements {
-            self.report.disagreements.push(format!("{at}: {d}"));
-        }
-        // C (second half): kube's placement, on tidegate's state after the cycle, member by
-        // member in the order kube's cycle placed them: each fits on its node beside the
-        // members placed before it (a later member may change what an earlier one needed:
-        // a required affinity the first pod of a series met by matching itself, a spread's
-        // skew).
-        let order = |name: &str| {
-            attempts
-                .iter()
-                .rposition(|a| a.pod == name && g.pods[name].node.as_deref() == Some(&a.kube_node))
-                .unwrap_or(usize::MAX)
-        };
-        let mut placed: Vec<(&String, &String)> = g
-            .pods
-            .iter()
-            .filter_map(|(name, p)| p.node.as_ref().map(|n| (name, n)))
-            .collect();
-        placed.sort_by_key(|(name, _)| order(name));
-        let mut held = Vec::new();
-        for (name, node) in &placed {
-            let key = format!("{}/{name}", line.namespace);
-            match self.bound.get(&key).cloned() {
-                Some(bound) => {
-                    self.sched.on_pod_delete(&bound);
-                    held.push((name, node, key, bound));
-                }
-                None => self.report.disagreements.push(format!(
-                    "{at}: kube sent {name} to binding on {node}; the record never placed it there"
-                )),
-            }
-        }
-        for (name, node, key, bound) in held {
-            self.report.group_placements_checked += 1;
-            let pending = self
-                .pods
-                .get(&key)
-                .cloned()
-                .unwrap_or_else(|| bound.clone());
-            let fits = self.sched.fits_with(&pending, Sym::new(node), &[]);
-            self.sched.on_pod_add(bound);
-            if fits != Some(true) {
-                self.report.disagreements.push(format!(
-                    "{at}: kube placed {name} on {node}; tidegate finds it does not fit there beside the group's members placed before it ({fits:?})"
-                ));
-            }
-        }
-        Ok(())
-    }
-
-    /// kube's group preemption (PodGroupPostFilter) nominated a node for a member: held in
-    /// tidegate's nominator as kube holds it. Not judged against a dry run: tidegate's
-    /// preemption dry run is the single pod's; the victims still leave through `deleted`
-    /// lines and the group's next cycle is judged as any.
-    fn group_nominated(&mut self, line: &Line) {
-        let key = format!("{}/{}", line.namespace, line.name);
-        let node = line.node.clone().unwrap_or_default();
-        if let Some(pod) = self.pods.get(&key).cloned() {
-            self.sched.hold_nomination(&pod, Sym::new(&node));
-        }
-        if !node.is_empty() {
-            self.report.nominations += 1;
         }
     }
 

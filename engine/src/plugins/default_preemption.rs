@@ -534,8 +534,8 @@ impl Plugin for DefaultPreemption {
 }
 
 /// The pod-group cycle's handle as group preemption's [`DomainHost`].
-struct GroupHost<'a> {
-    handle: &'a mut dyn PodGroupHandle,
+pub(crate) struct GroupHost<'a> {
+    pub(crate) handle: &'a mut dyn PodGroupHandle,
 }
 
 impl GroupHost<'_> {

@@ -38,6 +38,7 @@ pub(crate) mod batch;
 mod binding;
 mod cycle;
 pub(crate) mod evaluate;
+mod evaluate_group;
 pub(crate) mod eventhandlers;
 mod failure;
 mod resize;

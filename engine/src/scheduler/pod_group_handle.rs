@@ -12,18 +12,28 @@
 //! handle) undoes them, last first. kube changes only its snapshot; the difference shows only
 //! if an informer event about one of those pods arrives during the run (the undo restores
 //! the pod as it was).
+//!
+//! The differential oracle's handle ([`GroupHandle::with_assignments`]) has no queued group:
+//! its rerun is another scheduler's, replayed: each member, in the given order, gets its
+//! PreFilter state on the snapshot as it stands (earlier members assumed), must pass Filter
+//! on its given node and is assumed there; then the members are taken out again.
 
 use crate::api::{Pod, PodKey, Sym};
 use crate::framework::interface::{
     ActiveFilters, FilterPlugin, Handle, PodGroupHandle, PodNominator,
 };
 use crate::framework::node_info::NodeTraits;
-use crate::framework::pod_group::{PodGroupAssignments, QueuedPodGroupInfo};
+use crate::framework::pod_group::{PodGroupAssignments, ProposedAssignment, QueuedPodGroupInfo};
 use crate::framework::runtime::CycleHandle;
 use crate::framework::{CycleState, NodeInfo, Snapshot, Status, WaitingPods};
 use std::sync::Arc;
 
 use super::Scheduler;
+
+enum Rerun<'a> {
+    Group(&'a QueuedPodGroupInfo),
+    Fixed(Vec<(Arc<Pod>, Sym)>),
+}
 
 enum Undo {
     /// A bound pod taken off its node.
@@ -35,7 +45,8 @@ enum Undo {
 pub(super) struct GroupHandle<'a> {
     sched: &'a Scheduler,
     fi: usize,
-    group: &'a QueuedPodGroupInfo,
+    /// The group rerun by `schedule_pod_group`, or the members with their nodes.
+    rerun: Rerun<'a>,
     snap: Snapshot,
     undo: Vec<Undo>,
     mutating: bool,
@@ -43,10 +54,23 @@ pub(super) struct GroupHandle<'a> {
 
 impl<'a> GroupHandle<'a> {
     pub(super) fn new(sched: &'a Scheduler, fi: usize, group: &'a QueuedPodGroupInfo) -> Self {
+        Self::with_rerun(sched, fi, Rerun::Group(group))
+    }
+
+    /// The oracle's handle: the rerun places `members` on their nodes, in order.
+    pub(super) fn with_assignments(
+        sched: &'a Scheduler,
+        fi: usize,
+        members: Vec<(Arc<Pod>, Sym)>,
+    ) -> Self {
+        Self::with_rerun(sched, fi, Rerun::Fixed(members))
+    }
+
+    fn with_rerun(sched: &'a Scheduler, fi: usize, rerun: Rerun<'a>) -> Self {
         let mut h = GroupHandle {
             sched,
             fi,
-            group,
+            rerun,
             snap: Snapshot::default(),
             undo: Vec::new(),
             mutating: false,
@@ -197,8 +221,67 @@ impl PodGroupHandle for GroupHandle<'_> {
     }
 
     fn schedule_pod_group(&mut self) -> (PodGroupAssignments, Status) {
-        let out = self.sched.rerun_pod_group(self.fi, self.group);
+        let out = match &self.rerun {
+            Rerun::Group(g) => self.sched.rerun_pod_group(self.fi, g),
+            Rerun::Fixed(members) => {
+                let members = members.clone();
+                self.replay_assignments(&members)
+            }
+        };
         self.refresh();
         out
+    }
+}
+
+impl GroupHandle<'_> {
+    /// The oracle's rerun (module doc): an Error status names the member that does not fit.
+    fn replay_assignments(&mut self, members: &[(Arc<Pod>, Sym)]) -> (PodGroupAssignments, Status) {
+        let fwk = &self.sched.frameworks[self.fi];
+        let mut out = PodGroupAssignments {
+            placement: None,
+            proposed_assignments: Vec::with_capacity(members.len()),
+        };
+        let mut status = Status::success();
+        for (pod, node) in members {
+            let mut state = CycleState::new();
+            let (_, st, _) = fwk.run_pre_filter(&mut state, pod, &self.snap);
+            let st = if !st.is_success() {
+                st
+            } else {
+                match self.snap.get(*node).cloned() {
+                    None => Status::error(format!("node {node} not found")),
+                    Some(ni) => {
+                        let filters = fwk.active_filter_plugins(&state, pod);
+                        let noms = self.sched.queue.nominator.nominated_at_least_on(*node, pod);
+                        self.cycle_handle().run_filter_plugins_with_nominated_pods(
+                            &filters, &state, pod, &ni, &noms,
+                        )
+                    }
+                }
+            };
+            if !st.is_success() {
+                status = Status::error(format!(
+                    "{} does not fit on {node} with every potential victim gone: {}",
+                    pod.key,
+                    st.message()
+                ));
+                break;
+            }
+            if let Err(e) = self.add_pod_to_snapshot(pod, *node) {
+                status = Status::error(e);
+                break;
+            }
+            out.proposed_assignments.push(ProposedAssignment {
+                pod: pod.clone(),
+                node_name: *node,
+                cycle_state: Arc::new(state),
+            });
+        }
+        for a in out.proposed_assignments.iter().rev() {
+            if let Err(e) = self.remove_pod_from_snapshot(&a.pod, a.node_name) {
+                status = Status::error(e);
+            }
+        }
+        (out, status)
     }
 }

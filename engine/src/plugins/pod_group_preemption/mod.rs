@@ -168,7 +168,8 @@ pub(crate) fn evaluate(
             .collect();
         return Ok(Outcome::Ongoing(noms));
     }
-    select_victims_on_domain(host, preemptor, all, pdbs).map(Outcome::Preempt)
+    select_victims_on_domain(host, preemptor, all, pdbs, &more_important_victim)
+        .map(Outcome::Preempt)
 }
 
 /// kube's `isOngoingPreemption`: a member's nominated node holds a terminating pod of lower
@@ -198,13 +199,19 @@ fn as_status(e: String) -> Status {
     Status::error(e)
 }
 
+/// The order victims are reprieved in, most important first: kube's
+/// [`more_important_victim`]; the differential oracle passes one that breaks kube's own
+/// nondeterministic ties (start times) its way.
+pub(crate) type VictimOrder<'a> = &'a dyn Fn(&Victim, &Victim) -> std::cmp::Ordering;
+
 /// kube's `selectVictimsOnDomain` (steps 4 to 6 of the module doc) over the domain's victims
-/// `all`.
+/// `all`, reprieved in `order`.
 pub(crate) fn select_victims_on_domain(
     host: &mut dyn DomainHost,
     preemptor: &PodGroupPreemptor,
     all: Vec<Victim>,
     pdbs: &[Arc<PodDisruptionBudget>],
+    order: VictimOrder<'_>,
 ) -> Result<SelectedVictims, Status> {
     let mut potential: Vec<Victim> = all
         .into_iter()
@@ -225,7 +232,7 @@ pub(crate) fn select_victims_on_domain(
     if !st.is_success() {
         return Err(st);
     }
-    potential.sort_by(more_important_victim);
+    potential.sort_by(order);
     let (violating, non_violating) = split_victims_by_pdb_violation(potential, pdbs);
     let mut valid: Vec<Assignment> = assignments
         .into_iter()
@@ -242,7 +249,7 @@ pub(crate) fn select_victims_on_domain(
             evicted.push(v);
         }
     }
-    evicted.sort_by(more_important_victim);
+    evicted.sort_by(order);
     Ok(SelectedVictims {
         num_pod_group_disruptions: evicted.iter().filter(|v| v.is_group()).count(),
         pods: evicted.into_iter().flat_map(|v| v.pods).collect(),

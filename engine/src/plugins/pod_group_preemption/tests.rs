@@ -760,7 +760,8 @@ fn select_victims_on_domain_follows_kube_table() {
         let pdbs = if c.pdb { vec![pdb_app_foo()] } else { vec![] };
         let snap = &host.snapshot;
         let all = cross_node_victims(snap.nodes.iter().map(|n| &**n), snap, Some(&lookup));
-        let got = select_victims_on_domain(&mut host, &preemptor, all, &pdbs);
+        let got =
+            select_victims_on_domain(&mut host, &preemptor, all, &pdbs, &more_important_victim);
         match (c.want, got) {
             (None, Err(st)) => assert_eq!(
                 st.code(),
@@ -807,7 +808,8 @@ fn the_reprieve_undoes_its_assumed_members() {
     let none = ListedGroups(vec![]);
     let snap = &host.snapshot;
     let all = cross_node_victims(snap.nodes.iter().map(|n| &**n), snap, Some(&none));
-    let r = select_victims_on_domain(&mut host, &preemptor, all, &[]).unwrap();
+    let r =
+        select_victims_on_domain(&mut host, &preemptor, all, &[], &more_important_victim).unwrap();
     assert_eq!(r.pods.len(), 1);
     let left: Vec<&str> = host.snapshot.nodes[0]
         .pods
@@ -838,7 +840,8 @@ fn only_assigned_members_are_nominated() {
     let none = ListedGroups(vec![]);
     let snap = &host.snapshot;
     let all = cross_node_victims(snap.nodes.iter().map(|n| &**n), snap, Some(&none));
-    let r = select_victims_on_domain(&mut host, &preemptor, all, &[]).unwrap();
+    let r =
+        select_victims_on_domain(&mut host, &preemptor, all, &[], &more_important_victim).unwrap();
     assert_eq!(
         r.nominations,
         vec![(PodKey::new("default", "p1"), Sym::new("node1"))]

@@ -196,16 +196,20 @@ pub(crate) fn cross_node_victims<'n>(
 /// kube's `MoreImportantVictim` as an ordering: `Less` when `a` is more important (sorts
 /// first). See the module doc for the start-time tie.
 pub(crate) fn more_important_victim(a: &Victim, b: &Victim) -> Ordering {
+    more_important_but_start(a, b).then_with(|| {
+        a.pods
+            .first()
+            .map(|p| &p.key)
+            .cmp(&b.pods.first().map(|p| &p.key))
+    })
+}
+
+/// kube's `MoreImportantVictim` up to the start times: priority, kind, size.
+pub(crate) fn more_important_but_start(a: &Victim, b: &Victim) -> Ordering {
     b.priority
         .cmp(&a.priority)
         .then_with(|| b.kind.cmp(&a.kind))
         .then_with(|| b.pods.len().cmp(&a.pods.len()))
-        .then_with(|| {
-            a.pods
-                .first()
-                .map(|p| &p.key)
-                .cmp(&b.pods.first().map(|p| &p.key))
-        })
 }
 
 /// kube's `FilterVictimsWithPDBViolation`: `victims` (in their order) split into those with a
