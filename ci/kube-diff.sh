@@ -16,8 +16,10 @@
 # rejecting plugins, top-scored nodes and per-plugin scores, kube's node feasible and
 # top-scored here, the same rejecting plugins for a fit error, a nomination tidegate's
 # dry run agrees with and victims of the same priorities; per pod group cycle, all or
-# nothing, the quorum from tidegate's per-pod verdicts, kube's placement fitting in tidegate
-# and the rejecting plugins (bench-harness/src/oracle/groups.rs).
+# nothing, the quorum from tidegate's per-pod verdicts, kube's placement fitting in tidegate,
+# the rejecting plugins, kube's kept placement top-scored by tidegate's PlacementScore
+# plugins and a group preemption's victims the same as tidegate's
+# (bench-harness/src/oracle/groups.rs).
 # Then the outcome check (`tidegate outcomes`): tidegate runs every workload kube ran, and
 # whether each side completed and the pod counts at each op's end (created, scheduled,
 # pending, deleted; kube's from its executor's marks in the record) are compared, the

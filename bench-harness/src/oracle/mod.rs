@@ -74,7 +74,10 @@
 //!   deletion, no victim); `simulated`: the simulation took a pod out of kube's snapshot (out
 //!   of the state until its `assigned` line; no deletion, no victim); `podGroup`: the cycle's
 //!   end, judged by `groups::judge_group`, then each member kube sent to binding must fit on
-//!   its node in tidegate beside the others; a `nominated` line with `podGroup` (group
+//!   its node in tidegate beside the others, the placement kube kept must be top-scored by
+//!   tidegate's PlacementScore plugins when there was a choice, and a group preemption's
+//!   victims must be tidegate's (`group_replay.rs`; the record is read whole first, to see
+//!   which simulated pods were deleted after); a `nominated` line with `podGroup` (group
 //!   preemption) is held, not judged against the single-pod dry run.
 //! - `op` and `outcome`: the marks of kube's op executor and the workload's outcome, which
 //!   the outcome check reads ([`outcome`]); nothing to replay.
