@@ -519,3 +519,40 @@ fn members_wait_for_their_composite_ancestors() {
     drain(&s);
     assert_eq!(bound(&c), vec!["a0"]);
 }
+
+/// kube's `Pop` with SchedulerPopFromBackoffQ (on by default) takes an entity from backoffQ
+/// when activeQ is empty, but only one that plugins rejected (kube's `entityBackoffQ`): a
+/// group back from a failed cycle has no rejector plugins (they are cleared when it is
+/// popped) and waits out its backoff, while one a PreEnqueue plugin gated carries that
+/// plugin and is popped at once when an event moves it to backoffQ.
+/// (kubernetes/kubernetes pkg/scheduler/backend/queue/active_queue.go `unlockedPop`,
+/// backoff_queue.go `add`, v1.37.2.)
+#[test]
+fn a_gated_group_moved_to_backoff_is_popped_when_nothing_else_is_ready() {
+    let (s, c) = setup(true, 1);
+    s.on_pod_group_add(group("g", PodGroupPolicy::Gang { min_count: 3 }));
+    let pods: Vec<_> = (0..3).map(|i| pod(&format!("p{i}"), Some("g"))).collect();
+    for p in &pods {
+        s.on_pod_add(p.clone());
+    }
+    // One node of 2 CPUs: the gang of three 1-CPU pods fails and backs off.
+    assert_eq!(drain(&s), 1);
+    assert!(bound(&c).is_empty());
+    let k = tidegate_engine::api::PodKey::new("ns", "p0");
+    assert_eq!(s.queue.locate(&k), Some("backoff"));
+    assert!(
+        !s.try_schedule_one(),
+        "no rejector plugin: it waits out its backoff"
+    );
+    // Below its quorum the group is gated by GangScheduling; a new member lifts the gate
+    // and moves it to backoffQ (still backing off) with GangScheduling as its rejector.
+    s.on_pod_delete(&pods[2]);
+    assert_eq!(s.queue.locate(&k), Some("gated"));
+    s.on_pod_add(pod("p3", Some("g")));
+    assert_eq!(s.queue.locate(&k), Some("backoff"));
+    assert!(
+        s.try_schedule_one(),
+        "popped from backoffQ while activeQ is empty"
+    );
+    assert!(bound(&c).is_empty());
+}
