@@ -51,11 +51,6 @@ impl BackoffQueue {
 
     /// The first rejected pod, backing off or not (`Pop` with `SchedulerPopFromBackoffQ`
     /// when activeQ is empty). Pods that failed with an error are never taken early.
-    /// The pod [`BackoffQueue::pop_rejected`] would take, with its expiry.
-    pub(crate) fn first_rejected(&self) -> Option<&Entry> {
-        self.rejected.peek()
-    }
-
     pub(crate) fn pop_rejected(&mut self) -> Option<QueuedPodInfo> {
         self.rejected.pop().map(|(_, q)| q)
     }

@@ -522,15 +522,6 @@ impl SchedulingQueue {
     /// (priority, then timestamp).
     fn pop_entity_ready(&self, inner: &mut Inner) -> Option<QueuedEntity> {
         if !inner.groups.has_active() {
-            if self.cfg.pop_from_backoff && self.active.is_empty() {
-                let first_pod = inner
-                    .backoff
-                    .first_rejected()
-                    .map(|(e, q)| (*e, q.pod.priority(), q.timestamp));
-                if let Some(g) = self.pop_group_from_backoff(inner, first_pod) {
-                    return Some(QueuedEntity::PodGroup(Box::new(g)));
-                }
-            }
             return self.pop_ready(inner).map(QueuedEntity::Pod);
         }
         let pod = self.active.try_pop();

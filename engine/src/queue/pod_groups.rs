@@ -81,10 +81,6 @@ pub(super) struct Groups {
     gated_by: AHashMap<&'static str, AHashSet<PodGroupKey>>,
     /// Entities backing off (kept by `put` and `take`).
     backing_off: usize,
-    /// Those of them rejected by plugins (kube's `entityBackoffQ`, not its error queue), in
-    /// the order `Pop` takes them when activeQ is empty with `SchedulerPopFromBackoffQ`:
-    /// backoff expiry, then the QueueSort order (kept by `put` and `take`).
-    backing_off_rejected: BTreeSet<(Time, ActiveKey)>,
     active: BTreeSet<ActiveKey>,
     pending: AHashMap<PodGroupKey, Vec<QueuedPodInfo>>,
     incomplete: AHashMap<PodGroupKey, Vec<QueuedPodInfo>>,
@@ -224,10 +220,7 @@ impl Groups {
                     }
                 }
             }
-            (Place::Backoff(e), _) => {
-                self.backing_off -= 1;
-                self.backing_off_rejected.remove(&(e, active_key(&g)));
-            }
+            (Place::Backoff(_), _) => self.backing_off -= 1,
             (Place::Active, _) => {}
         }
         Some((g, place))
@@ -244,12 +237,7 @@ impl Groups {
             (Place::Unschedulable, Some(gp)) => {
                 self.gated_by.entry(gp).or_default().insert(g.key().clone());
             }
-            (Place::Backoff(e), _) => {
-                self.backing_off += 1;
-                if g.rejectors().next().is_some() {
-                    self.backing_off_rejected.insert((e, active_key(&g)));
-                }
-            }
+            (Place::Backoff(_), _) => self.backing_off += 1,
             (Place::Active, _) => {}
         }
         self.entities.insert(g.key().clone(), (g, place));
@@ -299,11 +287,6 @@ impl Groups {
     /// The best active group's priority and timestamp.
     fn best_active(&self) -> Option<&ActiveKey> {
         self.active.first()
-    }
-
-    /// The first group backing off after a plugin rejected it (see `backing_off_rejected`).
-    fn first_rejected_backing_off(&self) -> Option<&(Time, ActiveKey)> {
-        self.backing_off_rejected.first()
     }
 
     fn locate_in(&self, key: &PodKey, group: &PodGroupKey) -> Option<&'static str> {
@@ -413,10 +396,6 @@ impl SchedulingQueue {
         g.backoff_expiration = Some(e);
         self.metrics.inc_incoming("backoff", event);
         inner.groups.put(g, Place::Backoff(e));
-        if self.cfg.pop_from_backoff {
-            // A popper waiting on an empty activeQ may take it now (the lock is held).
-            self.cond.notify_one();
-        }
     }
 
     /// kube's `requeueEntityWithQueueingStrategy`.
@@ -657,37 +636,13 @@ impl SchedulingQueue {
         {
             return Err(pod);
         }
+        let (mut g, _) = inner
+            .groups
+            .take(&key)
+            .expect("an active group is an entity");
         if let Some(p) = pod {
             self.active.push(p);
         }
-        Ok(self.pop_group(inner, &key))
-    }
-
-    /// kube's `activeQueue.unlockedPop` with `SchedulerPopFromBackoffQ` when activeQ (pods
-    /// and groups) is empty: the first entity of backoffQ that plugins rejected, a group here
-    /// when it comes before the first such pod (`first_pod`: its expiry, priority and
-    /// timestamp), by expiry, then the QueueSort order.
-    pub(super) fn pop_group_from_backoff(
-        &self,
-        inner: &mut Inner,
-        first_pod: Option<(Time, i32, Time)>,
-    ) -> Option<QueuedPodGroupInfo> {
-        let (e, (Reverse(prio), ts, key)) = inner.groups.first_rejected_backing_off()?.clone();
-        if let Some((pe, pprio, pts)) = first_pod
-            && (pe < e || (pe == e && (pprio > prio || (pprio == prio && pts <= ts))))
-        {
-            return None;
-        }
-        let g = self.pop_group(inner, &key);
-        self.metrics
-            .inc_incoming("active", labels::POP_FROM_BACKOFF_Q);
-        Some(g)
-    }
-
-    /// Takes group `key` out of its place for its attempt (kube's
-    /// `unlockedMoveEntityToInFlight` for a group).
-    fn pop_group(&self, inner: &mut Inner, key: &PodGroupKey) -> QueuedPodGroupInfo {
-        let (mut g, _) = inner.groups.take(key).expect("a queued group is an entity");
         g.inc_attempts();
         inner.sched_cycle += 1;
         for p in g.rejectors() {
@@ -708,8 +663,8 @@ impl SchedulingQueue {
                 },
             );
         }
-        inner.groups.popped = Some(key.clone());
-        g
+        inner.groups.popped = Some(key);
+        Ok(g)
     }
 
     /// A member's failed attempt (kube's `addUnschedulablePodGroupMember`): back through
