@@ -62,6 +62,11 @@ fn setup(generic_workload: bool, nodes: usize) -> (Arc<Scheduler>, Arc<Client>) 
 }
 
 fn setup_with(f: Features, nodes: usize) -> (Arc<Scheduler>, Arc<Client>) {
+    setup_on(f, nodes, Arc::new(VirtualClock::new()))
+}
+
+/// [`setup_with`] on a clock the test moves.
+fn setup_on(f: Features, nodes: usize, clock: Arc<VirtualClock>) -> (Arc<Scheduler>, Arc<Client>) {
     let cfg = SchedulerConfig {
         profiles: vec![Profile::default_profile_for(&f)],
         parallelism: 1,
@@ -70,13 +75,8 @@ fn setup_with(f: Features, nodes: usize) -> (Arc<Scheduler>, Arc<Client>) {
         ..SchedulerConfig::default()
     };
     let client = Arc::new(Client::default());
-    let s = Scheduler::new(
-        cfg,
-        &Registry::in_tree(),
-        client.clone(),
-        Some(Arc::new(VirtualClock::new())),
-    )
-    .expect("valid profile");
+    let s = Scheduler::new(cfg, &Registry::in_tree(), client.clone(), Some(clock))
+        .expect("valid profile");
     for i in 0..nodes {
         let mut n = Node::named(&format!("n{i}"));
         n.allocatable = Resource {
@@ -518,4 +518,43 @@ fn members_wait_for_their_composite_ancestors() {
     s.on_pod_group_add(composite_root("root", PodGroupPolicy::Basic));
     drain(&s);
     assert_eq!(bound(&c), vec!["a0"]);
+}
+
+/// kube's `Pop` with SchedulerPopFromBackoffQ (on by default) takes an entity from backoffQ
+/// when activeQ is empty only from its `entityBackoffQ`, which holds entities with rejector
+/// plugins; a pod group's own rejector set is never filled in kube v1.37.2 (PreEnqueue
+/// records the gating plugin on the member pods, `SetGatingPlugin` on the group sets only
+/// the gating plugin), so every group backing off is in `entityErrorBackoffQ` and waits out
+/// its backoff, even one an event moved there from the gated place. The floor this sets on
+/// a group that fails once (1 s) is what bounds workload_preemption's SchedulingDuration.
+/// (kubernetes/kubernetes pkg/scheduler/backend/queue/active_queue.go `unlockedPop`,
+/// backoff_queue.go `add`, scheduling_queue.go `runPreEnqueuePlugins`, v1.37.2.)
+#[test]
+fn a_group_backing_off_is_not_popped_early_even_when_nothing_else_is_ready() {
+    let clock = Arc::new(VirtualClock::new());
+    let (s, c) = setup_on(features(true), 1, clock.clone());
+    s.on_pod_group_add(group("g", PodGroupPolicy::Gang { min_count: 3 }));
+    let pods: Vec<_> = (0..3).map(|i| pod(&format!("p{i}"), Some("g"))).collect();
+    for p in &pods {
+        s.on_pod_add(p.clone());
+    }
+    // One node of 2 CPUs: the gang of three 1-CPU pods fails and backs off.
+    assert_eq!(drain(&s), 1);
+    let k = tidegate_engine::api::PodKey::new("ns", "p0");
+    assert_eq!(s.queue.locate(&k), Some("backoff"));
+    assert!(
+        !s.try_schedule_one(),
+        "activeQ is empty, yet the group backs off"
+    );
+    // Below its quorum the group is gated by GangScheduling; a new member lifts the gate and
+    // moves it to backoffQ, where it still waits.
+    s.on_pod_delete(&pods[2]);
+    assert_eq!(s.queue.locate(&k), Some("gated"));
+    s.on_pod_add(pod("p3", Some("g")));
+    assert_eq!(s.queue.locate(&k), Some("backoff"));
+    assert!(!s.try_schedule_one(), "no early pop for a group");
+    // Its backoff (1 s, in 1 s windows) over, the flush hands it out.
+    clock.advance(std::time::Duration::from_secs(2));
+    assert!(s.try_schedule_one(), "tried again once its backoff ends");
+    assert!(bound(&c).is_empty());
 }
