@@ -35,7 +35,7 @@ pub struct ConvertError {
     pub detail: String,
 }
 
-fn invalid(field: String, value: &str, detail: impl Into<String>) -> ConvertError {
+pub(crate) fn invalid(field: String, value: &str, detail: impl Into<String>) -> ConvertError {
     ConvertError {
         field,
         value: value.to_string(),
@@ -56,7 +56,10 @@ pub(crate) fn is_scalar_resource_name(name: &str) -> bool {
             .is_some_and(|(p, _)| p == "kubernetes.io" || p.ends_with(".kubernetes.io"))
 }
 
-fn parse_quantity(field: impl FnOnce() -> String, q: &KQuantity) -> Result<Quantity, ConvertError> {
+pub(crate) fn parse_quantity(
+    field: impl FnOnce() -> String,
+    q: &KQuantity,
+) -> Result<Quantity, ConvertError> {
     Quantity::parse(&q.0).map_err(|e| invalid(field(), &q.0, e.to_string()))
 }
 
@@ -406,6 +409,21 @@ pub fn label_selector(s: &meta::LabelSelector, path: &str) -> Result<LabelSelect
         )?);
     }
     Ok(LabelSelector { requirements })
+}
+
+/// Converts a `v1.NodeSelector` found at `path` (a ResourceSlice's, a claim allocation's).
+pub(crate) fn node_selector(
+    sel: &core::NodeSelector,
+    path: &str,
+) -> Result<NodeSelector, ConvertError> {
+    let mut out = NodeSelector::default();
+    for (i, t) in sel.node_selector_terms.iter().enumerate() {
+        out.terms.push(node_selector_term(
+            t,
+            &format!("{path}.nodeSelectorTerms[{i}]"),
+        )?);
+    }
+    Ok(out)
 }
 
 /// Converts a `v1.NodeAffinity` found at `path` (a pod's, or NodeAffinity's `addedAffinity`):

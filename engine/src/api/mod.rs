@@ -7,6 +7,7 @@
 
 pub(crate) mod affinity;
 pub mod convert;
+pub mod dra;
 pub(crate) mod intern;
 pub(crate) mod labels;
 pub(crate) mod node;
