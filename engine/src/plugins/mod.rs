@@ -6,6 +6,7 @@
 pub(crate) mod balanced_allocation;
 pub(crate) mod default_binder;
 pub(crate) mod default_preemption;
+pub(crate) mod dynamic_resources;
 pub(crate) mod gang_scheduling;
 pub(crate) mod helper;
 pub(crate) mod image_locality;

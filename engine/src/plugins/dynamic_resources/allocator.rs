@@ -1,0 +1,745 @@
+//! The structured allocator (kube v1.37.2
+//! `k8s.io/dynamic-resource-allocation/structured/internal/stable/allocator_stable.go`):
+//! finds devices on one node for a pod's claims, or says there are none.
+//!
+//! # Protocol
+//!
+//! 1. **Pools** of the node ([`super::pools::gather_pools`]).
+//! 2. **Requests**: each claim's requests in order; a `firstAvailable` request is one of its
+//!    alternatives, tried in order (the first that leads to a solution wins). Each alternative
+//!    needs its DeviceClass (a missing class is an error), and knows how many devices it
+//!    takes: `count`, or for `All` every selectable device of the node's pools (an incomplete
+//!    or invalid pool is then an error).
+//! 3. **Search** (`allocate_one`, depth first, kube's order): for the next device of the next
+//!    request, walk the complete and valid pools, their slices and devices in order; take the
+//!    first device that is not in use (allocated before, or taken earlier in this search; with
+//!    admin access, only "taken by this claim" counts), whose class and request selectors match
+//!    (cached per request and device), whose taints the request tolerates, that fits its
+//!    counters, and that keeps every constraint of the claim; then go on. A dead end undoes
+//!    the device and tries the next one. A claim may hold at most 32 devices.
+//! 4. **Result**: per claim, its devices (request or `request/subrequest`, driver, pool,
+//!    device, admin access) and the node selector the devices imply: a device local to one
+//!    node pins the claim there (`metadata.name`), node-selector slices add their terms, and
+//!    devices for all nodes add nothing.
+//!
+//! Not modelled yet (the allocator refuses what needs them rather than guessing):
+//! consumable capacity (DRAConsumableCapacity: devices allowing several allocations),
+//! compatibility groups, `distinctAttribute`, device binding conditions.
+
+use super::AllocatorFeatures;
+use super::pools::{Pool, PoolId, gather_pools};
+use crate::api::dra::{
+    AllocatedDevice, Allocation, AllocationMode, AttributeValue, Device, DeviceClass, DeviceId,
+    RequestAlternative, ResourceClaim, ResourceSlice,
+};
+use crate::api::labels::{NodeSelector, NodeSelectorTerm, Operator, Requirement};
+use crate::api::{Node, Sym};
+use ahash::{AHashMap, AHashSet};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+/// kube's `AllocationResultsMaxSize`: devices one claim may hold.
+pub(crate) const ALLOCATION_RESULTS_MAX_SIZE: usize = 32;
+
+/// Evaluates a device selector (a CEL expression) for a device of `driver`.
+pub(crate) trait SelectorEval {
+    /// Whether the device meets `expression`; `Err` with kube's message when the expression
+    /// does not compile or fails at run time.
+    fn matches(&self, expression: &str, driver: Sym, device: &Device) -> Result<bool, String>;
+}
+
+/// What the allocator reads of the cluster.
+pub(crate) struct Allocator<'a> {
+    pub(crate) features: AllocatorFeatures,
+    /// Devices allocated to claims other than those being allocated.
+    pub(crate) allocated: &'a AHashSet<DeviceId>,
+    pub(crate) classes: &'a dyn Fn(&str) -> Option<Arc<DeviceClass>>,
+    pub(crate) slices: &'a [Arc<ResourceSlice>],
+    pub(crate) selectors: &'a dyn SelectorEval,
+}
+
+/// A device with where it comes from.
+#[derive(Clone)]
+struct Candidate {
+    id: DeviceId,
+    slice: Arc<ResourceSlice>,
+    index: usize,
+    pool: usize,
+}
+
+impl Candidate {
+    fn device(&self) -> &Device {
+        &self.slice.devices[self.index]
+    }
+}
+
+/// One request alternative being allocated (kube's `requestData`).
+struct RequestData {
+    alt: RequestAlternative,
+    class: Arc<DeviceClass>,
+    num_devices: usize,
+    /// With `All`: the devices it takes.
+    all: Vec<Candidate>,
+    /// The request's own name, when this is an alternative of `firstAvailable`.
+    parent: Option<Arc<str>>,
+}
+
+/// `(claim, request, alternative)`.
+type RequestKey = (usize, usize, usize);
+
+/// kube's `matchAttributeConstraint`: devices of the named requests share one value.
+struct MatchAttribute {
+    requests: Vec<Arc<str>>,
+    attribute: Arc<str>,
+    value: Option<AttributeValue>,
+    devices: usize,
+}
+
+impl MatchAttribute {
+    fn applies(&self, request: &str, parent: Option<&str>) -> bool {
+        self.requests.is_empty()
+            || self
+                .requests
+                .iter()
+                .any(|r| &**r == request || parent.is_some_and(|p| &**r == p))
+    }
+
+    fn add(&mut self, request: &str, parent: Option<&str>, device: &Device) -> bool {
+        if !self.applies(request, parent) {
+            return true;
+        }
+        let Some(v) = device.attributes.get(&self.attribute) else {
+            return false;
+        };
+        if self.devices == 0 {
+            self.value = Some(v.clone());
+        } else if !scalar_equal(self.value.as_ref(), v) {
+            return false;
+        }
+        self.devices += 1;
+        true
+    }
+
+    fn remove(&mut self, request: &str, parent: Option<&str>) {
+        if self.applies(request, parent) {
+            self.devices -= 1;
+        }
+    }
+}
+
+/// kube compares the scalar forms only (a list attribute never matches).
+fn scalar_equal(a: Option<&AttributeValue>, b: &AttributeValue) -> bool {
+    use AttributeValue as V;
+    match (a, b) {
+        (Some(V::String(x)), V::String(y)) | (Some(V::Version(x)), V::Version(y)) => x == y,
+        (Some(V::Int(x)), V::Int(y)) => x == y,
+        (Some(V::Bool(x)), V::Bool(y)) => x == y,
+        _ => false,
+    }
+}
+
+/// The search's state (kube's `allocator`).
+struct Search<'a, 'c> {
+    a: &'a Allocator<'a>,
+    node: &'a Node,
+    claims: &'c [&'c ResourceClaim],
+    pools: Vec<Pool>,
+    requests: AHashMap<RequestKey, RequestData>,
+    /// The alternative each prioritized request settled on.
+    chosen: AHashMap<(usize, usize), usize>,
+    constraints: Vec<Vec<MatchAttribute>>,
+    matches: AHashMap<(RequestKey, DeviceId), bool>,
+    /// Device → the claims (indexes) taking it in this search.
+    taking: AHashMap<DeviceId, Vec<usize>>,
+    /// Per claim: (device, request alternative key).
+    result: Vec<Vec<(Candidate, RequestKey)>>,
+    /// Per pool: what the allocated devices left of its counters, and what this search took.
+    available: AHashMap<PoolId, Counters>,
+    consumed: AHashMap<PoolId, Counters>,
+}
+
+/// (counter set, counter) → value in thousandths (kube keeps exact quantities; counters are
+/// whole bytes, cores and the like, which thousandths hold exactly).
+type Counters = BTreeMap<(Arc<str>, Arc<str>), i64>;
+
+/// Why a search ends without a solution that could still exist elsewhere.
+enum Stop {
+    /// The claim would hold more than 32 devices.
+    MaxSize,
+    Error(String),
+}
+
+impl Allocator<'_> {
+    /// kube's `Allocate`: one allocation per claim (in order) on `node`; `Ok(None)` when the
+    /// node has no solution, `Err` for what kube reports as an error.
+    pub(crate) fn allocate(
+        &self,
+        node: &Node,
+        claims: &[&ResourceClaim],
+    ) -> Result<Option<Vec<Allocation>>, String> {
+        let pools = gather_pools(self.slices, node, self.features);
+        let mut s = Search {
+            a: self,
+            node,
+            claims,
+            pools,
+            requests: AHashMap::new(),
+            chosen: AHashMap::new(),
+            constraints: Vec::new(),
+            matches: AHashMap::new(),
+            taking: AHashMap::new(),
+            result: vec![Vec::new(); claims.len()],
+            available: AHashMap::new(),
+            consumed: AHashMap::new(),
+        };
+        s.prepare()?;
+        match s.allocate_one((0, 0, 0, 0), false) {
+            Err(Stop::Error(e)) => Err(e),
+            Ok(true) => Ok(Some(s.results())),
+            Ok(false) | Err(Stop::MaxSize) => {
+                if s.pools.iter().any(|p| p.invalid.is_some()) {
+                    return Err("invalid resource pools were encountered".into());
+                }
+                Ok(None)
+            }
+        }
+    }
+}
+
+impl Search<'_, '_> {
+    fn claim_name(&self, c: usize) -> String {
+        format!("{}/{}", self.claims[c].namespace, self.claims[c].name)
+    }
+
+    /// Step 2 of the module doc.
+    fn prepare(&mut self) -> Result<(), String> {
+        for (ci, claim) in self.claims.iter().enumerate() {
+            let mut min_claim = 0usize;
+            for (ri, req) in claim.requests.iter().enumerate() {
+                if req.prioritized && !self.a.features.prioritized_list {
+                    return Err(format!(
+                        "claim {}, request {}: has subrequests, but the DRAPrioritizedList feature is disabled",
+                        self.claim_name(ci),
+                        req.name
+                    ));
+                }
+                let mut min_req = usize::MAX;
+                for (ai, alt) in req.alternatives.iter().enumerate() {
+                    let parent = req.prioritized.then(|| req.name.clone());
+                    let data = self.request_data(ci, alt, parent)?;
+                    min_req = min_req.min(data.num_devices);
+                    self.requests.insert((ci, ri, ai), data);
+                }
+                if min_req > ALLOCATION_RESULTS_MAX_SIZE - min_claim {
+                    return Err(format!(
+                        "claim {}, request {}: adding {min_req} devices exceeds the claim limit of {ALLOCATION_RESULTS_MAX_SIZE}, with {min_claim} already accounted for",
+                        self.claim_name(ci),
+                        req.name
+                    ));
+                }
+                min_claim += min_req;
+            }
+            let mut cs = Vec::new();
+            for (i, c) in claim.constraints.iter().enumerate() {
+                match (&c.match_attribute, &c.distinct_attribute) {
+                    (Some(attr), _) => cs.push(MatchAttribute {
+                        requests: c.requests.clone(),
+                        attribute: attr.clone(),
+                        value: None,
+                        devices: 0,
+                    }),
+                    (None, Some(_)) => {
+                        return Err(format!(
+                            "claim {}, constraint #{i}: distinctAttribute is not supported by tidegate yet",
+                            self.claim_name(ci)
+                        ));
+                    }
+                    (None, None) => {
+                        return Err(format!(
+                            "claim {}, constraint #{i}: empty constraint (unsupported constraint type?)",
+                            self.claim_name(ci)
+                        ));
+                    }
+                }
+            }
+            self.constraints.push(cs);
+        }
+        Ok(())
+    }
+
+    /// kube's `validateDeviceRequest`.
+    fn request_data(
+        &mut self,
+        ci: usize,
+        alt: &RequestAlternative,
+        parent: Option<Arc<str>>,
+    ) -> Result<RequestData, String> {
+        if alt.admin_access && !self.a.features.admin_access {
+            return Err(format!(
+                "claim {}, request {}: admin access is requested, but the feature is disabled",
+                self.claim_name(ci),
+                alt.name
+            ));
+        }
+        if !alt.capacity.is_empty() {
+            return Err(format!(
+                "claim {}, request {}: capacity requests (DRAConsumableCapacity) are not supported by tidegate yet",
+                self.claim_name(ci),
+                alt.name
+            ));
+        }
+        let class = (self.a.classes)(&alt.device_class_name).ok_or_else(|| {
+            format!(
+                "claim {}, request {}: could not retrieve device class {}: deviceclass.resource.k8s.io \"{}\" not found",
+                self.claim_name(ci),
+                alt.name,
+                alt.device_class_name,
+                alt.device_class_name
+            )
+        })?;
+        let mut data = RequestData {
+            alt: alt.clone(),
+            class,
+            num_devices: 0,
+            all: Vec::new(),
+            parent,
+        };
+        match alt.mode {
+            AllocationMode::ExactCount(n) => data.num_devices = n as usize,
+            AllocationMode::All => {
+                for pi in 0..self.pools.len() {
+                    let pool = &self.pools[pi];
+                    if pool.incomplete {
+                        return Err(format!(
+                            "claim {}, request {}: asks for all devices, but resource pool {}/{} is currently being updated",
+                            self.claim_name(ci),
+                            alt.name,
+                            pool.id.0,
+                            pool.id.1
+                        ));
+                    }
+                    if pool.invalid.is_some() {
+                        return Err(format!(
+                            "claim {}, request {}: asks for all devices, but resource pool {}/{} is currently invalid",
+                            self.claim_name(ci),
+                            alt.name,
+                            pool.id.0,
+                            pool.id.1
+                        ));
+                    }
+                    for slice in pool.targeting.clone() {
+                        for index in 0..slice.devices.len() {
+                            let c = self.candidate(pi, &slice, index);
+                            if self.selectable(ci, &data, &c)? {
+                                data.all.push(c);
+                            }
+                        }
+                    }
+                }
+                data.num_devices = data.all.len();
+            }
+        }
+        Ok(data)
+    }
+
+    fn candidate(&self, pool: usize, slice: &Arc<ResourceSlice>, index: usize) -> Candidate {
+        Candidate {
+            id: DeviceId {
+                driver: slice.driver,
+                pool: slice.pool.clone(),
+                device: slice.devices[index].name.clone(),
+            },
+            slice: slice.clone(),
+            index,
+            pool,
+        }
+    }
+
+    /// kube's `isSelectable` (uncached; the search caches by request).
+    fn selectable(&self, ci: usize, data: &RequestData, c: &Candidate) -> Result<bool, String> {
+        let device = c.device();
+        for (label, exprs) in [
+            ("class", &data.class.selectors),
+            ("claim", &data.alt.selectors),
+        ] {
+            for (i, e) in exprs.iter().enumerate() {
+                let ok = self
+                    .a
+                    .selectors
+                    .matches(e, c.id.driver, device)
+                    .map_err(|err| {
+                        if label == "class" {
+                            format!(
+                                "class {}: selector #{i} on device {}: {err}",
+                                data.class.name, c.id
+                            )
+                        } else {
+                            format!(
+                                "claim {}: selector #{i} on device {}: {err}",
+                                self.claim_name(ci),
+                                c.id
+                            )
+                        }
+                    })?;
+                if !ok {
+                    return Ok(false);
+                }
+            }
+        }
+        if matches!(c.slice.nodes, crate::api::dra::NodeSelection::PerDevice) {
+            return Ok(device
+                .nodes
+                .as_ref()
+                .is_some_and(|n| super::pools::node_matches(self.node, n)));
+        }
+        Ok(true)
+    }
+
+    fn selectable_cached(&mut self, key: RequestKey, c: &Candidate) -> Result<bool, String> {
+        if let Some(m) = self.matches.get(&(key, c.id.clone())) {
+            return Ok(*m);
+        }
+        let data = &self.requests[&key];
+        let m = self.selectable(key.0, data, c)?;
+        self.matches.insert((key, c.id.clone()), m);
+        Ok(m)
+    }
+
+    fn in_use(&self, id: &DeviceId) -> bool {
+        self.a.allocated.contains(id) || self.taking.get(id).is_some_and(|v| !v.is_empty())
+    }
+
+    fn taken_by_claim(&self, id: &DeviceId, ci: usize) -> bool {
+        self.taking.get(id).is_some_and(|v| v.contains(&ci))
+    }
+}
+
+/// What allocating one device changed, to undo it (kube's `deviceRollbackState`).
+struct Undo {
+    counters: bool,
+    constraints: usize,
+}
+
+impl Search<'_, '_> {
+    /// kube's `allocateOne` at `(claim, request, alternative, device)`.
+    fn allocate_one(
+        &mut self,
+        r: (usize, usize, usize, usize),
+        in_alternative: bool,
+    ) -> Result<bool, Stop> {
+        let (ci, ri, ai, di) = r;
+        if ci >= self.claims.len() {
+            return Ok(true);
+        }
+        if ri >= self.claims[ci].requests.len() {
+            return match self.allocate_one((ci + 1, 0, 0, 0), false) {
+                Err(Stop::MaxSize) => Ok(false),
+                other => other,
+            };
+        }
+        let key = (ci, ri, ai);
+        if !in_alternative && self.requests[&key].parent.is_some() {
+            let mut all_exceeded = true;
+            for alt in 0.. {
+                if !self.requests.contains_key(&(ci, ri, alt)) {
+                    return if all_exceeded {
+                        Err(Stop::MaxSize)
+                    } else {
+                        Ok(false)
+                    };
+                }
+                match self.allocate_one((ci, ri, alt, di), true) {
+                    Err(Stop::MaxSize) => continue,
+                    Err(e) => return Err(e),
+                    Ok(true) => {
+                        self.chosen.insert((ci, ri), alt);
+                        return Ok(true);
+                    }
+                    Ok(false) => all_exceeded = false,
+                }
+            }
+        }
+        let (all_mode, num) = {
+            let d = &self.requests[&key];
+            (matches!(d.alt.mode, AllocationMode::All), d.num_devices)
+        };
+        if all_mode && num == 0 {
+            return Ok(false);
+        }
+        if di >= num {
+            return self.allocate_one((ci, ri + 1, 0, 0), false);
+        }
+        if num - di > ALLOCATION_RESULTS_MAX_SIZE - self.result[ci].len() {
+            return Err(Stop::MaxSize);
+        }
+        if all_mode {
+            let c = self.requests[&key].all[di].clone();
+            let Some(undo) = self.allocate_device(key, &c, true)? else {
+                return Ok(false);
+            };
+            let done = self.allocate_one((ci, ri, ai, di + 1), in_alternative);
+            if !matches!(done, Ok(true)) {
+                self.rollback(key, &c, undo);
+            }
+            return done;
+        }
+        let admin = self.requests[&key].alt.admin_access;
+        for pi in 0..self.pools.len() {
+            if self.pools[pi].incomplete || self.pools[pi].invalid.is_some() {
+                continue;
+            }
+            for slice in self.pools[pi].targeting.clone() {
+                for index in 0..slice.devices.len() {
+                    let c = self.candidate(pi, &slice, index);
+                    if (admin && self.taken_by_claim(&c.id, ci)) || (!admin && self.in_use(&c.id)) {
+                        continue;
+                    }
+                    if !self.selectable_cached(key, &c).map_err(Stop::Error)? {
+                        continue;
+                    }
+                    let Some(undo) = self.allocate_device(key, &c, false)? else {
+                        continue;
+                    };
+                    match self.allocate_one((ci, ri, ai, di + 1), in_alternative) {
+                        Ok(true) => return Ok(true),
+                        Ok(false) => self.rollback(key, &c, undo),
+                        Err(e) => {
+                            self.rollback(key, &c, undo);
+                            return Err(e);
+                        }
+                    }
+                }
+            }
+        }
+        Ok(false)
+    }
+
+    /// kube's `allocateDevice`: `None` when the device cannot be taken (in use, a taint not
+    /// tolerated, counters exhausted, a constraint broken).
+    fn allocate_device(
+        &mut self,
+        key: RequestKey,
+        c: &Candidate,
+        must: bool,
+    ) -> Result<Option<Undo>, Stop> {
+        let ci = key.0;
+        let (admin, name, parent) = {
+            let d = &self.requests[&key];
+            (d.alt.admin_access, d.alt.name.clone(), d.parent.clone())
+        };
+        if (admin && self.taken_by_claim(&c.id, ci)) || (!admin && self.in_use(&c.id)) {
+            return Ok(None);
+        }
+        let device = c.device();
+        if !device.consumes_counters.is_empty() && !self.a.features.partitionable_devices {
+            return Ok(None);
+        }
+        if device.allow_multiple_allocations {
+            return Err(Stop::Error(format!(
+                "device {}: shared devices (DRAConsumableCapacity) are not supported by tidegate yet",
+                c.id
+            )));
+        }
+        let mut undo = Undo {
+            counters: false,
+            constraints: 0,
+        };
+        if !device.consumes_counters.is_empty() {
+            if !self.take_counters(c) {
+                return Ok(None);
+            }
+            undo.counters = true;
+        }
+        let tolerations = &self.requests[&key].alt.tolerations;
+        let tainted = self.a.features.device_taints
+            && device.taints.iter().any(|t| {
+                matches!(&*t.effect, "NoSchedule" | "NoExecute")
+                    && !tolerations.iter().any(|tol| tol.tolerates(t))
+            });
+        if tainted {
+            self.rollback_partial(key, c, &undo);
+            return Ok(None);
+        }
+        // A sub-request's name here is `request/sub`; constraints name either.
+        let base = parent.as_deref().unwrap_or(&name).to_string();
+        let full = name.clone();
+        for i in 0..self.constraints[ci].len() {
+            let ok = self.constraints[ci][i].add(&full, Some(&base), c.device());
+            if !ok {
+                self.rollback_partial(key, c, &undo);
+                if must {
+                    return Err(Stop::Error(format!(
+                        "claim {}, request {}: cannot add device {} because a claim constraint would not be satisfied",
+                        self.claim_name(ci),
+                        name,
+                        c.id
+                    )));
+                }
+                return Ok(None);
+            }
+            undo.constraints += 1;
+        }
+        self.taking.entry(c.id.clone()).or_default().push(ci);
+        self.result[ci].push((c.clone(), key));
+        Ok(Some(undo))
+    }
+
+    /// Undoes a device `allocate_device` took.
+    fn rollback(&mut self, key: RequestKey, c: &Candidate, undo: Undo) {
+        let ci = key.0;
+        self.result[ci].pop();
+        if let Some(v) = self.taking.get_mut(&c.id)
+            && let Some(i) = v.iter().rposition(|x| *x == ci)
+        {
+            v.remove(i);
+        }
+        self.rollback_partial(key, c, &undo);
+    }
+
+    fn rollback_partial(&mut self, key: RequestKey, c: &Candidate, undo: &Undo) {
+        let ci = key.0;
+        let (name, parent) = {
+            let d = &self.requests[&key];
+            (d.alt.name.clone(), d.parent.clone())
+        };
+        let base = parent.as_deref().unwrap_or(&name).to_string();
+        for i in (0..undo.constraints).rev() {
+            self.constraints[ci][i].remove(&name, Some(&base));
+        }
+        if undo.counters {
+            self.give_back_counters(c);
+        }
+    }
+
+    /// kube's `checkAvailableCounters`: takes the device's counters when every counter of
+    /// the pool stays within what the allocated devices left.
+    fn take_counters(&mut self, c: &Candidate) -> bool {
+        let pool = &self.pools[c.pool];
+        let id = pool.id.clone();
+        if !self.available.contains_key(&id) {
+            let mut left: Counters = pool
+                .counter_sets
+                .iter()
+                .flat_map(|(set, cs)| {
+                    cs.iter()
+                        .map(move |(n, q)| ((set.clone(), n.clone()), q.milli_value()))
+                })
+                .collect();
+            for s in pool.targeting.iter().chain(&pool.not_targeting) {
+                for d in &s.devices {
+                    let did = DeviceId {
+                        driver: s.driver,
+                        pool: s.pool.clone(),
+                        device: d.name.clone(),
+                    };
+                    if !self.a.allocated.contains(&did) {
+                        continue;
+                    }
+                    for cc in &d.consumes_counters {
+                        for (n, q) in &cc.counters {
+                            if let Some(v) = left.get_mut(&(cc.counter_set.clone(), n.clone())) {
+                                *v -= q.milli_value();
+                            }
+                        }
+                    }
+                }
+            }
+            self.available.insert(id.clone(), left);
+        }
+        let consumed = self.consumed.entry(id.clone()).or_default();
+        for cc in &c.device().consumes_counters {
+            for (n, q) in &cc.counters {
+                *consumed
+                    .entry((cc.counter_set.clone(), n.clone()))
+                    .or_default() += q.milli_value();
+            }
+        }
+        let available = &self.available[&id];
+        let fits = available
+            .iter()
+            .all(|(k, v)| *v >= consumed.get(k).copied().unwrap_or(0));
+        if !fits {
+            self.give_back_counters(c);
+        }
+        fits
+    }
+
+    fn give_back_counters(&mut self, c: &Candidate) {
+        let id = self.pools[c.pool].id.clone();
+        let consumed = self.consumed.entry(id).or_default();
+        for cc in &c.device().consumes_counters {
+            for (n, q) in &cc.counters {
+                *consumed
+                    .entry((cc.counter_set.clone(), n.clone()))
+                    .or_default() -= q.milli_value();
+            }
+        }
+    }
+
+    /// Step 4 of the module doc.
+    fn results(&self) -> Vec<Allocation> {
+        self.result
+            .iter()
+            .map(|devices| Allocation {
+                devices: devices
+                    .iter()
+                    .map(|(c, key)| {
+                        let d = &self.requests[key];
+                        AllocatedDevice {
+                            request: d.alt.name.clone(),
+                            device: c.id.clone(),
+                            admin_access: d.alt.admin_access,
+                            share_id: None,
+                            consumed_capacity: BTreeMap::new(),
+                        }
+                    })
+                    .collect(),
+                node_selector: node_selector(devices.iter().map(|(c, _)| c)),
+            })
+            .collect()
+    }
+}
+
+/// kube's `createNodeSelector`.
+fn node_selector<'c>(devices: impl Iterator<Item = &'c Candidate>) -> Option<NodeSelector> {
+    use crate::api::dra::NodeSelection;
+    let mut term = NodeSelectorTerm::default();
+    for c in devices {
+        let sel = match &c.slice.nodes {
+            NodeSelection::PerDevice => c.device().nodes.as_ref(),
+            other => Some(other),
+        };
+        match sel {
+            Some(NodeSelection::Node(n)) => {
+                return Some(NodeSelector {
+                    terms: vec![NodeSelectorTerm {
+                        match_expressions: Vec::new(),
+                        match_fields: vec![Requirement {
+                            key: Sym::new("metadata.name"),
+                            op: Operator::In,
+                            values: vec![*n],
+                            int_value: 0,
+                        }],
+                    }],
+                });
+            }
+            Some(NodeSelection::Selector(s)) => {
+                if let Some(t) = s.terms.first() {
+                    for r in &t.match_fields {
+                        if !term.match_fields.contains(r) {
+                            term.match_fields.push(r.clone());
+                        }
+                    }
+                    for r in &t.match_expressions {
+                        if !term.match_expressions.contains(r) {
+                            term.match_expressions.push(r.clone());
+                        }
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    (!term.match_fields.is_empty() || !term.match_expressions.is_empty())
+        .then(|| NodeSelector { terms: vec![term] })
+}

@@ -1,0 +1,429 @@
+//! The structured allocator's search on small clusters. Cases follow kube v1.37.2's table
+//! (kubernetes/kubernetes
+//! staging/src/k8s.io/dynamic-resource-allocation/structured/internal/allocatortesting/allocator_testing.go:
+//! "simple", "small-and-large", "all-devices-*", "prioritized-list-*", "with-constraint",
+//! "tainted-*", "partitionable-devices-*", "missing-class"), written with this crate's types.
+//!
+//! Device selectors here are not CEL: [`Sel`] reads `true`, `false` and `attr <name> = <v>`
+//! (a string attribute's value), so that these tests exercise the search alone; the CEL
+//! selectors get their own tests with the evaluator.
+
+use super::AllocatorFeatures;
+use super::allocator::{Allocator, SelectorEval};
+use crate::api::dra::*;
+use crate::api::{Labels, Node, Quantity, Sym};
+use ahash::AHashSet;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+struct Sel;
+
+impl SelectorEval for Sel {
+    fn matches(&self, expression: &str, _driver: Sym, device: &Device) -> Result<bool, String> {
+        match expression.split_whitespace().collect::<Vec<_>>().as_slice() {
+            ["true"] => Ok(true),
+            ["false"] => Ok(false),
+            ["attr", name, "=", v] => Ok(matches!(
+                device.attributes.get(*name),
+                Some(AttributeValue::String(s)) if &**s == *v
+            )),
+            _ => Err(format!("no such test selector {expression:?}")),
+        }
+    }
+}
+
+const DRIVER: &str = "driver.example.com";
+
+fn node(name: &str) -> Node {
+    let mut n = Node::named(name);
+    n.labels = Arc::new(Labels::default());
+    n
+}
+
+fn device(name: &str, attrs: &[(&str, &str)]) -> Device {
+    Device {
+        name: name.into(),
+        attributes: attrs
+            .iter()
+            .map(|(k, v)| {
+                (
+                    Arc::from(format!("{DRIVER}/{k}")),
+                    AttributeValue::String((*v).into()),
+                )
+            })
+            .collect(),
+        capacity: BTreeMap::new(),
+        consumes_counters: Vec::new(),
+        taints: Vec::new(),
+        allow_multiple_allocations: false,
+        nodes: None,
+    }
+}
+
+fn slice(name: &str, node: &str, generation: i64, devices: Vec<Device>) -> Arc<ResourceSlice> {
+    Arc::new(ResourceSlice {
+        name: name.into(),
+        driver: Sym::new(DRIVER),
+        pool: node.into(),
+        pool_generation: generation,
+        pool_slice_count: 1,
+        nodes: NodeSelection::Node(Sym::new(node)),
+        devices,
+        shared_counters: BTreeMap::new(),
+    })
+}
+
+fn class(name: &str, selector: &str) -> Arc<DeviceClass> {
+    Arc::new(DeviceClass {
+        name: name.into(),
+        selectors: vec![selector.into()],
+        extended_resource_name: None,
+        created: 0,
+    })
+}
+
+fn alt(name: &str, class: &str, mode: AllocationMode) -> RequestAlternative {
+    RequestAlternative {
+        name: name.into(),
+        device_class_name: class.into(),
+        selectors: Vec::new(),
+        mode,
+        admin_access: false,
+        tolerations: Vec::new(),
+        capacity: BTreeMap::new(),
+    }
+}
+
+fn request(name: &str, class: &str, count: i64) -> DeviceRequest {
+    DeviceRequest {
+        name: name.into(),
+        alternatives: vec![alt(name, class, AllocationMode::ExactCount(count))],
+        prioritized: false,
+    }
+}
+
+fn claim(name: &str, requests: Vec<DeviceRequest>) -> ResourceClaim {
+    ResourceClaim {
+        namespace: Sym::new("ns"),
+        name: name.into(),
+        uid: name.into(),
+        requests,
+        constraints: Vec::new(),
+        allocation: None,
+        reserved_for: Vec::new(),
+        deleting: false,
+    }
+}
+
+struct Cluster {
+    slices: Vec<Arc<ResourceSlice>>,
+    classes: Vec<Arc<DeviceClass>>,
+    allocated: AHashSet<DeviceId>,
+    features: AllocatorFeatures,
+}
+
+impl Cluster {
+    fn new(slices: Vec<Arc<ResourceSlice>>) -> Cluster {
+        Cluster {
+            slices,
+            classes: vec![class("gpu", "true")],
+            allocated: AHashSet::new(),
+            features: AllocatorFeatures {
+                admin_access: true,
+                prioritized_list: true,
+                partitionable_devices: true,
+                device_taints: true,
+            },
+        }
+    }
+
+    fn allocate(
+        &self,
+        on: &str,
+        claims: &[&ResourceClaim],
+    ) -> Result<Option<Vec<Allocation>>, String> {
+        let classes = |n: &str| self.classes.iter().find(|c| &*c.name == n).cloned();
+        let a = Allocator {
+            features: self.features,
+            allocated: &self.allocated,
+            classes: &classes,
+            slices: &self.slices,
+            selectors: &Sel,
+        };
+        a.allocate(&node(on), claims)
+    }
+}
+
+/// The devices of each allocation, as `request:device`.
+fn picked(r: &[Allocation]) -> Vec<Vec<String>> {
+    r.iter()
+        .map(|a| {
+            a.devices
+                .iter()
+                .map(|d| format!("{}:{}", d.request, d.device.device))
+                .collect()
+        })
+        .collect()
+}
+
+#[test]
+fn simple_takes_the_first_device_and_pins_the_claim_to_the_node() {
+    let c = Cluster::new(vec![slice(
+        "s0",
+        "node-0",
+        1,
+        vec![device("d0", &[]), device("d1", &[])],
+    )]);
+    let cl = claim("c", vec![request("r", "gpu", 1)]);
+    let r = c.allocate("node-0", &[&cl]).unwrap().expect("a solution");
+    assert_eq!(picked(&r), [["r:d0"]]);
+    let sel = r[0]
+        .node_selector
+        .as_ref()
+        .expect("local devices pin the node");
+    assert_eq!(sel.terms[0].match_fields[0].key, Sym::new("metadata.name"));
+    assert_eq!(sel.terms[0].match_fields[0].values, [Sym::new("node-0")]);
+    // Another node reaches no slice.
+    assert_eq!(c.allocate("node-1", &[&cl]).unwrap(), None);
+}
+
+#[test]
+fn devices_in_use_or_too_few_leave_no_solution() {
+    let mut c = Cluster::new(vec![slice(
+        "s0",
+        "node-0",
+        1,
+        vec![device("d0", &[]), device("d1", &[])],
+    )]);
+    let three = claim("c", vec![request("r", "gpu", 3)]);
+    assert_eq!(c.allocate("node-0", &[&three]).unwrap(), None);
+    c.allocated.insert(DeviceId {
+        driver: Sym::new(DRIVER),
+        pool: "node-0".into(),
+        device: "d0".into(),
+    });
+    let one = claim("c", vec![request("r", "gpu", 1)]);
+    let r = c.allocate("node-0", &[&one]).unwrap().unwrap();
+    assert_eq!(picked(&r), [["r:d1"]]);
+    // Two claims of one device each share nothing: the second gets none.
+    let two = claim("c2", vec![request("r", "gpu", 1)]);
+    assert_eq!(c.allocate("node-0", &[&one, &two]).unwrap(), None);
+}
+
+#[test]
+fn a_missing_class_is_an_error() {
+    let c = Cluster::new(vec![slice("s0", "node-0", 1, vec![device("d0", &[])])]);
+    let cl = claim("c", vec![request("r", "tpu", 1)]);
+    let e = c.allocate("node-0", &[&cl]).unwrap_err();
+    assert!(e.contains("could not retrieve device class tpu"), "{e}");
+}
+
+#[test]
+fn selectors_of_class_and_request_both_apply() {
+    let mut c = Cluster::new(vec![slice(
+        "s0",
+        "node-0",
+        1,
+        vec![
+            device("d0", &[("model", "a")]),
+            device("d1", &[("model", "b")]),
+            device("d2", &[("model", "b")]),
+        ],
+    )]);
+    c.classes
+        .push(class("b-only", &format!("attr {DRIVER}/model = b")));
+    let mut req = request("r", "b-only", 1);
+    req.alternatives[0].selectors = vec![Arc::from("true")];
+    let cl = claim("c", vec![req]);
+    let r = c.allocate("node-0", &[&cl]).unwrap().unwrap();
+    assert_eq!(picked(&r), [["r:d1"]]);
+}
+
+#[test]
+fn all_devices_takes_every_selectable_one_and_refuses_an_incomplete_pool() {
+    let c = Cluster::new(vec![slice(
+        "s0",
+        "node-0",
+        1,
+        vec![device("d0", &[]), device("d1", &[])],
+    )]);
+    let all = claim(
+        "c",
+        vec![DeviceRequest {
+            name: "r".into(),
+            alternatives: vec![alt("r", "gpu", AllocationMode::All)],
+            prioritized: false,
+        }],
+    );
+    let r = c.allocate("node-0", &[&all]).unwrap().unwrap();
+    assert_eq!(picked(&r), [["r:d0", "r:d1"]]);
+    let mut incomplete = (*slice("s0", "node-0", 1, vec![device("d0", &[])])).clone();
+    incomplete.pool_slice_count = 2;
+    let c = Cluster::new(vec![Arc::new(incomplete)]);
+    let e = c.allocate("node-0", &[&all]).unwrap_err();
+    assert!(e.contains("is currently being updated"), "{e}");
+}
+
+#[test]
+fn the_newest_generation_of_a_pool_counts() {
+    let c = Cluster::new(vec![
+        slice("old", "node-0", 1, vec![device("d-old", &[])]),
+        slice("new", "node-0", 2, vec![device("d-new", &[])]),
+    ]);
+    let cl = claim("c", vec![request("r", "gpu", 1)]);
+    let r = c.allocate("node-0", &[&cl]).unwrap().unwrap();
+    assert_eq!(picked(&r), [["r:d-new"]]);
+}
+
+#[test]
+fn a_prioritized_list_falls_back_to_the_next_alternative() {
+    let c = Cluster::new(vec![slice(
+        "s0",
+        "node-0",
+        1,
+        vec![device("d0", &[]), device("d1", &[])],
+    )]);
+    let req = DeviceRequest {
+        name: "r".into(),
+        alternatives: vec![
+            alt("r/big", "gpu", AllocationMode::ExactCount(3)),
+            alt("r/small", "gpu", AllocationMode::ExactCount(1)),
+        ],
+        prioritized: true,
+    };
+    let cl = claim("c", vec![req]);
+    let r = c.allocate("node-0", &[&cl]).unwrap().unwrap();
+    assert_eq!(picked(&r), [["r/small:d0"]]);
+}
+
+#[test]
+fn match_attribute_backtracks_to_devices_that_share_the_value() {
+    let c = Cluster::new(vec![slice(
+        "s0",
+        "node-0",
+        1,
+        vec![
+            device("d0", &[("numa", "0")]),
+            device("d1", &[("numa", "1")]),
+            device("d2", &[("numa", "1")]),
+            device("d3", &[("numa", "1")]),
+            device("d4", &[]),
+        ],
+    )]);
+    let mut cl = claim("c", vec![request("a", "gpu", 1), request("b", "gpu", 2)]);
+    cl.constraints.push(DeviceConstraint {
+        requests: Vec::new(),
+        match_attribute: Some(format!("{DRIVER}/numa").into()),
+        distinct_attribute: None,
+    });
+    // a on d0 leaves b no second device of NUMA node 0: the search goes back to a.
+    let r = c.allocate("node-0", &[&cl]).unwrap().unwrap();
+    assert_eq!(picked(&r), [["a:d1", "b:d2", "b:d3"]]);
+    // A constraint naming only b leaves a free.
+    let mut only_b = cl.clone();
+    only_b.constraints[0].requests = vec![Arc::from("b")];
+    let r = c.allocate("node-0", &[&only_b]).unwrap().unwrap();
+    assert_eq!(picked(&r), [["a:d0", "b:d1", "b:d2"]]);
+}
+
+#[test]
+fn a_taint_blocks_a_device_unless_the_request_tolerates_it() {
+    let mut tainted = device("d0", &[]);
+    tainted.taints.push(DeviceTaint {
+        key: "broken".into(),
+        value: "".into(),
+        effect: "NoSchedule".into(),
+    });
+    let mut harmless = device("d1", &[]);
+    harmless.taints.push(DeviceTaint {
+        key: "note".into(),
+        value: "".into(),
+        effect: "None".into(),
+    });
+    let c = Cluster::new(vec![slice("s0", "node-0", 1, vec![tainted, harmless])]);
+    let cl = claim("c", vec![request("r", "gpu", 1)]);
+    let r = c.allocate("node-0", &[&cl]).unwrap().unwrap();
+    assert_eq!(picked(&r), [["r:d1"]], "the None effect does not block");
+    let mut tolerant = claim("c", vec![request("r", "gpu", 2)]);
+    tolerant.requests[0].alternatives[0]
+        .tolerations
+        .push(DeviceToleration {
+            key: "broken".into(),
+            exists: true,
+            value: "".into(),
+            effect: "".into(),
+        });
+    let r = c.allocate("node-0", &[&tolerant]).unwrap().unwrap();
+    assert_eq!(picked(&r), [["r:d0", "r:d1"]]);
+    let untolerated = claim("c", vec![request("r", "gpu", 2)]);
+    assert_eq!(c.allocate("node-0", &[&untolerated]).unwrap(), None);
+}
+
+#[test]
+fn partitions_share_their_pools_counters() {
+    let q = |s: &str| Quantity::parse(s).unwrap();
+    let part = |name: &str| {
+        let mut d = device(name, &[]);
+        d.consumes_counters.push(CounterConsumption {
+            counter_set: "gpu-0".into(),
+            counters: BTreeMap::from([(Arc::from("memory"), q("6Gi"))]),
+        });
+        d
+    };
+    let mut devices = (*slice("s0", "node-0", 1, vec![part("p0"), part("p1")])).clone();
+    devices.pool_slice_count = 2;
+    let counters = ResourceSlice {
+        name: "counters".into(),
+        devices: Vec::new(),
+        shared_counters: BTreeMap::from([(
+            Arc::from("gpu-0"),
+            BTreeMap::from([(Arc::from("memory"), q("10Gi"))]),
+        )]),
+        ..devices.clone()
+    };
+    let mut c = Cluster::new(vec![Arc::new(devices), Arc::new(counters)]);
+    let one = claim("c", vec![request("r", "gpu", 1)]);
+    let r = c.allocate("node-0", &[&one]).unwrap().unwrap();
+    assert_eq!(picked(&r), [["r:p0"]]);
+    // 6Gi + 6Gi exceeds the 10Gi the two partitions share.
+    let two = claim("c", vec![request("r", "gpu", 2)]);
+    assert_eq!(c.allocate("node-0", &[&two]).unwrap(), None);
+    // An allocated partition's counters are gone for the others.
+    c.allocated.insert(DeviceId {
+        driver: Sym::new(DRIVER),
+        pool: "node-0".into(),
+        device: "p0".into(),
+    });
+    assert_eq!(c.allocate("node-0", &[&one]).unwrap(), None);
+    // Without the feature, devices that consume counters are never taken.
+    c.allocated.clear();
+    c.features.partitionable_devices = false;
+    assert_eq!(c.allocate("node-0", &[&one]).unwrap(), None);
+}
+
+#[test]
+fn a_pool_with_a_device_named_twice_is_invalid_and_fails_the_node() {
+    let c = Cluster::new(vec![
+        slice("s0", "node-0", 1, vec![device("d0", &[])]),
+        Arc::new(ResourceSlice {
+            name: "s1".into(),
+            ..(*slice("s1", "node-0", 1, vec![device("d0", &[])])).clone()
+        }),
+    ]);
+    // Two slices of one pool that says it has one: they cannot both be complete, so make
+    // the pool two slices long.
+    let slices: Vec<Arc<ResourceSlice>> = c
+        .slices
+        .iter()
+        .map(|s| {
+            Arc::new(ResourceSlice {
+                pool_slice_count: 2,
+                ..(**s).clone()
+            })
+        })
+        .collect();
+    let c = Cluster::new(slices);
+    let cl = claim("c", vec![request("r", "gpu", 1)]);
+    let e = c.allocate("node-0", &[&cl]).unwrap_err();
+    assert!(e.contains("invalid resource pools"), "{e}");
+}

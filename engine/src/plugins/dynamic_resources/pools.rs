@@ -1,0 +1,220 @@
+//! The resource pools a node can allocate from (kube v1.37.2
+//! `k8s.io/dynamic-resource-allocation/structured/internal/stable/pools_stable.go`,
+//! `GatherPools`).
+//!
+//! A pool is the slices of one driver with one pool name. Only the slices of its newest
+//! generation count. A pool is **incomplete** while fewer slices of that generation exist
+//! than `resourceSliceCount` says (nothing is allocated from it; a request for `All` devices
+//! fails), and **invalid** when two of its device slices name the same device or a device
+//! draws from a counter set (or counter) the pool does not have.
+//!
+//! Order: kube walks its pools in Go's map order, which is random; tidegate sorts them by
+//! driver and pool name, one of the orders kube may take.
+
+use super::AllocatorFeatures;
+use crate::api::dra::{NodeSelection, ResourceSlice};
+use crate::api::{Node, Quantity, Sym};
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+
+/// A pool's identity: driver and pool name.
+pub(crate) type PoolId = (Sym, Arc<str>);
+
+/// Counter set name → counter name → value.
+pub(crate) type CounterSets = BTreeMap<Arc<str>, BTreeMap<Arc<str>, Quantity>>;
+
+/// kube's `Pool`.
+#[derive(Debug)]
+pub(crate) struct Pool {
+    pub(crate) id: PoolId,
+    pub(crate) incomplete: bool,
+    /// Why the pool is invalid, when it is.
+    pub(crate) invalid: Option<String>,
+    /// Its device slices that reach the node.
+    pub(crate) targeting: Vec<Arc<ResourceSlice>>,
+    /// Its device slices that do not (counters they consume count all the same).
+    pub(crate) not_targeting: Vec<Arc<ResourceSlice>>,
+    pub(crate) counter_sets: CounterSets,
+}
+
+/// kube's `NodeMatches`: whether `sel` reaches `node`.
+pub(crate) fn node_matches(node: &Node, sel: &NodeSelection) -> bool {
+    match sel {
+        NodeSelection::Node(n) => *n == node.name,
+        NodeSelection::AllNodes => true,
+        NodeSelection::Selector(s) => s.matches(node.name, &node.labels),
+        NodeSelection::PerDevice => false,
+    }
+}
+
+/// Whether a slice (or, with per-device node selection, one of its devices) reaches the node.
+fn slice_reaches(node: &Node, s: &ResourceSlice) -> bool {
+    match &s.nodes {
+        NodeSelection::PerDevice => s
+            .devices
+            .iter()
+            .any(|d| d.nodes.as_ref().is_some_and(|n| node_matches(node, n))),
+        other => node_matches(node, other),
+    }
+}
+
+/// kube's `GatherPools` for `node`.
+pub(crate) fn gather_pools(
+    slices: &[Arc<ResourceSlice>],
+    node: &Node,
+    features: AllocatorFeatures,
+) -> Vec<Pool> {
+    let mut pools: BTreeMap<PoolId, Vec<Arc<ResourceSlice>>> = BTreeMap::new();
+    for s in slices {
+        let partitioned =
+            matches!(s.nodes, NodeSelection::PerDevice) || !s.shared_counters.is_empty();
+        if !features.partitionable_devices && partitioned {
+            continue;
+        }
+        if s.shared_counters.is_empty() && !slice_reaches(node, s) {
+            continue;
+        }
+        add_slice(&mut pools, s);
+    }
+    let mut out = Vec::with_capacity(pools.len());
+    for (id, for_pool) in pools {
+        let (generation, count) = (for_pool[0].pool_generation, for_pool[0].pool_slice_count);
+        if for_pool.len() as i64 == count {
+            out.push(build_pool(id, for_pool, features, None));
+            continue;
+        }
+        // Some slices of the pool do not reach the node: are the others there (complete),
+        // or is a newer generation being published (obsolete)?
+        let mut all = Vec::new();
+        let mut obsolete = false;
+        for s in slices.iter().filter(|s| s.driver == id.0 && s.pool == id.1) {
+            if s.pool_generation > generation {
+                obsolete = true;
+                break;
+            }
+            if s.pool_generation == generation {
+                all.push(s.clone());
+            }
+        }
+        if obsolete {
+            continue;
+        }
+        if all.len() as i64 != count {
+            out.push(Pool {
+                id,
+                incomplete: true,
+                invalid: None,
+                targeting: Vec::new(),
+                not_targeting: Vec::new(),
+                counter_sets: BTreeMap::new(),
+            });
+            continue;
+        }
+        out.push(build_pool(id, for_pool, features, Some(all)));
+    }
+    out
+}
+
+/// kube's `addSlice`: a pool keeps the slices of its newest generation.
+fn add_slice(pools: &mut BTreeMap<PoolId, Vec<Arc<ResourceSlice>>>, s: &Arc<ResourceSlice>) {
+    let id = (s.driver, s.pool.clone());
+    let for_pool = pools.entry(id).or_default();
+    match for_pool.first().map(|f| f.pool_generation) {
+        Some(g) if s.pool_generation < g => {}
+        Some(g) if s.pool_generation > g => *for_pool = vec![s.clone()],
+        _ => for_pool.push(s.clone()),
+    }
+}
+
+fn invalid(id: PoolId, why: String) -> Pool {
+    Pool {
+        id,
+        incomplete: false,
+        invalid: Some(why),
+        targeting: Vec::new(),
+        not_targeting: Vec::new(),
+        counter_sets: BTreeMap::new(),
+    }
+}
+
+/// kube's `buildPool`.
+fn build_pool(
+    id: PoolId,
+    slices: Vec<Arc<ResourceSlice>>,
+    features: AllocatorFeatures,
+    all: Option<Vec<Arc<ResourceSlice>>>,
+) -> Pool {
+    let (counter_slices, device_slices): (Vec<_>, Vec<_>) = if features.partitionable_devices {
+        slices
+            .iter()
+            .cloned()
+            .partition(|s| !s.shared_counters.is_empty())
+    } else {
+        (Vec::new(), slices.clone())
+    };
+    let mut names = BTreeSet::new();
+    for d in device_slices.iter().flat_map(|s| &s.devices) {
+        if !names.insert(d.name.clone()) {
+            return invalid(id, format!("duplicate device name {}", d.name));
+        }
+    }
+    if !features.partitionable_devices {
+        return Pool {
+            id,
+            incomplete: false,
+            invalid: None,
+            targeting: device_slices,
+            not_targeting: Vec::new(),
+            counter_sets: CounterSets::new(),
+        };
+    }
+    let mut counter_sets = CounterSets::new();
+    for s in &counter_slices {
+        for (name, counters) in &s.shared_counters {
+            if counter_sets
+                .insert(name.clone(), counters.clone())
+                .is_some()
+            {
+                return invalid(id, format!("duplicate counter set name {name}"));
+            }
+        }
+    }
+    if let Err(e) = validate_consumption(&counter_sets, &slices) {
+        return invalid(id, e);
+    }
+    let targeting_names: BTreeSet<Arc<str>> = slices.iter().map(|s| s.name.clone()).collect();
+    let not_targeting: Vec<Arc<ResourceSlice>> = all
+        .into_iter()
+        .flatten()
+        .filter(|s| !targeting_names.contains(&s.name))
+        .collect();
+    if let Err(e) = validate_consumption(&counter_sets, &not_targeting) {
+        return invalid(id, e);
+    }
+    Pool {
+        id,
+        incomplete: false,
+        invalid: None,
+        targeting: device_slices,
+        not_targeting,
+        counter_sets,
+    }
+}
+
+/// kube's `validateDeviceCounterConsumption`.
+fn validate_consumption(sets: &CounterSets, slices: &[Arc<ResourceSlice>]) -> Result<(), String> {
+    for d in slices.iter().flat_map(|s| &s.devices) {
+        for c in &d.consumes_counters {
+            let Some(set) = sets.get(&c.counter_set) else {
+                return Err(format!("counter set {} not found", c.counter_set));
+            };
+            if let Some(name) = c.counters.keys().find(|n| !set.contains_key(*n)) {
+                return Err(format!(
+                    "counter {name} not found in counter set {}",
+                    c.counter_set
+                ));
+            }
+        }
+    }
+    Ok(())
+}
