@@ -217,6 +217,39 @@ impl Quantity {
     }
 }
 
+/// Numeric order (kube's `Quantity.Cmp`): the mantissas compared at the smaller exponent;
+/// one too large to scale there is the larger in magnitude.
+impl Ord for Quantity {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        use std::cmp::Ordering;
+        let sign = self.mantissa.signum().cmp(&other.mantissa.signum());
+        if sign != Ordering::Equal || self.mantissa == 0 {
+            return sign;
+        }
+        let (hi, lo, flip) = if self.exponent >= other.exponent {
+            (self, other, false)
+        } else {
+            (other, self, true)
+        };
+        let diff = (hi.exponent - lo.exponent) as u32;
+        let ord = match 10i128
+            .checked_pow(diff)
+            .and_then(|p| hi.mantissa.checked_mul(p))
+        {
+            Some(scaled) => scaled.cmp(&lo.mantissa),
+            None if hi.mantissa > 0 => Ordering::Greater,
+            None => Ordering::Less,
+        };
+        if flip { ord.reverse() } else { ord }
+    }
+}
+
+impl PartialOrd for Quantity {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
 impl FromStr for Quantity {
     type Err = QuantityError;
 
@@ -591,6 +624,39 @@ mod tests {
             let q = Quantity::parse(&format!("{whole}.{frac:03}")).unwrap();
             prop_assert_eq!(q.milli_value(), whole * 1000 + i64::from(frac));
             prop_assert_eq!(q, Quantity::parse(&format!("{}m", whole * 1000 + i64::from(frac))).unwrap());
+        }
+    }
+}
+
+#[cfg(test)]
+mod order_tests {
+    use super::Quantity;
+    use std::cmp::Ordering::{Equal, Greater, Less};
+
+    fn q(s: &str) -> Quantity {
+        Quantity::parse(s).unwrap()
+    }
+
+    /// Numeric order across suffixes and formats, as kube's `Quantity.Cmp`
+    /// (staging/src/k8s.io/apimachinery/pkg/api/resource/quantity.go); pairs chosen here.
+    #[test]
+    fn quantities_order_by_value() {
+        for (a, b, want) in [
+            ("1", "1", Equal),
+            ("1Gi", "1G", Greater),
+            ("1000m", "1", Equal),
+            ("1k", "1Ki", Less),
+            ("-1", "0", Less),
+            ("-1", "-2", Greater),
+            ("0", "0m", Equal),
+            ("1n", "1u", Less),
+            ("9E", "1n", Greater),
+            ("-9E", "1n", Less),
+            ("10G", "10Gi", Less),
+            ("1.5", "1500m", Equal),
+        ] {
+            assert_eq!(q(a).cmp(&q(b)), want, "{a} vs {b}");
+            assert_eq!(q(b).cmp(&q(a)), want.reverse(), "{b} vs {a}");
         }
     }
 }

@@ -427,3 +427,42 @@ fn a_pool_with_a_device_named_twice_is_invalid_and_fails_the_node() {
     let e = c.allocate("node-0", &[&cl]).unwrap_err();
     assert!(e.contains("invalid resource pools"), "{e}");
 }
+
+/// The allocator with the real CEL selectors: a class selecting by driver and a claim
+/// selector reading an attribute (the shape of kube's `dra/` templates).
+#[test]
+fn cel_selectors_choose_the_devices() {
+    let c = Cluster::new(vec![slice(
+        "s0",
+        "node-0",
+        1,
+        vec![
+            device("d0", &[("model", "a")]),
+            device("d1", &[("model", "b")]),
+        ],
+    )]);
+    let classes = [class("cel", &format!("device.driver == \"{DRIVER}\""))];
+    let lookup = |n: &str| classes.iter().find(|c| &*c.name == n).cloned();
+    let cel = super::cel::CelSelectors::new();
+    let a = Allocator {
+        features: c.features,
+        allocated: &c.allocated,
+        classes: &lookup,
+        slices: &c.slices,
+        selectors: &cel,
+    };
+    let mut req = request("r", "cel", 1);
+    req.alternatives[0].selectors =
+        vec![format!("device.attributes[\"{DRIVER}\"].model == \"b\"").into()];
+    let cl = claim("c", vec![req]);
+    let r = a.allocate(&node("node-0"), &[&cl]).unwrap().unwrap();
+    assert_eq!(picked(&r), [["r:d1"]]);
+    // A selector reading an attribute the device lacks fails the allocation, as in kube.
+    let mut bad = request("r", "cel", 1);
+    bad.alternatives[0].selectors =
+        vec![format!("device.attributes[\"{DRIVER}\"].vendor == \"x\"").into()];
+    let e = a
+        .allocate(&node("node-0"), &[&claim("c", vec![bad])])
+        .unwrap_err();
+    assert!(e.contains("no such key: vendor"), "{e}");
+}

@@ -3,7 +3,8 @@
 //!
 //! - [`pools`]: the resource pools a node can allocate from;
 //! - [`allocator`]: the structured allocator's search (stable variant), with device
-//!   selectors behind [`allocator::SelectorEval`] (CEL comes next).
+//!   selectors behind [`allocator::SelectorEval`];
+//! - [`cel`]: the selectors in CEL (kube's DRA environment; each expression compiled once).
 //!
 //! Nothing registers the plugin yet: pods with resource claims are still refused at the
 //! boundary (`api::convert`), so no workload changes.
@@ -18,6 +19,7 @@
 )]
 
 pub(crate) mod allocator;
+pub(crate) mod cel;
 pub(crate) mod pools;
 
 #[cfg(test)]
