@@ -11,6 +11,7 @@
 use super::AllocatorFeatures;
 use super::allocator::{Allocator, SelectorEval};
 use crate::api::dra::*;
+use crate::api::labels::{NodeSelector, NodeSelectorTerm, Operator, Requirement};
 use crate::api::{Labels, Node, Quantity, Sym};
 use ahash::AHashSet;
 use std::collections::BTreeMap;
@@ -465,4 +466,178 @@ fn cel_selectors_choose_the_devices() {
         .allocate(&node("node-0"), &[&claim("c", vec![bad])])
         .unwrap_err();
     assert!(e.contains("no such key: vendor"), "{e}");
+}
+
+fn admin(mut c: ResourceClaim) -> ResourceClaim {
+    for r in &mut c.requests {
+        for a in &mut r.alternatives {
+            a.admin_access = true;
+        }
+    }
+    c
+}
+
+fn id(pool: &str, device: &str) -> DeviceId {
+    DeviceId {
+        driver: Sym::new(DRIVER),
+        pool: pool.into(),
+        device: device.into(),
+    }
+}
+
+/// kube's "all-devices-some-allocated", "all-devices-some-allocated-admin-access",
+/// "count-devices-some-allocated-admin-access", "separate-claims-share-device-admin-access"
+/// and "admin-access-claims-device-allocating-for-non-admin-access".
+#[test]
+fn admin_access_ignores_other_claims_devices() {
+    let mut c = Cluster::new(vec![slice(
+        "s0",
+        "node-0",
+        1,
+        vec![device("d0", &[]), device("d1", &[])],
+    )]);
+    c.allocated.insert(id("node-0", "d0"));
+    let all = |name: &str| DeviceRequest {
+        name: name.into(),
+        alternatives: vec![alt(name, "gpu", AllocationMode::All)],
+        prioritized: false,
+    };
+    assert_eq!(
+        c.allocate("node-0", &[&claim("c", vec![all("r")])])
+            .unwrap(),
+        None
+    );
+    let r = c
+        .allocate("node-0", &[&admin(claim("c", vec![all("r")]))])
+        .unwrap()
+        .unwrap();
+    assert_eq!(picked(&r), [["r:d0", "r:d1"]]);
+    assert!(r[0].devices.iter().all(|d| d.admin_access));
+    let r = c
+        .allocate(
+            "node-0",
+            &[&admin(claim("c", vec![request("r", "gpu", 2)]))],
+        )
+        .unwrap()
+        .unwrap();
+    assert_eq!(picked(&r), [["r:d0", "r:d1"]]);
+    c.allocated.clear();
+    let (a, b) = (
+        admin(claim("a", vec![request("r", "gpu", 1)])),
+        admin(claim("b", vec![request("r", "gpu", 1)])),
+    );
+    let r = c.allocate("node-0", &[&a, &b]).unwrap().unwrap();
+    assert_eq!(
+        picked(&r),
+        [["r:d0"], ["r:d0"]],
+        "admin claims share a device"
+    );
+    let plain = claim("p", vec![request("r", "gpu", 1)]);
+    let r = c.allocate("node-0", &[&plain, &b]).unwrap().unwrap();
+    assert_eq!(picked(&r), [["r:d0"], ["r:d0"]]);
+    assert_eq!(
+        (r[0].devices[0].admin_access, r[1].devices[0].admin_access),
+        (false, true)
+    );
+    // Without the feature, asking for admin access is an error.
+    c.features.admin_access = false;
+    let e = c.allocate("node-0", &[&b]).unwrap_err();
+    assert!(
+        e.contains("admin access is requested, but the feature is disabled"),
+        "{e}"
+    );
+}
+
+/// kube's "network-attached-device", "unsuccessful-allocation-network-attached-device",
+/// "many-network-attached-devices" and "local-and-network-attached-devices": the claim's node
+/// selector is the union of its devices' slices' selectors, or the one node of a local device.
+#[test]
+fn network_attached_devices_give_the_union_of_their_selectors() {
+    let region = |v: &str| NodeSelector {
+        terms: vec![NodeSelectorTerm {
+            match_expressions: vec![Requirement {
+                key: Sym::new("region"),
+                op: Operator::In,
+                values: vec![Sym::new(v)],
+                int_value: 0,
+            }],
+            match_fields: Vec::new(),
+        }],
+    };
+    let net = |pool: &str, nodes: NodeSelection| {
+        Arc::new(ResourceSlice {
+            pool: pool.into(),
+            nodes,
+            ..(*slice("s", "unused", 1, vec![device("d0", &[])])).clone()
+        })
+    };
+    let mut n1 = Node::named("node-1");
+    n1.labels = Arc::new(Labels::from_pairs([("region", "region-1")]));
+    let mut n2 = Node::named("node-2");
+    n2.labels = Arc::new(Labels::from_pairs([("region", "region-2")]));
+    let c = Cluster::new(vec![
+        net("p1", NodeSelection::Selector(region("region-1"))),
+        net("p2", NodeSelection::AllNodes),
+    ]);
+    let classes = |n: &str| c.classes.iter().find(|x| &*x.name == n).cloned();
+    let a = Allocator {
+        features: c.features,
+        allocated: &c.allocated,
+        classes: &classes,
+        slices: &c.slices,
+        selectors: &Sel,
+    };
+    let two = claim("c", vec![request("r", "gpu", 2)]);
+    let r = a.allocate(&n1, &[&two]).unwrap().unwrap();
+    assert_eq!(r[0].node_selector, Some(region("region-1")));
+    // node-2 is outside the region: one device (for all nodes) is not two.
+    assert_eq!(a.allocate(&n2, &[&two]).unwrap(), None);
+    let one = claim("c", vec![request("r", "gpu", 1)]);
+    let r = a.allocate(&n2, &[&one]).unwrap().unwrap();
+    assert_eq!(
+        r[0].node_selector, None,
+        "a device for all nodes restricts nothing"
+    );
+    // Once a device is local to a node, the claim is for that node.
+    let mut slices = c.slices.clone();
+    slices.push(net("p3", NodeSelection::Node(Sym::new("node-1"))));
+    let b = Allocator {
+        slices: &slices,
+        ..a
+    };
+    let three = claim("c", vec![request("r", "gpu", 3)]);
+    let r = b.allocate(&n1, &[&three]).unwrap().unwrap();
+    let sel = r[0].node_selector.as_ref().unwrap();
+    assert_eq!(sel.terms[0].match_fields[0].values, [Sym::new("node-1")]);
+}
+
+/// kube's "with-constraint-not-matching-int-attribute-all-devices": in `All` mode a device
+/// that breaks a constraint is an error, not a dead end.
+#[test]
+fn all_devices_that_break_a_constraint_are_an_error() {
+    let num = |n: i64| {
+        let mut d = device(&format!("d{n}"), &[]);
+        d.attributes
+            .insert(format!("{DRIVER}/numa").into(), AttributeValue::Int(n));
+        d
+    };
+    let c = Cluster::new(vec![slice("s0", "node-0", 1, vec![num(1), num(2)])]);
+    let mut cl = claim(
+        "claim-0",
+        vec![DeviceRequest {
+            name: "req-0".into(),
+            alternatives: vec![alt("req-0", "gpu", AllocationMode::All)],
+            prioritized: false,
+        }],
+    );
+    cl.constraints.push(DeviceConstraint {
+        requests: Vec::new(),
+        match_attribute: Some(format!("{DRIVER}/numa").into()),
+        distinct_attribute: None,
+    });
+    let e = c.allocate("node-0", &[&cl]).unwrap_err();
+    assert!(
+        e.contains("request req-0: cannot add device driver.example.com/node-0/d2 because a claim constraint would not be satisfied"),
+        "{e}"
+    );
 }
