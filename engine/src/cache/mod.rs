@@ -6,6 +6,8 @@
 //! `update_snapshot` copies only the nodes that changed since the last call (a dirty list); a
 //! node added or removed rebuilds the node list.
 
+pub(crate) mod dra;
+
 use crate::api::{Node, Pod, PodKey, Sym};
 use crate::framework::node_info::{NodeInfo, NodeRow};
 use crate::framework::pod_group_state::PodGroupStates;
@@ -42,6 +44,8 @@ pub struct Cache {
     /// The pod groups' member states (kube's cache `podGroupStates`): assumptions and their
     /// undoing of members are recorded here too (`framework/pod_group_state.rs`).
     pod_groups: Arc<PodGroupStates>,
+    /// DeviceClasses, ResourceSlices and ResourceClaims (`dra.rs`).
+    dra: Arc<dra::DraManager>,
 }
 
 impl Default for Cache {
@@ -65,6 +69,7 @@ impl Cache {
                 image_nodes: Arc::default(),
             }),
             pod_groups: Arc::default(),
+            dra: Arc::default(),
         }
     }
 
@@ -77,6 +82,11 @@ impl Cache {
 
     pub fn pod_groups(&self) -> &Arc<PodGroupStates> {
         &self.pod_groups
+    }
+
+    /// What the scheduler knows of DRA objects.
+    pub(crate) fn dra(&self) -> &Arc<dra::DraManager> {
+        &self.dra
     }
 
     fn touch(inner: &mut Inner, slot: usize) -> Option<&mut NodeInfo> {

@@ -282,6 +282,7 @@ impl Scheduler {
         old: Option<ApiObject>,
         new: Option<ApiObject>,
     ) {
+        self.cache.dra().apply(resource, old.as_ref(), new.as_ref());
         let obj = |o: Option<ApiObject>| o.map_or(EventObject::None, EventObject::Object);
         self.queue
             .on_informer_event(ClusterEvent::new(resource, action), obj(old), obj(new));

@@ -1,0 +1,243 @@
+//! What the scheduler knows of Dynamic Resource Allocation objects (kube's
+//! `SharedDRAManager`: the DeviceClass and ResourceSlice listers and the ResourceClaim
+//! tracker), kept from the informer events the embedder delivers through
+//! `Scheduler::on_object_event`.
+//!
+//! # Protocol
+//!
+//! - Each event's object (k8s-openapi's `resource.k8s.io/v1` type) is converted once
+//!   (`api::dra`); an add or update replaces the object by name, a delete removes it. An
+//!   object that does not convert is dropped, and counted (`rejected`): the embedder's
+//!   store validates at its boundary, so this is a mismatch between the two, not input to
+//!   schedule by.
+//! - Readers take snapshots (`Arc`s): the slices in name order, a class by name, a claim by
+//!   namespace and name, and the devices the claims' allocations hold (kube's
+//!   `AllocatedState`), which the allocator must not hand out again.
+
+use crate::api::dra::{DeviceClass, DeviceId, ResourceClaim, ResourceSlice};
+use crate::api::{Sym, dra};
+use crate::framework::events::{ApiObject, EventResource};
+use ahash::{AHashMap, AHashSet};
+use k8s_openapi::api::resource::v1 as k;
+use parking_lot::RwLock;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// A claim's namespace and name.
+type ClaimKey = (Sym, Arc<str>);
+
+#[derive(Default)]
+pub(crate) struct DraManager {
+    classes: RwLock<AHashMap<Arc<str>, Arc<DeviceClass>>>,
+    /// By name, in name order.
+    slices: RwLock<BTreeMap<Arc<str>, Arc<ResourceSlice>>>,
+    claims: RwLock<AHashMap<ClaimKey, Arc<ResourceClaim>>>,
+    rejected: AtomicU64,
+}
+
+impl DraManager {
+    /// Applies one informer event of a DRA kind (others are ignored). `new` is `None` for a
+    /// delete; then `old` names the object.
+    pub(crate) fn apply(
+        &self,
+        resource: EventResource,
+        old: Option<&ApiObject>,
+        new: Option<&ApiObject>,
+    ) {
+        let ok = match resource {
+            EventResource::DeviceClass => self.apply_class(old, new),
+            EventResource::ResourceSlice => self.apply_slice(old, new),
+            EventResource::ResourceClaim => self.apply_claim(old, new),
+            _ => true,
+        };
+        if !ok {
+            self.rejected.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    fn apply_class(&self, old: Option<&ApiObject>, new: Option<&ApiObject>) -> bool {
+        match new.and_then(|o| o.downcast_ref::<k::DeviceClass>()) {
+            Some(c) => match dra::device_class(c) {
+                Ok(c) => {
+                    self.classes.write().insert(c.name.clone(), Arc::new(c));
+                    true
+                }
+                Err(_) => false,
+            },
+            None => {
+                let Some(c) = old.and_then(|o| o.downcast_ref::<k::DeviceClass>()) else {
+                    return new.is_none();
+                };
+                let name = c.metadata.name.as_deref().unwrap_or("");
+                self.classes.write().remove(name);
+                true
+            }
+        }
+    }
+
+    fn apply_slice(&self, old: Option<&ApiObject>, new: Option<&ApiObject>) -> bool {
+        match new.and_then(|o| o.downcast_ref::<k::ResourceSlice>()) {
+            Some(s) => match dra::resource_slice(s) {
+                Ok(s) => {
+                    self.slices.write().insert(s.name.clone(), Arc::new(s));
+                    true
+                }
+                Err(_) => false,
+            },
+            None => {
+                let Some(s) = old.and_then(|o| o.downcast_ref::<k::ResourceSlice>()) else {
+                    return new.is_none();
+                };
+                let name = s.metadata.name.as_deref().unwrap_or("");
+                self.slices.write().remove(name);
+                true
+            }
+        }
+    }
+
+    fn apply_claim(&self, old: Option<&ApiObject>, new: Option<&ApiObject>) -> bool {
+        let key = |c: &k::ResourceClaim| {
+            (
+                Sym::new(c.metadata.namespace.as_deref().unwrap_or("")),
+                Arc::<str>::from(c.metadata.name.as_deref().unwrap_or("")),
+            )
+        };
+        match new.and_then(|o| o.downcast_ref::<k::ResourceClaim>()) {
+            Some(c) => match dra::resource_claim(c) {
+                Ok(claim) => {
+                    self.claims.write().insert(key(c), Arc::new(claim));
+                    true
+                }
+                Err(_) => false,
+            },
+            None => {
+                let Some(c) = old.and_then(|o| o.downcast_ref::<k::ResourceClaim>()) else {
+                    return new.is_none();
+                };
+                self.claims.write().remove(&key(c));
+                true
+            }
+        }
+    }
+}
+
+/// The readers (the DynamicResources plugin's, which is the next step of issue 34).
+#[cfg_attr(
+    not(test),
+    allow(
+        dead_code,
+        reason = "the DynamicResources plugin that reads them is the next step"
+    )
+)]
+impl DraManager {
+    pub(crate) fn class(&self, name: &str) -> Option<Arc<DeviceClass>> {
+        self.classes.read().get(name).cloned()
+    }
+
+    /// Every slice, in name order.
+    pub(crate) fn slices(&self) -> Vec<Arc<ResourceSlice>> {
+        self.slices.read().values().cloned().collect()
+    }
+
+    pub(crate) fn claim(&self, namespace: Sym, name: &str) -> Option<Arc<ResourceClaim>> {
+        self.claims
+            .read()
+            .get(&(namespace, Arc::from(name)))
+            .cloned()
+    }
+
+    /// The devices the claims' allocations hold (admin-access allocations hold none: kube
+    /// lets them share a device with its user).
+    pub(crate) fn allocated_devices(&self) -> AHashSet<DeviceId> {
+        self.claims
+            .read()
+            .values()
+            .filter_map(|c| c.allocation.as_ref())
+            .flat_map(|a| a.devices.iter())
+            .filter(|d| !d.admin_access)
+            .map(|d| d.device.clone())
+            .collect()
+    }
+
+    /// Objects dropped because they did not convert.
+    pub(crate) fn rejected(&self) -> u64 {
+        self.rejected.load(Ordering::Relaxed)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn obj<T: serde::de::DeserializeOwned + Send + Sync + 'static>(
+        v: serde_json::Value,
+    ) -> ApiObject {
+        ApiObject(Arc::new(serde_json::from_value::<T>(v).unwrap()))
+    }
+
+    #[test]
+    fn events_keep_classes_slices_and_claims_and_the_devices_claims_hold() {
+        let m = DraManager::default();
+        let class = obj::<k::DeviceClass>(json!({"metadata": {"name": "gpu"}, "spec": {}}));
+        m.apply(EventResource::DeviceClass, None, Some(&class));
+        assert!(m.class("gpu").is_some());
+        let slice = |name: &str, generation: i64| {
+            obj::<k::ResourceSlice>(json!({
+                "metadata": {"name": name},
+                "spec": {"driver": "d", "nodeName": "n0",
+                         "pool": {"name": "p", "generation": generation, "resourceSliceCount": 1},
+                         "devices": [{"name": "x"}, {"name": "y"}]}
+            }))
+        };
+        m.apply(EventResource::ResourceSlice, None, Some(&slice("b", 1)));
+        m.apply(EventResource::ResourceSlice, None, Some(&slice("a", 1)));
+        let names: Vec<String> = m.slices().iter().map(|s| s.name.to_string()).collect();
+        assert_eq!(names, ["a", "b"]);
+        m.apply(
+            EventResource::ResourceSlice,
+            Some(&slice("b", 1)),
+            Some(&slice("b", 2)),
+        );
+        assert_eq!(m.slices()[1].pool_generation, 2);
+        m.apply(EventResource::ResourceSlice, Some(&slice("a", 1)), None);
+        assert_eq!(m.slices().len(), 1);
+
+        let claim = |device: &str, admin: bool| {
+            obj::<k::ResourceClaim>(json!({
+                "metadata": {"name": format!("c-{device}"), "namespace": "ns"},
+                "spec": {"devices": {"requests": [{"name": "r", "exactly": {"deviceClassName": "gpu"}}]}},
+                "status": {"allocation": {"devices": {"results": [
+                    {"request": "r", "driver": "d", "pool": "p", "device": device, "adminAccess": admin}
+                ]}}}
+            }))
+        };
+        m.apply(EventResource::ResourceClaim, None, Some(&claim("x", false)));
+        m.apply(EventResource::ResourceClaim, None, Some(&claim("y", true)));
+        let held: Vec<String> = m
+            .allocated_devices()
+            .iter()
+            .map(|d| d.to_string())
+            .collect();
+        assert_eq!(held, ["d/p/x"], "admin access holds no device");
+        assert!(m.claim(Sym::new("ns"), "c-x").is_some());
+        m.apply(EventResource::ResourceClaim, Some(&claim("x", false)), None);
+        assert!(m.allocated_devices().is_empty());
+        m.apply(EventResource::DeviceClass, Some(&class), None);
+        assert!(m.class("gpu").is_none());
+        assert_eq!(m.rejected(), 0);
+    }
+
+    #[test]
+    fn an_object_that_does_not_convert_is_dropped_and_counted() {
+        let m = DraManager::default();
+        let bad = obj::<k::ResourceSlice>(json!({
+            "metadata": {"name": "s"},
+            "spec": {"driver": "d", "pool": {"name": "p", "generation": 1, "resourceSliceCount": 1}}
+        }));
+        m.apply(EventResource::ResourceSlice, None, Some(&bad));
+        assert!(m.slices().is_empty());
+        assert_eq!(m.rejected(), 1);
+    }
+}
