@@ -14,6 +14,7 @@
 //!   namespace and name, and the devices the claims' allocations hold (kube's
 //!   `AllocatedState`), which the allocator must not hand out again.
 
+use crate::api::convert as dra_convert;
 use crate::api::dra::{DeviceClass, DeviceId, ResourceClaim, ResourceSlice};
 use crate::api::{Sym, dra};
 use crate::framework::events::{ApiObject, EventResource};
@@ -45,80 +46,70 @@ impl DraManager {
         old: Option<&ApiObject>,
         new: Option<&ApiObject>,
     ) {
+        let name = |m: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta| {
+            Arc::<str>::from(m.name.as_deref().unwrap_or(""))
+        };
         let ok = match resource {
-            EventResource::DeviceClass => self.apply_class(old, new),
-            EventResource::ResourceSlice => self.apply_slice(old, new),
-            EventResource::ResourceClaim => self.apply_claim(old, new),
+            EventResource::DeviceClass => apply_kind(
+                old,
+                new,
+                |c: &k::DeviceClass| name(&c.metadata),
+                dra::device_class,
+                |key, v| self.classes.write().insert(key, v),
+                |key| self.classes.write().remove(key),
+            ),
+            EventResource::ResourceSlice => apply_kind(
+                old,
+                new,
+                |s: &k::ResourceSlice| name(&s.metadata),
+                dra::resource_slice,
+                |key, v| self.slices.write().insert(key, v),
+                |key| self.slices.write().remove(key),
+            ),
+            EventResource::ResourceClaim => apply_kind(
+                old,
+                new,
+                |c: &k::ResourceClaim| {
+                    let ns = c.metadata.namespace.as_deref().unwrap_or("");
+                    (Sym::new(ns), name(&c.metadata))
+                },
+                dra::resource_claim,
+                |key, v| self.claims.write().insert(key, v),
+                |key| self.claims.write().remove(key),
+            ),
             _ => true,
         };
         if !ok {
             self.rejected.fetch_add(1, Ordering::Relaxed);
         }
     }
+}
 
-    fn apply_class(&self, old: Option<&ApiObject>, new: Option<&ApiObject>) -> bool {
-        match new.and_then(|o| o.downcast_ref::<k::DeviceClass>()) {
-            Some(c) => match dra::device_class(c) {
-                Ok(c) => {
-                    self.classes.write().insert(c.name.clone(), Arc::new(c));
-                    true
-                }
-                Err(_) => false,
-            },
-            None => {
-                let Some(c) = old.and_then(|o| o.downcast_ref::<k::DeviceClass>()) else {
-                    return new.is_none();
-                };
-                let name = c.metadata.name.as_deref().unwrap_or("");
-                self.classes.write().remove(name);
+/// One event of kind `T`: the new object converted and stored under its key, or the old
+/// one's key removed; false when the new object does not convert.
+fn apply_kind<T: 'static, K, V, R>(
+    old: Option<&ApiObject>,
+    new: Option<&ApiObject>,
+    key: impl Fn(&T) -> K,
+    convert: impl Fn(&T) -> Result<V, dra_convert::ConvertError>,
+    insert: impl FnOnce(K, Arc<V>) -> R,
+    remove: impl FnOnce(&K) -> Option<Arc<V>>,
+) -> bool {
+    match new.and_then(|o| o.downcast_ref::<T>()) {
+        Some(obj) => match convert(obj) {
+            Ok(v) => {
+                insert(key(obj), Arc::new(v));
                 true
             }
-        }
-    }
-
-    fn apply_slice(&self, old: Option<&ApiObject>, new: Option<&ApiObject>) -> bool {
-        match new.and_then(|o| o.downcast_ref::<k::ResourceSlice>()) {
-            Some(s) => match dra::resource_slice(s) {
-                Ok(s) => {
-                    self.slices.write().insert(s.name.clone(), Arc::new(s));
-                    true
-                }
-                Err(_) => false,
-            },
-            None => {
-                let Some(s) = old.and_then(|o| o.downcast_ref::<k::ResourceSlice>()) else {
-                    return new.is_none();
-                };
-                let name = s.metadata.name.as_deref().unwrap_or("");
-                self.slices.write().remove(name);
+            Err(_) => false,
+        },
+        None => match old.and_then(|o| o.downcast_ref::<T>()) {
+            Some(obj) => {
+                remove(&key(obj));
                 true
             }
-        }
-    }
-
-    fn apply_claim(&self, old: Option<&ApiObject>, new: Option<&ApiObject>) -> bool {
-        let key = |c: &k::ResourceClaim| {
-            (
-                Sym::new(c.metadata.namespace.as_deref().unwrap_or("")),
-                Arc::<str>::from(c.metadata.name.as_deref().unwrap_or("")),
-            )
-        };
-        match new.and_then(|o| o.downcast_ref::<k::ResourceClaim>()) {
-            Some(c) => match dra::resource_claim(c) {
-                Ok(claim) => {
-                    self.claims.write().insert(key(c), Arc::new(claim));
-                    true
-                }
-                Err(_) => false,
-            },
-            None => {
-                let Some(c) = old.and_then(|o| o.downcast_ref::<k::ResourceClaim>()) else {
-                    return new.is_none();
-                };
-                self.claims.write().remove(&key(c));
-                true
-            }
-        }
+            None => new.is_none(),
+        },
     }
 }
 

@@ -488,7 +488,8 @@ impl Search<'_, '_> {
             if self.pools[pi].incomplete || self.pools[pi].invalid.is_some() {
                 continue;
             }
-            for slice in self.pools[pi].targeting.clone() {
+            for si in 0..self.pools[pi].targeting.len() {
+                let slice = self.pools[pi].targeting[si].clone();
                 for index in 0..slice.devices.len() {
                     let c = self.candidate(pi, &slice, index);
                     if (admin && self.taken_by_claim(&c.id, ci)) || (!admin && self.in_use(&c.id)) {
