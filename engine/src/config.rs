@@ -505,6 +505,7 @@ mod tests {
             waiting_pods: Default::default(),
             pool: None,
             features: Default::default(),
+            dra: Default::default(),
         };
         Framework::new(0, p, &Registry::in_tree(), &ctx, Arc::new(Metrics::new())).unwrap()
     }
@@ -535,6 +536,7 @@ mod tests {
                         waiting_pods: Default::default(),
                         pool: None,
                         features: Default::default(),
+                        dra: Default::default(),
                     };
                     fac(&ctx, None).unwrap().into_score().is_some()
                 })
@@ -695,6 +697,7 @@ mod tests {
             waiting_pods: Default::default(),
             pool: None,
             features: Default::default(),
+            dra: Default::default(),
         };
         let err = Framework::new(
             0,
@@ -791,6 +794,7 @@ mod tests {
             waiting_pods: Default::default(),
             pool: None,
             features: Default::default(),
+            dra: Default::default(),
         };
         let err = Framework::new(
             0,

@@ -111,6 +111,8 @@ pub use framework::waiting_pods::{WaitingPod, WaitingPods};
 // Running the scheduler.
 pub use cache::Cache;
 pub use framework::runtime::{Framework, FrameworkError, PluginSet, Plugins, Profile};
+/// The structured allocator outside a scheduling cycle (harnesses' `allocResourceClaims`).
+pub use plugins::dynamic_resources::standalone::ClaimAllocator;
 pub use queue::nominator::Nominator;
 pub use queue::{PendingCounts, QueueConfig, QueueDump, QueueError, QueuedEntity, SchedulingQueue};
 pub use scheduler::{Scheduler, SchedulerConfig, SchedulerStats};

@@ -114,12 +114,12 @@ fn pod(cpu: i64, widgets: i64, tolerate_taint: bool, tolerate_cordon: bool) -> P
 }
 
 fn framework() -> Framework {
-    let ctx = PluginContext {
-        client: Arc::new(NoopClient),
-        waiting_pods: Default::default(),
-        pool: None,
-        features: Default::default(),
-    };
+    let ctx = PluginContext::new(
+        Arc::new(NoopClient),
+        Default::default(),
+        None,
+        Default::default(),
+    );
     Framework::new(
         0,
         &Profile::default_profile(),

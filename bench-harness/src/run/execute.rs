@@ -231,6 +231,14 @@ fn start_scheduler(
     let sched = Scheduler::new(sched_cfg, &registry, store.clone(), queue_clock)
         .map_err(|e| HarnessError::Run(e.to_string()))?;
     store.attach(sched.clone());
+    // scheduler_perf starts kube's ResourceClaim controller when the workload names the
+    // DynamicResourceAllocation gate (`util.go`).
+    let named = |g: &str| p.wl.feature_gates.contains_key(g) || p.tc.feature_gates.contains_key(g);
+    if named("DynamicResourceAllocation") {
+        store.add_controller(Arc::new(
+            crate::cluster::resource_claims::ResourceClaimController,
+        ));
+    }
     for c in &opts.controllers {
         c.start(store);
         store.add_controller(c.clone());

@@ -71,12 +71,12 @@ fn enabled_entry(root: &SNode, profile: usize, name: &str) -> Option<String> {
 
 /// A plugin context for trial builds of a framework (nothing it holds is ever called).
 pub fn trial_context() -> PluginContext {
-    PluginContext {
-        client: Arc::new(TrialClient),
-        waiting_pods: Default::default(),
-        pool: None,
-        features: Default::default(),
-    }
+    PluginContext::new(
+        Arc::new(TrialClient),
+        Default::default(),
+        None,
+        Default::default(),
+    )
 }
 
 /// A client for the trial build: plugins only keep it, nothing is called.
@@ -112,12 +112,12 @@ pub fn parse_text(
     let json = root.value.to_json();
     let cfg = KubeSchedulerConfiguration::from_json(&json).map_err(|e| at(path, &root, e))?;
     let resolved = cfg.resolve().map_err(|e| at(path, &root, e))?;
-    let ctx = PluginContext {
-        client: Arc::new(TrialClient),
-        waiting_pods: Default::default(),
-        pool: None,
-        features: Default::default(),
-    };
+    let ctx = PluginContext::new(
+        Arc::new(TrialClient),
+        Default::default(),
+        None,
+        Default::default(),
+    );
     for (i, p) in resolved.profiles.iter().enumerate() {
         Framework::new(i, p, registry, &ctx, Arc::new(Metrics::new())).map_err(|e| {
             // Every framework error reads `path: detail`.

@@ -14,8 +14,8 @@ use super::intern::Sym;
 use super::labels::{LabelSelector, Labels, NodeSelector, NodeSelectorTerm, Operator, Requirement};
 use super::node::{Node, Taint};
 use super::pod::{
-    HostPort, Pod, PodKey, PodResize, PodSpecInfo, ResizePending, TaintEffect, Toleration,
-    WeightedTerm,
+    ClaimSource, ClaimStatus, HostPort, Pod, PodKey, PodResize, PodResourceClaim, PodSpecInfo,
+    ResizePending, TaintEffect, Toleration, WeightedTerm,
 };
 use super::quantity::Quantity;
 use super::resource::{DEFAULT_MEMORY_REQUEST, DEFAULT_MILLI_CPU_REQUEST, Resource};
@@ -723,11 +723,35 @@ pub fn pod_spec_info(spec: &core::PodSpec) -> Result<PodSpecInfo, ConvertError> 
         info.unsupported
             .push("volume plugins (persistentVolumeClaim/ephemeral volumes are out of scope)");
     }
-    if spec.resource_claims.as_ref().is_some_and(|v| !v.is_empty()) {
-        info.unsupported
-            .push("DynamicResources (spec.resourceClaims; DRA is out of scope)");
-    }
+    info.resource_claims = spec
+        .resource_claims
+        .iter()
+        .flatten()
+        .map(|c| PodResourceClaim {
+            name: Arc::from(c.name.as_str()),
+            source: match (&c.resource_claim_name, &c.resource_claim_template_name) {
+                (Some(n), _) => ClaimSource::Claim(Arc::from(n.as_str())),
+                (None, Some(t)) => ClaimSource::Template(Arc::from(t.as_str())),
+                (None, None) => ClaimSource::Unsupported,
+            },
+        })
+        .collect();
     Ok(info)
+}
+
+/// `status.resourceClaimStatuses`, `None` when there are none.
+fn resource_claim_statuses(pod: &core::Pod) -> Option<Arc<[ClaimStatus]>> {
+    let v = pod.status.as_ref()?.resource_claim_statuses.as_ref()?;
+    (!v.is_empty()).then(|| {
+        v.iter()
+            .map(|s| {
+                (
+                    Arc::from(s.name.as_str()),
+                    s.resource_claim_name.as_deref().map(Arc::from),
+                )
+            })
+            .collect()
+    })
 }
 
 /// kube's `VolumesSigner`: each volume source other than ConfigMap and Secret as JSON without
@@ -847,6 +871,7 @@ pub fn pod_from_parts(parts: PodParts<'_>, labels: Arc<Labels>, spec: Arc<PodSpe
         deletion_timestamp: false,
         resource_version: parts.resource_version,
         resize: None,
+        resource_claim_statuses: None,
     }
 }
 
@@ -883,6 +908,7 @@ pub fn pod_with_spec(pod: &core::Pod, spec: Arc<PodSpecInfo>) -> Pod {
             .unwrap_or(0),
         // A status that cannot be read counts as none (the API server validated it).
         resize: pod_resize_status(pod).ok().flatten().map(Arc::new),
+        resource_claim_statuses: resource_claim_statuses(pod),
     }
 }
 

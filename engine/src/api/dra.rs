@@ -216,6 +216,9 @@ pub struct ResourceClaim {
     /// `status.reservedFor`: the consumers' UIDs.
     pub reserved_for: Vec<Arc<str>>,
     pub deleting: bool,
+    /// The UID of the owner reference with `controller: true` (the pod a claim was generated
+    /// for, kube's `metav1.IsControlledBy`).
+    pub controller_uid: Option<Arc<str>>,
 }
 
 /// `name` qualified by `driver` when it has no domain of its own (module doc).
@@ -645,7 +648,71 @@ pub fn resource_claim(c: &k::ResourceClaim) -> Result<ResourceClaim, ConvertErro
             .map(|r| Arc::from(r.uid.as_str()))
             .collect(),
         deleting: c.metadata.deletion_timestamp.is_some(),
+        controller_uid: c
+            .metadata
+            .owner_references
+            .iter()
+            .flatten()
+            .find(|o| o.controller == Some(true))
+            .map(|o| Arc::from(o.uid.as_str())),
     })
+}
+
+/// An allocation in the API's form (`status.allocation`), as the scheduler writes it in
+/// PreBind: the inverse of the conversion [`resource_claim`] applies.
+pub fn allocation_to_api(a: &Allocation) -> k::AllocationResult {
+    use k8s_openapi::api::core::v1 as core;
+    use k8s_openapi::apimachinery::pkg::api::resource::Quantity as KQuantity;
+    let requirement = |r: &super::Requirement| core::NodeSelectorRequirement {
+        key: r.key.to_string(),
+        operator: r.op.as_str().to_string(),
+        values: match r.op {
+            super::Operator::Exists | super::Operator::DoesNotExist => None,
+            super::Operator::Gt | super::Operator::Lt => Some(vec![r.int_value.to_string()]),
+            _ => Some(r.values.iter().map(|v| v.to_string()).collect()),
+        },
+    };
+    let terms = |reqs: &[super::Requirement]| {
+        (!reqs.is_empty()).then(|| reqs.iter().map(requirement).collect())
+    };
+    k::AllocationResult {
+        devices: Some(k::DeviceAllocationResult {
+            results: Some(
+                a.devices
+                    .iter()
+                    .map(|d| k::DeviceRequestAllocationResult {
+                        request: d.request.to_string(),
+                        driver: d.device.driver.to_string(),
+                        pool: d.device.pool.to_string(),
+                        device: d.device.device.to_string(),
+                        admin_access: d.admin_access.then_some(true),
+                        share_id: d.share_id.as_deref().map(str::to_string),
+                        consumed_capacity: (!d.consumed_capacity.is_empty()).then(|| {
+                            d.consumed_capacity
+                                .iter()
+                                .map(|(k, q)| {
+                                    (k.to_string(), KQuantity(format!("{}m", q.milli_value())))
+                                })
+                                .collect()
+                        }),
+                        ..Default::default()
+                    })
+                    .collect(),
+            ),
+            config: None,
+        }),
+        node_selector: a.node_selector.as_ref().map(|s| core::NodeSelector {
+            node_selector_terms: s
+                .terms
+                .iter()
+                .map(|t| core::NodeSelectorTerm {
+                    match_expressions: terms(&t.match_expressions),
+                    match_fields: terms(&t.match_fields),
+                })
+                .collect(),
+        }),
+        ..Default::default()
+    }
 }
 
 #[cfg(test)]

@@ -68,6 +68,18 @@ impl Operator {
             _ => return None,
         })
     }
+
+    /// The operator as the API spells it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Operator::In => "In",
+            Operator::NotIn => "NotIn",
+            Operator::Exists => "Exists",
+            Operator::DoesNotExist => "DoesNotExist",
+            Operator::Gt => "Gt",
+            Operator::Lt => "Lt",
+        }
+    }
 }
 
 /// One requirement: `key op values`. For `Gt`/`Lt`, `int_value` holds the parsed operand.

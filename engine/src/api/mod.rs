@@ -29,8 +29,8 @@ pub use labels::{LabelSelector, Labels, NodeSelector, NodeSelectorTerm, Operator
 pub use node::{Node, Taint};
 pub use pdb::PodDisruptionBudget;
 pub use pod::{
-    HostPort, Pod, PodKey, PodResize, PodSpecInfo, ResizePending, TaintEffect, Toleration,
-    WeightedTerm,
+    ClaimSource, ClaimStatus, HostPort, Pod, PodKey, PodResize, PodResourceClaim, PodSpecInfo,
+    ResizePending, TaintEffect, Toleration, WeightedTerm,
 };
 pub use pod_group::{DisruptionMode, PodGroup, PodGroupKey, PodGroupPolicy};
 pub use quantity::Quantity;

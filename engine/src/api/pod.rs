@@ -188,10 +188,36 @@ pub struct PodSpecInfo {
     /// The node declared features this pod needs (NodeDeclaredFeatures,
     /// `super::node_features::infer_for_scheduling`).
     pub required_node_features: super::node_features::FeatureSet,
+    /// `spec.resourceClaims` (Dynamic Resource Allocation), in the spec's order.
+    pub resource_claims: Vec<PodResourceClaim>,
     /// Scheduling features this pod uses that no plugin of this build handles, e.g.
     /// `"InterPodAffinity (spec.affinity.podAffinity)"`. The harness refuses such workloads.
     pub unsupported: Vec<&'static str>,
 }
+
+/// One entry of `spec.resourceClaims` (`PodResourceClaim`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PodResourceClaim {
+    /// The entry's name in the pod (what containers' `resources.claims` name).
+    pub name: Arc<str>,
+    pub source: ClaimSource,
+}
+
+/// Where a pod's claim comes from: exactly one of the two fields, or neither (an API this
+/// build does not know, kube's `ErrAPIUnsupported`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ClaimSource {
+    /// `resourceClaimName`: an existing claim, shared by whoever names it.
+    Claim(Arc<str>),
+    /// `resourceClaimTemplateName`: the ResourceClaim controller makes one claim for this
+    /// pod and records its name in `status.resourceClaimStatuses`.
+    Template(Arc<str>),
+    Unsupported,
+}
+
+/// One entry of `status.resourceClaimStatuses`: a pod claim's name and the generated
+/// claim's (`None`: none was needed).
+pub type ClaimStatus = (Arc<str>, Option<Arc<str>>);
 
 /// The internal pod.
 #[derive(Clone, Debug)]
@@ -212,6 +238,9 @@ pub struct Pod {
     /// every pod until a resize: then [`Pod::requests`] is the spec's, with no extra pointer
     /// chase or allocation on the hot path.
     pub resize: Option<Arc<PodResize>>,
+    /// `status.resourceClaimStatuses` (the claims generated from templates); `None` when
+    /// empty.
+    pub resource_claim_statuses: Option<Arc<[ClaimStatus]>>,
 }
 
 /// The reason of a pod's `PodResizePending` condition (set by the kubelet).
@@ -252,6 +281,7 @@ impl Pod {
             deletion_timestamp: false,
             resource_version: 0,
             resize: None,
+            resource_claim_statuses: None,
         }
     }
 

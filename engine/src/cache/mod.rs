@@ -6,8 +6,6 @@
 //! `update_snapshot` copies only the nodes that changed since the last call (a dirty list); a
 //! node added or removed rebuilds the node list.
 
-pub(crate) mod dra;
-
 use crate::api::{Node, Pod, PodKey, Sym};
 use crate::framework::node_info::{NodeInfo, NodeRow};
 use crate::framework::pod_group_state::PodGroupStates;
@@ -44,8 +42,8 @@ pub struct Cache {
     /// The pod groups' member states (kube's cache `podGroupStates`): assumptions and their
     /// undoing of members are recorded here too (`framework/pod_group_state.rs`).
     pod_groups: Arc<PodGroupStates>,
-    /// DeviceClasses, ResourceSlices and ResourceClaims (`dra.rs`).
-    dra: Arc<dra::DraManager>,
+    /// DeviceClasses, ResourceSlices and ResourceClaims (`framework/dra_manager.rs`).
+    dra: Arc<crate::framework::dra_manager::DraManager>,
 }
 
 impl Default for Cache {
@@ -80,12 +78,19 @@ impl Cache {
         self
     }
 
+    /// The cache keeping its DRA objects in `dra` (the scheduler's, shared with the
+    /// DynamicResources plugin).
+    pub(crate) fn with_dra(mut self, dra: Arc<crate::framework::dra_manager::DraManager>) -> Cache {
+        self.dra = dra;
+        self
+    }
+
     pub fn pod_groups(&self) -> &Arc<PodGroupStates> {
         &self.pod_groups
     }
 
     /// What the scheduler knows of DRA objects.
-    pub(crate) fn dra(&self) -> &Arc<dra::DraManager> {
+    pub(crate) fn dra(&self) -> &Arc<crate::framework::dra_manager::DraManager> {
         &self.dra
     }
 

@@ -460,6 +460,11 @@ pub struct Features {
     /// `CompositePodGroup`: CompositePodGroups are watched; a PodGroup's parent links it into
     /// a tree that is queued and scheduled as one.
     pub(crate) composite_pod_group: bool,
+    /// The DRA gates the structured allocator reads (kube's `AllocatorFeatures`).
+    pub(crate) dra_admin_access: bool,
+    pub(crate) dra_prioritized_list: bool,
+    pub(crate) dra_partitionable_devices: bool,
+    pub(crate) dra_device_taints: bool,
 }
 
 impl Default for Features {
@@ -477,6 +482,10 @@ impl Features {
             topology_aware_workload_scheduling: g.enabled("TopologyAwareWorkloadScheduling"),
             pod_group_preemption_policy: g.enabled("PodGroupPreemptionPolicy"),
             composite_pod_group: g.enabled("CompositePodGroup"),
+            dra_admin_access: g.enabled("DRAAdminAccess"),
+            dra_prioritized_list: g.enabled("DRAPrioritizedList"),
+            dra_partitionable_devices: g.enabled("DRAPartitionableDevices"),
+            dra_device_taints: g.enabled("DRADeviceTaints"),
         }
     }
 

@@ -303,6 +303,10 @@ pub(crate) fn pod_scheduling_properties_change(
     if old.spec.tolerations.len() != new.spec.tolerations.len() {
         out.push(ActionType::UPDATE_POD_TOLERATIONS);
     }
+    // kube's `extractPodGeneratedResourceClaimChange`.
+    if old.resource_claim_statuses != new.resource_claim_statuses {
+        out.push(ActionType::UPDATE_POD_GENERATED_RESOURCE_CLAIM);
+    }
     if out.is_empty() {
         out.push(ActionType::UPDATE);
     }

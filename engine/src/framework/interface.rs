@@ -533,4 +533,35 @@ pub trait ClusterClient: Send + Sync {
     fn pod_disruption_budgets(&self) -> Vec<Arc<crate::api::PodDisruptionBudget>> {
         Vec::new()
     }
+    /// DynamicResources' PreBind (kube's `bindClaim`): the claim's `/status` update that
+    /// sets `allocation` (when given; the claim must have none yet, and gets kube's
+    /// `resource.kubernetes.io/delete-protection` finalizer) and appends `pod` to
+    /// `reservedFor`. Errors are messages. Default: not supported.
+    fn reserve_resource_claim(
+        &self,
+        claim: &crate::api::dra::ResourceClaim,
+        allocation: Option<&crate::api::dra::Allocation>,
+        pod: &Pod,
+    ) -> Result<(), String> {
+        let _ = (allocation, pod);
+        Err(format!(
+            "this client cannot update ResourceClaim {}/{}",
+            claim.namespace, claim.name
+        ))
+    }
+    /// DynamicResources' Unreserve: removes `pod` from the claim's `reservedFor` (a
+    /// strategic merge patch in kube; a failure is logged there, so it returns nothing).
+    /// Default: ignored.
+    fn unreserve_resource_claim(&self, _claim: &crate::api::dra::ResourceClaim, _pod: &Pod) {}
+    /// DynamicResources' PostFilter: clears the claim's `allocation`, `reservedFor` and
+    /// `devices` (kube's `UpdateStatus`). Default: not supported.
+    fn deallocate_resource_claim(
+        &self,
+        claim: &crate::api::dra::ResourceClaim,
+    ) -> Result<(), String> {
+        Err(format!(
+            "this client cannot update ResourceClaim {}/{}",
+            claim.namespace, claim.name
+        ))
+    }
 }

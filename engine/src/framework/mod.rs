@@ -2,6 +2,7 @@
 //! cluster events, and the runtime that runs a profile's plugins.
 
 pub(crate) mod cycle_state;
+pub(crate) mod dra_manager;
 pub(crate) mod events;
 pub(crate) mod interface;
 pub mod metrics;

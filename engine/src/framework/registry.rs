@@ -16,6 +16,27 @@ pub struct PluginContext {
     pub pool: Option<Arc<rayon::ThreadPool>>,
     /// The feature gates plugins read (kube's `feature.Features`).
     pub features: crate::features::Features,
+    /// The DRA objects the scheduler knows (DynamicResources reads them).
+    pub(crate) dra: Arc<crate::framework::dra_manager::DraManager>,
+}
+
+impl PluginContext {
+    /// A context with a DRA store of its own (a framework built outside a scheduler: trial
+    /// builds, tests).
+    pub fn new(
+        client: Arc<dyn ClusterClient>,
+        waiting_pods: super::WaitingPods,
+        pool: Option<Arc<rayon::ThreadPool>>,
+        features: crate::features::Features,
+    ) -> PluginContext {
+        PluginContext {
+            client,
+            waiting_pods,
+            pool,
+            features,
+            dra: Arc::default(),
+        }
+    }
 }
 
 /// Builds a plugin from the context and its `pluginConfig` args (`None`: none given, use the

@@ -90,6 +90,19 @@ impl Registry {
                     ),
             ))
         });
+        r.register(dynamic_resources::plugin::NAME, |ctx| {
+            let f = &ctx.features;
+            Arc::new(dynamic_resources::plugin::DynamicResources::new(
+                ctx.dra.clone(),
+                ctx.client.clone(),
+                dynamic_resources::AllocatorFeatures {
+                    admin_access: f.dra_admin_access,
+                    prioritized_list: f.dra_prioritized_list,
+                    partitionable_devices: f.dra_partitionable_devices,
+                    device_taints: f.dra_device_taints,
+                },
+            ))
+        });
         r.register(gang_scheduling::NAME, |ctx| {
             Arc::new(gang_scheduling::GangScheduling::new(
                 ctx.waiting_pods.clone(),
@@ -114,8 +127,10 @@ impl Registry {
 
 /// kube's default plugins in MultiPoint order, with score weights, restricted to the plugins
 /// this build has (`pkg/scheduler/apis/config/v1/default_plugins.go`). Volume plugins
-/// (VolumeRestrictions, NodeVolumeLimits, VolumeBinding, VolumeZone) and DynamicResources are
-/// out of scope; the rest keep kube's order.
+/// (VolumeRestrictions, NodeVolumeLimits, VolumeBinding, VolumeZone) are out of scope; the rest
+/// keep kube's order. DynamicResources sits just before DefaultPreemption, where kube's
+/// `applyDynamicResources` puts it (DRA is GA and locked on), so that its PostFilter frees an
+/// idle claim before DefaultPreemption evicts pods.
 pub(crate) const DEFAULT_PLUGINS: &[(&str, i64)] = &[
     (scheduling_gates::NAME, 0),
     (priority_sort::NAME, 0),
@@ -127,6 +142,7 @@ pub(crate) const DEFAULT_PLUGINS: &[(&str, i64)] = &[
     (node_resources_fit::NAME, 1),
     (pod_topology_spread::NAME, 2),
     (inter_pod_affinity::NAME, 2),
+    (dynamic_resources::plugin::NAME, 2),
     (default_preemption::NAME, 0),
     (balanced_allocation::NAME, 1),
     (image_locality::NAME, 1),

@@ -388,26 +388,22 @@ impl SchedulingQueue {
     /// registered the event (UpdatePodSchedulingGatesEliminated when the last gate went),
     /// then activeQ (without the queue lock, as `add`), backoffQ, or back to the gated set.
     fn update_gated(&self, mut q: QueuedPodInfo, old: &Pod, new: Arc<Pod>, now: Time) {
-        let gates_eliminated = old.is_gated() && !new.is_gated();
+        // The update's events (kube's `PodSchedulingPropertiesChange`): the last gate gone,
+        // a generated ResourceClaim recorded in the status, …
+        let events = pod_scheduling_properties_change(old, &new);
         q.pod = new;
-        let event = ClusterEvent::new(
-            EventResource::UnscheduledPod,
-            if gates_eliminated {
-                ActionType::UPDATE_POD_SCHEDULING_GATES_ELIMINATED
-            } else {
-                ActionType::UPDATE
-            },
-        );
         // Only an event the gating plugin registered re-runs PreEnqueue.
-        let registered = q.gating_plugin.is_none_or(|g| {
-            self.plugin_events
+        let event = match q.gating_plugin {
+            None => events.first(),
+            Some(g) => self
+                .plugin_events
                 .get(g)
-                .is_some_and(|evs| evs.iter().any(|r| r.matches(&event)))
-        });
-        if !registered {
+                .and_then(|evs| events.iter().find(|e| evs.iter().any(|r| r.matches(e)))),
+        };
+        let Some(event) = event else {
             self.gated.insert(q);
             return;
-        }
+        };
         let label = event.label();
         let gated_since = q.gating_plugin.map(|_| q.timestamp);
         if self.is_backing_off(&q, now) {

@@ -186,6 +186,7 @@ mod tests {
             deletion_timestamp: false,
             resource_version: 0,
             resize: None,
+            resource_claim_statuses: None,
         })
     }
 

@@ -275,6 +275,17 @@ impl Scheduler {
         }
     }
 
+    /// The feature gates this scheduler runs with, as its plugins read them.
+    pub fn features(&self) -> &crate::features::Features {
+        &self.features
+    }
+
+    /// DRA objects the scheduler dropped because they did not convert (the embedder's store
+    /// validated them, so any count here is a mismatch between the two).
+    pub fn dra_objects_rejected(&self) -> u64 {
+        self.cache.dra().rejected()
+    }
+
     pub fn on_object_event(
         &self,
         resource: EventResource,

@@ -194,11 +194,13 @@ impl Scheduler {
         let warm = pool
             .clone()
             .map(|p| WarmPool::new(p, WarmPool::DEFAULT_LINGER));
+        let dra = Arc::<crate::framework::dra_manager::DraManager>::default();
         let ctx = PluginContext {
             client: client.clone(),
             waiting_pods: waiting_pods.clone(),
             pool: pool.clone(),
             features: cfg.features,
+            dra: dra.clone(),
         };
         let frameworks = cfg
             .profiles
@@ -230,7 +232,9 @@ impl Scheduler {
         .with_queueing_hints(hints)
         .with_generic_workload(cfg.features.generic_workload);
         let batches = frameworks.iter().map(|_| Mutex::default()).collect();
-        let cache = Cache::new().with_pod_groups(waiting_pods.pod_groups().clone());
+        let cache = Cache::new()
+            .with_pod_groups(waiting_pods.pod_groups().clone())
+            .with_dra(dra);
         Ok(Arc::new_cyclic(|me| Scheduler {
             me: me.clone(),
             frameworks,

@@ -260,4 +260,30 @@ impl ClusterClient for Store {
     fn pod_disruption_budgets(&self) -> Vec<Arc<tidegate_engine::api::PodDisruptionBudget>> {
         self.pdbs.read().clone()
     }
+
+    fn reserve_resource_claim(
+        &self,
+        claim: &tidegate_engine::api::dra::ResourceClaim,
+        allocation: Option<&tidegate_engine::api::dra::Allocation>,
+        pod: &Pod,
+    ) -> Result<(), String> {
+        self.reserve_claim(claim, allocation, pod)
+    }
+
+    /// kube logs a failed unreserve patch and goes on.
+    fn unreserve_resource_claim(
+        &self,
+        claim: &tidegate_engine::api::dra::ResourceClaim,
+        pod: &Pod,
+    ) {
+        let ns = claim.namespace.to_string_lossy();
+        let _ = self.unreserve_claim(&ns, &claim.name, &pod.uid, false);
+    }
+
+    fn deallocate_resource_claim(
+        &self,
+        claim: &tidegate_engine::api::dra::ResourceClaim,
+    ) -> Result<(), String> {
+        self.deallocate_claim(claim)
+    }
 }

@@ -26,6 +26,7 @@
 //! Accounting (the counts in the run summary): `created` pods, pods `deleted`, and pods
 //! currently bound; pending pods are counted by the scheduler's queue.
 
+mod claims;
 mod client;
 pub mod core;
 pub mod generic;
@@ -37,6 +38,7 @@ pub mod resource;
 pub mod scheduling;
 pub mod storage;
 
+pub use claims::CLAIM_FINALIZER;
 pub use generic::{Handler, StoredObject, Subresource, WatchEvent};
 pub use kind::{ApiGates, KubeObject, KubeType};
 

@@ -11,6 +11,7 @@
 //!
 //! [`Op`] has one variant per op type and dispatches each step to it.
 
+pub mod alloc_resource_claims;
 pub mod barrier;
 pub mod churn;
 pub mod create_any;
@@ -28,6 +29,7 @@ pub mod update_any;
 mod view;
 mod wait;
 
+pub use alloc_resource_claims::AllocResourceClaims;
 pub use barrier::Barrier;
 pub use churn::Churn;
 pub use create_any::CreateAny;
@@ -71,6 +73,7 @@ pub enum Op {
     /// `createPodGroups` and `createCompositePodGroups`.
     CreatePodGroups(CreatePodGroups),
     WaitForPodGroups(WaitForPodGroups),
+    AllocResourceClaims(AllocResourceClaims),
     /// A known op that this build does not run; the workload is skipped.
     Unsupported(Unsupported),
 }
@@ -99,6 +102,7 @@ impl Op {
             Op::Churn(_) => Churn::OPCODE,
             Op::CreatePodGroups(o) => o.opcode(),
             Op::WaitForPodGroups(_) => WaitForPodGroups::OPCODE,
+            Op::AllocResourceClaims(_) => AllocResourceClaims::OPCODE,
             Op::Unsupported(_) => "unsupported",
         }
     }
@@ -191,6 +195,7 @@ impl Op {
             Op::Churn(o) => o.run(cx),
             Op::CreatePodGroups(o) => o.run(cx),
             Op::WaitForPodGroups(o) => o.run(cx),
+            Op::AllocResourceClaims(o) => o.run(cx),
             // Planning skips such workloads; reaching here is a harness bug, reported as such.
             Op::Unsupported(Unsupported { opcode, reason }) => {
                 Err(HarnessError::Unsupported(format!("{opcode}: {reason}")))

@@ -43,7 +43,6 @@ const KNOWN_OPS: &[&str] = &[
 const UNSUPPORTED_OPS: &[(&str, &str)] = &[
     ("createResourceDriver", "DRA is out of scope"),
     ("createResourceClaims", "DRA is out of scope"),
-    ("allocResourceClaims", "DRA is out of scope"),
     ("updateDeviceConditions", "DRA is out of scope"),
     ("checkPodScheduled", "DRA is out of scope"),
     (
@@ -76,6 +75,11 @@ const OPS: &[(&str, &[&str], ResolveFn)] = &[
     (DeletePods::OPCODE, DeletePods::FIELDS, DeletePods::resolve),
     (UpdateAny::OPCODE, UpdateAny::FIELDS, UpdateAny::resolve),
     (Sleep::OPCODE, Sleep::FIELDS, Sleep::resolve),
+    (
+        AllocResourceClaims::OPCODE,
+        AllocResourceClaims::FIELDS,
+        AllocResourceClaims::resolve,
+    ),
     (
         StartCollectingMetrics::OPCODE,
         StartCollectingMetrics::FIELDS,

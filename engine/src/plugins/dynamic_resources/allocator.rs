@@ -162,6 +162,23 @@ struct Search<'a, 'c> {
 /// whole bytes, cores and the like, which thousandths hold exactly).
 type Counters = BTreeMap<(Arc<str>, Arc<str>), i64>;
 
+/// Why [`Allocator::allocate`] failed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum AllocError {
+    /// This node cannot be used, others may (kube's `ErrFailedAllocationOnNode`).
+    OnNode(String),
+    /// Something is wrong with a claim or a class: the pod's attempt ends with an error.
+    Fatal(String),
+}
+
+impl std::fmt::Display for AllocError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            AllocError::OnNode(m) | AllocError::Fatal(m) => f.write_str(m),
+        }
+    }
+}
+
 /// Why a search ends without a solution that could still exist elsewhere.
 enum Stop {
     /// The claim would hold more than 32 devices.
@@ -176,7 +193,7 @@ impl Allocator<'_> {
         &self,
         node: &Node,
         claims: &[&ResourceClaim],
-    ) -> Result<Option<Vec<Allocation>>, String> {
+    ) -> Result<Option<Vec<Allocation>>, AllocError> {
         let pools = gather_pools(self.slices, node, self.features);
         let mut s = Search {
             a: self,
@@ -192,13 +209,15 @@ impl Allocator<'_> {
             available: AHashMap::new(),
             consumed: AHashMap::new(),
         };
-        s.prepare()?;
+        s.prepare().map_err(AllocError::Fatal)?;
         match s.allocate_one((0, 0, 0, 0), false) {
-            Err(Stop::Error(e)) => Err(e),
+            Err(Stop::Error(e)) => Err(AllocError::Fatal(e)),
             Ok(true) => Ok(Some(s.results())),
             Ok(false) | Err(Stop::MaxSize) => {
                 if s.pools.iter().any(|p| p.invalid.is_some()) {
-                    return Err("invalid resource pools were encountered".into());
+                    return Err(AllocError::OnNode(
+                        "invalid resource pools were encountered".into(),
+                    ));
                 }
                 Ok(None)
             }

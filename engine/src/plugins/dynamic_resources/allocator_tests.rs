@@ -9,7 +9,7 @@
 //! selectors get their own tests with the evaluator.
 
 use super::AllocatorFeatures;
-use super::allocator::{Allocator, SelectorEval};
+use super::allocator::{AllocError, Allocator, SelectorEval};
 use crate::api::dra::*;
 use crate::api::labels::{NodeSelector, NodeSelectorTerm, Operator, Requirement};
 use crate::api::{Labels, Node, Quantity, Sym};
@@ -113,6 +113,7 @@ fn claim(name: &str, requests: Vec<DeviceRequest>) -> ResourceClaim {
         allocation: None,
         reserved_for: Vec::new(),
         deleting: false,
+        controller_uid: None,
     }
 }
 
@@ -151,7 +152,7 @@ impl Cluster {
             slices: &self.slices,
             selectors: &Sel,
         };
-        a.allocate(&node(on), claims)
+        a.allocate(&node(on), claims).map_err(|e| e.to_string())
     }
 }
 
@@ -465,6 +466,8 @@ fn cel_selectors_choose_the_devices() {
     let e = a
         .allocate(&node("node-0"), &[&claim("c", vec![bad])])
         .unwrap_err();
+    assert!(matches!(e, AllocError::Fatal(_)), "{e}");
+    let e = e.to_string();
     assert!(e.contains("no such key: vendor"), "{e}");
 }
 

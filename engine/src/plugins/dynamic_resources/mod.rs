@@ -1,26 +1,18 @@
 //! Dynamic Resource Allocation (kube v1.37.2's DynamicResources plugin and the structured
-//! allocator of `k8s.io/dynamic-resource-allocation`). Issue 34 builds it up in steps; so far:
+//! allocator of `k8s.io/dynamic-resource-allocation`):
 //!
+//! - [`plugin`]: the DynamicResources plugin (its module doc states the protocol);
 //! - [`pools`]: the resource pools a node can allocate from;
 //! - [`allocator`]: the structured allocator's search (stable variant), with device
 //!   selectors behind [`allocator::SelectorEval`];
-//! - [`cel`]: the selectors in CEL (kube's DRA environment; each expression compiled once).
-//!
-//! Nothing registers the plugin yet: pods with resource claims are still refused at the
-//! boundary (`api::convert`), so no workload changes.
-
-// The allocator is reached from its tests only until the plugin that calls it lands.
-#![cfg_attr(
-    not(test),
-    allow(
-        dead_code,
-        reason = "the DynamicResources plugin that calls it is the next step"
-    )
-)]
+//! - [`cel`]: the selectors in CEL (kube's DRA environment; each expression compiled once);
+//! - [`standalone`]: the allocator outside a cycle, for harnesses (`allocResourceClaims`).
 
 pub(crate) mod allocator;
 pub(crate) mod cel;
+pub(crate) mod plugin;
 pub(crate) mod pools;
+pub(crate) mod standalone;
 
 #[cfg(test)]
 mod allocator_tests;

@@ -13,6 +13,15 @@ impl Store {
         v
     }
 
+    /// The stored nodes as the scheduler reads them, sorted by name.
+    pub fn nodes(&self) -> Vec<Arc<tidegate_engine::api::Node>> {
+        let st = self.state.lock();
+        let mut v: Vec<_> = st.nodes.values().map(|(_, n)| n.clone()).collect();
+        drop(st);
+        v.sort_by_key(|n| n.name.to_string_lossy());
+        v
+    }
+
     /// A label update of node `name` (`--inject node-updates`): label `key` set to `value`,
     /// and the scheduler gets the update event. False when the node is gone.
     pub fn touch_node(&self, name: &str, key: &str, value: &str) -> bool {

@@ -11,6 +11,7 @@ fn args_defaults_and_validation() {
         waiting_pods: Default::default(),
         pool: None,
         features: Default::default(),
+        dra: Default::default(),
     };
     let build = |v: serde_json::Value| factory(&ctx, Some(&v)).map(|_| ());
     assert!(factory(&ctx, None).is_ok());

@@ -126,6 +126,7 @@ fn registered_with_kube_default_position_and_weight() {
         waiting_pods: Default::default(),
         pool: None,
         features: Default::default(),
+        dra: Default::default(),
     };
     let bad = serde_json::json!({"defaultingType": "Magic"});
     let err = (reg.get(NAME).unwrap())(&ctx, Some(&bad)).err().unwrap();

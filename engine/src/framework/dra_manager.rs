@@ -13,9 +13,15 @@
 //! - Readers take snapshots (`Arc`s): the slices in name order, a class by name, a claim by
 //!   namespace and name, and the devices the claims' allocations hold (kube's
 //!   `AllocatedState`), which the allocator must not hand out again.
+//! - **In-flight allocations** (kube's `inFlightAllocations`): Reserve records the
+//!   allocation a pod's claim will get, by claim UID, before PreBind writes it to the API.
+//!   Its devices count as allocated from then on, and PreFilter refuses a second pod that
+//!   wants the same unallocated claim meanwhile. PreBind drops the record once the claim's
+//!   update is written (the informer event has then stored the allocation, so the devices
+//!   never look free in between); Unreserve drops it when the pod fails.
 
 use crate::api::convert as dra_convert;
-use crate::api::dra::{DeviceClass, DeviceId, ResourceClaim, ResourceSlice};
+use crate::api::dra::{Allocation, DeviceClass, DeviceId, ResourceClaim, ResourceSlice};
 use crate::api::{Sym, dra};
 use crate::framework::events::{ApiObject, EventResource};
 use ahash::{AHashMap, AHashSet};
@@ -34,6 +40,8 @@ pub(crate) struct DraManager {
     /// By name, in name order.
     slices: RwLock<BTreeMap<Arc<str>, Arc<ResourceSlice>>>,
     claims: RwLock<AHashMap<ClaimKey, Arc<ResourceClaim>>>,
+    /// Claim UID → the allocation Reserve made for it, until PreBind writes it.
+    in_flight: RwLock<AHashMap<Arc<str>, Arc<Allocation>>>,
     rejected: AtomicU64,
 }
 
@@ -113,14 +121,7 @@ fn apply_kind<T: 'static, K, V, R>(
     }
 }
 
-/// The readers (the DynamicResources plugin's, which is the next step of issue 34).
-#[cfg_attr(
-    not(test),
-    allow(
-        dead_code,
-        reason = "the DynamicResources plugin that reads them is the next step"
-    )
-)]
+/// The readers (the DynamicResources plugin's).
 impl DraManager {
     pub(crate) fn class(&self, name: &str) -> Option<Arc<DeviceClass>> {
         self.classes.read().get(name).cloned()
@@ -140,15 +141,33 @@ impl DraManager {
 
     /// The devices the claims' allocations hold (admin-access allocations hold none: kube
     /// lets them share a device with its user).
+    /// The devices of in-flight allocations count too.
     pub(crate) fn allocated_devices(&self) -> AHashSet<DeviceId> {
-        self.claims
-            .read()
+        let in_flight = self.in_flight.read();
+        let claims = self.claims.read();
+        claims
             .values()
             .filter_map(|c| c.allocation.as_ref())
+            .chain(in_flight.values().map(|a| &**a))
             .flat_map(|a| a.devices.iter())
             .filter(|d| !d.admin_access)
             .map(|d| d.device.clone())
             .collect()
+    }
+
+    /// Reserve's allocation for the claim `uid` (kube's `SignalClaimPendingAllocation`).
+    pub(crate) fn signal_pending_allocation(&self, uid: Arc<str>, allocation: Arc<Allocation>) {
+        self.in_flight.write().insert(uid, allocation);
+    }
+
+    /// Whether an allocation of the claim `uid` is in flight.
+    pub(crate) fn pending_allocation(&self, uid: &str) -> Option<Arc<Allocation>> {
+        self.in_flight.read().get(uid).cloned()
+    }
+
+    /// Drops the in-flight allocation of the claim `uid`; whether there was one.
+    pub(crate) fn remove_pending_allocation(&self, uid: &str) -> bool {
+        self.in_flight.write().remove(uid).is_some()
     }
 
     /// Objects dropped because they did not convert.

@@ -1,0 +1,687 @@
+//! The DynamicResources plugin (kube v1.37.2's
+//! `pkg/scheduler/framework/plugins/dynamicresources/dynamicresources.go`), for pods whose
+//! `spec.resourceClaims` name ResourceClaims directly or through templates.
+//!
+//! # Protocol
+//!
+//! - **PreEnqueue**: every claim the pod names exists, is not being deleted, and (for a claim
+//!   generated from a template) is owned by the pod. Otherwise the pod waits, gated, for the
+//!   claim's creation or the pod status update that names it.
+//! - **PreFilter** reads the pod's claims once. An allocated claim limits the nodes to its
+//!   allocation's node selector; an unallocated one needs its device classes to exist and no
+//!   other pod's allocation of it in flight. When some claim needs allocating, the cycle's
+//!   inputs to the allocator are taken here, once: the devices held (allocations and in-flight
+//!   ones) and the slices. The state is written even for a pod without claims, as kube's is.
+//! - **Filter** runs the structured allocator on the node for the unallocated claims and keeps
+//!   its result per node (under a lock: Filter runs on many nodes at once). A node outside an
+//!   allocated claim's selector marks that claim unavailable, for PostFilter.
+//! - **Score** (weight 2) rewards the preferred subrequests of `firstAvailable`; it is 0 for
+//!   every other pod.
+//! - **Reserve** records the chosen node's allocations as in flight in the
+//!   [`DraManager`], so the next pod's PreFilter sees the devices taken; **Unreserve** drops
+//!   them and takes the pod out of `reservedFor` where PreBind had put it.
+//! - **PreBind** writes each claim's allocation and the pod's reservation through the
+//!   [`ClusterClient`], then drops the in-flight records (the informer event has stored the
+//!   allocation by then).
+//! - **PostFilter** deallocates one unavailable claim that no other pod uses, so that the next
+//!   attempt may allocate it elsewhere.
+//!
+//! Not modelled yet (issue 34): extended resources backed by DRA, claims reserved for a
+//! PodGroup (DRAWorkloadResourceClaims), binding conditions, node-allocatable resources and
+//! the Filter timeout; consumable capacity and compatibility groups are refused by the
+//! allocator.
+
+use super::AllocatorFeatures;
+use super::allocator::{AllocError, Allocator};
+use super::cel::CelSelectors;
+use crate::api::dra::{Allocation, DeviceId, ResourceClaim, ResourceSlice};
+use crate::api::{ClaimSource, NodeSelector, Pod, Sym};
+use crate::framework::Snapshot;
+use crate::framework::cycle_state::CycleState;
+use crate::framework::dra_manager::DraManager;
+use crate::framework::events::{
+    ActionType, ClusterEvent, EventObject, EventResource, QueueingHint,
+};
+use crate::framework::interface::{
+    ClusterClient, Diagnosis, EnqueueExtensions, FilterPlugin, Handle, Plugin, PostFilterPlugin,
+    PostFilterResult, PreBindPlugin, PreEnqueuePlugin, PreFilterPlugin, PreFilterResult,
+    ReservePlugin, ScorePlugin,
+};
+use crate::framework::node_info::{NodeInfo, NodeRow};
+use crate::framework::signature::SignFragments;
+use crate::framework::status::{Code, Status};
+use ahash::{AHashMap, AHashSet};
+use k8s_openapi::api::resource::v1 as k;
+use parking_lot::Mutex;
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+pub(crate) const NAME: &str = "DynamicResources";
+const STATE_KEY: &str = "PreFilterDynamicResources";
+/// kube's `FirstAvailableDeviceRequestMaxSize`.
+const FIRST_AVAILABLE_MAX: i64 = 8;
+
+pub(crate) struct DynamicResources {
+    dra: Arc<DraManager>,
+    client: Arc<dyn ClusterClient>,
+    features: AllocatorFeatures,
+    cel: CelSelectors,
+}
+
+impl DynamicResources {
+    pub(crate) fn new(
+        dra: Arc<DraManager>,
+        client: Arc<dyn ClusterClient>,
+        features: AllocatorFeatures,
+    ) -> DynamicResources {
+        DynamicResources {
+            dra,
+            client,
+            features,
+            cel: CelSelectors::new(),
+        }
+    }
+
+    /// kube's `foreachPodResourceClaim`: the pod's claims in spec order (a template's claim
+    /// that was intentionally not created is left out); `Err` with kube's message when one
+    /// is missing, being deleted, or not the pod's own.
+    fn pod_claims(&self, pod: &Pod) -> Result<Vec<Arc<ResourceClaim>>, String> {
+        let mut out = Vec::with_capacity(pod.spec.resource_claims.len());
+        for pc in &pod.spec.resource_claims {
+            let (name, must_check_owner) = match &pc.source {
+                ClaimSource::Claim(n) => (n.clone(), false),
+                ClaimSource::Template(_) => {
+                    let status = pod
+                        .resource_claim_statuses
+                        .iter()
+                        .flat_map(|s| s.iter())
+                        .find(|(n, _)| *n == pc.name);
+                    match status {
+                        Some((_, Some(n))) => (n.clone(), true),
+                        Some((_, None)) => continue,
+                        None => {
+                            return Err(format!(
+                                "pod \"{}/{}\": ResourceClaim not created yet",
+                                pod.namespace, pod.name
+                            ));
+                        }
+                    }
+                }
+                ClaimSource::Unsupported => {
+                    return Err(format!(
+                        "pod \"{}/{}\", spec.resourceClaim {:?}: none of the supported fields are set",
+                        pod.namespace, pod.name, pc.name
+                    ));
+                }
+            };
+            let Some(claim) = self.dra.claim(pod.namespace, &name) else {
+                return Err(format!(
+                    "could not find ResourceClaim \"{}/{}\"",
+                    pod.namespace, name
+                ));
+            };
+            if claim.deleting {
+                return Err(format!("resourceclaim {:?} is being deleted", claim.name));
+            }
+            if must_check_owner && claim.controller_uid.as_deref() != Some(&*pod.uid) {
+                return Err(format!(
+                    "ResourceClaim {}/{} was not created for Pod {}/{} (Pod is not owner)",
+                    claim.namespace, claim.name, pod.namespace, pod.name
+                ));
+            }
+            out.push(claim);
+        }
+        Ok(out)
+    }
+
+    /// kube's `validateDeviceClass`.
+    fn validate_class(&self, class: &str, request: &str) -> Result<(), Status> {
+        if self.dra.class(class).is_none() {
+            return Err(unresolvable(format!(
+                "request {request}: device class {class} does not exist"
+            )));
+        }
+        Ok(())
+    }
+
+    fn state<'a>(&self, cs: &'a CycleState) -> Option<&'a Arc<DraState>> {
+        cs.read::<Arc<DraState>>(STATE_KEY)
+    }
+}
+
+/// kube's `statusUnschedulable`: UnschedulableAndUnresolvable.
+fn unresolvable(msg: impl Into<String>) -> Status {
+    Status::new(Code::UnschedulableAndUnresolvable, msg.into())
+}
+
+/// One claim of the pod in this cycle (kube's `informationForClaim` with the claim).
+struct ClaimInfo {
+    claim: Arc<ResourceClaim>,
+    /// An allocated claim's node selector: the nodes it can be used from.
+    available_on: Option<NodeSelector>,
+    /// Not allocated yet: the allocator must find it devices.
+    to_allocate: bool,
+}
+
+/// What the allocator reads in this cycle, taken once in PreFilter.
+struct AllocatorInputs {
+    allocated: AHashSet<DeviceId>,
+    slices: Vec<Arc<ResourceSlice>>,
+}
+
+/// The cycle's state (kube's `stateData`).
+#[derive(Default)]
+struct DraState {
+    claims: Vec<ClaimInfo>,
+    allocator: Option<AllocatorInputs>,
+    /// Filter's allocations, per node, in the order of the claims to allocate.
+    node_allocations: Mutex<AHashMap<Sym, Arc<Vec<Arc<Allocation>>>>>,
+    /// Claims (indexes) some node could not use.
+    unavailable: Mutex<BTreeSet<usize>>,
+    /// Per claim: the allocation Reserve took for it.
+    reserved: Mutex<Vec<Option<Arc<Allocation>>>>,
+    /// Some claim has a `firstAvailable` request (only then does Score count).
+    prioritized: bool,
+}
+
+impl Plugin for DynamicResources {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+    fn signs_pods(&self) -> bool {
+        true
+    }
+    fn sign_pod(&self, pod: &Pod, _: &mut SignFragments) -> Result<(), &'static str> {
+        if pod.spec.resource_claims.is_empty() {
+            Ok(())
+        } else {
+            Err("pods with dra resource claims are not signable")
+        }
+    }
+    fn into_pre_enqueue(self: Arc<Self>) -> Option<Arc<dyn PreEnqueuePlugin>> {
+        Some(self)
+    }
+    fn into_pre_filter(self: Arc<Self>) -> Option<Arc<dyn PreFilterPlugin>> {
+        Some(self)
+    }
+    fn into_filter(self: Arc<Self>) -> Option<Arc<dyn FilterPlugin>> {
+        Some(self)
+    }
+    fn into_post_filter(self: Arc<Self>) -> Option<Arc<dyn PostFilterPlugin>> {
+        Some(self)
+    }
+    fn into_score(self: Arc<Self>) -> Option<Arc<dyn ScorePlugin>> {
+        Some(self)
+    }
+    fn into_reserve(self: Arc<Self>) -> Option<Arc<dyn ReservePlugin>> {
+        Some(self)
+    }
+    fn into_pre_bind(self: Arc<Self>) -> Option<Arc<dyn PreBindPlugin>> {
+        Some(self)
+    }
+    fn into_enqueue_extensions(self: Arc<Self>) -> Option<Arc<dyn EnqueueExtensions>> {
+        Some(self)
+    }
+}
+
+impl PreEnqueuePlugin for DynamicResources {
+    fn pre_enqueue(&self, pod: &Pod) -> Status {
+        if pod.spec.resource_claims.is_empty() {
+            return Status::success();
+        }
+        match self.pod_claims(pod) {
+            Ok(_) => Status::success(),
+            Err(e) => unresolvable(e),
+        }
+    }
+}
+
+impl PreFilterPlugin for DynamicResources {
+    fn pre_filter(
+        &self,
+        cs: &mut CycleState,
+        pod: &Pod,
+        _: &Snapshot,
+    ) -> (Option<PreFilterResult>, Status) {
+        if pod.spec.resource_claims.is_empty() {
+            cs.write(STATE_KEY, Arc::new(DraState::default()));
+            return (None, Status::skip());
+        }
+        let claims = match self.pod_claims(pod) {
+            Ok(c) => c,
+            Err(e) => {
+                cs.write(STATE_KEY, Arc::new(DraState::default()));
+                return (None, unresolvable(e));
+            }
+        };
+        match self.claim_infos(claims) {
+            Ok(state) => {
+                let skip = state.claims.is_empty();
+                cs.write(STATE_KEY, Arc::new(state));
+                (
+                    None,
+                    if skip {
+                        Status::skip()
+                    } else {
+                        Status::success()
+                    },
+                )
+            }
+            Err(st) => {
+                cs.write(STATE_KEY, Arc::new(DraState::default()));
+                (None, st)
+            }
+        }
+    }
+}
+
+impl DynamicResources {
+    /// PreFilter's checks of each claim, and the allocator's inputs when one needs
+    /// allocating.
+    fn claim_infos(&self, claims: Vec<Arc<ResourceClaim>>) -> Result<DraState, Status> {
+        let mut infos = Vec::with_capacity(claims.len());
+        let mut prioritized = false;
+        for claim in claims {
+            prioritized |= claim.requests.iter().any(|r| r.prioritized);
+            if let Some(a) = &claim.allocation {
+                infos.push(ClaimInfo {
+                    available_on: a.node_selector.clone(),
+                    claim,
+                    to_allocate: false,
+                });
+                continue;
+            }
+            if self.dra.pending_allocation(&claim.uid).is_some() {
+                return Err(unresolvable(format!(
+                    "resource claim {}/{} is in the process of being allocated",
+                    claim.namespace, claim.name
+                )));
+            }
+            for r in &claim.requests {
+                if r.prioritized && !self.features.prioritized_list {
+                    return Err(unresolvable(format!(
+                        "resource claim {}/{}, request {}: has subrequests, but the DRAPrioritizedList feature is disabled",
+                        claim.namespace, claim.name, r.name
+                    )));
+                }
+                for alt in &r.alternatives {
+                    self.validate_class(&alt.device_class_name, &alt.name)?;
+                }
+            }
+            infos.push(ClaimInfo {
+                claim,
+                available_on: None,
+                to_allocate: true,
+            });
+        }
+        let allocator = infos
+            .iter()
+            .any(|c| c.to_allocate)
+            .then(|| AllocatorInputs {
+                allocated: self.dra.allocated_devices(),
+                slices: self.dra.slices(),
+            });
+        let n = infos.len();
+        Ok(DraState {
+            claims: infos,
+            allocator,
+            reserved: Mutex::new(vec![None; n]),
+            prioritized,
+            ..DraState::default()
+        })
+    }
+}
+
+impl FilterPlugin for DynamicResources {
+    fn filter(&self, cs: &CycleState, _pod: &Pod, node: &NodeInfo) -> Status {
+        let Some(state) = self.state(cs) else {
+            return Status::error(
+                "reading \"PreFilterDynamicResources\" from cycleState: not found",
+            );
+        };
+        if state.claims.is_empty() {
+            return Status::success();
+        }
+        let n = &node.node;
+        let unavailable: Vec<usize> = state
+            .claims
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| {
+                c.available_on
+                    .as_ref()
+                    .is_some_and(|s| !s.matches(n.name, &n.labels))
+            })
+            .map(|(i, _)| i)
+            .collect();
+        let mut allocations = None;
+        if let Some(inputs) = &state.allocator {
+            let to_allocate: Vec<&ResourceClaim> = state
+                .claims
+                .iter()
+                .filter(|c| c.to_allocate)
+                .map(|c| &*c.claim)
+                .collect();
+            let classes = |name: &str| self.dra.class(name);
+            let a = Allocator {
+                features: self.features,
+                allocated: &inputs.allocated,
+                classes: &classes,
+                slices: &inputs.slices,
+                selectors: &self.cel,
+            };
+            match a.allocate(n, &to_allocate) {
+                Ok(Some(r)) if r.len() == to_allocate.len() => {
+                    allocations = Some(r);
+                }
+                Ok(_) => return unresolvable("cannot allocate all claims"),
+                Err(AllocError::OnNode(e)) => return unresolvable(e),
+                Err(AllocError::Fatal(e)) => return Status::error(e),
+            }
+        }
+        if !unavailable.is_empty() {
+            state.unavailable.lock().extend(unavailable);
+            return unresolvable("resourceclaim not available on the node");
+        }
+        if let Some(r) = allocations {
+            state
+                .node_allocations
+                .lock()
+                .insert(n.name, Arc::new(r.into_iter().map(Arc::new).collect()));
+        }
+        Status::success()
+    }
+}
+
+impl ScorePlugin for DynamicResources {
+    fn score(&self, cs: &CycleState, _pod: &Pod, node: &NodeInfo) -> Result<i64, Status> {
+        let Some(state) = self.state(cs) else {
+            return Ok(0);
+        };
+        if !state.prioritized || !self.features.prioritized_list {
+            return Ok(0);
+        }
+        let Some(allocs) = state.node_allocations.lock().get(&node.node.name).cloned() else {
+            return Ok(0);
+        };
+        compute_score(state, &allocs)
+    }
+
+    fn score_nodes(
+        &self,
+        cs: &CycleState,
+        pod: &Pod,
+        nodes: &[&NodeInfo],
+        _: &[NodeRow],
+        scores: &mut [i64],
+    ) -> Result<(), Status> {
+        if self
+            .state(cs)
+            .is_none_or(|s| !s.prioritized || !self.features.prioritized_list)
+        {
+            scores.fill(0);
+            return Ok(());
+        }
+        for (s, n) in scores.iter_mut().zip(nodes) {
+            *s = self.score(cs, pod, n)?;
+        }
+        Ok(())
+    }
+
+    fn scores_from_rows(&self, cs: &CycleState) -> bool {
+        self.state(cs)
+            .is_none_or(|s| !s.prioritized || !self.features.prioritized_list)
+    }
+
+    fn has_normalize(&self) -> bool {
+        true
+    }
+
+    fn default_normalize(&self) -> Option<bool> {
+        Some(false)
+    }
+}
+
+/// kube's `computeScore`: for each claim, `8 - i` for the `i`-th subrequest of a
+/// `firstAvailable` request that the allocation used.
+fn compute_score(state: &DraState, allocs: &[Arc<Allocation>]) -> Result<i64, Status> {
+    let mut score = 0;
+    let mut next = 0;
+    for c in &state.claims {
+        let allocation = match &c.claim.allocation {
+            Some(a) => a,
+            None => {
+                let Some(a) = allocs.get(next) else {
+                    return Err(Status::error(format!(
+                        "number of allocations {} is smaller than number of claims needing allocation",
+                        allocs.len()
+                    )));
+                };
+                next += 1;
+                &**a
+            }
+        };
+        let used: AHashSet<&str> = allocation
+            .devices
+            .iter()
+            .map(|d| &*d.request)
+            .filter(|r| r.contains('/'))
+            .collect();
+        for r in c.claim.requests.iter().filter(|r| r.prioritized) {
+            for (i, alt) in r.alternatives.iter().enumerate() {
+                if used.contains(&*alt.name) {
+                    score += FIRST_AVAILABLE_MAX - i as i64;
+                }
+            }
+        }
+    }
+    Ok(score)
+}
+
+impl ReservePlugin for DynamicResources {
+    fn reserve(&self, cs: &mut CycleState, _pod: &Pod, node: Sym) -> Status {
+        let Some(state) = self.state(cs).cloned() else {
+            return Status::success();
+        };
+        if state.allocator.is_none() {
+            return Status::success();
+        }
+        let want = state.claims.iter().filter(|c| c.to_allocate).count();
+        let Some(allocs) = state.node_allocations.lock().get(&node).cloned() else {
+            return Status::error("claim allocation not found for node");
+        };
+        if allocs.len() != want {
+            return Status::error(format!(
+                "internal error, have {} allocations, {want} claims to allocate, want {want} claims",
+                allocs.len()
+            ));
+        }
+        let mut reserved = state.reserved.lock();
+        for ((i, c), a) in state
+            .claims
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| c.to_allocate)
+            .zip(allocs.iter())
+        {
+            reserved[i] = Some(a.clone());
+            self.dra
+                .signal_pending_allocation(c.claim.uid.clone(), a.clone());
+        }
+        Status::success()
+    }
+
+    fn unreserve(&self, cs: &mut CycleState, pod: &Pod, _node: Sym) {
+        let Some(state) = self.state(cs).cloned() else {
+            return;
+        };
+        for c in &state.claims {
+            self.dra.remove_pending_allocation(&c.claim.uid);
+            // PreBind may have written the reservation before a later step failed.
+            if let Some(now) = self.dra.claim(c.claim.namespace, &c.claim.name)
+                && now.allocation.is_some()
+                && now.reserved_for.contains(&pod.uid)
+            {
+                self.client.unreserve_resource_claim(&now, pod);
+            }
+        }
+    }
+}
+
+impl PreBindPlugin for DynamicResources {
+    fn pre_bind(&self, cs: &mut CycleState, pod: &Pod, _node: Sym) -> Status {
+        let Some(state) = self.state(cs).cloned() else {
+            return Status::success();
+        };
+        if state.claims.is_empty() {
+            return Status::success();
+        }
+        let reserved = state.reserved.lock().clone();
+        for (c, allocation) in state.claims.iter().zip(&reserved) {
+            if c.claim.reserved_for.contains(&pod.uid) {
+                continue;
+            }
+            if let Err(e) = self
+                .client
+                .reserve_resource_claim(&c.claim, allocation.as_deref(), pod)
+            {
+                return Status::error(e);
+            }
+        }
+        for (c, allocation) in state.claims.iter().zip(&reserved) {
+            if allocation.is_some() {
+                self.dra.remove_pending_allocation(&c.claim.uid);
+            }
+        }
+        Status::success()
+    }
+}
+
+impl PostFilterPlugin for DynamicResources {
+    fn post_filter(
+        &self,
+        _: &dyn Handle,
+        cs: &mut CycleState,
+        pod: &Pod,
+        _: &Diagnosis,
+    ) -> (Option<PostFilterResult>, Status) {
+        let Some(state) = self.state(cs).cloned() else {
+            return (None, Status::code_only(Code::Unschedulable));
+        };
+        // kube picks one at random (map order); the lowest index here.
+        let unavailable = state.unavailable.lock().clone();
+        for i in unavailable {
+            let claim = &state.claims[i].claim;
+            let free = match &claim.reserved_for[..] {
+                [] => true,
+                [only] => *only == pod.uid,
+                _ => false,
+            };
+            if free {
+                return match self.client.deallocate_resource_claim(claim) {
+                    Ok(()) => (
+                        None,
+                        Status::new(
+                            Code::Unschedulable,
+                            "deallocation of ResourceClaim completed",
+                        ),
+                    ),
+                    Err(e) => (None, Status::error(e)),
+                };
+            }
+        }
+        (None, Status::code_only(Code::Unschedulable))
+    }
+}
+
+impl EnqueueExtensions for DynamicResources {
+    fn events_to_register(&self) -> Vec<ClusterEvent> {
+        vec![
+            ClusterEvent::new(
+                EventResource::Node,
+                ActionType(
+                    ActionType::ADD.0
+                        | ActionType::UPDATE_NODE_LABEL.0
+                        | ActionType::UPDATE_NODE_ALLOCATABLE.0,
+                ),
+            ),
+            ClusterEvent::new(
+                EventResource::ResourceClaim,
+                ActionType(ActionType::ADD.0 | ActionType::UPDATE.0 | ActionType::DELETE.0),
+            ),
+            ClusterEvent::new(
+                EventResource::Pod,
+                ActionType::UPDATE_POD_GENERATED_RESOURCE_CLAIM,
+            ),
+            ClusterEvent::new(
+                EventResource::DeviceClass,
+                ActionType(ActionType::ADD.0 | ActionType::UPDATE.0),
+            ),
+            ClusterEvent::new(
+                EventResource::ResourceSlice,
+                ActionType(ActionType::ADD.0 | ActionType::UPDATE.0),
+            ),
+        ]
+    }
+
+    fn queueing_hint(
+        &self,
+        event: &ClusterEvent,
+        pod: &Pod,
+        old: &EventObject,
+        new: &EventObject,
+    ) -> Result<QueueingHint, String> {
+        match event.resource {
+            EventResource::ResourceClaim => self.after_claim_change(pod, old, new),
+            EventResource::Pod | EventResource::UnscheduledPod => {
+                // kube's `isSchedulableAfterTargetPodUpdate`: the pod's own update.
+                let EventObject::Pod(p) = new else {
+                    return Ok(QueueingHint::Queue);
+                };
+                if p.key != pod.key {
+                    return Ok(QueueingHint::QueueSkip);
+                }
+                Ok(QueueingHint::queue_if(self.pod_claims(p).is_ok()))
+            }
+            _ => Ok(QueueingHint::Queue),
+        }
+    }
+}
+
+impl DynamicResources {
+    /// kube's `isSchedulableAfterClaimChange`.
+    fn after_claim_change(
+        &self,
+        pod: &Pod,
+        old: &EventObject,
+        new: &EventObject,
+    ) -> Result<QueueingHint, String> {
+        fn as_claim(o: &EventObject) -> Option<&k::ResourceClaim> {
+            match o {
+                EventObject::Object(a) => a.downcast_ref::<k::ResourceClaim>(),
+                _ => None,
+            }
+        }
+        let (old, new) = (as_claim(old), as_claim(new));
+        let allocated =
+            |c: &k::ResourceClaim| c.status.as_ref().is_some_and(|s| s.allocation.is_some());
+        let Some(new) = new else {
+            // Deleted: only the deletion of an allocated claim frees devices.
+            return Ok(QueueingHint::queue_if(old.is_none_or(allocated)));
+        };
+        let Ok(claims) = self.pod_claims(pod) else {
+            return Ok(QueueingHint::QueueSkip);
+        };
+        if old.is_some_and(allocated) && !allocated(new) {
+            return Ok(QueueingHint::Queue);
+        }
+        let uid = new.metadata.uid.as_deref().unwrap_or("");
+        if !claims.iter().any(|c| &*c.uid == uid) {
+            return Ok(QueueingHint::QueueSkip);
+        }
+        let Some(old) = old else {
+            return Ok(QueueingHint::Queue);
+        };
+        Ok(QueueingHint::queue_if(old.status != new.status))
+    }
+}
