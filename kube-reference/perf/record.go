@@ -75,6 +75,9 @@ type Decision struct {
 	// in PodGroupPostFilter's simulation), the pod's group; on a "nominated" line, the
 	// nominated pod's group (group preemption); on a "podGroup" or "reverted" line, the group.
 	PodGroup string `json:"podGroup,omitempty"`
+	// DRA: on a "dra" line, the DRA objects new, changed or gone since the last one, and
+	// the in-flight allocations (dra.go).
+	DRA *DRAState `json:"dra,omitempty"`
 	// Group: on a "podGroup" line (the end of a pod group scheduling cycle), its result.
 	Group *GroupResult `json:"group,omitempty"`
 	// Simulation: a "decision" made in PodGroupPostFilter's simulation (group preemption),
@@ -154,6 +157,8 @@ type recorder struct {
 	// PodGroupPostFilter's simulation does (DefaultPreemption removes the potential victims
 	// in a mutation session): its attempts are marked, and those pods written "simulated".
 	cycleOpen, simulating bool
+	// dra: what of the DRA objects was last written (dra.go).
+	dra draVersions
 }
 
 // changedNodes writes a "nodes" line with the nodes that are new or changed since the last.
@@ -284,6 +289,7 @@ func (r *recorder) snapshotChanges(fw framework.Framework, midCycle bool) {
 		names[n.Node().Name] = true
 	}
 	r.changedNodes(objs)
+	r.draChanges(fw)
 	r.mu.Lock()
 	var gone []string
 	for name := range r.nodeVersions {

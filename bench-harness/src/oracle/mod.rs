@@ -89,6 +89,7 @@
 //! (`tidegate kube-scenarios`) counts one scenario per `scenario-N` namespace; any other
 //! record counts as one.
 
+mod dra_replay;
 mod group_replay;
 mod groups;
 mod judge;
@@ -140,6 +141,8 @@ struct Line {
     /// A decision made in PodGroupPostFilter's simulation (group preemption), on a state
     /// without the potential victims (`simulated` lines before it).
     simulation: bool,
+    /// A `dra` line's DRA objects and in-flight allocations.
+    dra: Option<dra_replay::DraLine>,
 }
 
 /// kube's own evaluation of every node for one attempt (`Evaluation` in
@@ -308,6 +311,7 @@ pub fn replay(path: &Path, config: Option<SchedulerConfig>) -> Result<ReplayRepo
         simulated_out: Vec::new(),
         group_deletions: HashMap::new(),
         report: ReplayReport::default(),
+        dra: dra_replay::DraObjects::default(),
         saw_fit_error: false,
         full_record: false,
     };
@@ -361,6 +365,8 @@ struct Replay {
     /// followed ([`group_replay::group_deletions`]).
     group_deletions: HashMap<u64, group_replay::AfterGroupPreemption>,
     report: ReplayReport,
+    /// The DRA objects replayed so far.
+    dra: dra_replay::DraObjects,
     saw_fit_error: bool,
     /// The record carries kube's evaluations and deletions (a newer kube-reference).
     full_record: bool,
@@ -381,6 +387,10 @@ impl Replay {
                 Ok(())
             }
             "decision" => self.decision(line),
+            "dra" => {
+                let d = line.dra.unwrap_or_default();
+                self.dra.apply(&self.sched, d)
+            }
             "deleted" => {
                 self.deleted(&line);
                 Ok(())

@@ -554,7 +554,8 @@ fn request(r: &k::DeviceRequest, path: &str) -> Result<DeviceRequest, ConvertErr
     }
 }
 
-fn allocation(a: &k::AllocationResult) -> Result<Allocation, ConvertError> {
+/// A claim's `status.allocation` in the scheduler's form.
+pub fn allocation(a: &k::AllocationResult) -> Result<Allocation, ConvertError> {
     let devices = a
         .devices
         .as_ref()

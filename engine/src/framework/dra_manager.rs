@@ -165,6 +165,11 @@ impl DraManager {
         self.in_flight.read().get(uid).cloned()
     }
 
+    /// Replaces every in-flight allocation (a replay of a recorded state).
+    pub(crate) fn replace_pending_allocations(&self, pending: AHashMap<Arc<str>, Arc<Allocation>>) {
+        *self.in_flight.write() = pending;
+    }
+
     /// Drops the in-flight allocation of the claim `uid`; whether there was one.
     pub(crate) fn remove_pending_allocation(&self, uid: &str) -> bool {
         self.in_flight.write().remove(uid).is_some()

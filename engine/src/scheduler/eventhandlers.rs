@@ -280,6 +280,22 @@ impl Scheduler {
         &self.features
     }
 
+    /// Replaces the in-flight DRA allocations (Reserve made them, PreBind has not written
+    /// them) with `pending`: `(claim UID, allocation)`. For replays of a recorded state: a
+    /// running scheduler makes its own. An allocation that does not convert is an error.
+    pub fn replace_pending_claim_allocations(
+        &self,
+        pending: &[(String, k8s_openapi::api::resource::v1::AllocationResult)],
+    ) -> Result<(), String> {
+        let mut m = ahash::AHashMap::new();
+        for (uid, a) in pending {
+            let a = crate::api::dra::allocation(a).map_err(|e| e.to_string())?;
+            m.insert(Arc::<str>::from(uid.as_str()), Arc::new(a));
+        }
+        self.cache.dra().replace_pending_allocations(m);
+        Ok(())
+    }
+
     /// DRA objects the scheduler dropped because they did not convert (the embedder's store
     /// validated them, so any count here is a mismatch between the two).
     pub fn dra_objects_rejected(&self) -> u64 {

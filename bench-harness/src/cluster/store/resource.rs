@@ -1,9 +1,10 @@
 //! The resource.k8s.io/v1 kinds of Dynamic Resource Allocation (kube's
 //! `pkg/registry/resource/{deviceclass,resourceslice,resourceclaim,resourceclaimtemplate,
-//! devicetaintrule}`), stored as plain objects: no DRA plugin reads them in tidegate yet, so a
-//! pod with `spec.resourceClaims` is refused when converted, and so is a DeviceClass that backs
-//! an extended resource (kube's DynamicResources would allocate such a resource, where
-//! NodeResourcesFit alone would look for it on the node).
+//! devicetaintrule}`), stored as plain objects and delivered to the scheduler's
+//! DynamicResources plugin as informer events. The DRA features tidegate's allocator does not
+//! model yet make a workload that uses them unsupported (`needs_plugin`): a DeviceClass that
+//! backs an extended resource, consumable capacity (shared devices, capacity requests,
+//! `distinctAttribute`), compatibility groups, and DeviceTaintRules that select devices.
 
 use crate::cluster::store::kind::{Index, Kind, Version, check, decode};
 use k8s_openapi::api::resource::v1 as resource;
@@ -43,6 +44,77 @@ fn extended_resource(obj: &Value) -> Option<String> {
          out of scope)"
             .into(),
     )
+}
+
+/// The elements of the array at `path` (none when absent).
+fn items<'v>(obj: &'v Value, path: &str) -> impl Iterator<Item = &'v Value> {
+    check::at(obj, path)
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+}
+
+/// A slice's devices shared by several claims (DRAConsumableCapacity) or drawing counters
+/// in compatibility groups (DRADeviceCompatibilityGroups).
+fn slice_needs(obj: &Value) -> Option<String> {
+    for d in items(obj, "spec.devices") {
+        if check::at(d, "allowMultipleAllocations") == Some(&Value::Bool(true)) {
+            return Some(
+                "ResourceSlice devices with allowMultipleAllocations (DRA consumable capacity is \
+                 not modelled yet)"
+                    .into(),
+            );
+        }
+        if items(d, "consumesCounters").any(|c| check::at(c, "compatibilityGroups").is_some()) {
+            return Some(
+                "ResourceSlice consumesCounters.compatibilityGroups (DRA compatibility groups are \
+                 not modelled yet)"
+                    .into(),
+            );
+        }
+    }
+    None
+}
+
+/// A claim spec's requests for device capacity or distinct attributes (DRAConsumableCapacity).
+fn claim_spec_needs(spec: Option<&Value>) -> Option<String> {
+    let spec = spec?;
+    let requests = items(spec, "devices.requests").flat_map(|r| {
+        check::at(r, "exactly")
+            .into_iter()
+            .chain(items(r, "firstAvailable"))
+    });
+    for r in requests {
+        if check::at(r, "capacity").is_some() {
+            return Some(
+                "ResourceClaim capacity requests (DRA consumable capacity is not modelled yet)"
+                    .into(),
+            );
+        }
+    }
+    items(spec, "devices.constraints")
+        .any(|c| check::at(c, "distinctAttribute").is_some())
+        .then(|| {
+            "ResourceClaim distinctAttribute constraints (DRA consumable capacity is not \
+             modelled yet)"
+                .into()
+        })
+}
+
+fn claim_needs(obj: &Value) -> Option<String> {
+    claim_spec_needs(check::at(obj, "spec"))
+}
+
+fn claim_template_needs(obj: &Value) -> Option<String> {
+    claim_spec_needs(check::at(obj, "spec.spec"))
+}
+
+/// kube's ResourceSlice tracker applies a rule that selects devices to the slices it hands
+/// the scheduler; a rule without a selector selects nothing (`deviceSelector` null).
+fn taint_rule_needs(obj: &Value) -> Option<String> {
+    check::at(obj, "spec.deviceSelector").map(|_| {
+        "DeviceTaintRule spec.deviceSelector (device taints from rules are not modelled yet)".into()
+    })
 }
 
 /// The node a slice's devices are on (`spec.nodeName`).
@@ -114,6 +186,7 @@ pub static DEVICE_CLASS: Kind = Kind {
 
 pub static RESOURCE_SLICE: Kind = Kind {
     validate: validate_slice,
+    needs_plugin: slice_needs,
     event: Some(EventResource::ResourceSlice),
     indexes: &[Index {
         name: "node",
@@ -132,6 +205,7 @@ pub static RESOURCE_SLICE: Kind = Kind {
 
 pub static RESOURCE_CLAIM: Kind = Kind {
     status: true,
+    needs_plugin: claim_needs,
     immutable: &["spec"],
     event: Some(EventResource::ResourceClaim),
     indexes: &[Index {
@@ -151,6 +225,7 @@ pub static RESOURCE_CLAIM: Kind = Kind {
 
 pub static RESOURCE_CLAIM_TEMPLATE: Kind = Kind {
     immutable: &["spec"],
+    needs_plugin: claim_template_needs,
     ..dra_kind(
         "ResourceClaimTemplate",
         "resourceclaimtemplates.resource.k8s.io",
@@ -167,6 +242,7 @@ pub static RESOURCE_CLAIM_TEMPLATE: Kind = Kind {
 pub static DEVICE_TAINT_RULE: Kind = Kind {
     status: true,
     validate: validate_taint_rule,
+    needs_plugin: taint_rule_needs,
     ..dra_kind(
         "DeviceTaintRule",
         "devicetaintrules.resource.k8s.io",

@@ -393,8 +393,21 @@ pub static PRIORITY_CLASS: Kind = Kind {
     )
 };
 
+/// A PodGroup's `spec.resourceClaims` (DRAWorkloadResourceClaims: claims reserved for the
+/// whole group) are not modelled yet.
+fn group_needs(obj: &serde_json::Value) -> Option<String> {
+    check::at(obj, "spec.resourceClaims")
+        .and_then(serde_json::Value::as_array)
+        .is_some_and(|a| !a.is_empty())
+        .then(|| {
+            "PodGroup spec.resourceClaims (DRA claims shared by a pod group are not modelled yet)"
+                .into()
+        })
+}
+
 pub static POD_GROUP: Kind = Kind {
     status: true,
+    needs_plugin: group_needs,
     immutable: &["spec"],
     validate: validate_group,
     gated: group_gated,

@@ -1,0 +1,115 @@
+package perf
+
+// The Dynamic Resource Allocation state each attempt used, for the replay: the DeviceClasses,
+// ResourceSlices (with DeviceTaintRules applied) and ResourceClaims of the scheduler's DRA
+// manager that are new or changed since the last attempt, those that left, and the claims
+// whose allocation is in flight (Reserve made it, PreBind has not written it yet).
+
+import (
+	"encoding/json"
+	"sort"
+
+	resourceapi "k8s.io/api/resource/v1"
+	"k8s.io/kubernetes/pkg/scheduler/framework"
+)
+
+// DRAState is a "dra" line: what changed in the DRA objects the attempt after it read.
+type DRAState struct {
+	DeviceClasses  []resourceapi.DeviceClass   `json:"deviceClasses,omitempty"`
+	ResourceSlices []resourceapi.ResourceSlice `json:"resourceSlices,omitempty"`
+	ResourceClaims []resourceapi.ResourceClaim `json:"resourceClaims,omitempty"`
+	// Deleted: "kind/namespace/name" of the objects that left.
+	Deleted []string `json:"deleted,omitempty"`
+	// Pending: every claim ("namespace/name") with an allocation in flight, with it; written
+	// whole whenever the set changes.
+	Pending []PendingAllocation `json:"pending,omitempty"`
+	// PendingSet: the line carries the pending set (which may be empty).
+	PendingSet bool `json:"pendingSet,omitempty"`
+}
+
+// PendingAllocation is a claim's in-flight allocation.
+type PendingAllocation struct {
+	Claim      string                        `json:"claim"`
+	Allocation *resourceapi.AllocationResult `json:"allocation"`
+}
+
+// draVersions: the resourceVersion last written of each DRA object, by "kind/ns/name", and
+// the pending set last written.
+type draVersions struct {
+	objects map[string]string
+	pending string
+}
+
+// draChanges writes a "dra" line when the DRA objects or the in-flight allocations changed.
+func (r *recorder) draChanges(fw framework.Framework) {
+	m := fw.SharedDRAManager()
+	if m == nil {
+		return
+	}
+	if r.dra.objects == nil {
+		r.dra.objects = map[string]string{}
+	}
+	var st DRAState
+	seen := map[string]bool{}
+	changed := func(key, rv string) bool {
+		seen[key] = true
+		if r.dra.objects[key] == rv {
+			return false
+		}
+		r.dra.objects[key] = rv
+		return true
+	}
+	if classes, err := m.DeviceClasses().List(); err == nil {
+		for _, c := range classes {
+			if changed("DeviceClass//"+c.Name, c.ResourceVersion) {
+				st.DeviceClasses = append(st.DeviceClasses, *c)
+			}
+		}
+	}
+	if slices, err := m.ResourceSlices().ListWithDeviceTaintRules(); err == nil {
+		for _, s := range slices {
+			// A slice patched by a taint rule keeps its resourceVersion: key the taints in.
+			rv := s.ResourceVersion
+			for _, d := range s.Spec.Devices {
+				if len(d.Taints) > 0 {
+					t, _ := json.Marshal(d.Taints)
+					rv += "/" + string(t)
+				}
+			}
+			if changed("ResourceSlice//"+s.Name, rv) {
+				st.ResourceSlices = append(st.ResourceSlices, *s)
+			}
+		}
+	}
+	var pending []PendingAllocation
+	if claims, err := m.ResourceClaims().List(); err == nil {
+		for _, c := range claims {
+			key := c.Namespace + "/" + c.Name
+			if changed("ResourceClaim/"+key, c.ResourceVersion) {
+				st.ResourceClaims = append(st.ResourceClaims, *c)
+			}
+			if a := m.ResourceClaims().GetPendingAllocation(c.UID); a != nil {
+				pending = append(pending, PendingAllocation{Claim: key, Allocation: a})
+			}
+		}
+	}
+	for key := range r.dra.objects {
+		if !seen[key] {
+			st.Deleted = append(st.Deleted, key)
+			delete(r.dra.objects, key)
+		}
+	}
+	sort.Strings(st.Deleted)
+	sort.Slice(pending, func(i, j int) bool { return pending[i].Claim < pending[j].Claim })
+	sig := ""
+	for _, p := range pending {
+		sig += p.Claim + ";"
+	}
+	if sig != r.dra.pending {
+		r.dra.pending = sig
+		st.Pending, st.PendingSet = pending, true
+	}
+	if len(st.DeviceClasses)+len(st.ResourceSlices)+len(st.ResourceClaims)+len(st.Deleted) > 0 || st.PendingSet {
+		r.write(Decision{Kind: "dra", DRA: &st})
+	}
+}
