@@ -348,3 +348,38 @@ fn batching_workloads_place_pods_on_hints_as_kube_does() {
     // kube's default profile signs no pod.
     assert_eq!(get("DefaultProfileNoBatching/20Nodes_20Pods").batched, 0);
 }
+
+/// Dynamic Resource Allocation (perf-data/workloads/dra/, our shapes of kube v1.37.2's dra/
+/// topic) at integration size: claims from templates and shared named claims bind every pod
+/// on the devices there are; pods naming claims created after them wait and then bind; in a
+/// steady state every deleted pod's generated claim is released, so the devices serve pod
+/// after pod and every pod created is bound or deleted.
+#[test]
+fn dra_workloads_bind_every_pod_at_integration_size() {
+    let results = run(
+        &workloads_dir().join("dra/performance-config.yaml"),
+        "integration-test",
+        None,
+    );
+    assert_eq!(results.len(), 7, "{results:?}");
+    let get = |n: &str| results.iter().find(|(x, _)| x == n).unwrap().1;
+    for (name, s) in &results {
+        assert!(s.adds_up(), "{name}: {s:?}");
+        assert_eq!(s.pending(), 0, "{name}: {s:?}");
+    }
+    // 4 nodes of 10 devices: 20 pre-allocated claims and 20 pods fill them exactly.
+    let fill = get("SchedulingWithResourceClaimTemplate/fill_4nodes");
+    assert_eq!((fill.created, fill.bound), (20, 20), "{fill:?}");
+    // Five devices on one PCI root per pod: two pods per node.
+    let matched = get("SchedulingWithResourceClaimTemplate/match_4nodes");
+    assert_eq!(matched.bound, 8, "{matched:?}");
+    let shared = get("SchedulingWithResourceClaim/4nodes");
+    assert_eq!(shared.bound, 40, "{shared:?}");
+    let later = get("ClaimsCreatedAfterPods/2nodes");
+    assert_eq!(later.bound, 20, "{later:?}");
+    let steady = get("SteadyStateWithClaimTemplates/2nodes");
+    assert!(
+        steady.deleted > 8,
+        "the 4 devices served more than one round of pods: {steady:?}"
+    );
+}

@@ -79,10 +79,13 @@ pub enum Support {
 const NOT_READ: &str = "not read by kube-scheduler v1.37.2 (pkg/scheduler); gates of the API \
      server and kubelet change what those accept or run, and tidegate's API validation follows \
      kube's defaults";
-const DRA: &str = "Dynamic Resource Allocation: read only by the DynamicResources plugin and \
-     for DRA objects; tidegate stores DRA objects (createAny) but refuses pods with resource \
-     claims and DeviceClasses that back extended resources, and without them the plugin does \
+const DRA: &str = "Dynamic Resource Allocation: read by the DynamicResources plugin; tidegate \
+     does not model this feature yet and refuses the workloads whose objects use it (DeviceClasses \
+     backing extended resources, shared devices and capacity requests, compatibility groups, \
+     DeviceTaintRules with selectors, PodGroup claims); without such objects the gate changes \
      nothing";
+const DRA_ALLOCATOR: &str = "the structured allocator's feature switch (kube's \
+     AllocatorFeatures), read by tidegate's DynamicResources plugin as by kube's";
 const VOLUMES: &str = "read only by the volume plugins; tidegate stores PersistentVolumes and \
      claims (createAny) but refuses pods whose volumes need them";
 
@@ -98,24 +101,50 @@ const SCHEDULER_GATES: &[(&str, Support)] = &[
              group preemption is for PodGroup roots only",
         ),
     ),
-    ("DRAAdminAccess", Support::Identical(DRA)),
+    ("DRAAdminAccess", Support::Modelled(DRA_ALLOCATOR)),
     ("DRAConsumableCapacity", Support::Identical(DRA)),
     ("DRADerivedAttributes", Support::Identical(DRA)),
     ("DRADeviceBindingConditions", Support::Identical(DRA)),
-    ("DRADeviceCompatibilityGroups", Support::Identical(DRA)),
+    (
+        "DRADeviceCompatibilityGroups",
+        Support::Only(
+            false,
+            "devices' counter compatibility groups are not modelled yet",
+        ),
+    ),
     ("DRADeviceTaintRules", Support::Identical(DRA)),
-    ("DRADeviceTaints", Support::Identical(DRA)),
+    ("DRADeviceTaints", Support::Modelled(DRA_ALLOCATOR)),
     ("DRAExtendedResource", Support::Identical(DRA)),
     ("DRAFractionalCapacityRange", Support::Identical(DRA)),
-    ("DRAListTypeAttributes", Support::Identical(DRA)),
+    (
+        "DRAListTypeAttributes",
+        Support::Only(
+            false,
+            "list-typed device attributes and matchAttribute's set semantics over them are not \
+             modelled yet",
+        ),
+    ),
     ("DRANodeAllocatableResources", Support::Identical(DRA)),
     ("DRAOptionalNodeOperations", Support::Identical(DRA)),
-    ("DRAPartitionableDevices", Support::Identical(DRA)),
-    ("DRAPrioritizedList", Support::Identical(DRA)),
+    ("DRAPartitionableDevices", Support::Modelled(DRA_ALLOCATOR)),
+    ("DRAPrioritizedList", Support::Modelled(DRA_ALLOCATOR)),
     ("DRAResourceClaimDeviceStatus", Support::Identical(DRA)),
     ("DRASchedulerFilterTimeout", Support::Identical(DRA)),
-    ("DRAWorkloadResourceClaims", Support::Identical(DRA)),
-    ("DynamicResourceAllocation", Support::Identical(DRA)),
+    (
+        "DRAWorkloadResourceClaims",
+        Support::Only(
+            false,
+            "claims reserved for a PodGroup (PodGroup spec.resourceClaims) are not modelled yet",
+        ),
+    ),
+    (
+        "DynamicResourceAllocation",
+        Support::Only(
+            true,
+            "GA and locked on in kube v1.37.2: the DynamicResources plugin is in the default \
+             profile",
+        ),
+    ),
     (
         "GenericWorkload",
         Support::Modelled(

@@ -1,7 +1,9 @@
 //! The gated set: pods that a PreEnqueue plugin keeps out of activeQ.
 //!
 //! Gated pods are held apart from activeQ, backoffQ and the unschedulable pool, so no cluster
-//! event, flush or scan ever touches them: only the pod's own update or delete does. The set is
+//! event, flush or scan ever touches the pods SchedulingGates gates: only the pod's own update
+//! or delete does. Pods another PreEnqueue plugin gates (DynamicResources, until a claim
+//! exists) are indexed by that plugin too, for the cluster events it registered. The set is
 //! a lock-free hash map (papaya), so admitting a gated pod takes no queue lock, and it keeps a
 //! count per gate name for the `tidegate_gated_pods{gate}` gauge.
 //!
@@ -17,9 +19,10 @@
 
 use crate::api::PodKey;
 use crate::framework::QueuedPodInfo;
+use ahash::{AHashMap, AHashSet};
 use parking_lot::Mutex;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::atomic::{AtomicI64, AtomicUsize, Ordering};
 
 /// A gated pod's record; `None` once `remove` has taken it.
 type Entry = Mutex<Option<QueuedPodInfo>>;
@@ -27,7 +30,15 @@ type Entry = Mutex<Option<QueuedPodInfo>>;
 pub(crate) struct GatedPods {
     pods: papaya::HashMap<PodKey, Entry, ahash::RandomState>,
     per_gate: papaya::HashMap<Arc<str>, AtomicI64, ahash::RandomState>,
+    /// The pods gated by a plugin other than SchedulingGates, by that plugin (DynamicResources
+    /// waits for a claim to exist): cluster events can ungate these, so the queue finds them
+    /// here. `event_gated_len` counts them, so that events cost nothing while there are none.
+    event_gated: Mutex<AHashMap<&'static str, AHashSet<PodKey>>>,
+    event_gated_len: AtomicUsize,
 }
+
+/// The plugin whose gated pods only their own updates release (the set's common case).
+const SCHEDULING_GATES: &str = "SchedulingGates";
 
 impl Default for GatedPods {
     fn default() -> Self {
@@ -41,6 +52,8 @@ impl Default for GatedPods {
             per_gate: papaya::HashMap::builder()
                 .hasher(ahash::RandomState::new())
                 .build(),
+            event_gated: Mutex::default(),
+            event_gated_len: AtomicUsize::new(0),
         }
     }
 }
@@ -78,6 +91,16 @@ impl GatedPods {
     pub(crate) fn insert(&self, q: QueuedPodInfo) {
         self.count(&q, 1);
         let key = q.pod.key.clone();
+        if let Some(p) = q.gating_plugin.filter(|p| *p != SCHEDULING_GATES)
+            && self
+                .event_gated
+                .lock()
+                .entry(p)
+                .or_default()
+                .insert(key.clone())
+        {
+            self.event_gated_len.fetch_add(1, Ordering::Relaxed);
+        }
         let pin = self.pods.pin();
         if let Some(old) = pin.insert(key, Mutex::new(Some(q)))
             && let Some(old) = old.lock().take()
@@ -90,7 +113,31 @@ impl GatedPods {
         let pin = self.pods.pin();
         let q = pin.remove(k)?.lock().take()?;
         self.count(&q, -1);
+        if let Some(p) = q.gating_plugin.filter(|p| *p != SCHEDULING_GATES)
+            && self
+                .event_gated
+                .lock()
+                .get_mut(p)
+                .is_some_and(|set| set.remove(k))
+        {
+            self.event_gated_len.fetch_sub(1, Ordering::Relaxed);
+        }
         Some(q)
+    }
+
+    /// The pods gated by `plugin` (a plugin other than SchedulingGates), sorted.
+    pub(crate) fn gated_by(&self, plugin: &str) -> Vec<PodKey> {
+        if self.event_gated_len.load(Ordering::Relaxed) == 0 {
+            return Vec::new();
+        }
+        let mut v: Vec<PodKey> = self
+            .event_gated
+            .lock()
+            .get(plugin)
+            .map(|s| s.iter().cloned().collect())
+            .unwrap_or_default();
+        v.sort();
+        v
     }
 
     /// Gated pods per gate name (names with a zero count left out), sorted by name.

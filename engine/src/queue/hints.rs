@@ -152,7 +152,40 @@ impl SchedulingQueue {
         if !inner.groups.is_empty() {
             self.move_groups_for_event(&mut inner, &event, &old, &new);
         }
+        if !event.is_wildcard() {
+            self.move_event_gated(&mut inner, &event, &old, &new, except);
+        }
         self.move_candidates(&mut inner, keys, event, old, new);
+    }
+
+    /// The pods a plugin other than SchedulingGates gates (DynamicResources waiting for a
+    /// claim) that `event` may release: as kube's unschedulable pods with a gating plugin,
+    /// judged by that plugin's hint, then PreEnqueue again at activeQ's door (back to the
+    /// gated set when it still refuses).
+    fn move_event_gated(
+        &self,
+        inner: &mut Inner,
+        event: &ClusterEvent,
+        old: &EventObject,
+        new: &EventObject,
+        except: Option<&PodKey>,
+    ) {
+        let plugins: Vec<&'static str> = self.plugins_registered_for(event).collect();
+        let now = self.clock.now();
+        for p in plugins {
+            for key in self.gated.gated_by(p) {
+                if except == Some(&key) {
+                    continue;
+                }
+                let Some(q) = self.gated.remove(&key) else {
+                    continue;
+                };
+                match self.worth_requeuing(&q, event, old, new) {
+                    Strategy::Skip => self.gated.insert(q),
+                    s => self.requeue_with(inner, q, s, &event.label(), now),
+                }
+            }
+        }
     }
 
     /// kube's `MoveAllToActiveOrBackoffQueue` for an assigned pod's add, update or delete
@@ -185,6 +218,9 @@ impl SchedulingQueue {
         let (old, new) = (obj(old), obj(new));
         if !inner.groups.is_empty() {
             self.move_groups_for_event(&mut inner, &event, &old, &new);
+        }
+        if !event.is_wildcard() {
+            self.move_event_gated(&mut inner, &event, &old, &new, None);
         }
         self.move_candidates(&mut inner, keys, event, old, new);
     }

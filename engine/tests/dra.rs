@@ -1,0 +1,398 @@
+//! Dynamic Resource Allocation through the real scheduler (kube v1.37.2's DynamicResources
+//! plugin, `pkg/scheduler/framework/plugins/dynamicresources/dynamicresources.go`): a pod
+//! waits until the claims it names exist, a device is handed out once, a claim shared by
+//! pods is allocated once and keeps them on its node, an unknown class is unresolvable, and
+//! PostFilter frees an allocated claim nobody uses so the next attempt can place it
+//! elsewhere. The test's client is the API server: it applies PreBind's and PostFilter's
+//! claim writes and delivers them back to the scheduler as its informer would.
+//!
+//! Expected behaviour after kubernetes/kubernetes
+//! pkg/scheduler/framework/plugins/dynamicresources/dynamicresources_test.go (TestPlugin's
+//! cases "claim not found", "missing class", "allocation fails", "shared claim",
+//! "deallocate in PostFilter"), driven through whole scheduling cycles here.
+
+use k8s_openapi::api::resource::v1 as k;
+use parking_lot::Mutex;
+use serde_json::json;
+use std::collections::BTreeMap;
+use std::sync::{Arc, Weak};
+use tidegate_engine::api::dra::{self, Allocation, ResourceClaim};
+use tidegate_engine::api::{ClaimSource, Node, Pod, PodResourceClaim, PodSpecInfo, Sym};
+use tidegate_engine::clock::VirtualClock;
+use tidegate_engine::{
+    ActionType, ApiObject, ClusterClient, EventResource, Registry, Scheduler, SchedulerConfig,
+};
+
+const DRIVER: &str = "gpu.example.com";
+
+/// The API server: claims by `ns/name`, binds, and the last failure message per pod.
+#[derive(Default)]
+struct Api {
+    sched: Mutex<Weak<Scheduler>>,
+    claims: Mutex<BTreeMap<String, Arc<k::ResourceClaim>>>,
+    binds: Mutex<BTreeMap<String, String>>,
+    failures: Mutex<BTreeMap<String, String>>,
+}
+
+impl Api {
+    fn sched(&self) -> Arc<Scheduler> {
+        self.sched.lock().upgrade().expect("scheduler alive")
+    }
+
+    /// Stores a claim and delivers the informer's add or update.
+    fn put_claim(&self, c: k::ResourceClaim) {
+        let key = format!(
+            "{}/{}",
+            c.metadata.namespace.as_deref().unwrap_or(""),
+            c.metadata.name.as_deref().unwrap_or("")
+        );
+        let new = Arc::new(c);
+        let old = self.claims.lock().insert(key, new.clone());
+        let action = if old.is_some() {
+            ActionType::UPDATE
+        } else {
+            ActionType::ADD
+        };
+        self.sched().on_object_event(
+            EventResource::ResourceClaim,
+            action,
+            old.map(|o| ApiObject(o)),
+            Some(ApiObject(new)),
+        );
+    }
+
+    fn claim(&self, name: &str) -> Arc<k::ResourceClaim> {
+        self.claims.lock()[&format!("ns/{name}")].clone()
+    }
+}
+
+impl ClusterClient for Api {
+    fn bind(&self, pod: &Pod, node: Sym) -> Result<(), String> {
+        self.binds
+            .lock()
+            .insert(pod.name.to_string(), node.to_string_lossy());
+        Ok(())
+    }
+    fn pod_exists_unassigned(&self, _: &Pod) -> bool {
+        true
+    }
+    fn set_unschedulable(&self, pod: &Pod, _: &str, message: &str) {
+        self.failures
+            .lock()
+            .insert(pod.name.to_string(), message.to_string());
+    }
+    fn reserve_resource_claim(
+        &self,
+        claim: &ResourceClaim,
+        allocation: Option<&Allocation>,
+        pod: &Pod,
+    ) -> Result<(), String> {
+        let mut c = (*self.claim(&claim.name)).clone();
+        let st = c.status.get_or_insert_with(Default::default);
+        if let Some(a) = allocation {
+            if st.allocation.is_some() {
+                return Err("got allocated elsewhere in the meantime".into());
+            }
+            st.allocation = Some(dra::allocation_to_api(a));
+        }
+        st.reserved_for
+            .get_or_insert_with(Vec::new)
+            .push(k::ResourceClaimConsumerReference {
+                api_group: None,
+                resource: "pods".into(),
+                name: pod.name.to_string(),
+                uid: pod.uid.to_string(),
+            });
+        self.put_claim(c);
+        Ok(())
+    }
+    fn deallocate_resource_claim(&self, claim: &ResourceClaim) -> Result<(), String> {
+        let mut c = (*self.claim(&claim.name)).clone();
+        c.status = None;
+        self.put_claim(c);
+        Ok(())
+    }
+}
+
+/// A scheduler over nodes `n0..n{devices.len()}`, node `i` with `devices[i]` devices of
+/// class `gpu` in its own slice.
+fn setup(devices: &[usize]) -> (Arc<Scheduler>, Arc<Api>) {
+    let cfg = SchedulerConfig {
+        parallelism: 1,
+        deterministic: true,
+        ..SchedulerConfig::default()
+    };
+    let api = Arc::new(Api::default());
+    let s = Scheduler::new(
+        cfg,
+        &Registry::in_tree(),
+        api.clone(),
+        Some(Arc::new(VirtualClock::new())),
+    )
+    .expect("valid profile");
+    *api.sched.lock() = Arc::downgrade(&s);
+    let class: k::DeviceClass = serde_json::from_value(json!({
+        "metadata": {"name": "gpu"},
+        "spec": {"selectors": [{"cel": {"expression": format!("device.driver == \"{DRIVER}\"")}}]}
+    }))
+    .unwrap();
+    s.on_object_event(
+        EventResource::DeviceClass,
+        ActionType::ADD,
+        None,
+        Some(ApiObject(Arc::new(class))),
+    );
+    for (i, &n) in devices.iter().enumerate() {
+        s.on_node_add(Arc::new(node(i)));
+        let devs: Vec<_> = (0..n)
+            .map(|d| json!({"name": format!("dev-{d}")}))
+            .collect();
+        let slice: k::ResourceSlice = serde_json::from_value(json!({
+            "metadata": {"name": format!("slice-n{i}")},
+            "spec": {"driver": DRIVER, "nodeName": format!("n{i}"),
+                     "pool": {"name": format!("n{i}"), "generation": 1, "resourceSliceCount": 1},
+                     "devices": devs}
+        }))
+        .unwrap();
+        s.on_object_event(
+            EventResource::ResourceSlice,
+            ActionType::ADD,
+            None,
+            Some(ApiObject(Arc::new(slice))),
+        );
+    }
+    (s, api)
+}
+
+fn node(i: usize) -> Node {
+    let mut node = Node::named(&format!("n{i}"));
+    node.allocatable.allowed_pod_number = 110;
+    node
+}
+
+/// A claim for one device of `class`.
+fn claim(name: &str, class: &str) -> k::ResourceClaim {
+    serde_json::from_value(json!({
+        "metadata": {"name": name, "namespace": "ns", "uid": format!("uid-{name}")},
+        "spec": {"devices": {"requests": [{"name": "req-0", "exactly": {"deviceClassName": class}}]}}
+    }))
+    .unwrap()
+}
+
+/// A pod naming `claims` (`(pod claim name, source)`).
+fn pod(name: &str, claims: Vec<(&str, ClaimSource)>) -> Arc<Pod> {
+    let spec = PodSpecInfo {
+        scheduler_name: Sym::new("default-scheduler"),
+        resource_claims: claims
+            .into_iter()
+            .map(|(n, source)| PodResourceClaim {
+                name: n.into(),
+                source,
+            })
+            .collect(),
+        ..PodSpecInfo::default()
+    };
+    Arc::new(Pod::new("ns", name, Arc::new(spec)))
+}
+
+fn named(claim: &str) -> Vec<(&'static str, ClaimSource)> {
+    vec![("gpu", ClaimSource::Claim(claim.into()))]
+}
+
+fn drain(s: &Scheduler) {
+    let mut n = 0;
+    while s.try_schedule_one() {
+        n += 1;
+        assert!(n < 1000, "the queue never empties");
+    }
+}
+
+fn allocated_device(c: &k::ResourceClaim) -> Option<String> {
+    let r = &c
+        .status
+        .as_ref()?
+        .allocation
+        .as_ref()?
+        .devices
+        .as_ref()?
+        .results
+        .as_ref()?[0];
+    Some(format!("{}/{}", r.pool, r.device))
+}
+
+#[test]
+fn a_pod_waits_until_its_generated_claim_is_named_in_its_status() {
+    let (s, api) = setup(&[1]);
+    let p = pod("p", vec![("gpu", ClaimSource::Template("t".into()))]);
+    s.on_pod_add(p.clone());
+    drain(&s);
+    assert!(api.binds.lock().is_empty(), "no claim yet: the pod waits");
+    assert_eq!(
+        s.queue.counts().gated,
+        1,
+        "gated by DynamicResources' PreEnqueue"
+    );
+    // The ResourceClaim controller: the claim (owned by the pod), then the pod's status.
+    let mut c = claim("p-gpu-abcde", "gpu");
+    c.metadata.owner_references = Some(vec![
+        serde_json::from_value(json!({"apiVersion": "v1", "kind": "Pod", "name": "p",
+                                      "uid": "p", "controller": true}))
+        .unwrap(),
+    ]);
+    api.put_claim(c);
+    drain(&s);
+    assert!(
+        api.binds.lock().is_empty(),
+        "the status does not name it yet"
+    );
+    let mut updated = (*p).clone();
+    updated.resource_claim_statuses = Some(Arc::from(vec![(
+        Arc::<str>::from("gpu"),
+        Some(Arc::<str>::from("p-gpu-abcde")),
+    )]));
+    s.on_pod_update(&p, Arc::new(updated));
+    drain(&s);
+    assert_eq!(api.binds.lock().get("p").map(String::as_str), Some("n0"));
+    let c = api.claim("p-gpu-abcde");
+    assert_eq!(allocated_device(&c).as_deref(), Some("n0/dev-0"));
+    let reserved = &c.status.as_ref().unwrap().reserved_for.as_ref().unwrap()[0];
+    assert_eq!(reserved.uid, "p", "PreBind reserves the claim for the pod");
+}
+
+#[test]
+fn a_generated_claim_the_pod_does_not_own_keeps_it_waiting() {
+    let (s, api) = setup(&[1]);
+    api.put_claim(claim("other", "gpu"));
+    let mut p = (*pod("p", vec![("gpu", ClaimSource::Template("t".into()))])).clone();
+    p.resource_claim_statuses = Some(Arc::from(vec![(
+        Arc::<str>::from("gpu"),
+        Some(Arc::<str>::from("other")),
+    )]));
+    s.on_pod_add(Arc::new(p));
+    drain(&s);
+    assert!(api.binds.lock().is_empty());
+    assert_eq!(s.queue.counts().gated, 1);
+}
+
+#[test]
+fn each_device_goes_to_one_claim() {
+    let (s, api) = setup(&[1, 1]);
+    for i in 0..3 {
+        api.put_claim(claim(&format!("c{i}"), "gpu"));
+        s.on_pod_add(pod(&format!("p{i}"), named(&format!("c{i}"))));
+    }
+    drain(&s);
+    let binds = api.binds.lock().clone();
+    assert_eq!(binds.len(), 2, "two devices, two pods: {binds:?}");
+    let nodes: std::collections::BTreeSet<_> = binds.values().cloned().collect();
+    assert_eq!(nodes.len(), 2, "one pod per node: {binds:?}");
+    let devices: std::collections::BTreeSet<_> = (0..3)
+        .filter_map(|i| allocated_device(&api.claim(&format!("c{i}"))))
+        .collect();
+    assert_eq!(devices.len(), 2, "no device allocated twice");
+    let failures = api.failures.lock();
+    let (_, msg) = failures
+        .iter()
+        .find(|(p, _)| !binds.contains_key(*p))
+        .expect("the third pod failed");
+    assert_eq!(
+        msg,
+        "0/2 nodes are available: 2 cannot allocate all claims. preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling."
+    );
+}
+
+#[test]
+fn a_shared_claim_is_allocated_once_and_holds_its_pods_on_its_node() {
+    let (s, api) = setup(&[1, 1]);
+    api.put_claim(claim("shared", "gpu"));
+    for i in 0..3 {
+        s.on_pod_add(pod(&format!("p{i}"), named("shared")));
+    }
+    drain(&s);
+    let binds = api.binds.lock().clone();
+    assert_eq!(binds.len(), 3, "every pod shares the one device: {binds:?}");
+    let nodes: std::collections::BTreeSet<_> = binds.values().cloned().collect();
+    assert_eq!(
+        nodes.len(),
+        1,
+        "the claim's node selector holds them: {binds:?}"
+    );
+    let c = api.claim("shared");
+    assert_eq!(
+        c.status
+            .as_ref()
+            .unwrap()
+            .reserved_for
+            .as_ref()
+            .unwrap()
+            .len(),
+        3
+    );
+}
+
+#[test]
+fn a_missing_class_is_unresolvable() {
+    let (s, api) = setup(&[1]);
+    api.put_claim(claim("c", "nope"));
+    s.on_pod_add(pod("p", named("c")));
+    drain(&s);
+    assert!(api.binds.lock().is_empty());
+    let msg = api.failures.lock()["p"].clone();
+    assert!(
+        msg.contains("request req-0: device class nope does not exist"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn post_filter_frees_an_idle_claim_allocated_where_the_pod_cannot_go() {
+    let (s, api) = setup(&[1, 1]);
+    // Allocated on n0 (allocResourceClaims' way: no reservation), and n0 is unschedulable.
+    let mut c = claim("c", "gpu");
+    c.status = Some(
+        serde_json::from_value(json!({"allocation": {
+            "devices": {"results": [{"request": "req-0", "driver": DRIVER, "pool": "n0", "device": "dev-0"}]},
+            "nodeSelector": {"nodeSelectorTerms": [{"matchFields": [
+                {"key": "metadata.name", "operator": "In", "values": ["n0"]}]}]}
+        }}))
+        .unwrap(),
+    );
+    api.put_claim(c);
+    let mut n0 = node(0);
+    n0.unschedulable = true;
+    n0.resource_version = 1;
+    s.on_node_update(&node(0), Arc::new(n0));
+    s.on_pod_add(pod("p", named("c")));
+    drain(&s);
+    // The first attempt failed (n0 cordoned, n1 outside the claim's selector) and PostFilter
+    // deallocated the claim; its update event requeued the pod, which then got n1's device.
+    assert_eq!(api.binds.lock().get("p").map(String::as_str), Some("n1"));
+    assert_eq!(
+        allocated_device(&api.claim("c")).as_deref(),
+        Some("n1/dev-0")
+    );
+}
+
+#[test]
+fn a_pod_naming_a_claim_not_created_yet_waits_for_its_creation() {
+    let (s, api) = setup(&[1]);
+    s.on_pod_add(pod("p", named("later")));
+    drain(&s);
+    assert!(api.binds.lock().is_empty());
+    assert_eq!(
+        s.queue.counts().gated,
+        1,
+        "gated by DynamicResources' PreEnqueue"
+    );
+    // Another claim's creation is not the one it waits for (the hint says QueueSkip).
+    api.put_claim(claim("unrelated", "gpu"));
+    assert_eq!(s.queue.counts().gated, 1);
+    api.put_claim(claim("later", "gpu"));
+    assert_eq!(
+        s.queue.counts().gated,
+        0,
+        "the claim's creation releases it"
+    );
+    drain(&s);
+    assert_eq!(api.binds.lock().get("p").map(String::as_str), Some("n0"));
+}
