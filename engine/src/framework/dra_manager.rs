@@ -40,8 +40,16 @@ pub(crate) struct DraManager {
     /// By name, in name order.
     slices: RwLock<BTreeMap<Arc<str>, Arc<ResourceSlice>>>,
     claims: RwLock<AHashMap<ClaimKey, Arc<ResourceClaim>>>,
+    /// The devices the stored claims' allocations hold (admin access holds none), each with
+    /// the number of claims holding it, kept from the claim events (module doc).
+    held: RwLock<Arc<AHashMap<DeviceId, u32>>>,
     /// Claim UID → the allocation Reserve made for it, until PreBind writes it.
     in_flight: RwLock<AHashMap<Arc<str>, Arc<Allocation>>>,
+    /// The slices indexed by node, built on first use after they change (`None`: stale).
+    index: RwLock<Option<Arc<SliceIndex>>>,
+    /// Bumped on every slice event: what was derived from the slices (the index, selector
+    /// results) is stale when it changed.
+    slices_generation: AtomicU64,
     rejected: AtomicU64,
 }
 
@@ -66,14 +74,19 @@ impl DraManager {
                 |key, v| self.classes.write().insert(key, v),
                 |key| self.classes.write().remove(key),
             ),
-            EventResource::ResourceSlice => apply_kind(
-                old,
-                new,
-                |s: &k::ResourceSlice| name(&s.metadata),
-                dra::resource_slice,
-                |key, v| self.slices.write().insert(key, v),
-                |key| self.slices.write().remove(key),
-            ),
+            EventResource::ResourceSlice => {
+                let ok = apply_kind(
+                    old,
+                    new,
+                    |s: &k::ResourceSlice| name(&s.metadata),
+                    dra::resource_slice,
+                    |key, v| self.slices.write().insert(key, v),
+                    |key| self.slices.write().remove(key),
+                );
+                *self.index.write() = None;
+                self.slices_generation.fetch_add(1, Ordering::Release);
+                ok
+            }
             EventResource::ResourceClaim => apply_kind(
                 old,
                 new,
@@ -82,13 +95,82 @@ impl DraManager {
                     (Sym::new(ns), name(&c.metadata))
                 },
                 dra::resource_claim,
-                |key, v| self.claims.write().insert(key, v),
-                |key| self.claims.write().remove(key),
+                |key, v| {
+                    let new = v.clone();
+                    let old = self.claims.write().insert(key, v);
+                    self.hold(old.as_deref(), Some(&new));
+                    old
+                },
+                |key| {
+                    let old = self.claims.write().remove(key);
+                    self.hold(old.as_deref(), None);
+                    old
+                },
             ),
             _ => true,
         };
         if !ok {
             self.rejected.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+}
+
+/// The devices the allocator must not hand out: those the claims hold (a snapshot shared
+/// with the manager, copied only when a claim changes while a cycle holds it) and those of
+/// in-flight allocations.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct AllocatedDevices {
+    held: Arc<AHashMap<DeviceId, u32>>,
+    in_flight: AHashSet<DeviceId>,
+}
+
+impl AllocatedDevices {
+    pub(crate) fn contains(&self, d: &DeviceId) -> bool {
+        self.held.contains_key(d) || self.in_flight.contains(d)
+    }
+
+    /// Every device, in no order (tests).
+    #[cfg(test)]
+    pub(crate) fn iter(&self) -> impl Iterator<Item = &DeviceId> {
+        self.held.keys().chain(self.in_flight.iter())
+    }
+
+    /// A set of `devices` (tests).
+    #[cfg(test)]
+    pub(crate) fn from_set(devices: AHashSet<DeviceId>) -> AllocatedDevices {
+        AllocatedDevices {
+            held: Arc::default(),
+            in_flight: devices,
+        }
+    }
+
+    /// Adds a device (an allocation made outside the scheduler's cycle).
+    pub(crate) fn insert(&mut self, d: DeviceId) {
+        self.in_flight.insert(d);
+    }
+}
+
+/// The slices as the allocator reads them for one node: those on the node (by name) and
+/// those that may reach any node (a node selector, all nodes, per-device selection, shared
+/// counters), in name order; the allocator on node `n` needs `by_node[n]` and `other` only.
+pub(crate) struct SliceIndex {
+    pub(crate) generation: u64,
+    pub(crate) all: Vec<Arc<ResourceSlice>>,
+    pub(crate) by_node: AHashMap<Sym, Vec<Arc<ResourceSlice>>>,
+    pub(crate) other: Vec<Arc<ResourceSlice>>,
+}
+
+impl SliceIndex {
+    /// The slices the allocator on `node` reads (borrowed when nothing is shared).
+    pub(crate) fn for_node(&self, node: Sym) -> std::borrow::Cow<'_, [Arc<ResourceSlice>]> {
+        let local = self.by_node.get(&node).map_or(&[][..], Vec::as_slice);
+        if self.other.is_empty() {
+            std::borrow::Cow::Borrowed(local)
+        } else {
+            let mut v = local.to_vec();
+            v.extend(self.other.iter().cloned());
+            v.sort_by(|a, b| a.name.cmp(&b.name));
+            std::borrow::Cow::Owned(v)
         }
     }
 }
@@ -128,8 +210,40 @@ impl DraManager {
     }
 
     /// Every slice, in name order.
+    #[cfg(test)]
     pub(crate) fn slices(&self) -> Vec<Arc<ResourceSlice>> {
         self.slices.read().values().cloned().collect()
+    }
+
+    /// The slices by node (module doc of [`SliceIndex`]).
+    pub(crate) fn slice_index(&self) -> Arc<SliceIndex> {
+        if let Some(i) = self.index.read().as_ref() {
+            return i.clone();
+        }
+        let mut w = self.index.write();
+        if let Some(i) = w.as_ref() {
+            return i.clone();
+        }
+        let generation = self.slices_generation.load(Ordering::Acquire);
+        let all: Vec<Arc<ResourceSlice>> = self.slices.read().values().cloned().collect();
+        let mut by_node: AHashMap<Sym, Vec<Arc<ResourceSlice>>> = AHashMap::new();
+        let mut other = Vec::new();
+        for s in &all {
+            match &s.nodes {
+                dra::NodeSelection::Node(n) if s.shared_counters.is_empty() => {
+                    by_node.entry(*n).or_default().push(s.clone());
+                }
+                _ => other.push(s.clone()),
+            }
+        }
+        let i = Arc::new(SliceIndex {
+            generation,
+            all,
+            by_node,
+            other,
+        });
+        *w = Some(i.clone());
+        i
     }
 
     pub(crate) fn claim(&self, namespace: Sym, name: &str) -> Option<Arc<ResourceClaim>> {
@@ -142,17 +256,48 @@ impl DraManager {
     /// The devices the claims' allocations hold (admin-access allocations hold none: kube
     /// lets them share a device with its user).
     /// The devices of in-flight allocations count too.
-    pub(crate) fn allocated_devices(&self) -> AHashSet<DeviceId> {
-        let in_flight = self.in_flight.read();
-        let claims = self.claims.read();
-        claims
+    pub(crate) fn allocated_devices(&self) -> AllocatedDevices {
+        let in_flight = self
+            .in_flight
+            .read()
             .values()
-            .filter_map(|c| c.allocation.as_ref())
-            .chain(in_flight.values().map(|a| &**a))
             .flat_map(|a| a.devices.iter())
             .filter(|d| !d.admin_access)
             .map(|d| d.device.clone())
-            .collect()
+            .collect();
+        AllocatedDevices {
+            held: self.held.read().clone(),
+            in_flight,
+        }
+    }
+
+    /// Moves the held devices from `old`'s allocation to `new`'s (a claim event).
+    fn hold(&self, old: Option<&ResourceClaim>, new: Option<&ResourceClaim>) {
+        let devices = |c: Option<&ResourceClaim>| -> Vec<DeviceId> {
+            c.and_then(|c| c.allocation.as_ref())
+                .into_iter()
+                .flat_map(|a| a.devices.iter())
+                .filter(|d| !d.admin_access)
+                .map(|d| d.device.clone())
+                .collect()
+        };
+        let (gone, came) = (devices(old), devices(new));
+        if gone == came {
+            return;
+        }
+        let mut w = self.held.write();
+        let held = Arc::make_mut(&mut w);
+        for d in gone {
+            if let Some(n) = held.get_mut(&d) {
+                *n -= 1;
+                if *n == 0 {
+                    held.remove(&d);
+                }
+            }
+        }
+        for d in came {
+            *held.entry(d).or_insert(0) += 1;
+        }
     }
 
     /// Reserve's allocation for the claim `uid` (kube's `SignalClaimPendingAllocation`).
@@ -238,10 +383,60 @@ mod tests {
         assert_eq!(held, ["d/p/x"], "admin access holds no device");
         assert!(m.claim(Sym::new("ns"), "c-x").is_some());
         m.apply(EventResource::ResourceClaim, Some(&claim("x", false)), None);
-        assert!(m.allocated_devices().is_empty());
+        assert_eq!(
+            m.allocated_devices().iter().count(),
+            0,
+            "a deleted claim frees its devices"
+        );
         m.apply(EventResource::DeviceClass, Some(&class), None);
         assert!(m.class("gpu").is_none());
         assert_eq!(m.rejected(), 0);
+    }
+
+    #[test]
+    fn held_devices_follow_each_claims_allocation_and_in_flight_ones_count_until_dropped() {
+        let m = DraManager::default();
+        let claim = |status: serde_json::Value| {
+            obj::<k::ResourceClaim>(json!({
+                "metadata": {"name": "c", "namespace": "ns", "uid": "u"},
+                "spec": {"devices": {"requests": [{"name": "r", "exactly": {"deviceClassName": "gpu"}}]}},
+                "status": status
+            }))
+        };
+        let on = |device: &str| {
+            claim(json!({"allocation": {"devices": {"results": [
+                {"request": "r", "driver": "d", "pool": "p", "device": device}]}}}))
+        };
+        let held = |m: &DraManager| {
+            let mut v: Vec<String> = m.allocated_devices().iter().map(|d| d.to_string()).collect();
+            v.sort();
+            v
+        };
+        let (free, x, y) = (claim(json!({})), on("x"), on("y"));
+        m.apply(EventResource::ResourceClaim, None, Some(&free));
+        assert!(held(&m).is_empty());
+        m.apply(EventResource::ResourceClaim, Some(&free), Some(&x));
+        assert_eq!(held(&m), ["d/p/x"]);
+        // A snapshot taken now keeps what it saw while the claim moves on.
+        let snapshot = m.allocated_devices();
+        m.apply(EventResource::ResourceClaim, Some(&x), Some(&y));
+        assert_eq!(held(&m), ["d/p/y"]);
+        assert_eq!(snapshot.iter().count(), 1);
+        assert!(snapshot.contains(&DeviceId {
+            driver: Sym::new("d"),
+            pool: "p".into(),
+            device: "x".into()
+        }));
+        m.apply(EventResource::ResourceClaim, Some(&y), Some(&free));
+        assert!(held(&m).is_empty(), "deallocated: nothing held");
+        let a = dra::resource_claim(y.downcast_ref::<k::ResourceClaim>().unwrap())
+            .unwrap()
+            .allocation
+            .unwrap();
+        m.signal_pending_allocation("u".into(), Arc::new(a));
+        assert_eq!(held(&m), ["d/p/y"], "an in-flight allocation holds its devices");
+        assert!(m.remove_pending_allocation("u"));
+        assert!(held(&m).is_empty());
     }
 
     #[test]

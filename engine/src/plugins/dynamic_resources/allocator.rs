@@ -34,7 +34,8 @@ use crate::api::dra::{
 };
 use crate::api::labels::{NodeSelector, NodeSelectorTerm, Operator, Requirement};
 use crate::api::{Node, Sym};
-use ahash::{AHashMap, AHashSet};
+use crate::framework::dra_manager::AllocatedDevices;
+use ahash::AHashMap;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -52,9 +53,12 @@ pub(crate) trait SelectorEval {
 pub(crate) struct Allocator<'a> {
     pub(crate) features: AllocatorFeatures,
     /// Devices allocated to claims other than those being allocated.
-    pub(crate) allocated: &'a AHashSet<DeviceId>,
+    pub(crate) allocated: &'a AllocatedDevices,
     pub(crate) classes: &'a dyn Fn(&str) -> Option<Arc<DeviceClass>>,
+    /// The slices that may reach the node (every slice will do).
     pub(crate) slices: &'a [Arc<ResourceSlice>],
+    /// Every slice (pools' completeness is judged against them).
+    pub(crate) all_slices: &'a [Arc<ResourceSlice>],
     pub(crate) selectors: &'a dyn SelectorEval,
 }
 
@@ -194,7 +198,7 @@ impl Allocator<'_> {
         node: &Node,
         claims: &[&ResourceClaim],
     ) -> Result<Option<Vec<Allocation>>, AllocError> {
-        let pools = gather_pools(self.slices, node, self.features);
+        let pools = gather_pools(self.slices, self.all_slices, node, self.features);
         let mut s = Search {
             a: self,
             node,

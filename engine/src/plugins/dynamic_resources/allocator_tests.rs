@@ -13,6 +13,7 @@ use super::allocator::{AllocError, Allocator, SelectorEval};
 use crate::api::dra::*;
 use crate::api::labels::{NodeSelector, NodeSelectorTerm, Operator, Requirement};
 use crate::api::{Labels, Node, Quantity, Sym};
+use crate::framework::dra_manager::AllocatedDevices;
 use ahash::AHashSet;
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -147,9 +148,10 @@ impl Cluster {
         let classes = |n: &str| self.classes.iter().find(|c| &*c.name == n).cloned();
         let a = Allocator {
             features: self.features,
-            allocated: &self.allocated,
+            allocated: &AllocatedDevices::from_set(self.allocated.clone()),
             classes: &classes,
             slices: &self.slices,
+            all_slices: &self.slices,
             selectors: &Sel,
         };
         a.allocate(&node(on), claims).map_err(|e| e.to_string())
@@ -448,9 +450,10 @@ fn cel_selectors_choose_the_devices() {
     let cel = super::cel::CelSelectors::new();
     let a = Allocator {
         features: c.features,
-        allocated: &c.allocated,
+        allocated: &AllocatedDevices::from_set(c.allocated.clone()),
         classes: &lookup,
         slices: &c.slices,
+        all_slices: &c.slices,
         selectors: &cel,
     };
     let mut req = request("r", "cel", 1);
@@ -585,9 +588,10 @@ fn network_attached_devices_give_the_union_of_their_selectors() {
     let classes = |n: &str| c.classes.iter().find(|x| &*x.name == n).cloned();
     let a = Allocator {
         features: c.features,
-        allocated: &c.allocated,
+        allocated: &AllocatedDevices::from_set(c.allocated.clone()),
         classes: &classes,
         slices: &c.slices,
+        all_slices: &c.slices,
         selectors: &Sel,
     };
     let two = claim("c", vec![request("r", "gpu", 2)]);
@@ -606,6 +610,7 @@ fn network_attached_devices_give_the_union_of_their_selectors() {
     slices.push(net("p3", NodeSelection::Node(Sym::new("node-1"))));
     let b = Allocator {
         slices: &slices,
+        all_slices: &slices,
         ..a
     };
     let three = claim("c", vec![request("r", "gpu", 3)]);

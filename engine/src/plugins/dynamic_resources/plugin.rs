@@ -32,13 +32,13 @@
 //! allocator.
 
 use super::AllocatorFeatures;
-use super::allocator::{AllocError, Allocator};
+use super::allocator::{AllocError, Allocator, SelectorEval};
 use super::cel::CelSelectors;
-use crate::api::dra::{Allocation, DeviceId, ResourceClaim, ResourceSlice};
+use crate::api::dra::{Allocation, Device, ResourceClaim};
 use crate::api::{ClaimSource, NodeSelector, Pod, Sym};
 use crate::framework::Snapshot;
 use crate::framework::cycle_state::CycleState;
-use crate::framework::dra_manager::DraManager;
+use crate::framework::dra_manager::{AllocatedDevices, DraManager, SliceIndex};
 use crate::framework::events::{
     ActionType, ClusterEvent, EventObject, EventResource, QueueingHint,
 };
@@ -52,7 +52,7 @@ use crate::framework::signature::SignFragments;
 use crate::framework::status::{Code, Status};
 use ahash::{AHashMap, AHashSet};
 use k8s_openapi::api::resource::v1 as k;
-use parking_lot::Mutex;
+use parking_lot::{Mutex, RwLock};
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
@@ -66,6 +66,50 @@ pub(crate) struct DynamicResources {
     client: Arc<dyn ClusterClient>,
     features: AllocatorFeatures,
     cel: CelSelectors,
+    /// Selector results by expression and device, for the slices' generation they were
+    /// computed on (a device's attributes change only with its slice).
+    memo: RwLock<SelectorMemo>,
+}
+
+/// Expression → device (its address in the slice, stable while the generation holds) →
+/// result.
+#[derive(Default)]
+struct SelectorMemo {
+    generation: u64,
+    results: AHashMap<Arc<str>, AHashMap<usize, Result<bool, String>>>,
+}
+
+/// The CEL selectors through the memo: each expression runs once per device per slices'
+/// generation, however many pods and nodes ask.
+struct MemoSelectors<'a> {
+    cel: &'a CelSelectors,
+    memo: &'a RwLock<SelectorMemo>,
+    generation: u64,
+}
+
+impl SelectorEval for MemoSelectors<'_> {
+    fn matches(&self, expression: &str, driver: Sym, device: &Device) -> Result<bool, String> {
+        let at = device as *const Device as usize;
+        {
+            let m = self.memo.read();
+            if m.generation == self.generation
+                && let Some(r) = m.results.get(expression).and_then(|d| d.get(&at))
+            {
+                return r.clone();
+            }
+        }
+        let r = self.cel.matches(expression, driver, device);
+        let mut m = self.memo.write();
+        if m.generation != self.generation {
+            m.results.clear();
+            m.generation = self.generation;
+        }
+        m.results
+            .entry(Arc::from(expression))
+            .or_default()
+            .insert(at, r.clone());
+        r
+    }
 }
 
 impl DynamicResources {
@@ -79,6 +123,7 @@ impl DynamicResources {
             client,
             features,
             cel: CelSelectors::new(),
+            memo: RwLock::default(),
         }
     }
 
@@ -165,8 +210,8 @@ struct ClaimInfo {
 
 /// What the allocator reads in this cycle, taken once in PreFilter.
 struct AllocatorInputs {
-    allocated: AHashSet<DeviceId>,
-    slices: Vec<Arc<ResourceSlice>>,
+    allocated: AllocatedDevices,
+    slices: Arc<SliceIndex>,
 }
 
 /// The cycle's state (kube's `stateData`).
@@ -319,7 +364,7 @@ impl DynamicResources {
             .any(|c| c.to_allocate)
             .then(|| AllocatorInputs {
                 allocated: self.dra.allocated_devices(),
-                slices: self.dra.slices(),
+                slices: self.dra.slice_index(),
             });
         let n = infos.len();
         Ok(DraState {
@@ -363,12 +408,19 @@ impl FilterPlugin for DynamicResources {
                 .map(|c| &*c.claim)
                 .collect();
             let classes = |name: &str| self.dra.class(name);
+            let slices = inputs.slices.for_node(n.name);
+            let selectors = MemoSelectors {
+                cel: &self.cel,
+                memo: &self.memo,
+                generation: inputs.slices.generation,
+            };
             let a = Allocator {
                 features: self.features,
                 allocated: &inputs.allocated,
                 classes: &classes,
-                slices: &inputs.slices,
-                selectors: &self.cel,
+                slices: &slices,
+                all_slices: &inputs.slices.all,
+                selectors: &selectors,
             };
             match a.allocate(n, &to_allocate) {
                 Ok(Some(r)) if r.len() == to_allocate.len() => {

@@ -58,9 +58,12 @@ fn slice_reaches(node: &Node, s: &ResourceSlice) -> bool {
     }
 }
 
-/// kube's `GatherPools` for `node`.
+/// kube's `GatherPools` for `node`. `slices` may leave out slices of other nodes (a
+/// [`crate::framework::dra_manager::SliceIndex`]'s candidates); `all` is every slice, which
+/// only a pool missing some of its slices here is checked against.
 pub(crate) fn gather_pools(
     slices: &[Arc<ResourceSlice>],
+    all: &[Arc<ResourceSlice>],
     node: &Node,
     features: AllocatorFeatures,
 ) -> Vec<Pool> {
@@ -85,21 +88,21 @@ pub(crate) fn gather_pools(
         }
         // Some slices of the pool do not reach the node: are the others there (complete),
         // or is a newer generation being published (obsolete)?
-        let mut all = Vec::new();
+        let mut same = Vec::new();
         let mut obsolete = false;
-        for s in slices.iter().filter(|s| s.driver == id.0 && s.pool == id.1) {
+        for s in all.iter().filter(|s| s.driver == id.0 && s.pool == id.1) {
             if s.pool_generation > generation {
                 obsolete = true;
                 break;
             }
             if s.pool_generation == generation {
-                all.push(s.clone());
+                same.push(s.clone());
             }
         }
         if obsolete {
             continue;
         }
-        if all.len() as i64 != count {
+        if same.len() as i64 != count {
             out.push(Pool {
                 id,
                 incomplete: true,
@@ -110,7 +113,7 @@ pub(crate) fn gather_pools(
             });
             continue;
         }
-        out.push(build_pool(id, for_pool, features, Some(all)));
+        out.push(build_pool(id, for_pool, features, Some(same)));
     }
     out
 }
@@ -152,10 +155,14 @@ fn build_pool(
     } else {
         (Vec::new(), slices.clone())
     };
-    let mut names = BTreeSet::new();
-    for d in device_slices.iter().flat_map(|s| &s.devices) {
-        if !names.insert(d.name.clone()) {
-            return invalid(id, format!("duplicate device name {}", d.name));
+    // One slice never names a device twice (its conversion refuses that), so only a pool of
+    // several device slices needs the check.
+    if device_slices.len() > 1 {
+        let mut names = BTreeSet::new();
+        for d in device_slices.iter().flat_map(|s| &s.devices) {
+            if !names.insert(d.name.clone()) {
+                return invalid(id, format!("duplicate device name {}", d.name));
+            }
         }
     }
     if !features.partitionable_devices {

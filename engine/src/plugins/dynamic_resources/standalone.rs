@@ -10,9 +10,10 @@ use super::allocator::{AllocError, Allocator};
 use super::cel::CelSelectors;
 use crate::api::Node;
 use crate::api::convert::ConvertError;
-use crate::api::dra::{self, DeviceClass, DeviceId, ResourceSlice};
+use crate::api::dra::{self, DeviceClass, ResourceSlice};
 use crate::features::Features;
-use ahash::{AHashMap, AHashSet};
+use crate::framework::dra_manager::AllocatedDevices;
+use ahash::AHashMap;
 use k8s_openapi::api::resource::v1 as k;
 use std::sync::Arc;
 
@@ -20,7 +21,7 @@ use std::sync::Arc;
 pub struct ClaimAllocator {
     classes: AHashMap<Arc<str>, Arc<DeviceClass>>,
     slices: Vec<Arc<ResourceSlice>>,
-    allocated: AHashSet<DeviceId>,
+    allocated: AllocatedDevices,
     features: AllocatorFeatures,
     cel: CelSelectors,
 }
@@ -41,7 +42,7 @@ impl ClaimAllocator {
         let mut out = ClaimAllocator {
             classes: AHashMap::new(),
             slices: Vec::new(),
-            allocated: AHashSet::new(),
+            allocated: AllocatedDevices::default(),
             features: AllocatorFeatures {
                 admin_access: features.dra_admin_access,
                 prioritized_list: features.dra_prioritized_list,
@@ -97,6 +98,7 @@ impl ClaimAllocator {
             allocated: &self.allocated,
             classes: &classes,
             slices: &self.slices,
+            all_slices: &self.slices,
             selectors: &self.cel,
         };
         let result = match a.allocate(node, &[&v]) {
