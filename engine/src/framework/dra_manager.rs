@@ -408,7 +408,11 @@ mod tests {
                 {"request": "r", "driver": "d", "pool": "p", "device": device}]}}}))
         };
         let held = |m: &DraManager| {
-            let mut v: Vec<String> = m.allocated_devices().iter().map(|d| d.to_string()).collect();
+            let mut v: Vec<String> = m
+                .allocated_devices()
+                .iter()
+                .map(|d| d.to_string())
+                .collect();
             v.sort();
             v
         };
@@ -434,7 +438,11 @@ mod tests {
             .allocation
             .unwrap();
         m.signal_pending_allocation("u".into(), Arc::new(a));
-        assert_eq!(held(&m), ["d/p/y"], "an in-flight allocation holds its devices");
+        assert_eq!(
+            held(&m),
+            ["d/p/y"],
+            "an in-flight allocation holds its devices"
+        );
         assert!(m.remove_pending_allocation("u"));
         assert!(held(&m).is_empty());
     }

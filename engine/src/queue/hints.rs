@@ -177,12 +177,18 @@ impl SchedulingQueue {
                 if except == Some(&key) {
                     continue;
                 }
-                let Some(q) = self.gated.remove(&key) else {
+                // Judged on a copy: a pod the hint skips stays where it is, so the pod's own
+                // update (on another thread) always finds it there. One that may move is
+                // taken out only then; if its own update took it first, it is gone here.
+                let Some(q) = self.gated.get(&key) else {
                     continue;
                 };
-                match self.worth_requeuing(&q, event, old, new) {
-                    Strategy::Skip => self.gated.insert(q),
-                    s => self.requeue_with(inner, q, s, &event.label(), now),
+                let s = self.worth_requeuing(&q, event, old, new);
+                if s == Strategy::Skip {
+                    continue;
+                }
+                if let Some(q) = self.gated.remove(&key) {
+                    self.requeue_with(inner, q, s, &event.label(), now);
                 }
             }
         }
