@@ -65,6 +65,9 @@ impl DraManager {
         let name = |m: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta| {
             Arc::<str>::from(m.name.as_deref().unwrap_or(""))
         };
+        // A DeviceClass stored in v1beta2 (the same fields) is read as v1.
+        let (old_v1, new_v1) = (as_v1_class(old), as_v1_class(new));
+        let (old, new) = (old_v1.as_ref().or(old), new_v1.as_ref().or(new));
         let ok = match resource {
             EventResource::DeviceClass => apply_kind(
                 old,
@@ -173,6 +176,16 @@ impl SliceIndex {
             std::borrow::Cow::Owned(v)
         }
     }
+}
+
+/// A v1beta2 DeviceClass as the v1 object (their fields are the same); `None` for anything
+/// else.
+fn as_v1_class(o: Option<&ApiObject>) -> Option<ApiObject> {
+    let c = o?.downcast_ref::<k8s_openapi::api::resource::v1beta2::DeviceClass>()?;
+    let mut v = serde_json::to_value(c).ok()?;
+    v["apiVersion"] = serde_json::Value::from("resource.k8s.io/v1");
+    let v1: k::DeviceClass = serde_json::from_value(v).ok()?;
+    Some(ApiObject(Arc::new(v1)))
 }
 
 /// One event of kind `T`: the new object converted and stored under its key, or the old
@@ -445,6 +458,21 @@ mod tests {
         );
         assert!(m.remove_pending_allocation("u"));
         assert!(held(&m).is_empty());
+    }
+
+    #[test]
+    fn a_v1beta2_device_class_is_read_as_v1() {
+        let m = DraManager::default();
+        let class = obj::<k8s_openapi::api::resource::v1beta2::DeviceClass>(json!({
+            "metadata": {"name": "shared"},
+            "spec": {"selectors": [{"cel": {"expression": "device.driver == \"d\""}}]}
+        }));
+        m.apply(EventResource::DeviceClass, None, Some(&class));
+        let c = m.class("shared").expect("stored");
+        assert_eq!(c.selectors.len(), 1);
+        assert_eq!(m.rejected(), 0);
+        m.apply(EventResource::DeviceClass, Some(&class), None);
+        assert!(m.class("shared").is_none());
     }
 
     #[test]

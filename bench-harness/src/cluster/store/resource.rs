@@ -40,8 +40,8 @@ fn validate_taint_rule(obj: &Value) -> Vec<(String, String)> {
 fn extended_resource(obj: &Value) -> Option<String> {
     check::at(obj, "spec.extendedResourceName")?;
     Some(
-        "DeviceClass spec.extendedResourceName (extended resources backed by devices; DRA is \
-         out of scope)"
+        "DeviceClass spec.extendedResourceName (extended resources backed by DRA devices are not \
+         modelled yet)"
             .into(),
     )
 }
@@ -176,10 +176,18 @@ pub static DEVICE_CLASS: Kind = Kind {
     ..dra_kind(
         "DeviceClass",
         "deviceclasses.resource.k8s.io",
-        &[Version {
-            version: "v1",
-            decode: decode::<resource::DeviceClass>,
-        }],
+        &[
+            Version {
+                version: "v1",
+                decode: decode::<resource::DeviceClass>,
+            },
+            // Served as kube v1.37.2 serves it (scheduler_perf's consumable-capacity and
+            // extended-resource classes are written in v1beta2); the scheduler reads v1.
+            Version {
+                version: "v1beta2",
+                decode: decode::<k8s_openapi::api::resource::v1beta2::DeviceClass>,
+            },
+        ],
         false,
     )
 };
