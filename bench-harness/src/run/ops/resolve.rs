@@ -47,7 +47,7 @@ const UNSUPPORTED_OPS: &[(&str, &str)] = &[
     ),
     (
         "createResourceClaims",
-        "not modelled yet (claims from createAny are)",
+        "this DRA op is not modelled yet (claims from createAny are)",
     ),
     (
         "updateDeviceConditions",
