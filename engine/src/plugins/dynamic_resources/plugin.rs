@@ -492,6 +492,12 @@ impl ScorePlugin for DynamicResources {
     fn default_normalize(&self) -> Option<bool> {
         Some(false)
     }
+
+    /// kube's `NormalizeScore`: `DefaultNormalizeScore(MaxNodeScore, false)`.
+    fn normalize_score(&self, _: &CycleState, _: &Pod, scores: &mut [i64]) -> Status {
+        crate::plugins::helper::default_normalize_score(scores, false);
+        Status::success()
+    }
 }
 
 /// kube's `computeScore`: for each claim, `8 - i` for the `i`-th subrequest of a
