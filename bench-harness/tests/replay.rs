@@ -527,3 +527,19 @@ fn group_preemption_victims_other_than_tidegates_are_a_disagreement() {
         r.disagreements
     );
 }
+
+/// DRA records of kube v1.37.2 (kube-reference's `dra` lines: the DeviceClasses, slices and
+/// claims each attempt read, and the in-flight allocations): FirstAvailable/fast, whose
+/// pods fall back to their second subrequest (DynamicResources scores it 7 raw, 100 once
+/// normalized, as kube's weight-2 total of 200 says); SchedulingWithResourceClaim/fast,
+/// where pods sharing a claim wait while its allocation is in flight.
+#[test]
+fn kubes_dra_decisions_replay_with_the_same_scores_and_waits() {
+    let r = replay(&fixture("dra_FirstAvailable_fast.jsonl"), None).unwrap();
+    assert_eq!((r.decisions, r.top_checked), (10, 10));
+    assert!(r.disagreements.is_empty(), "{:?}", r.disagreements);
+    let r = replay(&fixture("dra_SchedulingWithResourceClaim_fast.jsonl"), None).unwrap();
+    assert_eq!(r.decisions, 13);
+    assert_eq!(r.fit_errors, 3, "pods waiting for a claim in flight");
+    assert!(r.disagreements.is_empty(), "{:?}", r.disagreements);
+}
