@@ -11,6 +11,15 @@ use tidegate_engine::api::dra::{self, Allocation, ResourceClaim};
 /// kube's `resourceapi.Finalizer`: set by the scheduler on a claim it allocates.
 pub const CLAIM_FINALIZER: &str = "resource.kubernetes.io/delete-protection";
 
+/// Whether the claim carries the scheduler's finalizer.
+fn has_finalizer(c: &resource::ResourceClaim) -> bool {
+    c.metadata
+        .finalizers
+        .iter()
+        .flatten()
+        .any(|f| f == CLAIM_FINALIZER)
+}
+
 impl Store {
     /// The stored claim `namespace/name` as the API's type.
     pub fn resource_claim(
@@ -38,45 +47,32 @@ impl Store {
         key: &PodKey,
         statuses: Vec<(String, Option<String>)>,
     ) -> bool {
-        let mut st = self.state.lock();
-        let Some(rec) = st.pod(key) else {
-            return false;
-        };
-        if rec.terminating {
-            return false;
-        }
-        let mut obj = (*rec.obj).clone();
-        st.rv += 1;
-        let rv = st.rv;
-        obj.metadata.resource_version = Some(rv.to_string());
-        obj.status
-            .get_or_insert_with(Default::default)
-            .resource_claim_statuses = Some(
-            statuses
-                .iter()
-                .map(|(name, claim)| corev1::PodResourceClaimStatus {
-                    name: name.clone(),
-                    resource_claim_name: claim.clone(),
-                })
-                .collect(),
-        );
-        let (rec, _) = st.pod_mut(key).expect("found above");
-        let old = rec.pod.clone();
-        let mut new = (*old).clone();
-        new.resource_claim_statuses = (!statuses.is_empty()).then(|| {
-            statuses
-                .into_iter()
-                .map(|(n, c)| (Arc::<str>::from(n), c.map(Arc::<str>::from)))
-                .collect()
-        });
-        new.resource_version = rv;
-        let new = Arc::new(new);
-        rec.obj = Arc::new(obj);
-        rec.pod = new.clone();
-        if let Some(s) = self.sched() {
-            s.on_pod_update(&old, new);
-        }
-        true
+        self.patch_pod_status(
+            key,
+            |rec| rec.terminating,
+            |status, p| {
+                status.resource_claim_statuses = Some(
+                    statuses
+                        .iter()
+                        .map(|(name, claim)| corev1::PodResourceClaimStatus {
+                            name: name.clone(),
+                            resource_claim_name: claim.clone(),
+                        })
+                        .collect(),
+                );
+                p.resource_claim_statuses = (!statuses.is_empty()).then(|| {
+                    statuses
+                        .iter()
+                        .map(|(n, c)| {
+                            (
+                                Arc::<str>::from(n.as_str()),
+                                c.as_deref().map(Arc::<str>::from),
+                            )
+                        })
+                        .collect()
+                });
+            },
+        )
     }
 
     /// kube's `bindClaim`: with an allocation, the finalizer first (an update of the claim),
@@ -153,12 +149,7 @@ impl Store {
         if unused {
             status.reserved_for = None;
         }
-        let finalizer = c
-            .metadata
-            .finalizers
-            .iter()
-            .flatten()
-            .any(|f| f == CLAIM_FINALIZER);
+        let finalizer = has_finalizer(&c);
         let deallocate = deallocate_when_unused && unused && finalizer;
         if deallocate {
             c.status.get_or_insert_with(Default::default).allocation = None;
@@ -194,13 +185,7 @@ impl Store {
         let Some(c) = self.resource_claim(ns, name) else {
             return Ok(());
         };
-        let finalizer = c
-            .metadata
-            .finalizers
-            .iter()
-            .flatten()
-            .any(|f| f == CLAIM_FINALIZER);
-        if !finalizer {
+        if !has_finalizer(&c) {
             return Ok(());
         }
         if c.status.as_ref().is_some_and(|s| s.allocation.is_some()) {

@@ -4,6 +4,43 @@
 
 use super::*;
 
+impl Store {
+    /// A write to a pod's `/status` (kube's status patches): unless `skip` says the pod
+    /// takes no such write, `edit` changes the object's status and the converted pod alike,
+    /// the resourceVersion moves on, and the informer's update reaches the scheduler. False
+    /// when the pod is gone or skipped.
+    pub(super) fn patch_pod_status(
+        &self,
+        key: &PodKey,
+        skip: impl FnOnce(&PodRec) -> bool,
+        edit: impl FnOnce(&mut corev1::PodStatus, &mut Pod),
+    ) -> bool {
+        let mut st = self.state.lock();
+        let Some(rec) = st.pod(key) else {
+            return false;
+        };
+        if skip(rec) {
+            return false;
+        }
+        st.rv += 1;
+        let rv = st.rv;
+        let (rec, _) = st.pod_mut(key).expect("found above");
+        let mut obj = (*rec.obj).clone();
+        obj.metadata.resource_version = Some(rv.to_string());
+        let old = rec.pod.clone();
+        let mut new = (*old).clone();
+        edit(obj.status.get_or_insert_with(Default::default), &mut new);
+        new.resource_version = rv;
+        let new = Arc::new(new);
+        rec.obj = Arc::new(obj);
+        rec.pod = new.clone();
+        if let Some(s) = self.sched() {
+            s.on_pod_update(&old, new);
+        }
+        true
+    }
+}
+
 impl ClusterClient for Store {
     fn bind(&self, pod: &Pod, node: Sym) -> Result<(), String> {
         let node_name = node.to_string_lossy();
@@ -190,31 +227,14 @@ impl ClusterClient for Store {
     /// reaches the scheduler, whose nominator follows it (kube's `UpdateNominatedPod`). A later
     /// status write without it (updateAny's status PUT) then drops the nomination, as in kube.
     fn set_nominated_node_name(&self, pod: &Pod, node: Option<Sym>) {
-        let mut st = self.state.lock();
-        let Some(rec) = st.pod(&pod.key) else {
-            return;
-        };
-        if rec.node.is_some() || rec.terminating || rec.pod.nominated_node_name == node {
-            return;
-        }
-        let mut obj = (*rec.obj).clone();
-        st.rv += 1;
-        let rv = st.rv;
-        obj.metadata.resource_version = Some(rv.to_string());
-        obj.status
-            .get_or_insert_with(Default::default)
-            .nominated_node_name = node.map(|n| n.to_string());
-        let (rec, _) = st.pod_mut(&pod.key).expect("found above");
-        let old = rec.pod.clone();
-        let mut new = (*old).clone();
-        new.nominated_node_name = node;
-        new.resource_version = rv;
-        let new = Arc::new(new);
-        rec.obj = Arc::new(obj);
-        rec.pod = new.clone();
-        if let Some(s) = self.sched() {
-            s.on_pod_update(&old, new);
-        }
+        self.patch_pod_status(
+            &pod.key,
+            |rec| rec.node.is_some() || rec.terminating || rec.pod.nominated_node_name == node,
+            |status, p| {
+                status.nominated_node_name = node.map(|n| n.to_string());
+                p.nominated_node_name = node;
+            },
+        );
     }
 
     /// Preemption's victims: deleted as the API server would (finalizers honoured), with the
