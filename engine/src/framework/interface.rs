@@ -415,6 +415,13 @@ pub trait ScorePlugin: Plugin {
     fn scores_from_rows(&self, _state: &CycleState) -> bool {
         false
     }
+    /// True when, in this cycle, every node's score is 0 after [`ScorePlugin::normalize_score`]
+    /// too (DynamicResources for a pod without a `firstAvailable` claim). The cycle then
+    /// leaves the plugin out of Score: kube runs it, but a column of zeros changes no total.
+    /// Default: false.
+    fn scores_nothing(&self, _state: &CycleState) -> bool {
+        false
+    }
     /// Whether [`ScorePlugin::normalize_score`] does anything (kube's ScoreExtensions != nil).
     fn has_normalize(&self) -> bool {
         false

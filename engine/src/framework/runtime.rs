@@ -952,14 +952,17 @@ impl Framework {
         status
     }
 
-    /// Score plugins that run for this pod, with weights.
+    /// Score plugins that run for this pod, with weights: less those PreScore skipped and those
+    /// that score every node 0 in this cycle ([`ScorePlugin::scores_nothing`]).
     pub(crate) fn active_score_plugins(
         &self,
         state: &CycleState,
     ) -> Vec<(Arc<dyn ScorePlugin>, i64)> {
         self.score
             .iter()
-            .filter(|(p, _)| !state.skip_score_plugins.contains(&p.name()))
+            .filter(|(p, _)| {
+                !state.skip_score_plugins.contains(&p.name()) && !p.scores_nothing(state)
+            })
             .cloned()
             .collect()
     }

@@ -125,9 +125,15 @@ impl GatedPods {
         Some(q)
     }
 
+    /// Whether any pod is gated by a plugin other than SchedulingGates (so that events may
+    /// move it); a relaxed read, re-checked under the index's lock by [`Self::gated_by`].
+    pub(crate) fn any_event_gated(&self) -> bool {
+        self.event_gated_len.load(Ordering::Relaxed) != 0
+    }
+
     /// The pods gated by `plugin` (a plugin other than SchedulingGates), sorted.
     pub(crate) fn gated_by(&self, plugin: &str) -> Vec<PodKey> {
-        if self.event_gated_len.load(Ordering::Relaxed) == 0 {
+        if !self.any_event_gated() {
             return Vec::new();
         }
         let mut v: Vec<PodKey> = self

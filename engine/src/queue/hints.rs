@@ -170,6 +170,9 @@ impl SchedulingQueue {
         new: &EventObject,
         except: Option<&PodKey>,
     ) {
+        if !self.gated.any_event_gated() {
+            return;
+        }
         let plugins: Vec<&'static str> = self.plugins_registered_for(event).collect();
         let now = self.clock.now();
         for p in plugins {

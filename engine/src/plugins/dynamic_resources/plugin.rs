@@ -69,6 +69,9 @@ pub(crate) struct DynamicResources {
     /// Selector results by expression and device, for the slices' generation they were
     /// computed on (a device's attributes change only with its slice).
     memo: RwLock<SelectorMemo>,
+    /// The state of every pod without claims (kube writes an empty `stateData` for them).
+    /// Shared: with no claims, no extension point locks or fills its fields.
+    no_claims: Arc<DraState>,
 }
 
 /// Expression → device (its address in the slice, stable while the generation holds) →
@@ -124,6 +127,7 @@ impl DynamicResources {
             features,
             cel: CelSelectors::new(),
             memo: RwLock::default(),
+            no_claims: Arc::new(DraState::default()),
         }
     }
 
@@ -289,7 +293,7 @@ impl PreFilterPlugin for DynamicResources {
         _: &Snapshot,
     ) -> (Option<PreFilterResult>, Status) {
         if pod.spec.resource_claims.is_empty() {
-            cs.write(STATE_KEY, Arc::new(DraState::default()));
+            cs.write(STATE_KEY, self.no_claims.clone());
             return (None, Status::skip());
         }
         let claims = match self.pod_claims(pod) {
@@ -467,10 +471,7 @@ impl ScorePlugin for DynamicResources {
         _: &[NodeRow],
         scores: &mut [i64],
     ) -> Result<(), Status> {
-        if self
-            .state(cs)
-            .is_none_or(|s| !s.prioritized || !self.features.prioritized_list)
-        {
+        if self.scores_nothing(cs) {
             scores.fill(0);
             return Ok(());
         }
@@ -481,6 +482,12 @@ impl ScorePlugin for DynamicResources {
     }
 
     fn scores_from_rows(&self, cs: &CycleState) -> bool {
+        self.scores_nothing(cs)
+    }
+
+    /// Every node scores 0 (and normalizes to 0) unless a claim has a `firstAvailable`
+    /// request and DRAPrioritizedList is on.
+    fn scores_nothing(&self, cs: &CycleState) -> bool {
         self.state(cs)
             .is_none_or(|s| !s.prioritized || !self.features.prioritized_list)
     }
