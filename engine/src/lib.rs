@@ -113,6 +113,8 @@ pub use cache::Cache;
 pub use framework::runtime::{Framework, FrameworkError, PluginSet, Plugins, Profile};
 /// The structured allocator outside a scheduling cycle (harnesses' `allocResourceClaims`).
 pub use plugins::dynamic_resources::standalone::ClaimAllocator;
+/// kube's API-server validation of a DRA CEL selector.
+pub use plugins::dynamic_resources::standalone::{SelectorError, validate_cel_selector};
 pub use queue::nominator::Nominator;
 pub use queue::{PendingCounts, QueueConfig, QueueDump, QueueError, QueuedEntity, SchedulingQueue};
 pub use scheduler::{Scheduler, SchedulerConfig, SchedulerStats};

@@ -11,6 +11,7 @@
 //! or is written; then each runs against a fresh object store and scheduler.
 
 pub mod collect;
+pub(crate) mod device_classes;
 pub mod execute;
 pub(crate) mod faults;
 pub mod flame;

@@ -122,7 +122,9 @@ pub(crate) fn plan<'c>(
         op.plan(i, &mut prepared, &mut unsupported)?;
     }
     // Bad input kube would accept and then hang on comes before a reason to skip.
-    crate::run::pod_groups::check(cfg, &ops, &prepared, &gates_of(tc, wl))?;
+    let census_gates = gates_of(tc, wl);
+    crate::run::pod_groups::check(cfg, &ops, &prepared, &census_gates)?;
+    crate::run::device_classes::check(&ops, &prepared, &census_gates)?;
     Ok(match unsupported {
         Some(u) => Err(u),
         None => Ok(Plan {

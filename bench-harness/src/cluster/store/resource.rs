@@ -26,7 +26,115 @@ fn validate_slice(obj: &Value) -> Vec<(String, String)> {
         ],
         &mut errs,
     );
+    if errs.is_empty() && slice_needs(obj).is_none() {
+        errs.extend(convert_slice(obj));
+    }
     errs
+}
+
+/// The engine's conversion of a v1 slice (kube's field checks: duplicate device names,
+/// quantities, counters), and devices that consume more of a counter than their slice's
+/// counter set holds: such a device could never be allocated.
+fn convert_slice(obj: &Value) -> Option<(String, String)> {
+    let typed: resource::ResourceSlice = serde_json::from_value(obj.clone()).ok()?;
+    let slice = match tidegate_engine::api::dra::resource_slice(&typed) {
+        Ok(s) => s,
+        Err(e) if e.detail == "Duplicate value" => {
+            return Some((e.field, format!("Duplicate value: {:?}", e.value)));
+        }
+        Err(e) => {
+            return Some((
+                e.field,
+                format!("Invalid value: {:?}: {}", e.value, e.detail),
+            ));
+        }
+    };
+    // The quantities as written, for the message.
+    let written = |path: String| {
+        obj.pointer(&path)
+            .and_then(Value::as_str)
+            .unwrap_or("0")
+            .to_string()
+    };
+    for (i, d) in slice.devices.iter().enumerate() {
+        for (j, c) in d.consumes_counters.iter().enumerate() {
+            let Some(set) = slice.shared_counters.get(&c.counter_set) else {
+                continue;
+            };
+            // The set's index as written (the map above is sorted by name).
+            let s = items(obj, "spec.sharedCounters")
+                .position(|x| x.get("name").and_then(Value::as_str) == Some(&c.counter_set))
+                .unwrap_or(0);
+            for (name, want) in &c.counters {
+                if set.get(name).is_none_or(|have| want > have) {
+                    return Some((
+                        format!("spec.devices[{i}].consumesCounters[{j}].counters[{name}]"),
+                        format!(
+                            "Invalid value: {:?}: more than counter set {:?} holds ({}): the \
+                             device could never be allocated",
+                            written(format!(
+                                "/spec/devices/{i}/consumesCounters/{j}/counters/{name}/value"
+                            )),
+                            c.counter_set,
+                            written(format!("/spec/sharedCounters/{s}/counters/{name}/value")),
+                        ),
+                    ));
+                }
+            }
+        }
+    }
+    None
+}
+
+/// kube's `validateCELExpression` for every selector in the array at `path`.
+fn check_selectors(obj: &Value, path: &str, errs: &mut Vec<(String, String)>) {
+    for (i, sel) in items(obj, path).enumerate() {
+        let Some(expr) = check::at(sel, "cel.expression").and_then(Value::as_str) else {
+            continue;
+        };
+        if let Err(e) = tidegate_engine::validate_cel_selector(expr) {
+            errs.push((format!("{path}[{i}].cel.expression"), e.message(expr)));
+        }
+    }
+}
+
+fn validate_class(obj: &Value) -> Vec<(String, String)> {
+    let mut errs = Vec::new();
+    check_selectors(obj, "spec.selectors", &mut errs);
+    errs
+}
+
+/// A claim spec's request selectors (`spec` is where the spec sits: `spec`, or `spec.spec`
+/// in a template).
+fn check_claim_spec(obj: &Value, spec: &str) -> Vec<(String, String)> {
+    let mut errs = Vec::new();
+    let path = format!("{spec}.devices.requests");
+    for (i, r) in items(obj, &path).enumerate() {
+        let mut here = Vec::new();
+        check_selectors(r, "exactly.selectors", &mut here);
+        for (k, sub) in items(r, "firstAvailable").enumerate() {
+            let mut in_sub = Vec::new();
+            check_selectors(sub, "selectors", &mut in_sub);
+            here.extend(
+                in_sub
+                    .into_iter()
+                    .map(|(f, m)| (format!("firstAvailable[{k}].{f}"), m)),
+            );
+        }
+        errs.extend(
+            here.into_iter()
+                .map(|(f, m)| (format!("{path}[{i}].{f}"), m)),
+        );
+    }
+    errs
+}
+
+fn validate_claim(obj: &Value) -> Vec<(String, String)> {
+    check_claim_spec(obj, "spec")
+}
+
+fn validate_claim_template(obj: &Value) -> Vec<(String, String)> {
+    check_claim_spec(obj, "spec.spec")
 }
 
 fn validate_taint_rule(obj: &Value) -> Vec<(String, String)> {
@@ -171,6 +279,7 @@ const fn dra_kind(
 }
 
 pub static DEVICE_CLASS: Kind = Kind {
+    validate: validate_class,
     needs_plugin: extended_resource,
     event: Some(EventResource::DeviceClass),
     ..dra_kind(
@@ -213,6 +322,7 @@ pub static RESOURCE_SLICE: Kind = Kind {
 
 pub static RESOURCE_CLAIM: Kind = Kind {
     status: true,
+    validate: validate_claim,
     needs_plugin: claim_needs,
     immutable: &["spec"],
     event: Some(EventResource::ResourceClaim),
@@ -233,6 +343,7 @@ pub static RESOURCE_CLAIM: Kind = Kind {
 
 pub static RESOURCE_CLAIM_TEMPLATE: Kind = Kind {
     immutable: &["spec"],
+    validate: validate_claim_template,
     needs_plugin: claim_template_needs,
     ..dra_kind(
         "ResourceClaimTemplate",

@@ -24,8 +24,9 @@
 //! program, or the compile error, for every later evaluation. A result that is not a bool is
 //! an error, as in kube.
 //!
-//! Not modelled yet: kube's runtime cost limit (1,000,000 per evaluation; expressions that
-//! loop over lists can be stopped by it), and kube's static type check (a type error shows
+//! kube's cost limit (1,000,000) is enforced where kube's API server enforces it first, on the
+//! worst-case estimate of a stored selector ([`super::cel_cost`], `validate_cel_selector`);
+//! an expression within it cannot exceed it at run time. Not modelled yet: kube's static type check (a type error shows
 //! when the branch runs, not at compile time); the rest of kube's libraries (sets, regex
 //! `find`, two-variable comprehensions, URL/IP/CIDR).
 

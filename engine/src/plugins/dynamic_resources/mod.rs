@@ -6,10 +6,12 @@
 //! - [`allocator`]: the structured allocator's search (stable variant), with device
 //!   selectors behind [`allocator::SelectorEval`];
 //! - [`cel`]: the selectors in CEL (kube's DRA environment; each expression compiled once);
+//! - [`cel_cost`]: the worst-case cost kube's API server limits a stored selector to;
 //! - [`standalone`]: the allocator outside a cycle, for harnesses (`allocResourceClaims`).
 
 pub(crate) mod allocator;
 pub(crate) mod cel;
+pub(crate) mod cel_cost;
 pub(crate) mod plugin;
 pub(crate) mod pools;
 pub(crate) mod standalone;

@@ -114,3 +114,45 @@ impl ClaimAllocator {
         Ok(Some(dra::allocation_to_api(&result)))
     }
 }
+
+/// Why kube's API server refuses a DRA CEL selector (`validateCELExpression`, v1.37.2).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SelectorError {
+    /// Longer than `CELSelectorExpressionMaxLength` bytes.
+    TooLong,
+    /// Does not compile in the DRA environment (the compiler's message).
+    Invalid(String),
+    /// Its worst-case cost exceeds `CELSelectorExpressionMaxCost` (`cel_cost`).
+    TooComplex,
+}
+
+impl SelectorError {
+    /// kube's field error for `expression`, the text after `<field path>: `.
+    pub fn message(&self, expression: &str) -> String {
+        match self {
+            SelectorError::TooLong => format!(
+                "Too long: may not be more than {} bytes",
+                super::cel_cost::CEL_SELECTOR_MAX_LENGTH
+            ),
+            SelectorError::Invalid(detail) => format!("Invalid value: {expression:?}: {detail}"),
+            SelectorError::TooComplex => "Forbidden: too complex, exceeds cost limit".into(),
+        }
+    }
+}
+
+/// kube's validation of a stored DRA CEL selector (a DeviceClass's or a claim request's
+/// `cel.expression`): its length, that it compiles, and its worst-case cost.
+pub fn validate_cel_selector(expression: &str) -> Result<(), SelectorError> {
+    static CEL: std::sync::LazyLock<CelSelectors> = std::sync::LazyLock::new(CelSelectors::new);
+    if expression.len() > super::cel_cost::CEL_SELECTOR_MAX_LENGTH {
+        return Err(SelectorError::TooLong);
+    }
+    // cel's message goes on to draw the source and a caret on further lines; one line here.
+    let program = CEL.compile(expression).map_err(|e| {
+        SelectorError::Invalid(e.lines().next().unwrap_or_default().trim_end().to_string())
+    })?;
+    if super::cel_cost::estimate(program.expression()) > super::cel_cost::CEL_SELECTOR_MAX_COST {
+        return Err(SelectorError::TooComplex);
+    }
+    Ok(())
+}
