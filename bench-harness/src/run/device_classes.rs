@@ -58,21 +58,17 @@ pub(crate) fn check(
                 _ => continue,
             };
             for (field, class) in class_refs(&r.json, spec) {
-                if !named.contains_key(&class) {
+                if let std::collections::btree_map::Entry::Vacant(v) = named.entry(class) {
                     let claim = r
                         .json
                         .pointer("/metadata/name")
                         .and_then(Value::as_str)
-                        .unwrap_or("")
-                        .to_string();
-                    named.insert(
-                        class,
-                        Reference {
-                            field,
-                            claim: format!("{} {claim:?}", r.kind()),
-                            rendered: r.clone(),
-                        },
-                    );
+                        .unwrap_or("");
+                    v.insert(Reference {
+                        field,
+                        claim: format!("{} {claim:?}", r.kind()),
+                        rendered: r.clone(),
+                    });
                 }
             }
         }
