@@ -5,12 +5,14 @@
 //! not when it is stored), and kube's DynamicResources plugin then keeps every pod that uses
 //! it pending as unresolvable (`request <name>: device class <class> does not exist`), so
 //! scheduler_perf's `createPods` waits for them until its timeout. When the workload's
-//! DynamicResourceAllocation gate is on, every object the `createAny` ops create is rendered
+//! DynamicResourceAllocation gate is on, every object the `createAny` ops create is rendered,
 //! and each request's `deviceClassName` (under `exactly`, or each `firstAvailable`
-//! subrequest) of a ResourceClaim or ResourceClaimTemplate must name a class some op creates
-//! (before or after it: a class created later lets the pods go on). The error is one line at
-//! the template's file, line and column of the field. A class written with `generateName`
-//! only (its name unknown before it exists) turns the check off.
+//! subrequest) of a ResourceClaim or ResourceClaimTemplate that some pod uses must name a
+//! class some op creates (before or after it: a class created later lets the pods go on). A
+//! claim no pod names is stored and hurts nothing, as in kube. The error is one line at the
+//! template's file, line and column of the field. A class written with `generateName` only
+//! (its name unknown before it exists) turns the check off. The pods are read only when some
+//! claim names a missing class.
 
 use crate::error::InputError;
 use crate::run::ops::{Op, Prepared};
@@ -18,10 +20,11 @@ use crate::workload::manifest::{self, Rendered};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 
-/// A class some claim names: where first, and which claim.
+/// A class some claim names: where, and which claim (kind and name).
 struct Reference {
     field: String,
-    claim: String,
+    kind: String,
+    name: String,
     rendered: Rendered,
 }
 
@@ -35,7 +38,7 @@ pub(crate) fn check(
         return Ok(());
     }
     let mut classes = BTreeSet::new();
-    let mut named: BTreeMap<String, Reference> = BTreeMap::new();
+    let mut named: Vec<(String, Reference)> = Vec::new();
     for (i, op) in ops.iter().enumerate() {
         let Op::CreateAny(o) = op else {
             continue;
@@ -57,37 +60,82 @@ pub(crate) fn check(
                 "ResourceClaimTemplate" => "/spec/spec",
                 _ => continue,
             };
+            let name = r
+                .json
+                .pointer("/metadata/name")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string();
             for (field, class) in class_refs(&r.json, spec) {
-                if let std::collections::btree_map::Entry::Vacant(v) = named.entry(class) {
-                    let claim = r
-                        .json
-                        .pointer("/metadata/name")
-                        .and_then(Value::as_str)
-                        .unwrap_or("");
-                    v.insert(Reference {
+                named.push((
+                    class,
+                    Reference {
                         field,
-                        claim: format!("{} {claim:?}", r.kind()),
+                        kind: r.kind().to_string(),
+                        name: name.clone(),
                         rendered: r.clone(),
-                    });
-                }
+                    },
+                ));
             }
         }
     }
-    match named.iter().find(|(class, _)| !classes.contains(*class)) {
-        None => Ok(()),
-        Some((class, at)) => Err(InputError::new(
-            &at.rendered.file,
-            Some(manifest::position_of(&at.rendered, &at.field)),
-            &at.field,
-            format!(
-                "{} requests DeviceClass {class:?}, which no op of the workload creates: kube's \
-                 scheduler keeps the pods that use the claim pending (device class {class} does \
-                 not exist); kube's API server accepts this, but the workload would hang; \
-                 tidegate refuses it when planning",
-                at.claim
-            ),
-        )),
+    named.retain(|(class, _)| !classes.contains(class));
+    if named.is_empty() {
+        return Ok(());
     }
+    let used = claims_pods_use(ops, prepared)?;
+    let Some((class, at)) = named.iter().find(|(_, at)| used.contains(&at.name)) else {
+        return Ok(());
+    };
+    Err(InputError::new(
+        &at.rendered.file,
+        Some(manifest::position_of(&at.rendered, &at.field)),
+        &at.field,
+        format!(
+            "{} {:?} requests DeviceClass {class:?}, which no op of the workload creates: kube's \
+             scheduler keeps the pods that use the claim pending (device class {class} does not \
+             exist); kube's API server accepts this, but the workload would hang; tidegate \
+             refuses it when planning",
+            at.kind, at.name
+        ),
+    ))
+}
+
+/// The claim and claim-template names the pods of `createPods` and `createAny` name.
+fn claims_pods_use(ops: &[Op], prepared: &Prepared) -> Result<BTreeSet<String>, InputError> {
+    let mut used = BTreeSet::new();
+    for (i, op) in ops.iter().enumerate() {
+        match op {
+            Op::CreatePods(o) => {
+                let Some(src) = prepared.pods.get(&i) else {
+                    continue;
+                };
+                let n = if src.is_fixed() {
+                    o.count.min(1)
+                } else {
+                    o.count
+                };
+                for j in 0..n {
+                    used.extend(src.claim_refs(j, o.count, &o.template_params)?);
+                }
+            }
+            Op::CreateAny(o) => {
+                let Some(t) = prepared.templates.get(&i) else {
+                    continue;
+                };
+                for j in 0..o.count {
+                    let r = t.render(j, o.count, &o.template_params)?;
+                    if r.kind() == "Pod"
+                        && let Some(spec) = r.json.get("spec")
+                    {
+                        used.extend(manifest::claim_refs_of_spec(spec));
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(used)
 }
 
 /// Each request's class (field path, class name) in the claim spec at JSON pointer `spec`.

@@ -411,6 +411,26 @@ impl PodSource {
             .map(str::to_string))
     }
 
+    /// The ResourceClaims and ResourceClaimTemplates pod `index` names
+    /// (`spec.resourceClaims[].resourceClaimName` / `resourceClaimTemplateName`), read
+    /// without converting the pod (planning's census of device classes).
+    pub fn claim_refs(
+        &self,
+        index: usize,
+        count: usize,
+        params: &serde_json::Map<String, serde_json::Value>,
+    ) -> Result<Vec<String>, InputError> {
+        let json = match &self.fixed {
+            Some((p, _)) => serde_json::to_value(p.spec.as_ref()).unwrap_or_default(),
+            None => {
+                let t = self.template.as_ref().expect("template or fixed");
+                let r = t.render(index, count, params)?;
+                r.json.get("spec").cloned().unwrap_or_default()
+            }
+        };
+        Ok(claim_refs_of_spec(&json))
+    }
+
     /// Pod `index` as rendered (None for the default pod), for an error's position.
     pub fn rendered(
         &self,
@@ -430,6 +450,21 @@ pub fn position_of(r: &Rendered, path: &str) -> Pos {
 /// The position of the object itself.
 pub fn object_pos(r: &Rendered) -> Pos {
     pos_of(&r.tree)
+}
+
+/// The claim and claim-template names a pod spec (JSON) names.
+pub fn claim_refs_of_spec(spec: &serde_json::Value) -> Vec<String> {
+    spec.get("resourceClaims")
+        .and_then(|v| v.as_array())
+        .into_iter()
+        .flatten()
+        .flat_map(|c| {
+            ["resourceClaimName", "resourceClaimTemplateName"]
+                .into_iter()
+                .filter_map(move |k| c.get(k).and_then(|v| v.as_str()))
+        })
+        .map(str::to_string)
+        .collect()
 }
 
 #[cfg(test)]

@@ -21,12 +21,13 @@ use k8s_openapi::api::resource::v1 as k;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-/// A device in the cluster: `driver/pool/device` (kube's `DeviceID`).
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+/// A device in the cluster: `driver/pool/device` (kube's `DeviceID`). Interned: the
+/// allocator hashes and compares ids in its inner loops, as integers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct DeviceId {
     pub driver: Sym,
-    pub pool: Arc<str>,
-    pub device: Arc<str>,
+    pub pool: Sym,
+    pub device: Sym,
 }
 
 impl std::fmt::Display for DeviceId {
@@ -104,6 +105,8 @@ pub enum NodeSelection {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Device {
     pub name: Arc<str>,
+    /// `name`, interned (its [`DeviceId`]'s part).
+    pub name_sym: Sym,
     /// Qualified attribute name → value (module doc).
     pub attributes: BTreeMap<Arc<str>, AttributeValue>,
     /// Qualified capacity name → value.
@@ -122,6 +125,8 @@ pub struct ResourceSlice {
     pub name: Arc<str>,
     pub driver: Sym,
     pub pool: Arc<str>,
+    /// `pool`, interned (its devices' [`DeviceId`] part).
+    pub pool_sym: Sym,
     pub pool_generation: i64,
     pub pool_slice_count: i64,
     pub nodes: NodeSelection,
@@ -387,6 +392,7 @@ fn device(d: &k::Device, driver: &str, path: &str) -> Result<Device, ConvertErro
         .collect();
     Ok(Device {
         name: Arc::from(d.name.as_str()),
+        name_sym: Sym::new(&d.name),
         attributes,
         capacity,
         consumes_counters,
@@ -441,6 +447,7 @@ pub fn resource_slice(s: &k::ResourceSlice) -> Result<ResourceSlice, ConvertErro
         name: Arc::from(s.metadata.name.as_deref().unwrap_or("")),
         driver: Sym::new(driver),
         pool: Arc::from(spec.pool.name.as_str()),
+        pool_sym: Sym::new(&spec.pool.name),
         pool_generation: spec.pool.generation,
         pool_slice_count: spec.pool.resource_slice_count,
         nodes,
@@ -586,8 +593,8 @@ pub fn allocation(a: &k::AllocationResult) -> Result<Allocation, ConvertError> {
                 request: Arc::from(r.request.as_str()),
                 device: DeviceId {
                     driver: Sym::new(&r.driver),
-                    pool: Arc::from(r.pool.as_str()),
-                    device: Arc::from(r.device.as_str()),
+                    pool: Sym::new(&r.pool),
+                    device: Sym::new(&r.device),
                 },
                 admin_access: r.admin_access == Some(true),
                 share_id: r.share_id.as_deref().map(Arc::from),

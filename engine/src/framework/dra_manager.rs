@@ -276,7 +276,7 @@ impl DraManager {
             .values()
             .flat_map(|a| a.devices.iter())
             .filter(|d| !d.admin_access)
-            .map(|d| d.device.clone())
+            .map(|d| d.device)
             .collect();
         AllocatedDevices {
             held: self.held.read().clone(),
@@ -291,7 +291,7 @@ impl DraManager {
                 .into_iter()
                 .flat_map(|a| a.devices.iter())
                 .filter(|d| !d.admin_access)
-                .map(|d| d.device.clone())
+                .map(|d| d.device)
                 .collect()
         };
         let (gone, came) = (devices(old), devices(new));
@@ -441,8 +441,8 @@ mod tests {
         assert_eq!(snapshot.iter().count(), 1);
         assert!(snapshot.contains(&DeviceId {
             driver: Sym::new("d"),
-            pool: "p".into(),
-            device: "x".into()
+            pool: Sym::new("p"),
+            device: Sym::new("x"),
         }));
         m.apply(EventResource::ResourceClaim, Some(&y), Some(&free));
         assert!(held(&m).is_empty(), "deallocated: nothing held");

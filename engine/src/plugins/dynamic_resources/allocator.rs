@@ -369,8 +369,8 @@ impl Search<'_, '_> {
         Candidate {
             id: DeviceId {
                 driver: slice.driver,
-                pool: slice.pool.clone(),
-                device: slice.devices[index].name.clone(),
+                pool: slice.pool_sym,
+                device: slice.devices[index].name_sym,
             },
             slice: slice.clone(),
             index,
@@ -419,12 +419,12 @@ impl Search<'_, '_> {
     }
 
     fn selectable_cached(&mut self, key: RequestKey, c: &Candidate) -> Result<bool, String> {
-        if let Some(m) = self.matches.get(&(key, c.id.clone())) {
+        if let Some(m) = self.matches.get(&(key, c.id)) {
             return Ok(*m);
         }
         let data = &self.requests[&key];
         let m = self.selectable(key.0, data, c)?;
-        self.matches.insert((key, c.id.clone()), m);
+        self.matches.insert((key, c.id), m);
         Ok(m)
     }
 
@@ -603,7 +603,7 @@ impl Search<'_, '_> {
             }
             undo.constraints += 1;
         }
-        self.taking.entry(c.id.clone()).or_default().push(ci);
+        self.taking.entry(c.id).or_default().push(ci);
         self.result[ci].push((c.clone(), key));
         Ok(Some(undo))
     }
@@ -653,8 +653,8 @@ impl Search<'_, '_> {
                 for d in &s.devices {
                     let did = DeviceId {
                         driver: s.driver,
-                        pool: s.pool.clone(),
-                        device: d.name.clone(),
+                        pool: s.pool_sym,
+                        device: d.name_sym,
                     };
                     if !self.a.allocated.contains(&did) {
                         continue;
@@ -711,7 +711,7 @@ impl Search<'_, '_> {
                         let d = &self.requests[key];
                         AllocatedDevice {
                             request: d.alt.name.clone(),
-                            device: c.id.clone(),
+                            device: c.id,
                             admin_access: d.alt.admin_access,
                             share_id: None,
                             consumed_capacity: BTreeMap::new(),

@@ -45,6 +45,7 @@ fn node(name: &str) -> Node {
 fn device(name: &str, attrs: &[(&str, &str)]) -> Device {
     Device {
         name: name.into(),
+        name_sym: Sym::new(name),
         attributes: attrs
             .iter()
             .map(|(k, v)| {
@@ -67,6 +68,7 @@ fn slice(name: &str, node: &str, generation: i64, devices: Vec<Device>) -> Arc<R
         name: name.into(),
         driver: Sym::new(DRIVER),
         pool: node.into(),
+        pool_sym: Sym::new(node),
         pool_generation: generation,
         pool_slice_count: 1,
         nodes: NodeSelection::Node(Sym::new(node)),
@@ -203,8 +205,8 @@ fn devices_in_use_or_too_few_leave_no_solution() {
     assert_eq!(c.allocate("node-0", &[&three]).unwrap(), None);
     c.allocated.insert(DeviceId {
         driver: Sym::new(DRIVER),
-        pool: "node-0".into(),
-        device: "d0".into(),
+        pool: Sym::new("node-0"),
+        device: Sym::new("d0"),
     });
     let one = claim("c", vec![request("r", "gpu", 1)]);
     let r = c.allocate("node-0", &[&one]).unwrap().unwrap();
@@ -393,11 +395,7 @@ fn partitions_share_their_pools_counters() {
     let two = claim("c", vec![request("r", "gpu", 2)]);
     assert_eq!(c.allocate("node-0", &[&two]).unwrap(), None);
     // An allocated partition's counters are gone for the others.
-    c.allocated.insert(DeviceId {
-        driver: Sym::new(DRIVER),
-        pool: "node-0".into(),
-        device: "p0".into(),
-    });
+    c.allocated.insert(id("node-0", "p0"));
     assert_eq!(c.allocate("node-0", &[&one]).unwrap(), None);
     // Without the feature, devices that consume counters are never taken.
     c.allocated.clear();
@@ -486,8 +484,8 @@ fn admin(mut c: ResourceClaim) -> ResourceClaim {
 fn id(pool: &str, device: &str) -> DeviceId {
     DeviceId {
         driver: Sym::new(DRIVER),
-        pool: pool.into(),
-        device: device.into(),
+        pool: Sym::new(pool),
+        device: Sym::new(device),
     }
 }
 
@@ -573,6 +571,7 @@ fn network_attached_devices_give_the_union_of_their_selectors() {
     let net = |pool: &str, nodes: NodeSelection| {
         Arc::new(ResourceSlice {
             pool: pool.into(),
+            pool_sym: Sym::new(pool),
             nodes,
             ..(*slice("s", "unused", 1, vec![device("d0", &[])])).clone()
         })

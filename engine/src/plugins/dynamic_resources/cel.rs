@@ -533,6 +533,7 @@ mod tests {
         };
         Device {
             name: "d".into(),
+            name_sym: Sym::new("d"),
             attributes: attributes
                 .iter()
                 .map(|(n, v)| (qualify(n), v.clone()))

@@ -77,7 +77,7 @@ impl ClaimAllocator {
         })?;
         for d in v.allocation.iter().flat_map(|a| &a.devices) {
             if !d.admin_access {
-                self.allocated.insert(d.device.clone());
+                self.allocated.insert(d.device);
             }
         }
         Ok(())
@@ -108,7 +108,7 @@ impl ClaimAllocator {
         };
         for d in &result.devices {
             if !d.admin_access {
-                self.allocated.insert(d.device.clone());
+                self.allocated.insert(d.device);
             }
         }
         Ok(Some(dra::allocation_to_api(&result)))
