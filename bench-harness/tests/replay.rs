@@ -543,3 +543,38 @@ fn kubes_dra_decisions_replay_with_the_same_scores_and_waits() {
     assert_eq!(r.fit_errors, 3, "pods waiting for a claim in flight");
     assert!(r.disagreements.is_empty(), "{:?}", r.disagreements);
 }
+
+/// Kube's claim allocations are judged with tidegate's allocator: the 9 of FirstAvailable/fast
+/// that a later line shows in flight pass; the same record with each in-flight allocation
+/// naming a device the slices do not have is a disagreement per claim (the first: no
+/// allocation is made of it; the others: it is already held by the first).
+#[test]
+fn kubes_claim_allocations_are_judged_with_tidegates_allocator() {
+    let r = replay(&fixture("dra_FirstAvailable_fast.jsonl"), None).unwrap();
+    assert_eq!(r.dra_allocations, 9);
+    assert!(r.disagreements.is_empty(), "{:?}", r.disagreements);
+    let mut tampered = lines("dra_FirstAvailable_fast.jsonl");
+    for l in &mut tampered {
+        let pending = l.pointer_mut("/dra/pending").and_then(Value::as_array_mut);
+        for p in pending.into_iter().flatten() {
+            for d in p
+                .pointer_mut("/allocation/devices/results")
+                .and_then(Value::as_array_mut)
+                .into_iter()
+                .flatten()
+            {
+                d["device"] = Value::from("no-such-device");
+            }
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let r = replay(&write(dir.path(), &tampered), None).unwrap();
+    let judged: Vec<&String> = r
+        .disagreements
+        .iter()
+        .filter(|d| d.starts_with("kube's allocation of claim"))
+        .collect();
+    assert_eq!(judged.len(), 9, "{:?}", r.disagreements);
+    assert!(judged[0].contains("no allocation of the claim is made of the devices"));
+    assert!(judged[1].contains("is allocated to another claim"));
+}

@@ -35,7 +35,7 @@ pub(crate) fn replay(a: ReplayArgs) -> Result<ExitCode, HarnessError> {
     for path in &a.records {
         let r = oracle::replay(path, config.clone())?;
         outln!(
-            "{}: {} scenarios, {} attempts; {} whole-cluster evaluations compared; {} bindings top-checked, {} feasibility only (a node tried alone: nominated or a batch hint; or kube's adaptive window), {} fit errors, {} other errors, {} deferred-resize attempts; {} nominations, {} victim sets, {} deletions, {} nominations lost to a status write; {} pod group cycles ({} scheduled, {} waiting on a group preemption; {} member placements fit-checked, {} placement choices scored, {} undone, {} pods out for a preemption simulation, {} group victim sets); {} explained; {} disagreements{}",
+            "{}: {} scenarios, {} attempts; {} whole-cluster evaluations compared; {} bindings top-checked, {} feasibility only (a node tried alone: nominated or a batch hint; or kube's adaptive window), {} fit errors, {} other errors, {} deferred-resize attempts; {} nominations, {} victim sets, {} deletions, {} nominations lost to a status write; {} pod group cycles ({} scheduled, {} waiting on a group preemption; {} member placements fit-checked, {} placement choices scored, {} undone, {} pods out for a preemption simulation, {} group victim sets); {} DRA claim allocations judged; {} explained; {} disagreements{}",
             path.display(),
             r.scenarios,
             r.decisions,
@@ -57,6 +57,7 @@ pub(crate) fn replay(a: ReplayArgs) -> Result<ExitCode, HarnessError> {
             r.reverted,
             r.simulated,
             r.group_victims_checked,
+            r.dra_allocations,
             r.explained.len(),
             r.disagreements.len(),
             if r.after_fit_error.is_empty() {

@@ -4,12 +4,21 @@
 //! them to tidegate's scheduler as its informers would (add, update, delete events), and sets
 //! its in-flight allocations to kube's, so the attempt after the line sees the DRA state
 //! kube's attempt saw.
+//!
+//! Each claim kube's allocator ran for since the previous line is judged once: the first
+//! time a line shows it newly allocated, or in flight (its allocation reserved and not yet
+//! written, as in a burst of attempts). On the state after the line, with every other
+//! claim's devices held (allocated or in flight), tidegate's allocator must find an
+//! allocation of the claim made of exactly kube's devices, on the first node (by name) its
+//! allocation's node selector reaches
+//! ([`tidegate_engine::ClaimAllocator::check_allocation`]). A failure is a disagreement.
 
 use k8s_openapi::api::resource::v1 as k;
 use serde::Deserialize;
 use std::collections::HashMap;
 use std::sync::Arc;
-use tidegate_engine::{ActionType, ApiObject, EventResource, Scheduler};
+use tidegate_engine::api::Node;
+use tidegate_engine::{ActionType, ApiObject, ClaimAllocator, EventResource, Scheduler};
 
 /// A `dra` line's `dra` field (`DRAState` in `dra.go`).
 #[derive(Debug, Default, Deserialize)]
@@ -24,7 +33,7 @@ pub(super) struct DraLine {
     pending_set: bool,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize)]
 struct Pending {
     /// `namespace/name`.
     claim: String,
@@ -39,10 +48,37 @@ pub(super) struct DraObjects {
     claim_uids: HashMap<String, String>,
     /// Objects replayed (the report counts them).
     pub(super) applied: usize,
+    /// Kube's claim allocations judged with tidegate's allocator.
+    pub(super) allocations_checked: usize,
+    /// The claims (`namespace/name`) judged so far, and kube's in-flight allocations now.
+    judged: std::collections::HashSet<String>,
+    in_flight: HashMap<String, k::AllocationResult>,
 }
 
 impl DraObjects {
-    pub(super) fn apply(&mut self, sched: &Scheduler, line: DraLine) -> Result<(), String> {
+    /// Applies `line`; returns the disagreements of the allocations it judged.
+    pub(super) fn apply(
+        &mut self,
+        sched: &Scheduler,
+        nodes: &HashMap<String, Arc<Node>>,
+        line: DraLine,
+    ) -> Result<Vec<String>, String> {
+        // Claims kube allocated since the last line: (namespace/name, claim, allocation).
+        let mut newly: Vec<(String, k::ResourceClaim, k::AllocationResult)> = line
+            .resource_claims
+            .iter()
+            .filter_map(|c| {
+                let a = c.status.as_ref()?.allocation.clone()?;
+                let nn = format!(
+                    "{}/{}",
+                    c.metadata.namespace.as_deref().unwrap_or(""),
+                    c.metadata.name.as_deref().unwrap_or("")
+                );
+                let before = self.claim(&nn);
+                (!before.is_some_and(has_allocation)).then(|| (nn, c.clone(), a))
+            })
+            .collect();
+        let pending_now = line.pending_set.then(|| line.pending.clone());
         for c in line.device_classes {
             let key = format!("DeviceClass//{}", c.metadata.name.as_deref().unwrap_or(""));
             self.put(sched, key, EventResource::DeviceClass, Arc::new(c));
@@ -88,7 +124,100 @@ impl DraObjects {
             }
             sched.replace_pending_claim_allocations(&pending)?;
         }
-        Ok(())
+        if let Some(p) = pending_now {
+            self.in_flight = p.into_iter().map(|p| (p.claim, p.allocation)).collect();
+            let mut started: Vec<(&String, &k::AllocationResult)> = self.in_flight.iter().collect();
+            started.sort_by(|a, b| a.0.cmp(b.0));
+            for (nn, a) in started {
+                if let Some(c) = self.claim(nn) {
+                    newly.push((nn.clone(), c.clone(), a.clone()));
+                }
+            }
+        }
+        let mut disagreements = Vec::new();
+        for (nn, claim, allocation) in newly {
+            if !self.judged.insert(nn.clone()) {
+                continue;
+            }
+            self.allocations_checked += 1;
+            if let Err(e) = self.judge(sched, nodes, &nn, &claim, &allocation) {
+                disagreements.push(format!("kube's allocation of claim {nn}: {e}"));
+            }
+        }
+        Ok(disagreements)
+    }
+
+    /// The stored objects of `kind`, by key.
+    fn typed<T: Send + Sync + 'static>(&self, kind: &str) -> Vec<Arc<T>> {
+        let mut v: Vec<(&String, &ApiObject)> = self
+            .objects
+            .iter()
+            .filter(|(key, _)| key.split('/').next() == Some(kind))
+            .map(|(key, (_, o))| (key, o))
+            .collect();
+        v.sort_by(|a, b| a.0.cmp(b.0));
+        v.into_iter()
+            .filter_map(|(_, o)| o.0.clone().downcast::<T>().ok())
+            .collect()
+    }
+
+    /// The stored claim `namespace/name`.
+    fn claim(&self, nn: &str) -> Option<&k::ResourceClaim> {
+        self.objects
+            .get(&format!("ResourceClaim/{nn}"))
+            .and_then(|(_, o)| o.downcast_ref::<k::ResourceClaim>())
+    }
+
+    /// One claim's allocation by kube, on the state replayed so far (module doc).
+    fn judge(
+        &self,
+        sched: &Scheduler,
+        nodes: &HashMap<String, Arc<Node>>,
+        nn: &str,
+        claim: &k::ResourceClaim,
+        allocation: &k::AllocationResult,
+    ) -> Result<(), String> {
+        let classes: Vec<Arc<k::DeviceClass>> = self.typed("DeviceClass");
+        let slices: Vec<Arc<k::ResourceSlice>> = self.typed("ResourceSlice");
+        // Every other claim, holding its devices whether written or in flight.
+        let others: Vec<Arc<k::ResourceClaim>> = self
+            .typed::<k::ResourceClaim>("ResourceClaim")
+            .into_iter()
+            .filter_map(|c| {
+                let key = format!(
+                    "{}/{}",
+                    c.metadata.namespace.as_deref().unwrap_or(""),
+                    c.metadata.name.as_deref().unwrap_or("")
+                );
+                if key == nn {
+                    return None;
+                }
+                match self.in_flight.get(&key) {
+                    Some(a) if !has_allocation(&c) => {
+                        let mut c = (*c).clone();
+                        c.status.get_or_insert_with(Default::default).allocation = Some(a.clone());
+                        Some(Arc::new(c))
+                    }
+                    _ => Some(c),
+                }
+            })
+            .collect();
+        let converted =
+            tidegate_engine::api::dra::allocation(allocation).map_err(|e| e.to_string())?;
+        let mut names: Vec<&String> = nodes.keys().collect();
+        names.sort();
+        let node = names
+            .into_iter()
+            .map(|n| &nodes[n])
+            .find(|n| {
+                converted
+                    .node_selector
+                    .as_ref()
+                    .is_none_or(|s| s.matches(n.name, &n.labels))
+            })
+            .ok_or("its node selector reaches no node of the record")?;
+        let alloc = ClaimAllocator::new(&classes, &slices, &others, sched.features())?;
+        alloc.check_allocation(claim, node, allocation)
     }
 
     fn put<T: Send + Sync + 'static>(
@@ -107,4 +236,8 @@ impl DraObjects {
             }
         }
     }
+}
+
+fn has_allocation(c: &k::ResourceClaim) -> bool {
+    c.status.as_ref().is_some_and(|s| s.allocation.is_some())
 }

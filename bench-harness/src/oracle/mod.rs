@@ -266,6 +266,8 @@ pub struct ReplayReport {
     pub placements_scored: usize,
     /// Group preemptions whose victims were compared with tidegate's (check F).
     pub group_victims_checked: usize,
+    /// Kube's claim allocations judged with tidegate's allocator (`oracle/dra_replay.rs`).
+    pub dra_allocations: usize,
 }
 
 /// The replay's scheduler when no configuration is given: kube v1.37.2's defaults with
@@ -389,7 +391,10 @@ impl Replay {
             "decision" => self.decision(line),
             "dra" => {
                 let d = line.dra.unwrap_or_default();
-                self.dra.apply(&self.sched, d)
+                let disagreements = self.dra.apply(&self.sched, &self.nodes, d)?;
+                self.report.dra_allocations = self.dra.allocations_checked;
+                self.report.disagreements.extend(disagreements);
+                Ok(())
             }
             "deleted" => {
                 self.deleted(&line);

@@ -60,6 +60,9 @@ pub(crate) struct Allocator<'a> {
     /// Every slice (pools' completeness is judged against them).
     pub(crate) all_slices: &'a [Arc<ResourceSlice>],
     pub(crate) selectors: &'a dyn SelectorEval,
+    /// When set, only these devices may be chosen (judging another allocator's result:
+    /// [`super::standalone::ClaimAllocator::check_allocation`]).
+    pub(crate) only: Option<&'a ahash::AHashSet<DeviceId>>,
 }
 
 /// A device with where it comes from.
@@ -380,6 +383,9 @@ impl Search<'_, '_> {
 
     /// kube's `isSelectable` (uncached; the search caches by request).
     fn selectable(&self, ci: usize, data: &RequestData, c: &Candidate) -> Result<bool, String> {
+        if self.a.only.is_some_and(|only| !only.contains(&c.id)) {
+            return Ok(false);
+        }
         let device = c.device();
         for (label, exprs) in [
             ("class", &data.class.selectors),

@@ -155,6 +155,7 @@ impl Cluster {
             slices: &self.slices,
             all_slices: &self.slices,
             selectors: &Sel,
+            only: None,
         };
         a.allocate(&node(on), claims).map_err(|e| e.to_string())
     }
@@ -453,6 +454,7 @@ fn cel_selectors_choose_the_devices() {
         slices: &c.slices,
         all_slices: &c.slices,
         selectors: &cel,
+        only: None,
     };
     let mut req = request("r", "cel", 1);
     req.alternatives[0].selectors =
@@ -592,6 +594,7 @@ fn network_attached_devices_give_the_union_of_their_selectors() {
         slices: &c.slices,
         all_slices: &c.slices,
         selectors: &Sel,
+        only: None,
     };
     let two = claim("c", vec![request("r", "gpu", 2)]);
     let r = a.allocate(&n1, &[&two]).unwrap().unwrap();

@@ -425,6 +425,7 @@ impl FilterPlugin for DynamicResources {
                 slices: &slices,
                 all_slices: &inputs.slices.all,
                 selectors: &selectors,
+                only: None,
             };
             match a.allocate(n, &to_allocate) {
                 Ok(Some(r)) if r.len() == to_allocate.len() => {

@@ -10,7 +10,7 @@ use super::allocator::{AllocError, Allocator};
 use super::cel::CelSelectors;
 use crate::api::Node;
 use crate::api::convert::ConvertError;
-use crate::api::dra::{self, DeviceClass, ResourceSlice};
+use crate::api::dra::{self, DeviceClass, DeviceId, ResourceSlice};
 use crate::features::Features;
 use crate::framework::dra_manager::AllocatedDevices;
 use ahash::AHashMap;
@@ -100,6 +100,7 @@ impl ClaimAllocator {
             slices: &self.slices,
             all_slices: &self.slices,
             selectors: &self.cel,
+            only: None,
         };
         let result = match a.allocate(node, &[&v]) {
             Ok(Some(mut r)) if r.len() == 1 => r.pop().expect("one"),
@@ -112,6 +113,71 @@ impl ClaimAllocator {
             }
         }
         Ok(Some(dra::allocation_to_api(&result)))
+    }
+}
+
+impl ClaimAllocator {
+    /// Judges another allocator's result (kube's, in the differential): `Ok` when tidegate's
+    /// allocator, on this state and `node`, finds an allocation of `claim` made of exactly
+    /// `allocation`'s devices (each request's selectors, counts, `matchAttribute`
+    /// constraints, taints and counters hold), and none of those devices is held by another
+    /// claim (admin access aside). `Err` says what fails. The search runs restricted to
+    /// those devices, so its backtracking tries every way of assigning them to the requests.
+    /// Not judged: whether an `All` request took every matching device of the node.
+    pub fn check_allocation(
+        &self,
+        claim: &k::ResourceClaim,
+        node: &Node,
+        allocation: &k::AllocationResult,
+    ) -> Result<(), String> {
+        let mut v = dra::resource_claim(claim).map_err(|e| e.to_string())?;
+        v.allocation = None;
+        let theirs = dra::allocation(allocation).map_err(|e| e.to_string())?;
+        let only: ahash::AHashSet<DeviceId> = theirs.devices.iter().map(|d| d.device).collect();
+        if let Some(d) = theirs
+            .devices
+            .iter()
+            .find(|d| !d.admin_access && self.allocated.contains(&d.device))
+        {
+            return Err(format!("device {} is allocated to another claim", d.device));
+        }
+        let classes = |n: &str| self.classes.get(n).cloned();
+        let a = Allocator {
+            features: self.features,
+            allocated: &self.allocated,
+            classes: &classes,
+            slices: &self.slices,
+            all_slices: &self.slices,
+            selectors: &self.cel,
+            only: Some(&only),
+        };
+        let mut listed: Vec<String> = only.iter().map(|d| d.to_string()).collect();
+        listed.sort();
+        match a.allocate(node, &[&v]) {
+            Ok(Some(r)) => {
+                let ours: ahash::AHashSet<DeviceId> = r
+                    .iter()
+                    .flat_map(|a| &a.devices)
+                    .map(|d| d.device)
+                    .collect();
+                if ours == only {
+                    Ok(())
+                } else {
+                    Err(format!(
+                        "on node {}, the claim needs {} of the devices [{}], not all of them",
+                        node.name,
+                        ours.len(),
+                        listed.join(", ")
+                    ))
+                }
+            }
+            Ok(None) => Err(format!(
+                "on node {}, no allocation of the claim is made of the devices [{}]",
+                node.name,
+                listed.join(", ")
+            )),
+            Err(e) => Err(format!("on node {}: {e}", node.name)),
+        }
     }
 }
 
@@ -155,4 +221,85 @@ pub fn validate_cel_selector(expression: &str) -> Result<(), SelectorError> {
         return Err(SelectorError::TooComplex);
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn obj<T: serde::de::DeserializeOwned>(v: serde_json::Value) -> Arc<T> {
+        Arc::new(serde_json::from_value(v).unwrap())
+    }
+
+    fn claim(name: &str) -> Arc<k::ResourceClaim> {
+        obj(json!({
+            "metadata": {"name": name, "namespace": "ns", "uid": name},
+            "spec": {"devices": {"requests": [{"name": "r", "exactly": {
+                "deviceClassName": "gpu",
+                "selectors": [{"cel": {"expression": "device.attributes[\"d\"].model == \"a\""}}]
+            }}]}}
+        }))
+    }
+
+    fn allocation(device: &str) -> k::AllocationResult {
+        serde_json::from_value(json!({"devices": {"results": [
+            {"request": "r", "driver": "d", "pool": "node-0", "device": device}
+        ]}}))
+        .unwrap()
+    }
+
+    fn allocator(held: &[(&str, &str)]) -> ClaimAllocator {
+        let class: Arc<k::DeviceClass> = obj(json!({"metadata": {"name": "gpu"}, "spec": {}}));
+        let slice: Arc<k::ResourceSlice> = obj(json!({
+            "metadata": {"name": "s"},
+            "spec": {"driver": "d", "nodeName": "node-0",
+                "pool": {"name": "node-0", "generation": 1, "resourceSliceCount": 1},
+                "devices": [
+                    {"name": "a0", "attributes": {"model": {"string": "a"}}},
+                    {"name": "a1", "attributes": {"model": {"string": "a"}}},
+                    {"name": "b0", "attributes": {"model": {"string": "b"}}}
+                ]}
+        }));
+        let claims: Vec<Arc<k::ResourceClaim>> = held
+            .iter()
+            .map(|(name, device)| {
+                let mut c = (*claim(name)).clone();
+                c.status = Some(k::ResourceClaimStatus {
+                    allocation: Some(allocation(device)),
+                    ..Default::default()
+                });
+                Arc::new(c)
+            })
+            .collect();
+        ClaimAllocator::new(&[class], &[slice], &claims, &Features::default()).unwrap()
+    }
+
+    /// kube's allocation is judged on the devices it names: one the claim's selector takes
+    /// and no other claim holds is accepted; a device the selector refuses, or one held by
+    /// another claim, or more devices than the request asks for, is not.
+    #[test]
+    fn another_allocators_result_is_accepted_only_when_it_is_one_tidegate_could_make() {
+        let node = Node::named("node-0");
+        let c = claim("c");
+        let free = allocator(&[]);
+        assert_eq!(free.check_allocation(&c, &node, &allocation("a1")), Ok(()));
+        let refused = free
+            .check_allocation(&c, &node, &allocation("b0"))
+            .unwrap_err();
+        assert!(refused.contains("no allocation"), "{refused}");
+        let held = allocator(&[("other", "a1")]);
+        let taken = held
+            .check_allocation(&c, &node, &allocation("a1"))
+            .unwrap_err();
+        assert!(taken.contains("allocated to another claim"), "{taken}");
+        assert_eq!(held.check_allocation(&c, &node, &allocation("a0")), Ok(()));
+        let two: k::AllocationResult = serde_json::from_value(json!({"devices": {"results": [
+            {"request": "r", "driver": "d", "pool": "node-0", "device": "a0"},
+            {"request": "r", "driver": "d", "pool": "node-0", "device": "a1"}
+        ]}}))
+        .unwrap();
+        let extra = free.check_allocation(&c, &node, &two).unwrap_err();
+        assert!(extra.contains("needs 1 of the devices"), "{extra}");
+    }
 }
