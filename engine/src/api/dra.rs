@@ -133,6 +133,9 @@ pub struct ResourceSlice {
     pub devices: Vec<Device>,
     /// Counter set name → counter name → value.
     pub shared_counters: BTreeMap<Arc<str>, BTreeMap<Arc<str>, Quantity>>,
+    /// Some device of the slice consumes counters (the allocator's pool check then reads
+    /// them; most slices have none).
+    pub draws_counters: bool,
 }
 
 /// A DeviceClass (`resource.k8s.io/v1`).
@@ -451,6 +454,7 @@ pub fn resource_slice(s: &k::ResourceSlice) -> Result<ResourceSlice, ConvertErro
         pool_generation: spec.pool.generation,
         pool_slice_count: spec.pool.resource_slice_count,
         nodes,
+        draws_counters: devices.iter().any(|d| !d.consumes_counters.is_empty()),
         devices,
         shared_counters,
     })

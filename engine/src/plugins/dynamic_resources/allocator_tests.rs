@@ -72,6 +72,7 @@ fn slice(name: &str, node: &str, generation: i64, devices: Vec<Device>) -> Arc<R
         pool_generation: generation,
         pool_slice_count: 1,
         nodes: NodeSelection::Node(Sym::new(node)),
+        draws_counters: devices.iter().any(|d| !d.consumes_counters.is_empty()),
         devices,
         shared_counters: BTreeMap::new(),
     })

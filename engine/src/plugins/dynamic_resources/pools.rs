@@ -189,12 +189,15 @@ fn build_pool(
     if let Err(e) = validate_consumption(&counter_sets, &slices) {
         return invalid(id, e);
     }
-    let targeting_names: BTreeSet<Arc<str>> = slices.iter().map(|s| s.name.clone()).collect();
-    let not_targeting: Vec<Arc<ResourceSlice>> = all
-        .into_iter()
-        .flatten()
-        .filter(|s| !targeting_names.contains(&s.name))
-        .collect();
+    let not_targeting: Vec<Arc<ResourceSlice>> = match all {
+        None => Vec::new(),
+        Some(all) => {
+            let targeting: BTreeSet<&str> = slices.iter().map(|s| &*s.name).collect();
+            all.into_iter()
+                .filter(|s| !targeting.contains(&*s.name))
+                .collect()
+        }
+    };
     if let Err(e) = validate_consumption(&counter_sets, &not_targeting) {
         return invalid(id, e);
     }
@@ -210,7 +213,11 @@ fn build_pool(
 
 /// kube's `validateDeviceCounterConsumption`.
 fn validate_consumption(sets: &CounterSets, slices: &[Arc<ResourceSlice>]) -> Result<(), String> {
-    for d in slices.iter().flat_map(|s| &s.devices) {
+    for d in slices
+        .iter()
+        .filter(|s| s.draws_counters)
+        .flat_map(|s| &s.devices)
+    {
         for c in &d.consumes_counters {
             let Some(set) = sets.get(&c.counter_set) else {
                 return Err(format!("counter set {} not found", c.counter_set));
