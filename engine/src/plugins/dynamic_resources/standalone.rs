@@ -67,6 +67,26 @@ impl ClaimAllocator {
         Ok(out)
     }
 
+    /// The allocator over this state for `claim` on `node` (`only`: the devices it may take).
+    fn run(
+        &self,
+        node: &Node,
+        claim: &dra::ResourceClaim,
+        only: Option<&ahash::AHashSet<DeviceId>>,
+    ) -> Result<Option<Vec<dra::Allocation>>, AllocError> {
+        let classes = |n: &str| self.classes.get(n).cloned();
+        Allocator {
+            features: self.features,
+            allocated: &self.allocated,
+            classes: &classes,
+            slices: &self.slices,
+            all_slices: &self.slices,
+            selectors: &self.cel,
+            only,
+        }
+        .allocate(node, &[claim])
+    }
+
     /// Takes the devices of an allocated claim.
     fn hold(&mut self, c: &k::ResourceClaim) -> Result<(), String> {
         let v = dra::resource_claim(c).map_err(|e| {
@@ -92,17 +112,7 @@ impl ClaimAllocator {
         node: &Node,
     ) -> Result<Option<k::AllocationResult>, String> {
         let v = dra::resource_claim(claim).map_err(|e| e.to_string())?;
-        let classes = |n: &str| self.classes.get(n).cloned();
-        let a = Allocator {
-            features: self.features,
-            allocated: &self.allocated,
-            classes: &classes,
-            slices: &self.slices,
-            all_slices: &self.slices,
-            selectors: &self.cel,
-            only: None,
-        };
-        let result = match a.allocate(node, &[&v]) {
+        let result = match self.run(node, &v, None) {
             Ok(Some(mut r)) if r.len() == 1 => r.pop().expect("one"),
             Ok(_) | Err(AllocError::OnNode(_)) => return Ok(None),
             Err(AllocError::Fatal(e)) => return Err(e),
@@ -141,19 +151,9 @@ impl ClaimAllocator {
         {
             return Err(format!("device {} is allocated to another claim", d.device));
         }
-        let classes = |n: &str| self.classes.get(n).cloned();
-        let a = Allocator {
-            features: self.features,
-            allocated: &self.allocated,
-            classes: &classes,
-            slices: &self.slices,
-            all_slices: &self.slices,
-            selectors: &self.cel,
-            only: Some(&only),
-        };
         let mut listed: Vec<String> = only.iter().map(|d| d.to_string()).collect();
         listed.sort();
-        match a.allocate(node, &[&v]) {
+        match self.run(node, &v, Some(&only)) {
             Ok(Some(r)) => {
                 let ours: ahash::AHashSet<DeviceId> = r
                     .iter()
