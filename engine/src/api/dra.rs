@@ -109,6 +109,9 @@ pub struct Device {
     pub name_sym: Sym,
     /// Qualified attribute name → value (module doc).
     pub attributes: BTreeMap<Arc<str>, AttributeValue>,
+    /// The list-valued attributes' element indexes, for matchAttribute's set semantics
+    /// (DRAListTypeAttributes; [`super::attribute_set`]). Built by [`Device::index_lists`].
+    pub list_index: BTreeMap<Arc<str>, super::attribute_set::ListIndex>,
     /// Qualified capacity name → value.
     pub capacity: BTreeMap<Arc<str>, Quantity>,
     pub consumes_counters: Vec<CounterConsumption>,
@@ -259,6 +262,20 @@ fn attribute(a: &k::DeviceAttribute, path: &str) -> Result<AttributeValue, Conve
             "exactly one value must be specified",
         ));
     }
+    for (field, len) in [
+        ("bools", a.bools.as_ref().map(Vec::len)),
+        ("ints", a.ints.as_ref().map(Vec::len)),
+        ("strings", a.strings.as_ref().map(Vec::len)),
+        ("versions", a.versions.as_ref().map(Vec::len)),
+    ] {
+        if len == Some(0) {
+            return Err(invalid(
+                format!("{path}.{field}"),
+                "[]",
+                "must not be empty if specified",
+            ));
+        }
+    }
     Ok(match a {
         k::DeviceAttribute { bool: Some(b), .. } => AttributeValue::Bool(*b),
         k::DeviceAttribute { int: Some(i), .. } => AttributeValue::Int(*i),
@@ -355,13 +372,26 @@ fn nodes_of(
     Ok(out.pop())
 }
 
+/// kube's `ResourceSliceMaxAttributeValuesPerDevice`: a device's attribute values, each
+/// list element counted (DRAListTypeAttributes).
+const MAX_ATTRIBUTE_VALUES_PER_DEVICE: usize = 48;
+
 fn device(d: &k::Device, driver: &str, path: &str) -> Result<Device, ConvertError> {
     let mut attributes = BTreeMap::new();
+    let mut values = 0;
     for (n, a) in d.attributes.iter().flatten() {
-        attributes.insert(
-            qualified(driver, n),
-            attribute(a, &format!("{path}.attributes[{n}]"))?,
-        );
+        let v = attribute(a, &format!("{path}.attributes[{n}]"))?;
+        values += super::attribute_set::len(&v);
+        attributes.insert(qualified(driver, n), v);
+    }
+    if values > MAX_ATTRIBUTE_VALUES_PER_DEVICE {
+        return Err(invalid(
+            path.to_string(),
+            &values.to_string(),
+            &format!(
+                "the total number of attribute values must not exceed {MAX_ATTRIBUTE_VALUES_PER_DEVICE}"
+            ),
+        ));
     }
     let mut capacity = BTreeMap::new();
     for (n, c) in d.capacity.iter().flatten() {
@@ -393,10 +423,11 @@ fn device(d: &k::Device, driver: &str, path: &str) -> Result<Device, ConvertErro
             effect: Arc::from(t.effect.as_str()),
         })
         .collect();
-    Ok(Device {
+    let mut device = Device {
         name: Arc::from(d.name.as_str()),
         name_sym: Sym::new(&d.name),
         attributes,
+        list_index: BTreeMap::new(),
         capacity,
         consumes_counters,
         taints,
@@ -408,7 +439,20 @@ fn device(d: &k::Device, driver: &str, path: &str) -> Result<Device, ConvertErro
             None,
             path,
         )?,
-    })
+    };
+    device.index_lists();
+    Ok(device)
+}
+
+impl Device {
+    /// Builds [`Device::list_index`] from `attributes` (after the attributes change).
+    pub fn index_lists(&mut self) {
+        self.list_index = self
+            .attributes
+            .iter()
+            .filter_map(|(n, v)| Some((n.clone(), super::attribute_set::index(v)?)))
+            .collect();
+    }
 }
 
 /// A ResourceSlice in the scheduler's form; one error line for what kube's validation

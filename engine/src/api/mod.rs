@@ -6,6 +6,7 @@
 //! - [`convert`]: k8s-openapi types to [`Pod`]/[`Node`] (interned, integer resources).
 
 pub(crate) mod affinity;
+pub(crate) mod attribute_set;
 pub mod convert;
 pub mod dra;
 pub(crate) mod intern;

@@ -116,14 +116,7 @@ const SCHEDULER_GATES: &[(&str, Support)] = &[
     ("DRADeviceTaints", Support::Modelled(DRA_ALLOCATOR)),
     ("DRAExtendedResource", Support::Identical(DRA)),
     ("DRAFractionalCapacityRange", Support::Identical(DRA)),
-    (
-        "DRAListTypeAttributes",
-        Support::Only(
-            false,
-            "list-typed device attributes and matchAttribute's set semantics over them are not \
-             modelled yet",
-        ),
-    ),
+    ("DRAListTypeAttributes", Support::Modelled(DRA_ALLOCATOR)),
     ("DRANodeAllocatableResources", Support::Identical(DRA)),
     ("DRAOptionalNodeOperations", Support::Identical(DRA)),
     ("DRAPartitionableDevices", Support::Modelled(DRA_ALLOCATOR)),
@@ -494,6 +487,7 @@ pub struct Features {
     pub(crate) dra_prioritized_list: bool,
     pub(crate) dra_partitionable_devices: bool,
     pub(crate) dra_device_taints: bool,
+    pub(crate) dra_list_type_attributes: bool,
 }
 
 impl Default for Features {
@@ -515,6 +509,7 @@ impl Features {
             dra_prioritized_list: g.enabled("DRAPrioritizedList"),
             dra_partitionable_devices: g.enabled("DRAPartitionableDevices"),
             dra_device_taints: g.enabled("DRADeviceTaints"),
+            dra_list_type_attributes: g.enabled("DRAListTypeAttributes"),
         }
     }
 

@@ -95,12 +95,7 @@ impl Registry {
             Arc::new(dynamic_resources::plugin::DynamicResources::new(
                 ctx.dra.clone(),
                 ctx.client.clone(),
-                dynamic_resources::AllocatorFeatures {
-                    admin_access: f.dra_admin_access,
-                    prioritized_list: f.dra_prioritized_list,
-                    partitionable_devices: f.dra_partitionable_devices,
-                    device_taints: f.dra_device_taints,
-                },
+                dynamic_resources::AllocatorFeatures::from_gates(f),
             ))
         });
         r.register(gang_scheduling::NAME, |ctx| {

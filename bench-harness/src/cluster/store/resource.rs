@@ -184,29 +184,17 @@ fn slice_needs(obj: &Value) -> Option<String> {
     None
 }
 
-/// A claim spec's requests for device capacity or distinct attributes (DRAConsumableCapacity).
+/// A claim spec's requests for device capacity (DRAConsumableCapacity).
 fn claim_spec_needs(spec: Option<&Value>) -> Option<String> {
     let spec = spec?;
-    let requests = items(spec, "devices.requests").flat_map(|r| {
+    let mut requests = items(spec, "devices.requests").flat_map(|r| {
         check::at(r, "exactly")
             .into_iter()
             .chain(items(r, "firstAvailable"))
     });
-    for r in requests {
-        if check::at(r, "capacity").is_some() {
-            return Some(
-                "ResourceClaim capacity requests (DRA consumable capacity is not modelled yet)"
-                    .into(),
-            );
-        }
-    }
-    items(spec, "devices.constraints")
-        .any(|c| check::at(c, "distinctAttribute").is_some())
-        .then(|| {
-            "ResourceClaim distinctAttribute constraints (DRA consumable capacity is not \
-             modelled yet)"
-                .into()
-        })
+    requests.any(|r| check::at(r, "capacity").is_some()).then(|| {
+        "ResourceClaim capacity requests (DRA consumable capacity is not modelled yet)".into()
+    })
 }
 
 fn claim_needs(obj: &Value) -> Option<String> {

@@ -15,7 +15,10 @@
 //!    first device that is not in use (allocated before, or taken earlier in this search; with
 //!    admin access, only "taken by this claim" counts), whose class and request selectors match
 //!    (cached per request and device), whose taints the request tolerates, that fits its
-//!    counters, and that keeps every constraint of the claim; then go on. A dead end undoes
+//!    counters, and that keeps every constraint of the claim (`matchAttribute`: one value;
+//!    under DRAListTypeAttributes, as kube's experimental allocator does, a common element
+//!    of the devices' value sets, [`crate::api::attribute_set`]; `distinctAttribute`: values
+//!    that differ, or sets pairwise disjoint); then go on. A dead end undoes
 //!    the device and tries the next one. A claim may hold at most 32 devices.
 //! 4. **Result**: per claim, its devices (request or `request/subrequest`, driver, pool,
 //!    device, admin access) and the node selector the devices imply: a device local to one
@@ -24,10 +27,11 @@
 //!
 //! Not modelled yet (the allocator refuses what needs them rather than guessing):
 //! consumable capacity (DRAConsumableCapacity: devices allowing several allocations),
-//! compatibility groups, `distinctAttribute`, device binding conditions.
+//! compatibility groups, device binding conditions.
 
 use super::AllocatorFeatures;
 use super::pools::{Pool, PoolId, gather_pools};
+use crate::api::attribute_set::{Intersection, SetView};
 use crate::api::dra::{
     AllocatedDevice, Allocation, AllocationMode, AttributeValue, Device, DeviceClass, DeviceId,
     RequestAlternative, ResourceClaim, ResourceSlice,
@@ -94,25 +98,30 @@ struct RequestData {
 /// `(claim, request, alternative)`.
 type RequestKey = (usize, usize, usize);
 
-/// kube's `matchAttributeConstraint`: devices of the named requests share one value.
+/// kube's `matchAttributeConstraint`: devices of the named requests share one value, or
+/// under DRAListTypeAttributes one element of their values' sets (`sets`).
 struct MatchAttribute {
     requests: Vec<Arc<str>>,
     attribute: Arc<str>,
     value: Option<AttributeValue>,
     devices: usize,
+    /// DRAListTypeAttributes: the running intersection (kube's experimental allocator).
+    sets: Option<Intersection>,
 }
 
 impl MatchAttribute {
-    fn applies(&self, request: &str, parent: Option<&str>) -> bool {
-        self.requests.is_empty()
-            || self
-                .requests
-                .iter()
-                .any(|r| &**r == request || parent.is_some_and(|p| &**r == p))
-    }
-
     fn add(&mut self, request: &str, parent: Option<&str>, device: &Device) -> bool {
-        if !self.applies(request, parent) {
+        if !applies(&self.requests, request, parent) {
+            return true;
+        }
+        if let Some(sets) = &mut self.sets {
+            let Some(set) = SetView::of(device, &self.attribute) else {
+                return false;
+            };
+            if !sets.add(set) {
+                return false;
+            }
+            self.devices += 1;
             return true;
         }
         let Some(v) = device.attributes.get(&self.attribute) else {
@@ -128,13 +137,97 @@ impl MatchAttribute {
     }
 
     fn remove(&mut self, request: &str, parent: Option<&str>) {
-        if self.applies(request, parent) {
+        if applies(&self.requests, request, parent) {
             self.devices -= 1;
+            if let Some(sets) = &mut self.sets {
+                sets.remove();
+            }
         }
     }
 }
 
-/// kube compares the scalar forms only (a list attribute never matches).
+/// kube's `distinctAttributeConstraint`: devices of the named requests all differ in the
+/// attribute (under DRAListTypeAttributes: their value sets are pairwise disjoint).
+struct DistinctAttribute {
+    requests: Vec<Arc<str>>,
+    attribute: Arc<str>,
+    /// The values of the devices added, in order.
+    values: Vec<AttributeValue>,
+    list_type_attributes: bool,
+}
+
+impl DistinctAttribute {
+    fn add(&mut self, request: &str, parent: Option<&str>, device: &Device) -> bool {
+        if !applies(&self.requests, request, parent) {
+            return true;
+        }
+        let Some(set) = SetView::of(device, &self.attribute) else {
+            return false;
+        };
+        let v = set.value();
+        let distinct = if self.list_type_attributes {
+            self.values.iter().all(|p| set.disjoint(p))
+        } else {
+            self.values.iter().all(|p| scalar_distinct(v, p))
+        };
+        if distinct {
+            self.values.push(v.clone());
+        }
+        distinct
+    }
+
+    fn remove(&mut self, request: &str, parent: Option<&str>) {
+        if applies(&self.requests, request, parent) {
+            self.values.pop();
+        }
+    }
+}
+
+/// kube's scalar test: a value differs from a previous one of its type; a list (or a type
+/// kube does not know) is never distinct from anything.
+fn scalar_distinct(new: &AttributeValue, old: &AttributeValue) -> bool {
+    use AttributeValue as V;
+    match (new, old) {
+        (V::String(x), V::String(y)) | (V::Version(x), V::Version(y)) => x != y,
+        (V::Int(x), V::Int(y)) => x != y,
+        (V::Bool(x), V::Bool(y)) => x != y,
+        (V::String(_) | V::Version(_) | V::Int(_) | V::Bool(_), _) => true,
+        _ => false,
+    }
+}
+
+/// A claim's constraint (`DeviceConstraint`).
+enum Constraint {
+    Match(MatchAttribute),
+    Distinct(DistinctAttribute),
+}
+
+impl Constraint {
+    fn add(&mut self, request: &str, parent: Option<&str>, device: &Device) -> bool {
+        match self {
+            Constraint::Match(m) => m.add(request, parent, device),
+            Constraint::Distinct(d) => d.add(request, parent, device),
+        }
+    }
+
+    fn remove(&mut self, request: &str, parent: Option<&str>) {
+        match self {
+            Constraint::Match(m) => m.remove(request, parent),
+            Constraint::Distinct(d) => d.remove(request, parent),
+        }
+    }
+}
+
+/// Whether a constraint naming `requests` (none: all) covers `request` (`request/sub` for a
+/// sub-request, which a constraint may name by its parent).
+fn applies(requests: &[Arc<str>], request: &str, parent: Option<&str>) -> bool {
+    requests.is_empty()
+        || requests
+            .iter()
+            .any(|r| &**r == request || parent.is_some_and(|p| &**r == p))
+}
+
+/// kube's stable allocator compares the scalar forms only (a list attribute never matches).
 fn scalar_equal(a: Option<&AttributeValue>, b: &AttributeValue) -> bool {
     use AttributeValue as V;
     match (a, b) {
@@ -154,7 +247,7 @@ struct Search<'a, 'c> {
     requests: AHashMap<RequestKey, RequestData>,
     /// The alternative each prioritized request settled on.
     chosen: AHashMap<(usize, usize), usize>,
-    constraints: Vec<Vec<MatchAttribute>>,
+    constraints: Vec<Vec<Constraint>>,
     matches: AHashMap<(RequestKey, DeviceId), bool>,
     /// Device → the claims (indexes) taking it in this search.
     taking: AHashMap<DeviceId, Vec<usize>>,
@@ -268,18 +361,23 @@ impl Search<'_, '_> {
             let mut cs = Vec::new();
             for (i, c) in claim.constraints.iter().enumerate() {
                 match (&c.match_attribute, &c.distinct_attribute) {
-                    (Some(attr), _) => cs.push(MatchAttribute {
+                    (Some(attr), _) => cs.push(Constraint::Match(MatchAttribute {
                         requests: c.requests.clone(),
                         attribute: attr.clone(),
                         value: None,
                         devices: 0,
-                    }),
-                    (None, Some(_)) => {
-                        return Err(format!(
-                            "claim {}, constraint #{i}: distinctAttribute is not supported by tidegate yet",
-                            self.claim_name(ci)
-                        ));
-                    }
+                        sets: self
+                            .a
+                            .features
+                            .list_type_attributes
+                            .then(Intersection::default),
+                    })),
+                    (None, Some(attr)) => cs.push(Constraint::Distinct(DistinctAttribute {
+                        requests: c.requests.clone(),
+                        attribute: attr.clone(),
+                        values: Vec::new(),
+                        list_type_attributes: self.a.features.list_type_attributes,
+                    })),
                     (None, None) => {
                         return Err(format!(
                             "claim {}, constraint #{i}: empty constraint (unsupported constraint type?)",

@@ -55,6 +55,7 @@ fn device(name: &str, attrs: &[(&str, &str)]) -> Device {
                 )
             })
             .collect(),
+        list_index: BTreeMap::new(),
         capacity: BTreeMap::new(),
         consumes_counters: Vec::new(),
         taints: Vec::new(),
@@ -139,6 +140,7 @@ impl Cluster {
                 prioritized_list: true,
                 partitionable_devices: true,
                 device_taints: true,
+                list_type_attributes: false,
             },
         }
     }
@@ -651,4 +653,279 @@ fn all_devices_that_break_a_constraint_are_an_error() {
         e.contains("request req-0: cannot add device driver.example.com/node-0/d2 because a claim constraint would not be satisfied"),
         "{e}"
     );
+}
+
+/// A device with typed attributes (lists too), indexed as conversion indexes it.
+fn typed_device(name: &str, attrs: Vec<(&str, AttributeValue)>) -> Device {
+    let mut d = device(name, &[]);
+    d.attributes = attrs
+        .into_iter()
+        .map(|(k, v)| (Arc::from(format!("{DRIVER}/{k}")), v))
+        .collect();
+    d.index_lists();
+    d
+}
+
+fn strs(v: &[&str]) -> AttributeValue {
+    AttributeValue::Strings(v.iter().map(|s| Arc::from(*s)).collect())
+}
+
+/// Cases of kube's table for DRAListTypeAttributes (kubernetes/kubernetes
+/// staging/src/k8s.io/dynamic-resource-allocation/structured/internal/allocatortesting/allocator_testing.go:
+/// "list-attributes-match-constaint-*", "list-attributes-match-constraint-backtrack-needs-intersection-restore",
+/// "list-attributes-disabled-match-constraint-with-lists"): one claim, one request of
+/// `count` devices, `matchAttribute` on `attr`.
+#[test]
+fn match_attribute_over_list_values_needs_a_common_element() {
+    use AttributeValue as V;
+    type Case = (
+        &'static str,
+        &'static str,
+        i64,
+        Vec<Vec<(&'static str, V)>>,
+        bool,
+        Option<&'static [&'static str]>,
+    );
+    let s = |v: &[&str]| vec![("str", strs(v))];
+    let cases: Vec<Case> = vec![
+        (
+            "list-of-string-values-with-common-elements",
+            "str",
+            2,
+            vec![
+                s(&["value1", "value2", "value3"]),
+                s(&["value2", "value3", "value4"]),
+            ],
+            true,
+            Some(&["r:d0", "r:d1"]),
+        ),
+        (
+            "list-of-string-values-with-partially-common-elements",
+            "str",
+            3,
+            vec![
+                s(&["value1", "value2"]),
+                s(&["value2", "value3"]),
+                s(&["value3", "value1"]),
+            ],
+            true,
+            None,
+        ),
+        (
+            "backtrack-needs-intersection-restore",
+            "str",
+            3,
+            vec![
+                s(&["value1", "value2"]),
+                s(&["value1"]),
+                s(&["value2"]),
+                s(&["value2"]),
+            ],
+            true,
+            Some(&["r:d0", "r:d2", "r:d3"]),
+        ),
+        (
+            "list-of-string-values-without-common-elements",
+            "str",
+            2,
+            vec![s(&["value1", "value2"]), s(&["value3", "value4"])],
+            true,
+            None,
+        ),
+        (
+            "mixed-scalar-and-list-of-string-values-with-common-elements",
+            "str",
+            2,
+            vec![
+                vec![("str", V::String("value1".into()))],
+                s(&["value1", "value2"]),
+            ],
+            true,
+            Some(&["r:d0", "r:d1"]),
+        ),
+        (
+            "list-of-int-values-with-common-elements",
+            "numa",
+            2,
+            vec![
+                vec![("numa", V::Ints(vec![0, 1, 2].into()))],
+                vec![("numa", V::Ints(vec![1, 2, 3].into()))],
+            ],
+            true,
+            Some(&["r:d0", "r:d1"]),
+        ),
+        (
+            "list-of-bool-values-with-common-elements",
+            "b",
+            2,
+            vec![
+                vec![("b", V::Bools(vec![true, false].into()))],
+                vec![("b", V::Bool(false))],
+            ],
+            true,
+            Some(&["r:d0", "r:d1"]),
+        ),
+        (
+            "list-of-version-values-with-common-elements",
+            "v",
+            2,
+            vec![
+                vec![(
+                    "v",
+                    V::Versions(vec![Arc::from("1.0.0"), Arc::from("2.0.0")].into()),
+                )],
+                vec![("v", V::Version("2.0.0".into()))],
+            ],
+            true,
+            Some(&["r:d0", "r:d1"]),
+        ),
+        (
+            "strings-and-ints-never-meet",
+            "x",
+            2,
+            vec![
+                vec![("x", strs(&["1"]))],
+                vec![("x", V::Ints(vec![1].into()))],
+            ],
+            true,
+            None,
+        ),
+        (
+            "disabled-match-constraint-with-lists",
+            "str",
+            2,
+            vec![
+                s(&["value1", "value2", "value3"]),
+                s(&["value2", "value3", "value4"]),
+            ],
+            false,
+            None,
+        ),
+    ];
+    for (name, attr, count, devices, gate, want) in cases {
+        let devices = devices
+            .into_iter()
+            .enumerate()
+            .map(|(i, a)| typed_device(&format!("d{i}"), a))
+            .collect();
+        let mut c = Cluster::new(vec![slice("s0", "node-0", 1, devices)]);
+        c.features.list_type_attributes = gate;
+        let mut cl = claim("c", vec![request("r", "gpu", count)]);
+        cl.constraints.push(DeviceConstraint {
+            requests: Vec::new(),
+            match_attribute: Some(format!("{DRIVER}/{attr}").into()),
+            distinct_attribute: None,
+        });
+        let got = c.allocate("node-0", &[&cl]).unwrap();
+        let got = got.map(|r| picked(&r).concat());
+        let want = want.map(|w| w.iter().map(|s| s.to_string()).collect::<Vec<_>>());
+        assert_eq!(got, want, "{name}");
+    }
+}
+
+/// Cases of kube's table for `distinctAttribute` (kubernetes/kubernetes
+/// staging/src/k8s.io/dynamic-resource-allocation/structured/internal/allocatortesting/allocator_testing.go:
+/// "distinct-constraint-single-request-*", "list-attributes-distinct-constraint-*"): the
+/// devices' values differ, or under DRAListTypeAttributes their sets are pairwise disjoint.
+#[test]
+fn distinct_attribute_keeps_values_apart() {
+    use AttributeValue as V;
+    type Case = (
+        &'static str,
+        Vec<(&'static str, i64)>,
+        Vec<V>,
+        bool,
+        Option<&'static [&'static str]>,
+    );
+    let one = |v: &str| V::String(v.into());
+    let cases: Vec<Case> = vec![
+        (
+            "single-request-count-3-not-distinct",
+            vec![("r", 3)],
+            vec![one("value1"), one("value2"), one("value1")],
+            false,
+            None,
+        ),
+        (
+            "single-request-count-3-all-distinct",
+            vec![("r", 3)],
+            vec![one("value1"), one("value2"), one("value3")],
+            false,
+            Some(&["r:d0", "r:d1", "r:d2"]),
+        ),
+        (
+            "scalar-skips-a-repeated-value",
+            vec![("r", 2)],
+            vec![one("value1"), one("value1"), one("value2")],
+            false,
+            Some(&["r:d0", "r:d2"]),
+        ),
+        (
+            "lists-are-never-distinct-without-the-gate",
+            vec![("r", 2)],
+            vec![strs(&["value1"]), strs(&["value2"])],
+            false,
+            None,
+        ),
+        (
+            "list-of-string-values-all-distinct",
+            vec![("r", 2)],
+            vec![strs(&["value1", "value2"]), strs(&["value3", "value4"])],
+            true,
+            Some(&["r:d0", "r:d1"]),
+        ),
+        (
+            "list-of-string-values-with-common-elements",
+            vec![("r", 2)],
+            vec![
+                strs(&["value1", "value2", "value3"]),
+                strs(&["value2", "value4", "value5"]),
+            ],
+            true,
+            None,
+        ),
+        (
+            "mixed-scalar-and-list-with-common-elements",
+            vec![("r", 2)],
+            vec![one("value2"), strs(&["value2", "value4"])],
+            true,
+            None,
+        ),
+        (
+            "backtrack-needs-remove",
+            vec![("r0", 1), ("r1", 1), ("r2", 1)],
+            vec![
+                strs(&["value1", "value2", "value3"]),
+                strs(&["value3", "value4", "value5"]),
+                strs(&["value1", "value2"]),
+                strs(&["value3", "value4"]),
+                strs(&["value5", "value6"]),
+            ],
+            true,
+            Some(&["r0:d2", "r1:d3", "r2:d4"]),
+        ),
+    ];
+    for (name, requests, values, gate, want) in cases {
+        let devices = values
+            .into_iter()
+            .enumerate()
+            .map(|(i, v)| typed_device(&format!("d{i}"), vec![("str", v)]))
+            .collect();
+        let mut c = Cluster::new(vec![slice("s0", "node-0", 1, devices)]);
+        c.features.list_type_attributes = gate;
+        let requests = requests
+            .iter()
+            .map(|(r, n)| request(r, "gpu", *n))
+            .collect();
+        let mut cl = claim("c", requests);
+        cl.constraints.push(DeviceConstraint {
+            requests: Vec::new(),
+            match_attribute: None,
+            distinct_attribute: Some(format!("{DRIVER}/str").into()),
+        });
+        let got = c.allocate("node-0", &[&cl]).unwrap();
+        let got = got.map(|r| picked(&r).concat());
+        let want = want.map(|w| w.iter().map(|s| s.to_string()).collect::<Vec<_>>());
+        assert_eq!(got, want, "{name}");
+    }
 }

@@ -538,6 +538,7 @@ mod tests {
                 .iter()
                 .map(|(n, v)| (qualify(n), v.clone()))
                 .collect(),
+            list_index: BTreeMap::new(),
             capacity: capacity
                 .iter()
                 .map(|(n, q)| (qualify(n), Quantity::parse(q).unwrap()))

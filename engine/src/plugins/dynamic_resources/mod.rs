@@ -26,4 +26,18 @@ pub(crate) struct AllocatorFeatures {
     pub(crate) prioritized_list: bool,
     pub(crate) partitionable_devices: bool,
     pub(crate) device_taints: bool,
+    /// DRAListTypeAttributes: attributes are sets (kube's experimental allocator).
+    pub(crate) list_type_attributes: bool,
+}
+
+impl AllocatorFeatures {
+    pub(crate) fn from_gates(f: &crate::features::Features) -> AllocatorFeatures {
+        AllocatorFeatures {
+            admin_access: f.dra_admin_access,
+            prioritized_list: f.dra_prioritized_list,
+            partitionable_devices: f.dra_partitionable_devices,
+            device_taints: f.dra_device_taints,
+            list_type_attributes: f.dra_list_type_attributes,
+        }
+    }
 }

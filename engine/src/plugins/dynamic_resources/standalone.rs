@@ -43,12 +43,7 @@ impl ClaimAllocator {
             classes: AHashMap::new(),
             slices: Vec::new(),
             allocated: AllocatedDevices::default(),
-            features: AllocatorFeatures {
-                admin_access: features.dra_admin_access,
-                prioritized_list: features.dra_prioritized_list,
-                partitionable_devices: features.dra_partitionable_devices,
-                device_taints: features.dra_device_taints,
-            },
+            features: AllocatorFeatures::from_gates(features),
             cel: CelSelectors::new(),
         };
         for c in classes {

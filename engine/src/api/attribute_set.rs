@@ -1,0 +1,265 @@
+//! Device attributes as sets of values (DRAListTypeAttributes).
+//!
+//! With the gate on, kube's experimental allocator reads every attribute as a set: a scalar
+//! is a set of one, a list (`ints`, `bools`, `strings`, `versions`) the set of its
+//! elements (`attributeAsSet` in
+//! `staging/src/k8s.io/dynamic-resource-allocation/structured/internal/experimental/allocator_experimental.go`).
+//! `matchAttribute` then asks that the devices' sets have a common element: it keeps the
+//! running intersection, narrowed by each device added and restored when the search backs
+//! out of one. Elements of different types never meet (an int 1 is not the string "1";
+//! versions compare as written, as kube's `sets.Set[string]` of them does).
+//!
+//! kube builds hash sets for every device it tries, which is most of its time on
+//! `listattributes/`. Here each device's list attributes carry a sorted index of element
+//! hashes, built once when the slice is converted ([`ListIndex`]); a membership test is a
+//! binary search on that index and a typed comparison on a hash hit, so hashes only speed
+//! the search and never decide a match. The running intersection is a list of positions
+//! in the first device's value: it is always a subset of that set.
+
+use std::hash::{BuildHasher, Hash, Hasher};
+
+use super::dra::{AttributeValue, Device};
+
+/// Fixed seeds: an index built at conversion is read by every later search.
+const SEEDS: ahash::RandomState = ahash::RandomState::with_seeds(
+    0x7469_6465_6761_7465,
+    0x6c69_7374_2d61_7474,
+    0x7273_2d73_6574_7321,
+    0x6b75_6265_2d76_3137,
+);
+
+/// A list attribute's elements by hash: `(hash, position)`, sorted.
+pub(crate) type ListIndex = Box<[(u64, u32)]>;
+
+/// The number of elements `v` has as a set (before de-duplication: a list may repeat one).
+pub(crate) fn len(v: &AttributeValue) -> usize {
+    use AttributeValue as V;
+    match v {
+        V::Bool(_) | V::Int(_) | V::String(_) | V::Version(_) => 1,
+        V::Bools(l) => l.len(),
+        V::Ints(l) => l.len(),
+        V::Strings(l) | V::Versions(l) => l.len(),
+    }
+}
+
+/// The hash of element `i` of `v`, with its type (so that `1` and `"1"` differ).
+fn hash(v: &AttributeValue, i: usize) -> u64 {
+    use AttributeValue as V;
+    let mut h = SEEDS.build_hasher();
+    match v {
+        V::Bool(b) => (0u8, *b).hash(&mut h),
+        V::Bools(l) => (0u8, l[i]).hash(&mut h),
+        V::Int(x) => (1u8, *x).hash(&mut h),
+        V::Ints(l) => (1u8, l[i]).hash(&mut h),
+        V::String(s) => (2u8, &**s).hash(&mut h),
+        V::Strings(l) => (2u8, &*l[i]).hash(&mut h),
+        V::Version(s) => (3u8, &**s).hash(&mut h),
+        V::Versions(l) => (3u8, &*l[i]).hash(&mut h),
+    }
+    h.finish()
+}
+
+/// Whether element `i` of `a` is element `j` of `b` (same type, same value).
+fn same(a: &AttributeValue, i: usize, b: &AttributeValue, j: usize) -> bool {
+    use AttributeValue as V;
+    match (a, b) {
+        (V::Bool(_) | V::Bools(_), V::Bool(_) | V::Bools(_)) => bool_at(a, i) == bool_at(b, j),
+        (V::Int(_) | V::Ints(_), V::Int(_) | V::Ints(_)) => int_at(a, i) == int_at(b, j),
+        (V::String(_) | V::Strings(_), V::String(_) | V::Strings(_))
+        | (V::Version(_) | V::Versions(_), V::Version(_) | V::Versions(_)) => {
+            str_at(a, i) == str_at(b, j)
+        }
+        _ => false,
+    }
+}
+
+fn bool_at(v: &AttributeValue, i: usize) -> Option<bool> {
+    match v {
+        AttributeValue::Bool(b) => Some(*b),
+        AttributeValue::Bools(l) => Some(l[i]),
+        _ => None,
+    }
+}
+
+fn int_at(v: &AttributeValue, i: usize) -> Option<i64> {
+    match v {
+        AttributeValue::Int(x) => Some(*x),
+        AttributeValue::Ints(l) => Some(l[i]),
+        _ => None,
+    }
+}
+
+fn str_at(v: &AttributeValue, i: usize) -> Option<&str> {
+    match v {
+        AttributeValue::String(s) | AttributeValue::Version(s) => Some(s),
+        AttributeValue::Strings(l) | AttributeValue::Versions(l) => Some(&l[i]),
+        _ => None,
+    }
+}
+
+/// The index of a list attribute (none for a scalar: its one hash is computed when asked).
+pub(crate) fn index(v: &AttributeValue) -> Option<ListIndex> {
+    use AttributeValue as V;
+    if matches!(v, V::Bool(_) | V::Int(_) | V::String(_) | V::Version(_)) {
+        return None;
+    }
+    let mut ix: Vec<(u64, u32)> = (0..len(v))
+        .map(|i| (hash(v, i), u32::try_from(i).unwrap_or(u32::MAX)))
+        .collect();
+    ix.sort_unstable();
+    Some(ix.into_boxed_slice())
+}
+
+/// One device's attribute as a set: its value and, for a list, its index.
+#[derive(Clone, Copy)]
+pub(crate) struct SetView<'a> {
+    value: &'a AttributeValue,
+    index: Option<&'a [(u64, u32)]>,
+}
+
+impl<'a> SetView<'a> {
+    /// `device`'s attribute `name` as a set (none when the device lacks it).
+    pub(crate) fn of(device: &'a Device, name: &str) -> Option<SetView<'a>> {
+        let value = device.attributes.get(name)?;
+        let index = device.list_index.get(name).map(|b| &**b);
+        Some(SetView { value, index })
+    }
+
+    /// The attribute's value.
+    pub(crate) fn value(&self) -> &'a AttributeValue {
+        self.value
+    }
+
+    /// Whether element `i` of `other` is in this set.
+    pub(crate) fn contains(&self, other: &AttributeValue, i: usize) -> bool {
+        let h = hash(other, i);
+        match self.index {
+            None => hash(self.value, 0) == h && same(self.value, 0, other, i),
+            Some(ix) => {
+                let start = ix.partition_point(|&(x, _)| x < h);
+                ix[start..]
+                    .iter()
+                    .take_while(|&&(x, _)| x == h)
+                    .any(|&(_, j)| same(self.value, j as usize, other, i))
+            }
+        }
+    }
+
+    /// Whether this set and `other` have no element in common (distinctAttribute's test).
+    pub(crate) fn disjoint(&self, other: &AttributeValue) -> bool {
+        !(0..len(other)).any(|i| self.contains(other, i))
+    }
+}
+
+/// matchAttribute's running intersection under DRAListTypeAttributes: positions in the
+/// first device's value, one list per device added (kube's `intersectionStack`).
+#[derive(Default)]
+pub(crate) struct Intersection {
+    first: Option<AttributeValue>,
+    stack: Vec<Vec<u32>>,
+}
+
+impl Intersection {
+    /// Adds a device's set: `false` (and nothing changes) when nothing would be left.
+    pub(crate) fn add(&mut self, set: SetView<'_>) -> bool {
+        let Some(first) = &self.first else {
+            let n = len(set.value);
+            if n == 0 {
+                return false;
+            }
+            self.first = Some(set.value.clone());
+            let all = (0..u32::try_from(n).unwrap_or(u32::MAX)).collect();
+            self.stack.push(all);
+            return true;
+        };
+        let current = self.stack.last().map(Vec::as_slice).unwrap_or(&[]);
+        let narrowed: Vec<u32> = current
+            .iter()
+            .copied()
+            .filter(|&i| set.contains(first, i as usize))
+            .collect();
+        if narrowed.is_empty() {
+            return false;
+        }
+        self.stack.push(narrowed);
+        true
+    }
+
+    /// Backs out of the last device added.
+    pub(crate) fn remove(&mut self) {
+        self.stack.pop();
+        if self.stack.is_empty() {
+            self.first = None;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+
+    fn strings(v: &[&str]) -> AttributeValue {
+        AttributeValue::Strings(v.iter().map(|s| Arc::from(*s)).collect())
+    }
+
+    fn view(v: &AttributeValue) -> (AttributeValue, Option<ListIndex>) {
+        (v.clone(), index(v))
+    }
+
+    fn set<'a>(v: &'a (AttributeValue, Option<ListIndex>)) -> SetView<'a> {
+        SetView {
+            value: &v.0,
+            index: v.1.as_deref(),
+        }
+    }
+
+    #[test]
+    fn the_intersection_narrows_and_backs_out() {
+        let a = view(&strings(&["x", "y", "z"]));
+        let b = view(&strings(&["y", "z", "w"]));
+        let c = view(&strings(&["z"]));
+        let d = view(&AttributeValue::String("y".into()));
+        let mut m = Intersection::default();
+        assert!(m.add(set(&a)));
+        assert!(m.add(set(&b)));
+        assert_eq!(m.stack.last().unwrap().len(), 2);
+        assert!(m.add(set(&c)));
+        // {z} and {y} share nothing: refused, the intersection stays {z}.
+        assert!(!m.add(set(&d)));
+        assert_eq!(m.stack.last().unwrap(), &vec![2]);
+        m.remove();
+        // Back to {y, z}: the scalar "y" is in it.
+        assert!(m.add(set(&d)));
+        m.remove();
+        m.remove();
+        m.remove();
+        assert!(m.first.is_none());
+        assert!(m.add(set(&d)), "an empty intersection takes any device");
+    }
+
+    #[test]
+    fn elements_of_different_types_never_meet() {
+        let ints = view(&AttributeValue::Ints(vec![1, 2].into()));
+        let text = view(&strings(&["1", "2"]));
+        let version = view(&AttributeValue::Version("1.0.0".into()));
+        let version_text = view(&AttributeValue::String("1.0.0".into()));
+        assert!(set(&ints).disjoint(&text.0));
+        assert!(set(&version).disjoint(&version_text.0));
+        assert!(!set(&ints).disjoint(&AttributeValue::Int(2)));
+        let bools = view(&AttributeValue::Bools(vec![true].into()));
+        assert!(!set(&bools).disjoint(&AttributeValue::Bool(true)));
+        assert!(set(&bools).disjoint(&AttributeValue::Bool(false)));
+    }
+
+    #[test]
+    fn a_list_with_many_elements_finds_each_one() {
+        let names: Vec<String> = (0..48).map(|i| format!("device-7-value-{i}")).collect();
+        let refs: Vec<&str> = names.iter().map(String::as_str).collect();
+        let big = view(&strings(&refs));
+        for n in &names {
+            assert!(set(&big).contains(&AttributeValue::String(n.as_str().into()), 0));
+        }
+        assert!(!set(&big).contains(&AttributeValue::String("device-7-value-48".into()), 0));
+    }
+}
