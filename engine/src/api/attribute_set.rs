@@ -14,9 +14,10 @@
 //! hashes, built once when the slice is converted ([`ListIndex`]); a membership test is a
 //! binary search on that index and a typed comparison on a hash hit, so hashes only speed
 //! the search and never decide a match. The running intersection is a list of positions
-//! in the first device's value: it is always a subset of that set.
+//! in the first device's index: it is always a subset of that set.
 
 use std::hash::{BuildHasher, Hash, Hasher};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use super::dra::{AttributeValue, Device};
 
@@ -151,44 +152,180 @@ impl<'a> SetView<'a> {
     }
 }
 
+/// Whether two sets have an element in common (a merge of their indexes).
+fn meets(a: SetView<'_>, b: SetView<'_>) -> bool {
+    let (sa, sb);
+    let ia: &[(u64, u32)] = match a.index {
+        Some(ix) => ix,
+        None => {
+            sa = [(hash(a.value, 0), 0)];
+            &sa
+        }
+    };
+    let ib: &[(u64, u32)] = match b.index {
+        Some(ix) => ix,
+        None => {
+            sb = [(hash(b.value, 0), 0)];
+            &sb
+        }
+    };
+    let mut j = 0;
+    for &(h, p) in ia {
+        while j < ib.len() && ib[j].0 < h {
+            j += 1;
+        }
+        let hit = ib[j..]
+            .iter()
+            .take_while(|&&(x, _)| x == h)
+            .any(|&(_, q)| same(a.value, p as usize, b.value, q as usize));
+        if hit {
+            return true;
+        }
+    }
+    false
+}
+
+/// Which devices of one slice share an element of one attribute: a symmetric bit matrix.
+/// matchAttribute's intersection is always within its first device's set, so a device
+/// that does not meet the first device is refused without a merge.
+pub(crate) struct Overlaps {
+    words: usize,
+    bits: Vec<u64>,
+}
+
+impl Overlaps {
+    fn build(devices: &[Device], attribute: &str) -> Overlaps {
+        let n = devices.len();
+        let words = n.div_ceil(64);
+        let mut bits = vec![0u64; n * words];
+        let sets: Vec<Option<SetView<'_>>> =
+            devices.iter().map(|d| SetView::of(d, attribute)).collect();
+        for i in 0..n {
+            let Some(a) = sets[i] else { continue };
+            for j in i..n {
+                let Some(b) = sets[j] else { continue };
+                if meets(a, b) {
+                    bits[i * words + j / 64] |= 1 << (j % 64);
+                    bits[j * words + i / 64] |= 1 << (i % 64);
+                }
+            }
+        }
+        Overlaps { words, bits }
+    }
+
+    /// Whether devices `i` and `j` of the slice share an element.
+    pub(crate) fn meet(&self, i: usize, j: usize) -> bool {
+        self.bits[i * self.words + j / 64] & (1 << (j % 64)) != 0
+    }
+}
+
+/// A slice's [`Overlaps`] by attribute, built on first use and kept with the slice (which
+/// never changes: an update is a new slice), so every later cycle on the node reuses them.
+#[derive(Default)]
+pub struct OverlapCache(Mutex<Vec<(Arc<str>, Arc<Overlaps>)>>);
+
+impl OverlapCache {
+    pub(crate) fn get(&self, devices: &[Device], attribute: &Arc<str>) -> Arc<Overlaps> {
+        let mut cache = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some((_, o)) = cache.iter().find(|(a, _)| a == attribute) {
+            return o.clone();
+        }
+        let o = Arc::new(Overlaps::build(devices, attribute));
+        cache.push((attribute.clone(), o.clone()));
+        o
+    }
+}
+
+impl Clone for OverlapCache {
+    /// A copy starts empty (it is a cache).
+    fn clone(&self) -> Self {
+        OverlapCache::default()
+    }
+}
+
+impl PartialEq for OverlapCache {
+    /// A cache never makes two slices differ.
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl std::fmt::Debug for OverlapCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("OverlapCache")
+    }
+}
+
 /// matchAttribute's running intersection under DRAListTypeAttributes: positions in the
-/// first device's value, one list per device added (kube's `intersectionStack`).
+/// first device's index, in hash order, one list per device added (kube's
+/// `intersectionStack`). Narrowing merges that list with the new device's index, so a
+/// check costs one pass over both, with no hashing and, once warm, no allocation.
 #[derive(Default)]
 pub(crate) struct Intersection {
     first: Option<AttributeValue>,
+    /// The first device's `(hash, position)` pairs, sorted.
+    first_ix: Vec<(u64, u32)>,
+    /// `stack[..depth]` are live; later entries are kept for their buffers.
     stack: Vec<Vec<u32>>,
+    depth: usize,
 }
 
 impl Intersection {
     /// Adds a device's set: `false` (and nothing changes) when nothing would be left.
     pub(crate) fn add(&mut self, set: SetView<'_>) -> bool {
+        let single;
+        let ix: &[(u64, u32)] = match set.index {
+            Some(ix) => ix,
+            None => {
+                single = [(hash(set.value, 0), 0)];
+                &single
+            }
+        };
+        if self.depth == self.stack.len() {
+            self.stack.push(Vec::new());
+        }
         let Some(first) = &self.first else {
-            let n = len(set.value);
-            if n == 0 {
+            if ix.is_empty() {
                 return false;
             }
             self.first = Some(set.value.clone());
-            let all = (0..u32::try_from(n).unwrap_or(u32::MAX)).collect();
-            self.stack.push(all);
+            self.first_ix.clear();
+            self.first_ix.extend_from_slice(ix);
+            let level = &mut self.stack[0];
+            level.clear();
+            level.extend(0..u32::try_from(ix.len()).unwrap_or(u32::MAX));
+            self.depth = 1;
             return true;
         };
-        let current = self.stack.last().map(Vec::as_slice).unwrap_or(&[]);
-        let narrowed: Vec<u32> = current
-            .iter()
-            .copied()
-            .filter(|&i| set.contains(first, i as usize))
-            .collect();
+        let (live, rest) = self.stack.split_at_mut(self.depth);
+        let current = &live[self.depth - 1];
+        let narrowed = &mut rest[0];
+        narrowed.clear();
+        let mut j = 0;
+        for &p in current {
+            let (h, pos) = self.first_ix[p as usize];
+            while j < ix.len() && ix[j].0 < h {
+                j += 1;
+            }
+            let hit = ix[j..]
+                .iter()
+                .take_while(|&&(x, _)| x == h)
+                .any(|&(_, q)| same(first, pos as usize, set.value, q as usize));
+            if hit {
+                narrowed.push(p);
+            }
+        }
         if narrowed.is_empty() {
             return false;
         }
-        self.stack.push(narrowed);
+        self.depth += 1;
         true
     }
 
     /// Backs out of the last device added.
     pub(crate) fn remove(&mut self) {
-        self.stack.pop();
-        if self.stack.is_empty() {
+        self.depth -= 1;
+        if self.depth == 0 {
             self.first = None;
         }
     }
@@ -197,7 +334,6 @@ impl Intersection {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::Arc;
 
     fn strings(v: &[&str]) -> AttributeValue {
         AttributeValue::Strings(v.iter().map(|s| Arc::from(*s)).collect())
@@ -223,11 +359,12 @@ mod tests {
         let mut m = Intersection::default();
         assert!(m.add(set(&a)));
         assert!(m.add(set(&b)));
-        assert_eq!(m.stack.last().unwrap().len(), 2);
+        assert_eq!(m.stack[m.depth - 1].len(), 2);
         assert!(m.add(set(&c)));
         // {z} and {y} share nothing: refused, the intersection stays {z}.
         assert!(!m.add(set(&d)));
-        assert_eq!(m.stack.last().unwrap(), &vec![2]);
+        let z = a.1.as_ref().unwrap().iter().position(|&(_, i)| i == 2).unwrap();
+        assert_eq!(m.stack[m.depth - 1], vec![z as u32]);
         m.remove();
         // Back to {y, z}: the scalar "y" is in it.
         assert!(m.add(set(&d)));

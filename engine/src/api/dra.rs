@@ -134,6 +134,9 @@ pub struct ResourceSlice {
     pub pool_slice_count: i64,
     pub nodes: NodeSelection,
     pub devices: Vec<Device>,
+    /// DRAListTypeAttributes: which of `devices` share an attribute's element, per attribute
+    /// a constraint named (a cache, built by the allocator).
+    pub overlaps: super::attribute_set::OverlapCache,
     /// Counter set name → counter name → value.
     pub shared_counters: BTreeMap<Arc<str>, BTreeMap<Arc<str>, Quantity>>,
     /// Some device of the slice consumes counters (the allocator's pool check then reads
@@ -500,6 +503,7 @@ pub fn resource_slice(s: &k::ResourceSlice) -> Result<ResourceSlice, ConvertErro
         nodes,
         draws_counters: devices.iter().any(|d| !d.consumes_counters.is_empty()),
         devices,
+        overlaps: Default::default(),
         shared_counters,
     })
 }

@@ -31,7 +31,7 @@
 
 use super::AllocatorFeatures;
 use super::pools::{Pool, PoolId, gather_pools};
-use crate::api::attribute_set::{Intersection, SetView};
+use crate::api::attribute_set::{Intersection, Overlaps, SetView};
 use crate::api::dra::{
     AllocatedDevice, Allocation, AllocationMode, AttributeValue, Device, DeviceClass, DeviceId,
     RequestAlternative, ResourceClaim, ResourceSlice,
@@ -107,19 +107,33 @@ struct MatchAttribute {
     devices: usize,
     /// DRAListTypeAttributes: the running intersection (kube's experimental allocator).
     sets: Option<Intersection>,
+    /// With `sets`: the first device's slice, its index there, and that slice's overlaps.
+    first: Option<(Arc<ResourceSlice>, usize, Arc<Overlaps>)>,
 }
 
 impl MatchAttribute {
-    fn add(&mut self, request: &str, parent: Option<&str>, device: &Device) -> bool {
+    fn add(&mut self, request: &str, parent: Option<&str>, c: &Candidate) -> bool {
         if !applies(&self.requests, request, parent) {
             return true;
         }
+        let device = c.device();
         if let Some(sets) = &mut self.sets {
             let Some(set) = SetView::of(device, &self.attribute) else {
                 return false;
             };
+            // Within the first device's slice, the kept overlap matrix refuses a device
+            // that shares nothing with the first one before any merge.
+            if let Some((slice, first, overlaps)) = &self.first {
+                if Arc::ptr_eq(slice, &c.slice) && !overlaps.meet(*first, c.index) {
+                    return false;
+                }
+            }
             if !sets.add(set) {
                 return false;
+            }
+            if self.devices == 0 {
+                let overlaps = c.slice.overlaps.get(&c.slice.devices, &self.attribute);
+                self.first = Some((c.slice.clone(), c.index, overlaps));
             }
             self.devices += 1;
             return true;
@@ -141,6 +155,9 @@ impl MatchAttribute {
             self.devices -= 1;
             if let Some(sets) = &mut self.sets {
                 sets.remove();
+                if self.devices == 0 {
+                    self.first = None;
+                }
             }
         }
     }
@@ -157,11 +174,11 @@ struct DistinctAttribute {
 }
 
 impl DistinctAttribute {
-    fn add(&mut self, request: &str, parent: Option<&str>, device: &Device) -> bool {
+    fn add(&mut self, request: &str, parent: Option<&str>, c: &Candidate) -> bool {
         if !applies(&self.requests, request, parent) {
             return true;
         }
-        let Some(set) = SetView::of(device, &self.attribute) else {
+        let Some(set) = SetView::of(c.device(), &self.attribute) else {
             return false;
         };
         let v = set.value();
@@ -203,10 +220,10 @@ enum Constraint {
 }
 
 impl Constraint {
-    fn add(&mut self, request: &str, parent: Option<&str>, device: &Device) -> bool {
+    fn add(&mut self, request: &str, parent: Option<&str>, c: &Candidate) -> bool {
         match self {
-            Constraint::Match(m) => m.add(request, parent, device),
-            Constraint::Distinct(d) => d.add(request, parent, device),
+            Constraint::Match(m) => m.add(request, parent, c),
+            Constraint::Distinct(d) => d.add(request, parent, c),
         }
     }
 
@@ -371,6 +388,7 @@ impl Search<'_, '_> {
                             .features
                             .list_type_attributes
                             .then(Intersection::default),
+                        first: None,
                     })),
                     (None, Some(attr)) => cs.push(Constraint::Distinct(DistinctAttribute {
                         requests: c.requests.clone(),
@@ -692,7 +710,7 @@ impl Search<'_, '_> {
         let base = parent.as_deref().unwrap_or(&name).to_string();
         let full = name.clone();
         for i in 0..self.constraints[ci].len() {
-            let ok = self.constraints[ci][i].add(&full, Some(&base), c.device());
+            let ok = self.constraints[ci][i].add(&full, Some(&base), &c);
             if !ok {
                 self.rollback_partial(key, c, &undo);
                 if must {

@@ -75,6 +75,7 @@ fn slice(name: &str, node: &str, generation: i64, devices: Vec<Device>) -> Arc<R
         nodes: NodeSelection::Node(Sym::new(node)),
         draws_counters: devices.iter().any(|d| !d.consumes_counters.is_empty()),
         devices,
+        overlaps: Default::default(),
         shared_counters: BTreeMap::new(),
     })
 }
