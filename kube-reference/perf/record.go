@@ -15,6 +15,7 @@ import (
 	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
@@ -70,6 +71,9 @@ type Decision struct {
 	Op *OpMark `json:"op,omitempty"`
 	// Completed: on the "outcome" line, whether the workload ran every op.
 	Completed *bool `json:"completed,omitempty"`
+	// Gates: on the "gates" line (a record's first), the feature gates the workload set to
+	// other than their defaults, so that the replay schedules with the same ones.
+	Gates map[string]bool `json:"gates,omitempty"`
 	// PodGroup: on a "decision" made inside a pod group scheduling cycle (kube's
 	// podGroupCycle runs SchedulePod for each member, once per placement it tries, and again
 	// in PodGroupPostFilter's simulation), the pod's group; on a "nominated" line, the
@@ -436,6 +440,7 @@ func recordDecisions(dir string) benchmark.NodeUpdateFn {
 			},
 		}
 		recorders[sched] = r
+		r.write(Decision{Kind: "gates", Gates: changedGates()})
 		if tap != nil {
 			for _, fw := range sched.Profiles {
 				if r.pods, err = podCounterFor(fw.SharedInformerFactory().Core().V1().Pods().Informer()); err != nil {
@@ -497,4 +502,16 @@ func recordDecisions(dir string) benchmark.NodeUpdateFn {
 		sched.SchedulingQueue = &groupTap{SchedulingQueue: sched.SchedulingQueue, r: r, cache: sched.Cache}
 		return nil
 	}
+}
+
+// changedGates: the feature gates whose value differs from their default (the test case's
+// and workload's featureGates, as scheduler_perf set them for this run).
+func changedGates() map[string]bool {
+	out := map[string]bool{}
+	for name, spec := range utilfeature.DefaultFeatureGate.GetAll() {
+		if on := utilfeature.DefaultFeatureGate.Enabled(name); on != spec.Default {
+			out[string(name)] = on
+		}
+	}
+	return out
 }

@@ -143,6 +143,8 @@ struct Line {
     simulation: bool,
     /// A `dra` line's DRA objects and in-flight allocations.
     dra: Option<dra_replay::DraLine>,
+    /// The `gates` line: the feature gates the workload set to other than their defaults.
+    gates: BTreeMap<String, bool>,
 }
 
 /// kube's own evaluation of every node for one attempt (`Evaluation` in
@@ -273,20 +275,22 @@ pub struct ReplayReport {
 /// The replay's scheduler when no configuration is given: kube v1.37.2's defaults with
 /// GenericWorkload and TopologyAwareWorkloadScheduling on, as the random scenarios' group
 /// test case runs (the pod-group plugins they add act on groups only: a record without
-/// groups is judged as with the defaults; with them, PodGroupPodsCount scores placements).
-fn group_config() -> SchedulerConfig {
-    let gates = BTreeMap::from([
+/// groups is judged as with the defaults; with them, PodGroupPodsCount scores placements),
+/// and the gates the record's workload set (its `gates` line: DRAListTypeAttributes, ...).
+fn group_config(recorded: &BTreeMap<String, bool>) -> Result<SchedulerConfig, HarnessError> {
+    let mut gates = BTreeMap::from([
         ("GenericWorkload".to_string(), true),
         ("TopologyAwareWorkloadScheduling".to_string(), true),
     ]);
+    gates.extend(recorded.iter().map(|(k, v)| (k.clone(), *v)));
     let features = tidegate_engine::features::FeatureGates::for_workload(&gates)
         .map(|g| tidegate_engine::features::Features::from_gates(&g))
-        .expect("kube v1.37.2 has both gates");
-    SchedulerConfig {
+        .map_err(|e| HarnessError::Run(format!("the record's feature gates: {e}")))?;
+    Ok(SchedulerConfig {
         profiles: vec![tidegate_engine::Profile::default_profile_for(&features)],
         features,
         ..SchedulerConfig::default()
-    }
+    })
 }
 
 /// Replays one record file (`path`) on a fresh tidegate scheduler with `config` (its
@@ -294,9 +298,20 @@ fn group_config() -> SchedulerConfig {
 pub fn replay(path: &Path, config: Option<SchedulerConfig>) -> Result<ReplayReport, HarnessError> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| HarnessError::Run(format!("{}: {e}", path.display())))?;
+    let lines = record_lines::<Line>(path, &text).collect::<Result<Vec<_>, _>>()?;
+    let recorded = lines
+        .iter()
+        .find(|(_, l)| l.kind == "gates")
+        .map(|(_, l)| l.gates.clone())
+        .unwrap_or_default();
+    let base = match config {
+        Some(c) => c,
+        None => group_config(&recorded)
+            .map_err(|e| HarnessError::Run(format!("{}: {e}", path.display())))?,
+    };
     let cfg = SchedulerConfig {
         parallelism: 1,
-        ..config.unwrap_or_else(group_config)
+        ..base
     };
     let cluster = Arc::new(RecordedCluster::default());
     let sched = Scheduler::new(cfg, &Registry::in_tree(), cluster.clone(), None)
@@ -317,7 +332,6 @@ pub fn replay(path: &Path, config: Option<SchedulerConfig>) -> Result<ReplayRepo
         saw_fit_error: false,
         full_record: false,
     };
-    let lines = record_lines::<Line>(path, &text).collect::<Result<Vec<_>, _>>()?;
     r.group_deletions = group_replay::group_deletions(&lines);
     for (n, line) in lines {
         r.step(line)
@@ -441,6 +455,8 @@ impl Replay {
             // The executor's marks and the workload's outcome: the outcome check's
             // (`outcome`), nothing to replay.
             "op" | "outcome" => Ok(()),
+            // Read before the scheduler was made (`replay`).
+            "gates" => Ok(()),
             other => Err(format!("unknown record kind {other:?}")),
         }
     }

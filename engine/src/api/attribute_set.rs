@@ -363,7 +363,12 @@ mod tests {
         assert!(m.add(set(&c)));
         // {z} and {y} share nothing: refused, the intersection stays {z}.
         assert!(!m.add(set(&d)));
-        let z = a.1.as_ref().unwrap().iter().position(|&(_, i)| i == 2).unwrap();
+        let z =
+            a.1.as_ref()
+                .unwrap()
+                .iter()
+                .position(|&(_, i)| i == 2)
+                .unwrap();
         assert_eq!(m.stack[m.depth - 1], vec![z as u32]);
         m.remove();
         // Back to {y, z}: the scalar "y" is in it.

@@ -192,9 +192,11 @@ fn claim_spec_needs(spec: Option<&Value>) -> Option<String> {
             .into_iter()
             .chain(items(r, "firstAvailable"))
     });
-    requests.any(|r| check::at(r, "capacity").is_some()).then(|| {
-        "ResourceClaim capacity requests (DRA consumable capacity is not modelled yet)".into()
-    })
+    requests
+        .any(|r| check::at(r, "capacity").is_some())
+        .then(|| {
+            "ResourceClaim capacity requests (DRA consumable capacity is not modelled yet)".into()
+        })
 }
 
 fn claim_needs(obj: &Value) -> Option<String> {

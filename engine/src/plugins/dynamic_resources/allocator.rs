@@ -121,13 +121,6 @@ impl MatchAttribute {
             let Some(set) = SetView::of(device, &self.attribute) else {
                 return false;
             };
-            // Within the first device's slice, the kept overlap matrix refuses a device
-            // that shares nothing with the first one before any merge.
-            if let Some((slice, first, overlaps)) = &self.first {
-                if Arc::ptr_eq(slice, &c.slice) && !overlaps.meet(*first, c.index) {
-                    return false;
-                }
-            }
             if !sets.add(set) {
                 return false;
             }
@@ -148,6 +141,16 @@ impl MatchAttribute {
         }
         self.devices += 1;
         true
+    }
+
+    /// Whether the kept overlap matrix of the first device's slice already refuses `c`: it
+    /// shares no element with the first device, so no intersection can hold it.
+    fn refuses(&self, request: &str, parent: Option<&str>, c: &Candidate) -> bool {
+        self.first.as_ref().is_some_and(|(slice, first, overlaps)| {
+            Arc::ptr_eq(slice, &c.slice)
+                && !overlaps.meet(*first, c.index)
+                && applies(&self.requests, request, parent)
+        })
     }
 
     fn remove(&mut self, request: &str, parent: Option<&str>) {
@@ -676,6 +679,18 @@ impl Search<'_, '_> {
         if (admin && self.taken_by_claim(&c.id, ci)) || (!admin && self.in_use(&c.id)) {
             return Ok(None);
         }
+        // A sub-request's name here is `request/sub`; constraints name either.
+        let base = parent.unwrap_or_else(|| name.clone());
+        // A device a list-attribute constraint refuses outright is refused before the
+        // counter and taint checks (which only refuse too); with `must` the constraint
+        // loop below gives kube's error.
+        let refused = self.constraints[ci].iter().any(|k| match k {
+            Constraint::Match(m) => m.refuses(&name, Some(&base), c),
+            Constraint::Distinct(_) => false,
+        });
+        if refused && !must {
+            return Ok(None);
+        }
         let device = c.device();
         if !device.consumes_counters.is_empty() && !self.a.features.partitionable_devices {
             return Ok(None);
@@ -706,11 +721,8 @@ impl Search<'_, '_> {
             self.rollback_partial(key, c, &undo);
             return Ok(None);
         }
-        // A sub-request's name here is `request/sub`; constraints name either.
-        let base = parent.as_deref().unwrap_or(&name).to_string();
-        let full = name.clone();
         for i in 0..self.constraints[ci].len() {
-            let ok = self.constraints[ci][i].add(&full, Some(&base), &c);
+            let ok = self.constraints[ci][i].add(&name, Some(&base), c);
             if !ok {
                 self.rollback_partial(key, c, &undo);
                 if must {
