@@ -350,7 +350,8 @@ fn batching_workloads_place_pods_on_hints_as_kube_does() {
 }
 
 /// Dynamic Resource Allocation (perf-data/workloads/dra/, our shapes of kube v1.37.2's dra/
-/// topic) at integration size: claims from templates and shared named claims bind every pod
+/// topic, list-typed attributes included) at integration size: claims from templates and
+/// shared named claims bind every pod
 /// on the devices there are; pods naming claims created after them wait and then bind; in a
 /// steady state every deleted pod's generated claim is released, so the devices serve pod
 /// after pod and every pod created is bound or deleted.
@@ -361,7 +362,7 @@ fn dra_workloads_bind_every_pod_at_integration_size() {
         "integration-test",
         None,
     );
-    assert_eq!(results.len(), 7, "{results:?}");
+    assert_eq!(results.len(), 9, "{results:?}");
     let get = |n: &str| results.iter().find(|(x, _)| x == n).unwrap().1;
     for (name, s) in &results {
         assert!(s.adds_up(), "{name}: {s:?}");
@@ -377,6 +378,12 @@ fn dra_workloads_bind_every_pod_at_integration_size() {
     assert_eq!(shared.bound, 40, "{shared:?}");
     let later = get("ClaimsCreatedAfterPods/2nodes");
     assert_eq!(later.bound, 20, "{later:?}");
+    // List attributes: 4 matching requests take a node's 4 fabric GPUs (one pod per node);
+    // 2 distinct requests take 2 loose GPUs (two pods per node, fabric GPUs left over).
+    let matched_lists = get("ListAttributes/match_4nodes");
+    assert_eq!(matched_lists.bound, 4, "{matched_lists:?}");
+    let distinct = get("ListAttributes/distinct_4nodes");
+    assert_eq!(distinct.bound, 8, "{distinct:?}");
     let steady = get("SteadyStateWithClaimTemplates/2nodes");
     assert!(
         steady.deleted > 8,

@@ -508,7 +508,7 @@ func recordDecisions(dir string) benchmark.NodeUpdateFn {
 // and workload's featureGates, as scheduler_perf set them for this run).
 func changedGates() map[string]bool {
 	out := map[string]bool{}
-	for name, spec := range utilfeature.DefaultFeatureGate.GetAll() {
+	for name, spec := range utilfeature.DefaultMutableFeatureGate.GetAll() {
 		if on := utilfeature.DefaultFeatureGate.Enabled(name); on != spec.Default {
 			out[string(name)] = on
 		}
