@@ -391,7 +391,7 @@ fn device(d: &k::Device, driver: &str, path: &str) -> Result<Device, ConvertErro
         return Err(invalid(
             path.to_string(),
             &values.to_string(),
-            &format!(
+            format!(
                 "the total number of attribute values must not exceed {MAX_ATTRIBUTE_VALUES_PER_DEVICE}"
             ),
         ));

@@ -42,6 +42,10 @@ fn convert_slice(obj: &Value) -> Option<(String, String)> {
         Err(e) if e.detail == "Duplicate value" => {
             return Some((e.field, format!("Duplicate value: {:?}", e.value)));
         }
+        // kube prints a number unquoted (`field.Invalid` with an int).
+        Err(e) if e.value.parse::<i64>().is_ok() => {
+            return Some((e.field, format!("Invalid value: {}: {}", e.value, e.detail)));
+        }
         Err(e) => {
             return Some((
                 e.field,
