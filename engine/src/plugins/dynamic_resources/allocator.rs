@@ -93,6 +93,8 @@ struct RequestData {
     all: Vec<Candidate>,
     /// The request's own name, when this is an alternative of `firstAvailable`.
     parent: Option<Arc<str>>,
+    /// Its index in `Search::selector_groups`.
+    selector_group: usize,
 }
 
 /// `(claim, request, alternative)`.
@@ -268,7 +270,11 @@ struct Search<'a, 'c> {
     /// The alternative each prioritized request settled on.
     chosen: AHashMap<(usize, usize), usize>,
     constraints: Vec<Vec<Constraint>>,
-    matches: AHashMap<(RequestKey, DeviceId), bool>,
+    /// Selector results by (selector group, device): requests with the same class and
+    /// selectors share one group, so a claim of many like requests asks once per device.
+    matches: AHashMap<(usize, DeviceId), bool>,
+    /// The selector groups: (class, the request's own selectors).
+    selector_groups: Vec<(Arc<str>, Vec<Arc<str>>)>,
     /// Device → the claims (indexes) taking it in this search.
     taking: AHashMap<DeviceId, Vec<usize>>,
     /// Per claim: (device, request alternative key).
@@ -324,6 +330,7 @@ impl Allocator<'_> {
             chosen: AHashMap::new(),
             constraints: Vec::new(),
             matches: AHashMap::new(),
+            selector_groups: Vec::new(),
             taking: AHashMap::new(),
             result: vec![Vec::new(); claims.len()],
             available: AHashMap::new(),
@@ -442,12 +449,25 @@ impl Search<'_, '_> {
                 alt.device_class_name
             )
         })?;
+        let group = match self
+            .selector_groups
+            .iter()
+            .position(|(c, sel)| *c == class.name && *sel == alt.selectors)
+        {
+            Some(g) => g,
+            None => {
+                let g = (class.name.clone(), alt.selectors.clone());
+                self.selector_groups.push(g);
+                self.selector_groups.len() - 1
+            }
+        };
         let mut data = RequestData {
             alt: alt.clone(),
             class,
             num_devices: 0,
             all: Vec::new(),
             parent,
+            selector_group: group,
         };
         match alt.mode {
             AllocationMode::ExactCount(n) => data.num_devices = n as usize,
@@ -544,12 +564,13 @@ impl Search<'_, '_> {
     }
 
     fn selectable_cached(&mut self, key: RequestKey, c: &Candidate) -> Result<bool, String> {
-        if let Some(m) = self.matches.get(&(key, c.id)) {
+        let data = &self.requests[&key];
+        let group = data.selector_group;
+        if let Some(m) = self.matches.get(&(group, c.id)) {
             return Ok(*m);
         }
-        let data = &self.requests[&key];
         let m = self.selectable(key.0, data, c)?;
-        self.matches.insert((key, c.id), m);
+        self.matches.insert((group, c.id), m);
         Ok(m)
     }
 
