@@ -19,7 +19,20 @@
 use std::hash::{BuildHasher, Hash, Hasher};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use super::dra::{AttributeValue, Device};
+/// A device attribute's typed value (`DeviceAttribute`: exactly one of its fields; the list
+/// forms are DRAListTypeAttributes'). Versions stay text (semantic versions, compared by
+/// the selector's `semver` functions and by `matchAttribute` as values).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum AttributeValue {
+    Bool(bool),
+    Int(i64),
+    String(Arc<str>),
+    Version(Arc<str>),
+    Bools(Arc<[bool]>),
+    Ints(Arc<[i64]>),
+    Strings(Arc<[Arc<str>]>),
+    Versions(Arc<[Arc<str>]>),
+}
 
 /// Fixed seeds: an index built at conversion is read by every later search.
 const SEEDS: ahash::RandomState = ahash::RandomState::with_seeds(
@@ -119,11 +132,9 @@ pub(crate) struct SetView<'a> {
 }
 
 impl<'a> SetView<'a> {
-    /// `device`'s attribute `name` as a set (none when the device lacks it).
-    pub(crate) fn of(device: &'a Device, name: &str) -> Option<SetView<'a>> {
-        let value = device.attributes.get(name)?;
-        let index = device.list_index.get(name).map(|b| &**b);
-        Some(SetView { value, index })
+    /// A value and, for a list, its index ([`index`]).
+    pub(crate) fn new(value: &'a AttributeValue, index: Option<&'a [(u64, u32)]>) -> Self {
+        SetView { value, index }
     }
 
     /// The attribute's value.
@@ -194,12 +205,11 @@ pub(crate) struct Overlaps {
 }
 
 impl Overlaps {
-    fn build(devices: &[Device], attribute: &str) -> Overlaps {
-        let n = devices.len();
+    /// From the slice's devices' sets, in device order (`None`: no such attribute).
+    fn build(sets: &[Option<SetView<'_>>]) -> Overlaps {
+        let n = sets.len();
         let words = n.div_ceil(64);
         let mut bits = vec![0u64; n * words];
-        let sets: Vec<Option<SetView<'_>>> =
-            devices.iter().map(|d| SetView::of(d, attribute)).collect();
         for i in 0..n {
             let Some(a) = sets[i] else { continue };
             for j in i..n {
@@ -225,12 +235,18 @@ impl Overlaps {
 pub struct OverlapCache(Mutex<Vec<(Arc<str>, Arc<Overlaps>)>>);
 
 impl OverlapCache {
-    pub(crate) fn get(&self, devices: &[Device], attribute: &Arc<str>) -> Arc<Overlaps> {
+    /// The overlaps of `attribute`, built from `sets` (the devices' sets of it, in order)
+    /// the first time.
+    pub(crate) fn get<'s>(
+        &self,
+        attribute: &Arc<str>,
+        sets: impl FnOnce() -> Vec<Option<SetView<'s>>>,
+    ) -> Arc<Overlaps> {
         let mut cache = self.0.lock().unwrap_or_else(PoisonError::into_inner);
         if let Some((_, o)) = cache.iter().find(|(a, _)| a == attribute) {
             return o.clone();
         }
-        let o = Arc::new(Overlaps::build(devices, attribute));
+        let o = Arc::new(Overlaps::build(&sets()));
         cache.push((attribute.clone(), o.clone()));
         o
     }

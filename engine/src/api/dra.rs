@@ -36,20 +36,7 @@ impl std::fmt::Display for DeviceId {
     }
 }
 
-/// A device attribute's typed value (`DeviceAttribute`: exactly one of its fields; the list
-/// forms are DRAListTypeAttributes'). Versions stay text (semantic versions, compared by
-/// the selector's `semver` functions and by `matchAttribute` as values).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum AttributeValue {
-    Bool(bool),
-    Int(i64),
-    String(Arc<str>),
-    Version(Arc<str>),
-    Bools(Arc<[bool]>),
-    Ints(Arc<[i64]>),
-    Strings(Arc<[Arc<str>]>),
-    Versions(Arc<[Arc<str>]>),
-}
+pub use super::attribute_set::AttributeValue;
 
 /// A device taint (`DeviceTaint`).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -448,6 +435,13 @@ fn device(d: &k::Device, driver: &str, path: &str) -> Result<Device, ConvertErro
 }
 
 impl Device {
+    /// Attribute `name` as a set (none when the device lacks it).
+    pub(crate) fn attribute_set(&self, name: &str) -> Option<super::attribute_set::SetView<'_>> {
+        let value = self.attributes.get(name)?;
+        let index = self.list_index.get(name).map(|b| &**b);
+        Some(super::attribute_set::SetView::new(value, index))
+    }
+
     /// Builds [`Device::list_index`] from `attributes` (after the attributes change).
     pub fn index_lists(&mut self) {
         self.list_index = self

@@ -31,7 +31,7 @@
 
 use super::AllocatorFeatures;
 use super::pools::{Pool, PoolId, gather_pools};
-use crate::api::attribute_set::{Intersection, Overlaps, SetView};
+use crate::api::attribute_set::{Intersection, Overlaps};
 use crate::api::dra::{
     AllocatedDevice, Allocation, AllocationMode, AttributeValue, Device, DeviceClass, DeviceId,
     RequestAlternative, ResourceClaim, ResourceSlice,
@@ -120,14 +120,20 @@ impl MatchAttribute {
         }
         let device = c.device();
         if let Some(sets) = &mut self.sets {
-            let Some(set) = SetView::of(device, &self.attribute) else {
+            let Some(set) = device.attribute_set(&self.attribute) else {
                 return false;
             };
             if !sets.add(set) {
                 return false;
             }
             if self.devices == 0 {
-                let overlaps = c.slice.overlaps.get(&c.slice.devices, &self.attribute);
+                let devices = &c.slice.devices;
+                let overlaps = c.slice.overlaps.get(&self.attribute, || {
+                    devices
+                        .iter()
+                        .map(|d| d.attribute_set(&self.attribute))
+                        .collect()
+                });
                 self.first = Some((c.slice.clone(), c.index, overlaps));
             }
             self.devices += 1;
@@ -183,7 +189,7 @@ impl DistinctAttribute {
         if !applies(&self.requests, request, parent) {
             return true;
         }
-        let Some(set) = SetView::of(c.device(), &self.attribute) else {
+        let Some(set) = c.device().attribute_set(&self.attribute) else {
             return false;
         };
         let v = set.value();

@@ -676,19 +676,48 @@ fn strs(v: &[&str]) -> AttributeValue {
 /// "list-attributes-match-constaint-*", "list-attributes-match-constraint-backtrack-needs-intersection-restore",
 /// "list-attributes-disabled-match-constraint-with-lists"): one claim, one request of
 /// `count` devices, `matchAttribute` on `attr`.
+/// A matchAttribute case: name, attribute, count, the devices' attributes, the gate, and
+/// the devices picked (`None`: no allocation).
+type MatchCase = (
+    &'static str,
+    &'static str,
+    i64,
+    Vec<Vec<(&'static str, AttributeValue)>>,
+    bool,
+    Option<&'static [&'static str]>,
+);
+
+fn check_match_cases(cases: Vec<MatchCase>) {
+    for (name, attr, count, devices, gate, want) in cases {
+        let devices = devices
+            .into_iter()
+            .enumerate()
+            .map(|(i, a)| typed_device(&format!("d{i}"), a))
+            .collect();
+        let mut c = Cluster::new(vec![slice("s0", "node-0", 1, devices)]);
+        c.features.list_type_attributes = gate;
+        let mut cl = claim("c", vec![request("r", "gpu", count)]);
+        cl.constraints.push(DeviceConstraint {
+            requests: Vec::new(),
+            match_attribute: Some(format!("{DRIVER}/{attr}").into()),
+            distinct_attribute: None,
+        });
+        let got = c.allocate("node-0", &[&cl]).unwrap();
+        let got = got.map(|r| picked(&r).concat());
+        let want = want.map(|w| w.iter().map(|s| s.to_string()).collect::<Vec<_>>());
+        assert_eq!(got, want, "{name}");
+    }
+}
+
+fn string_list(v: &[&str]) -> Vec<(&'static str, AttributeValue)> {
+    vec![("str", strs(v))]
+}
+
 #[test]
-fn match_attribute_over_list_values_needs_a_common_element() {
+fn match_attribute_over_string_lists_needs_a_common_element() {
     use AttributeValue as V;
-    type Case = (
-        &'static str,
-        &'static str,
-        i64,
-        Vec<Vec<(&'static str, V)>>,
-        bool,
-        Option<&'static [&'static str]>,
-    );
-    let s = |v: &[&str]| vec![("str", strs(v))];
-    let cases: Vec<Case> = vec![
+    let s = string_list;
+    check_match_cases(vec![
         (
             "list-of-string-values-with-common-elements",
             "str",
@@ -744,6 +773,14 @@ fn match_attribute_over_list_values_needs_a_common_element() {
             true,
             Some(&["r:d0", "r:d1"]),
         ),
+    ]);
+}
+
+#[test]
+fn match_attribute_over_typed_lists_needs_a_common_element() {
+    use AttributeValue as V;
+    let s = string_list;
+    check_match_cases(vec![
         (
             "list-of-int-values-with-common-elements",
             "numa",
@@ -802,26 +839,7 @@ fn match_attribute_over_list_values_needs_a_common_element() {
             false,
             None,
         ),
-    ];
-    for (name, attr, count, devices, gate, want) in cases {
-        let devices = devices
-            .into_iter()
-            .enumerate()
-            .map(|(i, a)| typed_device(&format!("d{i}"), a))
-            .collect();
-        let mut c = Cluster::new(vec![slice("s0", "node-0", 1, devices)]);
-        c.features.list_type_attributes = gate;
-        let mut cl = claim("c", vec![request("r", "gpu", count)]);
-        cl.constraints.push(DeviceConstraint {
-            requests: Vec::new(),
-            match_attribute: Some(format!("{DRIVER}/{attr}").into()),
-            distinct_attribute: None,
-        });
-        let got = c.allocate("node-0", &[&cl]).unwrap();
-        let got = got.map(|r| picked(&r).concat());
-        let want = want.map(|w| w.iter().map(|s| s.to_string()).collect::<Vec<_>>());
-        assert_eq!(got, want, "{name}");
-    }
+    ]);
 }
 
 /// Cases of kube's table for `distinctAttribute` (kubernetes/kubernetes
