@@ -101,6 +101,10 @@ pub struct Device {
     pub list_index: BTreeMap<Arc<str>, super::attribute_set::ListIndex>,
     /// Qualified capacity name → value.
     pub capacity: BTreeMap<Arc<str>, Quantity>,
+    /// The capacities under the names the slice gives them (unqualified where it wrote
+    /// them so), with their request policies: what DRAConsumableCapacity's arithmetic reads,
+    /// matching claims' capacity requests by these names as kube does.
+    pub capacities: BTreeMap<Arc<str>, super::capacity_policy::DeviceCapacity>,
     pub consumes_counters: Vec<CounterConsumption>,
     pub taints: Vec<DeviceTaint>,
     /// DRAConsumableCapacity: several claims may share the device.
@@ -162,7 +166,8 @@ pub struct RequestAlternative {
     pub mode: AllocationMode,
     pub admin_access: bool,
     pub tolerations: Vec<DeviceToleration>,
-    /// DRAConsumableCapacity: qualified capacity name → amount wanted of a shared device.
+    /// DRAConsumableCapacity: capacity name (as the claim writes it; kube matches it with
+    /// the device's as written) → amount wanted.
     pub capacity: BTreeMap<Arc<str>, Quantity>,
 }
 
@@ -194,6 +199,8 @@ pub struct AllocatedDevice {
     pub admin_access: bool,
     /// DRAConsumableCapacity: the share's ID on a device allocated several times.
     pub share_id: Option<Arc<str>>,
+    /// DRAConsumableCapacity: what the share consumes of each of the device's capacities
+    /// (named as the slice names them).
     pub consumed_capacity: BTreeMap<Arc<str>, Quantity>,
 }
 
@@ -383,10 +390,20 @@ fn device(d: &k::Device, driver: &str, path: &str) -> Result<Device, ConvertErro
             ),
         ));
     }
+    let shared = d.allow_multiple_allocations == Some(true);
     let mut capacity = BTreeMap::new();
+    let mut capacities = BTreeMap::new();
     for (n, c) in d.capacity.iter().flatten() {
         let q = parse_quantity(|| format!("{path}.capacity[{n}].value"), &c.value)?;
+        let policy = (c.request_policy.as_ref())
+            .map(|p| {
+                let at = format!("{path}.capacity[{n}].requestPolicy");
+                super::capacity_policy::request_policy(p, &q, &c.value.0, shared, &at)
+            })
+            .transpose()?;
         capacity.insert(qualified(driver, n), q);
+        let c = super::capacity_policy::DeviceCapacity { value: q, policy };
+        capacities.insert(Arc::from(n.as_str()), c);
     }
     let consumes_counters = d
         .consumes_counters
@@ -419,9 +436,10 @@ fn device(d: &k::Device, driver: &str, path: &str) -> Result<Device, ConvertErro
         attributes,
         list_index: BTreeMap::new(),
         capacity,
+        capacities,
         consumes_counters,
         taints,
-        allow_multiple_allocations: d.allow_multiple_allocations == Some(true),
+        allow_multiple_allocations: shared,
         nodes: nodes_of(
             d.node_name.as_ref(),
             d.node_selector.as_ref(),
@@ -623,7 +641,7 @@ pub fn allocation(a: &k::AllocationResult) -> Result<Allocation, ConvertError> {
                 .flatten()
                 .map(|(n, q)| {
                     Ok((
-                        qualified(&r.driver, n),
+                        Arc::from(n.as_str()),
                         parse_quantity(
                             || {
                                 format!(
@@ -886,7 +904,7 @@ mod tests {
         let a = c.allocation.unwrap();
         assert_eq!(a.devices[0].device.to_string(), "d/p/x");
         assert_eq!(
-            a.devices[0].consumed_capacity.get("d/memory"),
+            a.devices[0].consumed_capacity.get("memory"),
             Some(&Quantity::parse("1Gi").unwrap())
         );
         assert_eq!(c.reserved_for, vec![Arc::<str>::from("pod-uid")]);

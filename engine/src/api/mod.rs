@@ -7,6 +7,7 @@
 
 pub(crate) mod affinity;
 pub(crate) mod attribute_set;
+pub mod capacity_policy;
 pub mod convert;
 pub mod dra;
 pub(crate) mod intern;

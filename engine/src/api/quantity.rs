@@ -92,7 +92,7 @@ struct Scale {
 }
 
 impl Quantity {
-    const ZERO: Quantity = Quantity {
+    pub const ZERO: Quantity = Quantity {
         mantissa: 0,
         exponent: 0,
     };
@@ -132,6 +132,66 @@ impl Quantity {
     /// Whether the quantity is below zero.
     pub fn is_negative(&self) -> bool {
         self.mantissa < 0
+    }
+
+    /// Whether the quantity is zero.
+    pub fn is_zero(&self) -> bool {
+        self.mantissa == 0
+    }
+
+    /// Whether the quantity has a fractional part (kube's `isFractionalQuantity`).
+    pub fn is_fractional(&self) -> bool {
+        self.exponent < 0
+    }
+
+    /// A whole number (kube's `NewQuantity`).
+    pub fn from_i64(value: i64) -> Quantity {
+        Quantity::normalized(i128::from(value), 0)
+    }
+
+    /// A number of thousandths (kube's `NewMilliQuantity`).
+    pub fn from_milli(milli: i64) -> Quantity {
+        Quantity::normalized(i128::from(milli), -3)
+    }
+
+    /// The exact sum (kube's `Quantity.Add`); `None` when it leaves the 38 digits held
+    /// exactly (kube would go on in arbitrary precision; no capacity comes near).
+    pub fn checked_add(&self, other: &Quantity) -> Option<Quantity> {
+        if self.mantissa == 0 {
+            return Some(*other);
+        }
+        if other.mantissa == 0 {
+            return Some(*self);
+        }
+        let exponent = self.exponent.min(other.exponent);
+        let align = |q: &Quantity| {
+            10_i128
+                .checked_pow(u32::try_from(q.exponent - exponent).ok()?)
+                .and_then(|f| q.mantissa.checked_mul(f))
+        };
+        let sum = align(self)?.checked_add(align(other)?)?;
+        (sum.unsigned_abs() < 10_u128.pow(MAX_DIGITS as u32))
+            .then(|| Quantity::normalized(sum, exponent))
+    }
+
+    /// The exact difference (kube's `Quantity.Sub`); `None` as for [`Quantity::checked_add`].
+    pub fn checked_sub(&self, other: &Quantity) -> Option<Quantity> {
+        self.checked_add(&Quantity {
+            mantissa: -other.mantissa,
+            exponent: other.exponent,
+        })
+    }
+
+    /// `mantissa * 10^exponent` with the mantissa's trailing zeros moved into the exponent.
+    fn normalized(mut mantissa: i128, mut exponent: i32) -> Quantity {
+        if mantissa == 0 {
+            return Quantity::ZERO;
+        }
+        while mantissa % 10 == 0 {
+            mantissa /= 10;
+            exponent += 1;
+        }
+        Quantity { mantissa, exponent }
     }
 
     /// The value divided by `10^scale`, rounded away from zero, saturating.
@@ -658,5 +718,45 @@ mod order_tests {
             assert_eq!(q(a).cmp(&q(b)), want, "{a} vs {b}");
             assert_eq!(q(b).cmp(&q(a)), want.reverse(), "{b} vs {a}");
         }
+    }
+}
+
+#[cfg(test)]
+mod arithmetic_tests {
+    use super::Quantity;
+
+    fn q(s: &str) -> Quantity {
+        Quantity::parse(s).unwrap()
+    }
+
+    /// Sums and differences are exact across suffixes (kube's `Quantity.Add`/`Sub`, as
+    /// consumable capacity adds up shares of a device); pairs chosen here.
+    #[test]
+    fn sums_and_differences_are_exact() {
+        for (a, b, sum, diff) in [
+            ("2500M", "2500M", "5G", "0"),
+            ("10G", "1", "10000000001", "9999999999"),
+            ("1Gi", "1Mi", "1074790400", "1072693248"),
+            ("1.5", "250m", "1750m", "1250m"),
+            ("1n", "1", "1000000001n", "-999999999n"),
+            ("0", "3k", "3000", "-3k"),
+        ] {
+            assert_eq!(q(a).checked_add(&q(b)), Some(q(sum)), "{a} + {b}");
+            assert_eq!(q(a).checked_sub(&q(b)), Some(q(diff)), "{a} - {b}");
+        }
+        assert!(q("2500M").checked_sub(&q("2500M")).unwrap().is_zero());
+        assert_eq!(
+            q("1e37").checked_add(&q("1n")),
+            None,
+            "beyond 38 exact digits"
+        );
+    }
+
+    #[test]
+    fn constructors_match_parsed_forms() {
+        assert_eq!(Quantity::from_i64(2_500_000_000), q("2500M"));
+        assert_eq!(Quantity::from_milli(1500), q("1.5"));
+        assert_eq!(Quantity::from_milli(-7), q("-7m"));
+        assert!(q("1500m").is_fractional() && !q("2k").is_fractional());
     }
 }

@@ -102,7 +102,7 @@ const SCHEDULER_GATES: &[(&str, Support)] = &[
         ),
     ),
     ("DRAAdminAccess", Support::Modelled(DRA_ALLOCATOR)),
-    ("DRAConsumableCapacity", Support::Identical(DRA)),
+    ("DRAConsumableCapacity", Support::Modelled(DRA_ALLOCATOR)),
     ("DRADerivedAttributes", Support::Identical(DRA)),
     ("DRADeviceBindingConditions", Support::Identical(DRA)),
     (
@@ -115,7 +115,10 @@ const SCHEDULER_GATES: &[(&str, Support)] = &[
     ("DRADeviceTaintRules", Support::Identical(DRA)),
     ("DRADeviceTaints", Support::Modelled(DRA_ALLOCATOR)),
     ("DRAExtendedResource", Support::Identical(DRA)),
-    ("DRAFractionalCapacityRange", Support::Identical(DRA)),
+    (
+        "DRAFractionalCapacityRange",
+        Support::Modelled(DRA_ALLOCATOR),
+    ),
     ("DRAListTypeAttributes", Support::Modelled(DRA_ALLOCATOR)),
     ("DRANodeAllocatableResources", Support::Identical(DRA)),
     ("DRAOptionalNodeOperations", Support::Identical(DRA)),
@@ -488,6 +491,8 @@ pub struct Features {
     pub(crate) dra_partitionable_devices: bool,
     pub(crate) dra_device_taints: bool,
     pub(crate) dra_list_type_attributes: bool,
+    pub(crate) dra_consumable_capacity: bool,
+    pub(crate) dra_fractional_capacity_range: bool,
 }
 
 impl Default for Features {
@@ -510,6 +515,8 @@ impl Features {
             dra_partitionable_devices: g.enabled("DRAPartitionableDevices"),
             dra_device_taints: g.enabled("DRADeviceTaints"),
             dra_list_type_attributes: g.enabled("DRAListTypeAttributes"),
+            dra_consumable_capacity: g.enabled("DRAConsumableCapacity"),
+            dra_fractional_capacity_range: g.enabled("DRAFractionalCapacityRange"),
         }
     }
 

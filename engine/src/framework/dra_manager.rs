@@ -22,11 +22,13 @@
 
 use crate::api::convert as dra_convert;
 use crate::api::dra::{Allocation, DeviceClass, DeviceId, ResourceClaim, ResourceSlice};
+use crate::api::quantity::Quantity;
 use crate::api::{Sym, dra};
 use crate::framework::events::{ApiObject, EventResource};
 use ahash::{AHashMap, AHashSet};
 use k8s_openapi::api::resource::v1 as k;
 use parking_lot::RwLock;
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -43,6 +45,8 @@ pub(crate) struct DraManager {
     /// The devices the stored claims' allocations hold (admin access holds none), each with
     /// the number of claims holding it, kept from the claim events (module doc).
     held: RwLock<Arc<AHashMap<DeviceId, u32>>>,
+    /// The shares of devices allocated with a share ID (DRAConsumableCapacity), by device.
+    shared: RwLock<Arc<AHashMap<DeviceId, SharedUse>>>,
     /// Claim UID → the allocation Reserve made for it, until PreBind writes it.
     in_flight: RwLock<AHashMap<Arc<str>, Arc<Allocation>>>,
     /// The slices indexed by node, built on first use after they change (`None`: stale).
@@ -120,19 +124,71 @@ impl DraManager {
 
 /// The devices the allocator must not hand out: those the claims hold (a snapshot shared
 /// with the manager, copied only when a claim changes while a cycle holds it) and those of
-/// in-flight allocations.
+/// in-flight allocations; and the shares of devices that allow several allocations
+/// (DRAConsumableCapacity: kube's `AllocatedSharedDeviceIDs` and `AggregatedCapacity`).
 #[derive(Clone, Debug, Default)]
 pub(crate) struct AllocatedDevices {
     held: Arc<AHashMap<DeviceId, u32>>,
     in_flight: AHashSet<DeviceId>,
+    shared: Arc<AHashMap<DeviceId, SharedUse>>,
+    in_flight_shared: AHashMap<DeviceId, SharedUse>,
+}
+
+/// A device's shares (allocation results with a share ID), and what they consume.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub(crate) struct SharedUse {
+    shares: u32,
+    /// Capacity name (as the slice writes it) → the shares' sum.
+    pub(crate) consumed: BTreeMap<Arc<str>, Quantity>,
+}
+
+impl SharedUse {
+    pub(crate) fn add(&mut self, consumed: &BTreeMap<Arc<str>, Quantity>) {
+        self.shares += 1;
+        for (name, q) in consumed {
+            let sum = self.consumed.entry(name.clone()).or_insert(Quantity::ZERO);
+            *sum = sum.checked_add(q).unwrap_or(*sum);
+        }
+    }
+
+    /// Drops one share; whether none is left.
+    pub(crate) fn remove(&mut self, consumed: &BTreeMap<Arc<str>, Quantity>) -> bool {
+        self.shares = self.shares.saturating_sub(1);
+        for (name, q) in consumed {
+            if let Some(sum) = self.consumed.get_mut(name) {
+                *sum = sum.checked_sub(q).unwrap_or(*sum);
+            }
+        }
+        self.shares == 0
+    }
 }
 
 impl AllocatedDevices {
+    /// Whether the device is held whole (or, with DRAConsumableCapacity off, shared).
     pub(crate) fn contains(&self, d: &DeviceId) -> bool {
         self.held.contains_key(d) || self.in_flight.contains(d)
     }
 
-    /// Every device, in no order (tests).
+    /// Whether some share of the device is allocated (kube's `deviceCapacityInUse`, less
+    /// the search's own shares).
+    pub(crate) fn shared(&self, d: &DeviceId) -> bool {
+        self.shared.contains_key(d) || self.in_flight_shared.contains_key(d)
+    }
+
+    /// What the device's allocated shares consume (kube's `AggregatedCapacity` entry).
+    pub(crate) fn consumed(&self, d: &DeviceId) -> Option<Cow<'_, BTreeMap<Arc<str>, Quantity>>> {
+        match (self.shared.get(d), self.in_flight_shared.get(d)) {
+            (Some(a), None) | (None, Some(a)) => Some(Cow::Borrowed(&a.consumed)),
+            (Some(a), Some(b)) => {
+                let mut sum = a.clone();
+                sum.add(&b.consumed);
+                Some(Cow::Owned(sum.consumed))
+            }
+            (None, None) => None,
+        }
+    }
+
+    /// Every device held whole, in no order (tests).
     #[cfg(test)]
     pub(crate) fn iter(&self) -> impl Iterator<Item = &DeviceId> {
         self.held.keys().chain(self.in_flight.iter())
@@ -142,14 +198,23 @@ impl AllocatedDevices {
     #[cfg(test)]
     pub(crate) fn from_set(devices: AHashSet<DeviceId>) -> AllocatedDevices {
         AllocatedDevices {
-            held: Arc::default(),
             in_flight: devices,
+            ..AllocatedDevices::default()
         }
     }
 
-    /// Adds a device (an allocation made outside the scheduler's cycle).
-    pub(crate) fn insert(&mut self, d: DeviceId) {
-        self.in_flight.insert(d);
+    /// Adds an allocated device (an allocation made outside the scheduler's cycle): a
+    /// share when it has a share ID and DRAConsumableCapacity is on, else the whole device
+    /// (admin access holds nothing).
+    pub(crate) fn insert(&mut self, d: &dra::AllocatedDevice, consumable_capacity: bool) {
+        if d.admin_access {
+            return;
+        }
+        if consumable_capacity && d.share_id.is_some() {
+            (self.in_flight_shared.entry(d.device).or_default()).add(&d.consumed_capacity);
+        } else {
+            self.in_flight.insert(d.device);
+        }
     }
 }
 
@@ -267,49 +332,66 @@ impl DraManager {
     }
 
     /// The devices the claims' allocations hold (admin-access allocations hold none: kube
-    /// lets them share a device with its user).
-    /// The devices of in-flight allocations count too.
-    pub(crate) fn allocated_devices(&self) -> AllocatedDevices {
-        let in_flight = self
-            .in_flight
-            .read()
-            .values()
-            .flat_map(|a| a.devices.iter())
-            .filter(|d| !d.admin_access)
-            .map(|d| d.device)
-            .collect();
-        AllocatedDevices {
+    /// lets them share a device with its user), and the shares of shared devices; with
+    /// DRAConsumableCapacity off (`consumable_capacity`), as kube's `GatherAllocatedState`,
+    /// a shared device counts as held whole. The devices of in-flight allocations count too.
+    pub(crate) fn allocated_devices(&self, consumable_capacity: bool) -> AllocatedDevices {
+        let mut out = AllocatedDevices {
             held: self.held.read().clone(),
-            in_flight,
+            shared: self.shared.read().clone(),
+            ..AllocatedDevices::default()
+        };
+        for a in self.in_flight.read().values() {
+            for d in &a.devices {
+                out.insert(d, consumable_capacity);
+            }
         }
+        if !consumable_capacity && !out.shared.is_empty() {
+            out.in_flight.extend(out.shared.keys().copied());
+            out.shared = Arc::default();
+        }
+        out
     }
 
-    /// Moves the held devices from `old`'s allocation to `new`'s (a claim event).
+    /// Moves the held devices and shares from `old`'s allocation to `new`'s (a claim event).
     fn hold(&self, old: Option<&ResourceClaim>, new: Option<&ResourceClaim>) {
-        let devices = |c: Option<&ResourceClaim>| -> Vec<DeviceId> {
+        let devices = |c: Option<&ResourceClaim>| -> Vec<dra::AllocatedDevice> {
             c.and_then(|c| c.allocation.as_ref())
                 .into_iter()
                 .flat_map(|a| a.devices.iter())
                 .filter(|d| !d.admin_access)
-                .map(|d| d.device)
+                .cloned()
                 .collect()
         };
         let (gone, came) = (devices(old), devices(new));
         if gone == came {
             return;
         }
-        let mut w = self.held.write();
-        let held = Arc::make_mut(&mut w);
+        let (mut held, mut shared) = (self.held.write(), self.shared.write());
+        let (held, shared) = (Arc::make_mut(&mut held), Arc::make_mut(&mut shared));
         for d in gone {
-            if let Some(n) = held.get_mut(&d) {
+            if d.share_id.is_some() {
+                if let Some(u) = shared.get_mut(&d.device)
+                    && u.remove(&d.consumed_capacity)
+                {
+                    shared.remove(&d.device);
+                }
+            } else if let Some(n) = held.get_mut(&d.device) {
                 *n -= 1;
                 if *n == 0 {
-                    held.remove(&d);
+                    held.remove(&d.device);
                 }
             }
         }
         for d in came {
-            *held.entry(d).or_insert(0) += 1;
+            if d.share_id.is_some() {
+                shared
+                    .entry(d.device)
+                    .or_default()
+                    .add(&d.consumed_capacity);
+            } else {
+                *held.entry(d.device).or_insert(0) += 1;
+            }
         }
     }
 
@@ -389,7 +471,7 @@ mod tests {
         m.apply(EventResource::ResourceClaim, None, Some(&claim("x", false)));
         m.apply(EventResource::ResourceClaim, None, Some(&claim("y", true)));
         let held: Vec<String> = m
-            .allocated_devices()
+            .allocated_devices(true)
             .iter()
             .map(|d| d.to_string())
             .collect();
@@ -397,7 +479,7 @@ mod tests {
         assert!(m.claim(Sym::new("ns"), "c-x").is_some());
         m.apply(EventResource::ResourceClaim, Some(&claim("x", false)), None);
         assert_eq!(
-            m.allocated_devices().iter().count(),
+            m.allocated_devices(true).iter().count(),
             0,
             "a deleted claim frees its devices"
         );
@@ -422,7 +504,7 @@ mod tests {
         };
         let held = |m: &DraManager| {
             let mut v: Vec<String> = m
-                .allocated_devices()
+                .allocated_devices(true)
                 .iter()
                 .map(|d| d.to_string())
                 .collect();
@@ -435,7 +517,7 @@ mod tests {
         m.apply(EventResource::ResourceClaim, Some(&free), Some(&x));
         assert_eq!(held(&m), ["d/p/x"]);
         // A snapshot taken now keeps what it saw while the claim moves on.
-        let snapshot = m.allocated_devices();
+        let snapshot = m.allocated_devices(true);
         m.apply(EventResource::ResourceClaim, Some(&x), Some(&y));
         assert_eq!(held(&m), ["d/p/y"]);
         assert_eq!(snapshot.iter().count(), 1);
@@ -485,5 +567,48 @@ mod tests {
         m.apply(EventResource::ResourceSlice, None, Some(&bad));
         assert!(m.slices().is_empty());
         assert_eq!(m.rejected(), 1);
+    }
+
+    /// kube's `allocatedDevices` tracker and `GatherAllocatedState` with shared devices
+    /// (pkg/scheduler/framework/plugins/dynamicresources/allocateddevices.go): results with
+    /// a share ID add up per device; with DRAConsumableCapacity off the device is held whole.
+    #[test]
+    fn shares_of_a_device_add_up_and_leave_with_their_claims() {
+        let m = DraManager::default();
+        let claim = |name: &str, amount: &str| {
+            obj::<k::ResourceClaim>(json!({
+                "metadata": {"name": name, "namespace": "ns", "uid": name},
+                "spec": {"devices": {"requests": [{"name": "r", "exactly": {"deviceClassName": "nic"}}]}},
+                "status": {"allocation": {"devices": {"results": [{
+                    "request": "r", "driver": "d", "pool": "p", "device": "nic",
+                    "shareID": format!("{name}-share"), "consumedCapacity": {"bw": amount}
+                }]}}}
+            }))
+        };
+        let nic = DeviceId {
+            driver: Sym::new("d"),
+            pool: Sym::new("p"),
+            device: Sym::new("nic"),
+        };
+        let (a, b) = (claim("a", "2G"), claim("b", "500M"));
+        m.apply(EventResource::ResourceClaim, None, Some(&a));
+        m.apply(EventResource::ResourceClaim, None, Some(&b));
+        let state = m.allocated_devices(true);
+        assert!(!state.contains(&nic) && state.shared(&nic));
+        let consumed = state.consumed(&nic).unwrap();
+        assert_eq!(consumed.get("bw"), Some(&Quantity::parse("2.5G").unwrap()));
+        assert!(
+            m.allocated_devices(false).contains(&nic),
+            "gate off: held whole"
+        );
+        m.apply(EventResource::ResourceClaim, Some(&a), None);
+        let state = m.allocated_devices(true);
+        let consumed = state.consumed(&nic).unwrap();
+        assert_eq!(consumed.get("bw"), Some(&Quantity::parse("500M").unwrap()));
+        m.apply(EventResource::ResourceClaim, Some(&b), None);
+        assert!(
+            !m.allocated_devices(true).shared(&nic),
+            "the last share frees the device"
+        );
     }
 }

@@ -3,8 +3,7 @@
 //! devicetaintrule}`), stored as plain objects and delivered to the scheduler's
 //! DynamicResources plugin as informer events. The DRA features tidegate's allocator does not
 //! model yet make a workload that uses them unsupported (`needs_plugin`): a DeviceClass that
-//! backs an extended resource, consumable capacity (shared devices, capacity requests,
-//! `distinctAttribute`), compatibility groups, and DeviceTaintRules that select devices.
+//! backs an extended resource, compatibility groups, and DeviceTaintRules that select devices.
 
 use crate::cluster::store::kind::{Index, Kind, Version, check, decode};
 use k8s_openapi::api::resource::v1 as resource;
@@ -41,6 +40,12 @@ fn convert_slice(obj: &Value) -> Option<(String, String)> {
         Ok(s) => s,
         Err(e) if e.detail == "Duplicate value" => {
             return Some((e.field, format!("Duplicate value: {:?}", e.value)));
+        }
+        // kube's Forbidden and Required errors print no value.
+        Err(e)
+            if e.detail.starts_with("Forbidden: ") || e.detail.starts_with("Required value: ") =>
+        {
+            return Some((e.field, e.detail));
         }
         // kube prints a number unquoted (`field.Invalid` with an int).
         Err(e) if e.value.parse::<i64>().is_ok() => {
@@ -166,49 +171,17 @@ fn items<'v>(obj: &'v Value, path: &str) -> impl Iterator<Item = &'v Value> {
         .flatten()
 }
 
-/// A slice's devices shared by several claims (DRAConsumableCapacity) or drawing counters
-/// in compatibility groups (DRADeviceCompatibilityGroups).
+/// A slice's devices drawing counters in compatibility groups (DRADeviceCompatibilityGroups).
 fn slice_needs(obj: &Value) -> Option<String> {
-    for d in items(obj, "spec.devices") {
-        if check::at(d, "allowMultipleAllocations") == Some(&Value::Bool(true)) {
-            return Some(
-                "ResourceSlice devices with allowMultipleAllocations (DRA consumable capacity is \
-                 not modelled yet)"
-                    .into(),
-            );
-        }
-        if items(d, "consumesCounters").any(|c| check::at(c, "compatibilityGroups").is_some()) {
-            return Some(
-                "ResourceSlice consumesCounters.compatibilityGroups (DRA compatibility groups are \
-                 not modelled yet)"
-                    .into(),
-            );
-        }
-    }
-    None
-}
-
-/// A claim spec's requests for device capacity (DRAConsumableCapacity).
-fn claim_spec_needs(spec: Option<&Value>) -> Option<String> {
-    let spec = spec?;
-    let mut requests = items(spec, "devices.requests").flat_map(|r| {
-        check::at(r, "exactly")
-            .into_iter()
-            .chain(items(r, "firstAvailable"))
-    });
-    requests
-        .any(|r| check::at(r, "capacity").is_some())
-        .then(|| {
-            "ResourceClaim capacity requests (DRA consumable capacity is not modelled yet)".into()
+    items(obj, "spec.devices")
+        .any(|d| {
+            items(d, "consumesCounters").any(|c| check::at(c, "compatibilityGroups").is_some())
         })
-}
-
-fn claim_needs(obj: &Value) -> Option<String> {
-    claim_spec_needs(check::at(obj, "spec"))
-}
-
-fn claim_template_needs(obj: &Value) -> Option<String> {
-    claim_spec_needs(check::at(obj, "spec.spec"))
+        .then(|| {
+            "ResourceSlice consumesCounters.compatibilityGroups (DRA compatibility groups are \
+             not modelled yet)"
+                .into()
+        })
 }
 
 /// kube's ResourceSlice tracker applies a rule that selects devices to the slices it hands
@@ -317,7 +290,7 @@ pub static RESOURCE_SLICE: Kind = Kind {
 pub static RESOURCE_CLAIM: Kind = Kind {
     status: true,
     validate: validate_claim,
-    needs_plugin: claim_needs,
+    needs_plugin: check::no_plugin,
     immutable: &["spec"],
     event: Some(EventResource::ResourceClaim),
     indexes: &[Index {
@@ -338,7 +311,7 @@ pub static RESOURCE_CLAIM: Kind = Kind {
 pub static RESOURCE_CLAIM_TEMPLATE: Kind = Kind {
     immutable: &["spec"],
     validate: validate_claim_template,
-    needs_plugin: claim_template_needs,
+    needs_plugin: check::no_plugin,
     ..dra_kind(
         "ResourceClaimTemplate",
         "resourceclaimtemplates.resource.k8s.io",

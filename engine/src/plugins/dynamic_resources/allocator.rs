@@ -13,23 +13,29 @@
 //! 3. **Search** (`allocate_one`, depth first, kube's order): for the next device of the next
 //!    request, walk the complete and valid pools, their slices and devices in order; take the
 //!    first device that is not in use (allocated before, or taken earlier in this search; with
-//!    admin access, only "taken by this claim" counts), whose class and request selectors match
-//!    (cached per request and device), whose taints the request tolerates, that fits its
-//!    counters, and that keeps every constraint of the claim (`matchAttribute`: one value;
+//!    admin access, only "taken by this claim" counts; a device allowing several allocations
+//!    is never in use, under DRAConsumableCapacity), whose class and request selectors match
+//!    (cached per request and device), whose capacities hold the request's share
+//!    ([`super::capacity`]: what allocated shares and this search's consume counts), whose
+//!    taints the request tolerates, that fits its counters (a shared device already in use
+//!    has paid them), and that keeps every constraint of the claim (`matchAttribute`: one value;
 //!    under DRAListTypeAttributes, as kube's experimental allocator does, a common element
 //!    of the devices' value sets, [`crate::api::attribute_set`]; `distinctAttribute`: values
 //!    that differ, or sets pairwise disjoint); then go on. A dead end undoes
 //!    the device and tries the next one. A claim may hold at most 32 devices.
 //! 4. **Result**: per claim, its devices (request or `request/subrequest`, driver, pool,
-//!    device, admin access) and the node selector the devices imply: a device local to one
+//!    device, admin access; for a share, its ID and what it consumes) and the node selector the devices imply: a device local to one
 //!    node pins the claim there (`metadata.name`), node-selector slices add their terms, and
 //!    devices for all nodes add nothing.
 //!
 //! Not modelled yet (the allocator refuses what needs them rather than guessing):
-//! consumable capacity (DRAConsumableCapacity: devices allowing several allocations),
 //! compatibility groups, device binding conditions.
+//!
+//! A share's ID is a UUID derived from the claim's UID and the result's position (kube draws
+//! a random one): unique, and the same on every run.
 
 use super::AllocatorFeatures;
+use super::capacity::Consumed;
 use super::pools::{Pool, PoolId, gather_pools};
 use crate::api::attribute_set::{Intersection, Overlaps};
 use crate::api::dra::{
@@ -38,7 +44,7 @@ use crate::api::dra::{
 };
 use crate::api::labels::{NodeSelector, NodeSelectorTerm, Operator, Requirement};
 use crate::api::{Node, Sym};
-use crate::framework::dra_manager::AllocatedDevices;
+use crate::framework::dra_manager::{AllocatedDevices, SharedUse};
 use ahash::AHashMap;
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -99,6 +105,15 @@ struct RequestData {
 
 /// `(claim, request, alternative)`.
 type RequestKey = (usize, usize, usize);
+
+/// A device the search took for a request.
+#[derive(Clone)]
+struct Taken {
+    c: Candidate,
+    key: RequestKey,
+    /// A share of a device allowing several allocations: what it consumes.
+    share: Option<Consumed>,
+}
 
 /// kube's `matchAttributeConstraint`: devices of the named requests share one value, or
 /// under DRAListTypeAttributes one element of their values' sets (`sets`).
@@ -283,11 +298,14 @@ struct Search<'a, 'c> {
     selector_groups: Vec<(Arc<str>, Vec<Arc<str>>)>,
     /// Device → the claims (indexes) taking it in this search.
     taking: AHashMap<DeviceId, Vec<usize>>,
-    /// Per claim: (device, request alternative key).
-    result: Vec<Vec<(Candidate, RequestKey)>>,
+    /// Per claim: the devices taken, in order.
+    result: Vec<Vec<Taken>>,
     /// Per pool: what the allocated devices left of its counters, and what this search took.
     available: AHashMap<PoolId, Counters>,
     consumed: AHashMap<PoolId, Counters>,
+    /// The shares this search takes of devices allowing several allocations (kube's
+    /// `allocatingCapacity`).
+    allocating: AHashMap<DeviceId, SharedUse>,
 }
 
 /// (counter set, counter) → value in thousandths (kube keeps exact quantities; counters are
@@ -341,6 +359,7 @@ impl Allocator<'_> {
             result: vec![Vec::new(); claims.len()],
             available: AHashMap::new(),
             consumed: AHashMap::new(),
+            allocating: AHashMap::new(),
         };
         s.prepare().map_err(AllocError::Fatal)?;
         match s.allocate_one((0, 0, 0, 0), false) {
@@ -373,6 +392,18 @@ impl Search<'_, '_> {
                         "claim {}, request {}: has subrequests, but the DRAPrioritizedList feature is disabled",
                         self.claim_name(ci),
                         req.name
+                    ));
+                }
+                if !self.a.features.consumable_capacity
+                    && let Some(alt) = req.alternatives.iter().find(|a| !a.capacity.is_empty())
+                {
+                    let (what, name) = match alt.name.split_once('/') {
+                        Some((_, sub)) => ("subrequest", sub),
+                        None => ("request", &*alt.name),
+                    };
+                    return Err(format!(
+                        "claim {}, {what} {name}: has capacity requests, but the DRAConsumableCapacity feature is disabled",
+                        self.claim_name(ci)
                     ));
                 }
                 let mut min_req = usize::MAX;
@@ -439,13 +470,6 @@ impl Search<'_, '_> {
                 alt.name
             ));
         }
-        if !alt.capacity.is_empty() {
-            return Err(format!(
-                "claim {}, request {}: capacity requests (DRAConsumableCapacity) are not supported by tidegate yet",
-                self.claim_name(ci),
-                alt.name
-            ));
-        }
         let class = (self.a.classes)(&alt.device_class_name).ok_or_else(|| {
             format!(
                 "claim {}, request {}: could not retrieve device class {}: deviceclass.resource.k8s.io \"{}\" not found",
@@ -501,7 +525,11 @@ impl Search<'_, '_> {
                     for slice in pool.targeting.clone() {
                         for index in 0..slice.devices.len() {
                             let c = self.candidate(pi, &slice, index);
-                            if self.selectable(ci, &data, &c)? {
+                            // Static capacity only: what shares use is checked when the
+                            // device is taken, so a device they fill makes `All` fail.
+                            if self.selectable(ci, &data, &c)?
+                                && self.capacity_fits(ci, &data.alt, &c, false)?
+                            {
                                 data.all.push(c);
                             }
                         }
@@ -595,6 +623,36 @@ struct Undo {
     constraints: usize,
 }
 
+/// How [`Search::take_share`] takes a device.
+enum Share {
+    /// Taken whole (no other claim may have it).
+    Whole,
+    /// A share (the device allows several allocations), consuming this.
+    Of(Consumed),
+    /// Its capacities do not hold the request.
+    Refused,
+}
+
+/// A share of a device's capacity as a UUID (module doc): FNV-1a over the claim's UID and
+/// the result's position, twice with different offsets, in the version-4 layout.
+fn share_id(claim_uid: &str, position: usize) -> Arc<str> {
+    let hash = |offset: u64| {
+        let bytes = claim_uid.bytes().chain(position.to_le_bytes());
+        bytes.fold(offset, |h, b| {
+            (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+        })
+    };
+    let (a, b) = (hash(0xcbf2_9ce4_8422_2325), hash(0x8422_2325_cbf2_9ce4));
+    Arc::from(format!(
+        "{:08x}-{:04x}-4{:03x}-{:04x}-{:012x}",
+        a >> 32,
+        (a >> 16) & 0xffff,
+        a & 0xfff,
+        0x8000 | (b >> 48) & 0x3fff,
+        b & 0xffff_ffff_ffff
+    ))
+}
+
 impl Search<'_, '_> {
     /// kube's `allocateOne` at `(claim, request, alternative, device)`.
     fn allocate_one(
@@ -673,6 +731,10 @@ impl Search<'_, '_> {
                     if !self.selectable_cached(key, &c).map_err(Stop::Error)? {
                         continue;
                     }
+                    let alt = &self.requests[&key].alt;
+                    if !self.capacity_fits(ci, alt, &c, true).map_err(Stop::Error)? {
+                        continue;
+                    }
                     let Some(undo) = self.allocate_device(key, &c, false)? else {
                         continue;
                     };
@@ -722,17 +784,15 @@ impl Search<'_, '_> {
         if !device.consumes_counters.is_empty() && !self.a.features.partitionable_devices {
             return Ok(None);
         }
-        if device.allow_multiple_allocations {
-            return Err(Stop::Error(format!(
-                "device {}: shared devices (DRAConsumableCapacity) are not supported by tidegate yet",
-                c.id
-            )));
-        }
+        let multiple = self.a.features.consumable_capacity && device.allow_multiple_allocations;
+        // A shared device already in use has paid its counters.
+        let skip_counters =
+            multiple && (self.a.allocated.shared(&c.id) || self.allocating.contains_key(&c.id));
         let mut undo = Undo {
             counters: false,
             constraints: 0,
         };
-        if !device.consumes_counters.is_empty() {
+        if !skip_counters && !device.consumes_counters.is_empty() {
             if !self.take_counters(c) {
                 return Ok(None);
             }
@@ -764,16 +824,124 @@ impl Search<'_, '_> {
             }
             undo.constraints += 1;
         }
-        self.taking.entry(c.id).or_default().push(ci);
-        self.result[ci].push((c.clone(), key));
+        let share = match self.take_share(key, c, multiple, &undo)? {
+            Share::Refused => return Ok(None),
+            Share::Whole => {
+                self.taking.entry(c.id).or_default().push(ci);
+                None
+            }
+            Share::Of(consumed) => Some(consumed),
+        };
+        self.result[ci].push(Taken {
+            c: c.clone(),
+            key,
+            share,
+        });
         Ok(Some(undo))
+    }
+
+    /// Under DRAConsumableCapacity, rechecks the device's capacities after the constraints
+    /// (kube's order) and, for a shared device, takes the share. A refusal undoes `undo`.
+    fn take_share(
+        &mut self,
+        key: RequestKey,
+        c: &Candidate,
+        multiple: bool,
+        undo: &Undo,
+    ) -> Result<Share, Stop> {
+        if !self.a.features.consumable_capacity {
+            return Ok(Share::Whole);
+        }
+        let ci = key.0;
+        let alt = &self.requests[&key].alt;
+        let fits = self.capacity_fits(ci, alt, c, true).map_err(|e| {
+            Stop::Error(e.replacen(": checking capacity", ": rechecking capacity", 1))
+        });
+        match fits {
+            Ok(true) => {}
+            Ok(false) | Err(_) => {
+                self.rollback_partial(key, c, undo);
+                return fits.map(|_| Share::Refused);
+            }
+        }
+        if !multiple {
+            return Ok(Share::Whole);
+        }
+        let fractional = self.a.features.fractional_capacity_range;
+        let consumed =
+            super::capacity::consumed_capacity(&alt.capacity, &c.device().capacities, fractional)
+                .map_err(|e| {
+                    format!(
+                        "claim {}, request {}: computing consumed capacity for device {}: {e}",
+                        self.claim_name(ci),
+                        alt.name,
+                        c.id
+                    )
+                });
+        let consumed = match consumed {
+            Ok(v) => v,
+            Err(e) => {
+                self.rollback_partial(key, c, undo);
+                return Err(Stop::Error(e));
+            }
+        };
+        self.allocating.entry(c.id).or_default().add(&consumed);
+        Ok(Share::Of(consumed))
+    }
+
+    /// kube's `CmpRequestOverCapacity` for `alt` on `c` (no-op without DRAConsumableCapacity):
+    /// `in_search` counts allocated shares and this search's; without it only the device's
+    /// own capacities (an `All` request's static check).
+    fn capacity_fits(
+        &self,
+        ci: usize,
+        alt: &RequestAlternative,
+        c: &Candidate,
+        in_search: bool,
+    ) -> Result<bool, String> {
+        if !self.a.features.consumable_capacity {
+            return Ok(true);
+        }
+        let (current, allocating) = if in_search {
+            let allocating = self.allocating.get(&c.id).map(|u| &u.consumed);
+            (self.a.allocated.consumed(&c.id), allocating)
+        } else {
+            (None, None)
+        };
+        let fractional = self.a.features.fractional_capacity_range;
+        let capacities = &c.device().capacities;
+        super::capacity::fits(
+            current.as_deref(),
+            &alt.capacity,
+            capacities,
+            allocating,
+            fractional,
+        )
+        .map_err(|e| {
+            let device = if in_search {
+                c.id.to_string()
+            } else {
+                c.device().name.to_string()
+            };
+            format!(
+                "claim {}, request {}: checking capacity for device {device}: {e}",
+                self.claim_name(ci),
+                alt.name
+            )
+        })
     }
 
     /// Undoes a device `allocate_device` took.
     fn rollback(&mut self, key: RequestKey, c: &Candidate, undo: Undo) {
         let ci = key.0;
-        self.result[ci].pop();
-        if let Some(v) = self.taking.get_mut(&c.id)
+        let taken = self.result[ci].pop();
+        if let Some(share) = taken.and_then(|t| t.share) {
+            if let Some(u) = self.allocating.get_mut(&c.id)
+                && u.remove(&share)
+            {
+                self.allocating.remove(&c.id);
+            }
+        } else if let Some(v) = self.taking.get_mut(&c.id)
             && let Some(i) = v.iter().rposition(|x| *x == ci)
         {
             v.remove(i);
@@ -817,7 +985,7 @@ impl Search<'_, '_> {
                         pool: s.pool_sym,
                         device: d.name_sym,
                     };
-                    if !self.a.allocated.contains(&did) {
+                    if !self.a.allocated.contains(&did) && !self.a.allocated.shared(&did) {
                         continue;
                     }
                     for cc in &d.consumes_counters {
@@ -865,21 +1033,23 @@ impl Search<'_, '_> {
     fn results(&self) -> Vec<Allocation> {
         self.result
             .iter()
-            .map(|devices| Allocation {
+            .enumerate()
+            .map(|(ci, devices)| Allocation {
                 devices: devices
                     .iter()
-                    .map(|(c, key)| {
-                        let d = &self.requests[key];
+                    .enumerate()
+                    .map(|(i, t)| {
+                        let d = &self.requests[&t.key];
                         AllocatedDevice {
                             request: d.alt.name.clone(),
-                            device: c.id,
+                            device: t.c.id,
                             admin_access: d.alt.admin_access,
-                            share_id: None,
-                            consumed_capacity: BTreeMap::new(),
+                            share_id: t.share.is_some().then(|| share_id(&self.claims[ci].uid, i)),
+                            consumed_capacity: t.share.clone().unwrap_or_default(),
                         }
                     })
                     .collect(),
-                node_selector: node_selector(devices.iter().map(|(c, _)| c)),
+                node_selector: node_selector(devices.iter().map(|t| &t.c)),
             })
             .collect()
     }

@@ -18,7 +18,7 @@ use ahash::AHashSet;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-struct Sel;
+pub(super) struct Sel;
 
 impl SelectorEval for Sel {
     fn matches(&self, expression: &str, _driver: Sym, device: &Device) -> Result<bool, String> {
@@ -34,15 +34,15 @@ impl SelectorEval for Sel {
     }
 }
 
-const DRIVER: &str = "driver.example.com";
+pub(super) const DRIVER: &str = "driver.example.com";
 
-fn node(name: &str) -> Node {
+pub(super) fn node(name: &str) -> Node {
     let mut n = Node::named(name);
     n.labels = Arc::new(Labels::default());
     n
 }
 
-fn device(name: &str, attrs: &[(&str, &str)]) -> Device {
+pub(super) fn device(name: &str, attrs: &[(&str, &str)]) -> Device {
     Device {
         name: name.into(),
         name_sym: Sym::new(name),
@@ -60,11 +60,17 @@ fn device(name: &str, attrs: &[(&str, &str)]) -> Device {
         consumes_counters: Vec::new(),
         taints: Vec::new(),
         allow_multiple_allocations: false,
+        capacities: Default::default(),
         nodes: None,
     }
 }
 
-fn slice(name: &str, node: &str, generation: i64, devices: Vec<Device>) -> Arc<ResourceSlice> {
+pub(super) fn slice(
+    name: &str,
+    node: &str,
+    generation: i64,
+    devices: Vec<Device>,
+) -> Arc<ResourceSlice> {
     Arc::new(ResourceSlice {
         name: name.into(),
         driver: Sym::new(DRIVER),
@@ -80,7 +86,7 @@ fn slice(name: &str, node: &str, generation: i64, devices: Vec<Device>) -> Arc<R
     })
 }
 
-fn class(name: &str, selector: &str) -> Arc<DeviceClass> {
+pub(super) fn class(name: &str, selector: &str) -> Arc<DeviceClass> {
     Arc::new(DeviceClass {
         name: name.into(),
         selectors: vec![selector.into()],
@@ -89,7 +95,7 @@ fn class(name: &str, selector: &str) -> Arc<DeviceClass> {
     })
 }
 
-fn alt(name: &str, class: &str, mode: AllocationMode) -> RequestAlternative {
+pub(super) fn alt(name: &str, class: &str, mode: AllocationMode) -> RequestAlternative {
     RequestAlternative {
         name: name.into(),
         device_class_name: class.into(),
@@ -101,7 +107,7 @@ fn alt(name: &str, class: &str, mode: AllocationMode) -> RequestAlternative {
     }
 }
 
-fn request(name: &str, class: &str, count: i64) -> DeviceRequest {
+pub(super) fn request(name: &str, class: &str, count: i64) -> DeviceRequest {
     DeviceRequest {
         name: name.into(),
         alternatives: vec![alt(name, class, AllocationMode::ExactCount(count))],
@@ -109,7 +115,7 @@ fn request(name: &str, class: &str, count: i64) -> DeviceRequest {
     }
 }
 
-fn claim(name: &str, requests: Vec<DeviceRequest>) -> ResourceClaim {
+pub(super) fn claim(name: &str, requests: Vec<DeviceRequest>) -> ResourceClaim {
     ResourceClaim {
         namespace: Sym::new("ns"),
         name: name.into(),
@@ -123,38 +129,47 @@ fn claim(name: &str, requests: Vec<DeviceRequest>) -> ResourceClaim {
     }
 }
 
-struct Cluster {
-    slices: Vec<Arc<ResourceSlice>>,
-    classes: Vec<Arc<DeviceClass>>,
-    allocated: AHashSet<DeviceId>,
-    features: AllocatorFeatures,
+pub(super) struct Cluster {
+    pub(super) slices: Vec<Arc<ResourceSlice>>,
+    pub(super) classes: Vec<Arc<DeviceClass>>,
+    pub(super) allocated: AHashSet<DeviceId>,
+    /// Allocated shares of shared devices (DRAConsumableCapacity).
+    pub(super) shares: Vec<AllocatedDevice>,
+    pub(super) features: AllocatorFeatures,
 }
 
 impl Cluster {
-    fn new(slices: Vec<Arc<ResourceSlice>>) -> Cluster {
+    pub(super) fn new(slices: Vec<Arc<ResourceSlice>>) -> Cluster {
         Cluster {
             slices,
             classes: vec![class("gpu", "true")],
             allocated: AHashSet::new(),
+            shares: Vec::new(),
             features: AllocatorFeatures {
                 admin_access: true,
                 prioritized_list: true,
                 partitionable_devices: true,
                 device_taints: true,
                 list_type_attributes: false,
+                consumable_capacity: true,
+                fractional_capacity_range: true,
             },
         }
     }
 
-    fn allocate(
+    pub(super) fn allocate(
         &self,
         on: &str,
         claims: &[&ResourceClaim],
     ) -> Result<Option<Vec<Allocation>>, String> {
         let classes = |n: &str| self.classes.iter().find(|c| &*c.name == n).cloned();
+        let mut allocated = AllocatedDevices::from_set(self.allocated.clone());
+        for d in &self.shares {
+            allocated.insert(d, self.features.consumable_capacity);
+        }
         let a = Allocator {
             features: self.features,
-            allocated: &AllocatedDevices::from_set(self.allocated.clone()),
+            allocated: &allocated,
             classes: &classes,
             slices: &self.slices,
             all_slices: &self.slices,
@@ -166,7 +181,7 @@ impl Cluster {
 }
 
 /// The devices of each allocation, as `request:device`.
-fn picked(r: &[Allocation]) -> Vec<Vec<String>> {
+pub(super) fn picked(r: &[Allocation]) -> Vec<Vec<String>> {
     r.iter()
         .map(|a| {
             a.devices
@@ -487,7 +502,7 @@ fn admin(mut c: ResourceClaim) -> ResourceClaim {
     c
 }
 
-fn id(pool: &str, device: &str) -> DeviceId {
+pub(super) fn id(pool: &str, device: &str) -> DeviceId {
     DeviceId {
         driver: Sym::new(DRIVER),
         pool: Sym::new(pool),

@@ -546,6 +546,7 @@ mod tests {
             consumes_counters: Vec::new(),
             taints: Vec::new(),
             allow_multiple_allocations: false,
+            capacities: Default::default(),
             nodes: None,
         }
     }

@@ -5,17 +5,21 @@
 //! - [`pools`]: the resource pools a node can allocate from;
 //! - [`allocator`]: the structured allocator's search (stable variant), with device
 //!   selectors behind [`allocator::SelectorEval`];
+//! - [`capacity`]: consumable capacity's arithmetic (shares of a device);
 //! - [`cel`]: the selectors in CEL (kube's DRA environment; each expression compiled once);
 //! - [`cel_cost`]: the worst-case cost kube's API server limits a stored selector to;
 //! - [`standalone`]: the allocator outside a cycle, for harnesses (`allocResourceClaims`).
 
 pub(crate) mod allocator;
+pub(crate) mod capacity;
 pub(crate) mod cel;
 pub(crate) mod cel_cost;
 pub(crate) mod plugin;
 pub(crate) mod pools;
 pub(crate) mod standalone;
 
+#[cfg(test)]
+mod allocator_capacity_tests;
 #[cfg(test)]
 mod allocator_tests;
 
@@ -28,6 +32,11 @@ pub(crate) struct AllocatorFeatures {
     pub(crate) device_taints: bool,
     /// DRAListTypeAttributes: attributes are sets (kube's experimental allocator).
     pub(crate) list_type_attributes: bool,
+    /// DRAConsumableCapacity: devices allowing several allocations are shared, and requests
+    /// consume their capacities ([`capacity`]).
+    pub(crate) consumable_capacity: bool,
+    /// DRAFractionalCapacityRange: request policies' ranges round in thousandths.
+    pub(crate) fractional_capacity_range: bool,
 }
 
 impl AllocatorFeatures {
@@ -38,6 +47,8 @@ impl AllocatorFeatures {
             partitionable_devices: f.dra_partitionable_devices,
             device_taints: f.dra_device_taints,
             list_type_attributes: f.dra_list_type_attributes,
+            consumable_capacity: f.dra_consumable_capacity,
+            fractional_capacity_range: f.dra_fractional_capacity_range,
         }
     }
 }

@@ -367,7 +367,9 @@ impl DynamicResources {
             .iter()
             .any(|c| c.to_allocate)
             .then(|| AllocatorInputs {
-                allocated: self.dra.allocated_devices(),
+                allocated: self
+                    .dra
+                    .allocated_devices(self.features.consumable_capacity),
                 slices: self.dra.slice_index(),
             });
         let n = infos.len();

@@ -91,9 +91,7 @@ impl ClaimAllocator {
             )
         })?;
         for d in v.allocation.iter().flat_map(|a| &a.devices) {
-            if !d.admin_access {
-                self.allocated.insert(d.device);
-            }
+            self.allocated.insert(d, self.features.consumable_capacity);
         }
         Ok(())
     }
@@ -113,9 +111,7 @@ impl ClaimAllocator {
             Err(AllocError::Fatal(e)) => return Err(e),
         };
         for d in &result.devices {
-            if !d.admin_access {
-                self.allocated.insert(d.device);
-            }
+            self.allocated.insert(d, self.features.consumable_capacity);
         }
         Ok(Some(dra::allocation_to_api(&result)))
     }
@@ -156,7 +152,7 @@ impl ClaimAllocator {
                     .map(|d| d.device)
                     .collect();
                 if ours == only {
-                    Ok(())
+                    same_shares(&theirs, &r[0])
                 } else {
                     Err(format!(
                         "on node {}, the claim needs {} of the devices [{}], not all of them",
@@ -174,6 +170,38 @@ impl ClaimAllocator {
             Err(e) => Err(format!("on node {}: {e}", node.name)),
         }
     }
+}
+
+/// The shares of shared devices (DRAConsumableCapacity) consume the same in both results:
+/// each of `theirs` matches one of `ours` on the device and the consumed capacity (share
+/// IDs are drawn at random by kube and differ).
+fn same_shares(theirs: &dra::Allocation, ours: &dra::Allocation) -> Result<(), String> {
+    let mut left: Vec<&dra::AllocatedDevice> = ours
+        .devices
+        .iter()
+        .filter(|d| d.share_id.is_some())
+        .collect();
+    for t in theirs.devices.iter().filter(|d| d.share_id.is_some()) {
+        let hit = left
+            .iter()
+            .position(|o| o.device == t.device && o.consumed_capacity == t.consumed_capacity);
+        match hit {
+            Some(i) => {
+                left.swap_remove(i);
+            }
+            None => {
+                let ours: Vec<_> = (ours.devices.iter())
+                    .filter(|o| o.device == t.device)
+                    .map(|o| (o.share_id.is_some(), &o.consumed_capacity))
+                    .collect();
+                return Err(format!(
+                    "device {}: kube's share consumes {:?}, tidegate's (shared, consumed) {ours:?}",
+                    t.device, t.consumed_capacity
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Why kube's API server refuses a DRA CEL selector (`validateCELExpression`, v1.37.2).
