@@ -148,5 +148,9 @@ if [[ -z "${scen:-}" || -z "${wls:-}" ]]; then
 fi
 echo "kube-diff: $scen scenarios, $((rdis + odis)) disagreements (replay $rdis; outcomes $odis of $wls workloads, $expl explained by timing)"
 if [[ $replay_rc -ne 0 || $outcomes_rc -ne 0 ]]; then
+  # CI shows only the end of the output: repeat each disagreement there with its record.
+  echo "ci/kube-diff.sh: the disagreements (whole reports: $out/replay.txt, $out/outcomes.txt):"
+  awk '/^[^ ]/ { rec = $1 } /^  DISAGREE/ { print rec; print substr($0, 1, 3000) }' "$out/replay.txt"
+  grep -E '^outcome .* [1-9][0-9]* disagreements$' "$out/outcomes.txt" || true
   exit $((replay_rc > outcomes_rc ? replay_rc : outcomes_rc))
 fi

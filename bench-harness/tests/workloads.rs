@@ -362,7 +362,7 @@ fn dra_workloads_bind_every_pod_at_integration_size() {
         "integration-test",
         None,
     );
-    assert_eq!(results.len(), 9, "{results:?}");
+    assert_eq!(results.len(), 12, "{results:?}");
     let get = |n: &str| results.iter().find(|(x, _)| x == n).unwrap().1;
     for (name, s) in &results {
         assert!(s.adds_up(), "{name}: {s:?}");
@@ -384,6 +384,15 @@ fn dra_workloads_bind_every_pod_at_integration_size() {
     assert_eq!(matched_lists.bound, 4, "{matched_lists:?}");
     let distinct = get("ListAttributes/distinct_4nodes");
     assert_eq!(distinct.bound, 8, "{distinct:?}");
+    // Shared NICs (DRAConsumableCapacity): shares of 2500M rounded to 3G, of 3G rounded to
+    // the valid value 4G, or of the default 1G on two distinct NICs, fill every node.
+    for (name, bound) in [
+        ("ConsumableCapacity/range_4nodes", 16),
+        ("ConsumableCapacity/values_4nodes", 16),
+        ("ConsumableCapacity/distinct_4nodes", 32),
+    ] {
+        assert_eq!(get(name).bound, bound, "{name}: {:?}", get(name));
+    }
     let steady = get("SteadyStateWithClaimTemplates/2nodes");
     assert!(
         steady.deleted > 8,

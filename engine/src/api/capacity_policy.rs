@@ -363,3 +363,103 @@ fn valid_range(
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// The first error for a capacity of `value` with `policy` (JSON), on a shared device.
+    fn error(value: &str, policy: serde_json::Value) -> Option<String> {
+        let p: k::CapacityRequestPolicy = serde_json::from_value(policy).unwrap();
+        let v = Quantity::parse(value).unwrap();
+        request_policy(&p, &v, value, true, "p")
+            .err()
+            .map(|e| format!("{}: {:?}: {}", e.field, e.value, e.detail))
+    }
+
+    /// One case per rule of kube's `validateRequestPolicy` (pkg/apis/resource/validation/
+    /// validation.go; its own tables are in validation_device_capacity_test.go); values ours.
+    #[test]
+    fn policies_are_validated_as_kube_does() {
+        for (value, policy, want) in [
+            (
+                "10G",
+                json!({"default": "1G", "validRange": {"min": "1G", "step": "1G"}}),
+                None,
+            ),
+            (
+                "10G",
+                json!({"default": "1G", "validValues": ["1G", "2G"]}),
+                None,
+            ),
+            (
+                "10G",
+                json!({"default": "1G", "validValues": ["1G"], "validRange": {"min": "1G"}}),
+                Some(
+                    "p: \"\": Forbidden: exactly one policy can be specified, cannot specify \"validValues\" and \"validRange\" at the same time",
+                ),
+            ),
+            (
+                "10G",
+                json!({"validRange": {"min": "1G"}}),
+                Some("p.default: \"\": Required value: required when validRange is defined"),
+            ),
+            (
+                "10G",
+                json!({"default": "1G", "validValues": ["2G", "1G"]}),
+                Some("p.validValues[1]: \"1G\": values must be sorted in ascending order"),
+            ),
+            (
+                "10G",
+                json!({"default": "3G", "validValues": ["1G", "2G"]}),
+                Some(
+                    "p.validValues: \"3G\": default value is not valid according to the requestPolicy",
+                ),
+            ),
+            (
+                "1G",
+                json!({"default": "1G", "validValues": ["1G", "2G"]}),
+                Some("p.validValues[1]: \"2G\": option is larger than capacity value: 1G"),
+            ),
+            (
+                "1G",
+                json!({"default": "2G", "validRange": {"min": "2G"}}),
+                Some("p.validRange.min: \"2G\": min is larger than capacity value: 1G"),
+            ),
+            (
+                "10G",
+                json!({"default": "1G", "validRange": {"min": "2G"}}),
+                Some("p.validRange.default: \"1G\": default is less than min: 2G"),
+            ),
+            (
+                "10G",
+                json!({"default": "2G", "validRange": {"min": "2G", "max": "20G"}}),
+                Some("p.validRange.max: \"20G\": max is larger than capacity value: 10G"),
+            ),
+            (
+                "10G",
+                json!({"default": "2G", "validRange": {"min": "2G", "step": "0"}}),
+                Some("p.validRange.step: \"0\": must be greater than zero"),
+            ),
+            (
+                "10G",
+                json!({"default": "2G", "validRange": {"min": "2G", "max": "9G", "step": "2G"}}),
+                Some(
+                    "p.validRange.step: \"9G\": value is not a multiple of a given step (2G) from (2G)",
+                ),
+            ),
+            (
+                "1",
+                json!({"default": "200m", "validRange": {"min": "200m", "step": "100m"}}),
+                None,
+            ),
+        ] {
+            assert_eq!(error(value, policy.clone()).as_deref(), want, "{policy}");
+        }
+        // A policy on a device that is not shared is forbidden.
+        let p: k::CapacityRequestPolicy = serde_json::from_value(json!({"default": "1"})).unwrap();
+        let e = request_policy(&p, &Quantity::from_i64(1), "1", false, "p").unwrap_err();
+        assert_eq!(e.detail, "Forbidden: allowMultipleAllocations must be true");
+    }
+}
