@@ -302,9 +302,26 @@ fn valid_range(
             "value cannot be represented as a milli value",
         ));
     }
-    let Some(step) = &r.step else {
-        return Ok(());
-    };
+    match &r.step {
+        Some(step) => valid_step(default, r, step, capacity, t, path, (use_milli, &bounds)),
+        None => Ok(()),
+    }
+}
+
+/// A bound's field name, value and text.
+type Bound<'a> = (&'a str, &'a Quantity, &'a String);
+
+/// The step rules of kube's `validateRequestPolicyRange` (`milli`: whether the range is
+/// checked in thousandths, and its bounds).
+fn valid_step(
+    default: &Quantity,
+    r: &ValidRange,
+    step: &Quantity,
+    capacity: &Quantity,
+    t: &RangeTexts,
+    path: &str,
+    (use_milli, bounds): (bool, &[Bound]),
+) -> Result<(), ConvertError> {
     if step.is_negative() || step.is_zero() {
         return Err(err(path, "step", &t.step, "must be greater than zero"));
     }

@@ -111,58 +111,166 @@ fn check(name: &str, c: &Cluster, claims: Vec<Vec<DeviceRequest>>, want: Option<
     assert_eq!(got.as_deref().map(shares), want, "{name}");
 }
 
+/// A case: kube's name, the node's devices, each claim's requests, the expected results.
+type Case<'a> = (
+    &'a str,
+    Vec<Device>,
+    Vec<Vec<DeviceRequest>>,
+    Option<Vec<Vec<&'a str>>>,
+);
+
 #[test]
-fn shares_consume_what_the_policy_makes_of_their_requests() {
+fn shares_consume_what_they_ask_or_the_whole_capacity() {
     let r0 = |v: Option<&str>| vec![ask("req-0", Some(1), v)];
-    #[rustfmt::skip]
-    let cases: Vec<(&str, Vec<Device>, Vec<Vec<DeviceRequest>>, Option<Vec<Vec<&str>>>)> = vec![
-        ("consumable-capacity-multi-allocatable-device-with-missing-capacity-request",
-            vec![shared("device-1", &[("capacity-1", "1")], None)], vec![r0(Some("1"))], None),
-        ("consumable-capacity-multi-allocatable-device-without-capacity-without-capacity-request",
-            vec![shared("device-1", &[], None)], vec![r0(None), r0(None)],
-            Some(vec![vec!["req-0:device-1="], vec!["req-0:device-1="]])),
-        ("consumable-capacity-multi-allocatable-device-without-policy-without-capacity-request",
-            vec![shared("device-1", &[(CAP0, "1")], None), shared("device-2", &[(CAP0, "1")], None)],
-            vec![r0(None), r0(None)], Some(vec![vec!["req-0:device-1=1"], vec!["req-0:device-2=1"]])),
-        ("consumable-capacity-multi-allocatable-device-without-policy-without-capacity-request-block",
-            vec![shared("device-1", &[(CAP0, "2")], None)], vec![r0(None), r0(None)], None),
-        ("consumable-capacity-multi-allocatable-device-without-policy-with-capacity-request",
-            vec![shared("device-1", &[(CAP0, "2")], None)], vec![r0(Some("1")), r0(Some("1"))],
-            Some(vec![vec!["req-0:device-1=1"], vec!["req-0:device-1=1"]])),
-        ("consumable-capacity-multi-allocatable-device-with-policy-without-capacity-request",
-            vec![shared("device-1", &[(CAP0, "4")], range_policy())], vec![r0(None), r0(None)],
-            Some(vec![vec!["req-0:device-1=2"], vec!["req-0:device-1=2"]])),
-        ("consumable-capacity-multi-allocatable-device-with-zero-request-policy",
-            vec![shared("device-1", &[(CAP0, "1")], values_policy("0", &[]))], vec![r0(None), r0(None)],
-            Some(vec![vec!["req-0:device-1=0"], vec!["req-0:device-1=0"]])),
-        ("consumable-capacity-multi-allocatable-device-violates-zero-request-policy",
-            vec![shared("device-1", &[(CAP0, "1")], values_policy("0", &[]))], vec![r0(Some("1"))], None),
-        ("consumable-capacity-multi-allocatable-device-with-range-policy-with-capacity-request",
-            vec![shared("device-1", &[(CAP0, "4")], range_policy())], vec![r0(Some("1")), r0(Some("1"))],
-            Some(vec![vec!["req-0:device-1=2"], vec!["req-0:device-1=2"]])),
-        ("consumable-capacity-multi-allocatable-device-with-range-policy-step",
-            vec![shared("device-1", &[(CAP0, "4")], range_policy())], vec![r0(Some("3"))],
-            Some(vec![vec!["req-0:device-1=4"]])),
-        ("consumable-capacity-multi-allocatable-device-with-valid-values-policy",
-            vec![shared("device-1", &[(CAP0, "4")], values_policy("1", &["2"]))], vec![r0(Some("2"))],
-            Some(vec![vec!["req-0:device-1=2"]])),
-        ("consumable-capacity-multi-allocatable-device-with-valid-values-policy-round-up",
-            vec![shared("device-1", &[(CAP0, "3")], values_policy("1", &["3"]))], vec![r0(Some("2"))],
-            Some(vec![vec!["req-0:device-1=3"]])),
-        ("consumable-capacity-multi-allocatable-device-with-exceeded-consumable-capacity-request",
-            vec![shared("device-1", &[(CAP0, "2")], range_policy())], vec![r0(Some("1")), r0(Some("2"))], None),
-        ("consumable-capacity-multi-allocatable-device-with-request-over-max-sharing-policy",
-            vec![shared("device-1", &[(CAP0, "10")], range_policy())], vec![r0(Some("6"))], None),
-        ("consumable-capacity-multi-allocatable-device-allocation-mode-all-filter-out-no-capacity",
-            vec![shared("device-1", &[(CAP0, "2")], None), shared("device-2", &[], None)],
-            vec![vec![ask("req-0", None, Some("2"))]], Some(vec![vec!["req-0:device-1=2"]])),
-        ("consumable-capacity-multi-allocatable-device-allocation-mode-all-filter-out-insufficient-capacity",
-            vec![shared("device-1", &[(CAP0, "2")], None), shared("device-2", &[(CAP0, "1")], None)],
-            vec![vec![ask("req-0", None, Some("2"))]], Some(vec![vec!["req-0:device-1=2"]])),
-        ("consumable-capacity-multi-allocatable-device-allocation-mode-all-allocating-sufficient",
-            vec![shared("device-1", &[(CAP0, "2")], None), shared("device-2", &[(CAP0, "1")], None)],
-            vec![vec![ask("req-0", Some(1), Some("1")), ask("req-1", None, Some("1"))]],
-            Some(vec![vec!["req-0:device-1=1", "req-1:device-1=1", "req-1:device-2=1"]])),
+    let cases: Vec<Case> = vec![
+        (
+            "consumable-capacity-multi-allocatable-device-with-missing-capacity-request",
+            vec![shared("device-1", &[("capacity-1", "1")], None)],
+            vec![r0(Some("1"))],
+            None,
+        ),
+        (
+            "consumable-capacity-multi-allocatable-device-without-capacity-without-capacity-request",
+            vec![shared("device-1", &[], None)],
+            vec![r0(None), r0(None)],
+            Some(vec![vec!["req-0:device-1="], vec!["req-0:device-1="]]),
+        ),
+        (
+            "consumable-capacity-multi-allocatable-device-without-policy-without-capacity-request",
+            vec![
+                shared("device-1", &[(CAP0, "1")], None),
+                shared("device-2", &[(CAP0, "1")], None),
+            ],
+            vec![r0(None), r0(None)],
+            Some(vec![vec!["req-0:device-1=1"], vec!["req-0:device-2=1"]]),
+        ),
+        (
+            "consumable-capacity-multi-allocatable-device-without-policy-without-capacity-request-block",
+            vec![shared("device-1", &[(CAP0, "2")], None)],
+            vec![r0(None), r0(None)],
+            None,
+        ),
+        (
+            "consumable-capacity-multi-allocatable-device-without-policy-with-capacity-request",
+            vec![shared("device-1", &[(CAP0, "2")], None)],
+            vec![r0(Some("1")), r0(Some("1"))],
+            Some(vec![vec!["req-0:device-1=1"], vec!["req-0:device-1=1"]]),
+        ),
+        (
+            "consumable-capacity-multi-allocatable-device-with-policy-without-capacity-request",
+            vec![shared("device-1", &[(CAP0, "4")], range_policy())],
+            vec![r0(None), r0(None)],
+            Some(vec![vec!["req-0:device-1=2"], vec!["req-0:device-1=2"]]),
+        ),
+    ];
+    for (name, devices, claims, want) in cases {
+        check(name, &on_node(devices), claims, want);
+    }
+}
+
+#[test]
+fn policies_round_shares_up_or_refuse_them() {
+    let r0 = |v: Option<&str>| vec![ask("req-0", Some(1), v)];
+    let cases: Vec<Case> = vec![
+        (
+            "consumable-capacity-multi-allocatable-device-with-zero-request-policy",
+            vec![shared("device-1", &[(CAP0, "1")], values_policy("0", &[]))],
+            vec![r0(None), r0(None)],
+            Some(vec![vec!["req-0:device-1=0"], vec!["req-0:device-1=0"]]),
+        ),
+        (
+            "consumable-capacity-multi-allocatable-device-violates-zero-request-policy",
+            vec![shared("device-1", &[(CAP0, "1")], values_policy("0", &[]))],
+            vec![r0(Some("1"))],
+            None,
+        ),
+        (
+            "consumable-capacity-multi-allocatable-device-with-range-policy-with-capacity-request",
+            vec![shared("device-1", &[(CAP0, "4")], range_policy())],
+            vec![r0(Some("1")), r0(Some("1"))],
+            Some(vec![vec!["req-0:device-1=2"], vec!["req-0:device-1=2"]]),
+        ),
+        (
+            "consumable-capacity-multi-allocatable-device-with-range-policy-step",
+            vec![shared("device-1", &[(CAP0, "4")], range_policy())],
+            vec![r0(Some("3"))],
+            Some(vec![vec!["req-0:device-1=4"]]),
+        ),
+        (
+            "consumable-capacity-multi-allocatable-device-with-valid-values-policy",
+            vec![shared(
+                "device-1",
+                &[(CAP0, "4")],
+                values_policy("1", &["2"]),
+            )],
+            vec![r0(Some("2"))],
+            Some(vec![vec!["req-0:device-1=2"]]),
+        ),
+        (
+            "consumable-capacity-multi-allocatable-device-with-valid-values-policy-round-up",
+            vec![shared(
+                "device-1",
+                &[(CAP0, "3")],
+                values_policy("1", &["3"]),
+            )],
+            vec![r0(Some("2"))],
+            Some(vec![vec!["req-0:device-1=3"]]),
+        ),
+        (
+            "consumable-capacity-multi-allocatable-device-with-exceeded-consumable-capacity-request",
+            vec![shared("device-1", &[(CAP0, "2")], range_policy())],
+            vec![r0(Some("1")), r0(Some("2"))],
+            None,
+        ),
+        (
+            "consumable-capacity-multi-allocatable-device-with-request-over-max-sharing-policy",
+            vec![shared("device-1", &[(CAP0, "10")], range_policy())],
+            vec![r0(Some("6"))],
+            None,
+        ),
+    ];
+    for (name, devices, claims, want) in cases {
+        check(name, &on_node(devices), claims, want);
+    }
+}
+
+#[test]
+fn all_mode_takes_every_device_whose_capacities_hold_the_share() {
+    let cases: Vec<Case> = vec![
+        (
+            "consumable-capacity-multi-allocatable-device-allocation-mode-all-filter-out-no-capacity",
+            vec![
+                shared("device-1", &[(CAP0, "2")], None),
+                shared("device-2", &[], None),
+            ],
+            vec![vec![ask("req-0", None, Some("2"))]],
+            Some(vec![vec!["req-0:device-1=2"]]),
+        ),
+        (
+            "consumable-capacity-multi-allocatable-device-allocation-mode-all-filter-out-insufficient-capacity",
+            vec![
+                shared("device-1", &[(CAP0, "2")], None),
+                shared("device-2", &[(CAP0, "1")], None),
+            ],
+            vec![vec![ask("req-0", None, Some("2"))]],
+            Some(vec![vec!["req-0:device-1=2"]]),
+        ),
+        (
+            "consumable-capacity-multi-allocatable-device-allocation-mode-all-allocating-sufficient",
+            vec![
+                shared("device-1", &[(CAP0, "2")], None),
+                shared("device-2", &[(CAP0, "1")], None),
+            ],
+            vec![vec![
+                ask("req-0", Some(1), Some("1")),
+                ask("req-1", None, Some("1")),
+            ]],
+            Some(vec![vec![
+                "req-0:device-1=1",
+                "req-1:device-1=1",
+                "req-1:device-2=1",
+            ]]),
+        ),
     ];
     for (name, devices, claims, want) in cases {
         check(name, &on_node(devices), claims, want);
