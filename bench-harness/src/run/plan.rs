@@ -31,8 +31,9 @@ pub(crate) fn gates_of(tc: &TestCase, wl: &Workload) -> BTreeMap<String, bool> {
     gates
 }
 
-/// The workload's gates that the API server's validation and field dropping read (each
-/// off unless the workload sets it on: kube v1.37.2's default for all four).
+/// The workload's gates that the API server's validation and field dropping read (each at
+/// kube v1.37.2's default unless the workload sets it: DRAConsumableCapacity on, the others
+/// off).
 pub(crate) fn api_gates_of(tc: &TestCase, wl: &Workload) -> ApiGates {
     let g = gates_of(tc, wl);
     let on = |name: &str| g.get(name) == Some(&true);
@@ -41,6 +42,8 @@ pub(crate) fn api_gates_of(tc: &TestCase, wl: &Workload) -> ApiGates {
         topology_aware_workload_scheduling: on("TopologyAwareWorkloadScheduling"),
         composite_pod_group: on("CompositePodGroup"),
         pod_group_preemption_policy: on("PodGroupPreemptionPolicy"),
+        dra_consumable_capacity_off: g.get("DRAConsumableCapacity") == Some(&false),
+        dra_device_compatibility_groups: on("DRADeviceCompatibilityGroups"),
     }
 }
 

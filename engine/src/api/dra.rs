@@ -76,6 +76,9 @@ impl DeviceToleration {
 pub struct CounterConsumption {
     pub counter_set: Arc<str>,
     pub counters: BTreeMap<Arc<str>, Quantity>,
+    /// DRADeviceCompatibilityGroups: the device goes with others drawing from the counter
+    /// set only where their groups meet (none: only with others declaring none).
+    pub compatibility_groups: Vec<Arc<str>>,
 }
 
 /// Where a slice's devices are (`spec`'s node selection: exactly one of these).
@@ -133,6 +136,9 @@ pub struct ResourceSlice {
     /// Some device of the slice consumes counters (the allocator's pool check then reads
     /// them; most slices have none).
     pub draws_counters: bool,
+    /// Some device declares compatibility groups (kube's `sliceUsesCompatibilityGroups`:
+    /// without DRADeviceCompatibilityGroups such a slice is ignored, its pool incomplete).
+    pub uses_compatibility_groups: bool,
 }
 
 /// A DeviceClass (`resource.k8s.io/v1`).
@@ -369,6 +375,42 @@ fn nodes_of(
     Ok(out.pop())
 }
 
+/// kube's declarative rules for `compatibilityGroups`: at most 2
+/// (`DeviceCompatibilityGroupsMaxSize`), each an RFC 1123 label, no two alike.
+fn compatibility_groups(
+    groups: Option<&[String]>,
+    path: &str,
+) -> Result<Vec<Arc<str>>, ConvertError> {
+    let groups = groups.unwrap_or_default();
+    if groups.len() > 2 {
+        return Err(invalid(
+            path.to_string(),
+            "",
+            format!("Too many: {}: must have at most 2 items", groups.len()),
+        ));
+    }
+    for (i, g) in groups.iter().enumerate() {
+        let label = |c: u8| c.is_ascii_lowercase() || c.is_ascii_digit();
+        let b = g.as_bytes();
+        let ok = !b.is_empty()
+            && b.len() <= 63
+            && label(b[0])
+            && label(b[b.len() - 1])
+            && b.iter().all(|&c| label(c) || c == b'-');
+        if !ok {
+            return Err(invalid(
+                format!("{path}[{i}]"),
+                g,
+                "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')",
+            ));
+        }
+        if groups[..i].contains(g) {
+            return Err(invalid(format!("{path}[{i}]"), g, "Duplicate value"));
+        }
+    }
+    Ok(groups.iter().map(|g| Arc::from(g.as_str())).collect())
+}
+
 /// kube's `ResourceSliceMaxAttributeValuesPerDevice`: a device's attribute values, each
 /// list element counted (DRAListTypeAttributes).
 const MAX_ATTRIBUTE_VALUES_PER_DEVICE: usize = 48;
@@ -416,6 +458,10 @@ fn device(d: &k::Device, driver: &str, path: &str) -> Result<Device, ConvertErro
                 counters: counters(
                     &c.counters,
                     &format!("{path}.consumesCounters[{i}].counters"),
+                )?,
+                compatibility_groups: compatibility_groups(
+                    c.compatibility_groups.as_deref(),
+                    &format!("{path}.consumesCounters[{i}].compatibilityGroups"),
                 )?,
             })
         })
@@ -514,6 +560,8 @@ pub fn resource_slice(s: &k::ResourceSlice) -> Result<ResourceSlice, ConvertErro
         pool_slice_count: spec.pool.resource_slice_count,
         nodes,
         draws_counters: devices.iter().any(|d| !d.consumes_counters.is_empty()),
+        uses_compatibility_groups: (devices.iter().flat_map(|d| &d.consumes_counters))
+            .any(|c| !c.compatibility_groups.is_empty()),
         devices,
         overlaps: Default::default(),
         shared_counters,

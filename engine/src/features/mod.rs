@@ -107,10 +107,7 @@ const SCHEDULER_GATES: &[(&str, Support)] = &[
     ("DRADeviceBindingConditions", Support::Identical(DRA)),
     (
         "DRADeviceCompatibilityGroups",
-        Support::Only(
-            false,
-            "devices' counter compatibility groups are not modelled yet",
-        ),
+        Support::Modelled(DRA_ALLOCATOR),
     ),
     ("DRADeviceTaintRules", Support::Identical(DRA)),
     ("DRADeviceTaints", Support::Modelled(DRA_ALLOCATOR)),
@@ -493,6 +490,7 @@ pub struct Features {
     pub(crate) dra_list_type_attributes: bool,
     pub(crate) dra_consumable_capacity: bool,
     pub(crate) dra_fractional_capacity_range: bool,
+    pub(crate) dra_device_compatibility_groups: bool,
 }
 
 impl Default for Features {
@@ -517,6 +515,7 @@ impl Features {
             dra_list_type_attributes: g.enabled("DRAListTypeAttributes"),
             dra_consumable_capacity: g.enabled("DRAConsumableCapacity"),
             dra_fractional_capacity_range: g.enabled("DRAFractionalCapacityRange"),
+            dra_device_compatibility_groups: g.enabled("DRADeviceCompatibilityGroups"),
         }
     }
 

@@ -131,6 +131,11 @@ pub struct ApiGates {
     pub composite_pod_group: bool,
     /// `PodGroupPreemptionPolicy`: off, `spec.preemptionPolicy` is forbidden.
     pub pod_group_preemption_policy: bool,
+    /// `DRAConsumableCapacity` **off** (it is on by default): the API server drops devices'
+    /// `allowMultipleAllocations` and request policies, and claims' capacity requests.
+    pub dra_consumable_capacity_off: bool,
+    /// `DRADeviceCompatibilityGroups`: off, devices' `compatibilityGroups` are dropped.
+    pub dra_device_compatibility_groups: bool,
 }
 
 /// One served version of a kind.

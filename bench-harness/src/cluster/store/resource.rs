@@ -3,9 +3,10 @@
 //! devicetaintrule}`), stored as plain objects and delivered to the scheduler's
 //! DynamicResources plugin as informer events. The DRA features tidegate's allocator does not
 //! model yet make a workload that uses them unsupported (`needs_plugin`): a DeviceClass that
-//! backs an extended resource, compatibility groups, and DeviceTaintRules that select devices.
+//! backs an extended resource, and DeviceTaintRules that select devices. The fields of the
+//! DRA gates that are off are dropped as kube's API server drops them (`gated`).
 
-use crate::cluster::store::kind::{Index, Kind, Version, check, decode};
+use crate::cluster::store::kind::{ApiGates, Index, Kind, Version, check, decode};
 use k8s_openapi::api::resource::v1 as resource;
 use serde_json::Value;
 use tidegate_engine::EventResource;
@@ -25,7 +26,7 @@ fn validate_slice(obj: &Value) -> Vec<(String, String)> {
         ],
         &mut errs,
     );
-    if errs.is_empty() && slice_needs(obj).is_none() {
+    if errs.is_empty() {
         errs.extend(convert_slice(obj));
     }
     errs
@@ -171,17 +172,94 @@ fn items<'v>(obj: &'v Value, path: &str) -> impl Iterator<Item = &'v Value> {
         .flatten()
 }
 
-/// A slice's devices drawing counters in compatibility groups (DRADeviceCompatibilityGroups).
-fn slice_needs(obj: &Value) -> Option<String> {
-    items(obj, "spec.devices")
-        .any(|d| {
-            items(d, "consumesCounters").any(|c| check::at(c, "compatibilityGroups").is_some())
+/// kube's `dropDisabledDRAConsumableCapacityFields` and
+/// `dropDisabledDRADeviceCompatibilityGroupsFields` (`pkg/registry/resource/resourceslice/
+/// strategy.go`): a disabled gate's fields are dropped from the devices, unless the stored
+/// slice uses them.
+fn slice_gated(json: &mut Value, old: Option<&Value>, g: &ApiGates) -> Vec<(String, String)> {
+    let uses = |v: &Value, f: &dyn Fn(&Value) -> bool| items(v, "spec.devices").any(f);
+    let shares = |d: &Value| {
+        check::at(d, "allowMultipleAllocations").is_some()
+            || (check::at(d, "capacity").and_then(Value::as_object))
+                .is_some_and(|m| m.values().any(|c| c.get("requestPolicy").is_some()))
+    };
+    let groups = |d: &Value| {
+        items(d, "consumesCounters").any(|c| {
+            (c.get("compatibilityGroups").and_then(Value::as_array)).is_some_and(|a| !a.is_empty())
         })
-        .then(|| {
-            "ResourceSlice consumesCounters.compatibilityGroups (DRA compatibility groups are \
-             not modelled yet)"
-                .into()
+    };
+    let drop_shares = g.dra_consumable_capacity_off && !old.is_some_and(|o| uses(o, &shares));
+    let drop_groups = !g.dra_device_compatibility_groups && !old.is_some_and(|o| uses(o, &groups));
+    let devices = json
+        .pointer_mut("/spec/devices")
+        .and_then(Value::as_array_mut);
+    for d in devices.into_iter().flatten() {
+        let Some(d) = d.as_object_mut() else { continue };
+        if drop_shares {
+            d.remove("allowMultipleAllocations");
+            for c in d
+                .get_mut("capacity")
+                .and_then(Value::as_object_mut)
+                .into_iter()
+                .flatten()
+            {
+                if let Some(c) = c.1.as_object_mut() {
+                    c.remove("requestPolicy");
+                }
+            }
+        }
+        if drop_groups {
+            let consumes = d.get_mut("consumesCounters").and_then(Value::as_array_mut);
+            for c in consumes
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_object_mut)
+            {
+                c.remove("compatibilityGroups");
+            }
+        }
+    }
+    Vec::new()
+}
+
+/// kube's `dropDisabledDRAConsumableCapacityFields` for a claim spec (at `spec`): capacity
+/// requests go while DRAConsumableCapacity is off, unless the stored spec has them.
+fn drop_capacity_requests(json: &mut Value, old: Option<&Value>, g: &ApiGates, spec: &str) {
+    let path = format!("{spec}.devices.requests");
+    let asks = |v: &Value| {
+        items(v, &path).any(|r| {
+            check::at(r, "exactly.capacity").is_some()
+                || items(r, "firstAvailable").any(|s| s.get("capacity").is_some())
         })
+    };
+    if !g.dra_consumable_capacity_off || old.is_some_and(asks) {
+        return;
+    }
+    let pointer = format!("/{}", path.replace('.', "/"));
+    let requests = json.pointer_mut(&pointer).and_then(Value::as_array_mut);
+    for r in requests.into_iter().flatten() {
+        if let Some(e) = r.get_mut("exactly").and_then(Value::as_object_mut) {
+            e.remove("capacity");
+        }
+        let subs = r.get_mut("firstAvailable").and_then(Value::as_array_mut);
+        for s in subs.into_iter().flatten().filter_map(Value::as_object_mut) {
+            s.remove("capacity");
+        }
+    }
+}
+
+fn claim_gated(json: &mut Value, old: Option<&Value>, g: &ApiGates) -> Vec<(String, String)> {
+    drop_capacity_requests(json, old, g, "spec");
+    Vec::new()
+}
+
+fn claim_template_gated(
+    json: &mut Value,
+    old: Option<&Value>,
+    g: &ApiGates,
+) -> Vec<(String, String)> {
+    drop_capacity_requests(json, old, g, "spec.spec");
+    Vec::new()
 }
 
 /// kube's ResourceSlice tracker applies a rule that selects devices to the slices it hands
@@ -270,7 +348,7 @@ pub static DEVICE_CLASS: Kind = Kind {
 
 pub static RESOURCE_SLICE: Kind = Kind {
     validate: validate_slice,
-    needs_plugin: slice_needs,
+    gated: slice_gated,
     event: Some(EventResource::ResourceSlice),
     indexes: &[Index {
         name: "node",
@@ -290,7 +368,7 @@ pub static RESOURCE_SLICE: Kind = Kind {
 pub static RESOURCE_CLAIM: Kind = Kind {
     status: true,
     validate: validate_claim,
-    needs_plugin: check::no_plugin,
+    gated: claim_gated,
     immutable: &["spec"],
     event: Some(EventResource::ResourceClaim),
     indexes: &[Index {
@@ -311,7 +389,7 @@ pub static RESOURCE_CLAIM: Kind = Kind {
 pub static RESOURCE_CLAIM_TEMPLATE: Kind = Kind {
     immutable: &["spec"],
     validate: validate_claim_template,
-    needs_plugin: check::no_plugin,
+    gated: claim_template_gated,
     ..dra_kind(
         "ResourceClaimTemplate",
         "resourceclaimtemplates.resource.k8s.io",

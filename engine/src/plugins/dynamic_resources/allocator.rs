@@ -28,14 +28,19 @@
 //!    node pins the claim there (`metadata.name`), node-selector slices add their terms, and
 //!    devices for all nodes add nothing.
 //!
-//! Not modelled yet (the allocator refuses what needs them rather than guessing):
-//! compatibility groups, device binding conditions.
+//! Under DRADeviceCompatibilityGroups a device drawing counters must also share a group,
+//! per counter set, with the devices already drawing from it (allocated ones and this
+//! search's; [`super::compat_groups`]), checked before its counters.
+//!
+//! Not modelled yet (the allocator refuses what needs them rather than guessing): device
+//! binding conditions.
 //!
 //! A share's ID is a UUID derived from the claim's UID and the result's position (kube draws
 //! a random one): unique, and the same on every run.
 
 use super::AllocatorFeatures;
 use super::capacity::Consumed;
+use super::compat_groups::GroupIntersection;
 use super::pools::{Pool, PoolId, gather_pools};
 use crate::api::attribute_set::{Intersection, Overlaps};
 use crate::api::dra::{
@@ -306,7 +311,14 @@ struct Search<'a, 'c> {
     /// The shares this search takes of devices allowing several allocations (kube's
     /// `allocatingCapacity`).
     allocating: AHashMap<DeviceId, SharedUse>,
+    /// DRADeviceCompatibilityGroups, per pool (index) and counter set: the allocated
+    /// devices' groups (computed once), and the running intersection with this search's.
+    groups_baseline: AHashMap<usize, AHashMap<Arc<str>, GroupIntersection>>,
+    groups: AHashMap<usize, AHashMap<Arc<str>, GroupIntersection>>,
 }
+
+/// Counter set → its intersection before a device joined (`None`: there was none).
+type SavedGroups = Vec<(Arc<str>, Option<GroupIntersection>)>;
 
 /// (counter set, counter) → value in thousandths (kube keeps exact quantities; counters are
 /// whole bytes, cores and the like, which thousandths hold exactly).
@@ -360,6 +372,8 @@ impl Allocator<'_> {
             available: AHashMap::new(),
             consumed: AHashMap::new(),
             allocating: AHashMap::new(),
+            groups_baseline: AHashMap::new(),
+            groups: AHashMap::new(),
         };
         s.prepare().map_err(AllocError::Fatal)?;
         match s.allocate_one((0, 0, 0, 0), false) {
@@ -621,6 +635,8 @@ impl Search<'_, '_> {
 struct Undo {
     counters: bool,
     constraints: usize,
+    /// The compatibility-group intersections the device changed.
+    groups: SavedGroups,
 }
 
 /// How [`Search::take_share`] takes a device.
@@ -791,9 +807,17 @@ impl Search<'_, '_> {
         let mut undo = Undo {
             counters: false,
             constraints: 0,
+            groups: Vec::new(),
         };
         if !skip_counters && !device.consumes_counters.is_empty() {
+            if self.a.features.compatibility_groups {
+                match self.take_groups(c) {
+                    Some(saved) => undo.groups = saved,
+                    None => return Ok(None),
+                }
+            }
             if !self.take_counters(c) {
+                self.rollback_partial(key, c, &undo);
                 return Ok(None);
             }
             undo.counters = true;
@@ -962,6 +986,70 @@ impl Search<'_, '_> {
         if undo.counters {
             self.give_back_counters(c);
         }
+        if !undo.groups.is_empty() {
+            self.give_back_groups(c.pool, &undo.groups);
+        }
+    }
+
+    /// kube's `checkAndConsumeCompatibilityGroups`: for each counter set the device draws
+    /// from, its groups must meet the running intersection (seeded with the allocated
+    /// devices'); then they narrow it. `None` (nothing changed) when a set refuses it.
+    fn take_groups(&mut self, c: &Candidate) -> Option<SavedGroups> {
+        if !self.groups_baseline.contains_key(&c.pool) {
+            let baseline = self.groups_of_allocated(c.pool);
+            self.groups_baseline.insert(c.pool, baseline);
+        }
+        let baseline = &self.groups_baseline[&c.pool];
+        let running = self.groups.entry(c.pool).or_default();
+        let mut saved: SavedGroups = Vec::new();
+        for cc in &c.device().consumes_counters {
+            let prev = running.get(&cc.counter_set).cloned();
+            let cur = (prev.as_ref().or_else(|| baseline.get(&cc.counter_set)))
+                .cloned()
+                .unwrap_or_default();
+            if !cur.admits(&cc.compatibility_groups) {
+                self.give_back_groups(c.pool, &saved);
+                return None;
+            }
+            running.insert(cc.counter_set.clone(), cur.add(&cc.compatibility_groups));
+            saved.push((cc.counter_set.clone(), prev));
+        }
+        Some(saved)
+    }
+
+    /// Restores the intersections `saved` recorded, latest first.
+    fn give_back_groups(&mut self, pool: usize, saved: &SavedGroups) {
+        let running = self.groups.entry(pool).or_default();
+        for (set, prev) in saved.iter().rev() {
+            match prev {
+                Some(p) => running.insert(set.clone(), p.clone()),
+                None => running.remove(set),
+            };
+        }
+    }
+
+    /// kube's `compatibilityGroupsBaselineForPool`: the allocated devices' groups per
+    /// counter set (read from the slices, as their counters are).
+    fn groups_of_allocated(&self, pool: usize) -> AHashMap<Arc<str>, GroupIntersection> {
+        let pool = &self.pools[pool];
+        let mut baseline: AHashMap<Arc<str>, GroupIntersection> = AHashMap::new();
+        for s in pool.targeting.iter().chain(&pool.not_targeting) {
+            for d in &s.devices {
+                let did = DeviceId {
+                    driver: s.driver,
+                    pool: s.pool_sym,
+                    device: d.name_sym,
+                };
+                if !self.a.allocated.contains(&did) && !self.a.allocated.shared(&did) {
+                    continue;
+                }
+                for cc in &d.consumes_counters {
+                    let cur = baseline.entry(cc.counter_set.clone()).or_default();
+                    *cur = cur.add(&cc.compatibility_groups);
+                }
+            }
+        }
+        baseline
     }
 
     /// kube's `checkAvailableCounters`: takes the device's counters when every counter of

@@ -80,6 +80,8 @@ pub(super) fn slice(
         pool_slice_count: 1,
         nodes: NodeSelection::Node(Sym::new(node)),
         draws_counters: devices.iter().any(|d| !d.consumes_counters.is_empty()),
+        uses_compatibility_groups: (devices.iter().flat_map(|d| &d.consumes_counters))
+            .any(|c| !c.compatibility_groups.is_empty()),
         devices,
         overlaps: Default::default(),
         shared_counters: BTreeMap::new(),
@@ -153,6 +155,7 @@ impl Cluster {
                 list_type_attributes: false,
                 consumable_capacity: true,
                 fractional_capacity_range: true,
+                compatibility_groups: true,
             },
         }
     }
@@ -393,6 +396,7 @@ fn partitions_share_their_pools_counters() {
         d.consumes_counters.push(CounterConsumption {
             counter_set: "gpu-0".into(),
             counters: BTreeMap::from([(Arc::from("memory"), q("6Gi"))]),
+            compatibility_groups: Vec::new(),
         });
         d
     };

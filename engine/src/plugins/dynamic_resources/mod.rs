@@ -6,6 +6,7 @@
 //! - [`allocator`]: the structured allocator's search (stable variant), with device
 //!   selectors behind [`allocator::SelectorEval`];
 //! - [`capacity`]: consumable capacity's arithmetic (shares of a device);
+//! - [`compat_groups`]: compatibility groups' running intersection;
 //! - [`cel`]: the selectors in CEL (kube's DRA environment; each expression compiled once);
 //! - [`cel_cost`]: the worst-case cost kube's API server limits a stored selector to;
 //! - [`standalone`]: the allocator outside a cycle, for harnesses (`allocResourceClaims`).
@@ -14,12 +15,15 @@ pub(crate) mod allocator;
 pub(crate) mod capacity;
 pub(crate) mod cel;
 pub(crate) mod cel_cost;
+pub(crate) mod compat_groups;
 pub(crate) mod plugin;
 pub(crate) mod pools;
 pub(crate) mod standalone;
 
 #[cfg(test)]
 mod allocator_capacity_tests;
+#[cfg(test)]
+mod allocator_groups_tests;
 #[cfg(test)]
 mod allocator_tests;
 
@@ -37,6 +41,9 @@ pub(crate) struct AllocatorFeatures {
     pub(crate) consumable_capacity: bool,
     /// DRAFractionalCapacityRange: request policies' ranges round in thousandths.
     pub(crate) fractional_capacity_range: bool,
+    /// DRADeviceCompatibilityGroups: devices on one counter set must share a group
+    /// ([`compat_groups`]); off, slices declaring groups are ignored.
+    pub(crate) compatibility_groups: bool,
 }
 
 impl AllocatorFeatures {
@@ -49,6 +56,7 @@ impl AllocatorFeatures {
             list_type_attributes: f.dra_list_type_attributes,
             consumable_capacity: f.dra_consumable_capacity,
             fractional_capacity_range: f.dra_fractional_capacity_range,
+            compatibility_groups: f.dra_device_compatibility_groups,
         }
     }
 }

@@ -8,6 +8,9 @@
 //! fails), and **invalid** when two of its device slices name the same device or a device
 //! draws from a counter set (or counter) the pool does not have.
 //!
+//! Without DRADeviceCompatibilityGroups, a slice whose devices declare compatibility groups
+//! is ignored, and does not count towards its pool's slices (the pool is incomplete).
+//!
 //! Order: kube walks its pools in Go's map order, which is random; tidegate sorts them by
 //! driver and pool name, one of the orders kube may take.
 
@@ -74,6 +77,11 @@ pub(crate) fn gather_pools(
         if !features.partitionable_devices && partitioned {
             continue;
         }
+        // Without DRADeviceCompatibilityGroups the groups cannot be honoured: the slice is
+        // ignored, which leaves its pool incomplete.
+        if !features.compatibility_groups && s.uses_compatibility_groups {
+            continue;
+        }
         if s.shared_counters.is_empty() && !slice_reaches(node, s) {
             continue;
         }
@@ -95,7 +103,9 @@ pub(crate) fn gather_pools(
                 obsolete = true;
                 break;
             }
-            if s.pool_generation == generation {
+            if s.pool_generation == generation
+                && (features.compatibility_groups || !s.uses_compatibility_groups)
+            {
                 same.push(s.clone());
             }
         }
