@@ -362,7 +362,7 @@ fn dra_workloads_bind_every_pod_at_integration_size() {
         "integration-test",
         None,
     );
-    assert_eq!(results.len(), 12, "{results:?}");
+    assert_eq!(results.len(), 13, "{results:?}");
     let get = |n: &str| results.iter().find(|(x, _)| x == n).unwrap().1;
     for (name, s) in &results {
         assert!(s.adds_up(), "{name}: {s:?}");
@@ -390,6 +390,8 @@ fn dra_workloads_bind_every_pod_at_integration_size() {
         ("ConsumableCapacity/range_4nodes", 16),
         ("ConsumableCapacity/values_4nodes", 16),
         ("ConsumableCapacity/distinct_4nodes", 32),
+        // Compatibility groups: three partitions of each GPU (both mig, then the shared).
+        ("CompatibilityGroups/4nodes", 12),
     ] {
         assert_eq!(get(name).bound, bound, "{name}: {:?}", get(name));
     }
