@@ -42,9 +42,11 @@ fn convert_slice(obj: &Value) -> Option<(String, String)> {
         Err(e) if e.detail == "Duplicate value" => {
             return Some((e.field, format!("Duplicate value: {:?}", e.value)));
         }
-        // kube's Forbidden and Required errors print no value.
+        // kube's Forbidden, Required and Too many errors print no value.
         Err(e)
-            if e.detail.starts_with("Forbidden: ") || e.detail.starts_with("Required value: ") =>
+            if ["Forbidden: ", "Required value: ", "Too many: "]
+                .iter()
+                .any(|p| e.detail.starts_with(p)) =>
         {
             return Some((e.field, e.detail));
         }
