@@ -218,28 +218,45 @@ impl AllocatedDevices {
     }
 }
 
-/// The slices as the allocator reads them for one node: those on the node (by name) and
-/// those that may reach any node (a node selector, all nodes, per-device selection, shared
-/// counters), in name order; the allocator on node `n` needs `by_node[n]` and `other` only.
+/// A pool's identity: driver and pool name.
+pub(crate) type PoolKey = (Sym, Arc<str>);
+
+/// The slices as the allocator reads them for one node: the device slices on the node (by
+/// name) and those that may reach any node (a node selector, all nodes, per-device
+/// selection), with the counter slices of their pools. kube reads every pool's counter
+/// slices on every node; a pool that reaches a node only through them is the same pool on
+/// every node, so the allocator derives those once per index (`memo`).
 pub(crate) struct SliceIndex {
     pub(crate) generation: u64,
-    pub(crate) all: Vec<Arc<ResourceSlice>>,
     pub(crate) by_node: AHashMap<Sym, Vec<Arc<ResourceSlice>>>,
     pub(crate) other: Vec<Arc<ResourceSlice>>,
+    /// Slices with shared counters, by pool.
+    pub(crate) counters: AHashMap<PoolKey, Vec<Arc<ResourceSlice>>>,
+    /// Every slice, by pool.
+    pub(crate) by_pool: AHashMap<PoolKey, Vec<Arc<ResourceSlice>>>,
+    /// What the allocator derives from the index once (its type is the allocator's).
+    pub(crate) memo: std::sync::OnceLock<Box<dyn std::any::Any + Send + Sync>>,
 }
 
 impl SliceIndex {
     /// The slices the allocator on `node` reads (borrowed when nothing is shared).
+    /// The device slices that may reach `node`, and the counter slices of their pools, in
+    /// name order.
     pub(crate) fn for_node(&self, node: Sym) -> std::borrow::Cow<'_, [Arc<ResourceSlice>]> {
         let local = self.by_node.get(&node).map_or(&[][..], Vec::as_slice);
-        if self.other.is_empty() {
-            std::borrow::Cow::Borrowed(local)
-        } else {
-            let mut v = local.to_vec();
-            v.extend(self.other.iter().cloned());
-            v.sort_by(|a, b| a.name.cmp(&b.name));
-            std::borrow::Cow::Owned(v)
+        if self.other.is_empty() && self.counters.is_empty() {
+            return std::borrow::Cow::Borrowed(local);
         }
+        let mut v = local.to_vec();
+        v.extend(self.other.iter().cloned());
+        let mut pools: Vec<PoolKey> = v.iter().map(|s| (s.driver, s.pool.clone())).collect();
+        pools.sort();
+        pools.dedup();
+        for p in &pools {
+            v.extend(self.counters.get(p).into_iter().flatten().cloned());
+        }
+        v.sort_by(|a, b| a.name.cmp(&b.name));
+        std::borrow::Cow::Owned(v)
     }
 }
 
@@ -305,20 +322,31 @@ impl DraManager {
         let generation = self.slices_generation.load(Ordering::Acquire);
         let all: Vec<Arc<ResourceSlice>> = self.slices.read().values().cloned().collect();
         let mut by_node: AHashMap<Sym, Vec<Arc<ResourceSlice>>> = AHashMap::new();
-        let mut other = Vec::new();
+        let (mut other, mut counters, mut by_pool) = (Vec::new(), AHashMap::new(), AHashMap::new());
         for s in &all {
+            let pool: PoolKey = (s.driver, s.pool.clone());
+            by_pool
+                .entry(pool.clone())
+                .or_insert_with(Vec::new)
+                .push(s.clone());
             match &s.nodes {
-                dra::NodeSelection::Node(n) if s.shared_counters.is_empty() => {
-                    by_node.entry(*n).or_default().push(s.clone());
+                _ if !s.shared_counters.is_empty() => {
+                    counters
+                        .entry(pool)
+                        .or_insert_with(Vec::new)
+                        .push(s.clone());
                 }
+                dra::NodeSelection::Node(n) => by_node.entry(*n).or_default().push(s.clone()),
                 _ => other.push(s.clone()),
             }
         }
         let i = Arc::new(SliceIndex {
             generation,
-            all,
             by_node,
             other,
+            counters,
+            by_pool,
+            memo: std::sync::OnceLock::new(),
         });
         *w = Some(i.clone());
         i

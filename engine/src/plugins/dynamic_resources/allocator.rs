@@ -41,7 +41,7 @@
 use super::AllocatorFeatures;
 use super::capacity::Consumed;
 use super::compat_groups::GroupIntersection;
-use super::pools::{Pool, PoolId, gather_pools};
+use super::pools::{AllSlices, Pool, PoolId, gather_pools};
 use crate::api::attribute_set::{Intersection, Overlaps};
 use crate::api::dra::{
     AllocatedDevice, Allocation, AllocationMode, AttributeValue, Device, DeviceClass, DeviceId,
@@ -73,7 +73,10 @@ pub(crate) struct Allocator<'a> {
     /// The slices that may reach the node (every slice will do).
     pub(crate) slices: &'a [Arc<ResourceSlice>],
     /// Every slice (pools' completeness is judged against them).
-    pub(crate) all_slices: &'a [Arc<ResourceSlice>],
+    pub(crate) all_slices: AllSlices<'a>,
+    /// The pools that reach the node only through counter slices left out of `slices`
+    /// ([`super::pools::remote_pools`]; empty when `slices` has every counter slice).
+    pub(crate) remote_pools: &'a [Pool],
     pub(crate) selectors: &'a dyn SelectorEval,
     /// When set, only these devices may be chosen (judging another allocator's result:
     /// [`super::standalone::ClaimAllocator::check_allocation`]).
@@ -356,7 +359,13 @@ impl Allocator<'_> {
         node: &Node,
         claims: &[&ResourceClaim],
     ) -> Result<Option<Vec<Allocation>>, AllocError> {
-        let pools = gather_pools(self.slices, self.all_slices, node, self.features);
+        let pools = gather_pools(
+            self.slices,
+            self.all_slices,
+            node,
+            self.features,
+            self.remote_pools,
+        );
         let mut s = Search {
             a: self,
             node,

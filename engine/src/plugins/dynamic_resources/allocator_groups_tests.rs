@@ -197,3 +197,87 @@ fn without_the_feature_a_grouped_slice_blocks_its_pool() {
     let got = c.allocate("node-0", &[&one]).unwrap().unwrap();
     assert_eq!(picked(&got), [["req-0:device-1"]]);
 }
+
+/// The pools of other nodes that reach a node only through their counter slices are judged
+/// once per slice index ([`super::pools::remote_pools`]); with the node's own slices they
+/// give the node the pools kube's `GatherPools` gives it over every slice: an incomplete
+/// pool and an invalid one are there (an `All` request fails on the first), a complete
+/// valid one without a device for the node may be left out.
+#[test]
+fn pools_reaching_a_node_only_by_counters_are_judged_once() {
+    use super::pools::{AllSlices, gather_pools, remote_pools};
+    use crate::framework::dra_manager::SliceIndex;
+    let on_node_1 = |mut v: Vec<Arc<ResourceSlice>>| {
+        let d = Arc::make_mut(&mut v[0]);
+        d.nodes = NodeSelection::Node(crate::api::Sym::new("node-1"));
+        v
+    };
+    let mut all = pool("p0", vec![part("a", "1", &[("counter-set-1", &[])])]);
+    all.push(pool("p1", vec![part("b", "1", &[("counter-set-1", &[])])]).remove(1));
+    all.extend(on_node_1(pool(
+        "p2",
+        vec![part("c", "1", &[("missing", &[])])],
+    )));
+    all.extend(on_node_1(pool(
+        "p3",
+        vec![part("d", "1", &[("counter-set-1", &[])])],
+    )));
+    all.sort_by(|a, b| a.name.cmp(&b.name));
+    let key = |s: &Arc<ResourceSlice>| (s.driver, s.pool.clone());
+    let mut index = SliceIndex {
+        generation: 1,
+        by_node: Default::default(),
+        other: Vec::new(),
+        counters: Default::default(),
+        by_pool: Default::default(),
+        memo: Default::default(),
+    };
+    for s in &all {
+        index.by_pool.entry(key(s)).or_default().push(s.clone());
+        if s.shared_counters.is_empty() {
+            let NodeSelection::Node(n) = s.nodes else {
+                unreachable!()
+            };
+            index.by_node.entry(n).or_default().push(s.clone());
+        } else {
+            index.counters.entry(key(s)).or_default().push(s.clone());
+        }
+    }
+    let c = Cluster::new(Vec::new());
+    let node = super::allocator_tests::node("node-0");
+    let whole = gather_pools(&all, AllSlices::List(&all), &node, c.features, &[]);
+    let remote = remote_pools(&index, c.features);
+    let local = index.for_node(node.name);
+    let indexed = gather_pools(
+        &local,
+        AllSlices::ByPool(&index.by_pool),
+        &node,
+        c.features,
+        &remote,
+    );
+    let show = |pools: &[super::pools::Pool]| -> Vec<String> {
+        (pools.iter())
+            .filter(|p| p.incomplete || p.invalid.is_some() || !p.targeting.is_empty())
+            .map(|p| {
+                format!(
+                    "{} {} {:?} {}",
+                    p.id.1,
+                    p.incomplete,
+                    p.invalid,
+                    p.targeting.len()
+                )
+            })
+            .collect()
+    };
+    assert_eq!(show(&indexed), show(&whole));
+    assert_eq!(
+        show(&indexed),
+        [
+            "p0 false None 1",
+            "p1 true None 0",
+            "p2 false Some(\"counter set missing not found\") 0"
+        ]
+    );
+    // The node's slices hold its own pool's only.
+    assert!(local.iter().all(|s| &*s.pool == "p0"), "{local:?}");
+}

@@ -175,7 +175,8 @@ impl Cluster {
             allocated: &allocated,
             classes: &classes,
             slices: &self.slices,
-            all_slices: &self.slices,
+            all_slices: super::pools::AllSlices::List(&self.slices),
+            remote_pools: &[],
             selectors: &Sel,
             only: None,
         };
@@ -475,7 +476,8 @@ fn cel_selectors_choose_the_devices() {
         allocated: &AllocatedDevices::from_set(c.allocated.clone()),
         classes: &lookup,
         slices: &c.slices,
-        all_slices: &c.slices,
+        all_slices: super::pools::AllSlices::List(&c.slices),
+        remote_pools: &[],
         selectors: &cel,
         only: None,
     };
@@ -615,7 +617,8 @@ fn network_attached_devices_give_the_union_of_their_selectors() {
         allocated: &AllocatedDevices::from_set(c.allocated.clone()),
         classes: &classes,
         slices: &c.slices,
-        all_slices: &c.slices,
+        all_slices: super::pools::AllSlices::List(&c.slices),
+        remote_pools: &[],
         selectors: &Sel,
         only: None,
     };
@@ -635,7 +638,8 @@ fn network_attached_devices_give_the_union_of_their_selectors() {
     slices.push(net("p3", NodeSelection::Node(Sym::new("node-1"))));
     let b = Allocator {
         slices: &slices,
-        all_slices: &slices,
+        all_slices: super::pools::AllSlices::List(&slices),
+        remote_pools: &[],
         ..a
     };
     let three = claim("c", vec![request("r", "gpu", 3)]);

@@ -415,6 +415,7 @@ impl FilterPlugin for DynamicResources {
                 .collect();
             let classes = |name: &str| self.dra.class(name);
             let slices = inputs.slices.for_node(n.name);
+            let remote = super::pools::remote_pools(&inputs.slices, self.features);
             let selectors = MemoSelectors {
                 cel: &self.cel,
                 memo: &self.memo,
@@ -425,7 +426,8 @@ impl FilterPlugin for DynamicResources {
                 allocated: &inputs.allocated,
                 classes: &classes,
                 slices: &slices,
-                all_slices: &inputs.slices.all,
+                all_slices: super::pools::AllSlices::ByPool(&inputs.slices.by_pool),
+                remote_pools: &remote,
                 selectors: &selectors,
                 only: None,
             };

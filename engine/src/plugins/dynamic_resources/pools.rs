@@ -27,7 +27,7 @@ pub(crate) type PoolId = (Sym, Arc<str>);
 pub(crate) type CounterSets = BTreeMap<Arc<str>, BTreeMap<Arc<str>, Quantity>>;
 
 /// kube's `Pool`.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub(crate) struct Pool {
     pub(crate) id: PoolId,
     pub(crate) incomplete: bool,
@@ -61,14 +61,75 @@ fn slice_reaches(node: &Node, s: &ResourceSlice) -> bool {
     }
 }
 
+/// Every slice, which a pool missing some of its slices among the node's is checked
+/// against: a list, or indexed by pool.
+#[derive(Clone, Copy)]
+pub(crate) enum AllSlices<'a> {
+    List(&'a [Arc<ResourceSlice>]),
+    ByPool(&'a ahash::AHashMap<PoolId, Vec<Arc<ResourceSlice>>>),
+}
+
+impl<'a> AllSlices<'a> {
+    fn of_pool(self, id: &'a PoolId) -> impl Iterator<Item = &'a Arc<ResourceSlice>> {
+        let (list, pool) = match self {
+            AllSlices::List(l) => (l, &[][..]),
+            AllSlices::ByPool(m) => (&[][..], m.get(id).map_or(&[][..], Vec::as_slice)),
+        };
+        (list.iter())
+            .filter(move |s| s.driver == id.0 && s.pool == id.1)
+            .chain(pool)
+    }
+}
+
+/// The pools that reach a node only through their counter slices (kube reads every pool's
+/// counter slices on every node), as [`gather_pools`] finds them: the same on every node,
+/// so derived once per slice index. Only the incomplete and invalid ones are kept: a
+/// complete, valid pool without a device for the node gives the allocator nothing.
+pub(crate) fn remote_pools(
+    index: &crate::framework::dra_manager::SliceIndex,
+    features: AllocatorFeatures,
+) -> Arc<Vec<Pool>> {
+    type Memo = (AllocatorFeatures, Arc<Vec<Pool>>);
+    let build = || {
+        let nowhere = Node::named("");
+        let mut out = Vec::new();
+        let mut ids: Vec<&PoolId> = index.counters.keys().collect();
+        ids.sort();
+        for id in ids {
+            let pools = gather_pools(
+                &index.counters[id],
+                AllSlices::ByPool(&index.by_pool),
+                &nowhere,
+                features,
+                &[],
+            );
+            out.extend(
+                pools
+                    .into_iter()
+                    .filter(|p| p.incomplete || p.invalid.is_some()),
+            );
+        }
+        Arc::new(out)
+    };
+    let memo = index
+        .memo
+        .get_or_init(|| Box::new((features, build())) as Box<dyn std::any::Any + Send + Sync>);
+    match memo.downcast_ref::<Memo>() {
+        Some((f, pools)) if *f == features => pools.clone(),
+        _ => build(),
+    }
+}
+
 /// kube's `GatherPools` for `node`. `slices` may leave out slices of other nodes (a
-/// [`crate::framework::dra_manager::SliceIndex`]'s candidates); `all` is every slice, which
-/// only a pool missing some of its slices here is checked against.
+/// [`crate::framework::dra_manager::SliceIndex`]'s candidates, with [`remote_pools`] for
+/// the pools they leave out that still count); `all` is every slice, which only a pool
+/// missing some of its slices here is checked against.
 pub(crate) fn gather_pools(
     slices: &[Arc<ResourceSlice>],
-    all: &[Arc<ResourceSlice>],
+    all: AllSlices<'_>,
     node: &Node,
     features: AllocatorFeatures,
+    remote: &[Pool],
 ) -> Vec<Pool> {
     let mut pools: BTreeMap<PoolId, Vec<Arc<ResourceSlice>>> = BTreeMap::new();
     for s in slices {
@@ -98,7 +159,7 @@ pub(crate) fn gather_pools(
         // or is a newer generation being published (obsolete)?
         let mut same = Vec::new();
         let mut obsolete = false;
-        for s in all.iter().filter(|s| s.driver == id.0 && s.pool == id.1) {
+        for s in all.of_pool(&id) {
             if s.pool_generation > generation {
                 obsolete = true;
                 break;
@@ -124,6 +185,11 @@ pub(crate) fn gather_pools(
             continue;
         }
         out.push(build_pool(id, for_pool, features, Some(same)));
+    }
+    if !remote.is_empty() {
+        let here: BTreeSet<PoolId> = out.iter().map(|p| p.id.clone()).collect();
+        out.extend(remote.iter().filter(|p| !here.contains(&p.id)).cloned());
+        out.sort_by(|a, b| a.id.cmp(&b.id));
     }
     out
 }

@@ -75,7 +75,8 @@ impl ClaimAllocator {
             allocated: &self.allocated,
             classes: &classes,
             slices: &self.slices,
-            all_slices: &self.slices,
+            all_slices: super::pools::AllSlices::List(&self.slices),
+            remote_pools: &[],
             selectors: &self.cel,
             only,
         }
