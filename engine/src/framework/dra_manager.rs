@@ -18,9 +18,7 @@
 //!   Its devices count as allocated from then on, and PreFilter refuses a second pod that
 //!   wants the same unallocated claim meanwhile. PreBind drops the record once the claim's
 //!   update is written (the informer event has then stored the allocation, so the devices
-//!   never look free in between); Unreserve drops it when the pod fails. A record whose
-//!   claim is already stored with its allocation (a replay of kube's state can show both)
-//!   counts once: a share of a device must not be charged twice.
+//!   never look free in between); Unreserve drops it when the pod fails.
 
 use crate::api::convert as dra_convert;
 use crate::api::dra::{Allocation, DeviceClass, DeviceId, ResourceClaim, ResourceSlice};
@@ -51,9 +49,6 @@ pub(crate) struct DraManager {
     shared: RwLock<Arc<AHashMap<DeviceId, SharedUse>>>,
     /// Claim UID → the allocation Reserve made for it, until PreBind writes it.
     in_flight: RwLock<AHashMap<Arc<str>, Arc<Allocation>>>,
-    /// The UIDs of the stored claims that have an allocation: an in-flight allocation of
-    /// one of them is the stored one, not counted twice.
-    allocated_uids: RwLock<AHashSet<Arc<str>>>,
     /// The slices indexed by node, built on first use after they change (`None`: stale).
     index: RwLock<Option<Arc<SliceIndex>>>,
     /// Bumped on every slice event: what was derived from the slices (the index, selector
@@ -374,14 +369,7 @@ impl DraManager {
             shared: self.shared.read().clone(),
             ..AllocatedDevices::default()
         };
-        let stored = self.allocated_uids.read();
-        for (uid, a) in self.in_flight.read().iter() {
-            // Kube's PreBind writes the claim, then drops the in-flight record; its
-            // allocated-devices tracker hears of the write from the informer, later as a
-            // rule, so in between the allocation counts once.
-            if stored.contains(uid) {
-                continue;
-            }
+        for a in self.in_flight.read().values() {
             for d in &a.devices {
                 out.insert(d, consumable_capacity);
             }
@@ -395,15 +383,6 @@ impl DraManager {
 
     /// Moves the held devices and shares from `old`'s allocation to `new`'s (a claim event).
     fn hold(&self, old: Option<&ResourceClaim>, new: Option<&ResourceClaim>) {
-        {
-            let mut uids = self.allocated_uids.write();
-            if let Some(o) = old.filter(|o| o.allocation.is_some()) {
-                uids.remove(&o.uid);
-            }
-            if let Some(n) = new.filter(|n| n.allocation.is_some()) {
-                uids.insert(n.uid.clone());
-            }
-        }
         let devices = |c: Option<&ResourceClaim>| -> Vec<dra::AllocatedDevice> {
             c.and_then(|c| c.allocation.as_ref())
                 .into_iter()
@@ -650,27 +629,6 @@ mod tests {
             m.allocated_devices(false).contains(&nic),
             "gate off: held whole"
         );
-        // An in-flight record of a stored claim counts once; another claim's counts.
-        let stored = m
-            .claim(Sym::new("ns"), "a")
-            .unwrap()
-            .allocation
-            .clone()
-            .unwrap();
-        m.signal_pending_allocation("a".into(), Arc::new(stored.clone()));
-        let twice = m.allocated_devices(true);
-        assert_eq!(
-            twice.consumed(&nic).unwrap().get("bw"),
-            Some(&Quantity::parse("2.5G").unwrap())
-        );
-        m.signal_pending_allocation("c".into(), Arc::new(stored));
-        let three = m.allocated_devices(true);
-        assert_eq!(
-            three.consumed(&nic).unwrap().get("bw"),
-            Some(&Quantity::parse("4.5G").unwrap())
-        );
-        m.remove_pending_allocation("a");
-        m.remove_pending_allocation("c");
         m.apply(EventResource::ResourceClaim, Some(&a), None);
         let state = m.allocated_devices(true);
         let consumed = state.consumed(&nic).unwrap();
