@@ -290,8 +290,8 @@ fn kube_ends(t: &WorkloadOutcome, k: &KubeOutcome) -> (Vec<KubeEnd>, Option<Stri
 
 /// Whether a time-driven op (churn, a steady state) ran at or before op `i`.
 fn time_driven_before(ops: &[Op], i: usize) -> bool {
-    ops[..=i.min(ops.len().saturating_sub(1))]
-        .iter()
+    ops.iter()
+        .take(i + 1)
         .any(|o| matches!(o, Op::Churn(_)) || matches!(o, Op::CreatePods(c) if c.steady.is_some()))
 }
 
@@ -318,6 +318,10 @@ fn judge_counts(
         Some("tidegate's wait passed on the executor's lagging view (kube's informer may lag so)")
     } else if kube.pending > 0 || tg.pending > 0 {
         Some("pods still pending (being scheduled, or waiting on a preemption)")
+    } else if kube.created < tg.created {
+        // The ops create the same pods on both sides: kube's counts come from its informer,
+        // which had not seen the op's last creations when the mark was taken.
+        Some("kube's informer had not yet seen every pod the ops created")
     } else if time_driven_before(&t.ops, i) {
         Some("a time-driven op (churn, steady state) runs")
     } else {
@@ -414,4 +418,39 @@ pub fn row_text(r: &OpRow) -> String {
         "op {} {}: kube {kube}; tidegate {tg}: {v}",
         r.index, r.opcode
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn c(created: u64, scheduled: u64, pending: u64, deleted: u64) -> PodCounts {
+        PodCounts {
+            created,
+            scheduled,
+            pending,
+            deleted,
+        }
+    }
+
+    /// CI's run of 2026-11-30 (PreemptionMultiVictimWaveStress): kube's mark at the
+    /// preemptors' wait counted 20 pods, all bound, before its informer saw the 5
+    /// preemptors; tidegate had created 25 and deleted 15 victims. Settled counts with the
+    /// same pods created stay a disagreement.
+    #[test]
+    fn kube_counting_fewer_pods_created_is_its_informer_lagging() {
+        let t = WorkloadOutcome {
+            name: "w".into(),
+            ops: Vec::new(),
+            ends: Vec::new(),
+            error: None,
+        };
+        let v = judge_counts(&t, 3, &c(20, 20, 0, 0), &c(25, 10, 0, 15), false);
+        assert!(
+            matches!(&v, Verdict::Explained(w) if w.contains("informer had not yet seen")),
+            "{v:?}"
+        );
+        let v = judge_counts(&t, 2, &c(20, 19, 0, 1), &c(20, 20, 0, 0), false);
+        assert!(matches!(v, Verdict::Disagree(_)), "{v:?}");
+    }
 }
