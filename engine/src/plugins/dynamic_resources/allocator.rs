@@ -1040,25 +1040,29 @@ impl Search<'_, '_> {
     /// kube's `compatibilityGroupsBaselineForPool`: the allocated devices' groups per
     /// counter set (read from the slices, as their counters are).
     fn groups_of_allocated(&self, pool: usize) -> AHashMap<Arc<str>, GroupIntersection> {
-        let pool = &self.pools[pool];
         let mut baseline: AHashMap<Arc<str>, GroupIntersection> = AHashMap::new();
-        for s in pool.targeting.iter().chain(&pool.not_targeting) {
-            for d in &s.devices {
+        for d in self.allocated_in(&self.pools[pool]) {
+            for cc in &d.consumes_counters {
+                let cur = baseline.entry(cc.counter_set.clone()).or_default();
+                *cur = cur.add(&cc.compatibility_groups);
+            }
+        }
+        baseline
+    }
+
+    /// The pool's devices that allocated claims hold, whole or shared (kube's
+    /// `IsDeviceAllocated`), as the counter and group baselines read them.
+    fn allocated_in<'p>(&'p self, pool: &'p Pool) -> impl Iterator<Item = &'p Device> + 'p {
+        (pool.targeting.iter().chain(&pool.not_targeting)).flat_map(move |s| {
+            s.devices.iter().filter(move |d| {
                 let did = DeviceId {
                     driver: s.driver,
                     pool: s.pool_sym,
                     device: d.name_sym,
                 };
-                if !self.a.allocated.contains(&did) && !self.a.allocated.shared(&did) {
-                    continue;
-                }
-                for cc in &d.consumes_counters {
-                    let cur = baseline.entry(cc.counter_set.clone()).or_default();
-                    *cur = cur.add(&cc.compatibility_groups);
-                }
-            }
-        }
-        baseline
+                self.a.allocated.contains(&did) || self.a.allocated.shared(&did)
+            })
+        })
     }
 
     /// kube's `checkAvailableCounters`: takes the device's counters when every counter of
@@ -1075,22 +1079,10 @@ impl Search<'_, '_> {
                         .map(move |(n, q)| ((set.clone(), n.clone()), q.milli_value()))
                 })
                 .collect();
-            for s in pool.targeting.iter().chain(&pool.not_targeting) {
-                for d in &s.devices {
-                    let did = DeviceId {
-                        driver: s.driver,
-                        pool: s.pool_sym,
-                        device: d.name_sym,
-                    };
-                    if !self.a.allocated.contains(&did) && !self.a.allocated.shared(&did) {
-                        continue;
-                    }
-                    for cc in &d.consumes_counters {
-                        for (n, q) in &cc.counters {
-                            if let Some(v) = left.get_mut(&(cc.counter_set.clone(), n.clone())) {
-                                *v -= q.milli_value();
-                            }
-                        }
+            for cc in self.allocated_in(pool).flat_map(|d| &d.consumes_counters) {
+                for (n, q) in &cc.counters {
+                    if let Some(v) = left.get_mut(&(cc.counter_set.clone(), n.clone())) {
+                        *v -= q.milli_value();
                     }
                 }
             }
