@@ -43,17 +43,35 @@ pub(crate) fn invalid(field: String, value: &str, detail: impl Into<String>) -> 
     }
 }
 
-/// kube's `IsScalarResourceName`: extended resources, hugepages and attachable volumes.
+/// kube's `IsPrefixedNativeResource`: a name in a `*kubernetes.io/` namespace.
+fn is_prefixed_native_resource(name: &str) -> bool {
+    name.contains("kubernetes.io/")
+}
+
+/// kube's `IsExtendedResourceName`: fully qualified, outside the `kubernetes.io` namespaces
+/// and not `requests.`-prefixed (the API server has checked the rest of the name).
+pub(crate) fn is_extended_resource_name(name: &str) -> bool {
+    name.contains('/') && !is_prefixed_native_resource(name) && !name.starts_with("requests.")
+}
+
+/// kube's `IsScalarResourceName` (`pkg/scheduler/util`): extended resources, hugepages,
+/// prefixed native resources (`*kubernetes.io/…`, DRA's implicit
+/// `deviceclass.resource.kubernetes.io/<class>` among them) and attachable volumes.
 pub(crate) fn is_scalar_resource_name(name: &str) -> bool {
-    if name.starts_with("hugepages-") || name.starts_with("attachable-volumes-") {
-        return true;
-    }
-    // Extended resource: fully qualified, outside the kubernetes.io namespace, not "requests.".
-    name.contains('/')
-        && !name.starts_with("requests.")
-        && !name
-            .split_once('/')
-            .is_some_and(|(p, _)| p == "kubernetes.io" || p.ends_with(".kubernetes.io"))
+    is_extended_resource_name(name)
+        || name.starts_with("hugepages-")
+        || is_prefixed_native_resource(name)
+        || name.starts_with("attachable-volumes-")
+}
+
+/// The prefix of a DeviceClass's implicit extended resource name (kube's
+/// `resourceapi.ResourceDeviceClassPrefix`).
+pub const DEVICE_CLASS_RESOURCE_PREFIX: &str = "deviceclass.resource.kubernetes.io/";
+
+/// kube's `IsDRAExtendedResourceName`: an extended resource name, or a DeviceClass's implicit
+/// one.
+pub(crate) fn is_dra_extended_resource_name(name: &str) -> bool {
+    is_extended_resource_name(name) || name.starts_with(DEVICE_CLASS_RESOURCE_PREFIX)
 }
 
 pub(crate) fn parse_quantity(
@@ -660,6 +678,9 @@ pub fn pod_spec_info(spec: &core::PodSpec) -> Result<PodSpecInfo, ConvertError> 
         non_zero_requests,
         node_selector: labels_of(&spec.node_selector),
         required_node_features: super::node_features::infer_for_scheduling(spec),
+        extended_resource_containers: super::extended_requests::extended_resource_containers(
+            spec,
+        ),
         ..Default::default()
     };
     if let Some(aff) = &spec.affinity {
@@ -1299,7 +1320,19 @@ mod tests {
     fn scalar_resource_names() {
         assert!(is_scalar_resource_name("example.com/gpu"));
         assert!(is_scalar_resource_name("hugepages-2Mi"));
-        assert!(!is_scalar_resource_name("kubernetes.io/foo"));
+        // Provenance: pkg/scheduler/util/utils.go (IsScalarResourceName) and
+        // pkg/apis/core/v1/helper/helpers.go (IsExtendedResourceName, IsPrefixedNativeResource).
+        assert!(is_scalar_resource_name("kubernetes.io/foo"));
+        assert!(is_scalar_resource_name(
+            "deviceclass.resource.kubernetes.io/gpu"
+        ));
+        assert!(!is_extended_resource_name("kubernetes.io/foo"));
+        assert!(!is_extended_resource_name("requests.example.com/foo"));
+        assert!(is_extended_resource_name("example.com/gpu"));
+        assert!(is_dra_extended_resource_name(
+            "deviceclass.resource.kubernetes.io/gpu"
+        ));
+        assert!(!is_dra_extended_resource_name("kubernetes.io/foo"));
         assert!(!is_scalar_resource_name("storage"));
     }
 

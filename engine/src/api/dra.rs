@@ -233,7 +233,13 @@ pub struct ResourceClaim {
     /// The UID of the owner reference with `controller: true` (the pod a claim was generated
     /// for, kube's `metav1.IsControlledBy`).
     pub controller_uid: Option<Arc<str>>,
+    /// Made by the scheduler for a pod's extended resources backed by DRA (kube's annotation
+    /// `resource.kubernetes.io/extended-resource-claim: "true"`).
+    pub extended: bool,
 }
+
+/// kube's `resourceapi.ExtendedResourceClaimAnnotation`.
+pub const EXTENDED_RESOURCE_CLAIM_ANNOTATION: &str = "resource.kubernetes.io/extended-resource-claim";
 
 /// `name` qualified by `driver` when it has no domain of its own (module doc).
 fn qualified(driver: &str, name: &str) -> Arc<str> {
@@ -775,6 +781,12 @@ pub fn resource_claim(c: &k::ResourceClaim) -> Result<ResourceClaim, ConvertErro
             .flatten()
             .find(|o| o.controller == Some(true))
             .map(|o| Arc::from(o.uid.as_str())),
+        extended: c
+            .metadata
+            .annotations
+            .as_ref()
+            .and_then(|a| a.get(EXTENDED_RESOURCE_CLAIM_ANNOTATION))
+            .is_some_and(|v| v == "true"),
     })
 }
 

@@ -190,6 +190,8 @@ pub struct PodSpecInfo {
     pub required_node_features: super::node_features::FeatureSet,
     /// `spec.resourceClaims` (Dynamic Resource Allocation), in the spec's order.
     pub resource_claims: Vec<PodResourceClaim>,
+    /// The containers that request extended resources DRA may back (DRAExtendedResource).
+    pub extended_resource_containers: Vec<super::extended_requests::ExtendedResourceContainer>,
     /// Scheduling features this pod uses that no plugin of this build handles, e.g.
     /// `"InterPodAffinity (spec.affinity.podAffinity)"`. The harness refuses such workloads.
     pub unsupported: Vec<&'static str>,

@@ -144,6 +144,15 @@ impl Quantity {
         self.exponent < 0
     }
 
+    /// Kubernetes' `Quantity.AsInt64`: the value when it is a whole number within `i64`.
+    pub fn as_i64(&self) -> Option<i64> {
+        if self.is_fractional() {
+            return None;
+        }
+        let scale = 10i128.checked_pow(u32::try_from(self.exponent).ok()?)?;
+        i64::try_from(self.mantissa.checked_mul(scale)?).ok()
+    }
+
     /// A whole number (kube's `NewQuantity`).
     pub fn from_i64(value: i64) -> Quantity {
         Quantity::normalized(i128::from(value), 0)

@@ -80,9 +80,8 @@ const NOT_READ: &str = "not read by kube-scheduler v1.37.2 (pkg/scheduler); gate
      server and kubelet change what those accept or run, and tidegate's API validation follows \
      kube's defaults";
 const DRA: &str = "Dynamic Resource Allocation: read by the DynamicResources plugin; tidegate \
-     does not model this feature yet and refuses the workloads whose objects use it (DeviceClasses \
-     backing extended resources, shared devices and capacity requests, compatibility groups, \
-     DeviceTaintRules with selectors, PodGroup claims); without such objects the gate changes \
+     does not model this feature yet and refuses the workloads whose objects use it \
+     (DeviceTaintRules with selectors, PodGroup claims); without such objects the gate changes \
      nothing";
 const DRA_ALLOCATOR: &str = "the structured allocator's feature switch (kube's \
      AllocatorFeatures), read by tidegate's DynamicResources plugin as by kube's";
@@ -111,7 +110,15 @@ const SCHEDULER_GATES: &[(&str, Support)] = &[
     ),
     ("DRADeviceTaintRules", Support::Identical(DRA)),
     ("DRADeviceTaints", Support::Modelled(DRA_ALLOCATOR)),
-    ("DRAExtendedResource", Support::Identical(DRA)),
+    (
+        "DRAExtendedResource",
+        Support::Modelled(
+            "extended resources backed by DeviceClasses (`spec.extendedResourceName`, and every \
+             class's implicit `deviceclass.resource.kubernetes.io/<class>`): NodeResourcesFit \
+             leaves them to DynamicResources, which allocates devices for them and creates the \
+             pod's claim at PreBind; locked on since v1.37",
+        ),
+    ),
     (
         "DRAFractionalCapacityRange",
         Support::Modelled(DRA_ALLOCATOR),

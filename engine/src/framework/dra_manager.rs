@@ -25,6 +25,7 @@ use crate::api::dra::{Allocation, DeviceClass, DeviceId, ResourceClaim, Resource
 use crate::api::quantity::Quantity;
 use crate::api::{Sym, dra};
 use crate::framework::events::{ApiObject, EventResource};
+use crate::framework::extended_resource_cache::ExtendedResourceCache;
 use ahash::{AHashMap, AHashSet};
 use k8s_openapi::api::resource::v1 as k;
 use parking_lot::RwLock;
@@ -39,6 +40,10 @@ type ClaimKey = (Sym, Arc<str>);
 #[derive(Default)]
 pub(crate) struct DraManager {
     classes: RwLock<AHashMap<Arc<str>, Arc<DeviceClass>>>,
+    /// Which class backs an extended resource (DRAExtendedResource).
+    extended_resources: RwLock<ExtendedResourceCache>,
+    /// The claims made for pods' extended resources, by the owning pod's UID.
+    extended_claims: RwLock<AHashMap<Arc<str>, ClaimKey>>,
     /// By name, in name order.
     slices: RwLock<BTreeMap<Arc<str>, Arc<ResourceSlice>>>,
     claims: RwLock<AHashMap<ClaimKey, Arc<ResourceClaim>>>,
@@ -55,6 +60,16 @@ pub(crate) struct DraManager {
     /// results) is stale when it changed.
     slices_generation: AtomicU64,
     rejected: AtomicU64,
+}
+
+impl std::fmt::Debug for DraManager {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DraManager")
+            .field("classes", &self.classes.read().len())
+            .field("slices", &self.slices.read().len())
+            .field("claims", &self.claims.read().len())
+            .finish_non_exhaustive()
+    }
 }
 
 impl DraManager {
@@ -78,8 +93,18 @@ impl DraManager {
                 new,
                 |c: &k::DeviceClass| name(&c.metadata),
                 dra::device_class,
-                |key, v| self.classes.write().insert(key, v),
-                |key| self.classes.write().remove(key),
+                |key, v| {
+                    let old = self.classes.write().insert(key, v.clone());
+                    self.extended_resources.write().upsert(&v, old.as_deref());
+                    old
+                },
+                |key| {
+                    let old = self.classes.write().remove(key);
+                    if let Some(o) = &old {
+                        self.extended_resources.write().remove(o);
+                    }
+                    old
+                },
             ),
             EventResource::ResourceSlice => {
                 let ok = apply_kind(
@@ -104,12 +129,14 @@ impl DraManager {
                 dra::resource_claim,
                 |key, v| {
                     let new = v.clone();
-                    let old = self.claims.write().insert(key, v);
+                    let old = self.claims.write().insert(key.clone(), v);
+                    self.index_extended_claim(&key, old.as_deref(), Some(&new));
                     self.hold(old.as_deref(), Some(&new));
                     old
                 },
                 |key| {
                     let old = self.claims.write().remove(key);
+                    self.index_extended_claim(key, old.as_deref(), None);
                     self.hold(old.as_deref(), None);
                     old
                 },
@@ -350,6 +377,48 @@ impl DraManager {
         });
         *w = Some(i.clone());
         i
+    }
+
+    /// kube's `DeviceClassResolver.GetDeviceClass`: the class backing extended resource
+    /// `resource`, if any.
+    pub(crate) fn class_for_extended_resource(&self, resource: Sym) -> Option<Arc<DeviceClass>> {
+        let cache = self.extended_resources.read();
+        if cache.is_empty() {
+            return None;
+        }
+        cache.class_for(resource).cloned()
+    }
+
+    /// kube's `findExtendedResourceClaim`: the claim made for the extended resources of the
+    /// pod with UID `pod_uid` (annotated, controlled by the pod).
+    pub(crate) fn extended_resource_claim(&self, pod_uid: &str) -> Option<Arc<ResourceClaim>> {
+        let key = self.extended_claims.read().get(pod_uid).cloned()?;
+        self.claims.read().get(&key).cloned()
+    }
+
+    fn index_extended_claim(
+        &self,
+        key: &ClaimKey,
+        old: Option<&ResourceClaim>,
+        new: Option<&ResourceClaim>,
+    ) {
+        let owner = |c: Option<&ResourceClaim>| {
+            c.filter(|c| c.extended)
+                .and_then(|c| c.controller_uid.clone())
+        };
+        let (was, is) = (owner(old), owner(new));
+        if was == is {
+            return;
+        }
+        let mut idx = self.extended_claims.write();
+        if let Some(w) = was
+            && idx.get(&w) == Some(key)
+        {
+            idx.remove(&w);
+        }
+        if let Some(i) = is {
+            idx.insert(i, key.clone());
+        }
     }
 
     pub(crate) fn claim(&self, namespace: Sym, name: &str) -> Option<Arc<ResourceClaim>> {

@@ -560,6 +560,35 @@ pub trait ClusterClient: Send + Sync {
     /// strategic merge patch in kube; a failure is logged there, so it returns nothing).
     /// Default: ignored.
     fn unreserve_resource_claim(&self, _claim: &crate::api::dra::ResourceClaim, _pod: &Pod) {}
+    /// DynamicResources' PreBind for extended resources backed by DRA: creates `claim`
+    /// (kube's `Create`, with `generateName`) and returns it as stored. Default: not
+    /// supported.
+    fn create_resource_claim(
+        &self,
+        claim: k8s_openapi::api::resource::v1::ResourceClaim,
+    ) -> Result<Arc<crate::api::dra::ResourceClaim>, String> {
+        let _ = claim;
+        Err("this client cannot create ResourceClaims".into())
+    }
+    /// DynamicResources' PreBind: sets the pod's `status.extendedResourceClaimStatus` (a
+    /// status patch in kube). Default: not supported.
+    fn set_extended_resource_claim_status(
+        &self,
+        pod: &Pod,
+        status: k8s_openapi::api::core::v1::PodExtendedResourceClaimStatus,
+    ) -> Result<(), String> {
+        let _ = status;
+        Err(format!("this client cannot update pod {}/{}", pod.namespace, pod.name))
+    }
+    /// DynamicResources' Unreserve of a claim it created for extended resources (kube's
+    /// `deleteClaim`): the scheduler's finalizer removed, then the claim deleted. Default:
+    /// not supported.
+    fn delete_resource_claim(&self, claim: &crate::api::dra::ResourceClaim) -> Result<(), String> {
+        Err(format!(
+            "this client cannot delete ResourceClaim {}/{}",
+            claim.namespace, claim.name
+        ))
+    }
     /// DynamicResources' PostFilter: clears the claim's `allocation`, `reservedFor` and
     /// `devices` (kube's `UpdateStatus`). Default: not supported.
     fn deallocate_resource_claim(

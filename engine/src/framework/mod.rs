@@ -4,6 +4,7 @@
 pub(crate) mod cycle_state;
 pub(crate) mod dra_manager;
 pub(crate) mod events;
+pub(crate) mod extended_resource_cache;
 pub(crate) mod interface;
 pub mod metrics;
 pub(crate) mod node_info;

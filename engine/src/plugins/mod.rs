@@ -57,10 +57,10 @@ impl Registry {
             Ok(Arc::new(node_affinity::NodeAffinity::from_args(args)?))
         });
         r.register(node_ports::NAME, |_| Arc::new(node_ports::NodePorts));
-        r.register_with_args(node_resources_fit::NAME, |_, args| {
-            Ok(Arc::new(node_resources_fit::NodeResourcesFit::from_args(
-                args,
-            )?))
+        r.register_with_args(node_resources_fit::NAME, |ctx, args| {
+            Ok(Arc::new(
+                node_resources_fit::NodeResourcesFit::from_args(args)?.with_dra(ctx.dra.clone()),
+            ))
         });
         r.register_with_args(pod_topology_spread::NAME, |ctx, args| {
             let args: pod_topology_spread::PodTopologySpreadArgs = decode_args(args)?;

@@ -7,6 +7,8 @@
 //! `resource_allocation.go`; args: `pkg/scheduler/apis/config/types_pluginargs.go`,
 //! `v1/defaults.go` (`SetDefaults_NodeResourcesFitArgs`), `validation/validation_pluginargs.go`.
 
+use crate::api::convert::is_extended_resource_name;
+use crate::framework::dra_manager::DraManager;
 use super::resource_allocation::{
     ResourceAllocationScorer, ResourceSpec, Strategy, UtilizationShapePoint, aggregate,
     default_resources, field_error, quote, validate_function_shape, validate_resources,
@@ -154,6 +156,10 @@ pub(crate) struct NodeResourcesFit {
     ignored_resources: Vec<Sym>,
     ignored_resource_groups: Vec<Arc<str>>,
     scorer: ResourceAllocationScorer,
+    /// DRAExtendedResource: the DeviceClasses that back extended resources. A resource a
+    /// node does not have that a class backs is left to DynamicResources (kube's
+    /// `shouldDelegateResourceToDRA`). `None`: no DRA (tests, trial builds).
+    dra: Option<Arc<DraManager>>,
 }
 
 impl Default for NodeResourcesFit {
@@ -202,7 +208,25 @@ impl NodeResourcesFit {
                 .map(|g| Arc::from(g.as_str()))
                 .collect(),
             scorer,
+            dra: None,
         })
+    }
+
+    /// With the DRA objects whose DeviceClasses may back extended resources.
+    pub(crate) fn with_dra(mut self, dra: Arc<DraManager>) -> NodeResourcesFit {
+        self.dra = Some(dra);
+        self
+    }
+
+    /// kube's `shouldDelegateResourceToDRA`: `name` is left to DynamicResources when the node
+    /// (if given) has none of it and some DeviceClass backs it.
+    fn delegated(&self, name: Sym, allocatable: Option<&Resource>) -> bool {
+        if allocatable.is_some_and(|a| a.scalar(name) > 0) {
+            return false;
+        }
+        self.dra
+            .as_ref()
+            .is_some_and(|d| d.class_for_extended_resource(name).is_some())
     }
 
     /// The registry's factory: decode, default, validate.
@@ -232,19 +256,20 @@ impl NodeResourcesFit {
     }
 }
 
-/// kube's `IsExtendedResourceName`: a scalar resource outside the native namespace that is
-/// not hugepages or an attachable-volumes count.
-fn is_extended_resource_name(name: &str) -> bool {
-    crate::api::convert::is_scalar_resource_name(name)
-        && !name.starts_with("hugepages-")
-        && !name.starts_with("attachable-volumes-")
-}
-
 impl Plugin for NodeResourcesFit {
     fn signs_pods(&self) -> bool {
         true
     }
     fn sign_pod(&self, pod: &crate::api::Pod, sig: &mut SignFragments) -> Result<(), &'static str> {
+        if pod
+            .spec
+            .requests
+            .scalar
+            .iter()
+            .any(|&(n, v)| v != 0 && self.delegated(n, None))
+        {
+            return Err("signature disabled when dra extended resources are used in the cluster");
+        }
         sig.put(signer::RESOURCES, || {
             signature::resources(&pod.spec.requests)
         });
@@ -377,10 +402,11 @@ impl NodeResourcesFit {
     fn filter_slow(&self, pod: &Pod, node: &NodeInfo, text: impl FnMut(Sym) -> Reason) -> Status {
         let mut first: Option<Reason> = None;
         let mut more: Vec<Reason> = Vec::new();
+        let alloc = node.allocatable();
         each_insufficiency(
             &pod.spec.requests,
             node,
-            |n| self.ignored(n),
+            |n| self.ignored(n) || self.delegated(n, Some(alloc)),
             text,
             |r| {
                 if first.is_none() {
@@ -520,13 +546,56 @@ fn frees_something_needed(want: &Resource, freed: &Resource) -> bool {
         || want.is_zero()
 }
 
-/// Whether an empty node with `alloc` could hold `want` at all.
-fn could_ever_fit(want: &Resource, alloc: &Resource) -> bool {
+/// Whether an empty node with `alloc` could hold `want` at all; `delegated` names the
+/// resources left to DynamicResources on it.
+fn could_ever_fit(want: &Resource, alloc: &Resource, delegated: impl Fn(Sym) -> bool) -> bool {
     alloc.allowed_pod_number > 0
         && want.milli_cpu <= alloc.milli_cpu
         && want.memory <= alloc.memory
         && want.ephemeral_storage <= alloc.ephemeral_storage
-        && want.scalar.iter().all(|&(n, v)| v <= alloc.scalar(n))
+        && want
+            .scalar
+            .iter()
+            .all(|&(n, v)| v <= alloc.scalar(n) || delegated(n))
+}
+
+/// A DeviceClass's name and `spec.extendedResourceName` (the v1 or the v1beta2 object).
+fn class_names(o: &crate::framework::events::ApiObject) -> Option<(&str, Option<&str>)> {
+    use k8s_openapi::api::resource::{v1, v1beta2};
+    if let Some(c) = o.downcast_ref::<v1::DeviceClass>() {
+        let ext = c.spec.as_ref().and_then(|s| s.extended_resource_name.as_deref());
+        return Some((c.metadata.name.as_deref()?, ext));
+    }
+    let c = o.downcast_ref::<v1beta2::DeviceClass>()?;
+    let ext = c.spec.as_ref().and_then(|s| s.extended_resource_name.as_deref());
+    Some((c.metadata.name.as_deref()?, ext))
+}
+
+/// kube's `isSchedulableAfterDeviceClassEvent`: a class added that backs the pod's implicit
+/// resource, or one whose extended resource name changed to one the pod requests.
+fn device_class_hint(
+    want: &Resource,
+    old: &EventObject,
+    new: &crate::framework::events::ApiObject,
+) -> QueueingHint {
+    let requests = |name: &str| want.scalar.iter().any(|(n, _)| n.as_arc().as_ref() == name);
+    let Some((name, ext)) = class_names(new) else {
+        return QueueingHint::Queue;
+    };
+    match old {
+        EventObject::Object(o) => {
+            if class_names(o).is_some_and(|(_, before)| before == ext) {
+                return QueueingHint::QueueSkip;
+            }
+        }
+        _ => {
+            let implicit = format!("{}{name}", crate::api::convert::DEVICE_CLASS_RESOURCE_PREFIX);
+            if requests(&implicit) {
+                return QueueingHint::Queue;
+            }
+        }
+    }
+    QueueingHint::queue_if(ext.is_some_and(requests))
 }
 
 impl EnqueueExtensions for NodeResourcesFit {
@@ -552,7 +621,9 @@ impl EnqueueExtensions for NodeResourcesFit {
                 Ok(QueueingHint::QueueSkip)
             }
             (EventResource::Node, _, EventObject::Node(n)) => {
-                Ok(hint(could_ever_fit(want, &n.allocatable)))
+                Ok(hint(could_ever_fit(want, &n.allocatable, |r| {
+                    self.delegated(r, Some(&n.allocatable))
+                })))
             }
             // kube's isSchedulableAfter{Target,Assigned}PodScaleUp: only a deferred pod cares,
             // about itself or a pod of its node growing (the headroom it waited for is gone).
@@ -581,13 +652,16 @@ impl EnqueueExtensions for NodeResourcesFit {
                 freed.sub(after.requests());
                 Ok(hint(frees_something_needed(want, &freed)))
             }
+            (EventResource::DeviceClass, old, EventObject::Object(new)) => {
+                Ok(device_class_hint(want, old, new))
+            }
             // Anything else (no objects to judge by): assume it may help.
             _ => Ok(QueueingHint::Queue),
         }
     }
 
     fn events_to_register(&self) -> Vec<ClusterEvent> {
-        vec![
+        let mut events = vec![
             // Scale-ups matter only to deferred-resize pods (kube registers them with
             // InPlacePodVerticalScalingSchedulerPreemption; the hint skips every other pod).
             ClusterEvent::new(
@@ -603,7 +677,15 @@ impl EnqueueExtensions for NodeResourcesFit {
                     .union(ActionType::UPDATE_NODE_TAINT)
                     .union(ActionType::UPDATE_NODE_LABEL),
             ),
-        ]
+        ];
+        if self.dra.is_some() {
+            // DRAExtendedResource: a class may come to back a resource the pod waits for.
+            events.push(ClusterEvent::new(
+                EventResource::DeviceClass,
+                ActionType::ADD.union(ActionType::UPDATE),
+            ));
+        }
+        events
     }
 }
 

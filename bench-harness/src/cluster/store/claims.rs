@@ -198,6 +198,44 @@ impl Store {
         self.drop_claim_finalizer(ns, name)
     }
 
+    /// DynamicResources' PreBind for extended resources: the claim created (a POST with
+    /// `generateName`), read back as the scheduler's type.
+    pub(super) fn create_claim(
+        &self,
+        claim: resource::ResourceClaim,
+    ) -> Result<Arc<ResourceClaim>, String> {
+        let ns = claim.metadata.namespace.clone().unwrap_or_default();
+        let name = self.create(claim, &ns).map_err(|e| e.to_string())?;
+        let stored = self
+            .resource_claim(&ns, &name)
+            .ok_or_else(|| format!("resourceclaims.resource.k8s.io {name:?} not found"))?;
+        dra::resource_claim(&stored)
+            .map(Arc::new)
+            .map_err(|e| e.to_string())
+    }
+
+    /// kube's `deleteClaim`: the scheduler's finalizer removed, then the claim deleted.
+    pub(super) fn delete_claim(&self, claim: &ResourceClaim) -> Result<(), String> {
+        let ns = claim.namespace.to_string_lossy();
+        self.drop_claim_finalizer(&ns, &claim.name)?;
+        self.delete_object(&super::resource::RESOURCE_CLAIM, &ns, &claim.name);
+        Ok(())
+    }
+
+    /// DynamicResources' PreBind: the pod's `status.extendedResourceClaimStatus`. False if
+    /// the pod is gone.
+    pub fn set_extended_resource_claim_status(
+        &self,
+        key: &PodKey,
+        status: corev1::PodExtendedResourceClaimStatus,
+    ) -> bool {
+        self.patch_pod_status(
+            key,
+            |_| false,
+            |s, _| s.extended_resource_claim_status = Some(status),
+        )
+    }
+
     /// DynamicResources' PostFilter: the claim loses its allocation, reservations and device
     /// statuses.
     pub(super) fn deallocate_claim(&self, claim: &ResourceClaim) -> Result<(), String> {

@@ -300,6 +300,32 @@ impl ClusterClient for Store {
         let _ = self.unreserve_claim(&ns, &claim.name, &pod.uid, false);
     }
 
+    fn create_resource_claim(
+        &self,
+        claim: k8s_openapi::api::resource::v1::ResourceClaim,
+    ) -> Result<Arc<tidegate_engine::api::dra::ResourceClaim>, String> {
+        self.create_claim(claim)
+    }
+
+    fn set_extended_resource_claim_status(
+        &self,
+        pod: &Pod,
+        status: corev1::PodExtendedResourceClaimStatus,
+    ) -> Result<(), String> {
+        if self.set_extended_resource_claim_status(&pod.key, status) {
+            Ok(())
+        } else {
+            Err(format!("pods {:?} not found", pod.key.to_string()))
+        }
+    }
+
+    fn delete_resource_claim(
+        &self,
+        claim: &tidegate_engine::api::dra::ResourceClaim,
+    ) -> Result<(), String> {
+        self.delete_claim(claim)
+    }
+
     fn deallocate_resource_claim(
         &self,
         claim: &tidegate_engine::api::dra::ResourceClaim,

@@ -156,16 +156,6 @@ fn validate_taint_rule(obj: &Value) -> Vec<(String, String)> {
     errs
 }
 
-/// DRA's extended resources: a DeviceClass naming one makes pods that request it DRA's.
-fn extended_resource(obj: &Value) -> Option<String> {
-    check::at(obj, "spec.extendedResourceName")?;
-    Some(
-        "DeviceClass spec.extendedResourceName (extended resources backed by DRA devices are not \
-         modelled yet)"
-            .into(),
-    )
-}
-
 /// The elements of the array at `path` (none when absent).
 fn items<'v>(obj: &'v Value, path: &str) -> impl Iterator<Item = &'v Value> {
     check::at(obj, path)
@@ -327,7 +317,6 @@ const fn dra_kind(
 
 pub static DEVICE_CLASS: Kind = Kind {
     validate: validate_class,
-    needs_plugin: extended_resource,
     event: Some(EventResource::DeviceClass),
     ..dra_kind(
         "DeviceClass",

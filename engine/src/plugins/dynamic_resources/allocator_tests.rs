@@ -128,6 +128,7 @@ pub(super) fn claim(name: &str, requests: Vec<DeviceRequest>) -> ResourceClaim {
         reserved_for: Vec::new(),
         deleting: false,
         controller_uid: None,
+        extended: false,
     }
 }
 

@@ -16,6 +16,7 @@ pub(crate) mod capacity;
 pub(crate) mod cel;
 pub(crate) mod cel_cost;
 pub(crate) mod compat_groups;
+pub(crate) mod extended;
 pub(crate) mod plugin;
 pub(crate) mod pools;
 pub(crate) mod standalone;

@@ -26,14 +26,16 @@
 //! - **PostFilter** deallocates one unavailable claim that no other pod uses, so that the next
 //!   attempt may allocate it elsewhere.
 //!
-//! Not modelled yet (issue 34): extended resources backed by DRA, claims reserved for a
-//! PodGroup (DRAWorkloadResourceClaims), binding conditions, node-allocatable resources and
-//! the Filter timeout; consumable capacity and compatibility groups are refused by the
-//! allocator.
+//! A pod's extended resources that a DeviceClass backs get one more claim, after its own
+//! (DRAExtendedResource, [`super::extended`]).
+//!
+//! Not modelled yet (issue 34): claims reserved for a PodGroup (DRAWorkloadResourceClaims),
+//! binding conditions, node-allocatable resources and the Filter timeout.
 
 use super::AllocatorFeatures;
 use super::allocator::{AllocError, Allocator, SelectorEval};
 use super::cel::CelSelectors;
+use super::extended::{self, ExactRequest, Mapping};
 use crate::api::dra::{Allocation, Device, ResourceClaim};
 use crate::api::{ClaimSource, NodeSelector, Pod, Sym};
 use crate::framework::Snapshot;
@@ -218,13 +220,27 @@ struct AllocatorInputs {
     slices: Arc<SliceIndex>,
 }
 
+/// What Filter found for one node (kube's `nodeAllocation`).
+struct NodeAllocation {
+    /// In the order of the claims to allocate.
+    allocations: Vec<Arc<Allocation>>,
+    /// The requests of the claim for extended resources on this node, and which request
+    /// serves each container's resource.
+    extended: Option<(Vec<ExactRequest>, Vec<Mapping>)>,
+}
+
 /// The cycle's state (kube's `stateData`).
 #[derive(Default)]
 struct DraState {
+    /// The pod's claims, then the claim for its extended resources (if any).
     claims: Vec<ClaimInfo>,
+    /// How many of `claims` the pod names itself (kube's `numUserOwned`).
+    user_claims: usize,
     allocator: Option<AllocatorInputs>,
-    /// Filter's allocations, per node, in the order of the claims to allocate.
-    node_allocations: Mutex<AHashMap<Sym, Arc<Vec<Arc<Allocation>>>>>,
+    /// Filter's result, per node.
+    node_allocations: Mutex<AHashMap<Sym, Arc<NodeAllocation>>>,
+    /// The claim for extended resources PreBind created (Unreserve deletes it).
+    created_extended: Mutex<Option<Arc<ResourceClaim>>>,
     /// Claims (indexes) some node could not use.
     unavailable: Mutex<BTreeSet<usize>>,
     /// Per claim: the allocation Reserve took for it.
@@ -292,18 +308,29 @@ impl PreFilterPlugin for DynamicResources {
         pod: &Pod,
         _: &Snapshot,
     ) -> (Option<PreFilterResult>, Status) {
-        if pod.spec.resource_claims.is_empty() {
+        let extended_resources = extended::requests_backed_resource(&pod.spec.requests, |r| {
+            self.dra.class_for_extended_resource(r).is_some()
+        });
+        if pod.spec.resource_claims.is_empty() && !extended_resources {
             cs.write(STATE_KEY, self.no_claims.clone());
             return (None, Status::skip());
         }
-        let claims = match self.pod_claims(pod) {
+        let mut claims = match self.pod_claims(pod) {
             Ok(c) => c,
             Err(e) => {
                 cs.write(STATE_KEY, Arc::new(DraState::default()));
                 return (None, unresolvable(e));
             }
         };
-        match self.claim_infos(claims) {
+        let user_claims = claims.len();
+        if extended_resources {
+            claims.push(
+                self.dra
+                    .extended_resource_claim(&pod.uid)
+                    .unwrap_or_else(|| extended::in_memory_claim(pod)),
+            );
+        }
+        match self.claim_infos(claims, user_claims) {
             Ok(state) => {
                 let skip = state.claims.is_empty();
                 cs.write(STATE_KEY, Arc::new(state));
@@ -327,10 +354,14 @@ impl PreFilterPlugin for DynamicResources {
 impl DynamicResources {
     /// PreFilter's checks of each claim, and the allocator's inputs when one needs
     /// allocating.
-    fn claim_infos(&self, claims: Vec<Arc<ResourceClaim>>) -> Result<DraState, Status> {
+    fn claim_infos(
+        &self,
+        claims: Vec<Arc<ResourceClaim>>,
+        user_claims: usize,
+    ) -> Result<DraState, Status> {
         let mut infos = Vec::with_capacity(claims.len());
         let mut prioritized = false;
-        for claim in claims {
+        for (i, claim) in claims.into_iter().enumerate() {
             prioritized |= claim.requests.iter().any(|r| r.prioritized);
             if let Some(a) = &claim.allocation {
                 infos.push(ClaimInfo {
@@ -346,7 +377,13 @@ impl DynamicResources {
                     claim.namespace, claim.name
                 )));
             }
-            for r in &claim.requests {
+            // The claim for extended resources gets its requests per node, in Filter.
+            let requests = if i < user_claims {
+                &claim.requests[..]
+            } else {
+                &[]
+            };
+            for r in requests {
                 if r.prioritized && !self.features.prioritized_list {
                     return Err(unresolvable(format!(
                         "resource claim {}/{}, request {}: has subrequests, but the DRAPrioritizedList feature is disabled",
@@ -375,6 +412,7 @@ impl DynamicResources {
         let n = infos.len();
         Ok(DraState {
             claims: infos,
+            user_claims,
             allocator,
             reserved: Mutex::new(vec![None; n]),
             prioritized,
@@ -383,14 +421,55 @@ impl DynamicResources {
     }
 }
 
+impl DynamicResources {
+    /// kube's `filterExtendedResources`: the requests and mappings of the claim for the
+    /// pod's extended resources on this node; `None` when it has none to fill.
+    fn filter_extended(
+        &self,
+        state: &DraState,
+        pod: &Pod,
+        node: &NodeInfo,
+    ) -> Result<Option<(Vec<ExactRequest>, Vec<Mapping>)>, Status> {
+        let Some(ext) = state.claims.get(state.user_claims) else {
+            return Ok(None);
+        };
+        if !ext.claim.requests.is_empty() {
+            return Err(unresolvable("cannot schedule extended resource claim"));
+        }
+        let backed = |r: Sym| self.dra.class_for_extended_resource(r);
+        let resources =
+            extended::node_resources(&pod.spec.requests, node.allocatable(), |r| {
+                backed(r).is_some()
+            })
+            .map_err(|()| unresolvable("cannot fit resource"))?;
+        if (state.user_claims == 0 && resources.is_empty()) || ext.claim.allocation.is_some() {
+            return Ok(None);
+        }
+        let names: Vec<Sym> = resources.iter().map(|(r, _)| *r).collect();
+        Ok(Some(extended::requests_and_mappings(
+            &pod.spec.extended_resource_containers,
+            &names,
+            |r| backed(r).map(|c| c.name.clone()),
+        )))
+    }
+}
+
 impl FilterPlugin for DynamicResources {
-    fn filter(&self, cs: &CycleState, _pod: &Pod, node: &NodeInfo) -> Status {
+    fn filter(&self, cs: &CycleState, pod: &Pod, node: &NodeInfo) -> Status {
         let Some(state) = self.state(cs) else {
             return Status::error(
                 "reading \"PreFilterDynamicResources\" from cycleState: not found",
             );
         };
         if state.claims.is_empty() {
+            return Status::success();
+        }
+        let extended = match self.filter_extended(state, pod, node) {
+            Ok(e) => e,
+            Err(st) => return st,
+        };
+        // Only extended resources, all offered by the node itself: nothing to allocate.
+        if extended.is_none() && state.user_claims == 0 {
             return Status::success();
         }
         let n = &node.node;
@@ -407,11 +486,19 @@ impl FilterPlugin for DynamicResources {
             .collect();
         let mut allocations = None;
         if let Some(inputs) = &state.allocator {
+            // The claim for extended resources, with this node's requests.
+            let node_claim = extended
+                .as_ref()
+                .and_then(|(r, _)| Some(extended::claim_for_node(&state.claims.get(state.user_claims)?.claim, r)));
             let to_allocate: Vec<&ResourceClaim> = state
                 .claims
                 .iter()
-                .filter(|c| c.to_allocate)
-                .map(|c| &*c.claim)
+                .enumerate()
+                .filter(|(_, c)| c.to_allocate)
+                .map(|(i, c)| match &node_claim {
+                    Some(nc) if i == state.user_claims => &**nc,
+                    _ => &*c.claim,
+                })
                 .collect();
             let classes = |name: &str| self.dra.class(name);
             let slices = inputs.slices.for_node(n.name);
@@ -445,10 +532,11 @@ impl FilterPlugin for DynamicResources {
             return unresolvable("resourceclaim not available on the node");
         }
         if let Some(r) = allocations {
-            state
-                .node_allocations
-                .lock()
-                .insert(n.name, Arc::new(r.into_iter().map(Arc::new).collect()));
+            let na = NodeAllocation {
+                allocations: r.into_iter().map(Arc::new).collect(),
+                extended,
+            };
+            state.node_allocations.lock().insert(n.name, Arc::new(na));
         }
         Status::success()
     }
@@ -462,10 +550,10 @@ impl ScorePlugin for DynamicResources {
         if !state.prioritized || !self.features.prioritized_list {
             return Ok(0);
         }
-        let Some(allocs) = state.node_allocations.lock().get(&node.node.name).cloned() else {
+        let Some(na) = state.node_allocations.lock().get(&node.node.name).cloned() else {
             return Ok(0);
         };
-        compute_score(state, &allocs)
+        compute_score(state, &na.allocations)
     }
 
     fn score_nodes(
@@ -557,13 +645,20 @@ impl ReservePlugin for DynamicResources {
             return Status::success();
         }
         let want = state.claims.iter().filter(|c| c.to_allocate).count();
-        let Some(allocs) = state.node_allocations.lock().get(&node).cloned() else {
-            return Status::error("claim allocation not found for node");
+        let user_to_allocate = state.claims[..state.user_claims]
+            .iter()
+            .any(|c| c.to_allocate);
+        let found = state.node_allocations.lock().get(&node).cloned();
+        let allocs = match found {
+            Some(na) if !na.allocations.is_empty() => na,
+            // Only extended resources, which the node offers itself.
+            _ if !user_to_allocate => return Status::success(),
+            _ => return Status::error("claim allocation not found for node"),
         };
-        if allocs.len() != want {
+        if allocs.allocations.len() != want {
             return Status::error(format!(
                 "internal error, have {} allocations, {want} claims to allocate, want {want} claims",
-                allocs.len()
+                allocs.allocations.len()
             ));
         }
         let mut reserved = state.reserved.lock();
@@ -572,7 +667,7 @@ impl ReservePlugin for DynamicResources {
             .iter()
             .enumerate()
             .filter(|(_, c)| c.to_allocate)
-            .zip(allocs.iter())
+            .zip(allocs.allocations.iter())
         {
             reserved[i] = Some(a.clone());
             self.dra
@@ -585,7 +680,7 @@ impl ReservePlugin for DynamicResources {
         let Some(state) = self.state(cs).cloned() else {
             return;
         };
-        for c in &state.claims {
+        for c in &state.claims[..state.user_claims] {
             self.dra.remove_pending_allocation(&c.claim.uid);
             // PreBind may have written the reservation before a later step failed.
             if let Some(now) = self.dra.claim(c.claim.namespace, &c.claim.name)
@@ -595,11 +690,19 @@ impl ReservePlugin for DynamicResources {
                 self.client.unreserve_resource_claim(&now, pod);
             }
         }
+        // kube's `unreserveExtendedResourceClaim`.
+        if let Some(ext) = state.claims.get(state.user_claims) {
+            self.dra.remove_pending_allocation(&ext.claim.uid);
+            if let Some(created) = state.created_extended.lock().take() {
+                // kube logs a failed delete and goes on.
+                let _ = self.client.delete_resource_claim(&created);
+            }
+        }
     }
 }
 
 impl PreBindPlugin for DynamicResources {
-    fn pre_bind(&self, cs: &mut CycleState, pod: &Pod, _node: Sym) -> Status {
+    fn pre_bind(&self, cs: &mut CycleState, pod: &Pod, node: Sym) -> Status {
         let Some(state) = self.state(cs).cloned() else {
             return Status::success();
         };
@@ -607,14 +710,11 @@ impl PreBindPlugin for DynamicResources {
             return Status::success();
         }
         let reserved = state.reserved.lock().clone();
-        for (c, allocation) in state.claims.iter().zip(&reserved) {
+        for (i, (c, allocation)) in state.claims.iter().zip(&reserved).enumerate() {
             if c.claim.reserved_for.contains(&pod.uid) {
                 continue;
             }
-            if let Err(e) = self
-                .client
-                .reserve_resource_claim(&c.claim, allocation.as_deref(), pod)
-            {
+            if let Err(e) = self.bind_claim(&state, i, allocation.as_deref(), pod, node) {
                 return Status::error(e);
             }
         }
@@ -624,6 +724,68 @@ impl PreBindPlugin for DynamicResources {
             }
         }
         Status::success()
+    }
+}
+
+impl DynamicResources {
+    /// kube's `bindClaim`: the claim's allocation (if new) and the pod's reservation
+    /// written; the claim for extended resources is created first, and the pod's status
+    /// then says which request serves which container.
+    fn bind_claim(
+        &self,
+        state: &DraState,
+        i: usize,
+        allocation: Option<&Allocation>,
+        pod: &Pod,
+        node: Sym,
+    ) -> Result<(), String> {
+        let mut claim = state.claims[i].claim.clone();
+        let is_extended = i >= state.user_claims;
+        if is_extended && allocation.is_none() && claim.requests.is_empty() {
+            return Ok(());
+        }
+        let extended = is_extended
+            .then(|| state.node_allocations.lock().get(&node).cloned())
+            .flatten();
+        let (requests, mappings) = extended
+            .as_ref()
+            .and_then(|na| na.extended.as_ref())
+            .map_or((&[][..], &[][..]), |(r, m)| (&r[..], &m[..]));
+        if is_extended && &*claim.name == extended::IN_MEMORY_NAME {
+            if extended.is_none() {
+                return Err(format!(
+                    "extended resource claim not found for node {node}"
+                ));
+            }
+            claim = self
+                .client
+                .create_resource_claim(extended::api_claim(pod, requests))
+                .map_err(|e| {
+                    format!(
+                        "create claim for extended resources {}/{}: {e}",
+                        claim.namespace, claim.name
+                    )
+                })?;
+            *state.created_extended.lock() = Some(claim.clone());
+        }
+        self.client.reserve_resource_claim(&claim, allocation, pod)?;
+        if is_extended {
+            if mappings.is_empty() {
+                return Err(format!(
+                    "nil or empty request mappings, no update of pod {}/{} ExtendedResourceClaimStatus",
+                    pod.namespace, pod.name
+                ));
+            }
+            self.client
+                .set_extended_resource_claim_status(pod, extended::pod_status(&claim.name, mappings))
+                .map_err(|e| {
+                    format!(
+                        "update pod {}/{} ExtendedResourceClaimStatus: {e}",
+                        pod.namespace, pod.name
+                    )
+                })?;
+        }
+        Ok(())
     }
 }
 
