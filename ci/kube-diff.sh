@@ -29,12 +29,13 @@
 # E explained by timing)`; exit 1 on a disagreement of either.
 #
 # Usage: bash ci/kube-diff.sh [--quick] [--scenarios N] [--seed S] [--topics 'GLOB...']
-#                             [SCHEDULER_PERF_DIR]
+#                             [--no-own] [SCHEDULER_PERF_DIR]
 #   --quick: 300 random scenarios and the short preemption workloads (CI runs this);
 #   default: 2,000 random scenarios and every supported upstream integration-test workload.
 #   --topics: the topic folders of SCHEDULER_PERF_DIR to run (globs, nested topics too, e.g.
 #     'podgroup/* workload_preemption starvation'; default: '*' and '*/*', quick:
-#     default_preemption); --scenarios 0 runs no random scenarios.
+#     default_preemption); --scenarios 0 runs no random scenarios; --no-own skips our own
+#     differential workloads (nomination-lost, batching, stress).
 #   SCHEDULER_PERF_DIR: scheduler_perf's folder of a kubernetes checkout (default
 #   ../shared/upstream/scheduler_perf; skipped when missing). Seed: 1.
 # Records and kube's logs stay in KUBE_DIFF_OUT (default target/kube-diff).
@@ -43,13 +44,14 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root="$(pwd)"
-quick=0 scenarios="" seed=1 sp="" topics=""
+quick=0 scenarios="" seed=1 sp="" topics="" own=1
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --quick) quick=1; shift ;;
     --scenarios) scenarios="$2"; shift 2 ;;
     --seed) seed="$2"; shift 2 ;;
     --topics) topics="$2"; shift 2 ;;
+    --no-own) own=0; shift ;;
     -h|--help) sed -n '2,40p' "$0"; exit 0 ;;
     -*) echo "ci/kube-diff.sh: unknown flag $1 (see --help)" >&2; exit 2 ;;
     *) sp="$1"; shift ;;
@@ -103,12 +105,14 @@ if [[ $scenarios -gt 0 ]]; then
 fi
 
 # Our own workloads written for the differential (each a case the random scenarios met only
-# by chance): every run, quick or full.
-for config in "$root"/perf-data/workloads/{nomination-lost,batching,stress}.yaml; do
-  while IFS= read -r name; do
-    kube_run "$(dirname "$config")" "$(basename "$config")" own "$name"
-  done < <(runnable_workloads "$tidegate" "$config" integration-test)
-done
+# by chance): every run, quick or full, unless --no-own.
+if [[ $own == 1 ]]; then
+  for config in "$root"/perf-data/workloads/{nomination-lost,batching,stress}.yaml; do
+    while IFS= read -r name; do
+      kube_run "$(dirname "$config")" "$(basename "$config")" own "$name"
+    done < <(runnable_workloads "$tidegate" "$config" integration-test)
+  done
+fi
 
 if [[ -d "$sp" ]]; then
   configs=()

@@ -362,7 +362,7 @@ fn dra_workloads_bind_every_pod_at_integration_size() {
         "integration-test",
         None,
     );
-    assert_eq!(results.len(), 13, "{results:?}");
+    assert_eq!(results.len(), 15, "{results:?}");
     let get = |n: &str| results.iter().find(|(x, _)| x == n).unwrap().1;
     for (name, s) in &results {
         assert!(s.adds_up(), "{name}: {s:?}");
@@ -392,6 +392,10 @@ fn dra_workloads_bind_every_pod_at_integration_size() {
         ("ConsumableCapacity/distinct_4nodes", 32),
         // Compatibility groups: three partitions of each GPU (both mig, then the shared).
         ("CompatibilityGroups/4nodes", 12),
+        // Extended resources backed by DRA: 16 pods on 16 devices and a device plugin's 8;
+        // with an init container asking for 2, two devices a pod.
+        ("ExtendedResource/explicit_5nodes", 16),
+        ("ExtendedResource/implicit_init_4nodes", 8),
     ] {
         assert_eq!(get(name).bound, bound, "{name}: {:?}", get(name));
     }

@@ -678,9 +678,7 @@ pub fn pod_spec_info(spec: &core::PodSpec) -> Result<PodSpecInfo, ConvertError> 
         non_zero_requests,
         node_selector: labels_of(&spec.node_selector),
         required_node_features: super::node_features::infer_for_scheduling(spec),
-        extended_resource_containers: super::extended_requests::extended_resource_containers(
-            spec,
-        ),
+        extended_resource_containers: super::extended_requests::extended_resource_containers(spec),
         ..Default::default()
     };
     if let Some(aff) = &spec.affinity {

@@ -239,7 +239,8 @@ pub struct ResourceClaim {
 }
 
 /// kube's `resourceapi.ExtendedResourceClaimAnnotation`.
-pub const EXTENDED_RESOURCE_CLAIM_ANNOTATION: &str = "resource.kubernetes.io/extended-resource-claim";
+pub const EXTENDED_RESOURCE_CLAIM_ANNOTATION: &str =
+    "resource.kubernetes.io/extended-resource-claim";
 
 /// `name` qualified by `driver` when it has no domain of its own (module doc).
 fn qualified(driver: &str, name: &str) -> Arc<str> {

@@ -101,12 +101,29 @@ mod tests {
         let got = extended_resource_containers(&spec);
         let gpu = Sym::new("example.com/gpu");
         assert_eq!(got.len(), 3);
-        assert_eq!((got[0].index, &*got[0].name, got[0].short_lived), (0, "init", true));
-        assert_eq!(got[0].requests, [ExtendedRequest { resource: gpu, count: Some(2), position: 0 }]);
+        assert_eq!(
+            (got[0].index, &*got[0].name, got[0].short_lived),
+            (0, "init", true)
+        );
+        assert_eq!(
+            got[0].requests,
+            [ExtendedRequest {
+                resource: gpu,
+                count: Some(2),
+                position: 0
+            }]
+        );
         assert_eq!((got[1].index, got[1].short_lived), (1, false));
         assert_eq!(got[2].index, 3);
         // cpu < example.com/gpu < memory; the request (not the limit) is read, and is not
         // a whole number.
-        assert_eq!(got[2].requests, [ExtendedRequest { resource: gpu, count: None, position: 1 }]);
+        assert_eq!(
+            got[2].requests,
+            [ExtendedRequest {
+                resource: gpu,
+                count: None,
+                position: 1
+            }]
+        );
     }
 }

@@ -578,7 +578,10 @@ pub trait ClusterClient: Send + Sync {
         status: k8s_openapi::api::core::v1::PodExtendedResourceClaimStatus,
     ) -> Result<(), String> {
         let _ = status;
-        Err(format!("this client cannot update pod {}/{}", pod.namespace, pod.name))
+        Err(format!(
+            "this client cannot update pod {}/{}",
+            pod.namespace, pod.name
+        ))
     }
     /// DynamicResources' Unreserve of a claim it created for extended resources (kube's
     /// `deleteClaim`): the scheduler's finalizer removed, then the claim deleted. Default:

@@ -7,16 +7,16 @@
 //! `resource_allocation.go`; args: `pkg/scheduler/apis/config/types_pluginargs.go`,
 //! `v1/defaults.go` (`SetDefaults_NodeResourcesFitArgs`), `validation/validation_pluginargs.go`.
 
-use crate::api::convert::is_extended_resource_name;
-use crate::framework::dra_manager::DraManager;
 use super::resource_allocation::{
     ResourceAllocationScorer, ResourceSpec, Strategy, UtilizationShapePoint, aggregate,
     default_resources, field_error, quote, validate_function_shape, validate_resources,
 };
+use crate::api::convert::is_extended_resource_name;
 use crate::api::validation::{ErrorType, FieldError, is_qualified_name};
 use crate::api::{Pod, Resource, Sym};
 use crate::framework::Snapshot;
 use crate::framework::cycle_state::CycleState;
+use crate::framework::dra_manager::DraManager;
 use crate::framework::events::{
     ActionType, ClusterEvent, EventObject, EventResource, QueueingHint,
 };
@@ -563,11 +563,17 @@ fn could_ever_fit(want: &Resource, alloc: &Resource, delegated: impl Fn(Sym) -> 
 fn class_names(o: &crate::framework::events::ApiObject) -> Option<(&str, Option<&str>)> {
     use k8s_openapi::api::resource::{v1, v1beta2};
     if let Some(c) = o.downcast_ref::<v1::DeviceClass>() {
-        let ext = c.spec.as_ref().and_then(|s| s.extended_resource_name.as_deref());
+        let ext = c
+            .spec
+            .as_ref()
+            .and_then(|s| s.extended_resource_name.as_deref());
         return Some((c.metadata.name.as_deref()?, ext));
     }
     let c = o.downcast_ref::<v1beta2::DeviceClass>()?;
-    let ext = c.spec.as_ref().and_then(|s| s.extended_resource_name.as_deref());
+    let ext = c
+        .spec
+        .as_ref()
+        .and_then(|s| s.extended_resource_name.as_deref());
     Some((c.metadata.name.as_deref()?, ext))
 }
 
@@ -589,7 +595,10 @@ fn device_class_hint(
             }
         }
         _ => {
-            let implicit = format!("{}{name}", crate::api::convert::DEVICE_CLASS_RESOURCE_PREFIX);
+            let implicit = format!(
+                "{}{name}",
+                crate::api::convert::DEVICE_CLASS_RESOURCE_PREFIX
+            );
             if requests(&implicit) {
                 return QueueingHint::Queue;
             }

@@ -58,14 +58,9 @@ pub(crate) struct Mapping {
 
 /// kube's `hasDeviceClassMappedExtendedResource`: whether some request of the pod is for an
 /// extended resource a class backs.
-pub(crate) fn requests_backed_resource(
-    requests: &Resource,
-    backed: impl Fn(Sym) -> bool,
-) -> bool {
+pub(crate) fn requests_backed_resource(requests: &Resource, backed: impl Fn(Sym) -> bool) -> bool {
     requests.scalar.iter().any(|&(name, v)| {
-        v != 0
-            && crate::api::convert::is_dra_extended_resource_name(&name.as_arc())
-            && backed(name)
+        v != 0 && crate::api::convert::is_dra_extended_resource_name(&name.as_arc()) && backed(name)
     })
 }
 
@@ -281,7 +276,10 @@ pub(crate) fn api_claim(pod: &Pod, requests: &[ExactRequest]) -> k::ResourceClai
 }
 
 /// The pod's `status.extendedResourceClaimStatus` naming `claim`.
-pub(crate) fn pod_status(claim: &str, mappings: &[Mapping]) -> core::PodExtendedResourceClaimStatus {
+pub(crate) fn pod_status(
+    claim: &str,
+    mappings: &[Mapping],
+) -> core::PodExtendedResourceClaimStatus {
     core::PodExtendedResourceClaimStatus {
         resource_claim_name: claim.to_string(),
         request_mappings: mappings

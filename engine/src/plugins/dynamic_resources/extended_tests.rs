@@ -140,7 +140,13 @@ fn mappings_share_the_largest_init_request() {
         json!([c("c0", json!({EXT: "1"}))]),
     );
     let rs = [Sym::new(EXT), Sym::new(&init)];
-    let class_of = |r: Sym| Some(Arc::<str>::from(if r == Sym::new(EXT) { "class" } else { "ci" }));
+    let class_of = |r: Sym| {
+        Some(Arc::<str>::from(if r == Sym::new(EXT) {
+            "class"
+        } else {
+            "ci"
+        }))
+    };
     let (_, m) = requests_and_mappings(&cs, &rs, class_of);
     let got: Vec<(&str, &str)> = m.iter().map(|m| (&*m.container, &*m.request)).collect();
     assert_eq!(
@@ -166,9 +172,15 @@ fn a_node_offering_the_resource_keeps_it_and_an_unbacked_missing_one_fails() {
         scalar: vec![(other, 4)],
         ..Default::default()
     };
-    assert_eq!(node_resources(&want, &offered, |r| r == gpu), Ok(vec![(gpu, 1)]));
+    assert_eq!(
+        node_resources(&want, &offered, |r| r == gpu),
+        Ok(vec![(gpu, 1)])
+    );
     // `other` is neither offered nor backed.
-    assert_eq!(node_resources(&want, &Resource::default(), |r| r == gpu), Err(()));
+    assert_eq!(
+        node_resources(&want, &Resource::default(), |r| r == gpu),
+        Err(())
+    );
     // Offered with 0 allocatable and backed: left to DRA.
     let zero = Resource {
         scalar: vec![(gpu, 0), (other, 1)],

@@ -437,11 +437,10 @@ impl DynamicResources {
             return Err(unresolvable("cannot schedule extended resource claim"));
         }
         let backed = |r: Sym| self.dra.class_for_extended_resource(r);
-        let resources =
-            extended::node_resources(&pod.spec.requests, node.allocatable(), |r| {
-                backed(r).is_some()
-            })
-            .map_err(|()| unresolvable("cannot fit resource"))?;
+        let resources = extended::node_resources(&pod.spec.requests, node.allocatable(), |r| {
+            backed(r).is_some()
+        })
+        .map_err(|()| unresolvable("cannot fit resource"))?;
         if (state.user_claims == 0 && resources.is_empty()) || ext.claim.allocation.is_some() {
             return Ok(None);
         }
@@ -487,9 +486,12 @@ impl FilterPlugin for DynamicResources {
         let mut allocations = None;
         if let Some(inputs) = &state.allocator {
             // The claim for extended resources, with this node's requests.
-            let node_claim = extended
-                .as_ref()
-                .and_then(|(r, _)| Some(extended::claim_for_node(&state.claims.get(state.user_claims)?.claim, r)));
+            let node_claim = extended.as_ref().and_then(|(r, _)| {
+                Some(extended::claim_for_node(
+                    &state.claims.get(state.user_claims)?.claim,
+                    r,
+                ))
+            });
             let to_allocate: Vec<&ResourceClaim> = state
                 .claims
                 .iter()
@@ -753,9 +755,7 @@ impl DynamicResources {
             .map_or((&[][..], &[][..]), |(r, m)| (&r[..], &m[..]));
         if is_extended && &*claim.name == extended::IN_MEMORY_NAME {
             if extended.is_none() {
-                return Err(format!(
-                    "extended resource claim not found for node {node}"
-                ));
+                return Err(format!("extended resource claim not found for node {node}"));
             }
             claim = self
                 .client
@@ -768,7 +768,8 @@ impl DynamicResources {
                 })?;
             *state.created_extended.lock() = Some(claim.clone());
         }
-        self.client.reserve_resource_claim(&claim, allocation, pod)?;
+        self.client
+            .reserve_resource_claim(&claim, allocation, pod)?;
         if is_extended {
             if mappings.is_empty() {
                 return Err(format!(
@@ -777,7 +778,10 @@ impl DynamicResources {
                 ));
             }
             self.client
-                .set_extended_resource_claim_status(pod, extended::pod_status(&claim.name, mappings))
+                .set_extended_resource_claim_status(
+                    pod,
+                    extended::pod_status(&claim.name, mappings),
+                )
                 .map_err(|e| {
                     format!(
                         "update pod {}/{} ExtendedResourceClaimStatus: {e}",
