@@ -76,7 +76,7 @@ kube_dir="$(bash kube-reference/build.sh)"
 # shellcheck source=../kube-reference/lib.sh
 source kube-reference/lib.sh
 cargo build --release -p tidegate-bench --quiet
-tidegate="$root/target/release/tidegate"
+tidegate="${CARGO_TARGET_DIR:-$root/target}/release/tidegate"
 out="${KUBE_DIFF_OUT:-$root/target/kube-diff}"
 rm -rf "$out"
 mkdir -p "$out/logs"

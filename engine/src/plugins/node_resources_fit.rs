@@ -28,6 +28,7 @@ use crate::framework::node_info::{NodeInfo, NodeRow};
 use crate::framework::signature::{self, SignFragments, signer};
 use crate::framework::status::Reason;
 use crate::framework::status::{Code, Status};
+use crate::plugins::dynamic_resources::extended_scoring::{DraScores, ExtendedScoring};
 use serde::Deserialize;
 use std::sync::Arc;
 
@@ -160,6 +161,8 @@ pub(crate) struct NodeResourcesFit {
     /// node does not have that a class backs is left to DynamicResources (kube's
     /// `shouldDelegateResourceToDRA`). `None`: no DRA (tests, trial builds).
     dra: Option<Arc<DraManager>>,
+    /// DRAExtendedResource: the devices of the classes backing scored extended resources.
+    dra_scoring: Option<Arc<ExtendedScoring>>,
 }
 
 impl Default for NodeResourcesFit {
@@ -209,11 +212,16 @@ impl NodeResourcesFit {
                 .collect(),
             scorer,
             dra: None,
+            dra_scoring: None,
         })
     }
 
     /// With the DRA objects whose DeviceClasses may back extended resources.
     pub(crate) fn with_dra(mut self, dra: Arc<DraManager>) -> NodeResourcesFit {
+        // Only a scored extended resource can be scored from devices.
+        if self.scorer.scalar_resources().next().is_some() {
+            self.dra_scoring = Some(Arc::new(ExtendedScoring::new(dra.clone())));
+        }
         self.dra = Some(dra);
         self
     }
@@ -481,9 +489,10 @@ impl FilterPlugin for NodeResourcesFit {
     }
 }
 
-/// The pod's requests of the scored resources, computed once per cycle in PreScore.
+/// The pod's requests of the scored resources, computed once per cycle in PreScore, and the
+/// DRA view when a scored extended resource is backed by a DeviceClass.
 #[derive(Clone)]
-struct PreScoreState(Vec<i64>);
+struct PreScoreState(Vec<i64>, Option<Arc<DraScores>>);
 
 const PRE_SCORE_KEY: &str = "PreScoreNodeResourcesFit";
 
@@ -495,7 +504,15 @@ impl PreScorePlugin for NodeResourcesFit {
         _: &[&NodeInfo],
         _: &Snapshot,
     ) -> Status {
-        state.write(PRE_SCORE_KEY, PreScoreState(self.scorer.pod_requests(pod)));
+        let dra = self
+            .dra_scoring
+            .as_ref()
+            .and_then(|d| d.prepare(self.scorer.scalar_resources()))
+            .map(Arc::new);
+        state.write(
+            PRE_SCORE_KEY,
+            PreScoreState(self.scorer.pod_requests(pod), dra),
+        );
         Status::success()
     }
 }
@@ -516,15 +533,23 @@ impl ScorePlugin for NodeResourcesFit {
         scores: &mut [i64],
     ) -> Result<(), Status> {
         let computed;
-        let reqs = match state.read::<PreScoreState>(PRE_SCORE_KEY) {
-            Some(s) => &s.0,
+        let (reqs, dra) = match state.read::<PreScoreState>(PRE_SCORE_KEY) {
+            Some(s) => (&s.0, s.1.as_deref()),
             // Score without PreScore (tests, tools): the requests are a few lookups.
             None => {
                 computed = self.scorer.pod_requests(pod);
-                &computed
+                (&computed, None)
             }
         };
-        self.scorer.score_nodes(nodes, rows, reqs, scores);
+        match dra {
+            Some(d) => {
+                let counts = |n: &NodeInfo, r: Sym| d.counts(&n.node, r);
+                for (s, n) in scores.iter_mut().zip(nodes) {
+                    *s = self.scorer.score_with(n, reqs, Some(&counts));
+                }
+            }
+            None => self.scorer.score_nodes(nodes, rows, reqs, scores),
+        }
         Ok(())
     }
 

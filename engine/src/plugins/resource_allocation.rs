@@ -182,6 +182,10 @@ pub(crate) enum Strategy {
     Balanced,
 }
 
+/// `(allocatable, allocated)` of an extended resource on a node from the devices of the
+/// DeviceClass that backs it (`None`: no class backs it).
+pub(crate) type DraCounts<'a> = dyn Fn(&NodeInfo, Sym) -> Option<(i64, i64)> + 'a;
+
 /// kube's `resourceAllocationScorer`.
 #[derive(Clone, Debug)]
 pub(crate) struct ResourceAllocationScorer {
@@ -244,7 +248,15 @@ impl ResourceAllocationScorer {
 
     /// kube's `calculateResourceAllocatableRequest`: `(allocatable, requested)` of one
     /// resource on the node with the pod added; `(0, 0)` skips the resource.
-    fn allocatable_requested(&self, node: &NodeInfo, kind: Kind, pod_request: i64) -> (i64, i64) {
+    /// `dra` gives `(allocatable, allocated)` of an extended resource that a DeviceClass
+    /// backs, for a node without allocatable of it (DRAExtendedResource).
+    fn allocatable_requested(
+        &self,
+        node: &NodeInfo,
+        kind: Kind,
+        pod_request: i64,
+        dra: Option<&DraCounts<'_>>,
+    ) -> (i64, i64) {
         let alloc = node.allocatable();
         let used = if self.use_requested {
             &node.requested
@@ -260,16 +272,44 @@ impl ResourceAllocationScorer {
             ),
             // An extended resource the pod does not ask for is not scored.
             Kind::Scalar(_) if pod_request == 0 => (0, 0),
-            Kind::Scalar(n) => match alloc.scalar.binary_search_by_key(&n, |&(s, _)| s) {
-                Ok(i) => (alloc.scalar[i].1, node.requested.scalar(n) + pod_request),
-                Err(_) => (0, 0),
-            },
+            Kind::Scalar(n) => {
+                let found = alloc.scalar.binary_search_by_key(&n, |&(s, _)| s);
+                let have = found.map_or(0, |i| alloc.scalar[i].1);
+                if have == 0
+                    && let Some((a, allocated)) = dra.and_then(|f| f(node, n))
+                    && a > 0
+                {
+                    return (a, allocated + pod_request);
+                }
+                match found {
+                    Ok(_) => (have, node.requested.scalar(n) + pod_request),
+                    Err(_) => (0, 0),
+                }
+            }
         }
     }
 
     /// kube's `resourceAllocationScorer.score` with the pod's requests from
     /// [`Self::pod_requests`].
     pub(crate) fn score(&self, node: &NodeInfo, pod_requests: &[i64]) -> i64 {
+        self.score_with(node, pod_requests, None)
+    }
+
+    /// The extended resources among the scored ones (kube's scalar resources).
+    pub(crate) fn scalar_resources(&self) -> impl Iterator<Item = Sym> + '_ {
+        self.resources.iter().filter_map(|&(k, _)| match k {
+            Kind::Scalar(n) => Some(n),
+            _ => None,
+        })
+    }
+
+    /// [`Self::score`], with the DRA counts of extended resources backed by DeviceClasses.
+    pub(crate) fn score_with(
+        &self,
+        node: &NodeInfo,
+        pod_requests: &[i64],
+        dra: Option<&DraCounts<'_>>,
+    ) -> i64 {
         if let [(Kind::Cpu, wc), (Kind::Memory, wm)] = self.resources[..] {
             return self.score_cpu_memory(node, pod_requests, wc, wm);
         }
@@ -286,7 +326,7 @@ impl ResourceAllocationScorer {
             (&mut rv[..], &mut av[..])
         };
         for (i, &(kind, _)) in self.resources.iter().enumerate() {
-            let (a, r) = self.allocatable_requested(node, kind, pod_requests[i]);
+            let (a, r) = self.allocatable_requested(node, kind, pod_requests[i], dra);
             if a == 0 {
                 continue;
             }

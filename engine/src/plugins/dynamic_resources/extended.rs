@@ -48,6 +48,9 @@ pub(crate) struct ExactRequest {
     pub(crate) count: i64,
 }
 
+/// The claim's requests on one node, and which request serves each container's resource.
+pub(crate) type NodeRequests = (Vec<ExactRequest>, Vec<Mapping>);
+
 /// Which request serves a container's resource (kube's `ContainerExtendedResourceRequest`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Mapping {
@@ -103,7 +106,7 @@ pub(crate) fn node_resources(
             return Err(());
         }
     }
-    out.sort_by(|a, b| a.0.as_arc().cmp(&b.0.as_arc()));
+    out.sort_by_key(|a| a.0.as_arc());
     Ok(out)
 }
 
@@ -153,7 +156,7 @@ pub(crate) fn requests_and_mappings(
     containers: &[ExtendedResourceContainer],
     resources: &[Sym],
     class_of: impl Fn(Sym) -> Option<Arc<str>>,
-) -> (Vec<ExactRequest>, Vec<Mapping>) {
+) -> NodeRequests {
     let mut requests = Vec::new();
     let mut mappings = Vec::new();
     for &resource in resources {

@@ -36,7 +36,7 @@ fn requests(
     classes: &[(&str, &str)],
 ) -> Vec<ExactRequest> {
     let mut rs: Vec<Sym> = resources.iter().map(|r| Sym::new(r)).collect();
-    rs.sort_by(|a, b| a.as_arc().cmp(&b.as_arc()));
+    rs.sort_by_key(|a| a.as_arc());
     let class_of = |r: Sym| {
         classes
             .iter()

@@ -17,6 +17,7 @@ pub(crate) mod cel;
 pub(crate) mod cel_cost;
 pub(crate) mod compat_groups;
 pub(crate) mod extended;
+pub(crate) mod extended_scoring;
 pub(crate) mod plugin;
 pub(crate) mod pools;
 pub(crate) mod standalone;

@@ -35,7 +35,7 @@
 use super::AllocatorFeatures;
 use super::allocator::{AllocError, Allocator, SelectorEval};
 use super::cel::CelSelectors;
-use super::extended::{self, ExactRequest, Mapping};
+use super::extended::{self, NodeRequests};
 use crate::api::dra::{Allocation, Device, ResourceClaim};
 use crate::api::{ClaimSource, NodeSelector, Pod, Sym};
 use crate::framework::Snapshot;
@@ -226,7 +226,7 @@ struct NodeAllocation {
     allocations: Vec<Arc<Allocation>>,
     /// The requests of the claim for extended resources on this node, and which request
     /// serves each container's resource.
-    extended: Option<(Vec<ExactRequest>, Vec<Mapping>)>,
+    extended: Option<NodeRequests>,
 }
 
 /// The cycle's state (kube's `stateData`).
@@ -429,7 +429,7 @@ impl DynamicResources {
         state: &DraState,
         pod: &Pod,
         node: &NodeInfo,
-    ) -> Result<Option<(Vec<ExactRequest>, Vec<Mapping>)>, Status> {
+    ) -> Result<Option<NodeRequests>, Status> {
         let Some(ext) = state.claims.get(state.user_claims) else {
             return Ok(None);
         };
