@@ -137,7 +137,8 @@ records=()
 while IFS= read -r -d '' f; do records+=("$f"); done < <(find "$out" -name '*.jsonl' -print0 | sort -z)
 [[ ${#records[@]} -gt 0 ]] || { echo "ci/kube-diff.sh: kube recorded nothing" >&2; exit 1; }
 set +e
-"$tidegate" replay "${records[@]}" | tee "$out/replay.txt"
+touch "$out/runs.tsv"
+"$tidegate" replay --runs "$out/runs.tsv" "${records[@]}" | tee "$out/replay.txt"
 replay_rc=${PIPESTATUS[0]}
 "$tidegate" outcomes "$out/runs.tsv" | tee "$out/outcomes.txt"
 outcomes_rc=${PIPESTATUS[0]}

@@ -3,7 +3,10 @@ package perf
 // The Dynamic Resource Allocation state each attempt used, for the replay: the DeviceClasses,
 // ResourceSlices (with DeviceTaintRules applied) and ResourceClaims of the scheduler's DRA
 // manager that are new or changed since the last attempt, those that left, and the claims
-// whose allocation is in flight (Reserve made it, PreBind has not written it yet).
+// whose allocation is in flight (Reserve made it, PreBind has not written it yet). Devices in
+// flight for a claim the tracker does not list (the scheduler's in-memory claim for a pod's
+// extended resources, DRAExtendedResource) are recorded as one pending entry named
+// UnlistedClaim.
 
 import (
 	"encoding/json"
@@ -26,6 +29,10 @@ type DRAState struct {
 	// PendingSet: the line carries the pending set (which may be empty).
 	PendingSet bool `json:"pendingSet,omitempty"`
 }
+
+// UnlistedClaim names the pending entry of the devices held in flight by claims the tracker
+// does not list (their request name is "unlisted").
+const UnlistedClaim = "<unlisted>"
 
 // PendingAllocation is a claim's in-flight allocation.
 type PendingAllocation struct {
@@ -82,15 +89,44 @@ func (r *recorder) draChanges(fw framework.Framework) {
 		}
 	}
 	var pending []PendingAllocation
+	// The devices the listed claims hold, allocated or in flight.
+	listed := map[string]bool{}
+	hold := func(a *resourceapi.AllocationResult) {
+		for _, d := range a.Devices.Results {
+			if d.AdminAccess == nil || !*d.AdminAccess {
+				listed[d.Driver+"/"+d.Pool+"/"+d.Device] = true
+			}
+		}
+	}
 	if claims, err := m.ResourceClaims().List(); err == nil {
 		for _, c := range claims {
 			key := c.Namespace + "/" + c.Name
 			if changed("ResourceClaim/"+key, c.ResourceVersion) {
 				st.ResourceClaims = append(st.ResourceClaims, *c)
 			}
+			if c.Status.Allocation != nil {
+				hold(c.Status.Allocation)
+			}
 			if a := m.ResourceClaims().GetPendingAllocation(c.UID); a != nil {
 				pending = append(pending, PendingAllocation{Claim: key, Allocation: a})
+				hold(a)
 			}
+		}
+	}
+	if all, err := m.ResourceClaims().ListAllAllocatedDevices(); err == nil {
+		unlisted := &resourceapi.AllocationResult{}
+		for id := range all {
+			if !listed[id.String()] {
+				unlisted.Devices.Results = append(unlisted.Devices.Results, resourceapi.DeviceRequestAllocationResult{
+					Request: "unlisted", Driver: id.Driver.String(), Pool: id.Pool.String(), Device: id.Device.String(),
+				})
+			}
+		}
+		if r := unlisted.Devices.Results; len(r) > 0 {
+			sort.Slice(r, func(i, j int) bool {
+				return r[i].Driver+"/"+r[i].Pool+"/"+r[i].Device < r[j].Driver+"/"+r[j].Pool+"/"+r[j].Device
+			})
+			pending = append(pending, PendingAllocation{Claim: UnlistedClaim, Allocation: unlisted})
 		}
 	}
 	for key := range r.dra.objects {
@@ -104,6 +140,11 @@ func (r *recorder) draChanges(fw framework.Framework) {
 	sig := ""
 	for _, p := range pending {
 		sig += p.Claim + ";"
+		if p.Claim == UnlistedClaim {
+			for _, d := range p.Allocation.Devices.Results {
+				sig += d.Driver + "/" + d.Pool + "/" + d.Device + ","
+			}
+		}
 	}
 	if sig != r.dra.pending {
 		r.dra.pending = sig

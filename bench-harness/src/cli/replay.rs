@@ -18,22 +18,59 @@ pub(crate) struct ReplayArgs {
     /// default: kube's default profile.
     #[arg(long)]
     pub scheduler_config: Option<PathBuf>,
+    /// The differential's list of kube runs (`runs.tsv`: config, workload, record, by tabs):
+    /// a record listed there is replayed with its test case's `schedulerConfigPath`, if it
+    /// has one (else `--scheduler-config`, else kube's default profile).
+    #[arg(long)]
+    pub runs: Option<PathBuf>,
+}
+
+/// A scheduler configuration file as the replay's configuration.
+fn config_from(path: &std::path::Path) -> Result<SchedulerConfig, HarnessError> {
+    let sc = tidegate_bench::workload::scheduler_config::load(path, &Registry::in_tree())?;
+    let mut cfg = SchedulerConfig::default();
+    sc.apply_to(&mut cfg)
+        .map_err(|e| HarnessError::Run(format!("{}: {e}", path.display())))?;
+    Ok(cfg)
+}
+
+/// Record → the `schedulerConfigPath` of its test case, from `runs.tsv`.
+fn configs_of_runs(
+    runs: &std::path::Path,
+) -> Result<std::collections::HashMap<PathBuf, PathBuf>, HarnessError> {
+    let text = std::fs::read_to_string(runs)
+        .map_err(|e| HarnessError::Run(format!("{}: {e}", runs.display())))?;
+    let mut out = std::collections::HashMap::new();
+    for line in text.lines() {
+        let [config, workload, record] = line.split('\t').collect::<Vec<_>>()[..] else {
+            continue;
+        };
+        let cfg = tidegate_bench::workload::load(std::path::Path::new(config))?;
+        let case = workload.split('/').next().unwrap_or("");
+        let Some(tc) = cfg.test_cases.iter().find(|t| t.name == case) else {
+            continue;
+        };
+        if let Some(p) = &tc.scheduler_config_path {
+            let path = tidegate_bench::workload::parse::resolve_rel(&cfg.dir, p);
+            out.insert(PathBuf::from(record), path);
+        }
+    }
+    Ok(out)
 }
 
 pub(crate) fn replay(a: ReplayArgs) -> Result<ExitCode, HarnessError> {
-    let config = match &a.scheduler_config {
-        None => None,
-        Some(path) => {
-            let sc = tidegate_bench::workload::scheduler_config::load(path, &Registry::in_tree())?;
-            let mut cfg = SchedulerConfig::default();
-            sc.apply_to(&mut cfg)
-                .map_err(|e| HarnessError::Run(format!("{}: {e}", path.display())))?;
-            Some(cfg)
-        }
+    let config = a.scheduler_config.as_deref().map(config_from).transpose()?;
+    let per_record = match &a.runs {
+        Some(r) => configs_of_runs(r)?,
+        None => Default::default(),
     };
     let (mut unexplained, mut scenarios) = (0, 0);
     for path in &a.records {
-        let r = oracle::replay(path, config.clone())?;
+        let cfg = match per_record.get(path) {
+            Some(p) => Some(config_from(p)?),
+            None => config.clone(),
+        };
+        let r = oracle::replay(path, cfg)?;
         outln!(
             "{}: {} scenarios, {} attempts; {} whole-cluster evaluations compared; {} bindings top-checked, {} feasibility only (a node tried alone: nominated or a batch hint; or kube's adaptive window), {} fit errors, {} other errors, {} deferred-resize attempts; {} nominations, {} victim sets, {} deletions, {} nominations lost to a status write; {} pod group cycles ({} scheduled, {} waiting on a group preemption; {} member placements fit-checked, {} placement choices scored, {} undone, {} pods out for a preemption simulation, {} group victim sets); {} DRA claim allocations judged; {} explained; {} disagreements{}",
             path.display(),

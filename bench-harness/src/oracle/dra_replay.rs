@@ -20,6 +20,10 @@ use std::sync::Arc;
 use tidegate_engine::api::Node;
 use tidegate_engine::{ActionType, ApiObject, ClaimAllocator, EventResource, Scheduler};
 
+/// The pending entry of the devices in flight for claims kube's tracker does not list (the
+/// scheduler's in-memory claim for a pod's extended resources; `UnlistedClaim` in `dra.go`).
+const UNLISTED: &str = "<unlisted>";
+
 /// A `dra` line's `dra` field (`DRAState` in `dra.go`).
 #[derive(Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
@@ -116,11 +120,16 @@ impl DraObjects {
         if line.pending_set {
             let mut pending = Vec::with_capacity(line.pending.len());
             for p in line.pending {
-                let uid = self
-                    .claim_uids
-                    .get(&p.claim)
-                    .ok_or_else(|| format!("in-flight allocation of unknown claim {}", p.claim))?;
-                pending.push((uid.clone(), p.allocation));
+                // The devices in flight for claims kube's tracker does not list go in under
+                // their entry's name.
+                let uid = match self.claim_uids.get(&p.claim) {
+                    Some(uid) => uid.clone(),
+                    None if p.claim == UNLISTED => p.claim.clone(),
+                    None => {
+                        return Err(format!("in-flight allocation of unknown claim {}", p.claim));
+                    }
+                };
+                pending.push((uid, p.allocation));
             }
             sched.replace_pending_claim_allocations(&pending)?;
         }
@@ -180,7 +189,7 @@ impl DraObjects {
         let classes: Vec<Arc<k::DeviceClass>> = self.typed("DeviceClass");
         let slices: Vec<Arc<k::ResourceSlice>> = self.typed("ResourceSlice");
         // Every other claim, holding its devices whether written or in flight.
-        let others: Vec<Arc<k::ResourceClaim>> = self
+        let mut others: Vec<Arc<k::ResourceClaim>> = self
             .typed::<k::ResourceClaim>("ResourceClaim")
             .into_iter()
             .filter_map(|c| {
@@ -202,6 +211,16 @@ impl DraObjects {
                 }
             })
             .collect();
+        // The devices in flight for claims kube's tracker does not list hold too.
+        if let Some(a) = self.in_flight.get(UNLISTED) {
+            let mut c = k::ResourceClaim::default();
+            c.metadata.name = Some(UNLISTED.into());
+            c.status = Some(k::ResourceClaimStatus {
+                allocation: Some(a.clone()),
+                ..Default::default()
+            });
+            others.push(Arc::new(c));
+        }
         let converted =
             tidegate_engine::api::dra::allocation(allocation).map_err(|e| e.to_string())?;
         let mut names: Vec<&String> = nodes.keys().collect();

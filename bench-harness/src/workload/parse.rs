@@ -358,7 +358,7 @@ pub fn label_filter_matches(filter: &str, labels: &[String]) -> bool {
 
 /// `rel` against the config's folder `dir`, or against the folder above when only that one
 /// has such a file (upstream's old `config/` layout, see [`existing_file`]).
-pub(crate) fn resolve_rel(dir: &Path, rel: &str) -> PathBuf {
+pub fn resolve_rel(dir: &Path, rel: &str) -> PathBuf {
     let p = dir.join(rel);
     match dir.parent().map(|d| d.join(rel)) {
         Some(old) if !p.is_file() && old.is_file() => old,
