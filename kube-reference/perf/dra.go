@@ -13,6 +13,8 @@ import (
 	"sort"
 
 	resourceapi "k8s.io/api/resource/v1"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/dynamic-resource-allocation/structured"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 )
 
@@ -45,6 +47,8 @@ type PendingAllocation struct {
 type draVersions struct {
 	objects map[string]string
 	pending string
+	// unlisted: the last UnlistedClaim entry written (nil: none).
+	unlisted *PendingAllocation
 }
 
 // draChanges writes a "dra" line when the DRA objects or the in-flight allocations changed.
@@ -113,7 +117,21 @@ func (r *recorder) draChanges(fw framework.Framework) {
 			}
 		}
 	}
-	if all, err := m.ResourceClaims().ListAllAllocatedDevices(); err == nil {
+	// The tracker refuses a read that an informer event interleaved with: try again, and
+	// keep the last entry when it keeps refusing.
+	var all sets.Set[structured.DeviceID]
+	var err error
+	for try := 0; try < 100; try++ {
+		if all, err = m.ResourceClaims().ListAllAllocatedDevices(); err == nil {
+			break
+		}
+	}
+	if err != nil {
+		if r.dra.unlisted != nil {
+			pending = append(pending, *r.dra.unlisted)
+		}
+	} else {
+		r.dra.unlisted = nil
 		unlisted := &resourceapi.AllocationResult{}
 		for id := range all {
 			if !listed[id.String()] {
@@ -122,11 +140,12 @@ func (r *recorder) draChanges(fw framework.Framework) {
 				})
 			}
 		}
-		if r := unlisted.Devices.Results; len(r) > 0 {
-			sort.Slice(r, func(i, j int) bool {
-				return r[i].Driver+"/"+r[i].Pool+"/"+r[i].Device < r[j].Driver+"/"+r[j].Pool+"/"+r[j].Device
+		if res := unlisted.Devices.Results; len(res) > 0 {
+			sort.Slice(res, func(i, j int) bool {
+				return res[i].Driver+"/"+res[i].Pool+"/"+res[i].Device < res[j].Driver+"/"+res[j].Pool+"/"+res[j].Device
 			})
-			pending = append(pending, PendingAllocation{Claim: UnlistedClaim, Allocation: unlisted})
+			r.dra.unlisted = &PendingAllocation{Claim: UnlistedClaim, Allocation: unlisted}
+			pending = append(pending, *r.dra.unlisted)
 		}
 	}
 	for key := range r.dra.objects {

@@ -50,7 +50,7 @@ func (r *recorder) groupFailure(p *v1.Pod, st *fwk.Status, ni *fwk.NominatingInf
 		gp.Message = st.Message()
 		var fitErr *framework.FitError
 		if err := st.AsError(); err != nil && errors.As(err, &fitErr) {
-			gp.Plugins = sets(fitErr.Diagnosis.UnschedulablePlugins.UnsortedList())
+			gp.Plugins = sorted(fitErr.Diagnosis.UnschedulablePlugins.UnsortedList())
 		} else if st.Plugin() != "" {
 			gp.Plugins = []string{st.Plugin()}
 		}

@@ -208,7 +208,7 @@ func (r *recorder) record(ctx context.Context, fw framework.Framework, pod *v1.P
 		var fitErr *framework.FitError
 		if errors.As(err, &fitErr) {
 			d.NumAllNodes = fitErr.NumAllNodes
-			d.UnschedulablePlugins = sets(fitErr.Diagnosis.UnschedulablePlugins.UnsortedList())
+			d.UnschedulablePlugins = sorted(fitErr.Diagnosis.UnschedulablePlugins.UnsortedList())
 		}
 		d.Error = err.Error()
 	}
@@ -372,7 +372,7 @@ func schedulingRelevantChange(old, cur *v1.Pod) bool {
 	return false
 }
 
-func sets(v []string) []string {
+func sorted(v []string) []string {
 	sort.Strings(v)
 	return v
 }

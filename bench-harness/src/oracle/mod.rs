@@ -272,6 +272,11 @@ pub struct ReplayReport {
     pub dra_allocations: usize,
 }
 
+/// kube's `errClaimTrackerConcurrentModification`: its claim tracker changed while a plugin
+/// gathered the allocated devices (an informer event between two reads), and the attempt
+/// fails with this error.
+const TRACKER_RACE: &str = "conflicting concurrent modification";
+
 /// The replay's scheduler when no configuration is given: kube v1.37.2's defaults with
 /// GenericWorkload and TopologyAwareWorkloadScheduling on, as the random scenarios' group
 /// test case runs (the pod-group plugins they add act on groups only: a record without
@@ -518,7 +523,17 @@ impl Replay {
             let state = (!kube.pods.is_empty())
                 .then(|| judge::judge_state(kube, &self.bound))
                 .flatten();
-            if let Some(what) = state.or_else(|| judge::judge_evaluation(kube, &eval)) {
+            let raced = kube
+                .score_error
+                .as_deref()
+                .is_some_and(|e| e.contains(TRACKER_RACE))
+                && eval.score_error.is_none();
+            if raced {
+                self.report.explained.push(format!(
+                    "#{} {key} (attempt {}): kube's DRA claim tracker changed while PreScore read it (\"{TRACKER_RACE}\"), a race inside kube that fails the attempt; tidegate reads one state",
+                    line.seq, line.attempts
+                ));
+            } else if let Some(what) = state.or_else(|| judge::judge_evaluation(kube, &eval)) {
                 self.disagree(&line, &key, what);
             }
         }
