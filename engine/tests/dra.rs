@@ -25,13 +25,16 @@ use tidegate_engine::{
 
 const DRIVER: &str = "gpu.example.com";
 
-/// The API server: claims by `ns/name`, binds, and the last failure message per pod.
+/// The API server: claims by `ns/name`, binds, the last failure message per pod, and the
+/// pods' `extendedResourceClaimStatus`.
 #[derive(Default)]
 struct Api {
     sched: Mutex<Weak<Scheduler>>,
     claims: Mutex<BTreeMap<String, Arc<k::ResourceClaim>>>,
     binds: Mutex<BTreeMap<String, String>>,
     failures: Mutex<BTreeMap<String, String>>,
+    extended_status:
+        Mutex<BTreeMap<String, k8s_openapi::api::core::v1::PodExtendedResourceClaimStatus>>,
 }
 
 impl Api {
@@ -104,6 +107,28 @@ impl ClusterClient for Api {
                 uid: pod.uid.to_string(),
             });
         self.put_claim(c);
+        Ok(())
+    }
+    fn create_resource_claim(&self, mut c: k::ResourceClaim) -> Result<Arc<ResourceClaim>, String> {
+        let name = format!(
+            "{}{}",
+            c.metadata.generate_name.as_deref().unwrap_or(""),
+            self.claims.lock().len()
+        );
+        c.metadata.uid = Some(format!("uid-{name}"));
+        c.metadata.name = Some(name);
+        let converted = dra::resource_claim(&c).map_err(|e| e.to_string())?;
+        self.put_claim(c);
+        Ok(Arc::new(converted))
+    }
+    fn set_extended_resource_claim_status(
+        &self,
+        pod: &Pod,
+        status: k8s_openapi::api::core::v1::PodExtendedResourceClaimStatus,
+    ) -> Result<(), String> {
+        self.extended_status
+            .lock()
+            .insert(pod.name.to_string(), status);
         Ok(())
     }
     fn deallocate_resource_claim(&self, claim: &ResourceClaim) -> Result<(), String> {
@@ -395,4 +420,195 @@ fn a_pod_naming_a_claim_not_created_yet_waits_for_its_creation() {
     );
     drain(&s);
     assert_eq!(api.binds.lock().get("p").map(String::as_str), Some("n0"));
+}
+
+/// Extended resources backed by DRA (DRAExtendedResource), after kubernetes/kubernetes
+/// pkg/scheduler/framework/plugins/dynamicresources/dynamicresources_test.go (TestPlugin's
+/// "extended-resource-name-with-resources", "implicit-extended-resource-name-with-resources",
+/// "extended-resource-name-with-node-resource", "extended-resource-name-no-resource",
+/// "non-DRA-extended-resource-name-with-zero-allocatable"), driven through whole cycles.
+mod extended_resources {
+    use super::*;
+
+    /// Class `gpu-ext` backs `example.com/gpu` (and its implicit name).
+    fn backing_class(s: &Scheduler) {
+        let class: k::DeviceClass = serde_json::from_value(json!({
+            "metadata": {"name": "gpu-ext"},
+            "spec": {"extendedResourceName": "example.com/gpu",
+                     "selectors": [{"cel": {"expression": format!("device.driver == \"{DRIVER}\"")}}]}
+        }))
+        .unwrap();
+        s.on_object_event(
+            EventResource::DeviceClass,
+            ActionType::ADD,
+            None,
+            Some(ApiObject(Arc::new(class))),
+        );
+    }
+
+    /// A pod without claims whose container requests `count` of `resource`.
+    fn ext_pod(name: &str, resource: &str, count: &str) -> Arc<Pod> {
+        let p: k8s_openapi::api::core::v1::Pod = serde_json::from_value(json!({
+            "metadata": {"name": name, "namespace": "ns", "uid": name},
+            "spec": {"containers": [{"name": "app", "image": "img",
+                     "resources": {"requests": {resource: count}, "limits": {resource: count}}}]}
+        }))
+        .unwrap();
+        Arc::new(tidegate_engine::api::convert::pod(&p).unwrap())
+    }
+
+    fn extended_claims(api: &Api) -> Vec<Arc<k::ResourceClaim>> {
+        api.claims
+            .lock()
+            .values()
+            .filter(|c| {
+                c.metadata.annotations.as_ref().is_some_and(|a| {
+                    a.contains_key("resource.kubernetes.io/extended-resource-claim")
+                })
+            })
+            .cloned()
+            .collect()
+    }
+
+    #[test]
+    fn a_backed_resource_gets_a_claim_created_at_prebind() {
+        for resource in [
+            "example.com/gpu",
+            "deviceclass.resource.kubernetes.io/gpu-ext",
+        ] {
+            let (s, api) = setup(&[2]);
+            backing_class(&s);
+            s.on_pod_add(ext_pod("p", resource, "2"));
+            drain(&s);
+            assert_eq!(
+                api.binds.lock().get("p").map(String::as_str),
+                Some("n0"),
+                "{resource}"
+            );
+            let claims = extended_claims(&api);
+            assert_eq!(claims.len(), 1, "{resource}");
+            let c = &claims[0];
+            assert!(
+                c.metadata
+                    .name
+                    .as_deref()
+                    .unwrap()
+                    .starts_with("p-extended-resources-")
+            );
+            let owner = &c.metadata.owner_references.as_ref().unwrap()[0];
+            assert_eq!(
+                (owner.kind.as_str(), owner.uid.as_str(), owner.controller),
+                ("Pod", "p", Some(true))
+            );
+            let req = &c
+                .spec
+                .as_ref()
+                .unwrap()
+                .devices
+                .as_ref()
+                .unwrap()
+                .requests
+                .as_ref()
+                .unwrap()[0];
+            let exactly = req.exactly.as_ref().unwrap();
+            assert_eq!(
+                (
+                    req.name.as_str(),
+                    exactly.device_class_name.as_str(),
+                    exactly.count
+                ),
+                ("container-0-request-0", "gpu-ext", Some(2))
+            );
+            let status = c.status.as_ref().unwrap();
+            let results = status
+                .allocation
+                .as_ref()
+                .unwrap()
+                .devices
+                .as_ref()
+                .unwrap()
+                .results
+                .as_ref()
+                .unwrap();
+            assert_eq!(results.len(), 2, "both devices of n0");
+            assert_eq!(status.reserved_for.as_ref().unwrap()[0].uid, "p");
+            let pod_status = api.extended_status.lock()["p"].clone();
+            assert_eq!(
+                pod_status.resource_claim_name,
+                c.metadata.name.clone().unwrap()
+            );
+            let m = &pod_status.request_mappings[0];
+            assert_eq!(
+                (
+                    m.container_name.as_str(),
+                    m.resource_name.as_str(),
+                    m.request_name.as_str()
+                ),
+                ("app", resource, "container-0-request-0")
+            );
+        }
+    }
+
+    #[test]
+    fn devices_held_by_extended_claims_are_not_handed_out_again() {
+        let (s, api) = setup(&[1, 1]);
+        backing_class(&s);
+        for i in 0..3 {
+            s.on_pod_add(ext_pod(&format!("p{i}"), "example.com/gpu", "1"));
+        }
+        drain(&s);
+        let binds = api.binds.lock().clone();
+        assert_eq!(binds.len(), 2, "two devices: {binds:?}");
+        let nodes: std::collections::BTreeSet<_> = binds.values().cloned().collect();
+        assert_eq!(nodes.len(), 2, "{binds:?}");
+        let failures = api.failures.lock();
+        let (_, msg) = failures
+            .iter()
+            .find(|(p, _)| !binds.contains_key(*p))
+            .unwrap();
+        assert_eq!(
+            msg,
+            "0/2 nodes are available: 2 cannot allocate all claims. preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling."
+        );
+    }
+
+    #[test]
+    fn a_node_offering_the_resource_itself_needs_no_claim() {
+        let (s, api) = setup(&[]);
+        backing_class(&s);
+        let mut n = node(0);
+        n.allocatable.set_scalar(Sym::new("example.com/gpu"), 4);
+        s.on_node_add(Arc::new(n));
+        s.on_pod_add(ext_pod("p", "example.com/gpu", "1"));
+        drain(&s);
+        assert_eq!(api.binds.lock().get("p").map(String::as_str), Some("n0"));
+        assert!(extended_claims(&api).is_empty());
+        assert!(api.extended_status.lock().is_empty());
+    }
+
+    #[test]
+    fn a_backed_resource_without_devices_cannot_be_allocated() {
+        let (s, api) = setup(&[0]);
+        backing_class(&s);
+        s.on_pod_add(ext_pod("p", "example.com/gpu", "1"));
+        drain(&s);
+        assert!(api.binds.lock().is_empty());
+        assert_eq!(
+            api.failures.lock()["p"],
+            "0/1 nodes are available: 1 cannot allocate all claims. preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling."
+        );
+    }
+
+    #[test]
+    fn a_resource_no_class_backs_is_insufficient() {
+        let (s, api) = setup(&[1]);
+        s.on_pod_add(ext_pod("p", "example.com/gpu", "1"));
+        drain(&s);
+        assert!(api.binds.lock().is_empty());
+        assert_eq!(
+            api.failures.lock()["p"],
+            // Insufficient is resolvable: preemption looks for victims (there are none).
+            "0/1 nodes are available: 1 Insufficient example.com/gpu. preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod."
+        );
+    }
 }

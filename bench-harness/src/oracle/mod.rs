@@ -277,6 +277,21 @@ pub struct ReplayReport {
 /// fails with this error.
 const TRACKER_RACE: &str = "conflicting concurrent modification";
 
+/// Why an attempt kube failed in PreScore on its claim tracker's race, where tidegate
+/// scored, is not a disagreement; `None` for any other attempt.
+fn tracker_race(kube: &KubeEval, eval: &tidegate_engine::Evaluation) -> Option<String> {
+    let raced = kube
+        .score_error
+        .as_deref()
+        .is_some_and(|e| e.contains(TRACKER_RACE))
+        && eval.score_error.is_none();
+    raced.then(|| {
+        format!(
+            "kube's DRA claim tracker changed while PreScore read it (\"{TRACKER_RACE}\"), a race inside kube that fails the attempt; tidegate reads one state"
+        )
+    })
+}
+
 /// The replay's scheduler when no configuration is given: kube v1.37.2's defaults with
 /// GenericWorkload and TopologyAwareWorkloadScheduling on, as the random scenarios' group
 /// test case runs (the pod-group plugins they add act on groups only: a record without
@@ -523,14 +538,9 @@ impl Replay {
             let state = (!kube.pods.is_empty())
                 .then(|| judge::judge_state(kube, &self.bound))
                 .flatten();
-            let raced = kube
-                .score_error
-                .as_deref()
-                .is_some_and(|e| e.contains(TRACKER_RACE))
-                && eval.score_error.is_none();
-            if raced {
+            if let Some(why) = tracker_race(kube, &eval) {
                 self.report.explained.push(format!(
-                    "#{} {key} (attempt {}): kube's DRA claim tracker changed while PreScore read it (\"{TRACKER_RACE}\"), a race inside kube that fails the attempt; tidegate reads one state",
+                    "#{} {key} (attempt {}): {why}",
                     line.seq, line.attempts
                 ));
             } else if let Some(what) = state.or_else(|| judge::judge_evaluation(kube, &eval)) {

@@ -19,6 +19,7 @@ use super::pod::{
 };
 use super::quantity::Quantity;
 use super::resource::{DEFAULT_MEMORY_REQUEST, DEFAULT_MILLI_CPU_REQUEST, Resource};
+use super::resource_names::is_scalar_resource_name;
 use k8s_openapi::api::core::v1 as core;
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity as KQuantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1 as meta;
@@ -41,37 +42,6 @@ pub(crate) fn invalid(field: String, value: &str, detail: impl Into<String>) -> 
         value: value.to_string(),
         detail: detail.into(),
     }
-}
-
-/// kube's `IsPrefixedNativeResource`: a name in a `*kubernetes.io/` namespace.
-fn is_prefixed_native_resource(name: &str) -> bool {
-    name.contains("kubernetes.io/")
-}
-
-/// kube's `IsExtendedResourceName`: fully qualified, outside the `kubernetes.io` namespaces
-/// and not `requests.`-prefixed (the API server has checked the rest of the name).
-pub(crate) fn is_extended_resource_name(name: &str) -> bool {
-    name.contains('/') && !is_prefixed_native_resource(name) && !name.starts_with("requests.")
-}
-
-/// kube's `IsScalarResourceName` (`pkg/scheduler/util`): extended resources, hugepages,
-/// prefixed native resources (`*kubernetes.io/…`, DRA's implicit
-/// `deviceclass.resource.kubernetes.io/<class>` among them) and attachable volumes.
-pub(crate) fn is_scalar_resource_name(name: &str) -> bool {
-    is_extended_resource_name(name)
-        || name.starts_with("hugepages-")
-        || is_prefixed_native_resource(name)
-        || name.starts_with("attachable-volumes-")
-}
-
-/// The prefix of a DeviceClass's implicit extended resource name (kube's
-/// `resourceapi.ResourceDeviceClassPrefix`).
-pub const DEVICE_CLASS_RESOURCE_PREFIX: &str = "deviceclass.resource.kubernetes.io/";
-
-/// kube's `IsDRAExtendedResourceName`: an extended resource name, or a DeviceClass's implicit
-/// one.
-pub(crate) fn is_dra_extended_resource_name(name: &str) -> bool {
-    is_extended_resource_name(name) || name.starts_with(DEVICE_CLASS_RESOURCE_PREFIX)
 }
 
 pub(crate) fn parse_quantity(
@@ -1312,26 +1282,6 @@ mod tests {
         let e = pod_requests(&spec).unwrap_err();
         assert_eq!(e.field, "spec.containers[0].resources.requests[cpu]");
         assert_eq!(e.value, "lots");
-    }
-
-    #[test]
-    fn scalar_resource_names() {
-        assert!(is_scalar_resource_name("example.com/gpu"));
-        assert!(is_scalar_resource_name("hugepages-2Mi"));
-        // Provenance: pkg/scheduler/util/utils.go (IsScalarResourceName) and
-        // pkg/apis/core/v1/helper/helpers.go (IsExtendedResourceName, IsPrefixedNativeResource).
-        assert!(is_scalar_resource_name("kubernetes.io/foo"));
-        assert!(is_scalar_resource_name(
-            "deviceclass.resource.kubernetes.io/gpu"
-        ));
-        assert!(!is_extended_resource_name("kubernetes.io/foo"));
-        assert!(!is_extended_resource_name("requests.example.com/foo"));
-        assert!(is_extended_resource_name("example.com/gpu"));
-        assert!(is_dra_extended_resource_name(
-            "deviceclass.resource.kubernetes.io/gpu"
-        ));
-        assert!(!is_dra_extended_resource_name("kubernetes.io/foo"));
-        assert!(!is_scalar_resource_name("storage"));
     }
 
     /// A pod whose container `c1` asks for `spec` and, when `status` is given, whose status

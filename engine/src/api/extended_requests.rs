@@ -4,7 +4,7 @@
 //! container and the resource's position among the container's requests.
 
 use super::Sym;
-use super::convert::is_dra_extended_resource_name;
+use super::resource_names::is_dra_extended_resource_name;
 use k8s_openapi::api::core::v1 as core;
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity as KQuantity;
 use std::collections::BTreeMap;

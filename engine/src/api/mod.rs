@@ -21,6 +21,7 @@ pub(crate) mod pod_group;
 pub(crate) mod quantity;
 pub(crate) mod quote;
 pub(crate) mod resource;
+pub mod resource_names;
 pub mod validation;
 
 pub use affinity::{

@@ -12,8 +12,8 @@
 //! even when another class had claimed them since.
 
 use crate::api::Sym;
-use crate::api::convert::DEVICE_CLASS_RESOURCE_PREFIX;
 use crate::api::dra::DeviceClass;
+use crate::api::resource_names::DEVICE_CLASS_RESOURCE_PREFIX;
 use ahash::AHashMap;
 use std::sync::Arc;
 

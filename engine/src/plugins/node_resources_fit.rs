@@ -11,7 +11,7 @@ use super::resource_allocation::{
     ResourceAllocationScorer, ResourceSpec, Strategy, UtilizationShapePoint, aggregate,
     default_resources, field_error, quote, validate_function_shape, validate_resources,
 };
-use crate::api::convert::is_extended_resource_name;
+use crate::api::resource_names::is_extended_resource_name;
 use crate::api::validation::{ErrorType, FieldError, is_qualified_name};
 use crate::api::{Pod, Resource, Sym};
 use crate::framework::Snapshot;
@@ -622,7 +622,7 @@ fn device_class_hint(
         _ => {
             let implicit = format!(
                 "{}{name}",
-                crate::api::convert::DEVICE_CLASS_RESOURCE_PREFIX
+                crate::api::resource_names::DEVICE_CLASS_RESOURCE_PREFIX
             );
             if requests(&implicit) {
                 return QueueingHint::Queue;

@@ -51,6 +51,15 @@ pub(crate) struct ExactRequest {
 /// The claim's requests on one node, and which request serves each container's resource.
 pub(crate) type NodeRequests = (Vec<ExactRequest>, Vec<Mapping>);
 
+/// The claim for extended resources as Filter fills it for a node.
+#[derive(Debug)]
+pub(crate) struct NodeExtended {
+    /// The in-memory claim with the requests, for the allocator.
+    pub(crate) claim: Arc<ResourceClaim>,
+    pub(crate) requests: Vec<ExactRequest>,
+    pub(crate) mappings: Vec<Mapping>,
+}
+
 /// Which request serves a container's resource (kube's `ContainerExtendedResourceRequest`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Mapping {
@@ -63,7 +72,9 @@ pub(crate) struct Mapping {
 /// extended resource a class backs.
 pub(crate) fn requests_backed_resource(requests: &Resource, backed: impl Fn(Sym) -> bool) -> bool {
     requests.scalar.iter().any(|&(name, v)| {
-        v != 0 && crate::api::convert::is_dra_extended_resource_name(&name.as_arc()) && backed(name)
+        v != 0
+            && crate::api::resource_names::is_dra_extended_resource_name(&name.as_arc())
+            && backed(name)
     })
 }
 
@@ -95,7 +106,7 @@ pub(crate) fn node_resources(
 ) -> Result<Vec<(Sym, i64)>, ()> {
     let mut out = Vec::new();
     for &(name, v) in &requests.scalar {
-        if v == 0 || !crate::api::convert::is_dra_extended_resource_name(&name.as_arc()) {
+        if v == 0 || !crate::api::resource_names::is_dra_extended_resource_name(&name.as_arc()) {
             continue;
         }
         let offered = allocatable.scalar.iter().find(|(n, _)| *n == name);

@@ -75,7 +75,7 @@ impl ExtendedScoring {
         resources: impl IntoIterator<Item = Sym>,
     ) -> Option<DraScores> {
         let any = resources.into_iter().any(|r| {
-            crate::api::convert::is_dra_extended_resource_name(&r.as_arc()) && self.backed(r)
+            crate::api::resource_names::is_dra_extended_resource_name(&r.as_arc()) && self.backed(r)
         });
         any.then(|| DraScores {
             scoring: self.clone(),

@@ -35,7 +35,7 @@
 use super::AllocatorFeatures;
 use super::allocator::{AllocError, Allocator, SelectorEval};
 use super::cel::CelSelectors;
-use super::extended::{self, NodeRequests};
+use super::extended::{self, NodeExtended};
 use crate::api::dra::{Allocation, Device, ResourceClaim};
 use crate::api::{ClaimSource, NodeSelector, Pod, Sym};
 use crate::framework::Snapshot;
@@ -226,7 +226,7 @@ struct NodeAllocation {
     allocations: Vec<Arc<Allocation>>,
     /// The requests of the claim for extended resources on this node, and which request
     /// serves each container's resource.
-    extended: Option<NodeRequests>,
+    extended: Option<Arc<NodeExtended>>,
 }
 
 /// The cycle's state (kube's `stateData`).
@@ -241,6 +241,9 @@ struct DraState {
     node_allocations: Mutex<AHashMap<Sym, Arc<NodeAllocation>>>,
     /// The claim for extended resources PreBind created (Unreserve deletes it).
     created_extended: Mutex<Option<Arc<ResourceClaim>>>,
+    /// The claim for extended resources per set of resources a node leaves to DRA (nearly
+    /// always one set: every node of the cluster alike), built once.
+    extended_by_resources: Mutex<Vec<(Vec<Sym>, Arc<NodeExtended>)>>,
     /// Claims (indexes) some node could not use.
     unavailable: Mutex<BTreeSet<usize>>,
     /// Per claim: the allocation Reserve took for it.
@@ -429,7 +432,7 @@ impl DynamicResources {
         state: &DraState,
         pod: &Pod,
         node: &NodeInfo,
-    ) -> Result<Option<NodeRequests>, Status> {
+    ) -> Result<Option<Arc<NodeExtended>>, Status> {
         let Some(ext) = state.claims.get(state.user_claims) else {
             return Ok(None);
         };
@@ -445,11 +448,25 @@ impl DynamicResources {
             return Ok(None);
         }
         let names: Vec<Sym> = resources.iter().map(|(r, _)| *r).collect();
-        Ok(Some(extended::requests_and_mappings(
-            &pod.spec.extended_resource_containers,
-            &names,
-            |r| backed(r).map(|c| c.name.clone()),
-        )))
+        if let Some((_, e)) = state
+            .extended_by_resources
+            .lock()
+            .iter()
+            .find(|(n, _)| *n == names)
+        {
+            return Ok(Some(e.clone()));
+        }
+        let (requests, mappings) =
+            extended::requests_and_mappings(&pod.spec.extended_resource_containers, &names, |r| {
+                backed(r).map(|c| c.name.clone())
+            });
+        let e = Arc::new(NodeExtended {
+            claim: extended::claim_for_node(&ext.claim, &requests),
+            requests,
+            mappings,
+        });
+        state.extended_by_resources.lock().push((names, e.clone()));
+        Ok(Some(e))
     }
 }
 
@@ -486,12 +503,7 @@ impl FilterPlugin for DynamicResources {
         let mut allocations = None;
         if let Some(inputs) = &state.allocator {
             // The claim for extended resources, with this node's requests.
-            let node_claim = extended.as_ref().and_then(|(r, _)| {
-                Some(extended::claim_for_node(
-                    &state.claims.get(state.user_claims)?.claim,
-                    r,
-                ))
-            });
+            let node_claim = extended.as_ref().map(|e| e.claim.clone());
             let to_allocate: Vec<&ResourceClaim> = state
                 .claims
                 .iter()
@@ -752,7 +764,7 @@ impl DynamicResources {
         let (requests, mappings) = extended
             .as_ref()
             .and_then(|na| na.extended.as_ref())
-            .map_or((&[][..], &[][..]), |(r, m)| (&r[..], &m[..]));
+            .map_or((&[][..], &[][..]), |e| (&e.requests[..], &e.mappings[..]));
         if is_extended && &*claim.name == extended::IN_MEMORY_NAME {
             if extended.is_none() {
                 return Err(format!("extended resource claim not found for node {node}"));
