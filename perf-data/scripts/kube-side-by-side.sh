@@ -39,7 +39,7 @@ out="$(cd "$out" && pwd)" # kube runs from the config's folder
 
 kube_dir="$(bash "$root/kube-reference/build.sh")"
 (cd "$root" && cargo build --release -p tidegate-bench --quiet)
-tidegate="$root/target/release/tidegate"
+tidegate="${CARGO_TARGET_DIR:-$root/target}/release/tidegate"
 
 if [[ ${#workloads[@]} -eq 0 ]]; then
   mapfile -t workloads < <(runnable_workloads "$tidegate" "$config" "$filter")
