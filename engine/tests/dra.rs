@@ -156,17 +156,7 @@ fn setup(devices: &[usize]) -> (Arc<Scheduler>, Arc<Api>) {
     )
     .expect("valid profile");
     *api.sched.lock() = Arc::downgrade(&s);
-    let class: k::DeviceClass = serde_json::from_value(json!({
-        "metadata": {"name": "gpu"},
-        "spec": {"selectors": [{"cel": {"expression": format!("device.driver == \"{DRIVER}\"")}}]}
-    }))
-    .unwrap();
-    s.on_object_event(
-        EventResource::DeviceClass,
-        ActionType::ADD,
-        None,
-        Some(ApiObject(Arc::new(class))),
-    );
+    add_class(&s, "gpu", None);
     for (i, &n) in devices.iter().enumerate() {
         s.on_node_add(Arc::new(node(i)));
         let devs: Vec<_> = (0..n)
@@ -187,6 +177,22 @@ fn setup(devices: &[usize]) -> (Arc<Scheduler>, Arc<Api>) {
         );
     }
     (s, api)
+}
+
+/// Class `name` of the driver's devices, backing `extended` when given.
+fn add_class(s: &Scheduler, name: &str, extended: Option<&str>) {
+    let class: k::DeviceClass = serde_json::from_value(json!({
+        "metadata": {"name": name},
+        "spec": {"extendedResourceName": extended,
+                 "selectors": [{"cel": {"expression": format!("device.driver == \"{DRIVER}\"")}}]}
+    }))
+    .unwrap();
+    s.on_object_event(
+        EventResource::DeviceClass,
+        ActionType::ADD,
+        None,
+        Some(ApiObject(Arc::new(class))),
+    );
 }
 
 fn node(i: usize) -> Node {
@@ -432,18 +438,7 @@ mod extended_resources {
 
     /// Class `gpu-ext` backs `example.com/gpu` (and its implicit name).
     fn backing_class(s: &Scheduler) {
-        let class: k::DeviceClass = serde_json::from_value(json!({
-            "metadata": {"name": "gpu-ext"},
-            "spec": {"extendedResourceName": "example.com/gpu",
-                     "selectors": [{"cel": {"expression": format!("device.driver == \"{DRIVER}\"")}}]}
-        }))
-        .unwrap();
-        s.on_object_event(
-            EventResource::DeviceClass,
-            ActionType::ADD,
-            None,
-            Some(ApiObject(Arc::new(class))),
-        );
+        add_class(s, "gpu-ext", Some("example.com/gpu"));
     }
 
     /// A pod without claims whose container requests `count` of `resource`.

@@ -16,6 +16,7 @@
 
 use super::allocator::SelectorEval;
 use super::cel::CelSelectors;
+use super::pools::node_matches;
 use crate::api::dra::{Device, DeviceClass, DeviceId, NodeSelection, ResourceSlice};
 use crate::api::{Node, Sym};
 use crate::framework::dra_manager::{AllocatedDevices, DraManager, SliceIndex};
@@ -126,10 +127,10 @@ impl DraScores {
     fn select(&self, class: &DeviceClass, node: &Node) -> Option<Arc<[DeviceId]>> {
         let mut out = Vec::new();
         for slice in self.slices.for_node(node.name).iter() {
-            let whole = reaches(&slice.nodes, node);
+            let whole = node_matches(node, &slice.nodes);
             for d in &slice.devices {
                 let here = match (&slice.nodes, &d.nodes) {
-                    (NodeSelection::PerDevice, Some(n)) => reaches(n, node),
+                    (NodeSelection::PerDevice, Some(n)) => node_matches(node, n),
                     (NodeSelection::PerDevice, None) => false,
                     _ => whole,
                 };
@@ -159,16 +160,6 @@ impl DraScores {
             }
         }
         Some(true)
-    }
-}
-
-/// Whether a slice's (or a device's) node selection reaches `node`.
-fn reaches(sel: &NodeSelection, node: &Node) -> bool {
-    match sel {
-        NodeSelection::Node(n) => *n == node.name,
-        NodeSelection::AllNodes => true,
-        NodeSelection::Selector(s) => s.matches(node.name, &node.labels),
-        NodeSelection::PerDevice => true,
     }
 }
 
