@@ -16,7 +16,7 @@ use parking_lot::Mutex;
 use serde_json::json;
 use std::collections::BTreeMap;
 use std::sync::{Arc, Weak};
-use tidegate_engine::api::dra::{self, Allocation, ResourceClaim};
+use tidegate_engine::api::dra::{self, Allocation, ClaimConsumer, ResourceClaim};
 use tidegate_engine::api::{ClaimSource, Node, Pod, PodResourceClaim, PodSpecInfo, Sym};
 use tidegate_engine::clock::VirtualClock;
 use tidegate_engine::{
@@ -88,7 +88,7 @@ impl ClusterClient for Api {
         &self,
         claim: &ResourceClaim,
         allocation: Option<&Allocation>,
-        pod: &Pod,
+        consumer: &ClaimConsumer,
     ) -> Result<(), String> {
         let mut c = (*self.claim(&claim.name)).clone();
         let st = c.status.get_or_insert_with(Default::default);
@@ -98,14 +98,19 @@ impl ClusterClient for Api {
             }
             st.allocation = Some(dra::allocation_to_api(a));
         }
-        st.reserved_for
-            .get_or_insert_with(Vec::new)
-            .push(k::ResourceClaimConsumerReference {
-                api_group: None,
-                resource: "pods".into(),
-                name: pod.name.to_string(),
-                uid: pod.uid.to_string(),
-            });
+        let reserved = st.reserved_for.get_or_insert_with(Vec::new);
+        if reserved.iter().any(|r| r.uid == **consumer.uid()) {
+            return Err("status.reservedFor: Duplicate value".into());
+        }
+        reserved.push(consumer.to_api());
+        self.put_claim(c);
+        Ok(())
+    }
+    fn unreserve_resource_claim_for(&self, claim: &ResourceClaim, uid: &str) -> Result<(), String> {
+        let mut c = (*self.claim(&claim.name)).clone();
+        if let Some(r) = c.status.as_mut().and_then(|s| s.reserved_for.as_mut()) {
+            r.retain(|r| r.uid != uid);
+        }
         self.put_claim(c);
         Ok(())
     }
@@ -147,14 +152,18 @@ fn setup(devices: &[usize]) -> (Arc<Scheduler>, Arc<Api>) {
         deterministic: true,
         ..SchedulerConfig::default()
     };
+    setup_with(cfg, devices, Arc::new(VirtualClock::new()))
+}
+
+/// [`setup`] with a configuration and a clock of the test's.
+fn setup_with(
+    cfg: SchedulerConfig,
+    devices: &[usize],
+    clock: Arc<VirtualClock>,
+) -> (Arc<Scheduler>, Arc<Api>) {
     let api = Arc::new(Api::default());
-    let s = Scheduler::new(
-        cfg,
-        &Registry::in_tree(),
-        api.clone(),
-        Some(Arc::new(VirtualClock::new())),
-    )
-    .expect("valid profile");
+    let s =
+        Scheduler::new(cfg, &Registry::in_tree(), api.clone(), Some(clock)).expect("valid profile");
     *api.sched.lock() = Arc::downgrade(&s);
     add_class(&s, "gpu", None);
     for (i, &n) in devices.iter().enumerate() {
@@ -604,6 +613,215 @@ mod extended_resources {
             api.failures.lock()["p"],
             // Insufficient is resolvable: preemption looks for victims (there are none).
             "0/1 nodes are available: 1 Insufficient example.com/gpu. preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod."
+        );
+    }
+}
+
+/// Claims shared by a pod group (DRAWorkloadResourceClaims), after kubernetes/kubernetes
+/// pkg/scheduler/framework/plugins/dynamicresources/dynamicresources_test.go (TestPlugin's
+/// pod-group cases: a claim reserved for the PodGroup, a pending allocation shared within
+/// one pod-group cycle, PodGroupPostFilter's deallocations) and
+/// staging/src/k8s.io/dynamic-resource-allocation/resourceclaim/resourceclaim.go (`BindTo`,
+/// `IsReservedForPod`), driven through whole pod-group cycles here.
+mod pod_group_claims {
+    use super::*;
+    use std::time::Duration;
+    use tidegate_engine::Profile;
+    use tidegate_engine::api::{PodGroup, PodGroupKey, PodGroupPolicy};
+    use tidegate_engine::features::{FeatureGates, Features};
+
+    fn features(workload_claims: bool) -> Features {
+        let mut set = BTreeMap::new();
+        set.insert("GenericWorkload".to_string(), true);
+        set.insert("DRAWorkloadResourceClaims".to_string(), workload_claims);
+        Features::from_gates(&FeatureGates::for_workload(&set).expect("supported gates"))
+    }
+
+    fn group_setup(
+        devices: &[usize],
+        workload_claims: bool,
+    ) -> (Arc<Scheduler>, Arc<Api>, Arc<VirtualClock>) {
+        let f = features(workload_claims);
+        let cfg = SchedulerConfig {
+            profiles: vec![Profile::default_profile_for(&f)],
+            parallelism: 1,
+            deterministic: true,
+            features: f,
+            ..SchedulerConfig::default()
+        };
+        let clock = Arc::new(VirtualClock::new());
+        let (s, api) = setup_with(cfg, devices, clock.clone());
+        (s, api, clock)
+    }
+
+    /// Basic group `g` whose entry `gpu` is the claim `claim`.
+    fn group(claim: &str) -> Arc<PodGroup> {
+        Arc::new(PodGroup {
+            uid: "uid-g".into(),
+            resource_claims: vec![PodResourceClaim {
+                name: "gpu".into(),
+                source: ClaimSource::Claim(claim.into()),
+            }],
+            ..PodGroup::new(PodGroupKey::new("ns", "g"), PodGroupPolicy::Basic)
+        })
+    }
+
+    /// A member of `g` whose entry `gpu` names `claim` (the group's entry).
+    fn member(name: &str, claim: &str) -> Arc<Pod> {
+        let mut p = (*pod(name, named(claim))).clone();
+        let mut spec = (*p.spec).clone();
+        spec.scheduling_group = Some("g".into());
+        p.spec = Arc::new(spec);
+        Arc::new(p)
+    }
+
+    /// Scheduling attempts, with the clock moved past each backoff, until `want` pods are
+    /// bound (or the test gives up).
+    fn run_until_bound(s: &Scheduler, api: &Api, clock: &VirtualClock, want: usize) {
+        for _ in 0..20 {
+            drain(s);
+            if api.binds.lock().len() >= want {
+                return;
+            }
+            clock.advance(Duration::from_secs(11));
+            s.queue.flush();
+        }
+        panic!("only {:?} bound", api.binds.lock());
+    }
+
+    fn reserved_for(api: &Api, claim: &str) -> Vec<(String, String)> {
+        api.claim(claim)
+            .status
+            .as_ref()
+            .and_then(|s| s.reserved_for.clone())
+            .unwrap_or_default()
+            .into_iter()
+            .map(|r| (r.resource, r.name))
+            .collect()
+    }
+
+    #[test]
+    fn members_share_the_group_claim_reserved_once_for_the_group() {
+        let (s, api, clock) = group_setup(&[1, 1], true);
+        api.put_claim(claim("shared", "gpu"));
+        s.on_pod_group_add(group("shared"));
+        for i in 0..3 {
+            s.on_pod_add(member(&format!("p{i}"), "shared"));
+        }
+        run_until_bound(&s, &api, &clock, 3);
+        let binds = api.binds.lock().clone();
+        let nodes: std::collections::BTreeSet<_> = binds.values().cloned().collect();
+        assert_eq!(nodes.len(), 1, "one device, one node: {binds:?}");
+        assert_eq!(
+            reserved_for(&api, "shared"),
+            [("podgroups".to_string(), "g".to_string())],
+            "reserved for the PodGroup, once"
+        );
+        // kube's binding race: the first member's PreBind wrote the allocation, the others
+        // had seen the claim unallocated and were retried.
+        let failures = api.failures.lock();
+        assert!(
+            failures
+                .values()
+                .any(|m| m.contains("got allocated elsewhere in the meantime")),
+            "{failures:?}"
+        );
+    }
+
+    #[test]
+    fn without_the_gate_each_member_reserves_the_claim_for_itself() {
+        let (s, api, clock) = group_setup(&[1, 1], false);
+        api.put_claim(claim("shared", "gpu"));
+        s.on_pod_group_add(group("shared"));
+        for i in 0..3 {
+            s.on_pod_add(member(&format!("p{i}"), "shared"));
+        }
+        run_until_bound(&s, &api, &clock, 3);
+        let mut got = reserved_for(&api, "shared");
+        got.sort();
+        let want: Vec<_> = (0..3)
+            .map(|i| ("pods".to_string(), format!("p{i}")))
+            .collect();
+        assert_eq!(got, want);
+    }
+
+    #[test]
+    fn a_pending_allocation_is_shared_within_one_group_cycle() {
+        // Two nodes with one device each: the second member shares the first's allocation
+        // in flight (so lands on its node) instead of waiting for it.
+        let (s, api, clock) = group_setup(&[1, 1], true);
+        api.put_claim(claim("shared", "gpu"));
+        s.on_pod_group_add(group("shared"));
+        s.on_pod_add(member("a", "shared"));
+        s.on_pod_add(member("b", "shared"));
+        run_until_bound(&s, &api, &clock, 2);
+        // Both were placed by the one group cycle: "b" lost only the binding race (its
+        // retry needed no allocation), it never waited for "a"'s allocation in flight.
+        let failures = api.failures.lock().clone();
+        assert!(
+            failures["b"].contains("got allocated elsewhere in the meantime"),
+            "{failures:?}"
+        );
+        assert!(
+            !failures
+                .values()
+                .any(|m| m.contains("in the process of being allocated")),
+            "{failures:?}"
+        );
+        let binds = api.binds.lock().clone();
+        assert_eq!(binds["a"], binds["b"], "{binds:?}");
+    }
+
+    /// A claim allocated on n0 (cordoned), reserved for `reserved` (a consumer's resource
+    /// and UID) if any.
+    fn stranded_claim(api: &Api, s: &Scheduler, reserved: Option<(&str, &str, &str)>) {
+        let mut c = claim("c", "gpu");
+        let mut status = json!({"allocation": {
+            "devices": {"results": [{"request": "req-0", "driver": DRIVER, "pool": "n0", "device": "dev-0"}]},
+            "nodeSelector": {"nodeSelectorTerms": [{"matchFields": [
+                {"key": "metadata.name", "operator": "In", "values": ["n0"]}]}]}
+        }});
+        if let Some((resource, name, uid)) = reserved {
+            status["reservedFor"] = json!([{"apiGroup": "scheduling.k8s.io", "resource": resource,
+                                             "name": name, "uid": uid}]);
+        }
+        c.status = Some(serde_json::from_value(status).unwrap());
+        api.put_claim(c);
+        let mut n0 = node(0);
+        n0.unschedulable = true;
+        n0.resource_version = 1;
+        s.on_node_update(&node(0), Arc::new(n0));
+    }
+
+    #[test]
+    fn pod_group_post_filter_frees_an_idle_claim_of_a_member() {
+        let (s, api, clock) = group_setup(&[1, 1], true);
+        stranded_claim(&api, &s, None);
+        s.on_pod_group_add(group("c"));
+        s.on_pod_add(member("p", "c"));
+        // No pod-level PostFilter runs in a group cycle: only PodGroupPostFilter can free
+        // the claim, and then the retry allocates it on n1.
+        run_until_bound(&s, &api, &clock, 1);
+        assert_eq!(api.binds.lock()["p"], "n1");
+        assert_eq!(
+            allocated_device(&api.claim("c")).as_deref(),
+            Some("n1/dev-0")
+        );
+    }
+
+    #[test]
+    fn pod_group_post_filter_deallocates_a_claim_reserved_only_for_the_group() {
+        let (s, api, clock) = group_setup(&[1, 1], true);
+        stranded_claim(&api, &s, Some(("podgroups", "g", "uid-g")));
+        s.on_pod_group_add(group("c"));
+        s.on_pod_add(member("p", "c"));
+        // The member's own PostFilter leaves a claim reserved for its group alone; the
+        // group's deallocates it, as no pod of the group is scheduled.
+        run_until_bound(&s, &api, &clock, 1);
+        assert_eq!(api.binds.lock()["p"], "n1");
+        assert_eq!(
+            reserved_for(&api, "c"),
+            [("podgroups".to_string(), "g".to_string())]
         );
     }
 }

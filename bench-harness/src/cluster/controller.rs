@@ -14,7 +14,7 @@
 //! [`PodWatcher`]s ([`Store::add_controller`]), so the dependency runs one way, from
 //! controllers to the store.
 
-use crate::cluster::store::{PodWatcher, Store};
+use crate::cluster::store::{KubeObject, PodWatcher, Store};
 use std::sync::Arc;
 use tidegate_engine::api::Pod;
 
@@ -26,6 +26,8 @@ pub trait Controller: Send + Sync {
     fn on_pod_add(&self, _store: &Store, _pod: &Arc<Pod>) {}
     /// A pod was deleted (removed from the store; a pod held by finalizers is not deleted yet).
     fn on_pod_delete(&self, _store: &Store, _pod: &Pod) {}
+    /// An object of another kind was created (after the scheduler has seen it).
+    fn on_object_add(&self, _store: &Store, _obj: &Arc<dyn KubeObject>) {}
 }
 
 /// A controller seen through the store's watcher hook.
@@ -35,6 +37,9 @@ impl PodWatcher for Arc<dyn Controller> {
     }
     fn pod_deleted(&self, store: &Store, pod: &Pod) {
         self.on_pod_delete(store, pod);
+    }
+    fn object_added(&self, store: &Store, obj: &Arc<dyn KubeObject>) {
+        self.on_object_add(store, obj);
     }
 }
 

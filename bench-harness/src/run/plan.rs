@@ -44,6 +44,7 @@ pub(crate) fn api_gates_of(tc: &TestCase, wl: &Workload) -> ApiGates {
         pod_group_preemption_policy: on("PodGroupPreemptionPolicy"),
         dra_consumable_capacity_off: g.get("DRAConsumableCapacity") == Some(&false),
         dra_device_compatibility_groups: on("DRADeviceCompatibilityGroups"),
+        dra_workload_resource_claims: on("DRAWorkloadResourceClaims"),
     }
 }
 

@@ -716,16 +716,27 @@ pub fn pod_spec_info(spec: &core::PodSpec) -> Result<PodSpecInfo, ConvertError> 
         .resource_claims
         .iter()
         .flatten()
-        .map(|c| PodResourceClaim {
-            name: Arc::from(c.name.as_str()),
-            source: match (&c.resource_claim_name, &c.resource_claim_template_name) {
-                (Some(n), _) => ClaimSource::Claim(Arc::from(n.as_str())),
-                (None, Some(t)) => ClaimSource::Template(Arc::from(t.as_str())),
-                (None, None) => ClaimSource::Unsupported,
-            },
+        .map(|c| {
+            pod_claim(
+                &c.name,
+                c.resource_claim_name.as_deref(),
+                c.resource_claim_template_name.as_deref(),
+            )
         })
         .collect();
     Ok(info)
+}
+
+/// A claim entry of a pod's or a PodGroup's `spec.resourceClaims`.
+fn pod_claim(name: &str, claim: Option<&str>, template: Option<&str>) -> PodResourceClaim {
+    PodResourceClaim {
+        name: Arc::from(name),
+        source: match (claim, template) {
+            (Some(n), _) => ClaimSource::Claim(Arc::from(n)),
+            (None, Some(t)) => ClaimSource::Template(Arc::from(t)),
+            (None, None) => ClaimSource::Unsupported,
+        },
+    }
 }
 
 /// `status.resourceClaimStatuses`, `None` when there are none.
@@ -1044,10 +1055,34 @@ macro_rules! group_spec {
 pub fn pod_group(
     pg: &k8s_openapi::api::scheduling::v1beta1::PodGroup,
 ) -> Result<super::PodGroup, ConvertError> {
-    Ok(group_of(
-        &pg.metadata,
-        group_spec!(pg, false, |g| g.min_count),
-    ))
+    let mut g = group_of(&pg.metadata, group_spec!(pg, false, |g| g.min_count));
+    g.resource_claims = pg
+        .spec
+        .resource_claims
+        .iter()
+        .flatten()
+        .map(|c| {
+            pod_claim(
+                &c.name,
+                c.resource_claim_name.as_deref(),
+                c.resource_claim_template_name.as_deref(),
+            )
+        })
+        .collect();
+    g.resource_claim_statuses = pg
+        .status
+        .as_ref()
+        .and_then(|s| s.resource_claim_statuses.as_ref())
+        .into_iter()
+        .flatten()
+        .map(|s| {
+            (
+                Arc::from(s.name.as_str()),
+                s.resource_claim_name.as_deref().map(Arc::from),
+            )
+        })
+        .collect();
+    Ok(g)
 }
 
 /// A `scheduling.k8s.io/v1alpha3` CompositePodGroup (master's, behind the alpha
@@ -1115,6 +1150,8 @@ fn group_of(m: &meta::ObjectMeta, g: GroupSpec) -> super::PodGroup {
             };
             c.type_ == want && c.status == "True"
         }),
+        resource_claims: Vec::new(),
+        resource_claim_statuses: Vec::new(),
     }
 }
 

@@ -229,13 +229,71 @@ pub struct ResourceClaim {
     pub allocation: Option<Allocation>,
     /// `status.reservedFor`: the consumers' UIDs.
     pub reserved_for: Vec<Arc<str>>,
+    /// The names of the PodGroups among `reservedFor` (entries of `scheduling.k8s.io`
+    /// `podgroups`, DRAWorkloadResourceClaims): a member pod knows its group's name, not its
+    /// UID.
+    pub reserved_for_groups: Vec<Arc<str>>,
     pub deleting: bool,
     /// The UID of the owner reference with `controller: true` (the pod a claim was generated
     /// for, kube's `metav1.IsControlledBy`).
     pub controller_uid: Option<Arc<str>>,
+    /// The controlling owner's name when it is a `scheduling.k8s.io` PodGroup (a claim the
+    /// ResourceClaim controller made for a group's template entry).
+    pub controller_pod_group: Option<Arc<str>>,
     /// Made by the scheduler for a pod's extended resources backed by DRA (kube's annotation
     /// `resource.kubernetes.io/extended-resource-claim: "true"`).
     pub extended: bool,
+}
+
+/// The API group of PodGroups (kube's `schedulingapi.GroupName`).
+pub const SCHEDULING_GROUP: &str = "scheduling.k8s.io";
+
+impl ResourceClaim {
+    /// kube's `resourceclaim.IsReservedForPod`: `reservedFor` names the pod, or (with
+    /// `accept_group`, DRAWorkloadResourceClaims) the pod's PodGroup by name.
+    pub fn is_reserved_for(&self, pod: &crate::api::Pod, accept_group: bool) -> bool {
+        self.reserved_for.contains(&pod.uid)
+            || (accept_group
+                && pod
+                    .spec
+                    .scheduling_group
+                    .as_ref()
+                    .is_some_and(|g| self.reserved_for_groups.contains(g)))
+    }
+}
+
+/// What a claim is reserved for (an entry of `status.reservedFor`, kube's
+/// `ResourceClaimConsumerReference` as `resourceclaim.BindTo` makes it): the pod, or its
+/// PodGroup when the pod's entry is one of the group's (DRAWorkloadResourceClaims).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ClaimConsumer {
+    Pod { name: Arc<str>, uid: Arc<str> },
+    PodGroup { name: Arc<str>, uid: Arc<str> },
+}
+
+impl ClaimConsumer {
+    pub fn uid(&self) -> &Arc<str> {
+        match self {
+            ClaimConsumer::Pod { uid, .. } | ClaimConsumer::PodGroup { uid, .. } => uid,
+        }
+    }
+
+    /// The API's form: pods in the core group (no `apiGroup`), PodGroups in
+    /// `scheduling.k8s.io`.
+    pub fn to_api(&self) -> k::ResourceClaimConsumerReference {
+        let (api_group, resource, name, uid) = match self {
+            ClaimConsumer::Pod { name, uid } => (None, "pods", name, uid),
+            ClaimConsumer::PodGroup { name, uid } => {
+                (Some(SCHEDULING_GROUP.to_string()), "podgroups", name, uid)
+            }
+        };
+        k::ResourceClaimConsumerReference {
+            api_group,
+            resource: resource.into(),
+            name: name.to_string(),
+            uid: uid.to_string(),
+        }
+    }
 }
 
 /// kube's `resourceapi.ExtendedResourceClaimAnnotation`.
@@ -758,6 +816,12 @@ pub fn resource_claim(c: &k::ResourceClaim) -> Result<ResourceClaim, ConvertErro
         })
         .collect();
     let status = c.status.as_ref();
+    let controller = c
+        .metadata
+        .owner_references
+        .iter()
+        .flatten()
+        .find(|o| o.controller == Some(true));
     Ok(ResourceClaim {
         namespace: Sym::new(c.metadata.namespace.as_deref().unwrap_or("")),
         name: Arc::from(c.metadata.name.as_deref().unwrap_or("")),
@@ -774,14 +838,22 @@ pub fn resource_claim(c: &k::ResourceClaim) -> Result<ResourceClaim, ConvertErro
             .flatten()
             .map(|r| Arc::from(r.uid.as_str()))
             .collect(),
-        deleting: c.metadata.deletion_timestamp.is_some(),
-        controller_uid: c
-            .metadata
-            .owner_references
-            .iter()
+        reserved_for_groups: status
+            .and_then(|s| s.reserved_for.as_ref())
+            .into_iter()
             .flatten()
-            .find(|o| o.controller == Some(true))
-            .map(|o| Arc::from(o.uid.as_str())),
+            .filter(|r| {
+                r.api_group.as_deref() == Some(SCHEDULING_GROUP) && r.resource == "podgroups"
+            })
+            .map(|r| Arc::from(r.name.as_str()))
+            .collect(),
+        deleting: c.metadata.deletion_timestamp.is_some(),
+        controller_uid: controller.map(|o| Arc::from(o.uid.as_str())),
+        controller_pod_group: controller
+            .filter(|o| {
+                o.kind == "PodGroup" && o.api_version.starts_with(&format!("{SCHEDULING_GROUP}/"))
+            })
+            .map(|o| Arc::from(o.name.as_str())),
         extended: c
             .metadata
             .annotations

@@ -4,6 +4,7 @@
 //! ([`super::PodSpecInfo::scheduling_group`]); the group lives in the pod's namespace.
 
 use super::intern::Sym;
+use super::pod::{ClaimSource, ClaimStatus, PodResourceClaim};
 use std::sync::Arc;
 
 /// A group's identity: namespace and name (kube's `EntityKey` without its type: the type is
@@ -82,6 +83,13 @@ pub struct PodGroup {
     /// Whether `status.conditions` holds `PodGroupInitiallyScheduled` with status True (a
     /// terminal state: kube never sets it back to False).
     pub scheduled: bool,
+    /// `spec.resourceClaims` (DRAWorkloadResourceClaims): claims reserved for the whole
+    /// group. A member pod's claim entry with the same name and source is the group's
+    /// ([`PodGroup::binds`]). The store drops the field with the gate off.
+    pub resource_claims: Vec<PodResourceClaim>,
+    /// `status.resourceClaimStatuses`: the claim the ResourceClaim controller made for each
+    /// template entry (`None`: none was needed).
+    pub resource_claim_statuses: Vec<ClaimStatus>,
 }
 
 impl PodGroup {
@@ -105,6 +113,8 @@ impl PodGroup {
             created: 0,
             resource_version: 1,
             scheduled: false,
+            resource_claims: Vec::new(),
+            resource_claim_statuses: Vec::new(),
         }
     }
 
@@ -135,5 +145,40 @@ impl PodGroup {
 
     pub fn is_gang(&self) -> bool {
         matches!(self.policy, PodGroupPolicy::Gang { .. })
+    }
+
+    /// kube's `resourceclaim.BindTo` for a member's claim entry: whether the entry is one of
+    /// the group's (same name, same claim or template), so that the claim is reserved for
+    /// the group rather than the pod.
+    pub fn binds(&self, entry: &PodResourceClaim) -> bool {
+        self.resource_claims.iter().any(|c| c == entry)
+    }
+
+    /// kube's `resourceclaim.NameFromPodGroup`: the name of the claim behind one of the
+    /// group's entries, and whether its owner must be checked (a claim made from a
+    /// template); `Ok(None)` when the controller made none on purpose, `Err` with kube's
+    /// message when it has made none yet.
+    pub fn claim_name(&self, entry: &PodResourceClaim) -> Result<Option<(Arc<str>, bool)>, String> {
+        match &entry.source {
+            ClaimSource::Claim(n) => Ok(Some((n.clone(), false))),
+            ClaimSource::Template(_) => {
+                match self
+                    .resource_claim_statuses
+                    .iter()
+                    .find(|(n, _)| *n == entry.name)
+                {
+                    Some((_, Some(c))) => Ok(Some((c.clone(), true))),
+                    Some((_, None)) => Ok(None),
+                    None => Err(format!(
+                        "PodGroup {}/{}: ResourceClaim not created yet",
+                        self.key.namespace, self.key.name
+                    )),
+                }
+            }
+            ClaimSource::Unsupported => Err(format!(
+                "PodGroup {}/{}, spec.resourceClaim {}: none of the supported fields are set",
+                self.key.namespace, self.key.name, entry.name
+            )),
+        }
     }
 }

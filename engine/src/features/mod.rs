@@ -132,9 +132,12 @@ const SCHEDULER_GATES: &[(&str, Support)] = &[
     ("DRASchedulerFilterTimeout", Support::Identical(DRA)),
     (
         "DRAWorkloadResourceClaims",
-        Support::Only(
-            false,
-            "claims reserved for a PodGroup (PodGroup spec.resourceClaims) are not modelled yet",
+        Support::Modelled(
+            "on: a PodGroup's spec.resourceClaims are the group's claims, reserved for the \
+             PodGroup; its members share one pending allocation within a pod-group cycle, \
+             DynamicResources' PodGroupPostFilter deallocates or unreserves them, and the \
+             ResourceClaim controller makes a group's claims from templates; off: the store \
+             drops the field",
         ),
     ),
     (
@@ -498,6 +501,8 @@ pub struct Features {
     pub(crate) dra_consumable_capacity: bool,
     pub(crate) dra_fractional_capacity_range: bool,
     pub(crate) dra_device_compatibility_groups: bool,
+    /// `DRAWorkloadResourceClaims`: claims reserved for a PodGroup.
+    pub(crate) dra_workload_resource_claims: bool,
 }
 
 impl Default for Features {
@@ -523,6 +528,7 @@ impl Features {
             dra_consumable_capacity: g.enabled("DRAConsumableCapacity"),
             dra_fractional_capacity_range: g.enabled("DRAFractionalCapacityRange"),
             dra_device_compatibility_groups: g.enabled("DRADeviceCompatibilityGroups"),
+            dra_workload_resource_claims: g.enabled("DRAWorkloadResourceClaims"),
         }
     }
 

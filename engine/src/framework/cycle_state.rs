@@ -1,7 +1,9 @@
 //! `CycleState`: per-scheduling-cycle data that plugins write in PreFilter/PreScore and read in
 //! Filter/Score (shared read-only across the rayon workers).
 
+use parking_lot::Mutex;
 use std::any::Any;
+use std::sync::Arc;
 
 /// Data a plugin stores in the cycle state: any `Clone` value (kube's `StateData` with its
 /// `Clone`), so the state can be copied for the nominated-pods pass and preemption's dry runs.
@@ -43,6 +45,46 @@ pub struct CycleState {
     /// kube's `IsPodGroupSchedulingCycle`: this pod is scheduled as a member of a pod group
     /// (`scheduler/schedule_one_podgroup.rs`), not on its own.
     pub pod_group_cycle: bool,
+    /// kube's `GetPodGroupSchedulingCycle` as plugins use it: the data shared by every
+    /// member's cycle of one pod-group cycle and by the group's own state (which
+    /// PodGroupPostFilter gets). `None` outside a group's synchronous cycle: the scheduler
+    /// clears it before a member's Reserve for binding, as kube does.
+    pub pod_group_data: Option<Arc<PodGroupCycleData>>,
+}
+
+/// What plugins share across one pod-group cycle, one entry per plugin key. Members are
+/// scheduled one after another, so the lock is never contended; it is there because a
+/// member's Filter runs on many threads.
+#[derive(Default)]
+pub struct PodGroupCycleData {
+    data: Mutex<Vec<(&'static str, Arc<dyn Any + Send + Sync>)>>,
+}
+
+impl PodGroupCycleData {
+    /// The entry under `key`, made by `init` on first use.
+    pub fn get_or_insert<T: Any + Send + Sync>(
+        &self,
+        key: &'static str,
+        init: impl FnOnce() -> T,
+    ) -> Arc<T> {
+        let mut d = self.data.lock();
+        if let Some((_, v)) = d.iter().find(|(k, _)| *k == key)
+            && let Ok(t) = v.clone().downcast::<T>()
+        {
+            return t;
+        }
+        let t = Arc::new(init());
+        d.retain(|(k, _)| *k != key);
+        d.push((key, t.clone()));
+        t
+    }
+
+    /// The entry under `key`, if a member's cycle made one.
+    pub fn get<T: Any + Send + Sync>(&self, key: &'static str) -> Option<Arc<T>> {
+        let d = self.data.lock();
+        let (_, v) = d.iter().find(|(k, _)| *k == key)?;
+        v.clone().downcast::<T>().ok()
+    }
 }
 
 impl Clone for CycleState {
@@ -59,6 +101,7 @@ impl Clone for CycleState {
             pods_to_activate: self.pods_to_activate.clone(),
             record_plugin_metrics: self.record_plugin_metrics,
             pod_group_cycle: self.pod_group_cycle,
+            pod_group_data: self.pod_group_data.clone(),
         }
     }
 }
@@ -66,6 +109,15 @@ impl Clone for CycleState {
 impl CycleState {
     pub fn new() -> CycleState {
         CycleState::default()
+    }
+
+    /// A pod-group cycle's own state (kube's `PodGroupCycleState`), with fresh shared data
+    /// for its members' cycles.
+    pub fn for_pod_group() -> CycleState {
+        CycleState {
+            pod_group_data: Some(Arc::default()),
+            ..CycleState::default()
+        }
     }
 
     pub fn write<T: Any + Send + Sync + Clone>(&mut self, key: &'static str, value: T) {

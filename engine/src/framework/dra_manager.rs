@@ -37,6 +37,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 /// A claim's namespace and name.
 type ClaimKey = (Sym, Arc<str>);
 
+/// An allocation in flight and the number of pods sharing it (kube's `inFlightAllocation`).
+type InFlight = (Arc<Allocation>, u32);
+
 #[derive(Default)]
 pub(crate) struct DraManager {
     classes: RwLock<AHashMap<Arc<str>, Arc<DeviceClass>>>,
@@ -52,8 +55,10 @@ pub(crate) struct DraManager {
     held: RwLock<Arc<AHashMap<DeviceId, u32>>>,
     /// The shares of devices allocated with a share ID (DRAConsumableCapacity), by device.
     shared: RwLock<Arc<AHashMap<DeviceId, SharedUse>>>,
-    /// Claim UID → the allocation Reserve made for it, until PreBind writes it.
-    in_flight: RwLock<AHashMap<Arc<str>, Arc<Allocation>>>,
+    /// Claim UID → the allocation Reserve made for it, until PreBind writes it, with the
+    /// number of pods sharing it (kube's `inFlightAllocation.sharers`: the members of one
+    /// pod-group cycle that use a group's claim).
+    in_flight: RwLock<AHashMap<Arc<str>, InFlight>>,
     /// The slices indexed by node, built on first use after they change (`None`: stale).
     index: RwLock<Option<Arc<SliceIndex>>>,
     /// Bumped on every slice event: what was derived from the slices (the index, selector
@@ -438,7 +443,7 @@ impl DraManager {
             shared: self.shared.read().clone(),
             ..AllocatedDevices::default()
         };
-        for a in self.in_flight.read().values() {
+        for (a, _) in self.in_flight.read().values() {
             for d in &a.devices {
                 out.insert(d, consumable_capacity);
             }
@@ -492,24 +497,54 @@ impl DraManager {
         }
     }
 
-    /// Reserve's allocation for the claim `uid` (kube's `SignalClaimPendingAllocation`).
-    pub(crate) fn signal_pending_allocation(&self, uid: Arc<str>, allocation: Arc<Allocation>) {
-        self.in_flight.write().insert(uid, allocation);
+    /// Reserve's allocation for `claim` (kube's `SignalClaimPendingAllocation`): one more
+    /// sharer when one is in flight already; none when the stored claim is allocated by
+    /// now (the caller's view was stale; the claim for extended resources, which is never
+    /// shared, is not looked up).
+    pub(crate) fn signal_pending_allocation(
+        &self,
+        claim: &ResourceClaim,
+        allocation: Arc<Allocation>,
+    ) {
+        let mut in_flight = self.in_flight.write();
+        if let Some((_, sharers)) = in_flight.get_mut(&claim.uid) {
+            *sharers += 1;
+            return;
+        }
+        if !claim.extended
+            && self
+                .claim(claim.namespace, &claim.name)
+                .is_some_and(|c| c.uid == claim.uid && c.allocation.is_some())
+        {
+            return;
+        }
+        in_flight.insert(claim.uid.clone(), (allocation, 1));
     }
 
-    /// Whether an allocation of the claim `uid` is in flight.
+    /// The allocation of the claim `uid` in flight, if any (kube's `GetPendingAllocation`).
     pub(crate) fn pending_allocation(&self, uid: &str) -> Option<Arc<Allocation>> {
-        self.in_flight.read().get(uid).cloned()
+        self.in_flight.read().get(uid).map(|(a, _)| a.clone())
     }
 
     /// Replaces every in-flight allocation (a replay of a recorded state).
     pub(crate) fn replace_pending_allocations(&self, pending: AHashMap<Arc<str>, Arc<Allocation>>) {
-        *self.in_flight.write() = pending;
+        *self.in_flight.write() = pending.into_iter().map(|(k, a)| (k, (a, 1))).collect();
     }
 
-    /// Drops the in-flight allocation of the claim `uid`; whether there was one.
-    pub(crate) fn remove_pending_allocation(&self, uid: &str) -> bool {
-        self.in_flight.write().remove(uid).is_some()
+    /// kube's `MaybeRemoveClaimPendingAllocation`: drops one sharer of the claim's in-flight
+    /// allocation, and the allocation with the last one (or at once with `force`: PreBind
+    /// wrote it); whether it was dropped.
+    pub(crate) fn maybe_remove_pending_allocation(&self, uid: &str, force: bool) -> bool {
+        let mut in_flight = self.in_flight.write();
+        let Some((_, sharers)) = in_flight.get_mut(uid) else {
+            return false;
+        };
+        if force || *sharers <= 1 {
+            in_flight.remove(uid);
+            return true;
+        }
+        *sharers -= 1;
+        false
     }
 
     /// Objects dropped because they did not convert.
@@ -625,18 +660,29 @@ mod tests {
         }));
         m.apply(EventResource::ResourceClaim, Some(&y), Some(&free));
         assert!(held(&m).is_empty(), "deallocated: nothing held");
-        let a = dra::resource_claim(y.downcast_ref::<k::ResourceClaim>().unwrap())
-            .unwrap()
-            .allocation
-            .unwrap();
-        m.signal_pending_allocation("u".into(), Arc::new(a));
+        let mut c = dra::resource_claim(y.downcast_ref::<k::ResourceClaim>().unwrap()).unwrap();
+        let a = Arc::new(c.allocation.take().unwrap());
+        m.signal_pending_allocation(&c, a.clone());
         assert_eq!(
             held(&m),
             ["d/p/y"],
             "an in-flight allocation holds its devices"
         );
-        assert!(m.remove_pending_allocation("u"));
+        // A second pod of the same group cycle shares it; the first Unreserve keeps it.
+        m.signal_pending_allocation(&c, a.clone());
+        assert!(!m.maybe_remove_pending_allocation("u", false));
+        assert_eq!(held(&m), ["d/p/y"], "one sharer is left");
+        assert!(m.maybe_remove_pending_allocation("u", false));
         assert!(held(&m).is_empty());
+        // PreBind's removal drops it whatever the sharers.
+        m.signal_pending_allocation(&c, a.clone());
+        m.signal_pending_allocation(&c, a.clone());
+        assert!(m.maybe_remove_pending_allocation("u", true));
+        assert!(m.pending_allocation("u").is_none());
+        // A claim stored as allocated by now gets no in-flight allocation.
+        m.apply(EventResource::ResourceClaim, Some(&free), Some(&y));
+        m.signal_pending_allocation(&c, a);
+        assert!(m.pending_allocation("u").is_none(), "the view was stale");
     }
 
     #[test]

@@ -542,15 +542,15 @@ pub trait ClusterClient: Send + Sync {
     }
     /// DynamicResources' PreBind (kube's `bindClaim`): the claim's `/status` update that
     /// sets `allocation` (when given; the claim must have none yet, and gets kube's
-    /// `resource.kubernetes.io/delete-protection` finalizer) and appends `pod` to
-    /// `reservedFor`. Errors are messages. Default: not supported.
+    /// `resource.kubernetes.io/delete-protection` finalizer) and appends `consumer` (the pod,
+    /// or its PodGroup) to `reservedFor`. Errors are messages. Default: not supported.
     fn reserve_resource_claim(
         &self,
         claim: &crate::api::dra::ResourceClaim,
         allocation: Option<&crate::api::dra::Allocation>,
-        pod: &Pod,
+        consumer: &crate::api::dra::ClaimConsumer,
     ) -> Result<(), String> {
-        let _ = (allocation, pod);
+        let _ = (allocation, consumer);
         Err(format!(
             "this client cannot update ResourceClaim {}/{}",
             claim.namespace, claim.name
@@ -589,6 +589,19 @@ pub trait ClusterClient: Send + Sync {
     fn delete_resource_claim(&self, claim: &crate::api::dra::ResourceClaim) -> Result<(), String> {
         Err(format!(
             "this client cannot delete ResourceClaim {}/{}",
+            claim.namespace, claim.name
+        ))
+    }
+    /// DynamicResources' PodGroupPostFilter: takes the entry with `uid` (a PodGroup's) out
+    /// of the claim's `reservedFor` (kube's strategic merge patch). Default: not supported.
+    fn unreserve_resource_claim_for(
+        &self,
+        claim: &crate::api::dra::ResourceClaim,
+        uid: &str,
+    ) -> Result<(), String> {
+        let _ = uid;
+        Err(format!(
+            "this client cannot update ResourceClaim {}/{}",
             claim.namespace, claim.name
         ))
     }

@@ -92,11 +92,19 @@ impl Registry {
         });
         r.register(dynamic_resources::plugin::NAME, |ctx| {
             let f = &ctx.features;
-            Arc::new(dynamic_resources::plugin::DynamicResources::new(
-                ctx.dra.clone(),
-                ctx.client.clone(),
-                dynamic_resources::AllocatorFeatures::from_gates(f),
-            ))
+            Arc::new(
+                dynamic_resources::plugin::DynamicResources::new(
+                    ctx.dra.clone(),
+                    ctx.client.clone(),
+                    dynamic_resources::AllocatorFeatures::from_gates(f),
+                )
+                .with_pod_groups(
+                    f.generic_workload
+                        .then(|| ctx.waiting_pods.pod_groups().clone()),
+                    f.dra_workload_resource_claims,
+                    f.topology_aware_workload_scheduling,
+                ),
+            )
         });
         r.register(gang_scheduling::NAME, |ctx| {
             Arc::new(gang_scheduling::GangScheduling::new(

@@ -486,6 +486,38 @@ impl SchedulingQueue {
             && let Some((g, _)) = inner.groups.take(&entity)
         {
             self.group_to_active(inner, g, labels::UNSCHEDULED_POD_UPDATE);
+            return;
+        }
+        // kube's Update of a member of an unschedulable entity: each of the update's events
+        // (a generated ResourceClaim recorded in the status, …) through the hints, a gated
+        // entity only for an event its gating plugin registered.
+        let Some((g, Place::Unschedulable)) = inner.groups.entities.get(&entity) else {
+            return;
+        };
+        let (o, n) = (
+            EventObject::Pod(Arc::new(old.clone())),
+            EventObject::Pod(new.clone()),
+        );
+        let found = pod_scheduling_properties_change(old, &new)
+            .into_iter()
+            .find_map(|ev| {
+                let registered = g.gating_plugin.is_none_or(|gp| {
+                    self.plugin_events
+                        .get(gp)
+                        .is_some_and(|evs| evs.iter().any(|r| r.matches(&ev)))
+                });
+                let best = g
+                    .pods
+                    .iter()
+                    .map(|p| self.worth_requeuing(p, &ev, &o, &n))
+                    .max()
+                    .unwrap_or(Strategy::Skip);
+                (registered && best != Strategy::Skip).then(|| (best, ev.label()))
+            });
+        if let Some((best, label)) = found
+            && let Some((g, _)) = inner.groups.take(&entity)
+        {
+            self.requeue_group(inner, g, best, &label);
         }
     }
 

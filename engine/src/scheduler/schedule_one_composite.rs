@@ -123,7 +123,7 @@ impl Scheduler {
             return;
         }
         let mut results = Results::new();
-        let mut group_state = CycleState::new();
+        let mut group_state = CycleState::for_pod_group();
         group_state.record_plugin_metrics = crate::framework::metrics::sample_plugin_metrics();
         let (_, any) = self.recursive(fi, &mut group_state, &g.info, &views, None, &mut results);
         let root = node_key(&g.info);
@@ -205,7 +205,7 @@ impl Scheduler {
     ) -> (PodGroupAssignments, Status) {
         let views = self.leaf_views(g);
         let mut results = Results::new();
-        let mut group_state = CycleState::new();
+        let mut group_state = CycleState::for_pod_group();
         let (_, any) = self.recursive(fi, &mut group_state, &g.info, &views, None, &mut results);
         let mut status = results
             .get(&node_key(&g.info))
@@ -449,7 +449,7 @@ impl Scheduler {
         } else if status.code() != Code::Unschedulable {
             let last = node.children.len().saturating_sub(1);
             for (i, child) in node.children.iter().enumerate() {
-                let mut child_state = CycleState::new();
+                let mut child_state = CycleState::for_pod_group();
                 let (cst, cany) =
                     self.recursive(fi, &mut child_state, child, views, Some(placement), results);
                 if cst.code() == Code::Error {

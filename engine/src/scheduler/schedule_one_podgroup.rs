@@ -30,6 +30,7 @@
 //!    back (`add_attempted_pod_group`).
 
 use crate::api::{Pod, Sym};
+use crate::framework::cycle_state::PodGroupCycleData;
 use crate::framework::metrics::{PodGroupAttempt, Series, names};
 use crate::framework::pod_group::{
     Placement, PlacementProgress, PodGroupAssignments, ProposedAssignment, QueuedPodGroupInfo,
@@ -247,7 +248,7 @@ impl Scheduler {
 
     /// kube's `podGroupCycle`.
     fn pod_group_cycle(&self, fi: usize, g: QueuedPodGroupInfo, start: Instant) {
-        let mut group_state = CycleState::new();
+        let mut group_state = CycleState::for_pod_group();
         group_state.record_plugin_metrics = crate::framework::metrics::sample_plugin_metrics();
         let mut result = self.run_root_algorithm(fi, &mut group_state, &g);
         self.complete_results(&g, &mut result);
@@ -342,7 +343,8 @@ impl Scheduler {
         out.status = st;
         let mut any = false;
         for (index, q) in g.pods.iter().enumerate() {
-            let r = self.member_algorithm(fi, q, nodes.clone(), index, reverts);
+            let group = group_state.pod_group_data.clone();
+            let r = self.member_algorithm(fi, q, nodes.clone(), group, index, reverts);
             let ok = r.ok();
             let failed_hard = r
                 .failure
@@ -395,11 +397,13 @@ impl Scheduler {
         fi: usize,
         q: &QueuedPodInfo,
         nodes: Option<Arc<PlacementNodes>>,
+        group: Option<Arc<PodGroupCycleData>>,
         index: usize,
         reverts: &mut Vec<Revert>,
     ) -> PodResult {
         let start = Instant::now();
         let mut cx = self.member_cycle(fi, q.pod.clone(), nodes);
+        cx.state.pod_group_data = group;
         let host = match self.schedule_pod(&mut cx) {
             Ok(h) => h,
             Err(f) => {
@@ -679,7 +683,7 @@ impl Scheduler {
         if g.info.is_composite() {
             return self.rerun_tree(fi, g);
         }
-        let mut group_state = CycleState::new();
+        let mut group_state = CycleState::for_pod_group();
         let r = self.run_root_algorithm(fi, &mut group_state, g);
         let mut a = Self::assignments(g, &r);
         a.placement = None;
@@ -757,6 +761,7 @@ impl Scheduler {
         let mut cx = self.member_cycle(fi, q.pod.clone(), None);
         cx.state = r.state;
         cx.state.pod_group_cycle = false;
+        cx.state.pod_group_data = None;
         cx.cycle = cycle;
         cx.start = r.start;
         match self.reserve_and_permit(&mut cx, host) {

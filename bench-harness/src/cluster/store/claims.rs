@@ -6,7 +6,10 @@
 
 use super::*;
 use k8s_openapi::api::resource::v1 as resource;
-use tidegate_engine::api::dra::{self, Allocation, ResourceClaim};
+use tidegate_engine::api::dra::{self, Allocation, ClaimConsumer, ResourceClaim};
+
+/// kube's `ResourceClaimReservedForMaxSize`.
+const RESERVED_FOR_MAX: usize = 256;
 
 /// kube's `resourceapi.Finalizer`: set by the scheduler on a claim it allocates.
 pub const CLAIM_FINALIZER: &str = "resource.kubernetes.io/delete-protection";
@@ -76,12 +79,14 @@ impl Store {
     }
 
     /// kube's `bindClaim`: with an allocation, the finalizer first (an update of the claim),
-    /// then the status with the allocation and the pod in `reservedFor`.
+    /// then the status with the allocation and the consumer (the pod, or its PodGroup) in
+    /// `reservedFor`. The API server's rules for `reservedFor` hold: unique UIDs, at most
+    /// 256 entries.
     pub(super) fn reserve_claim(
         &self,
         claim: &ResourceClaim,
         allocation: Option<&Allocation>,
-        pod: &Pod,
+        consumer: &ClaimConsumer,
     ) -> Result<(), String> {
         let (ns, name) = (claim.namespace.to_string_lossy(), &*claim.name);
         let gone = || format!("resourceclaims.resource.k8s.io {name:?} not found");
@@ -105,21 +110,35 @@ impl Store {
             c.status.get_or_insert_with(Default::default).allocation =
                 Some(dra::allocation_to_api(a));
         }
-        c.status
-            .get_or_insert_with(Default::default)
-            .reserved_for
-            .get_or_insert_with(Vec::new)
-            .push(resource::ResourceClaimConsumerReference {
-                api_group: None,
-                resource: "pods".into(),
-                name: pod.name.to_string(),
-                uid: pod.uid.to_string(),
-            });
         let what = if allocation.is_some() {
             "add allocation and reservation to"
         } else {
             "add reservation to"
         };
+        let reserved = c
+            .status
+            .get_or_insert_with(Default::default)
+            .reserved_for
+            .get_or_insert_with(Vec::new);
+        let invalid = |field: String| {
+            format!(
+                "{what} claim {ns}/{name}: ResourceClaim.resource.k8s.io {name:?} is invalid: {field}"
+            )
+        };
+        if reserved.iter().any(|r| r.uid == **consumer.uid()) {
+            return Err(invalid(format!(
+                "status.reservedFor[{}]: Duplicate value: {:?}",
+                reserved.len(),
+                consumer.uid()
+            )));
+        }
+        if reserved.len() >= RESERVED_FOR_MAX {
+            return Err(invalid(format!(
+                "status.reservedFor: Too many: {}: must have at most {RESERVED_FOR_MAX} items",
+                reserved.len() + 1
+            )));
+        }
+        reserved.push(consumer.to_api());
         self.put_resource_claim(c, Subresource::Status)
             .map_err(|e| format!("{what} claim {ns}/{name}: {e}"))
     }

@@ -285,9 +285,18 @@ impl ClusterClient for Store {
         &self,
         claim: &tidegate_engine::api::dra::ResourceClaim,
         allocation: Option<&tidegate_engine::api::dra::Allocation>,
-        pod: &Pod,
+        consumer: &tidegate_engine::api::dra::ClaimConsumer,
     ) -> Result<(), String> {
-        self.reserve_claim(claim, allocation, pod)
+        self.reserve_claim(claim, allocation, consumer)
+    }
+
+    fn unreserve_resource_claim_for(
+        &self,
+        claim: &tidegate_engine::api::dra::ResourceClaim,
+        uid: &str,
+    ) -> Result<(), String> {
+        let ns = claim.namespace.to_string_lossy();
+        self.unreserve_claim(&ns, &claim.name, uid, false)
     }
 
     /// kube logs a failed unreserve patch and goes on.

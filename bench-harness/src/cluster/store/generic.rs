@@ -300,6 +300,10 @@ impl Store {
         let obj: Arc<dyn KubeObject> = Arc::from(obj);
         ks.put(&key_of(kind, ns, &name), Some(&obj));
         self.deliver(ks, &WatchEvent::Added(&obj));
+        drop(_w);
+        for w in self.watchers() {
+            w.object_added(self, &obj);
+        }
         Ok(name)
     }
 

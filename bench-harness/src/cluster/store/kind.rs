@@ -136,6 +136,8 @@ pub struct ApiGates {
     pub dra_consumable_capacity_off: bool,
     /// `DRADeviceCompatibilityGroups`: off, devices' `compatibilityGroups` are dropped.
     pub dra_device_compatibility_groups: bool,
+    /// `DRAWorkloadResourceClaims`: off, a PodGroup's `spec.resourceClaims` are dropped.
+    pub dra_workload_resource_claims: bool,
 }
 
 /// One served version of a kind.

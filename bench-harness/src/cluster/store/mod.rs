@@ -204,6 +204,8 @@ pub trait PodWatcher: Send + Sync {
     fn pod_added(&self, store: &Store, pod: &Arc<Pod>);
     /// A pod was deleted (removed from the store).
     fn pod_deleted(&self, store: &Store, pod: &Pod);
+    /// An object of a registered kind (not a pod) was created. Default: ignored.
+    fn object_added(&self, _store: &Store, _obj: &Arc<dyn KubeObject>) {}
 }
 
 pub struct Store {

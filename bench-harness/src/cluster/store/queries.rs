@@ -20,6 +20,24 @@ impl Store {
         v
     }
 
+    /// The unbound pods of `namespace` whose `spec.schedulingGroup` names `group`, sorted by
+    /// name (the ResourceClaim controller's member index).
+    pub fn unbound_group_members(&self, namespace: &str, group: &str) -> Vec<Arc<Pod>> {
+        let st = self.state.lock();
+        let Some(ns) = st.ns.get(namespace) else {
+            return Vec::new();
+        };
+        let mut v: Vec<Arc<Pod>> = ns
+            .pods
+            .values()
+            .map(|r| &r.pod)
+            .filter(|p| p.node_name.is_none() && p.spec.scheduling_group.as_deref() == Some(group))
+            .cloned()
+            .collect();
+        v.sort_by(|a, b| a.name.cmp(&b.name));
+        v
+    }
+
     pub fn ns_stats(&self, namespace: &str) -> NsStats {
         self.state
             .lock()

@@ -276,8 +276,15 @@ fn group_gated(json: &mut Value, old: Option<&Value>, g: &ApiGates) -> Vec<(Stri
         "spec.parentCompositePodGroupName",
         g.composite_pod_group,
     );
+    drop_unless(
+        json,
+        old,
+        "spec.resourceClaims",
+        g.dra_workload_resource_claims,
+    );
     let mut errs = Vec::new();
     validate_gated_fields(json, &mut errs);
+    validate_group_claims(json, &mut errs);
     if check::at(json, "spec.parentCompositePodGroupName").is_some()
         && check::at(json, "spec.workloadRef").is_none()
     {
@@ -287,6 +294,80 @@ fn group_gated(json: &mut Value, old: Option<&Value>, g: &ApiGates) -> Vec<(Stri
         ));
     }
     errs
+}
+
+/// kube's rules for a PodGroup's `spec.resourceClaims` (at most 4, unique names that are
+/// DNS labels, exactly one source each) and `status.resourceClaimStatuses` (each names an
+/// entry of the spec).
+fn validate_group_claims(obj: &Value, errs: &mut Vec<(String, String)>) {
+    const MAX: usize = 4;
+    let claims = check::at(obj, "spec.resourceClaims")
+        .and_then(Value::as_array)
+        .map(Vec::as_slice)
+        .unwrap_or_default();
+    if claims.len() > MAX {
+        errs.push((
+            "spec.resourceClaims".into(),
+            format!("Too many: {}: must have at most {MAX} items", claims.len()),
+        ));
+    }
+    let mut names: Vec<&str> = Vec::new();
+    for (i, c) in claims.iter().enumerate() {
+        let path = format!("spec.resourceClaims[{i}]");
+        let name = c.get("name").and_then(Value::as_str).unwrap_or("");
+        if name.is_empty() {
+            errs.push((format!("{path}.name"), "Required value".into()));
+        } else if !is_dns_label(name) {
+            errs.push((
+                format!("{path}.name"),
+                invalid(
+                    &Value::from(name),
+                    "a lowercase RFC 1123 label must consist of lower case alphanumeric \
+                     characters or '-', and must start and end with an alphanumeric character",
+                ),
+            ));
+        } else if names.contains(&name) {
+            errs.push((format!("{path}.name"), format!("Duplicate value: {name:?}")));
+        }
+        names.push(name);
+        let wrapped = serde_json::json!({ "c": c });
+        let mut sub = Vec::new();
+        union(
+            &wrapped,
+            "c",
+            &["resourceClaimName", "resourceClaimTemplateName"],
+            &mut sub,
+        );
+        errs.extend(sub.into_iter().map(|(_, m)| (path.clone(), m)));
+    }
+    let statuses = check::at(obj, "status.resourceClaimStatuses")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten();
+    for (i, st) in statuses.enumerate() {
+        let name = st.get("name").and_then(Value::as_str).unwrap_or("");
+        if !names.contains(&name) {
+            errs.push((
+                format!("status.resourceClaimStatuses[{i}].name"),
+                invalid(
+                    &Value::from(name),
+                    "must match the name of an entry in `spec.resourceClaims`",
+                ),
+            ));
+        }
+    }
+}
+
+/// kube's `IsDNS1123Label`: at most 63 lower-case alphanumerics or '-', alphanumeric at
+/// both ends.
+fn is_dns_label(s: &str) -> bool {
+    let b = s.as_bytes();
+    let edge = |c: Option<&u8>| c.is_some_and(|c| c.is_ascii_lowercase() || c.is_ascii_digit());
+    s.len() <= 63
+        && edge(b.first())
+        && edge(b.last())
+        && b.iter()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-')
 }
 
 /// A CompositePodGroup's gated fields, as a PodGroup's. (kube serves the kind only with its
@@ -393,21 +474,8 @@ pub static PRIORITY_CLASS: Kind = Kind {
     )
 };
 
-/// A PodGroup's `spec.resourceClaims` (DRAWorkloadResourceClaims: claims reserved for the
-/// whole group) are not modelled yet.
-fn group_needs(obj: &serde_json::Value) -> Option<String> {
-    check::at(obj, "spec.resourceClaims")
-        .and_then(serde_json::Value::as_array)
-        .is_some_and(|a| !a.is_empty())
-        .then(|| {
-            "PodGroup spec.resourceClaims (DRA claims shared by a pod group are not modelled yet)"
-                .into()
-        })
-}
-
 pub static POD_GROUP: Kind = Kind {
     status: true,
-    needs_plugin: group_needs,
     immutable: &["spec"],
     validate: validate_group,
     gated: group_gated,

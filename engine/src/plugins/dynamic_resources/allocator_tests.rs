@@ -126,8 +126,10 @@ pub(super) fn claim(name: &str, requests: Vec<DeviceRequest>) -> ResourceClaim {
         constraints: Vec::new(),
         allocation: None,
         reserved_for: Vec::new(),
+        reserved_for_groups: Vec::new(),
         deleting: false,
         controller_uid: None,
+        controller_pod_group: None,
         extended: false,
     }
 }

@@ -90,8 +90,10 @@ pub(crate) fn in_memory_claim(pod: &Pod) -> Arc<ResourceClaim> {
         constraints: Vec::new(),
         allocation: None,
         reserved_for: Vec::new(),
+        reserved_for_groups: Vec::new(),
         deleting: false,
         controller_uid: Some(pod.uid.clone()),
+        controller_pod_group: None,
         extended: true,
     })
 }

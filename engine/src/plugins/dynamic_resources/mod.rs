@@ -2,6 +2,8 @@
 //! allocator of `k8s.io/dynamic-resource-allocation`):
 //!
 //! - [`plugin`]: the DynamicResources plugin (its module doc states the protocol);
+//! - [`pod_group_claims`]: claims shared by a pod group (DRAWorkloadResourceClaims) and the
+//!   plugin's PodGroupPostFilter;
 //! - [`pools`]: the resource pools a node can allocate from;
 //! - [`allocator`]: the structured allocator's search (stable variant), with device
 //!   selectors behind [`allocator::SelectorEval`];
@@ -9,6 +11,7 @@
 //! - [`compat_groups`]: compatibility groups' running intersection;
 //! - [`cel`]: the selectors in CEL (kube's DRA environment; each expression compiled once);
 //! - [`cel_cost`]: the worst-case cost kube's API server limits a stored selector to;
+//! - [`state`]: the plugin's cycle state, and what a pod-group cycle's members share;
 //! - [`standalone`]: the allocator outside a cycle, for harnesses (`allocResourceClaims`).
 
 pub(crate) mod allocator;
@@ -19,8 +22,10 @@ pub(crate) mod compat_groups;
 pub(crate) mod extended;
 pub(crate) mod extended_scoring;
 pub(crate) mod plugin;
+pub(crate) mod pod_group_claims;
 pub(crate) mod pools;
 pub(crate) mod standalone;
+pub(crate) mod state;
 
 #[cfg(test)]
 mod allocator_capacity_tests;

@@ -29,18 +29,26 @@
 //! A pod's extended resources that a DeviceClass backs get one more claim, after its own
 //! (DRAExtendedResource, [`super::extended`]).
 //!
-//! Not modelled yet (issue 34): claims reserved for a PodGroup (DRAWorkloadResourceClaims),
-//! binding conditions, node-allocatable resources and the Filter timeout.
+//! Claims a PodGroup shares (DRAWorkloadResourceClaims) are reserved for the group, and its
+//! members share one pending allocation within a pod-group cycle ([`super::pod_group_claims`],
+//! which also holds PodGroupPostFilter).
+//!
+//! Not modelled yet (issue 34): binding conditions, node-allocatable resources and the
+//! Filter timeout.
 
 use super::AllocatorFeatures;
 use super::allocator::{AllocError, Allocator, SelectorEval};
 use super::cel::CelSelectors;
 use super::extended::{self, NodeExtended};
-use crate::api::dra::{Allocation, Device, ResourceClaim};
-use crate::api::{ClaimSource, NodeSelector, Pod, Sym};
+use super::state::{
+    AllocatorInputs, ClaimInfo, DraState, GroupClaims, NodeAllocation, group_claims,
+    group_claims_or_new,
+};
+use crate::api::dra::{Allocation, ClaimConsumer, Device, ResourceClaim};
+use crate::api::{ClaimSource, Pod, Sym};
 use crate::framework::Snapshot;
 use crate::framework::cycle_state::CycleState;
-use crate::framework::dra_manager::{AllocatedDevices, DraManager, SliceIndex};
+use crate::framework::dra_manager::DraManager;
 use crate::framework::events::{
     ActionType, ClusterEvent, EventObject, EventResource, QueueingHint,
 };
@@ -50,12 +58,12 @@ use crate::framework::interface::{
     ReservePlugin, ScorePlugin,
 };
 use crate::framework::node_info::{NodeInfo, NodeRow};
+use crate::framework::pod_group_state::PodGroupStates;
 use crate::framework::signature::SignFragments;
 use crate::framework::status::{Code, Status};
 use ahash::{AHashMap, AHashSet};
 use k8s_openapi::api::resource::v1 as k;
 use parking_lot::{Mutex, RwLock};
-use std::collections::BTreeSet;
 use std::sync::Arc;
 
 pub(crate) const NAME: &str = "DynamicResources";
@@ -64,8 +72,8 @@ const STATE_KEY: &str = "PreFilterDynamicResources";
 const FIRST_AVAILABLE_MAX: i64 = 8;
 
 pub(crate) struct DynamicResources {
-    dra: Arc<DraManager>,
-    client: Arc<dyn ClusterClient>,
+    pub(super) dra: Arc<DraManager>,
+    pub(super) client: Arc<dyn ClusterClient>,
     features: AllocatorFeatures,
     cel: CelSelectors,
     /// Selector results by expression and device, for the slices' generation they were
@@ -74,6 +82,12 @@ pub(crate) struct DynamicResources {
     /// The state of every pod without claims (kube writes an empty `stateData` for them).
     /// Shared: with no claims, no extension point locks or fills its fields.
     no_claims: Arc<DraState>,
+    /// The pod groups (GenericWorkload on), for claims shared by a group.
+    pub(super) pod_groups: Option<Arc<PodGroupStates>>,
+    /// DRAWorkloadResourceClaims: a PodGroup's `spec.resourceClaims` are the group's.
+    pub(super) workload_claims: bool,
+    /// TopologyAwareWorkloadScheduling (PodGroupPostFilter leaves constrained groups alone).
+    pub(super) topology_aware: bool,
 }
 
 /// Expression → device (its address in the slice, stable while the generation holds) →
@@ -130,7 +144,23 @@ impl DynamicResources {
             cel: CelSelectors::new(),
             memo: RwLock::default(),
             no_claims: Arc::new(DraState::default()),
+            pod_groups: None,
+            workload_claims: false,
+            topology_aware: false,
         }
+    }
+
+    /// The pod groups (GenericWorkload on: `Some`), and the gates that read them.
+    pub(crate) fn with_pod_groups(
+        mut self,
+        groups: Option<Arc<PodGroupStates>>,
+        workload_claims: bool,
+        topology_aware: bool,
+    ) -> DynamicResources {
+        self.pod_groups = groups;
+        self.workload_claims = workload_claims;
+        self.topology_aware = topology_aware;
+        self
     }
 
     /// kube's `foreachPodResourceClaim`: the pod's claims in spec order (a template's claim
@@ -175,10 +205,23 @@ impl DynamicResources {
                 return Err(format!("resourceclaim {:?} is being deleted", claim.name));
             }
             if must_check_owner && claim.controller_uid.as_deref() != Some(&*pod.uid) {
-                return Err(format!(
-                    "ResourceClaim {}/{} was not created for Pod {}/{} (Pod is not owner)",
-                    claim.namespace, claim.name, pod.namespace, pod.name
-                ));
+                // kube's `IsForPod`: with DRAWorkloadResourceClaims, the pod's PodGroup may
+                // own the claim (by name: a pod does not know its group's UID).
+                match (&pod.spec.scheduling_group, self.workload_claims) {
+                    (Some(g), true) if claim.controller_pod_group.as_ref() == Some(g) => {}
+                    (Some(g), true) => {
+                        return Err(format!(
+                            "ResourceClaim {}/{} was not created for Pod {}/{} (neither Pod nor PodGroup {g} is the owner)",
+                            claim.namespace, claim.name, pod.namespace, pod.name
+                        ));
+                    }
+                    _ => {
+                        return Err(format!(
+                            "ResourceClaim {}/{} was not created for Pod {}/{} (Pod is not owner)",
+                            claim.namespace, claim.name, pod.namespace, pod.name
+                        ));
+                    }
+                }
             }
             out.push(claim);
         }
@@ -205,53 +248,6 @@ fn unresolvable(msg: impl Into<String>) -> Status {
     Status::new(Code::UnschedulableAndUnresolvable, msg.into())
 }
 
-/// One claim of the pod in this cycle (kube's `informationForClaim` with the claim).
-struct ClaimInfo {
-    claim: Arc<ResourceClaim>,
-    /// An allocated claim's node selector: the nodes it can be used from.
-    available_on: Option<NodeSelector>,
-    /// Not allocated yet: the allocator must find it devices.
-    to_allocate: bool,
-}
-
-/// What the allocator reads in this cycle, taken once in PreFilter.
-struct AllocatorInputs {
-    allocated: AllocatedDevices,
-    slices: Arc<SliceIndex>,
-}
-
-/// What Filter found for one node (kube's `nodeAllocation`).
-struct NodeAllocation {
-    /// In the order of the claims to allocate.
-    allocations: Vec<Arc<Allocation>>,
-    /// The requests of the claim for extended resources on this node, and which request
-    /// serves each container's resource.
-    extended: Option<Arc<NodeExtended>>,
-}
-
-/// The cycle's state (kube's `stateData`).
-#[derive(Default)]
-struct DraState {
-    /// The pod's claims, then the claim for its extended resources (if any).
-    claims: Vec<ClaimInfo>,
-    /// How many of `claims` the pod names itself (kube's `numUserOwned`).
-    user_claims: usize,
-    allocator: Option<AllocatorInputs>,
-    /// Filter's result, per node.
-    node_allocations: Mutex<AHashMap<Sym, Arc<NodeAllocation>>>,
-    /// The claim for extended resources PreBind created (Unreserve deletes it).
-    created_extended: Mutex<Option<Arc<ResourceClaim>>>,
-    /// The claim for extended resources per set of resources a node leaves to DRA (nearly
-    /// always one set: every node of the cluster alike), built once.
-    extended_by_resources: Mutex<Vec<(Vec<Sym>, Arc<NodeExtended>)>>,
-    /// Claims (indexes) some node could not use.
-    unavailable: Mutex<BTreeSet<usize>>,
-    /// Per claim: the allocation Reserve took for it.
-    reserved: Mutex<Vec<Option<Arc<Allocation>>>>,
-    /// Some claim has a `firstAvailable` request (only then does Score count).
-    prioritized: bool,
-}
-
 impl Plugin for DynamicResources {
     fn name(&self) -> &'static str {
         NAME
@@ -276,6 +272,11 @@ impl Plugin for DynamicResources {
         Some(self)
     }
     fn into_post_filter(self: Arc<Self>) -> Option<Arc<dyn PostFilterPlugin>> {
+        Some(self)
+    }
+    fn into_pod_group_post_filter(
+        self: Arc<Self>,
+    ) -> Option<Arc<dyn crate::framework::interface::PodGroupPostFilterPlugin>> {
         Some(self)
     }
     fn into_score(self: Arc<Self>) -> Option<Arc<dyn ScorePlugin>> {
@@ -311,19 +312,34 @@ impl PreFilterPlugin for DynamicResources {
         pod: &Pod,
         _: &Snapshot,
     ) -> (Option<PreFilterResult>, Status) {
+        let group = group_claims_or_new(cs);
+        let (state, st) = self.pre_filter_state(pod, group.as_deref());
+        // kube's `podsStateData`, for PodGroupPostFilter.
+        if let Some(g) = &group {
+            g.pods.lock().insert(pod.key.clone(), state.clone());
+        }
+        cs.write(STATE_KEY, state);
+        (None, st)
+    }
+}
+
+impl DynamicResources {
+    /// PreFilter's state and status.
+    fn pre_filter_state(&self, pod: &Pod, group: Option<&GroupClaims>) -> (Arc<DraState>, Status) {
         let extended_resources = extended::requests_backed_resource(&pod.spec.requests, |r| {
             self.dra.class_for_extended_resource(r).is_some()
         });
         if pod.spec.resource_claims.is_empty() && !extended_resources {
-            cs.write(STATE_KEY, self.no_claims.clone());
-            return (None, Status::skip());
+            return (self.no_claims.clone(), Status::skip());
         }
+        let failed = |st: Status| (Arc::new(DraState::default()), st);
         let mut claims = match self.pod_claims(pod) {
             Ok(c) => c,
-            Err(e) => {
-                cs.write(STATE_KEY, Arc::new(DraState::default()));
-                return (None, unresolvable(e));
-            }
+            Err(e) => return failed(unresolvable(e)),
+        };
+        let mut bindings = match self.bindings(pod, &claims) {
+            Ok(b) => b,
+            Err(e) => return failed(unresolvable(e)),
         };
         let user_claims = claims.len();
         if extended_resources {
@@ -332,24 +348,21 @@ impl PreFilterPlugin for DynamicResources {
                     .extended_resource_claim(&pod.uid)
                     .unwrap_or_else(|| extended::in_memory_claim(pod)),
             );
+            bindings.push(ClaimConsumer::Pod {
+                name: pod.name.clone(),
+                uid: pod.uid.clone(),
+            });
         }
-        match self.claim_infos(claims, user_claims) {
+        match self.claim_infos(claims, bindings, user_claims, group) {
             Ok(state) => {
-                let skip = state.claims.is_empty();
-                cs.write(STATE_KEY, Arc::new(state));
-                (
-                    None,
-                    if skip {
-                        Status::skip()
-                    } else {
-                        Status::success()
-                    },
-                )
+                let st = if state.claims.is_empty() {
+                    Status::skip()
+                } else {
+                    Status::success()
+                };
+                (Arc::new(state), st)
             }
-            Err(st) => {
-                cs.write(STATE_KEY, Arc::new(DraState::default()));
-                (None, st)
-            }
+            Err(st) => failed(st),
         }
     }
 }
@@ -360,17 +373,36 @@ impl DynamicResources {
     fn claim_infos(
         &self,
         claims: Vec<Arc<ResourceClaim>>,
+        bindings: Vec<ClaimConsumer>,
         user_claims: usize,
+        group: Option<&GroupClaims>,
     ) -> Result<DraState, Status> {
         let mut infos = Vec::with_capacity(claims.len());
         let mut prioritized = false;
-        for (i, claim) in claims.into_iter().enumerate() {
+        for (i, (claim, binding)) in claims.into_iter().zip(bindings).enumerate() {
             prioritized |= claim.requests.iter().any(|r| r.prioritized);
             if let Some(a) = &claim.allocation {
                 infos.push(ClaimInfo {
                     available_on: a.node_selector.clone(),
                     claim,
                     to_allocate: false,
+                    pending: None,
+                    binding,
+                });
+                continue;
+            }
+            // An earlier member of this pod-group cycle reserved an allocation of it: share
+            // that one (module doc of `pod_group_claims`).
+            if let Some(g) = group
+                && g.pending.lock().contains_key(&claim.uid)
+                && let Some(a) = self.dra.pending_allocation(&claim.uid)
+            {
+                infos.push(ClaimInfo {
+                    available_on: a.node_selector.clone(),
+                    claim,
+                    to_allocate: true,
+                    pending: Some(a),
+                    binding,
                 });
                 continue;
             }
@@ -401,6 +433,8 @@ impl DynamicResources {
                 claim,
                 available_on: None,
                 to_allocate: true,
+                pending: None,
+                binding,
             });
         }
         let allocator = infos
@@ -508,7 +542,7 @@ impl FilterPlugin for DynamicResources {
                 .claims
                 .iter()
                 .enumerate()
-                .filter(|(_, c)| c.to_allocate)
+                .filter(|(_, c)| c.to_allocate && c.pending.is_none())
                 .map(|(i, c)| match &node_claim {
                     Some(nc) if i == state.user_claims => &**nc,
                     _ => &*c.claim,
@@ -534,6 +568,11 @@ impl FilterPlugin for DynamicResources {
             };
             match a.allocate(n, &to_allocate) {
                 Ok(Some(r)) if r.len() == to_allocate.len() => {
+                    // kube's order: the new allocations, then those shared from an earlier
+                    // member (Reserve pairs them with the claims to allocate in claim order,
+                    // as kube does).
+                    let mut r: Vec<Arc<Allocation>> = r.into_iter().map(Arc::new).collect();
+                    r.extend(state.claims.iter().filter_map(|c| c.pending.clone()));
                     allocations = Some(r);
                 }
                 Ok(_) => return unresolvable("cannot allocate all claims"),
@@ -547,7 +586,7 @@ impl FilterPlugin for DynamicResources {
         }
         if let Some(r) = allocations {
             let na = NodeAllocation {
-                allocations: r.into_iter().map(Arc::new).collect(),
+                allocations: r,
                 extended,
             };
             state.node_allocations.lock().insert(n.name, Arc::new(na));
@@ -651,7 +690,7 @@ fn compute_score(state: &DraState, allocs: &[Arc<Allocation>]) -> Result<i64, St
 }
 
 impl ReservePlugin for DynamicResources {
-    fn reserve(&self, cs: &mut CycleState, _pod: &Pod, node: Sym) -> Status {
+    fn reserve(&self, cs: &mut CycleState, pod: &Pod, node: Sym) -> Status {
         let Some(state) = self.state(cs).cloned() else {
             return Status::success();
         };
@@ -675,6 +714,7 @@ impl ReservePlugin for DynamicResources {
                 allocs.allocations.len()
             ));
         }
+        let group = group_claims(cs);
         let mut reserved = state.reserved.lock();
         for ((i, c), a) in state
             .claims
@@ -684,8 +724,14 @@ impl ReservePlugin for DynamicResources {
             .zip(allocs.allocations.iter())
         {
             reserved[i] = Some(a.clone());
-            self.dra
-                .signal_pending_allocation(c.claim.uid.clone(), a.clone());
+            self.dra.signal_pending_allocation(&c.claim, a.clone());
+            if let Some(g) = &group {
+                g.pending
+                    .lock()
+                    .entry(c.claim.uid.clone())
+                    .or_default()
+                    .insert(pod.uid.clone());
+            }
         }
         Status::success()
     }
@@ -694,19 +740,29 @@ impl ReservePlugin for DynamicResources {
         let Some(state) = self.state(cs).cloned() else {
             return;
         };
+        let group = group_claims(cs);
         for c in &state.claims[..state.user_claims] {
-            self.dra.remove_pending_allocation(&c.claim.uid);
-            // PreBind may have written the reservation before a later step failed.
+            // The last sharer of an allocation in flight drops it.
+            if self
+                .dra
+                .maybe_remove_pending_allocation(&c.claim.uid, false)
+                && let Some(g) = &group
+            {
+                g.pending.lock().remove(&c.claim.uid);
+            }
+            // PreBind may have written the reservation before a later step failed. A
+            // reservation for the pod's group stays: other members may need the claim.
             if let Some(now) = self.dra.claim(c.claim.namespace, &c.claim.name)
                 && now.allocation.is_some()
-                && now.reserved_for.contains(&pod.uid)
+                && now.is_reserved_for(pod, false)
             {
                 self.client.unreserve_resource_claim(&now, pod);
             }
         }
         // kube's `unreserveExtendedResourceClaim`.
         if let Some(ext) = state.claims.get(state.user_claims) {
-            self.dra.remove_pending_allocation(&ext.claim.uid);
+            self.dra
+                .maybe_remove_pending_allocation(&ext.claim.uid, false);
             if let Some(created) = state.created_extended.lock().take() {
                 // kube logs a failed delete and goes on.
                 let _ = self.client.delete_resource_claim(&created);
@@ -725,16 +781,21 @@ impl PreBindPlugin for DynamicResources {
         }
         let reserved = state.reserved.lock().clone();
         for (i, (c, allocation)) in state.claims.iter().zip(&reserved).enumerate() {
-            if c.claim.reserved_for.contains(&pod.uid) {
+            if c.claim.is_reserved_for(pod, self.workload_claims) {
                 continue;
             }
             if let Err(e) = self.bind_claim(&state, i, allocation.as_deref(), pod, node) {
                 return Status::error(e);
             }
         }
+        // kube's `prebindSuccessCleanup`: the allocations written leave the in-flight set.
+        let group = group_claims(cs);
         for (c, allocation) in state.claims.iter().zip(&reserved) {
-            if allocation.is_some() {
-                self.dra.remove_pending_allocation(&c.claim.uid);
+            if allocation.is_some()
+                && self.dra.maybe_remove_pending_allocation(&c.claim.uid, true)
+                && let Some(g) = &group
+            {
+                g.pending.lock().remove(&c.claim.uid);
             }
         }
         Status::success()
@@ -781,7 +842,7 @@ impl DynamicResources {
             *state.created_extended.lock() = Some(claim.clone());
         }
         self.client
-            .reserve_resource_claim(&claim, allocation, pod)?;
+            .reserve_resource_claim(&claim, allocation, &state.claims[i].binding)?;
         if is_extended {
             if mappings.is_empty() {
                 return Err(format!(
@@ -816,9 +877,32 @@ impl PostFilterPlugin for DynamicResources {
         let Some(state) = self.state(cs).cloned() else {
             return (None, Status::code_only(Code::Unschedulable));
         };
+        if state.claims.is_empty() {
+            return (None, Status::code_only(Code::Unschedulable));
+        }
+        (None, self.deallocate_or_delete(pod, &state).1)
+    }
+}
+
+impl DynamicResources {
+    /// kube's `deallocateOrDeletePodClaims`: deallocates one unavailable claim that no one
+    /// else uses, else deletes the claim for extended resources made in an earlier cycle;
+    /// whether it found one to free.
+    pub(super) fn deallocate_or_delete(&self, pod: &Pod, state: &DraState) -> (bool, Status) {
+        let extended = state
+            .claims
+            .get(state.user_claims)
+            .map(|c| &c.claim)
+            .filter(|c| &*c.name != extended::IN_MEMORY_NAME);
         // kube picks one at random (map order); the lowest index here.
         let unavailable = state.unavailable.lock().clone();
         for i in unavailable {
+            if i >= state.user_claims {
+                if extended.is_some() {
+                    break;
+                }
+                continue;
+            }
             let claim = &state.claims[i].claim;
             let free = match &claim.reserved_for[..] {
                 [] => true,
@@ -828,17 +912,26 @@ impl PostFilterPlugin for DynamicResources {
             if free {
                 return match self.client.deallocate_resource_claim(claim) {
                     Ok(()) => (
-                        None,
+                        true,
                         Status::new(
                             Code::Unschedulable,
                             "deallocation of ResourceClaim completed",
                         ),
                     ),
-                    Err(e) => (None, Status::error(e)),
+                    Err(e) => (true, Status::error(e)),
                 };
             }
         }
-        (None, Status::code_only(Code::Unschedulable))
+        if let Some(claim) = extended {
+            return match self.client.delete_resource_claim(claim) {
+                Ok(()) => (
+                    true,
+                    Status::new(Code::Unschedulable, "deletion of ResourceClaim completed"),
+                ),
+                Err(e) => (true, Status::error(e)),
+            };
+        }
+        (false, Status::code_only(Code::Unschedulable))
     }
 }
 
