@@ -362,7 +362,7 @@ fn dra_workloads_bind_every_pod_at_integration_size() {
         "integration-test",
         None,
     );
-    assert_eq!(results.len(), 15, "{results:?}");
+    assert_eq!(results.len(), 17, "{results:?}");
     let get = |n: &str| results.iter().find(|(x, _)| x == n).unwrap().1;
     for (name, s) in &results {
         assert!(s.adds_up(), "{name}: {s:?}");
@@ -396,6 +396,11 @@ fn dra_workloads_bind_every_pod_at_integration_size() {
         // with an init container asking for 2, two devices a pod.
         ("ExtendedResource/explicit_5nodes", 16),
         ("ExtendedResource/implicit_init_4nodes", 8),
+        // Pod groups sharing one network GPU per group (DRAWorkloadResourceClaims): every
+        // member binds, four groups on four devices; gangs with a group claim from a
+        // template and a node GPU each: 20 members on 20 node GPUs.
+        ("PodGroupClaims/4groups_40pods", 40),
+        ("PodGroupClaimTemplates/5gangs_of_4_10nodes", 20),
     ] {
         assert_eq!(get(name).bound, bound, "{name}: {:?}", get(name));
     }
