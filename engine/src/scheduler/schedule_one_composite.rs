@@ -185,12 +185,11 @@ impl Scheduler {
         for status in effective.values_mut() {
             if st.code() == Code::Error {
                 *status = st.clone();
-            } else if !st.message().is_empty() {
-                *status = Status::new(
-                    status.code(),
-                    format!("{} {}", status.message(), st.message()),
-                )
-                .with_plugin(status.plugin());
+            } else {
+                // kube's `AppendReason(status.String())`.
+                let mut reasons = status.reasons().to_vec();
+                reasons.push(st.message().into());
+                *status = Status::with_reasons(status.code(), reasons).with_plugin(status.plugin());
             }
         }
     }

@@ -666,11 +666,13 @@ impl Scheduler {
         }
         if st.code() == Code::Error {
             result.status = st;
-        } else if !st.message().is_empty() {
-            result.status = Status::new(
-                result.status.code(),
-                format!("{} {}", result.status.message(), st.message()),
-            );
+        } else {
+            // kube's `AppendReason(status.String())`: the plugins' reasons, joined, become
+            // one more reason of the group's status (its message joins them with ", ").
+            let mut reasons = result.status.reasons().to_vec();
+            reasons.push(st.message().into());
+            result.status = Status::with_reasons(result.status.code(), reasons)
+                .with_plugin(result.status.plugin());
         }
     }
 
