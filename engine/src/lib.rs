@@ -80,7 +80,7 @@ mod scheduler;
 mod sync;
 
 // Writing a plugin.
-pub use framework::cycle_state::{CycleState, StateData};
+pub use framework::cycle_state::{CycleState, PodGroupCycleData, StateData};
 pub use framework::events::{
     ActionType, ApiObject, ClusterEvent, EventObject, EventResource, QueueingHint,
 };

@@ -174,6 +174,9 @@ impl Replay {
                 )),
             }
         }
+        // The members share one cycle's data, as in kube's cycle (DynamicResources: a
+        // group claim's allocation in flight, reserved in kube's cycle, reused by all).
+        let cycle = Arc::new(tidegate_engine::PodGroupCycleData::adopting_in_flight());
         for (name, node, key, bound) in held {
             self.report.group_placements_checked += 1;
             let pending = self
@@ -181,7 +184,9 @@ impl Replay {
                 .get(&key)
                 .cloned()
                 .unwrap_or_else(|| bound.clone());
-            let fits = self.sched.fits_with(&pending, Sym::new(node), &[]);
+            let fits = self
+                .sched
+                .fits_member(&pending, Sym::new(node), cycle.clone());
             self.sched.on_pod_add(bound);
             if fits != Some(true) {
                 self.report.disagreements.push(format!(
@@ -345,6 +350,47 @@ impl Replay {
         }
         if !node.is_empty() {
             self.report.nominations += 1;
+        }
+    }
+}
+
+/// For each line of a record, the PodGroup object of the pod-group cycle it belongs to (a
+/// member's decision, a reversal, a nomination, the cycle's end): the object the cycle's
+/// `podGroup` line carries, read at the cycle's end, which is what the members' plugins read
+/// (DynamicResources looks up a member's group for its claims). `None` for other lines.
+pub(super) fn cycle_group_objects(
+    lines: &[(usize, Line)],
+) -> Vec<Option<Arc<tidegate_engine::api::PodGroup>>> {
+    let mut next: HashMap<String, Arc<tidegate_engine::api::PodGroup>> = HashMap::new();
+    let mut out = vec![None; lines.len()];
+    for (i, (_, l)) in lines.iter().enumerate().rev() {
+        if l.kind == "podGroup"
+            && let Some(obj) = l.group.as_ref().and_then(|g| g.pod_group.as_ref())
+            && let Ok(g) = tidegate_engine::api::convert::pod_group(obj)
+        {
+            next.insert(format!("{}/{}", l.namespace, l.name), Arc::new(g));
+        }
+        if let Some(g) = &l.pod_group {
+            out[i] = next.get(&format!("{}/{g}", l.namespace)).cloned();
+        }
+    }
+    out
+}
+
+impl Replay {
+    /// Gives the scheduler the group object a cycle read, when it is new or changed.
+    pub(super) fn know_pod_group(&mut self, g: Arc<tidegate_engine::api::PodGroup>) {
+        let key = g.key.to_string();
+        match self.groups.get(&key) {
+            Some(old) if **old == *g => {}
+            Some(old) => {
+                self.sched.on_pod_group_update(old.clone(), g.clone());
+                self.groups.insert(key, g);
+            }
+            None => {
+                self.sched.on_pod_group_add(g.clone());
+                self.groups.insert(key, g);
+            }
         }
     }
 }

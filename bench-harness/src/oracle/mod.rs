@@ -347,13 +347,19 @@ pub fn replay(path: &Path, config: Option<SchedulerConfig>) -> Result<ReplayRepo
         cycles: HashMap::new(),
         simulated_out: Vec::new(),
         group_deletions: HashMap::new(),
+        groups: HashMap::new(),
+        group_cycles: HashMap::new(),
         report: ReplayReport::default(),
         dra: dra_replay::DraObjects::default(),
         saw_fit_error: false,
         full_record: false,
     };
     r.group_deletions = group_replay::group_deletions(&lines);
-    for (n, line) in lines {
+    let group_objects = group_replay::cycle_group_objects(&lines);
+    for ((n, line), group) in lines.into_iter().zip(group_objects) {
+        if let Some(g) = group {
+            r.know_pod_group(g);
+        }
         r.step(line)
             .map_err(|e| HarnessError::Run(format!("{}:{}: {e}", path.display(), n)))?;
     }
@@ -400,6 +406,11 @@ struct Replay {
     /// Per `podGroup` line (its seq) whose group preemption nominated: the deletions that
     /// followed ([`group_replay::group_deletions`]).
     group_deletions: HashMap<u64, group_replay::AfterGroupPreemption>,
+    /// The PodGroup objects the scheduler knows, by namespace/name.
+    groups: HashMap<String, Arc<tidegate_engine::api::PodGroup>>,
+    /// The data shared by the members of each pod-group cycle in progress, by
+    /// namespace/group (dropped at the cycle's `podGroup` line).
+    group_cycles: HashMap<String, Arc<tidegate_engine::PodGroupCycleData>>,
     report: ReplayReport,
     /// The DRA objects replayed so far.
     dra: dra_replay::DraObjects,
@@ -454,7 +465,11 @@ impl Replay {
                 }
                 Ok(())
             }
-            "podGroup" => self.group_end(&line),
+            "podGroup" => {
+                self.group_cycles
+                    .remove(&format!("{}/{}", line.namespace, line.name));
+                self.group_end(&line)
+            }
             "nominationLost" => {
                 // An API write removed the pod's nominatedNodeName; kube's nominator (and
                 // tidegate's, on such an update) drops the nomination.
@@ -527,23 +542,43 @@ impl Replay {
         if let Some(view) = line.kube.as_ref().and_then(|k| k.nominated.as_ref()) {
             self.follow_nominator(&line, &key, view);
         }
-        let eval = self.sched.evaluate(&pod).ok_or_else(|| {
+        // A member of a pod-group cycle shares the cycle's data with the members before it
+        // (DynamicResources: the claims they reserved, whose allocation in flight it may
+        // reuse), and is reserved where kube placed it for the members after it.
+        let member = line.pod_group.as_ref().map(|g| {
+            self.group_cycles
+                .entry(format!("{}/{g}", line.namespace))
+                .or_default()
+                .clone()
+        });
+        let no_profile = || {
             format!(
                 "pod {key}: no profile for scheduler {:?}",
                 pod.spec.scheduler_name
             )
-        })?;
+        };
+        // kube's recorded evaluation ran outside the cycle (a fresh cycle state), so the
+        // evaluations compare that way; the member's own verdict (its binding, its fit
+        // error, the group's judge) is the one inside the cycle.
+        let plain = self.sched.evaluate(&pod).ok_or_else(no_profile)?;
+        let eval = match member {
+            Some(data) => self
+                .sched
+                .evaluate_member(&pod, data, line.node.as_deref().map(Sym::new))
+                .ok_or_else(no_profile)?,
+            None => plain.clone(),
+        };
         if let Some(kube) = &line.kube {
             self.report.evaluations += 1;
             let state = (!kube.pods.is_empty())
                 .then(|| judge::judge_state(kube, &self.bound))
                 .flatten();
-            if let Some(why) = tracker_race(kube, &eval) {
+            if let Some(why) = tracker_race(kube, &plain) {
                 self.report.explained.push(format!(
                     "#{} {key} (attempt {}): {why}",
                     line.seq, line.attempts
                 ));
-            } else if let Some(what) = state.or_else(|| judge::judge_evaluation(kube, &eval)) {
+            } else if let Some(what) = state.or_else(|| judge::judge_evaluation(kube, &plain)) {
                 self.disagree(&line, &key, what);
             }
         }
@@ -769,7 +804,9 @@ impl Replay {
         } else if let Some(p) = self.pods.get(&key) {
             self.sched.hold_nomination(p, Sym::EMPTY);
         }
-        self.pods.remove(&key);
+        // The object is kept: kube's recorder also writes "deleted" for a pod whose binding
+        // failed after it was assumed (kube forgets it: it left the snapshot while it still
+        // exists), and such a pod is attempted again without its object recorded anew.
         self.preemptions.remove(&key);
         let node = line.node.clone().unwrap_or_default();
         self.credit_victim(&node, line.priority.unwrap_or(0), victim);

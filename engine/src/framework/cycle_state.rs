@@ -58,9 +58,26 @@ pub struct CycleState {
 #[derive(Default)]
 pub struct PodGroupCycleData {
     data: Mutex<Vec<(&'static str, Arc<dyn Any + Send + Sync>)>>,
+    adopts_in_flight: bool,
 }
 
 impl PodGroupCycleData {
+    /// Data for a cycle replayed after the fact (the oracle's check of a group's placement
+    /// on the state the cycle left): whatever is in flight now was reserved by this cycle's
+    /// members, so plugins treat it as their own (DynamicResources shares a claim's
+    /// allocation in flight as if an earlier member had reserved it).
+    pub fn adopting_in_flight() -> PodGroupCycleData {
+        PodGroupCycleData {
+            adopts_in_flight: true,
+            ..PodGroupCycleData::default()
+        }
+    }
+
+    /// See [`PodGroupCycleData::adopting_in_flight`].
+    pub fn adopts_in_flight(&self) -> bool {
+        self.adopts_in_flight
+    }
+
     /// The entry under `key`, made by `init` on first use.
     pub fn get_or_insert<T: Any + Send + Sync>(
         &self,

@@ -9,6 +9,7 @@
 
 use super::Scheduler;
 use crate::api::{Pod, Sym};
+use crate::framework::cycle_state::PodGroupCycleData;
 use crate::framework::{CycleState, NodeInfo, Status};
 use std::sync::Arc;
 
@@ -82,12 +83,40 @@ impl Scheduler {
     /// second pass), then PreScore and Score on every feasible node. Returns `None` when no
     /// profile of this scheduler is responsible for the pod.
     pub fn evaluate(&self, pod: &Pod) -> Option<Evaluation> {
-        let fwk = &self.frameworks[self.framework_for(pod)?];
+        self.evaluate_with(pod, &mut CycleState::new())
+    }
+
+    /// [`Scheduler::evaluate`] for a member of a pod-group cycle: with the cycle's shared
+    /// data (what the earlier members' Reserve left there, as kube's members see it), then
+    /// Reserve on `reserve_on` (the node kube placed it on) when it is feasible here, as
+    /// kube's cycle reserves each member it places before the next one is tried.
+    pub fn evaluate_member(
+        &self,
+        pod: &Pod,
+        group: Arc<PodGroupCycleData>,
+        reserve_on: Option<Sym>,
+    ) -> Option<Evaluation> {
         let mut state = CycleState::new();
+        state.pod_group_cycle = true;
+        state.pod_group_data = Some(group);
+        let out = self.evaluate_with(pod, &mut state)?;
+        if let Some(node) = reserve_on
+            && out.feasible.iter().any(|(n, _)| *n == node)
+        {
+            let fwk = &self.frameworks[self.framework_for(pod)?];
+            // A failed Reserve leaves nothing behind for the next member; the judge
+            // compares evaluations, not this.
+            let _ = fwk.run_reserve(&mut state, pod, node);
+        }
+        Some(out)
+    }
+
+    fn evaluate_with(&self, pod: &Pod, state: &mut CycleState) -> Option<Evaluation> {
+        let fwk = &self.frameworks[self.framework_for(pod)?];
         let mut snap = self.snapshot.lock();
         self.cache.update_snapshot(&mut snap);
         let mut out = Evaluation::default();
-        let (pre, st, with_nodes) = fwk.run_pre_filter(&mut state, pod, &snap);
+        let (pre, st, with_nodes) = fwk.run_pre_filter(state, pod, &snap);
         out.pre_filter_with_nodes = with_nodes;
         if !st.is_success() {
             out.pre_filter = Some(st);
@@ -100,7 +129,7 @@ impl Scheduler {
                 .collect(),
             None => (0..snap.nodes.len()).collect(),
         };
-        let filters = fwk.active_filter_plugins(&state, pod);
+        let filters = fwk.active_filter_plugins(state, pod);
         let nominated = self.queue.nominator.nominated_at_least(pod);
         let mut feasible: Vec<usize> = Vec::new();
         for &i in &indices {
@@ -117,7 +146,7 @@ impl Scheduler {
         if nodes.is_empty() {
             return Some(out);
         }
-        let st = fwk.run_pre_score(&mut state, pod, &nodes, &snap);
+        let st = fwk.run_pre_score(state, pod, &nodes, &snap);
         if !st.is_success() {
             out.score_error = Some(st);
             return Some(out);
@@ -125,7 +154,7 @@ impl Scheduler {
         let mut scratch = self.score_scratch.lock();
         let scored = self.score_nodes(
             fwk,
-            &state,
+            state,
             pod,
             &nodes,
             (&feasible, &snap.rows),
@@ -142,7 +171,7 @@ impl Scheduler {
             Err(st) => out.score_error = Some(st),
         }
         drop(scratch);
-        match plain_scores(fwk, &state, pod, &nodes) {
+        match plain_scores(fwk, state, pod, &nodes) {
             Ok(per_node) => {
                 out.blocked_score_mismatch = adopt_plain_totals(&mut out.feasible, &per_node);
                 out.plugin_scores = per_node;
@@ -267,11 +296,35 @@ impl Scheduler {
     /// the oracle's check that another scheduler's victims are a valid choice. `None` when no
     /// profile is responsible for the pod or the node is unknown.
     pub fn fits_with(&self, pod: &Pod, node: Sym, extra: &[Arc<Pod>]) -> Option<bool> {
-        let fwk = &self.frameworks[self.framework_for(pod)?];
+        self.fits_in(&mut CycleState::new(), pod, node, extra)
+    }
+
+    /// [`Scheduler::fits_with`] (no extra pods) for a member of a pod-group cycle, with the
+    /// cycle's shared data; a member that fits is reserved there, as kube's cycle reserves
+    /// each member before the next (the oracle replays a group's placement member by member).
+    pub fn fits_member(&self, pod: &Pod, node: Sym, group: Arc<PodGroupCycleData>) -> Option<bool> {
         let mut state = CycleState::new();
+        state.pod_group_cycle = true;
+        state.pod_group_data = Some(group);
+        let fits = self.fits_in(&mut state, pod, node, &[])?;
+        if fits {
+            let fwk = &self.frameworks[self.framework_for(pod)?];
+            let _ = fwk.run_reserve(&mut state, pod, node);
+        }
+        Some(fits)
+    }
+
+    fn fits_in(
+        &self,
+        state: &mut CycleState,
+        pod: &Pod,
+        node: Sym,
+        extra: &[Arc<Pod>],
+    ) -> Option<bool> {
+        let fwk = &self.frameworks[self.framework_for(pod)?];
         let mut snap = self.snapshot.lock();
         self.cache.update_snapshot(&mut snap);
-        let (_, st, _) = fwk.run_pre_filter(&mut state, pod, &snap);
+        let (_, st, _) = fwk.run_pre_filter(state, pod, &snap);
         if !st.is_success() {
             return Some(false);
         }
@@ -282,16 +335,16 @@ impl Scheduler {
             let placed = Arc::new(placed);
             ni.add_pod(&placed);
             if !fwk
-                .run_pre_filter_extension_add_pod(&mut state, pod, &placed, &ni)
+                .run_pre_filter_extension_add_pod(state, pod, &placed, &ni)
                 .is_success()
             {
                 return Some(false);
             }
         }
-        let filters = fwk.active_filter_plugins(&state, pod);
+        let filters = fwk.active_filter_plugins(state, pod);
         let noms = self.queue.nominator.nominated_at_least_on(node, pod);
         Some(
-            fwk.run_filter_plugins_with_nominated_pods(&filters, &state, pod, &ni, &noms)
+            fwk.run_filter_plugins_with_nominated_pods(&filters, state, pod, &ni, &noms)
                 .is_success(),
         )
     }

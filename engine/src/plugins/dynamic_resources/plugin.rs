@@ -313,7 +313,11 @@ impl PreFilterPlugin for DynamicResources {
         _: &Snapshot,
     ) -> (Option<PreFilterResult>, Status) {
         let group = group_claims_or_new(cs);
-        let (state, st) = self.pre_filter_state(pod, group.as_deref());
+        let adopt = cs
+            .pod_group_data
+            .as_ref()
+            .is_some_and(|d| d.adopts_in_flight());
+        let (state, st) = self.pre_filter_state(pod, group.as_deref().map(|g| (g, adopt)));
         // kube's `podsStateData`, for PodGroupPostFilter.
         if let Some(g) = &group {
             g.pods.lock().insert(pod.key.clone(), state.clone());
@@ -325,7 +329,13 @@ impl PreFilterPlugin for DynamicResources {
 
 impl DynamicResources {
     /// PreFilter's state and status.
-    fn pre_filter_state(&self, pod: &Pod, group: Option<&GroupClaims>) -> (Arc<DraState>, Status) {
+    /// `group`: the pod-group cycle's shared state, and whether whatever is in flight counts
+    /// as reserved by this cycle ([`crate::framework::PodGroupCycleData::adopting_in_flight`]).
+    fn pre_filter_state(
+        &self,
+        pod: &Pod,
+        group: Option<(&GroupClaims, bool)>,
+    ) -> (Arc<DraState>, Status) {
         let extended_resources = extended::requests_backed_resource(&pod.spec.requests, |r| {
             self.dra.class_for_extended_resource(r).is_some()
         });
@@ -375,7 +385,7 @@ impl DynamicResources {
         claims: Vec<Arc<ResourceClaim>>,
         bindings: Vec<ClaimConsumer>,
         user_claims: usize,
-        group: Option<&GroupClaims>,
+        group: Option<(&GroupClaims, bool)>,
     ) -> Result<DraState, Status> {
         let mut infos = Vec::with_capacity(claims.len());
         let mut prioritized = false;
@@ -393,8 +403,8 @@ impl DynamicResources {
             }
             // An earlier member of this pod-group cycle reserved an allocation of it: share
             // that one (module doc of `pod_group_claims`).
-            if let Some(g) = group
-                && g.pending.lock().contains_key(&claim.uid)
+            if let Some((g, adopt)) = group
+                && (adopt || g.pending.lock().contains_key(&claim.uid))
                 && let Some(a) = self.dra.pending_allocation(&claim.uid)
             {
                 infos.push(ClaimInfo {
