@@ -135,7 +135,7 @@ impl Scheduler {
         for &i in &indices {
             let node = &snap.nodes[i];
             let noms = nominated.get(&node.name()).map_or(&[][..], |v| &v[..]);
-            let st = fwk.run_filter_plugins_with_nominated_pods(&filters, &state, pod, node, noms);
+            let st = fwk.run_filter_plugins_with_nominated_pods(&filters, state, pod, node, noms);
             if st.is_success() {
                 feasible.push(i);
             } else {
