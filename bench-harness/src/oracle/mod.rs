@@ -505,6 +505,45 @@ impl Replay {
         }
     }
 
+    /// The attempt's evaluations: as kube's recorder evaluated it (a fresh cycle state,
+    /// compared with kube's evaluation), and as the pod's cycle saw it (for a member of a
+    /// pod-group cycle, with the data the members before it left; judged for its binding,
+    /// its fit error and the group).
+    fn evaluations(
+        &mut self,
+        line: &Line,
+        key: &str,
+        pod: &Pod,
+    ) -> Result<(tidegate_engine::Evaluation, tidegate_engine::Evaluation), String> {
+        // A member of a pod-group cycle shares the cycle's data with the members before it
+        // (DynamicResources: the claims they reserved, whose allocation in flight it may
+        // reuse), and is reserved where kube placed it for the members after it.
+        let member = line.pod_group.as_ref().map(|g| {
+            self.group_cycles
+                .entry(format!("{}/{g}", line.namespace))
+                .or_default()
+                .clone()
+        });
+        let no_profile = || {
+            format!(
+                "pod {key}: no profile for scheduler {:?}",
+                pod.spec.scheduler_name
+            )
+        };
+        // kube's recorded evaluation ran outside the cycle (a fresh cycle state), so the
+        // evaluations compare that way; the member's own verdict (its binding, its fit
+        // error, the group's judge) is the one inside the cycle.
+        let plain = self.sched.evaluate(pod).ok_or_else(no_profile)?;
+        let eval = match member {
+            Some(data) => self
+                .sched
+                .evaluate_member(pod, data, line.node.as_deref().map(Sym::new))
+                .ok_or_else(no_profile)?,
+            None => plain.clone(),
+        };
+        Ok((plain, eval))
+    }
+
     fn decision(&mut self, line: Line) -> Result<(), String> {
         self.report.decisions += 1;
         self.full_record |= line.kube.is_some();
@@ -542,32 +581,7 @@ impl Replay {
         if let Some(view) = line.kube.as_ref().and_then(|k| k.nominated.as_ref()) {
             self.follow_nominator(&line, &key, view);
         }
-        // A member of a pod-group cycle shares the cycle's data with the members before it
-        // (DynamicResources: the claims they reserved, whose allocation in flight it may
-        // reuse), and is reserved where kube placed it for the members after it.
-        let member = line.pod_group.as_ref().map(|g| {
-            self.group_cycles
-                .entry(format!("{}/{g}", line.namespace))
-                .or_default()
-                .clone()
-        });
-        let no_profile = || {
-            format!(
-                "pod {key}: no profile for scheduler {:?}",
-                pod.spec.scheduler_name
-            )
-        };
-        // kube's recorded evaluation ran outside the cycle (a fresh cycle state), so the
-        // evaluations compare that way; the member's own verdict (its binding, its fit
-        // error, the group's judge) is the one inside the cycle.
-        let plain = self.sched.evaluate(&pod).ok_or_else(no_profile)?;
-        let eval = match member {
-            Some(data) => self
-                .sched
-                .evaluate_member(&pod, data, line.node.as_deref().map(Sym::new))
-                .ok_or_else(no_profile)?,
-            None => plain.clone(),
-        };
+        let (plain, eval) = self.evaluations(&line, &key, &pod)?;
         if let Some(kube) = &line.kube {
             self.report.evaluations += 1;
             let state = (!kube.pods.is_empty())
