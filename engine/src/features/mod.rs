@@ -206,9 +206,11 @@ const SCHEDULER_GATES: &[(&str, Support)] = &[
         "NominatedNodeNameForExpectation",
         Support::Only(
             true,
-            "on, kube sets nominatedNodeName before binding only when a PreBind plugin runs \
-             or Permit waits, as tidegate does; off, preemption may cancel a victim still in \
-             PreBind, which tidegate does not model",
+            "on, kube sets nominatedNodeName before binding when a PreBind plugin runs or \
+             Permit waits; tidegate does not write it there yet, which differs once \
+             DynamicResources' PreBind runs (kube's PreBindPreFlight): a pod whose PreBind \
+             fails is retried in kube on that node first, here from scratch (issue 34); off, \
+             preemption may cancel a victim still in PreBind, which tidegate does not model",
         ),
     ),
     (
