@@ -576,7 +576,16 @@ impl FilterPlugin for DynamicResources {
                 selectors: &selectors,
                 only: None,
             };
-            match a.allocate(n, &to_allocate) {
+            // Every claim to allocate shares an earlier member's allocation in flight: kube
+            // still runs the allocator, which finds nothing to do and cannot fail with no
+            // claims (pools are gathered, never judged). Skipping it saves gathering every
+            // pool the node reaches, per member and node.
+            let result = if to_allocate.is_empty() {
+                Ok(Some(Vec::new()))
+            } else {
+                a.allocate(n, &to_allocate)
+            };
+            match result {
                 Ok(Some(r)) if r.len() == to_allocate.len() => {
                     // kube's order: the new allocations, then those shared from an earlier
                     // member (Reserve pairs them with the claims to allocate in claim order,
