@@ -86,21 +86,31 @@ fn sync_pod(store: &Store, pod: &Pod) {
         return;
     }
     let ns = pod.namespace.to_string_lossy();
+    // The group in the scheduler's form: its `binds` is kube's `BindTo`.
     let group = match &pod.spec.scheduling_group {
-        Some(g) => match store.get::<sched::PodGroup>(&ns, g) {
+        Some(g) => match store
+            .get::<sched::PodGroup>(&ns, g)
+            .and_then(|pg| tidegate_engine::api::convert::pod_group(&pg).ok())
+        {
             Some(pg) => Some(pg),
             None => return,
         },
         None => None,
     };
+    // The claim the controller made for the group's entry, from the group's status.
+    let group_claim = |pg: &tidegate_engine::api::PodGroup, entry: &PodResourceClaim| {
+        pg.claim_name(entry)
+            .ok()
+            .flatten()
+            .map(|(n, _)| n.to_string())
+    };
     let gates = store.api_gates();
     // The group's claims first: nothing is made for the pod while one is missing (kube
     // would find the claims it made on its retry; this controller does not look for them).
-    let shared = |entry: &PodResourceClaim| group.as_deref().filter(|pg| group_binds(pg, entry));
+    let shared = |entry: &PodResourceClaim| group.as_ref().filter(|pg| pg.binds(entry));
     let waiting = templates.iter().any(|e| {
-        shared(e).is_some_and(|pg| {
-            !gates.dra_workload_resource_claims || group_claim_name(pg, &e.name).is_none()
-        })
+        shared(e)
+            .is_some_and(|pg| !gates.dra_workload_resource_claims || group_claim(pg, e).is_none())
     });
     if waiting {
         return;
@@ -111,7 +121,7 @@ fn sync_pod(store: &Store, pod: &Pod) {
             continue;
         };
         if let Some(pg) = shared(entry) {
-            statuses.push((entry.name.to_string(), group_claim_name(pg, &entry.name)));
+            statuses.push((entry.name.to_string(), group_claim(pg, entry)));
             continue;
         }
         let Some(t) = store.get::<k::ResourceClaimTemplate>(&ns, template) else {
@@ -184,18 +194,6 @@ fn sync_pod_group(store: &Store, pg: &sched::PodGroup) {
     for pod in store.unbound_group_members(&ns, &name) {
         sync_pod(store, &pod);
     }
-}
-
-/// kube's `resourceclaim.BindTo` seen from the group: the pod's entry is one of the group's.
-fn group_binds(pg: &sched::PodGroup, entry: &PodResourceClaim) -> bool {
-    pg.spec.resource_claims.iter().flatten().any(|c| {
-        let source = match (&c.resource_claim_name, &c.resource_claim_template_name) {
-            (Some(n), _) => ClaimSource::Claim(n.as_str().into()),
-            (None, Some(t)) => ClaimSource::Template(t.as_str().into()),
-            (None, None) => ClaimSource::Unsupported,
-        };
-        *c.name == *entry.name && source == entry.source
-    })
 }
 
 /// The claim the controller made for the group's entry `entry`, from the group's status.
