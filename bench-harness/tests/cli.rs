@@ -118,6 +118,7 @@ fn good_input_writes_data_items() {
         "Score",
         "Reserve",
         "Permit",
+        "PreBindPreFlight",
         "PreBind",
         "Bind",
         "PostBind",
@@ -147,7 +148,7 @@ fn good_input_writes_data_items() {
                 "Permit"
             ]
             .into_iter()
-            .chain(["PreBind", "Bind", "PostBind"])
+            .chain(["PreBindPreFlight", "PreBind", "Bind", "PostBind"])
             .any(|p| p == point),
             "{point}"
         );

@@ -22,12 +22,27 @@ use tidegate_engine::{Scheduler, SchedulerConfig};
 #[derive(Default)]
 struct Client {
     binds: Mutex<Vec<(String, Sym)>>,
+    /// Binds and `status.nominatedNodeName` patches, in order: `bind:<pod>:<node>`,
+    /// `nominate:<pod>:<node>` (`-` clears).
+    writes: Mutex<Vec<String>>,
 }
 
 impl ClusterClient for Client {
     fn bind(&self, pod: &Pod, node: Sym) -> Result<(), String> {
         self.binds.lock().push((pod.name.to_string(), node));
+        self.writes.lock().push(format!("bind:{}:{node}", pod.name));
         Ok(())
+    }
+    fn set_unschedulable(&self, pod: &Pod, reason: &str, message: &str) {
+        self.writes
+            .lock()
+            .push(format!("condition:{}:{reason}:{message}", pod.name));
+    }
+    fn set_nominated_node_name(&self, pod: &Pod, node: Option<Sym>) {
+        let node = node.map_or("-".to_string(), |n| n.to_string());
+        self.writes
+            .lock()
+            .push(format!("nominate:{}:{node}", pod.name));
     }
     fn pod_exists_unassigned(&self, _: &Pod) -> bool {
         true
@@ -113,7 +128,9 @@ impl PermitPlugin for Gang {
 }
 
 /// PreBind plugin: fails pods named `fail-*`; for pods named `slow-*`, waits until the log
-/// shows `reserve:R1:<next>` (the next pod's scheduling cycle) before it lets them bind.
+/// shows `reserve:R1:<next>` (the next pod's scheduling cycle) before it lets them bind. Its
+/// PreBindPreFlight says it has work for `fail-*`, `slow-*` and `work-*` pods, fails for
+/// `pferr-*` and rejects `pfrej-*` (which kube does not allow).
 struct Gate {
     log: Arc<Log>,
 }
@@ -128,6 +145,22 @@ impl Plugin for Gate {
 }
 
 impl PreBindPlugin for Gate {
+    fn pre_bind_pre_flight(&self, _: &CycleState, pod: &Pod, _: Sym) -> Status {
+        if pod.name.starts_with("pferr-") {
+            return Status::error("on PreBindPreFlight");
+        }
+        if pod.name.starts_with("pfrej-") {
+            return Status::new(Code::Unschedulable, "rejected on prebindpreflight");
+        }
+        if ["fail-", "slow-", "work-"]
+            .iter()
+            .any(|p| pod.name.starts_with(p))
+        {
+            Status::success()
+        } else {
+            Status::skip()
+        }
+    }
     fn pre_bind(&self, _: &mut CycleState, pod: &Pod, _: Sym) -> Status {
         if pod.name.starts_with("fail-") {
             return Status::error("pre-bind failed on purpose");
@@ -148,6 +181,10 @@ struct Setup {
 }
 
 fn setup(permit_timeout: Duration) -> Setup {
+    setup_with(permit_timeout, true)
+}
+
+fn setup_with(permit_timeout: Duration, expectation: bool) -> Setup {
     let log = Arc::new(Log::default());
     let mut registry = Registry::in_tree();
     for name in ["R1", "R2"] {
@@ -181,6 +218,7 @@ fn setup(permit_timeout: Duration) -> Setup {
     let cfg = SchedulerConfig {
         profiles: vec![profile],
         parallelism: 1,
+        nominated_node_name_for_expectation: expectation,
         // Backoff never expires: a failed pod stays where the failure handler put it.
         ..SchedulerConfig::default()
     };
@@ -485,4 +523,113 @@ fn a_node_delete_moves_only_the_pods_whose_rejector_registered_it() {
         Some("unschedulable")
     );
     assert_eq!(s.sched.cache.node_count(), 1);
+}
+
+/// NominatedNodeNameForExpectation, after kube's `bindingCycle` (schedule_one.go) and
+/// TestSchedulerScheduleOne's cases "prebind is called and nominated node name is set, if
+/// preflight returns success", "prebind isn't called and nominated node name isn't set, if
+/// preflight returns skip" and "nominated node name is set, permit plugin is working in wait
+/// on permit phase" (pkg/scheduler/schedule_one_test.go in kubernetes/kubernetes): the pod's node is written as
+/// its nominatedNodeName before PreBind when a PreBind plugin's PreBindPreFlight says it has
+/// work, and before the wait when Permit makes the pod wait; not otherwise.
+#[test]
+fn the_node_is_written_as_nomination_before_pre_bind_work_or_a_permit_wait() {
+    let s = setup(Duration::from_secs(60));
+    let handle = s.sched.run();
+    s.sched.on_pod_add(pod("work-a"));
+    assert!(eventually(|| s.client.binds.lock().len() == 1));
+    s.sched.on_pod_add(pod("plain-b"));
+    assert!(eventually(|| s.client.binds.lock().len() == 2));
+    s.sched.on_pod_add(pod("wait-c"));
+    let key = PodKey::new("ns", "wait-c");
+    assert!(eventually(|| s.sched.waiting_pods.get(&key).is_some()));
+    assert_eq!(
+        s.client.writes.lock().last().map(String::as_str),
+        Some("nominate:wait-c:n1"),
+        "written before the pod waits"
+    );
+    s.sched.waiting_pods.get(&key).unwrap().allow("Gang");
+    assert!(eventually(|| s.client.binds.lock().len() == 3));
+    assert_eq!(
+        *s.client.writes.lock(),
+        vec![
+            "nominate:work-a:n1",
+            "bind:work-a:n1",
+            "bind:plain-b:n1",
+            "nominate:wait-c:n1",
+            "bind:wait-c:n1",
+        ]
+    );
+    s.sched.stop();
+    handle.join().unwrap();
+}
+
+/// A PreBind failure after the nomination was written clears it again (kube's
+/// handleBindingCycleError passes clearNominatedNode; its failure handler patches the status
+/// it reads back with the nomination); with the gate off nothing is written at all.
+#[test]
+fn a_pre_bind_failure_clears_the_nomination_the_binding_cycle_wrote() {
+    let s = setup(Duration::from_secs(60));
+    let handle = s.sched.run();
+    s.sched.on_pod_add(pod("fail-a"));
+    let key = PodKey::new("ns", "fail-a");
+    assert!(eventually(|| s.sched.queue.locate(&key) == Some("backoff")));
+    assert!(eventually(|| s.client.writes.lock().len() == 3));
+    let writes = s.client.writes.lock().clone();
+    assert_eq!(writes[0], "nominate:fail-a:n1");
+    assert!(writes[1].starts_with("condition:fail-a:SchedulerError:"));
+    assert_eq!(
+        writes[2], "nominate:fail-a:-",
+        "after the condition, as kube's patch"
+    );
+    // The requeued pod carries what the binding cycle wrote until the clearing update.
+    let queued = s.sched.queue.pending_info(&key).unwrap();
+    assert_eq!(queued.pod.nominated_node_name, Some(Sym::new("n1")));
+    s.sched.stop();
+    handle.join().unwrap();
+
+    let s = setup_with(Duration::from_secs(60), false);
+    let handle = s.sched.run();
+    s.sched.on_pod_add(pod("work-b"));
+    s.sched.on_pod_add(pod("fail-c"));
+    let key = PodKey::new("ns", "fail-c");
+    assert!(eventually(|| s.sched.queue.locate(&key) == Some("backoff")));
+    assert!(eventually(|| s.client.binds.lock().len() == 1));
+    assert!(eventually(|| s.client.writes.lock().len() == 2));
+    let writes = s.client.writes.lock().clone();
+    assert!(
+        !writes.iter().any(|w| w.starts_with("nominate:")),
+        "{writes:?}"
+    );
+    s.sched.stop();
+    handle.join().unwrap();
+}
+
+/// A PreBindPreFlight that fails or answers Unschedulable ends the binding cycle with an error
+/// before anything is written (TestSchedulerScheduleOne's "prebindpreflight failed with status
+/// code error" and "... unschedulable", pkg/scheduler/schedule_one_test.go): the pod is
+/// forgotten and backs off, with kube's messages.
+#[test]
+fn a_failed_pre_bind_pre_flight_is_an_error_and_writes_no_nomination() {
+    let s = setup(Duration::from_secs(60));
+    let handle = s.sched.run();
+    s.sched.on_pod_add(pod("pferr-a"));
+    s.sched.on_pod_add(pod("pfrej-b"));
+    for name in ["pferr-a", "pfrej-b"] {
+        let key = PodKey::new("ns", name);
+        assert!(eventually(|| s.sched.queue.locate(&key) == Some("backoff")));
+        assert!(!s.sched.cache.is_assumed(&key));
+    }
+    assert!(eventually(|| s.client.writes.lock().len() == 2));
+    let mut writes = s.client.writes.lock().clone();
+    writes.sort();
+    assert_eq!(
+        writes,
+        vec![
+            "condition:pferr-a:SchedulerError:running PreBindPreFlight \"Gate\": on PreBindPreFlight",
+            "condition:pfrej-b:SchedulerError:PreBindPreFlight Gate returned \"Unschedulable\", which is unsupported. It is supposed to return Success, Skip, or Error status",
+        ]
+    );
+    s.sched.stop();
+    handle.join().unwrap();
 }

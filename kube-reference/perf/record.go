@@ -32,8 +32,11 @@ type Decision struct {
 	// Node and Priority), "assigned" (an assigned pod that entered the snapshot without a
 	// recorded decision, with Pod), "nominated" (after a failed attempt, the node kube's
 	// PostFilter nominated for the pod, in Node: preemption; an empty Node clears the pod's
-	// nomination) or "nominationLost" (a nomination kube's nominator dropped because an
-	// API write removed the pod's status.nominatedNodeName; Node: the node it had).
+	// nomination), "nominationLost" (a nomination kube's nominator dropped because an
+	// API write removed the pod's status.nominatedNodeName; Node: the node it had) or
+	// "expectation" (a nomination kube's nominator holds that no line gave: the binding
+	// cycle's status.nominatedNodeName, NominatedNodeNameForExpectation, which reaches the
+	// nominator by the pod's update once the pod is back in the queue; Node: its node).
 	Kind      string `json:"kind"`
 	Seq       int    `json:"seq"`
 	Namespace string `json:"namespace"`
@@ -266,6 +269,36 @@ func (r *recorder) nominationsLost(fw framework.Framework, view map[string][]Nom
 	}
 }
 
+// expectations writes an "expectation" line, before the attempt whose evaluation found it,
+// for each pod kube's nominator (view: what it gave Filter, node -> pods) holds on a node no
+// recorded line nominated it to. With NominatedNodeNameForExpectation (on by default) kube's
+// binding cycle patches status.nominatedNodeName to the pod's node before PreBind (when a
+// PreBind plugin has work, DynamicResources with claims) or WaitOnPermit. While the pod is
+// assumed the queue ignores that update; when PreBind then fails and the informer delivers
+// the update only after the failure handler requeued the pod (whose clearing patch found no
+// nomination to clear), the queue's Update nominates the pod there, and its next attempt
+// tries that node first. Runs on the scheduling goroutine.
+func (r *recorder) expectations(view map[string][]NominatedPod) {
+	type found struct{ key, node string }
+	var gained []found
+	r.mu.Lock()
+	for node, pods := range view {
+		for _, p := range pods {
+			if !r.nominated[p.Pod] || r.nominatedNode[p.Pod] != node {
+				gained = append(gained, found{p.Pod, node})
+				r.nominated[p.Pod] = true
+				r.nominatedNode[p.Pod] = node
+			}
+		}
+	}
+	r.mu.Unlock()
+	sort.Slice(gained, func(i, j int) bool { return gained[i].key < gained[j].key })
+	for _, g := range gained {
+		ns, name, _ := strings.Cut(g.key, "/")
+		r.write(Decision{Kind: "expectation", Namespace: ns, Name: name, Node: g.node})
+	}
+}
+
 func (r *recorder) write(d Decision) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -465,6 +498,7 @@ func recordDecisions(dir string) benchmark.NodeUpdateFn {
 			}
 			eval := evaluate(ctx, fw, pi.Pod, chosen)
 			r.nominationsLost(fw, eval.Nominated)
+			r.expectations(eval.Nominated)
 			r.record(ctx, fw, pi.Pod, pi.Attempts, res, err, eval, inGroupCycle)
 			if chosen != "" {
 				key := pi.Pod.Namespace + "/" + pi.Pod.Name

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Usage: bash perf-data/scripts/multicore-scaling.sh [--bundle DIR] [--rounds N] [--threads "1 2 4 8 16"] [--scaling FILE:WORKLOAD] [--workload W] [--out DIR] [--no-kube]
+# Usage: bash perf-data/scripts/multicore-scaling.sh [--bundle DIR] [--rounds N] [--kube-rounds K] [--threads "1 2 4 8 16"] [--scaling FILE:WORKLOAD] [--workload W] [--out DIR] [--no-kube]
 #
 # Multi-core scaling on a machine with many cores. 1) tidegate's thread scaling on a workload
 # big enough for parallel Filter and Score to matter (default
@@ -7,7 +7,7 @@
 # each thread count, N rounds (3 by default), alternated round by round. 2) Beside the real
 # kube-scheduler on W of perf-data/workloads/default.yaml (SchedulingBasic/5000Nodes_10000Pods):
 # tidegate with every core, N rounds, and (unless --no-kube) kube's own scheduler_perf
-# (kube-reference/) once with every core (GOMAXPROCS unset). Prints both tables and writes
+# (kube-reference/) K times (--kube-rounds, 1 by default) with every core (GOMAXPROCS unset). Prints both tables and writes
 # the data items and logs under DIR (default $OUT, else target/multicore-scaling).
 #
 # The binaries come from --bundle DIR (tidegate, and perf.test and etcd, each possibly .xz),
@@ -16,13 +16,14 @@
 # and target/kube-reference.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
-bundle="" rounds=3 threads="1 2 4 8 16" out="${OUT:-$root/target/multicore-scaling}" kube=1 make=""
+bundle="" rounds=3 kube_rounds=1 kube_spread="" threads="1 2 4 8 16" out="${OUT:-$root/target/multicore-scaling}" kube=1 make=""
 scaling="scale.yaml:SchedulingBasicScale/100000Nodes_110000Pods"
 workload="SchedulingBasic/5000Nodes_10000Pods"
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --bundle) bundle="$2"; shift 2 ;;
     --rounds) rounds="$2"; shift 2 ;;
+    --kube-rounds) kube_rounds="$2"; shift 2 ;;
     --threads) threads="$2"; shift 2 ;;
     --out) out="$2"; shift 2 ;;
     --no-kube) kube=0; shift ;;
@@ -36,12 +37,12 @@ done
 [[ -z "$bundle" ]] || bundle="$(cd "$bundle" && pwd)"
 
 if [[ -n "$make" ]]; then
-  mkdir -p "$make"
+  make="$(mkdir -p "$make" && cd "$make" && pwd)" # absolute: the Go build runs elsewhere
   (cd "$root" && cargo build --release -p tidegate-bench --quiet)
   cp "$root/target/release/tidegate" "$make/tidegate" && strip "$make/tidegate"
   (cd "$root/kube-reference" && go test -c -ldflags='-s -w' -o "$make/perf.test" ./perf &&
     go build -ldflags='-s -w' -o "$make/etcd" ./cmd/etcd)
-  xz -f -T2 -6 "$make/perf.test" "$make/etcd"
+  xz -f -T2 -6 "$make/perf.test" "$make/etcd" "$make/tidegate"
   ls -l "$make"
   exit 0
 fi
@@ -90,15 +91,22 @@ if [[ $kube == 1 ]]; then
   # path compiled in (the build machine's module cache): make it exist on a machine without Go.
   ver="$(awk '$1 == "k8s.io/kubernetes" {print $2; exit}' "$root/kube-reference/go.mod")"
   mkdir -p "${GOMODCACHE:-$HOME/go/pkg/mod}/k8s.io/kubernetes@$ver/cmd/kube-apiserver/app/testing/testdata" 2>/dev/null || true
-  PATH="$bin:$PATH" timeout "${KUBE_RUN_TIMEOUT:-900}" "$bin/perf.test" -test.run '^$' \
-    -test.bench "$(kube_bench_regex "$workload")" -test.benchtime 1x -test.timeout 60m \
-    -config default.yaml -topic scaling -data-items-dir "$out/kube" -perf-scheduling-label-filter= \
-    </dev/null >"$out/kube.log" 2>&1 || echo "kube reported a failure (see kube.log)" >&2
-  { grep -E '^(--- |FAIL|PASS|ok )' "$out/kube.log" | head -20; tail -n 30 "$out/kube.log"; } >"$out/kube.log.short" || true
-  mv "$out/kube.log.short" "$out/kube.log"
-  kube_tp="$(throughput "$out/kube")"
+  tps=()
+  for k in $(seq 1 "$kube_rounds"); do
+    log="$out/kube-r$k.log"
+    PATH="$bin:$PATH" timeout "${KUBE_RUN_TIMEOUT:-900}" "$bin/perf.test" -test.run '^$' \
+      -test.bench "$(kube_bench_regex "$workload")" -test.benchtime 1x -test.timeout 60m \
+      -config default.yaml -topic scaling -data-items-dir "$out/kube/r$k" -perf-scheduling-label-filter= \
+      </dev/null >"$log" 2>&1 || echo "kube reported a failure (see $(basename "$log"))" >&2
+    { grep -E '^(--- |FAIL|PASS|ok )' "$log" | head -20; tail -n 30 "$log"; } >"$log.short" || true
+    mv "$log.short" "$log"
+    tps+=("$(throughput "$out/kube/r$k")")
+    echo "kube $workload round $k: ${tps[-1]} pods/s" >&2
+  done
+  kube_tp="$(python3 -c 'import statistics,sys; v=[float(x) for x in sys.argv[1:] if x!="nan"]; print(round(statistics.median(v)) if v else "nan")' "${tps[@]}")"
+  kube_spread="$(printf '%s ' "${tps[@]}")"
 fi
-python3 - "$out" "$rounds" "$kube_tp" "$all" "${scaling#*:}" "$workload" $threads <<'EOF' | tee -a "$out/table.md"
+KUBE_RUNS="$kube_spread" python3 - "$out" "$rounds" "$kube_tp" "$all" "${scaling#*:}" "$workload" $threads <<'EOF' | tee -a "$out/table.md"
 import glob, json, statistics, sys
 out, rounds, kube, allc, scaling, workload = sys.argv[1:7]
 rounds, threads = int(rounds), sys.argv[7:]
@@ -123,9 +131,11 @@ for t in threads:
     print(f"| {t} | {m[0]:,.0f} | {m[1]:,.0f}–{m[2]:,.0f} | {m[0] / base:.2f}x |")
 m = med([f"{out}/basic/r{r}" for r in range(1, rounds + 1)])
 print(f"\n{workload}, {allc} threads / all cores\n")
-print("| tidegate pods/s (median of %d) | spread | kube-scheduler pods/s (1 run) | ratio |" % rounds)
-print("|---|---|---|---|")
+import os
+kruns = os.environ.get("KUBE_RUNS", "").split()
+print("| tidegate pods/s (median of %d) | spread | kube-scheduler pods/s (median of %d) | kube runs | ratio |" % (rounds, len(kruns)))
+print("|---|---|---|---|---|")
 if m:
     ratio = f"{m[0] / float(kube):.0f}x" if kube not in ("-", "nan") else "-"
-    print(f"| {m[0]:,.0f} | {m[1]:,.0f}–{m[2]:,.0f} | {kube} | {ratio} |")
+    print(f"| {m[0]:,.0f} | {m[1]:,.0f}–{m[2]:,.0f} | {kube} | {' '.join(kruns) or '-'} | {ratio} |")
 EOF

@@ -72,7 +72,7 @@ pub(crate) fn replay(a: ReplayArgs) -> Result<ExitCode, HarnessError> {
         };
         let r = oracle::replay(path, cfg)?;
         outln!(
-            "{}: {} scenarios, {} attempts; {} whole-cluster evaluations compared; {} bindings top-checked, {} feasibility only (a node tried alone: nominated or a batch hint; or kube's adaptive window), {} fit errors, {} other errors, {} deferred-resize attempts; {} nominations, {} victim sets, {} deletions, {} nominations lost to a status write; {} pod group cycles ({} scheduled, {} waiting on a group preemption; {} member placements fit-checked, {} placement choices scored, {} undone, {} pods out for a preemption simulation, {} group victim sets); {} DRA claim allocations judged; {} explained; {} disagreements{}",
+            "{}: {} scenarios, {} attempts; {} whole-cluster evaluations compared; {} bindings top-checked, {} feasibility only (a node tried alone: nominated or a batch hint; or kube's adaptive window), {} fit errors, {} other errors, {} deferred-resize attempts; {} nominations, {} victim sets, {} deletions, {} nominations lost to a status write, {} binding-cycle nominations; {} pod group cycles ({} scheduled, {} waiting on a group preemption; {} member placements fit-checked, {} placement choices scored, {} undone, {} pods out for a preemption simulation, {} group victim sets); {} DRA claim allocations judged; {} explained; {} disagreements{}",
             path.display(),
             r.scenarios,
             r.decisions,
@@ -86,6 +86,7 @@ pub(crate) fn replay(a: ReplayArgs) -> Result<ExitCode, HarnessError> {
             r.victims_checked,
             r.deletions,
             r.nominations_lost,
+            r.expectations,
             r.group_cycles,
             r.groups_scheduled,
             r.group_preemptions,

@@ -245,6 +245,9 @@ pub struct ReplayReport {
     pub deletions: usize,
     /// Nominations kube dropped because an API write removed the pod's nominatedNodeName.
     pub nominations_lost: usize,
+    /// Nominations kube's nominator gained from a binding cycle's nominatedNodeName
+    /// (NominatedNodeNameForExpectation; "expectation" lines), held without judging.
+    pub expectations: usize,
     /// Disagreements (unexplained).
     pub disagreements: Vec<String>,
     /// Differences explained as kube's own nondeterminism (each says why).
@@ -469,6 +472,17 @@ impl Replay {
                 self.group_cycles
                     .remove(&format!("{}/{}", line.namespace, line.name));
                 self.group_end(&line)
+            }
+            "expectation" => {
+                // kube's binding cycle wrote the pod's node as its nominatedNodeName before
+                // PreBind; the update reached kube's nominator after the pod was requeued
+                // (its PreBind failed). Not a preemption: nothing to judge, only to hold.
+                let key = format!("{}/{}", line.namespace, line.name);
+                if let (Some(p), Some(node)) = (self.pods.get(&key), line.node.as_deref()) {
+                    self.sched.hold_nomination(p, Sym::new(node));
+                }
+                self.report.expectations += 1;
+                Ok(())
             }
             "nominationLost" => {
                 // An API write removed the pod's nominatedNodeName; kube's nominator (and

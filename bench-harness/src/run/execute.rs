@@ -277,6 +277,8 @@ fn scheduler_config(p: &Plan, opts: &RunOptions) -> Result<SchedulerConfig, Harn
         .gates
         .enabled("InPlacePodVerticalScalingSchedulerPreemption");
     sched_cfg.opportunistic_batching = p.gates.enabled("OpportunisticBatching");
+    sched_cfg.nominated_node_name_for_expectation =
+        p.gates.enabled("NominatedNodeNameForExpectation");
     Ok(sched_cfg)
 }
 

@@ -45,6 +45,8 @@ pub(crate) fn api_gates_of(tc: &TestCase, wl: &Workload) -> ApiGates {
         dra_consumable_capacity_off: g.get("DRAConsumableCapacity") == Some(&false),
         dra_device_compatibility_groups: on("DRADeviceCompatibilityGroups"),
         dra_workload_resource_claims: on("DRAWorkloadResourceClaims"),
+        nominated_node_name_kept_at_binding: g.get("ClearingNominatedNodeNameAfterBinding")
+            == Some(&false),
     }
 }
 

@@ -81,8 +81,7 @@ const NOT_READ: &str = "not read by kube-scheduler v1.37.2 (pkg/scheduler); gate
      kube's defaults";
 const DRA: &str = "Dynamic Resource Allocation: read by the DynamicResources plugin; tidegate \
      does not model this feature yet and refuses the workloads whose objects use it \
-     (DeviceTaintRules with selectors, PodGroup claims); without such objects the gate changes \
-     nothing";
+     (DeviceTaintRules with selectors); without such objects the gate changes nothing";
 const DRA_ALLOCATOR: &str = "the structured allocator's feature switch (kube's \
      AllocatorFeatures), read by tidegate's DynamicResources plugin as by kube's";
 const VOLUMES: &str = "read only by the volume plugins; tidegate stores PersistentVolumes and \
@@ -204,13 +203,12 @@ const SCHEDULER_GATES: &[(&str, Support)] = &[
     ),
     (
         "NominatedNodeNameForExpectation",
-        Support::Only(
-            true,
-            "on, kube sets nominatedNodeName before binding when a PreBind plugin runs or \
-             Permit waits; tidegate does not write it there yet, which differs once \
-             DynamicResources' PreBind runs (kube's PreBindPreFlight): a pod whose PreBind \
-             fails is retried in kube on that node first, here from scratch (issue 34); off, \
-             preemption may cancel a victim still in PreBind, which tidegate does not model",
+        Support::Modelled(
+            "SchedulerConfig::nominated_node_name_for_expectation: the binding cycle runs \
+             PreBindPreFlight and, when a PreBind plugin has work (DynamicResources with \
+             claims) or the pod waits at Permit, writes the pod's node as its \
+             status.nominatedNodeName; a failed binding cycle clears it again. Either way \
+             tidegate does not model preemption cancelling a victim still in PreBind",
         ),
     ),
     (

@@ -35,6 +35,8 @@ pub struct CycleState {
     pub skip_filter_plugins: Vec<&'static str>,
     /// Score plugins whose PreScore returned Skip.
     pub skip_score_plugins: Vec<&'static str>,
+    /// PreBind plugins whose PreBindPreFlight returned Skip (kube's `SkipPreBindPlugins`).
+    pub skip_pre_bind_plugins: Vec<&'static str>,
     /// kube's `PodsToActivate`: pods a plugin wants moved to activeQ at the end of a
     /// successful scheduling cycle and again after a successful binding cycle.
     pub pods_to_activate: Vec<crate::api::PodKey>,
@@ -115,6 +117,7 @@ impl Clone for CycleState {
                 .collect(),
             skip_filter_plugins: self.skip_filter_plugins.clone(),
             skip_score_plugins: self.skip_score_plugins.clone(),
+            skip_pre_bind_plugins: self.skip_pre_bind_plugins.clone(),
             pods_to_activate: self.pods_to_activate.clone(),
             record_plugin_metrics: self.record_plugin_metrics,
             pod_group_cycle: self.pod_group_cycle,

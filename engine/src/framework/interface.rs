@@ -451,6 +451,12 @@ pub trait PermitPlugin: Plugin {
 }
 
 pub trait PreBindPlugin: Plugin {
+    /// kube's `PreBindPreFlight`: whether PreBind has work to do for this pod on `node`.
+    /// Success: it has (the scheduler then writes the pod's `status.nominatedNodeName`
+    /// before PreBind, NominatedNodeNameForExpectation); Skip: nothing to do, and PreBind is
+    /// not called; Error fails the binding cycle. Runs at the binding cycle's start, before
+    /// WaitOnPermit.
+    fn pre_bind_pre_flight(&self, state: &CycleState, pod: &Pod, node: Sym) -> Status;
     fn pre_bind(&self, state: &mut CycleState, pod: &Pod, node: Sym) -> Status;
 }
 

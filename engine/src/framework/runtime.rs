@@ -1053,10 +1053,60 @@ impl Framework {
         (status, waits)
     }
 
+    /// kube's `RunPreBindPreFlights`: Success when any PreBind plugin has work for the pod,
+    /// Skip when none has (each skipping plugin is then left out of PreBind), an error when a
+    /// plugin fails or answers anything but Success or Skip.
+    pub(crate) fn run_pre_bind_pre_flights(
+        &self,
+        state: &mut CycleState,
+        pod: &Pod,
+        node: Sym,
+    ) -> Status {
+        let start = Instant::now();
+        let mut status = Status::skip();
+        let mut skipped = Vec::new();
+        for p in &self.pre_bind {
+            let t = plugin_timer(state);
+            let s = p.pre_bind_pre_flight(state, pod, node);
+            self.observe_plugin(t, p.name(), ExtensionPoint::PreBindPreFlight, s.code());
+            match s.code() {
+                Code::Success => status = Status::success(),
+                Code::Skip => skipped.push(p.name()),
+                Code::Error => {
+                    status = Status::error(format!(
+                        "running PreBindPreFlight {:?}: {}",
+                        p.name(),
+                        s.message()
+                    ));
+                    break;
+                }
+                c => {
+                    status = Status::error(format!(
+                        "PreBindPreFlight {} returned {:?}, which is unsupported. It is supposed to return Success, Skip, or Error status",
+                        p.name(),
+                        c.as_str()
+                    ));
+                    break;
+                }
+            }
+        }
+        if status.is_success() || status.is_skip() {
+            state.skip_pre_bind_plugins = skipped;
+        }
+        self.metrics.observe(
+            Series::ExtensionPoint(ExtensionPoint::PreBindPreFlight, status.code()),
+            nanos(start),
+        );
+        status
+    }
+
     pub(crate) fn run_pre_bind(&self, state: &mut CycleState, pod: &Pod, node: Sym) -> Status {
         let start = Instant::now();
         let mut status = Status::success();
         for p in &self.pre_bind {
+            if state.skip_pre_bind_plugins.contains(&p.name()) {
+                continue;
+            }
             let t = plugin_timer(state);
             let s = p.pre_bind(state, pod, node);
             self.observe_plugin(t, p.name(), ExtensionPoint::PreBind, s.code());

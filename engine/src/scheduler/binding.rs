@@ -13,7 +13,7 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use super::Scheduler;
-use super::failure::rejection;
+use super::failure::{Failure, rejection};
 
 /// A pod that passed the scheduling cycle (assumed, reserved, permitted or waiting), on its way
 /// through the binding cycle.
@@ -27,6 +27,8 @@ pub(super) struct BindingTask {
     pub(super) cycle: i64,
     /// The outcome of WaitOnPermit for a pod that waited.
     pub(super) permit: Option<Status>,
+    /// PreBindPreFlight's status, when it ran before the pod waited at Permit.
+    pub(super) pre_flight: Option<Status>,
 }
 
 /// The binding cycles waiting for a binder thread. A worker takes everything queued at once
@@ -135,7 +137,12 @@ impl Scheduler {
     pub(super) fn binding_cycle(&self, mut t: BindingTask) {
         let fwk = &self.frameworks[t.fwk];
         let key = t.assumed.key.clone();
+        let pre_flight = match t.pre_flight.take() {
+            Some(s) => s,
+            None => self.pre_bind_pre_flight(&mut t, false),
+        };
         let mut st = match t.permit.take() {
+            _ if !pre_flight.is_success() && !pre_flight.is_skip() => pre_flight,
             Some(s) if !s.is_success() => s,
             _ => Status::success(),
         };
@@ -157,12 +164,18 @@ impl Scheduler {
             // timed out) the event comes after the failure handler and skips the pod itself,
             // which stays unschedulable until something else may help it.
             let freed = ClusterEvent::new(EventResource::AssignedPod, ActionType::DELETE);
+            // kube's handleBindingCycleError clears the pod's nomination (clearNominatedNode):
+            // the one the binding cycle wrote, if any, is patched away.
+            let failure = Failure {
+                nominated: Some(Sym::EMPTY),
+                ..rejection(st)
+            };
             if permit_rejected {
-                self.handle_scheduling_failure(t.qpi, rejection(st), t.start, t.cycle);
+                self.handle_scheduling_failure(t.qpi, failure, t.start, t.cycle);
                 self.queue.move_all_to_active_or_backoff_except(freed, &key);
             } else {
                 self.queue.move_all_to_active_or_backoff(freed);
-                self.handle_scheduling_failure(t.qpi, rejection(st), t.start, t.cycle);
+                self.handle_scheduling_failure(t.qpi, failure, t.start, t.cycle);
             }
             return;
         }
@@ -185,6 +198,29 @@ impl Scheduler {
         if !t.state.pods_to_activate.is_empty() {
             self.queue.activate(&t.state.pods_to_activate);
         }
+    }
+
+    /// The binding cycle's start in kube (NominatedNodeNameForExpectation): PreBindPreFlight,
+    /// and when a PreBind plugin has work or the pod `waits` at Permit, the pod's node
+    /// written as its `status.nominatedNodeName` for external components (the pod is
+    /// assumed, so the scheduler's own queue ignores that update). The task's pod then
+    /// carries the nomination, as kube's failure handler reads it back from its informer and
+    /// clears it. With the gate off: Success, nothing written.
+    pub(super) fn pre_bind_pre_flight(&self, t: &mut BindingTask, waits: bool) -> Status {
+        if !self.nominated_node_name_for_expectation {
+            return Status::success();
+        }
+        let st = self.frameworks[t.fwk].run_pre_bind_pre_flights(&mut t.state, &t.assumed, t.host);
+        if (st.is_success() || (waits && st.is_skip()))
+            && t.qpi.pod.nominated_node_name != Some(t.host)
+        {
+            self.client
+                .set_nominated_node_name(&t.assumed, Some(t.host));
+            let mut pod = (*t.qpi.pod).clone();
+            pod.nominated_node_name = Some(t.host);
+            t.qpi.pod = Arc::new(pod);
+        }
+        st
     }
 }
 
@@ -209,6 +245,7 @@ mod tests {
             start: Instant::now(),
             cycle: 0,
             permit: None,
+            pre_flight: None,
         }
     }
 

@@ -36,7 +36,10 @@ impl Scheduler {
     /// `status.nominatedNodeName`, after requeueing the pod).
     fn nominate(&self, pod: &Arc<Pod>, node: Sym) -> bool {
         use crate::framework::Nominating;
-        if node.is_empty() && self.queue.nominator.node_of(&pod.key).is_none() {
+        if node.is_empty()
+            && self.queue.nominator.node_of(&pod.key).is_none()
+            && pod.nominated_node_name.is_none()
+        {
             return false;
         }
         self.queue.nominator.add(pod, Nominating::Override(node));

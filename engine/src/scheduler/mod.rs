@@ -92,6 +92,10 @@ pub struct SchedulerConfig {
     /// (`scheduler/batch.rs`). It changes nothing for a profile that signs no pod, such as
     /// kube's default profile (PodTopologySpread's system default constraints).
     pub opportunistic_batching: bool,
+    /// kube's `NominatedNodeNameForExpectation` (beta, on by default since v1.35): the
+    /// binding cycle writes the pod's node as its `status.nominatedNodeName` before PreBind
+    /// when a PreBind plugin has work (PreBindPreFlight) or the pod waits at Permit.
+    pub nominated_node_name_for_expectation: bool,
 }
 
 impl Default for SchedulerConfig {
@@ -108,6 +112,7 @@ impl Default for SchedulerConfig {
             pin_threads: true,
             resize_preemption: false,
             opportunistic_batching: true,
+            nominated_node_name_for_expectation: true,
         }
     }
 }
@@ -156,6 +161,8 @@ pub struct Scheduler {
     /// under the gate; one that signs no pod asks for hints and stores results all the same
     /// (and counts them), and never gets one.
     opportunistic_batching: bool,
+    /// [`SchedulerConfig::nominated_node_name_for_expectation`].
+    nominated_node_name_for_expectation: bool,
     pub stats: SchedulerStats,
     /// Score's buffers between cycles (only the scheduling thread scores).
     score_scratch: Mutex<ScoreScratch>,
@@ -257,6 +264,7 @@ impl Scheduler {
             resize_preemption: cfg.resize_preemption,
             batches,
             opportunistic_batching: cfg.opportunistic_batching,
+            nominated_node_name_for_expectation: cfg.nominated_node_name_for_expectation,
             stats: SchedulerStats::default(),
             score_scratch: Mutex::new(ScoreScratch::default()),
         }))

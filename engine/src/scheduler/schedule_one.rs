@@ -228,11 +228,22 @@ impl Scheduler {
             start: cx.start,
             cycle: cx.cycle,
             permit: None,
+            pre_flight: None,
         };
         let Some(waits) = a.waits else {
             self.submit_binding(task, false);
             return;
         };
+        // kube's binding cycle starts now and writes the nomination before it waits.
+        let pre_flight = self.pre_bind_pre_flight(&mut task, true);
+        if !pre_flight.is_success() && !pre_flight.is_skip() {
+            // kube's binding cycle returns this error before WaitOnPermit; here the pod does
+            // not wait at all.
+            task.pre_flight = Some(pre_flight);
+            self.submit_binding(task, true);
+            return;
+        }
+        task.pre_flight = Some(pre_flight);
         // The binding cycle continues when the pod is allowed, rejected or times out.
         let me = self.me.clone();
         self.waiting_pods.add(

@@ -44,6 +44,7 @@ impl Store {
 impl ClusterClient for Store {
     fn bind(&self, pod: &Pod, node: Sym) -> Result<(), String> {
         let node_name = node.to_string_lossy();
+        let keep_nomination = self.api_gates().nominated_node_name_kept_at_binding;
         let mut st = self.state.lock();
         if !st.nodes.contains_key(&node_name) {
             return Err(format!("nodes {node_name:?} not found"));
@@ -95,6 +96,14 @@ impl ClusterClient for Store {
         let old = rec.pod.clone();
         let mut new = (*old).clone();
         new.node_name = Some(node);
+        if !keep_nomination && new.nominated_node_name.take().is_some() {
+            // kube's binding (ClearingNominatedNodeNameAfterBinding) clears the status field.
+            let mut o = (*rec.obj).clone();
+            if let Some(s) = o.status.as_mut() {
+                s.nominated_node_name = None;
+            }
+            rec.obj = Arc::new(o);
+        }
         let new = Arc::new(new);
         rec.pod = new.clone();
         n.bound += 1;

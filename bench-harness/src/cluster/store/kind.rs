@@ -138,6 +138,9 @@ pub struct ApiGates {
     pub dra_device_compatibility_groups: bool,
     /// `DRAWorkloadResourceClaims`: off, a PodGroup's `spec.resourceClaims` are dropped.
     pub dra_workload_resource_claims: bool,
+    /// `ClearingNominatedNodeNameAfterBinding` **off** (it is on by default): a binding keeps
+    /// the pod's `status.nominatedNodeName` instead of clearing it.
+    pub nominated_node_name_kept_at_binding: bool,
 }
 
 /// One served version of a kind.

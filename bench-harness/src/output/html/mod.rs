@@ -35,7 +35,7 @@ pub fn esc(s: &str) -> String {
 }
 
 /// Extension points in the order a pod meets them (PreEnqueue first).
-const EXTENSION_POINTS: [&str; 12] = [
+const EXTENSION_POINTS: [&str; 13] = [
     "PreEnqueue",
     "PreFilter",
     "Filter",
@@ -44,6 +44,7 @@ const EXTENSION_POINTS: [&str; 12] = [
     "Score",
     "Reserve",
     "Permit",
+    "PreBindPreFlight",
     "PreBind",
     "Bind",
     "PostBind",

@@ -32,6 +32,7 @@ pub enum ExtensionPoint {
     Reserve,
     Unreserve,
     Permit,
+    PreBindPreFlight,
     PreBind,
     Bind,
     PostBind,
@@ -43,7 +44,7 @@ pub enum ExtensionPoint {
 }
 
 impl ExtensionPoint {
-    pub const ALL: [ExtensionPoint; 17] = [
+    pub const ALL: [ExtensionPoint; 18] = [
         ExtensionPoint::PreEnqueue,
         ExtensionPoint::PreFilter,
         ExtensionPoint::Filter,
@@ -53,6 +54,7 @@ impl ExtensionPoint {
         ExtensionPoint::Reserve,
         ExtensionPoint::Unreserve,
         ExtensionPoint::Permit,
+        ExtensionPoint::PreBindPreFlight,
         ExtensionPoint::PreBind,
         ExtensionPoint::Bind,
         ExtensionPoint::PostBind,
@@ -73,6 +75,7 @@ impl ExtensionPoint {
             ExtensionPoint::Reserve => "Reserve",
             ExtensionPoint::Unreserve => "Unreserve",
             ExtensionPoint::Permit => "Permit",
+            ExtensionPoint::PreBindPreFlight => "PreBindPreFlight",
             ExtensionPoint::PreBind => "PreBind",
             ExtensionPoint::Bind => "Bind",
             ExtensionPoint::PostBind => "PostBind",

@@ -791,6 +791,15 @@ impl ReservePlugin for DynamicResources {
 }
 
 impl PreBindPlugin for DynamicResources {
+    /// kube's `PreBindPreFlight`: PreBind has work when the pod has claims. (kube's PreFilter
+    /// always leaves state; ours leaves none for a pod without claims, which is the same.)
+    fn pre_bind_pre_flight(&self, cs: &CycleState, _: &Pod, _: Sym) -> Status {
+        match self.state(cs) {
+            Some(state) if !state.claims.is_empty() => Status::success(),
+            _ => Status::skip(),
+        }
+    }
+
     fn pre_bind(&self, cs: &mut CycleState, pod: &Pod, node: Sym) -> Status {
         let Some(state) = self.state(cs).cloned() else {
             return Status::success();
