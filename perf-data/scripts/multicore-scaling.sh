@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Usage: bash perf-data/scripts/multicore-scaling.sh [--bundle DIR] [--rounds N] [--kube-rounds K] [--threads "1 2 4 8 16"] [--scaling FILE:WORKLOAD] [--workload W] [--out DIR] [--no-kube]
+# Usage: bash perf-data/scripts/multicore-scaling.sh [--bundle DIR] [--rounds N] [--kube-rounds K] [--threads "1 2 4 8 16"] [--scaling FILE:WORKLOAD] [--workload W] [--out DIR] [--no-kube | --kube-only]
 #
 # Multi-core scaling on a machine with many cores. 1) tidegate's thread scaling on a workload
 # big enough for parallel Filter and Score to matter (default
@@ -13,10 +13,12 @@
 # The binaries come from --bundle DIR (tidegate, and perf.test and etcd, each possibly .xz),
 # so that a machine without Rust or Go can run it (the device machine: build the bundle here
 # with `perf-data/scripts/multicore-scaling.sh --make-bundle DIR`); default: target/release
-# and target/kube-reference.
+# and target/kube-reference. The device tool carries at most 64 MiB with the working tree,
+# which holds tidegate or kube's two binaries but not all three: split the bundle and make
+# two calls, `--no-kube` with tidegate's, then `--kube-only` with kube's.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
-bundle="" rounds=3 kube_rounds=1 kube_spread="" threads="1 2 4 8 16" out="${OUT:-$root/target/multicore-scaling}" kube=1 make=""
+bundle="" kube_only=0 rounds=3 kube_rounds=1 kube_spread="" threads="1 2 4 8 16" out="${OUT:-$root/target/multicore-scaling}" kube=1 make=""
 scaling="scale.yaml:SchedulingBasicScale/100000Nodes_110000Pods"
 workload="SchedulingBasic/5000Nodes_10000Pods"
 while [[ $# -gt 0 ]]; do
@@ -27,6 +29,7 @@ while [[ $# -gt 0 ]]; do
     --threads) threads="$2"; shift 2 ;;
     --out) out="$2"; shift 2 ;;
     --no-kube) kube=0; shift ;;
+    --kube-only) kube_only=1; shift ;;
     --scaling) scaling="$2"; shift 2 ;;
     --workload) workload="$2"; shift 2 ;;
     --make-bundle) make="$2"; shift 2 ;;
@@ -55,7 +58,7 @@ pick() { # NAME: the bundle's file (unpacked when .xz), else the local build
   elif [[ "$1" == tidegate ]]; then cp "$root/target/release/tidegate" "$bin/$1"
   else cp "$root/target/kube-reference/$1" "$bin/$1"; fi
 }
-pick tidegate
+[[ $kube_only == 1 ]] || pick tidegate
 throughput() { # DIR: SchedulingThroughput Average of the data items there
   python3 - "$1" <<'EOF'
 import glob, json, sys
@@ -68,7 +71,7 @@ EOF
 }
 cd "$root/perf-data/workloads"
 all="$(nproc)"
-echo "machine: $all CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); $("$bin/tidegate" --version 2>/dev/null || echo 'tidegate ?'), tree $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo '?')" | tee "$out/table.md"
+echo "machine: $all CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); $("$bin/tidegate" --version 2>/dev/null || echo 'no tidegate'), tree $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo '?')" | tee "$out/table.md"
 run_tidegate() { # FILE WORKLOAD THREADS DIR
   mkdir -p "$4"
   "$bin/tidegate" run "$1" --workload "$2" --threads "$3" --data-items-dir "$4" --no-progress \
@@ -76,6 +79,7 @@ run_tidegate() { # FILE WORKLOAD THREADS DIR
   echo "$2 threads $3: $(throughput "$4") pods/s" >&2
 }
 for r in $(seq 1 "$rounds"); do
+  [[ $kube_only == 0 ]] || break
   for t in $threads; do
     run_tidegate "${scaling%%:*}" "${scaling#*:}" "$t" "$out/scaling/t$t-r$r"
   done
@@ -105,6 +109,10 @@ if [[ $kube == 1 ]]; then
   done
   kube_tp="$(python3 -c 'import statistics,sys; v=[float(x) for x in sys.argv[1:] if x!="nan"]; print(round(statistics.median(v)) if v else "nan")' "${tps[@]}")"
   kube_spread="$(printf '%s ' "${tps[@]}")"
+fi
+if [[ $kube_only == 1 ]]; then
+  echo "kube-scheduler $workload, $all cores (GOMAXPROCS unset): median $kube_tp pods/s of $kube_rounds runs: $kube_spread" | tee -a "$out/table.md"
+  exit 0
 fi
 KUBE_RUNS="$kube_spread" python3 - "$out" "$rounds" "$kube_tp" "$all" "${scaling#*:}" "$workload" $threads <<'EOF' | tee -a "$out/table.md"
 import glob, json, statistics, sys
