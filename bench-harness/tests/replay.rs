@@ -578,3 +578,32 @@ fn kubes_claim_allocations_are_judged_with_tidegates_allocator() {
     assert!(judged[0].contains("no allocation of the claim is made of the devices"));
     assert!(judged[1].contains("is allocated to another claim"));
 }
+
+/// An `expectation` line (kube-reference: a nomination kube's nominator gained from the
+/// binding cycle's nominatedNodeName, NominatedNodeNameForExpectation) is held as kube holds
+/// it, and judged as no preemption: the preemptor's second nomination rewritten as one still
+/// counts in the probe's attempt, as kube's nominator view says; without it the replay's
+/// nominator would differ from kube's.
+#[test]
+fn a_nomination_from_the_binding_cycle_is_held_without_judging() {
+    let mut ls = lines("v3_NominationLost_1Node.jsonl");
+    let probe = probe_attempt(&ls);
+    let i = ls[..probe]
+        .iter()
+        .rposition(|l| l["kind"] == "nominated" && l["name"] == "preemptor")
+        .unwrap();
+    ls[i]["kind"] = "expectation".into();
+    let dir = tempfile::tempdir().unwrap();
+    let r = replay(&write(dir.path(), &ls), None).unwrap();
+    assert!(r.disagreements.is_empty(), "{:?}", r.disagreements);
+    assert_eq!((r.nominations, r.expectations), (2, 1));
+    ls.remove(i);
+    let r = replay(&write(dir.path(), &ls), None).unwrap();
+    assert!(
+        r.disagreements
+            .iter()
+            .any(|d| d.contains("kube's nominator differs")),
+        "{:?}",
+        r.disagreements
+    );
+}

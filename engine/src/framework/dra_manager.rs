@@ -268,6 +268,10 @@ pub(crate) struct SliceIndex {
     pub(crate) by_pool: AHashMap<PoolKey, Vec<Arc<ResourceSlice>>>,
     /// What the allocator derives from the index once (its type is the allocator's).
     pub(crate) memo: std::sync::OnceLock<Box<dyn std::any::Any + Send + Sync>>,
+    /// What the allocator derives from the index once per node (its type is the
+    /// allocator's): the node's pools, which depend on nothing else that changes between
+    /// cycles while the index stands.
+    pub(crate) node_memo: parking_lot::RwLock<AHashMap<Sym, Arc<dyn std::any::Any + Send + Sync>>>,
 }
 
 impl SliceIndex {
@@ -379,6 +383,7 @@ impl DraManager {
             counters,
             by_pool,
             memo: std::sync::OnceLock::new(),
+            node_memo: Default::default(),
         });
         *w = Some(i.clone());
         i

@@ -47,7 +47,6 @@ use crate::api::dra::{
     AllocatedDevice, Allocation, AllocationMode, AttributeValue, Device, DeviceClass, DeviceId,
     RequestAlternative, ResourceClaim, ResourceSlice,
 };
-use crate::api::labels::{NodeSelector, NodeSelectorTerm, Operator, Requirement};
 use crate::api::{Node, Sym};
 use crate::framework::dra_manager::{AllocatedDevices, SharedUse};
 use ahash::AHashMap;
@@ -78,6 +77,9 @@ pub(crate) struct Allocator<'a> {
     /// ([`super::pools::remote_pools`]; empty when `slices` has every counter slice).
     pub(crate) remote_pools: &'a [Pool],
     pub(crate) selectors: &'a dyn SelectorEval,
+    /// The node's pools when the caller has them already ([`super::pools::node_pools`]);
+    /// `None`: gathered from `slices`, `all_slices` and `remote_pools`.
+    pub(crate) pools: Option<Arc<Vec<Pool>>>,
     /// When set, only these devices may be chosen (judging another allocator's result:
     /// [`super::standalone::ClaimAllocator::check_allocation`]).
     pub(crate) only: Option<&'a ahash::AHashSet<DeviceId>>,
@@ -99,8 +101,9 @@ impl Candidate {
 }
 
 /// One request alternative being allocated (kube's `requestData`).
-struct RequestData {
-    alt: RequestAlternative,
+struct RequestData<'c> {
+    /// Borrowed from the claim: nothing of it is copied per node.
+    alt: &'c RequestAlternative,
     class: Arc<DeviceClass>,
     num_devices: usize,
     /// With `All`: the devices it takes.
@@ -294,8 +297,8 @@ struct Search<'a, 'c> {
     a: &'a Allocator<'a>,
     node: &'a Node,
     claims: &'c [&'c ResourceClaim],
-    pools: Vec<Pool>,
-    requests: AHashMap<RequestKey, RequestData>,
+    pools: Arc<Vec<Pool>>,
+    requests: AHashMap<RequestKey, RequestData<'c>>,
     /// The alternative each prioritized request settled on.
     chosen: AHashMap<(usize, usize), usize>,
     constraints: Vec<Vec<Constraint>>,
@@ -303,7 +306,7 @@ struct Search<'a, 'c> {
     /// selectors share one group, so a claim of many like requests asks once per device.
     matches: AHashMap<(usize, DeviceId), bool>,
     /// The selector groups: (class, the request's own selectors).
-    selector_groups: Vec<(Arc<str>, Vec<Arc<str>>)>,
+    selector_groups: Vec<(Arc<str>, &'c [Arc<str>])>,
     /// Device → the claims (indexes) taking it in this search.
     taking: AHashMap<DeviceId, Vec<usize>>,
     /// Per claim: the devices taken, in order.
@@ -359,13 +362,16 @@ impl Allocator<'_> {
         node: &Node,
         claims: &[&ResourceClaim],
     ) -> Result<Option<Vec<Allocation>>, AllocError> {
-        let pools = gather_pools(
-            self.slices,
-            self.all_slices,
-            node,
-            self.features,
-            self.remote_pools,
-        );
+        let pools = match &self.pools {
+            Some(p) => p.clone(),
+            None => Arc::new(gather_pools(
+                self.slices,
+                self.all_slices,
+                node,
+                self.features,
+                self.remote_pools,
+            )),
+        };
         let mut s = Search {
             a: self,
             node,
@@ -400,7 +406,7 @@ impl Allocator<'_> {
     }
 }
 
-impl Search<'_, '_> {
+impl<'c> Search<'_, 'c> {
     fn claim_name(&self, c: usize) -> String {
         format!("{}/{}", self.claims[c].namespace, self.claims[c].name)
     }
@@ -483,9 +489,9 @@ impl Search<'_, '_> {
     fn request_data(
         &mut self,
         ci: usize,
-        alt: &RequestAlternative,
+        alt: &'c RequestAlternative,
         parent: Option<Arc<str>>,
-    ) -> Result<RequestData, String> {
+    ) -> Result<RequestData<'c>, String> {
         if alt.admin_access && !self.a.features.admin_access {
             return Err(format!(
                 "claim {}, request {}: admin access is requested, but the feature is disabled",
@@ -505,17 +511,17 @@ impl Search<'_, '_> {
         let group = match self
             .selector_groups
             .iter()
-            .position(|(c, sel)| *c == class.name && *sel == alt.selectors)
+            .position(|(c, sel)| *c == class.name && *sel == &alt.selectors[..])
         {
             Some(g) => g,
             None => {
-                let g = (class.name.clone(), alt.selectors.clone());
+                let g = (class.name.clone(), &alt.selectors[..]);
                 self.selector_groups.push(g);
                 self.selector_groups.len() - 1
             }
         };
         let mut data = RequestData {
-            alt: alt.clone(),
+            alt,
             class,
             num_devices: 0,
             all: Vec::new(),
@@ -551,7 +557,7 @@ impl Search<'_, '_> {
                             // Static capacity only: what shares use is checked when the
                             // device is taken, so a device they fill makes `All` fail.
                             if self.selectable(ci, &data, &c)?
-                                && self.capacity_fits(ci, &data.alt, &c, false)?
+                                && self.capacity_fits(ci, data.alt, &c, false)?
                             {
                                 data.all.push(c);
                             }
@@ -566,11 +572,7 @@ impl Search<'_, '_> {
 
     fn candidate(&self, pool: usize, slice: &Arc<ResourceSlice>, index: usize) -> Candidate {
         Candidate {
-            id: DeviceId {
-                driver: slice.driver,
-                pool: slice.pool_sym,
-                device: slice.devices[index].name_sym,
-            },
+            id: device_id(slice, index),
             slice: slice.clone(),
             index,
             pool,
@@ -578,7 +580,7 @@ impl Search<'_, '_> {
     }
 
     /// kube's `isSelectable` (uncached; the search caches by request).
-    fn selectable(&self, ci: usize, data: &RequestData, c: &Candidate) -> Result<bool, String> {
+    fn selectable(&self, ci: usize, data: &RequestData<'_>, c: &Candidate) -> Result<bool, String> {
         if self.a.only.is_some_and(|only| !only.contains(&c.id)) {
             return Ok(false);
         }
@@ -749,10 +751,12 @@ impl Search<'_, '_> {
             for si in 0..self.pools[pi].targeting.len() {
                 let slice = self.pools[pi].targeting[si].clone();
                 for index in 0..slice.devices.len() {
-                    let c = self.candidate(pi, &slice, index);
-                    if (admin && self.taken_by_claim(&c.id, ci)) || (!admin && self.in_use(&c.id)) {
+                    // Judged by its ID first: a device in use costs no candidate.
+                    let id = device_id(&slice, index);
+                    if (admin && self.taken_by_claim(&id, ci)) || (!admin && self.in_use(&id)) {
                         continue;
                     }
+                    let c = self.candidate(pi, &slice, index);
                     if !self.selectable_cached(key, &c).map_err(Stop::Error)? {
                         continue;
                     }
@@ -1138,9 +1142,20 @@ impl Search<'_, '_> {
                         }
                     })
                     .collect(),
-                node_selector: node_selector(devices.iter().map(|t| &t.c)),
+                node_selector: super::pools::allocation_node_selector(
+                    devices.iter().map(|t| (&*t.c.slice, t.c.device())),
+                ),
             })
             .collect()
+    }
+}
+
+/// The ID of a slice's device.
+fn device_id(slice: &ResourceSlice, index: usize) -> DeviceId {
+    DeviceId {
+        driver: slice.driver,
+        pool: slice.pool_sym,
+        device: slice.devices[index].name_sym,
     }
 }
 
@@ -1148,48 +1163,4 @@ impl Search<'_, '_> {
 /// random keys for each map cost more than a search for one small claim.
 fn map<K, V>() -> AHashMap<K, V> {
     AHashMap::with_hasher(ahash::RandomState::with_seeds(1, 2, 3, 4))
-}
-
-/// kube's `createNodeSelector`.
-fn node_selector<'c>(devices: impl Iterator<Item = &'c Candidate>) -> Option<NodeSelector> {
-    use crate::api::dra::NodeSelection;
-    let mut term = NodeSelectorTerm::default();
-    for c in devices {
-        let sel = match &c.slice.nodes {
-            NodeSelection::PerDevice => c.device().nodes.as_ref(),
-            other => Some(other),
-        };
-        match sel {
-            Some(NodeSelection::Node(n)) => {
-                return Some(NodeSelector {
-                    terms: vec![NodeSelectorTerm {
-                        match_expressions: Vec::new(),
-                        match_fields: vec![Requirement {
-                            key: Sym::new("metadata.name"),
-                            op: Operator::In,
-                            values: vec![*n],
-                            int_value: 0,
-                        }],
-                    }],
-                });
-            }
-            Some(NodeSelection::Selector(s)) => {
-                if let Some(t) = s.terms.first() {
-                    for r in &t.match_fields {
-                        if !term.match_fields.contains(r) {
-                            term.match_fields.push(r.clone());
-                        }
-                    }
-                    for r in &t.match_expressions {
-                        if !term.match_expressions.contains(r) {
-                            term.match_expressions.push(r.clone());
-                        }
-                    }
-                }
-            }
-            _ => {}
-        }
-    }
-    (!term.match_fields.is_empty() || !term.match_expressions.is_empty())
-        .then(|| NodeSelector { terms: vec![term] })
 }

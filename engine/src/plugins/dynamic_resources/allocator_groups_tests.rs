@@ -231,6 +231,7 @@ fn pools_reaching_a_node_only_by_counters_are_judged_once() {
         counters: Default::default(),
         by_pool: Default::default(),
         memo: Default::default(),
+        node_memo: Default::default(),
     };
     for s in &all {
         index.by_pool.entry(key(s)).or_default().push(s.clone());

@@ -182,6 +182,7 @@ impl Cluster {
             remote_pools: &[],
             selectors: &Sel,
             only: None,
+            pools: None,
         };
         a.allocate(&node(on), claims).map_err(|e| e.to_string())
     }
@@ -483,6 +484,7 @@ fn cel_selectors_choose_the_devices() {
         remote_pools: &[],
         selectors: &cel,
         only: None,
+        pools: None,
     };
     let mut req = request("r", "cel", 1);
     req.alternatives[0].selectors =
@@ -624,6 +626,7 @@ fn network_attached_devices_give_the_union_of_their_selectors() {
         remote_pools: &[],
         selectors: &Sel,
         only: None,
+        pools: None,
     };
     let two = claim("c", vec![request("r", "gpu", 2)]);
     let r = a.allocate(&n1, &[&two]).unwrap().unwrap();
@@ -973,4 +976,58 @@ fn distinct_attribute_keeps_values_apart() {
         let want = want.map(|w| w.iter().map(|s| s.to_string()).collect::<Vec<_>>());
         assert_eq!(got, want, "{name}");
     }
+}
+
+/// `pools::node_pools` keeps a node's pools per slice index and node object: the same object
+/// gets the kept pools, a changed object (its labels decide which node selectors reach it)
+/// gets them gathered afresh.
+#[test]
+fn a_nodes_kept_pools_follow_its_object() {
+    use crate::framework::dra_manager::SliceIndex;
+    let zone = |v: &str| NodeSelector {
+        terms: vec![NodeSelectorTerm {
+            match_expressions: vec![Requirement {
+                key: Sym::new("zone"),
+                op: Operator::In,
+                values: vec![Sym::new(v)],
+                int_value: 0,
+            }],
+            match_fields: Vec::new(),
+        }],
+    };
+    let net = Arc::new(ResourceSlice {
+        pool: "net".into(),
+        pool_sym: Sym::new("net"),
+        nodes: NodeSelection::Selector(zone("a")),
+        ..(*slice("s", "unused", 1, vec![device("d0", &[])])).clone()
+    });
+    let mut index = SliceIndex {
+        generation: 1,
+        by_node: Default::default(),
+        other: vec![net.clone()],
+        counters: Default::default(),
+        by_pool: Default::default(),
+        memo: Default::default(),
+        node_memo: Default::default(),
+    };
+    index
+        .by_pool
+        .insert((net.driver, net.pool.clone()), vec![net.clone()]);
+    let features = Cluster::new(vec![]).features;
+    let with_zone = |z: &str| {
+        let mut n = Node::named("node-1");
+        n.labels = Arc::new(Labels::from_pairs([("zone", z)]));
+        Arc::new(n)
+    };
+    let in_a = with_zone("a");
+    let first = super::pools::node_pools(&index, &in_a, features);
+    assert_eq!(first.len(), 1);
+    assert_eq!(first[0].targeting.len(), 1);
+    assert!(Arc::ptr_eq(
+        &first,
+        &super::pools::node_pools(&index, &in_a, features)
+    ));
+    // The node's labels changed: the zone-a slice no longer reaches it.
+    let in_b = with_zone("b");
+    assert!(super::pools::node_pools(&index, &in_b, features).is_empty());
 }

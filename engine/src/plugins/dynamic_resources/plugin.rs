@@ -559,8 +559,7 @@ impl FilterPlugin for DynamicResources {
                 })
                 .collect();
             let classes = |name: &str| self.dra.class(name);
-            let slices = inputs.slices.for_node(n.name);
-            let remote = super::pools::remote_pools(&inputs.slices, self.features);
+            let pools = super::pools::node_pools(&inputs.slices, n, self.features);
             let selectors = MemoSelectors {
                 cel: &self.cel,
                 memo: &self.memo,
@@ -570,11 +569,12 @@ impl FilterPlugin for DynamicResources {
                 features: self.features,
                 allocated: &inputs.allocated,
                 classes: &classes,
-                slices: &slices,
+                slices: &[],
                 all_slices: super::pools::AllSlices::ByPool(&inputs.slices.by_pool),
-                remote_pools: &remote,
+                remote_pools: &[],
                 selectors: &selectors,
                 only: None,
+                pools: Some(pools),
             };
             // Every claim to allocate shares an earlier member's allocation in flight: kube
             // still runs the allocator, which finds nothing to do and cannot fail with no

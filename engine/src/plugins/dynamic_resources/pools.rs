@@ -120,6 +120,38 @@ pub(crate) fn remote_pools(
     }
 }
 
+/// [`gather_pools`] for `node` over every slice of `index`, kept in the index per node: a
+/// new index (any slice changed) starts afresh, and so does a node whose object changed (its
+/// labels decide which slices' node selectors reach it; the memo holds the object it was
+/// computed for and compares by pointer, so that object cannot be freed and its address
+/// reused meanwhile). Filter asks once per node and cycle; what it saves is gathering the
+/// same pools again for every pod.
+pub(crate) fn node_pools(
+    index: &crate::framework::dra_manager::SliceIndex,
+    node: &Arc<Node>,
+    features: AllocatorFeatures,
+) -> Arc<Vec<Pool>> {
+    type Memo = (Arc<Node>, AllocatorFeatures, Arc<Vec<Pool>>);
+    if let Some(m) = index.node_memo.read().get(&node.name)
+        && let Some((n, f, pools)) = m.downcast_ref::<Memo>()
+        && Arc::ptr_eq(n, node)
+        && *f == features
+    {
+        return pools.clone();
+    }
+    let remote = remote_pools(index, features);
+    let pools = Arc::new(gather_pools(
+        &index.for_node(node.name),
+        AllSlices::ByPool(&index.by_pool),
+        node,
+        features,
+        &remote,
+    ));
+    let memo: Memo = (node.clone(), features, pools.clone());
+    index.node_memo.write().insert(node.name, Arc::new(memo));
+    pools
+}
+
 /// kube's `GatherPools` for `node`. `slices` may leave out slices of other nodes (a
 /// [`crate::framework::dra_manager::SliceIndex`]'s candidates, with [`remote_pools`] for
 /// the pools they leave out that still count); `all` is every slice, which only a pool
@@ -307,4 +339,54 @@ fn validate_consumption(sets: &CounterSets, slices: &[Arc<ResourceSlice>]) -> Re
         }
     }
     Ok(())
+}
+
+/// `metadata.name`, interned once (a node selector is built for every node's result).
+static METADATA_NAME: std::sync::LazyLock<Sym> =
+    std::sync::LazyLock::new(|| Sym::new("metadata.name"));
+
+/// kube's `createNodeSelector`: where an allocation of these devices can be used.
+pub(super) fn allocation_node_selector<'c>(
+    devices: impl Iterator<Item = (&'c ResourceSlice, &'c crate::api::dra::Device)>,
+) -> Option<crate::api::labels::NodeSelector> {
+    use crate::api::labels::{NodeSelector, NodeSelectorTerm, Operator, Requirement};
+    let mut term = NodeSelectorTerm::default();
+    for (slice, device) in devices {
+        let sel = match &slice.nodes {
+            NodeSelection::PerDevice => device.nodes.as_ref(),
+            other => Some(other),
+        };
+        match sel {
+            Some(NodeSelection::Node(n)) => {
+                return Some(NodeSelector {
+                    terms: vec![NodeSelectorTerm {
+                        match_expressions: Vec::new(),
+                        match_fields: vec![Requirement {
+                            key: *METADATA_NAME,
+                            op: Operator::In,
+                            values: vec![*n],
+                            int_value: 0,
+                        }],
+                    }],
+                });
+            }
+            Some(NodeSelection::Selector(s)) => {
+                if let Some(t) = s.terms.first() {
+                    for r in &t.match_fields {
+                        if !term.match_fields.contains(r) {
+                            term.match_fields.push(r.clone());
+                        }
+                    }
+                    for r in &t.match_expressions {
+                        if !term.match_expressions.contains(r) {
+                            term.match_expressions.push(r.clone());
+                        }
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    (!term.match_fields.is_empty() || !term.match_expressions.is_empty())
+        .then(|| NodeSelector { terms: vec![term] })
 }

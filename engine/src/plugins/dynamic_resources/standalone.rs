@@ -79,6 +79,7 @@ impl ClaimAllocator {
             remote_pools: &[],
             selectors: &self.cel,
             only,
+            pools: None,
         }
         .allocate(node, &[claim])
     }
