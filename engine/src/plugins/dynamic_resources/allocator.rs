@@ -69,7 +69,8 @@ pub(crate) struct Allocator<'a> {
     /// Devices allocated to claims other than those being allocated.
     pub(crate) allocated: &'a AllocatedDevices,
     pub(crate) classes: &'a dyn Fn(&str) -> Option<Arc<DeviceClass>>,
-    /// The slices that may reach the node (every slice will do).
+    /// The slices that may reach the node (every slice will do). This and the next two
+    /// fields are what the node's pools are gathered from; unread when `pools` is given.
     pub(crate) slices: &'a [Arc<ResourceSlice>],
     /// Every slice (pools' completeness is judged against them).
     pub(crate) all_slices: AllSlices<'a>,
