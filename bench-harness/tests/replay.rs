@@ -528,6 +528,36 @@ fn group_preemption_victims_other_than_tidegates_are_a_disagreement() {
     );
 }
 
+/// kube's group preemption counts its victims in the cycle's message ("preempting 1
+/// victims"): the same record with the message counting 0 is a disagreement, although the
+/// deletions it shows are tidegate's victims.
+#[test]
+fn a_group_preemption_counting_other_victims_than_tidegates_is_a_disagreement() {
+    let mut ls = lines(PREEMPTION_AND_PLACEMENTS);
+    let preempting = ls
+        .iter()
+        .position(|l| {
+            l["kind"] == "podGroup"
+                && l["namespace"] == "scenario-119"
+                && l["group"]["message"]
+                    .as_str()
+                    .is_some_and(|m| m.contains("preempting 1 victims"))
+        })
+        .unwrap();
+    let m = ls[preempting]["group"]["message"].as_str().unwrap();
+    let m = m.replace("preempting 1", "preempting 0");
+    ls[preempting]["group"]["message"] = m.into();
+    let dir = tempfile::tempdir().unwrap();
+    let r = replay(&write(dir.path(), &ls), None).unwrap();
+    assert!(
+        r.disagreements
+            .iter()
+            .any(|d| d.contains("its message: 0 victims") && d.contains("scenario-119/pod-0")),
+        "{:?}",
+        r.disagreements
+    );
+}
+
 /// DRA records of kube v1.37.2 (kube-reference's `dra` lines: the DeviceClasses, slices and
 /// claims each attempt read, and the in-flight allocations): FirstAvailable/fast, whose
 /// pods fall back to their second subrequest (DynamicResources scores it 7 raw, 100 once

@@ -36,6 +36,59 @@ impl AfterGroupPreemption {
     }
 }
 
+/// How kube's group victims (as its record shows them) compare with tidegate's.
+#[derive(Debug, PartialEq)]
+enum VictimsVerdict {
+    /// The record cannot tell (its window was cut before every deletion could show).
+    NotJudged,
+    Same,
+    Explained(String),
+    Disagree(String),
+}
+
+/// Compares kube's group victims `kube` (the pods the record shows deleted, or never back,
+/// before the group's next cycle) with tidegate's `ours` on kube's placement. `cut`: the
+/// window ended before the group's next cycle. `message`: the cycle's status message, whose
+/// count of victims ([`preempted_count`]) is exact where the record is not: a deletion may
+/// reach kube's cache after the group's next cycle began (the victim shows back, alive,
+/// until after it). So tidegate's victims, a superset of the shown ones and as many as kube
+/// counted, are explained; a count that differs from tidegate's is a disagreement even
+/// when the shown sets are equal.
+fn compare_victims(
+    kube: &BTreeSet<String>,
+    ours: &BTreeSet<String>,
+    cut: bool,
+    message: &str,
+) -> VictimsVerdict {
+    if cut && kube.is_subset(ours) && kube != ours {
+        return VictimsVerdict::NotJudged;
+    }
+    let counted = preempted_count(message);
+    if kube == ours && counted.is_none_or(|n| n == ours.len()) {
+        return VictimsVerdict::Same;
+    }
+    if kube.is_subset(ours) && counted == Some(ours.len()) {
+        return VictimsVerdict::Explained(format!(
+            "kube's group preemption preempted {} victims, as tidegate's {ours:?} on kube's \
+             placement; the record shows {kube:?} leave before the group's next cycle (the \
+             other deletions reached kube's cache after it began)",
+            ours.len()
+        ));
+    }
+    let counted = counted.map_or(String::new(), |n| format!(" (its message: {n} victims)"));
+    VictimsVerdict::Disagree(format!(
+        "kube's group preemption evicted {kube:?}{counted}; tidegate's on kube's placement evicts {ours:?}"
+    ))
+}
+
+/// The number of victims kube's group preemption chose, from its status message ("found a
+/// placement for podgroup, preempting N victims"; `None` when the message has no count).
+fn preempted_count(message: &str) -> Option<usize> {
+    let (_, rest) = message.split_once("preempting ")?;
+    let (n, _) = rest.split_once(" victims")?;
+    n.parse().ok()
+}
+
 /// For each `podGroup` line whose group preemption nominated (by seq): what the record
 /// shows from then until the group's next `podGroup` line, another preemption's
 /// nomination, or the end of the record. The simulation's potential victims come back into
@@ -250,7 +303,8 @@ impl Replay {
     /// simulation with kube's simulated placement (the members' nominated nodes, in the order
     /// the simulation placed them), must be the same pods. When the record does not show
     /// every deletion (the window was cut: see [`group_deletions`]), fewer victims than
-    /// tidegate's are not judged.
+    /// tidegate's are not judged; kube's count in the cycle's message decides the rest
+    /// ([`compare_victims`]).
     fn judge_group_victims(
         &mut self,
         at: &str,
@@ -322,14 +376,17 @@ impl Replay {
                 .map(|p| p.key.as_str().to_string())
                 .collect::<BTreeSet<_>>(),
         };
-        if after.cut && kube.is_subset(&ours) && kube != ours {
-            return;
-        }
-        self.report.group_victims_checked += 1;
-        if ours != kube {
-            self.report.disagreements.push(format!(
-                "{at}: kube's group preemption evicted {kube:?}; tidegate's on kube's placement evicts {ours:?}"
-            ));
+        match compare_victims(&kube, &ours, after.cut, &g.message) {
+            VictimsVerdict::NotJudged => {}
+            VictimsVerdict::Same => self.report.group_victims_checked += 1,
+            VictimsVerdict::Explained(e) => {
+                self.report.group_victims_checked += 1;
+                self.report.explained.push(format!("{at}: {e}"));
+            }
+            VictimsVerdict::Disagree(d) => {
+                self.report.group_victims_checked += 1;
+                self.report.disagreements.push(format!("{at}: {d}"));
+            }
         }
     }
 
@@ -392,5 +449,77 @@ impl Replay {
                 self.groups.insert(key, g);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{VictimsVerdict, compare_victims, preempted_count};
+    use std::collections::BTreeSet;
+
+    fn set(pods: &[&str]) -> BTreeSet<String> {
+        pods.iter().map(|p| p.to_string()).collect()
+    }
+
+    const ONE: &str = "pod group is unschedulable, pod group preemption: found a placement for podgroup, preempting 1 victims";
+
+    #[test]
+    fn kubes_count_of_victims_is_read_from_its_message() {
+        assert_eq!(preempted_count(ONE), Some(1));
+        assert_eq!(
+            preempted_count(&ONE.replace("1 victims", "12 victims")),
+            Some(12)
+        );
+        assert_eq!(
+            preempted_count("ongoing preemption on nominated nodes"),
+            None
+        );
+    }
+
+    #[test]
+    fn victims_compare_by_the_record_and_by_kubes_count() {
+        let (a, ab) = (set(&["ns/a"]), set(&["ns/a", "ns/b"]));
+        assert_eq!(compare_victims(&a, &a, false, ONE), VictimsVerdict::Same);
+        assert_eq!(
+            compare_victims(&a, &a, false, "no count"),
+            VictimsVerdict::Same
+        );
+        // A deletion shown late: kube counted as many as tidegate evicts.
+        let two = ONE.replace("1 victims", "2 victims");
+        assert!(matches!(
+            compare_victims(&a, &ab, false, &two),
+            VictimsVerdict::Explained(_)
+        ));
+        assert!(matches!(
+            compare_victims(&set(&[]), &a, false, ONE),
+            VictimsVerdict::Explained(_)
+        ));
+        // Fewer counted, more shown, or a count that differs from equal sets: disagreements.
+        assert!(matches!(
+            compare_victims(&a, &ab, false, ONE),
+            VictimsVerdict::Disagree(_)
+        ));
+        assert!(matches!(
+            compare_victims(&a, &ab, false, "no count"),
+            VictimsVerdict::Disagree(_)
+        ));
+        assert!(matches!(
+            compare_victims(&ab, &a, false, ONE),
+            VictimsVerdict::Disagree(_)
+        ));
+        assert!(matches!(
+            compare_victims(&a, &a, false, &two),
+            VictimsVerdict::Disagree(_)
+        ));
+        let zero = ONE.replace("1 victims", "0 victims");
+        assert!(matches!(
+            compare_victims(&set(&[]), &a, false, &zero),
+            VictimsVerdict::Disagree(_)
+        ));
+        // A cut window with fewer shown is not judged.
+        assert_eq!(
+            compare_victims(&a, &ab, true, ONE),
+            VictimsVerdict::NotJudged
+        );
     }
 }

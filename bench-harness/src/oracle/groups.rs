@@ -38,7 +38,10 @@
 //!   back, are its victims;
 //!   tidegate's group preemption, run on the state before the simulation with kube's
 //!   simulated placement, must evict the same pods (kube's start-time ties broken kube's
-//!   way: see `Scheduler::evaluate_pod_group_preemption`).
+//!   way: see `Scheduler::evaluate_pod_group_preemption`), and as many as the cycle's
+//!   message counts ("preempting N victims"). A deletion may reach kube's cache after the
+//!   group's next cycle began: fewer shown than tidegate's, with kube's count equal to
+//!   tidegate's, is explained (`compare_victims`).
 //!
 //! The per-pod checks (feasible nodes, scores, rejecting plugins of each attempt) are the
 //! replay's ordinary ones; this adds what only the group has: the quorum, all-or-nothing and
