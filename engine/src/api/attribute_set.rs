@@ -163,7 +163,9 @@ impl<'a> SetView<'a> {
     }
 }
 
-/// Whether two sets have an element in common (a merge of their indexes).
+/// Whether two sets have an element in common (a merge of their indexes): the pairwise
+/// test [`Overlaps::build`] must agree with.
+#[cfg(test)]
 fn meets(a: SetView<'_>, b: SetView<'_>) -> bool {
     let (sa, sb);
     let ia: &[(u64, u32)] = match a.index {
@@ -205,18 +207,36 @@ pub(crate) struct Overlaps {
 }
 
 impl Overlaps {
-    /// From the slice's devices' sets, in device order (`None`: no such attribute).
+    /// From the slice's devices' sets, in device order (`None`: no such attribute). The
+    /// elements are grouped by hash first, so only devices with an element of the same hash
+    /// are compared (by value: a hash never decides a match); a device meets itself when its
+    /// set has an element.
     fn build(sets: &[Option<SetView<'_>>]) -> Overlaps {
         let n = sets.len();
         let words = n.div_ceil(64);
         let mut bits = vec![0u64; n * words];
-        for i in 0..n {
-            let Some(a) = sets[i] else { continue };
-            for j in i..n {
-                let Some(b) = sets[j] else { continue };
-                if meets(a, b) {
-                    bits[i * words + j / 64] |= 1 << (j % 64);
-                    bits[j * words + i / 64] |= 1 << (i % 64);
+        let mut by_hash: ahash::AHashMap<u64, Vec<(usize, usize)>> = ahash::AHashMap::new();
+        for (i, set) in sets.iter().enumerate() {
+            let Some(set) = set else { continue };
+            match set.index {
+                Some(ix) => {
+                    for &(h, p) in ix {
+                        by_hash.entry(h).or_default().push((i, p as usize));
+                    }
+                }
+                None => by_hash.entry(hash(set.value, 0)).or_default().push((i, 0)),
+            }
+        }
+        for entries in by_hash.values() {
+            for (x, &(i, p)) in entries.iter().enumerate() {
+                for &(j, q) in &entries[x..] {
+                    let (Some(a), Some(b)) = (sets[i], sets[j]) else {
+                        continue;
+                    };
+                    if same(a.value, p, b.value, q) {
+                        bits[i * words + j / 64] |= 1 << (j % 64);
+                        bits[j * words + i / 64] |= 1 << (i % 64);
+                    }
                 }
             }
         }
@@ -419,5 +439,37 @@ mod tests {
             assert!(set(&big).contains(&AttributeValue::String(n.as_str().into()), 0));
         }
         assert!(!set(&big).contains(&AttributeValue::String("device-7-value-48".into()), 0));
+    }
+
+    /// One generated attribute: a scalar or a list over a small universe, so that devices
+    /// share elements often; `None`: the device lacks the attribute.
+    fn value() -> impl proptest::strategy::Strategy<Value = Option<AttributeValue>> {
+        use proptest::prelude::*;
+        let word = prop::sample::select(vec!["a", "b", "c", "1", "2"]);
+        prop_oneof![
+            Just(None),
+            word.clone()
+                .prop_map(|w| Some(AttributeValue::String(w.into()))),
+            (0i64..3).prop_map(|x| Some(AttributeValue::Int(x))),
+            prop::collection::vec(word, 0..4).prop_map(|v| Some(strings(&v))),
+            prop::collection::vec(0i64..3, 0..4).prop_map(|v| Some(AttributeValue::Ints(v.into()))),
+        ]
+    }
+
+    proptest::proptest! {
+        /// The matrix built by hash groups is the pairwise test's, for every pair.
+        #[test]
+        fn overlaps_agree_with_the_pairwise_test(values in proptest::collection::vec(value(), 0..70)) {
+            let views: Vec<Option<(AttributeValue, Option<ListIndex>)>> =
+                values.iter().map(|v| v.as_ref().map(view)).collect();
+            let sets: Vec<Option<SetView<'_>>> = views.iter().map(|v| v.as_ref().map(set)).collect();
+            let o = Overlaps::build(&sets);
+            for i in 0..sets.len() {
+                for j in 0..sets.len() {
+                    let want = matches!((sets[i], sets[j]), (Some(a), Some(b)) if meets(a, b));
+                    proptest::prop_assert_eq!(o.meet(i, j), want, "devices {} and {}", i, j);
+                }
+            }
+        }
     }
 }

@@ -188,6 +188,19 @@ impl MatchAttribute {
         })
     }
 
+    /// When the constraint covers the request and its first device is in `slice`: that
+    /// device's index and its slice's overlaps (the devices [`Self::refuses`] lets through).
+    fn row(
+        &self,
+        request: &str,
+        parent: Option<&str>,
+        slice: &Arc<ResourceSlice>,
+    ) -> Option<(usize, Arc<Overlaps>)> {
+        let (first_slice, first, overlaps) = self.first.as_ref()?;
+        (Arc::ptr_eq(first_slice, slice) && applies(&self.requests, request, parent))
+            .then(|| (*first, overlaps.clone()))
+    }
+
     fn remove(&mut self, request: &str, parent: Option<&str>) {
         if applies(&self.requests, request, parent) {
             self.devices -= 1;
@@ -306,6 +319,10 @@ struct Search<'a, 'c> {
     /// Selector results by (selector group, device): requests with the same class and
     /// selectors share one group, so a claim of many like requests asks once per device.
     matches: AHashMap<(usize, DeviceId), bool>,
+    /// Per (selector group, slice): every device's selector result is in `matches`, none
+    /// failed, and no capacity check can fail: a device the constraints refuse can then be
+    /// passed over unseen ([`Search::refused_row`]).
+    settled: AHashMap<(usize, *const ResourceSlice), bool>,
     /// The selector groups: (class, the request's own selectors).
     selector_groups: Vec<(Arc<str>, &'c [Arc<str>])>,
     /// Device → the claims (indexes) taking it in this search.
@@ -382,6 +399,7 @@ impl Allocator<'_> {
             chosen: map(),
             constraints: Vec::new(),
             matches: map(),
+            settled: map(),
             selector_groups: Vec::new(),
             taking: map(),
             result: vec![Vec::new(); claims.len()],
@@ -634,6 +652,61 @@ impl<'c> Search<'_, 'c> {
         Ok(m)
     }
 
+    /// A list-attribute matchAttribute constraint of the request whose first device is in
+    /// `slice`: that device's overlap row, outside which every device is refused. `None`
+    /// unless passing those devices over unseen changes nothing kube would see: each of them
+    /// would be skipped for the refusal (and before it for being in use, or not selected),
+    /// provided its selectors and capacity check cannot fail first ([`Self::settle`]).
+    fn refused_row(
+        &mut self,
+        key: RequestKey,
+        pool: usize,
+        slice: &Arc<ResourceSlice>,
+    ) -> Option<(usize, Arc<Overlaps>)> {
+        let data = &self.requests[&key];
+        let name = &data.alt.name;
+        let base = data.parent.as_deref().unwrap_or(name);
+        let row = self.constraints[key.0].iter().find_map(|k| match k {
+            Constraint::Match(m) => m.row(name, Some(base), slice),
+            Constraint::Distinct(_) => None,
+        });
+        if row.is_none() || !self.settle(key, pool, slice) {
+            return None;
+        }
+        row
+    }
+
+    /// Whether every device of `slice` has its selector result for the request's group (each
+    /// evaluated now if not yet: selectors are pure, so this changes no result, and a
+    /// failure is left for the search to meet in kube's order) and none can fail its
+    /// capacity check.
+    fn settle(&mut self, key: RequestKey, pool: usize, slice: &Arc<ResourceSlice>) -> bool {
+        let group = self.requests[&key].selector_group;
+        let at = (group, Arc::as_ptr(slice));
+        if let Some(settled) = self.settled.get(&at) {
+            return *settled;
+        }
+        let mut settled = !self.a.features.consumable_capacity
+            || slice.devices.iter().all(|d| d.capacities.is_empty());
+        for index in 0..slice.devices.len() {
+            if !settled {
+                break;
+            }
+            let c = self.candidate(pool, slice, index);
+            if self.matches.contains_key(&(group, c.id)) {
+                continue;
+            }
+            match self.selectable(key.0, &self.requests[&key], &c) {
+                Ok(m) => {
+                    self.matches.insert((group, c.id), m);
+                }
+                Err(_) => settled = false,
+            }
+        }
+        self.settled.insert(at, settled);
+        settled
+    }
+
     fn in_use(&self, id: &DeviceId) -> bool {
         self.a.allocated.contains(id) || self.taking.get(id).is_some_and(|v| !v.is_empty())
     }
@@ -751,7 +824,14 @@ impl Search<'_, '_> {
             }
             for si in 0..self.pools[pi].targeting.len() {
                 let slice = self.pools[pi].targeting[si].clone();
+                let row = self.refused_row(key, pi, &slice);
                 for index in 0..slice.devices.len() {
+                    if row
+                        .as_ref()
+                        .is_some_and(|(first, o)| !o.meet(*first, index))
+                    {
+                        continue;
+                    }
                     // Judged by its ID first: a device in use costs no candidate.
                     let id = device_id(&slice, index);
                     if (admin && self.taken_by_claim(&id, ci)) || (!admin && self.in_use(&id)) {

@@ -4,8 +4,8 @@
 //! "simple", "small-and-large", "all-devices-*", "prioritized-list-*", "with-constraint",
 //! "tainted-*", "partitionable-devices-*", "missing-class"), written with this crate's types.
 //!
-//! Device selectors here are not CEL: [`Sel`] reads `true`, `false` and `attr <name> = <v>`
-//! (a string attribute's value), so that these tests exercise the search alone; the CEL
+//! Device selectors here are not CEL: [`Sel`] reads `true`, `false`, `attr <name> = <v>`
+//! (a string attribute's value) and `fails-on <device>` (an evaluation error there), so that these tests exercise the search alone; the CEL
 //! selectors get their own tests with the evaluator.
 
 use super::AllocatorFeatures;
@@ -29,6 +29,8 @@ impl SelectorEval for Sel {
                 device.attributes.get(*name),
                 Some(AttributeValue::String(s)) if &**s == *v
             )),
+            ["fails-on", name] if &*device.name == *name => Err(format!("fails on {name}")),
+            ["fails-on", _] => Ok(true),
             _ => Err(format!("no such test selector {expression:?}")),
         }
     }
@@ -803,6 +805,41 @@ fn match_attribute_over_string_lists_needs_a_common_element() {
             Some(&["r:d0", "r:d1"]),
         ),
     ]);
+}
+
+/// Under a list-attribute matchAttribute, the search passes over the devices that share no
+/// element with the first one unseen, but only where kube would see nothing there either:
+/// a selector failing on such a device (d1) still ends the allocation with its error, as
+/// kube's search evaluates d1's selectors before its constraint refuses it. Without the
+/// failing selector, the same devices give d0 and d2.
+#[test]
+fn a_selector_failing_on_a_refused_device_still_ends_the_allocation() {
+    let devices = [&["a", "b"][..], &["c"], &["b"]]
+        .iter()
+        .enumerate()
+        .map(|(i, v)| typed_device(&format!("d{i}"), string_list(v)))
+        .collect();
+    let mut c = Cluster::new(vec![slice("s0", "node-0", 1, devices)]);
+    c.features.list_type_attributes = true;
+    let claim_with = |selector: &str| {
+        let mut cl = claim("c", vec![request("r", "gpu", 2)]);
+        cl.requests[0].alternatives[0].selectors = vec![selector.into()];
+        cl.constraints.push(DeviceConstraint {
+            requests: Vec::new(),
+            match_attribute: Some(format!("{DRIVER}/str").into()),
+            distinct_attribute: None,
+        });
+        cl
+    };
+    let err = c
+        .allocate("node-0", &[&claim_with("fails-on d1")])
+        .unwrap_err();
+    assert!(err.contains("fails on d1"), "{err}");
+    let got = c.allocate("node-0", &[&claim_with("true")]).unwrap();
+    assert_eq!(
+        got.map(|r| picked(&r).concat()),
+        Some(vec!["r:d0".to_string(), "r:d2".to_string()])
+    );
 }
 
 #[test]
