@@ -183,11 +183,8 @@ impl MatchAttribute {
     /// Whether the kept overlap matrix of the first device's slice already refuses `c`: it
     /// shares no element with the first device, so no intersection can hold it.
     fn refuses(&self, request: &str, parent: Option<&str>, c: &Candidate) -> bool {
-        self.first.as_ref().is_some_and(|(slice, first, overlaps)| {
-            Arc::ptr_eq(slice, &c.slice)
-                && !overlaps.meet(*first, c.index)
-                && applies(&self.requests, request, parent)
-        })
+        self.row(request, parent, &c.slice)
+            .is_some_and(|(first, overlaps)| !overlaps.meet(first, c.index))
     }
 
     /// When the constraint covers the request and its first device is in `slice`: that
@@ -197,10 +194,10 @@ impl MatchAttribute {
         request: &str,
         parent: Option<&str>,
         slice: &Arc<ResourceSlice>,
-    ) -> Option<(usize, Arc<Overlaps>)> {
+    ) -> Option<(usize, &Arc<Overlaps>)> {
         let (first_slice, first, overlaps) = self.first.as_ref()?;
         (Arc::ptr_eq(first_slice, slice) && applies(&self.requests, request, parent))
-            .then(|| (*first, overlaps.clone()))
+            .then_some((*first, overlaps))
     }
 
     fn remove(&mut self, request: &str, parent: Option<&str>) {

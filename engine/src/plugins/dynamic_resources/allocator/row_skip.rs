@@ -23,7 +23,7 @@ impl Search<'_, '_> {
         let name = &data.alt.name;
         let base = data.parent.as_deref().unwrap_or(name);
         let row = self.constraints[key.0].iter().find_map(|k| match k {
-            Constraint::Match(m) => m.row(name, Some(base), slice),
+            Constraint::Match(m) => m.row(name, Some(base), slice).map(|(f, o)| (f, o.clone())),
             Constraint::Distinct(_) => None,
         });
         if row.is_none() || !self.settle(key, pool, slice) {
