@@ -168,40 +168,48 @@ fn setup_with(
     add_class(&s, "gpu", None);
     for (i, &n) in devices.iter().enumerate() {
         s.on_node_add(Arc::new(node(i)));
-        let devs: Vec<_> = (0..n)
-            .map(|d| json!({"name": format!("dev-{d}")}))
-            .collect();
-        let slice: k::ResourceSlice = serde_json::from_value(json!({
-            "metadata": {"name": format!("slice-n{i}")},
-            "spec": {"driver": DRIVER, "nodeName": format!("n{i}"),
-                     "pool": {"name": format!("n{i}"), "generation": 1, "resourceSliceCount": 1},
-                     "devices": devs}
-        }))
-        .unwrap();
         s.on_object_event(
             EventResource::ResourceSlice,
             ActionType::ADD,
             None,
-            Some(ApiObject(Arc::new(slice))),
+            Some(ApiObject(Arc::new(slice(i, n, 1)))),
         );
     }
     (s, api)
 }
 
+/// Node `i`'s slice with `n` devices, at pool generation `generation`.
+fn slice(i: usize, n: usize, generation: i64) -> k::ResourceSlice {
+    let devs: Vec<_> = (0..n)
+        .map(|d| json!({"name": format!("dev-{d}")}))
+        .collect();
+    serde_json::from_value(json!({
+        "metadata": {"name": format!("slice-n{i}")},
+        "spec": {"driver": DRIVER, "nodeName": format!("n{i}"),
+                 "pool": {"name": format!("n{i}"), "generation": generation, "resourceSliceCount": 1},
+                 "devices": devs}
+    }))
+    .unwrap()
+}
+
 /// Class `name` of the driver's devices, backing `extended` when given.
 fn add_class(s: &Scheduler, name: &str, extended: Option<&str>) {
-    let class: k::DeviceClass = serde_json::from_value(json!({
-        "metadata": {"name": name},
-        "spec": {"extendedResourceName": extended,
-                 "selectors": [{"cel": {"expression": format!("device.driver == \"{DRIVER}\"")}}]}
-    }))
-    .unwrap();
     s.on_object_event(
         EventResource::DeviceClass,
         ActionType::ADD,
         None,
-        Some(ApiObject(Arc::new(class))),
+        Some(ApiObject(Arc::new(class(name, extended, DRIVER)))),
     );
+}
+
+/// Class `name` of the devices of `driver`, backing `extended` when given.
+fn class(name: &str, extended: Option<&str>, driver: &str) -> k::DeviceClass {
+    serde_json::from_value(json!({
+        "metadata": {"name": name},
+        "spec": {"extendedResourceName": extended,
+                 "selectors": [{"cel": {"expression": format!("device.driver == \"{driver}\"")}}]}
+    }))
+    .unwrap()
 }
 
 fn node(i: usize) -> Node {
@@ -432,6 +440,61 @@ fn a_pod_naming_a_claim_not_created_yet_waits_for_its_creation() {
         s.queue.counts().gated,
         0,
         "the claim's creation releases it"
+    );
+    drain(&s);
+    assert_eq!(api.binds.lock().get("p").map(String::as_str), Some("n0"));
+}
+
+/// The allocator's answers kept per node between cycles (`node_memo.rs`) are taken again
+/// only while nothing the allocator reads on the node changed: here the node's slice gains
+/// a device after a pod found none free there.
+#[test]
+fn a_slice_that_gains_a_device_is_searched_again() {
+    let (s, api) = setup(&[1]);
+    for i in 0..2 {
+        api.put_claim(claim(&format!("c{i}"), "gpu"));
+        s.on_pod_add(pod(&format!("p{i}"), named(&format!("c{i}"))));
+    }
+    drain(&s);
+    assert_eq!(api.binds.lock().len(), 1, "one device, one pod");
+    s.on_object_event(
+        EventResource::ResourceSlice,
+        ActionType::UPDATE,
+        Some(ApiObject(Arc::new(slice(0, 1, 1)))),
+        Some(ApiObject(Arc::new(slice(0, 2, 2)))),
+    );
+    drain(&s);
+    assert_eq!(
+        api.binds.lock().len(),
+        2,
+        "the new device went to the second pod"
+    );
+    let devices: std::collections::BTreeSet<_> = (0..2)
+        .filter_map(|i| allocated_device(&api.claim(&format!("c{i}"))))
+        .collect();
+    assert_eq!(devices.len(), 2, "no device allocated twice: {devices:?}");
+}
+
+/// As above, for a class whose selector comes to match the node's devices.
+#[test]
+fn a_class_that_comes_to_select_the_devices_is_searched_again() {
+    let (s, api) = setup(&[1]);
+    let none = class("gpu", None, "elsewhere.example.com");
+    s.on_object_event(
+        EventResource::DeviceClass,
+        ActionType::UPDATE,
+        Some(ApiObject(Arc::new(class("gpu", None, DRIVER)))),
+        Some(ApiObject(Arc::new(none.clone()))),
+    );
+    api.put_claim(claim("c", "gpu"));
+    s.on_pod_add(pod("p", named("c")));
+    drain(&s);
+    assert!(api.binds.lock().is_empty(), "the class selects no device");
+    s.on_object_event(
+        EventResource::DeviceClass,
+        ActionType::UPDATE,
+        Some(ApiObject(Arc::new(none))),
+        Some(ApiObject(Arc::new(class("gpu", None, DRIVER)))),
     );
     drain(&s);
     assert_eq!(api.binds.lock().get("p").map(String::as_str), Some("n0"));

@@ -64,8 +64,17 @@ pub(crate) struct DraManager {
     /// Bumped on every slice event: what was derived from the slices (the index, selector
     /// results) is stale when it changed.
     slices_generation: AtomicU64,
+    /// Bumped on every DeviceClass event.
+    classes_generation: AtomicU64,
+    /// Per pool, a count of the changes to what its devices hold (claims' allocations and
+    /// in-flight ones): bumped under the lock of the state that changed, read with them
+    /// ([`AllocatedDevices::pool_version`]).
+    versions: RwLock<Arc<PoolVersions>>,
     rejected: AtomicU64,
 }
+
+/// A pool (driver, pool name) → how often what its devices hold changed.
+pub(crate) type PoolVersions = AHashMap<(Sym, Sym), u64>;
 
 impl std::fmt::Debug for DraManager {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -93,35 +102,49 @@ impl DraManager {
         let (old_v1, new_v1) = (as_v1_class(old), as_v1_class(new));
         let (old, new) = (old_v1.as_ref().or(old), new_v1.as_ref().or(new));
         let ok = match resource {
-            EventResource::DeviceClass => apply_kind(
-                old,
-                new,
-                |c: &k::DeviceClass| name(&c.metadata),
-                dra::device_class,
-                |key, v| {
-                    let old = self.classes.write().insert(key, v.clone());
-                    self.extended_resources.write().upsert(&v, old.as_deref());
-                    old
-                },
-                |key| {
-                    let old = self.classes.write().remove(key);
-                    if let Some(o) = &old {
-                        self.extended_resources.write().remove(o);
-                    }
-                    old
-                },
-            ),
+            EventResource::DeviceClass => {
+                let ok = apply_kind(
+                    old,
+                    new,
+                    |c: &k::DeviceClass| name(&c.metadata),
+                    dra::device_class,
+                    |key, v| {
+                        let old = self.classes.write().insert(key, v.clone());
+                        self.extended_resources.write().upsert(&v, old.as_deref());
+                        old
+                    },
+                    |key| {
+                        let old = self.classes.write().remove(key);
+                        if let Some(o) = &old {
+                            self.extended_resources.write().remove(o);
+                        }
+                        old
+                    },
+                );
+                // After the change, so whoever reads this generation reads the change.
+                self.classes_generation.fetch_add(1, Ordering::Release);
+                ok
+            }
             EventResource::ResourceSlice => {
                 let ok = apply_kind(
                     old,
                     new,
                     |s: &k::ResourceSlice| name(&s.metadata),
                     dra::resource_slice,
-                    |key, v| self.slices.write().insert(key, v),
-                    |key| self.slices.write().remove(key),
+                    // The generation moves under the slices' lock: an index built from
+                    // them carries the generation of exactly what it read.
+                    |key, v| {
+                        let mut w = self.slices.write();
+                        self.slices_generation.fetch_add(1, Ordering::Release);
+                        w.insert(key, v)
+                    },
+                    |key| {
+                        let mut w = self.slices.write();
+                        self.slices_generation.fetch_add(1, Ordering::Release);
+                        w.remove(key)
+                    },
                 );
                 *self.index.write() = None;
-                self.slices_generation.fetch_add(1, Ordering::Release);
                 ok
             }
             EventResource::ResourceClaim => apply_kind(
@@ -164,6 +187,8 @@ pub(crate) struct AllocatedDevices {
     in_flight: AHashSet<DeviceId>,
     shared: Arc<AHashMap<DeviceId, SharedUse>>,
     in_flight_shared: AHashMap<DeviceId, SharedUse>,
+    /// The pools' versions, read with the rest (empty outside the manager's snapshots).
+    versions: Arc<PoolVersions>,
 }
 
 /// A device's shares (allocation results with a share ID), and what they consume.
@@ -218,6 +243,12 @@ impl AllocatedDevices {
             }
             (None, None) => None,
         }
+    }
+
+    /// How often what the devices of the pool (`driver`, `pool`) hold had changed when this
+    /// snapshot was taken: two snapshots with one version hold the same of the pool.
+    pub(crate) fn pool_version(&self, driver: Sym, pool: Sym) -> u64 {
+        self.versions.get(&(driver, pool)).copied().unwrap_or(0)
     }
 
     /// Every device held whole, in no order (tests).
@@ -346,6 +377,12 @@ impl DraManager {
         self.slices.read().values().cloned().collect()
     }
 
+    /// Counts the DeviceClass events: what was derived from the classes is stale when it
+    /// changed.
+    pub(crate) fn classes_generation(&self) -> u64 {
+        self.classes_generation.load(Ordering::Acquire)
+    }
+
     /// The slices by node (module doc of [`SliceIndex`]).
     pub(crate) fn slice_index(&self) -> Arc<SliceIndex> {
         if let Some(i) = self.index.read().as_ref() {
@@ -355,8 +392,11 @@ impl DraManager {
         if let Some(i) = w.as_ref() {
             return i.clone();
         }
-        let generation = self.slices_generation.load(Ordering::Acquire);
-        let all: Vec<Arc<ResourceSlice>> = self.slices.read().values().cloned().collect();
+        let (generation, all) = {
+            let slices = self.slices.read();
+            let generation = self.slices_generation.load(Ordering::Acquire);
+            (generation, slices.values().cloned().collect::<Vec<_>>())
+        };
         let mut by_node: AHashMap<Sym, Vec<Arc<ResourceSlice>>> = AHashMap::new();
         let (mut other, mut counters, mut by_pool) = (Vec::new(), AHashMap::new(), AHashMap::new());
         for s in &all {
@@ -443,21 +483,37 @@ impl DraManager {
     /// DRAConsumableCapacity off (`consumable_capacity`), as kube's `GatherAllocatedState`,
     /// a shared device counts as held whole. The devices of in-flight allocations count too.
     pub(crate) fn allocated_devices(&self, consumable_capacity: bool) -> AllocatedDevices {
+        // Every part under its lock at once (in the mutators' order: held, shared, in
+        // flight, versions), so the versions describe exactly this snapshot.
+        let (held, shared, in_flight) =
+            (self.held.read(), self.shared.read(), self.in_flight.read());
         let mut out = AllocatedDevices {
-            held: self.held.read().clone(),
-            shared: self.shared.read().clone(),
+            held: held.clone(),
+            shared: shared.clone(),
+            versions: self.versions.read().clone(),
             ..AllocatedDevices::default()
         };
-        for (a, _) in self.in_flight.read().values() {
+        for (a, _) in in_flight.values() {
             for d in &a.devices {
                 out.insert(d, consumable_capacity);
             }
         }
+        drop((held, shared, in_flight));
         if !consumable_capacity && !out.shared.is_empty() {
             out.in_flight.extend(out.shared.keys().copied());
             out.shared = Arc::default();
         }
         out
+    }
+
+    /// Bumps the versions of the pools of `devices` (the caller holds the lock of the state
+    /// they changed).
+    fn bump<'d>(&self, devices: impl IntoIterator<Item = &'d dra::AllocatedDevice>) {
+        let mut v = self.versions.write();
+        let v = Arc::make_mut(&mut v);
+        for d in devices {
+            *v.entry((d.device.driver, d.device.pool)).or_insert(0) += 1;
+        }
     }
 
     /// Moves the held devices and shares from `old`'s allocation to `new`'s (a claim event).
@@ -475,6 +531,7 @@ impl DraManager {
             return;
         }
         let (mut held, mut shared) = (self.held.write(), self.shared.write());
+        self.bump(gone.iter().chain(&came));
         let (held, shared) = (Arc::make_mut(&mut held), Arc::make_mut(&mut shared));
         for d in gone {
             if d.share_id.is_some() {
@@ -523,6 +580,7 @@ impl DraManager {
         {
             return;
         }
+        self.bump(&allocation.devices);
         in_flight.insert(claim.uid.clone(), (allocation, 1));
     }
 
@@ -533,7 +591,15 @@ impl DraManager {
 
     /// Replaces every in-flight allocation (a replay of a recorded state).
     pub(crate) fn replace_pending_allocations(&self, pending: AHashMap<Arc<str>, Arc<Allocation>>) {
-        *self.in_flight.write() = pending.into_iter().map(|(k, a)| (k, (a, 1))).collect();
+        let mut in_flight = self.in_flight.write();
+        let devices = |m: &AHashMap<Arc<str>, InFlight>| -> Vec<dra::AllocatedDevice> {
+            m.values()
+                .flat_map(|(a, _)| a.devices.iter().cloned())
+                .collect()
+        };
+        let gone = devices(&in_flight);
+        *in_flight = pending.into_iter().map(|(k, a)| (k, (a, 1))).collect();
+        self.bump(gone.iter().chain(&devices(&in_flight)));
     }
 
     /// kube's `MaybeRemoveClaimPendingAllocation`: drops one sharer of the claim's in-flight
@@ -545,7 +611,9 @@ impl DraManager {
             return false;
         };
         if force || *sharers <= 1 {
-            in_flight.remove(uid);
+            if let Some((a, _)) = in_flight.remove(uid) {
+                self.bump(&a.devices);
+            }
             return true;
         }
         *sharers -= 1;
@@ -688,6 +756,51 @@ mod tests {
         m.apply(EventResource::ResourceClaim, Some(&free), Some(&y));
         m.signal_pending_allocation(&c, a);
         assert!(m.pending_allocation("u").is_none(), "the view was stale");
+    }
+
+    /// The node memo's item 5 (`plugins/dynamic_resources/node_memo.rs`): a pool's version
+    /// moves with every change to what its devices hold, and only its own.
+    #[test]
+    fn a_pools_version_moves_with_what_its_devices_hold_and_a_snapshot_keeps_its_own() {
+        let m = DraManager::default();
+        let on = |pool: &str| {
+            obj::<k::ResourceClaim>(json!({
+                "metadata": {"name": "c", "namespace": "ns", "uid": "u"},
+                "spec": {"devices": {"requests": [{"name": "r", "exactly": {"deviceClassName": "gpu"}}]}},
+                "status": {"allocation": {"devices": {"results": [
+                    {"request": "r", "driver": "d", "pool": pool, "device": "x"}]}}}
+            }))
+        };
+        let (d, p, q) = (Sym::new("d"), Sym::new("p"), Sym::new("q"));
+        let version = |pool| m.allocated_devices(false).pool_version(d, pool);
+        let (vp, vq) = (version(p), version(q));
+        m.apply(EventResource::ResourceClaim, None, Some(&on("p")));
+        assert!(version(p) > vp, "allocated on p");
+        assert_eq!(version(q), vq, "q holds what it held");
+        let before = m.allocated_devices(false);
+        m.apply(EventResource::ResourceClaim, Some(&on("p")), Some(&on("q")));
+        assert!(version(q) > vq && version(p) > before.pool_version(d, p));
+        assert_eq!(
+            before.pool_version(d, q),
+            vq,
+            "a snapshot keeps the versions of what it holds"
+        );
+        // In flight: Reserve's allocation and its removal.
+        let mut c =
+            dra::resource_claim(on("p").downcast_ref::<k::ResourceClaim>().unwrap()).unwrap();
+        c.uid = "other".into();
+        c.name = "other".into();
+        let a = Arc::new(c.allocation.take().unwrap());
+        let v = version(p);
+        m.signal_pending_allocation(&c, a);
+        assert!(version(p) > v);
+        let v = version(p);
+        assert!(m.maybe_remove_pending_allocation("other", true));
+        assert!(version(p) > v);
+        // A claim event that changes no allocation moves nothing.
+        let (vp, vq) = (version(p), version(q));
+        m.apply(EventResource::ResourceClaim, Some(&on("q")), Some(&on("q")));
+        assert_eq!((version(p), version(q)), (vp, vq));
     }
 
     #[test]

@@ -31,6 +31,7 @@ use super::{Store, StoreError};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use parking_lot::{Mutex, RwLock};
 use std::any::Any;
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use tidegate_engine::ActionType;
@@ -110,6 +111,17 @@ impl KindStore {
 
     /// Stores `obj` at `key` (None: removes it), refiling it in every index.
     fn put(&self, key: &ObjectKey, obj: Option<&Arc<dyn KubeObject>>) {
+        self.put_json(key, obj, None);
+    }
+
+    /// [`Self::put`] with the JSON of the object stored now and of `obj`, when the caller
+    /// has them (the indexes read them).
+    fn put_json(
+        &self,
+        key: &ObjectKey,
+        obj: Option<&Arc<dyn KubeObject>>,
+        json: Option<(&serde_json::Value, Option<&serde_json::Value>)>,
+    ) {
         let mut d = self.data.write();
         let old = match obj {
             Some(o) => d.objects.insert(key.clone(), o.clone()),
@@ -120,7 +132,19 @@ impl KindStore {
             (Some(_), None) => d.deleted += 1,
             _ => {}
         }
-        let (old_json, new_json) = (old.map(|o| o.to_json()), obj.map(|o| o.to_json()));
+        if self.kind.indexes.is_empty() {
+            return;
+        }
+        let (old_json, new_json) = match json {
+            Some((o, n)) => (
+                old.is_some().then_some(Cow::Borrowed(o)),
+                n.map(Cow::Borrowed),
+            ),
+            None => (
+                old.map(|o| Cow::Owned(o.to_json())),
+                obj.map(|o| Cow::Owned(o.to_json())),
+            ),
+        };
         for (i, ix) in self.kind.indexes.iter().enumerate() {
             for k in old_json.iter().flat_map(|j| (ix.keys)(j)) {
                 if let Some(set) = d.indexes[i].get_mut(&k) {
@@ -173,14 +197,18 @@ fn redecode(
     })
 }
 
-/// The object outside metadata and status (what bumps the generation).
-fn body(json: &serde_json::Value) -> serde_json::Value {
-    let mut j = json.clone();
-    if let Some(m) = j.as_object_mut() {
-        m.remove("metadata");
-        m.remove("status");
+/// Whether two objects differ outside metadata and status (what bumps the generation).
+fn body_differs(a: &serde_json::Value, b: &serde_json::Value) -> bool {
+    let outside = |k: &String| k != "metadata" && k != "status";
+    match (a.as_object(), b.as_object()) {
+        (Some(a), Some(b)) => {
+            a.keys().filter(|k| outside(k)).count() != b.keys().filter(|k| outside(k)).count()
+                || a.iter()
+                    .filter(|(k, _)| outside(k))
+                    .any(|(k, v)| b.get(k) != Some(v))
+        }
+        _ => a != b,
     }
-    j
 }
 
 /// kube's "X is invalid: a, b".
@@ -388,7 +416,7 @@ impl Store {
         if !errs.is_empty() {
             return Err(invalid(kind, &name, &errs));
         }
-        let bump = body(&json) != body(&old_json);
+        let bump = body_differs(&json, &old_json);
         let mut new = redecode(kind, &o.obj, json)?;
         let (om, nm) = (old.meta(), new.meta_mut());
         nm.namespace = om.namespace.clone();
@@ -398,7 +426,8 @@ impl Store {
         nm.deletion_grace_period_seconds = om.deletion_grace_period_seconds;
         nm.generation = om.generation.map(|g| g + i64::from(bump));
         nm.resource_version = om.resource_version.clone();
-        if new.to_json() == old_json {
+        let new_json = new.to_json();
+        if new_json == old_json {
             // kube's storage writes nothing for an update that changes nothing: no new
             // resourceVersion, no event (updateAny's status PUT of an unchanged status).
             return Ok(());
@@ -410,16 +439,20 @@ impl Store {
         };
         let nm = new.meta_mut();
         nm.resource_version = Some(rv.to_string());
+        let mut new_json = new_json;
+        if let Some(m) = new_json.get_mut("metadata").and_then(|m| m.as_object_mut()) {
+            m.insert("resourceVersion".into(), rv.to_string().into());
+        }
         let finalized =
             nm.deletion_timestamp.is_some() && nm.finalizers.as_ref().is_none_or(|f| f.is_empty());
         let new: Arc<dyn KubeObject> = Arc::from(new);
         if finalized {
             // kube's registry deletes an object marked for deletion once its last finalizer
             // is gone.
-            ks.put(&key, None);
+            ks.put_json(&key, None, Some((&old_json, None)));
             self.deliver(ks, &WatchEvent::Deleted(&new));
         } else {
-            ks.put(&key, Some(&new));
+            ks.put_json(&key, Some(&new), Some((&old_json, Some(&new_json))));
             self.deliver(
                 ks,
                 &WatchEvent::Modified {

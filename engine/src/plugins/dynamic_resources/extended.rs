@@ -58,6 +58,9 @@ pub(crate) struct NodeExtended {
     pub(crate) claim: Arc<ResourceClaim>,
     pub(crate) requests: Vec<ExactRequest>,
     pub(crate) mappings: Vec<Mapping>,
+    /// The shape id of the claims to allocate with this one ([`super::node_memo`]), taken
+    /// on first use.
+    pub(crate) shape: std::sync::OnceLock<u64>,
 }
 
 /// Which request serves a container's resource (kube's `ContainerExtendedResourceRequest`).

@@ -11,6 +11,7 @@
 //! - [`compat_groups`]: compatibility groups' running intersection;
 //! - [`cel`]: the selectors in CEL (kube's DRA environment; each expression compiled once);
 //! - [`cel_cost`]: the worst-case cost kube's API server limits a stored selector to;
+//! - [`node_memo`]: the allocator's answers kept per node between cycles;
 //! - [`state`]: the plugin's cycle state, and what a pod-group cycle's members share;
 //! - [`standalone`]: the allocator outside a cycle, for harnesses (`allocResourceClaims`).
 
@@ -21,6 +22,7 @@ pub(crate) mod cel_cost;
 pub(crate) mod compat_groups;
 pub(crate) mod extended;
 pub(crate) mod extended_scoring;
+pub(crate) mod node_memo;
 pub(crate) mod plugin;
 pub(crate) mod pod_group_claims;
 pub(crate) mod pools;

@@ -40,6 +40,7 @@ use super::AllocatorFeatures;
 use super::allocator::{AllocError, Allocator, SelectorEval};
 use super::cel::CelSelectors;
 use super::extended::{self, NodeExtended};
+use super::node_memo::{MemoKey, NodeMemo};
 use super::state::{
     AllocatorInputs, ClaimInfo, DraState, GroupClaims, NodeAllocation, group_claims,
     group_claims_or_new,
@@ -79,6 +80,8 @@ pub(crate) struct DynamicResources {
     /// Selector results by expression and device, for the slices' generation they were
     /// computed on (a device's attributes change only with its slice).
     memo: RwLock<SelectorMemo>,
+    /// The allocator's answers per node, kept between cycles.
+    node_memo: NodeMemo,
     /// The state of every pod without claims (kube writes an empty `stateData` for them).
     /// Shared: with no claims, no extension point locks or fills its fields.
     no_claims: Arc<DraState>,
@@ -143,6 +146,7 @@ impl DynamicResources {
             features,
             cel: CelSelectors::new(),
             memo: RwLock::default(),
+            node_memo: NodeMemo::default(),
             no_claims: Arc::new(DraState::default()),
             pod_groups: None,
             workload_claims: false,
@@ -451,10 +455,12 @@ impl DynamicResources {
             .iter()
             .any(|c| c.to_allocate)
             .then(|| AllocatorInputs {
+                classes: self.dra.classes_generation(),
                 allocated: self
                     .dra
                     .allocated_devices(self.features.consumable_capacity),
                 slices: self.dra.slice_index(),
+                shape: std::sync::OnceLock::new(),
             });
         let n = infos.len();
         Ok(DraState {
@@ -508,6 +514,7 @@ impl DynamicResources {
             claim: extended::claim_for_node(&ext.claim, &requests),
             requests,
             mappings,
+            shape: std::sync::OnceLock::new(),
         });
         state.extended_by_resources.lock().push((names, e.clone()));
         Ok(Some(e))
@@ -558,24 +565,6 @@ impl FilterPlugin for DynamicResources {
                     _ => &*c.claim,
                 })
                 .collect();
-            let classes = |name: &str| self.dra.class(name);
-            let pools = super::pools::node_pools(&inputs.slices, n, self.features);
-            let selectors = MemoSelectors {
-                cel: &self.cel,
-                memo: &self.memo,
-                generation: inputs.slices.generation,
-            };
-            let a = Allocator {
-                features: self.features,
-                allocated: &inputs.allocated,
-                classes: &classes,
-                slices: &[],
-                all_slices: super::pools::AllSlices::ByPool(&inputs.slices.by_pool),
-                remote_pools: &[],
-                selectors: &selectors,
-                only: None,
-                pools: Some(pools),
-            };
             // Every claim to allocate shares an earlier member's allocation in flight: kube
             // still runs the allocator, which finds nothing to do and cannot fail with no
             // claims (pools are gathered, never judged). Skipping it saves gathering every
@@ -583,14 +572,13 @@ impl FilterPlugin for DynamicResources {
             let result = if to_allocate.is_empty() {
                 Ok(Some(Vec::new()))
             } else {
-                a.allocate(n, &to_allocate)
+                self.allocate_on(inputs, node, &to_allocate, extended.as_deref())
             };
             match result {
-                Ok(Some(r)) if r.len() == to_allocate.len() => {
+                Ok(Some(mut r)) if r.len() == to_allocate.len() => {
                     // kube's order: the new allocations, then those shared from an earlier
                     // member (Reserve pairs them with the claims to allocate in claim order,
                     // as kube does).
-                    let mut r: Vec<Arc<Allocation>> = r.into_iter().map(Arc::new).collect();
                     r.extend(state.claims.iter().filter_map(|c| c.pending.clone()));
                     allocations = Some(r);
                 }
@@ -611,6 +599,66 @@ impl FilterPlugin for DynamicResources {
             state.node_allocations.lock().insert(n.name, Arc::new(na));
         }
         Status::success()
+    }
+}
+
+impl DynamicResources {
+    /// The allocator's answer for `to_allocate` on `node`, from the node memo when nothing it
+    /// reads there has changed since it was kept ([`super::node_memo`]).
+    fn allocate_on(
+        &self,
+        inputs: &AllocatorInputs,
+        node: &NodeInfo,
+        to_allocate: &[&ResourceClaim],
+        extended: Option<&NodeExtended>,
+    ) -> Result<Option<Vec<Arc<Allocation>>>, AllocError> {
+        let n = &node.node;
+        let pools = super::pools::node_pools(&inputs.slices, n, self.features);
+        let shape = match extended {
+            Some(e) => &e.shape,
+            None => &inputs.shape,
+        };
+        let key = MemoKey {
+            slices: inputs.slices.generation,
+            classes: inputs.classes,
+            shape: *shape.get_or_init(|| self.node_memo.shape_id(to_allocate)),
+        };
+        let versions: Vec<u64> = pools
+            .iter()
+            .map(|p| inputs.allocated.pool_version(p.id.0, p.sym()))
+            .collect();
+        if let Some(answer) = self.node_memo.get(n, key, &versions) {
+            return Ok(answer.map(|a| a.to_vec()));
+        }
+        let classes = |name: &str| self.dra.class(name);
+        let selectors = MemoSelectors {
+            cel: &self.cel,
+            memo: &self.memo,
+            generation: inputs.slices.generation,
+        };
+        let a = Allocator {
+            features: self.features,
+            allocated: &inputs.allocated,
+            classes: &classes,
+            slices: &[],
+            all_slices: super::pools::AllSlices::ByPool(&inputs.slices.by_pool),
+            remote_pools: &[],
+            selectors: &selectors,
+            only: None,
+            pools: Some(pools),
+        };
+        let result = a.allocate(n, to_allocate)?;
+        let found = result.map(|r| r.into_iter().map(Arc::new).collect::<Vec<_>>());
+        // Share IDs derive from the claim's UID: such an answer is this claim's alone.
+        let shares = found
+            .iter()
+            .flatten()
+            .any(|a| a.devices.iter().any(|d| d.share_id.is_some()));
+        if !shares {
+            let answer = found.as_ref().map(|r| Arc::from(r.as_slice()));
+            self.node_memo.put(n, key, versions, answer);
+        }
+        Ok(found)
     }
 }
 

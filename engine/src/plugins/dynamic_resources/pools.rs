@@ -40,6 +40,15 @@ pub(crate) struct Pool {
     pub(crate) counter_sets: CounterSets,
 }
 
+impl Pool {
+    /// The pool's name, interned (its devices' [`crate::api::dra::DeviceId`] part).
+    pub(crate) fn sym(&self) -> Sym {
+        (self.targeting.iter().chain(&self.not_targeting))
+            .next()
+            .map_or_else(|| Sym::new(&self.id.1), |s| s.pool_sym)
+    }
+}
+
 /// kube's `NodeMatches`: whether `sel` reaches `node`.
 pub(crate) fn node_matches(node: &Node, sel: &NodeSelection) -> bool {
     match sel {

@@ -31,6 +31,11 @@ pub(super) struct ClaimInfo {
 pub(super) struct AllocatorInputs {
     pub(super) allocated: AllocatedDevices,
     pub(super) slices: Arc<SliceIndex>,
+    /// The classes' generation when the cycle began ([`super::node_memo`]).
+    pub(super) classes: u64,
+    /// The shape id of the claims to allocate when no claim for extended resources joins
+    /// them ([`super::node_memo::NodeMemo::shape_id`]), taken on first use.
+    pub(super) shape: std::sync::OnceLock<u64>,
 }
 
 /// What Filter found for one node (kube's `nodeAllocation`).
