@@ -637,3 +637,29 @@ fn a_nomination_from_the_binding_cycle_is_held_without_judging() {
         r.disagreements
     );
 }
+
+/// kube's cycle counted other feasible nodes than kube's own Filter on the state it recorded
+/// (a nomination reaching kube's nominator between the two): when tidegate agrees with the
+/// recorded evaluation, the moved state explains it; kube's node is still judged feasible.
+#[test]
+fn a_cycle_count_kubes_own_record_does_not_give_is_explained_as_a_moved_state() {
+    let base = lines("v2_Random1Batch0_Scenarios12.jsonl");
+    let i = first_scored(&base);
+    let dir = tempfile::tempdir().unwrap();
+    let mut ls = base.clone();
+    let n = ls[i]["feasibleNodes"].as_i64().unwrap();
+    ls[i]["feasibleNodes"] = Value::from(n + 1);
+    let r = replay(&write(dir.path(), &ls), None).unwrap();
+    assert!(r.disagreements.is_empty(), "{:?}", r.disagreements);
+    assert!(
+        r.explained.iter().any(|e| e.contains("the state moved")),
+        "{:?}",
+        r.explained
+    );
+    // kube's own evaluation counting the same as its cycle leaves nothing to explain: the
+    // count is tidegate's to match, and it does not.
+    ls[i]["kube"]["feasible"] = Value::from(n + 1);
+    let r = replay(&write(dir.path(), &ls), None).unwrap();
+    assert!(!r.disagreements.is_empty());
+    assert!(!r.explained.iter().any(|e| e.contains("the state moved")));
+}

@@ -2,6 +2,7 @@ package perf
 
 import (
 	"context"
+	"reflect"
 	"sort"
 
 	v1 "k8s.io/api/core/v1"
@@ -74,11 +75,28 @@ func nominatedPods(fw framework.Framework, nodes []fwk.NodeInfo) map[string][]No
 // evaluate runs PreFilter, Filter (with the nominated pods, on the PreFilter result's
 // nodes), PreScore and Score for pod on fw's current snapshot with a fresh cycle state.
 // chosen is kube's node for this attempt ("" when it failed): its scores are kept.
+//
+// kube's nominator is live: binding cycles' NominatedNodeNameForExpectation updates reach
+// it while Filter runs, so the nominated pods recorded and those Filter counted could
+// differ. The evaluation is redone until the nominator gave the same pods before and after
+// it (a few tries), so that the record holds what Filter saw.
 func evaluate(ctx context.Context, fw framework.Framework, pod *v1.Pod, chosen string) *Evaluation {
 	nodes, err := fw.SnapshotSharedLister().NodeInfos().List()
 	if err != nil {
 		return &Evaluation{ScoreError: err.Error()}
 	}
+	var out *Evaluation
+	for try := 0; try < 5; try++ {
+		out = evaluateOnce(ctx, fw, pod, chosen, nodes)
+		if reflect.DeepEqual(out.Nominated, nominatedPods(fw, nodes)) {
+			break
+		}
+	}
+	return out
+}
+
+// evaluateOnce is one try of evaluate.
+func evaluateOnce(ctx context.Context, fw framework.Framework, pod *v1.Pod, chosen string, nodes []fwk.NodeInfo) *Evaluation {
 	small := len(nodes) <= smallCluster
 	state := framework.NewCycleState()
 	out := &Evaluation{Nominated: nominatedPods(fw, nodes)}

@@ -624,29 +624,14 @@ impl Replay {
             Some(e) => (e, line.placement_nodes.len()),
             None => (&eval, self.nodes.len()),
         };
-        let verdict = match &line.node {
-            Some(node) => {
-                let (v, top) = judge::judge_binding(&line, node, judged, &eval, all_nodes);
-                if v.is_none() {
-                    if top {
-                        self.report.top_checked += 1;
-                    } else {
-                        self.report.feasibility_only += 1;
-                    }
-                }
-                v
-            }
-            None if !line.unschedulable_plugins.is_empty() || line.num_all_nodes > 0 => {
-                self.report.fit_errors += 1;
-                let v = judge::judge_fit_error(&line, judged);
-                self.saw_fit_error = true;
-                v
-            }
-            None => {
-                self.report.other_errors += 1;
-                None
-            }
-        };
+        let verdict = self.verdict(
+            &line,
+            &key,
+            &eval,
+            judged,
+            in_placement.is_some(),
+            all_nodes,
+        );
         if let Some(what) = verdict {
             self.disagree(&line, &key, what);
         }
@@ -672,6 +657,79 @@ impl Replay {
             self.sched.on_pod_add(bound);
         }
         Ok(())
+    }
+
+    /// The verdict on a decision's outcome (its binding or fit error): `eval` is the whole
+    /// cluster's evaluation, `judged` the part kube chose among (a placement's nodes, of
+    /// `all_nodes`).
+    fn verdict(
+        &mut self,
+        line: &Line,
+        key: &str,
+        eval: &tidegate_engine::Evaluation,
+        judged: &tidegate_engine::Evaluation,
+        in_placement: bool,
+        all_nodes: usize,
+    ) -> Option<String> {
+        match &line.node {
+            Some(node) if let Some(why) = self.moved_state(line, in_placement, eval) => {
+                self.report.explained.push(format!(
+                    "#{} {key} (attempt {}): {why}",
+                    line.seq, line.attempts
+                ));
+                self.report.feasibility_only += 1;
+                let n = Sym::new(node);
+                (!eval.feasible.iter().any(|&(m, _)| m == n)).then(|| {
+                    format!("kube bound it to {node}; tidegate's Filter rejects that node")
+                })
+            }
+            Some(node) => {
+                let (v, top) = judge::judge_binding(line, node, judged, eval, all_nodes);
+                if v.is_none() {
+                    if top {
+                        self.report.top_checked += 1;
+                    } else {
+                        self.report.feasibility_only += 1;
+                    }
+                }
+                v
+            }
+            None if !line.unschedulable_plugins.is_empty() || line.num_all_nodes > 0 => {
+                self.report.fit_errors += 1;
+                let v = judge::judge_fit_error(line, judged);
+                self.saw_fit_error = true;
+                v
+            }
+            None => {
+                self.report.other_errors += 1;
+                None
+            }
+        }
+    }
+
+    /// Why a binding's feasible count is not judged against kube's cycle: kube's own Filter
+    /// on the recorded state (every node) found another count than its cycle did, and
+    /// tidegate's agrees with the recorded one. The state moved between kube's cycle and its
+    /// record (a binding cycle's nomination, NominatedNodeNameForExpectation, reaching kube's
+    /// nominator in between); `None` for any other attempt.
+    fn moved_state(
+        &self,
+        line: &Line,
+        in_placement: bool,
+        eval: &tidegate_engine::Evaluation,
+    ) -> Option<String> {
+        let kube = line.kube.as_ref()?;
+        let moved = !in_placement
+            && kube.pre_filter.is_none()
+            && line.evaluated_nodes == self.nodes.len()
+            && line.feasible_nodes != kube.feasible
+            && kube.feasible == eval.feasible.len();
+        moved.then(|| {
+            format!(
+                "kube's cycle found {} feasible nodes, its own Filter on the recorded state {} (as tidegate does): the state moved between them; kube's node judged feasible only",
+                line.feasible_nodes, kube.feasible
+            )
+        })
     }
 
     /// kube undid a group member's placement (another placement tried, or the group

@@ -432,6 +432,23 @@ impl Store {
             // resourceVersion, no event (updateAny's status PUT of an unchanged status).
             return Ok(());
         }
+        self.commit_update(ks, &key, &old, (old_json, new_json), new);
+        Ok(())
+    }
+
+    /// The end of [`Self::update_object`]: `new` (with `jsons`: the stored object's JSON and
+    /// its own) stored at `key` under a new resourceVersion, or deleted when it was marked for
+    /// deletion and has no finalizer left, and the event delivered. The caller holds the
+    /// kind's writer lock.
+    fn commit_update(
+        &self,
+        ks: &KindStore,
+        key: &ObjectKey,
+        old: &Arc<dyn KubeObject>,
+        jsons: (serde_json::Value, serde_json::Value),
+        mut new: Box<dyn KubeObject>,
+    ) {
+        let (old_json, mut new_json) = jsons;
         let rv = {
             let mut st = self.state.lock();
             st.rv += 1;
@@ -439,7 +456,6 @@ impl Store {
         };
         let nm = new.meta_mut();
         nm.resource_version = Some(rv.to_string());
-        let mut new_json = new_json;
         if let Some(m) = new_json.get_mut("metadata").and_then(|m| m.as_object_mut()) {
             m.insert("resourceVersion".into(), rv.to_string().into());
         }
@@ -449,19 +465,12 @@ impl Store {
         if finalized {
             // kube's registry deletes an object marked for deletion once its last finalizer
             // is gone.
-            ks.put_json(&key, None, Some((&old_json, None)));
+            ks.put_json(key, None, Some((&old_json, None)));
             self.deliver(ks, &WatchEvent::Deleted(&new));
         } else {
-            ks.put_json(&key, Some(&new), Some((&old_json, Some(&new_json))));
-            self.deliver(
-                ks,
-                &WatchEvent::Modified {
-                    old: &old,
-                    new: &new,
-                },
-            );
+            ks.put_json(key, Some(&new), Some((&old_json, Some(&new_json))));
+            self.deliver(ks, &WatchEvent::Modified { old, new: &new });
         }
-        Ok(())
     }
 
     /// Deletes an object of a registered kind; one with finalizers only gets a
