@@ -186,6 +186,61 @@ fn check_pod(p: &core::Pod, ns: &str, j: usize) {
     }
 }
 
+/// Scenarios with devices (`oracle/scenarios_dra.rs`): their classes, slices and claim
+/// templates are created before their pods, each slice is one node's own pool of the
+/// scenario's driver, and a pod claims only through a template of its own namespace.
+#[test]
+fn scenarios_with_devices_create_them_first_and_pods_claim_only_their_own() {
+    let dir = write(1, 40, 40);
+    let cfg = config(dir.path());
+    let (mut with_devices, mut claiming) = (BTreeSet::new(), 0);
+    for tc in &cfg {
+        let mut templates = BTreeSet::new();
+        for op in ops(tc) {
+            let path = |op: &Value| dir.path().join(s(op, "templatePath"));
+            match s(op, "opcode") {
+                "createAny" => {
+                    let text = std::fs::read_to_string(path(op)).unwrap();
+                    let o: Value = serde_saphyr::from_str(&text).unwrap();
+                    let name = o["metadata"]["name"].as_str().unwrap().to_string();
+                    match o["kind"].as_str().unwrap() {
+                        "DeviceClass" | "ResourceSlice" => {
+                            assert!(op.get("namespace").is_none(), "{name}: cluster-scoped");
+                            let ns = name.split("-node-").next().unwrap();
+                            let ns = ns.trim_end_matches("-dev").trim_end_matches("-big");
+                            if o["kind"] == "ResourceSlice" {
+                                let node = o["spec"]["nodeName"].as_str().unwrap();
+                                assert_eq!(o["spec"]["pool"]["name"], node);
+                                assert_eq!(o["spec"]["driver"], format!("{ns}.example.com"));
+                            }
+                            with_devices.insert(ns.to_string());
+                        }
+                        "ResourceClaimTemplate" => {
+                            let ns = s(op, "namespace").to_string();
+                            assert_eq!(o["metadata"]["namespace"], ns.as_str());
+                            templates.insert((ns, name));
+                        }
+                        k => panic!("createAny of {k}"),
+                    }
+                }
+                "createPods" => {
+                    let p: core::Pod = typed(&dir.path().join(s(op, "podTemplatePath")), "Pod");
+                    let ns = s(op, "namespace").to_string();
+                    for c in p.spec.unwrap().resource_claims.iter().flatten() {
+                        let t = c.resource_claim_template_name.clone().unwrap();
+                        assert!(templates.contains(&(ns.clone(), t)), "{ns}: {c:?}");
+                        claiming += 1;
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    // Mix::DEFAULT: 30% of the scenarios, half their pods.
+    assert!((5..=20).contains(&with_devices.len()), "{with_devices:?}");
+    assert!(claiming > 10, "{claiming} pods claim devices");
+}
+
 /// The config's ops of each batch's test cases, and every template they name: nodes first,
 /// then the metrics window over the test case's namespaces, the pod groups (one
 /// createPodGroups each, in a test case of their own with the workload gates on), the pods,
@@ -238,12 +293,19 @@ fn every_template_is_a_node_pod_or_pod_group_with_the_promised_fields() {
             .unwrap();
         let first_pod = kinds.iter().position(|k| *k == "createPods").unwrap();
         assert!(kinds[..window_at].iter().all(|k| *k == "createNodes"));
+        // Devices (createAny: classes, slices, claim templates) and groups before any pod.
+        let before_pods = &kinds[window_at + 1..first_pod];
         assert!(
-            kinds[window_at + 1..first_pod]
+            before_pods
                 .iter()
-                .all(|k| *k == "createPodGroups")
+                .all(|k| *k == "createPodGroups" || *k == "createAny")
         );
-        assert_eq!(first_pod > window_at + 1, grouped, "{name}: {kinds:?}");
+        assert_eq!(
+            before_pods.contains(&"createPodGroups"),
+            grouped,
+            "{name}: {kinds:?}"
+        );
+        assert!(!kinds[first_pod..].contains(&"createAny"));
         assert!(!kinds[first_pod..].contains(&"createPodGroups"));
         assert_eq!(
             &kinds[kinds.len() - 2..],

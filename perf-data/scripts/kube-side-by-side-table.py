@@ -52,6 +52,9 @@ def fmt(vals, unit=""):
     lo, hi = min(vals), max(vals)
     if unit == "ms":
         return f"{m:.3g} ms ({lo:.3g}–{hi:.3g})"
+    if hi < 10:
+        # Below 10 pods/s (kube's slowest workloads) whole numbers would hide the figure.
+        return f"{m:.3g} ({lo:.3g}–{hi:.3g})"
     return f"{m:,.0f} ({lo:,.0f}–{hi:,.0f})"
 
 

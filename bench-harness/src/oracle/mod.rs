@@ -96,6 +96,7 @@ mod judge;
 pub mod outcome;
 
 pub mod scenarios;
+pub mod scenarios_dra;
 use crate::error::HarnessError;
 use k8s_openapi::api::core::v1 as core;
 use serde::Deserialize;

@@ -46,6 +46,8 @@ use rand_chacha::ChaCha8Rng;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
+use super::scenarios_dra::{DraObjects, make_dra};
+
 /// The node label every pod of a scenario selects.
 pub const SCENARIO_LABEL: &str = "tidegate.dev/scenario";
 /// The gate of gated pods, removed by an `updateAny`.
@@ -122,6 +124,13 @@ pub struct Mix {
     pub gang_pct: u32,
     /// Of the groups, the share with a topology constraint (one of `topology_keys`).
     pub group_topology_pct: u32,
+    /// The share of scenarios with devices ([`super::scenarios_dra`]; drawn from the
+    /// scenario's third stream).
+    pub dra_pct: u32,
+    /// Devices per node in such a scenario, inclusive.
+    pub dra_devices: (u32, u32),
+    /// Of its pods, the share that claim a device.
+    pub dra_claim_pct: u32,
 }
 
 impl Mix {
@@ -182,6 +191,9 @@ impl Mix {
         group_size: (2, 4),
         gang_pct: 70,
         group_topology_pct: 30,
+        dra_pct: 30,
+        dra_devices: (0, 3),
+        dra_claim_pct: 50,
     };
 }
 
@@ -199,6 +211,8 @@ pub struct Scenario {
     pub nodes: Vec<core::Node>,
     pub groups: Vec<PodGroup>,
     pub pods: Vec<core::Pod>,
+    /// Its devices, classes and claim templates, if it has any.
+    pub dra: Option<DraObjects>,
 }
 
 impl Scenario {
@@ -265,7 +279,7 @@ pub fn scenario(seed: u64, index: usize, mix: &Mix) -> Scenario {
     let ns = namespace(index);
     let node_count = between(&mut rng, mix.nodes);
     let zones = node_count.min(mix.max_zones).max(1);
-    let nodes = (0..node_count)
+    let nodes: Vec<core::Node> = (0..node_count)
         .map(|j| make_node(&mut rng, mix, &ns, j, j % zones))
         .collect();
     let pod_count = between(&mut rng, mix.pods);
@@ -277,11 +291,16 @@ pub fn scenario(seed: u64, index: usize, mix: &Mix) -> Scenario {
     let mut grng = ChaCha8Rng::seed_from_u64(seed);
     grng.set_stream(index as u64 | 1 << 32);
     let groups = make_groups(&mut grng, mix, &ns, &mut pods);
+    // Devices from a third stream, for the same reason.
+    let mut drng = ChaCha8Rng::seed_from_u64(seed);
+    drng.set_stream(index as u64 | 2 << 32);
+    let dra = make_dra(&mut drng, mix, &ns, &nodes, &mut pods);
     Scenario {
         index,
         nodes,
         groups,
         pods,
+        dra,
     }
 }
 
@@ -356,15 +375,15 @@ fn make_groups(rng: &mut ChaCha8Rng, mix: &Mix, ns: &str, pods: &mut [core::Pod]
     groups
 }
 
-fn between(rng: &mut ChaCha8Rng, (lo, hi): (u32, u32)) -> u32 {
+pub(super) fn between(rng: &mut ChaCha8Rng, (lo, hi): (u32, u32)) -> u32 {
     rng.random_range(lo..=hi)
 }
 
-fn chance(rng: &mut ChaCha8Rng, pct: u32) -> bool {
+pub(super) fn chance(rng: &mut ChaCha8Rng, pct: u32) -> bool {
     rng.random_ratio(pct.min(100), 100)
 }
 
-fn pick<T: Copy>(rng: &mut ChaCha8Rng, from: &[T]) -> T {
+pub(super) fn pick<T: Copy>(rng: &mut ChaCha8Rng, from: &[T]) -> T {
     from[rng.random_range(0..from.len() as u32) as usize]
 }
 
@@ -724,6 +743,7 @@ fn test_case_files(
         path
     };
     let mut nodes = String::new();
+    let mut devices = String::new();
     let mut groups = String::new();
     let mut pods = String::new();
     let mut updates = String::new();
@@ -735,6 +755,21 @@ fn test_case_files(
                 nodes,
                 "  - opcode: createNodes\n    count: 1\n    nodeTemplatePath: {path}\n"
             );
+        }
+        for (kind, objects, namespace) in s.dra.iter().flat_map(|d| {
+            [
+                ("class", &d.classes, None),
+                ("slice", &d.slices, None),
+                ("template", &d.templates, Some(&ns)),
+            ]
+        }) {
+            for (k, o) in objects.iter().enumerate() {
+                let path = add(format!("{dir}/{kind}-{k}.yaml"), o.clone());
+                let _ = write!(devices, "  - opcode: createAny\n    templatePath: {path}\n");
+                if let Some(ns) = namespace {
+                    let _ = writeln!(devices, "    namespace: {ns}");
+                }
+            }
         }
         for g in &s.groups {
             let gname = g.metadata.name.as_deref().unwrap_or_default();
@@ -775,7 +810,7 @@ fn test_case_files(
     }
     let _ = write!(
         config,
-        "{groups}{pods}{updates}  - opcode: sleep\n    duration: {}\n  - opcode: stopCollectingMetrics\n  workloads:\n  - name: {}\n    labels:\n    - integration-test\n    - random\n",
+        "{devices}{groups}{pods}{updates}  - opcode: sleep\n    duration: {}\n  - opcode: stopCollectingMetrics\n  workloads:\n  - name: {}\n    labels:\n    - integration-test\n    - random\n",
         mix.settle,
         workload_name(batch.len())
     );
