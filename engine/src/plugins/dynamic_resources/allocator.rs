@@ -680,7 +680,7 @@ enum Share {
 
 /// A share of a device's capacity as a UUID (module doc): FNV-1a over the claim's UID and
 /// the result's position, twice with different offsets, in the version-4 layout.
-fn share_id(claim_uid: &str, position: usize) -> Arc<str> {
+pub(super) fn share_id(claim_uid: &str, position: usize) -> Arc<str> {
     let hash = |offset: u64| {
         let bytes = claim_uid.bytes().chain(position.to_le_bytes());
         bytes.fold(offset, |h, b| {

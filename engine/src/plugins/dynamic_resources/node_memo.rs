@@ -26,11 +26,12 @@
 //!
 //! ## What is kept
 //!
-//! An answer is kept only when it is the same for every claim of the shape: a found
-//! allocation without share IDs (those derive from the claim's UID), or "cannot allocate".
-//! Errors are never kept: their messages name the claim. A hit returns exactly what the
-//! allocator would return on that node for that cycle's snapshot, so decisions do not change
-//! (`tests`: a hit equals a fresh run; a change to any input of 1-5 misses).
+//! A found allocation, or "cannot allocate". Errors are never kept: their messages name the
+//! claim. The one part of an allocation that depends on the claim itself, a share's ID
+//! (DRAConsumableCapacity: derived from the claim's UID and the result's position), is
+//! derived again for the claim that takes the answer ([`for_claims`]). A hit returns exactly
+//! what the allocator would return on that node for that cycle's snapshot, so decisions do
+//! not change (`engine/tests/dra.rs`: each input of 1-5 changed misses).
 
 use crate::api::dra::{Allocation, DeviceConstraint, DeviceRequest, ResourceClaim};
 use crate::api::{Node, Sym};
@@ -156,6 +157,30 @@ impl NodeMemo {
     }
 }
 
+/// A kept answer for `claims` (the claims to allocate, in order): the same allocations, with
+/// each share's ID derived from its own claim as the allocator derives it.
+pub(super) fn for_claims(
+    answer: &[Arc<Allocation>],
+    claims: &[&ResourceClaim],
+) -> Vec<Arc<Allocation>> {
+    answer
+        .iter()
+        .zip(claims)
+        .map(|(a, claim)| {
+            if a.devices.iter().all(|d| d.share_id.is_none()) {
+                return a.clone();
+            }
+            let mut own = (**a).clone();
+            for (i, d) in own.devices.iter_mut().enumerate() {
+                if d.share_id.is_some() {
+                    d.share_id = Some(super::allocator::share_id(&claim.uid, i));
+                }
+            }
+            Arc::new(own)
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -194,6 +219,24 @@ mod tests {
             node_selector: None,
         };
         Some(Arc::from(vec![Arc::new(a)]))
+    }
+
+    #[test]
+    fn a_kept_share_gets_the_id_of_the_claim_that_takes_it() {
+        let (a, b) = (claim("a", "gpu"), claim("b", "gpu"));
+        let mut kept = (**answer("dev-0").unwrap().first().unwrap()).clone();
+        kept.devices[0].share_id = Some(super::super::allocator::share_id(&a.uid, 0));
+        let kept = [Arc::new(kept)];
+        let for_b = for_claims(&kept, &[&b]);
+        assert_eq!(
+            for_b[0].devices[0].share_id,
+            Some(super::super::allocator::share_id(&b.uid, 0))
+        );
+        assert_ne!(for_b[0].devices[0].share_id, kept[0].devices[0].share_id);
+        assert_eq!(for_b[0].devices[0].device, kept[0].devices[0].device);
+        // Without shares the kept allocation itself is handed out.
+        let plain = answer("dev-1").unwrap();
+        assert!(Arc::ptr_eq(&for_claims(&plain, &[&b])[0], &plain[0]));
     }
 
     #[test]

@@ -628,7 +628,7 @@ impl DynamicResources {
             .map(|p| inputs.allocated.pool_version(p.id.0, p.sym()))
             .collect();
         if let Some(answer) = self.node_memo.get(n, key, &versions) {
-            return Ok(answer.map(|a| a.to_vec()));
+            return Ok(answer.map(|a| super::node_memo::for_claims(&a, to_allocate)));
         }
         let classes = |name: &str| self.dra.class(name);
         let selectors = MemoSelectors {
@@ -649,15 +649,8 @@ impl DynamicResources {
         };
         let result = a.allocate(n, to_allocate)?;
         let found = result.map(|r| r.into_iter().map(Arc::new).collect::<Vec<_>>());
-        // Share IDs derive from the claim's UID: such an answer is this claim's alone.
-        let shares = found
-            .iter()
-            .flatten()
-            .any(|a| a.devices.iter().any(|d| d.share_id.is_some()));
-        if !shares {
-            let answer = found.as_ref().map(|r| Arc::from(r.as_slice()));
-            self.node_memo.put(n, key, versions, answer);
-        }
+        let answer = found.as_ref().map(|r| Arc::from(r.as_slice()));
+        self.node_memo.put(n, key, versions, answer);
         Ok(found)
     }
 }
