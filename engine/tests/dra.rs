@@ -888,3 +888,81 @@ mod pod_group_claims {
         );
     }
 }
+
+/// Consumable capacity (DRAConsumableCapacity): a share of a device that allows several
+/// allocations gets an ID derived from its own claim. A node memo answer found for one pod's
+/// claim and taken by the next pod's must carry the next claim's IDs
+/// (`node_memo::for_claims`, applied at Reserve).
+mod consumable {
+    use super::*;
+    use tidegate_engine::Profile;
+    use tidegate_engine::features::{FeatureGates, Features};
+
+    #[test]
+    fn shares_taken_from_a_kept_answer_carry_their_own_claims_ids() {
+        let set = BTreeMap::from([("DRAConsumableCapacity".to_string(), true)]);
+        let f = Features::from_gates(&FeatureGates::for_workload(&set).expect("supported gates"));
+        let cfg = SchedulerConfig {
+            profiles: vec![Profile::default_profile_for(&f)],
+            parallelism: 1,
+            deterministic: true,
+            features: f,
+            ..SchedulerConfig::default()
+        };
+        let (s, api) = setup_with(cfg, &[], Arc::new(VirtualClock::new()));
+        // Two nodes, each with one shared device with room for one share.
+        for i in 0..2 {
+            s.on_node_add(Arc::new(node(i)));
+            let slice: k::ResourceSlice = serde_json::from_value(json!({
+                "metadata": {"name": format!("slice-n{i}")},
+                "spec": {"driver": DRIVER, "nodeName": format!("n{i}"),
+                         "pool": {"name": format!("n{i}"), "generation": 1, "resourceSliceCount": 1},
+                         "devices": [{"name": "dev-0", "allowMultipleAllocations": true,
+                                      "capacity": {"bandwidth": {"value": "10"}}}]}
+            }))
+            .unwrap();
+            s.on_object_event(
+                EventResource::ResourceSlice,
+                ActionType::ADD,
+                None,
+                Some(ApiObject(Arc::new(slice))),
+            );
+        }
+        for i in 0..2 {
+            let c: k::ResourceClaim = serde_json::from_value(json!({
+                "metadata": {"name": format!("c{i}"), "namespace": "ns", "uid": format!("uid-c{i}")},
+                "spec": {"devices": {"requests": [{"name": "req-0", "exactly": {
+                    "deviceClassName": "gpu", "capacity": {"requests": {"bandwidth": "10"}}}}]}}
+            }))
+            .unwrap();
+            api.put_claim(c);
+        }
+        // One cycle at a time: the second pod's cycle finds the first's answer for the node
+        // the first pod left alone.
+        s.on_pod_add(pod("p0", named("c0")));
+        drain(&s);
+        s.on_pod_add(pod("p1", named("c1")));
+        drain(&s);
+        assert_eq!(api.binds.lock().len(), 2, "{:?}", api.failures.lock());
+        let share = |c: &str| {
+            let c = api.claim(c);
+            let r = &c
+                .status
+                .as_ref()
+                .unwrap()
+                .allocation
+                .as_ref()
+                .unwrap()
+                .devices
+                .as_ref()
+                .unwrap()
+                .results
+                .as_ref()
+                .unwrap()[0];
+            (r.pool.clone(), r.share_id.clone().expect("a share"))
+        };
+        let ((pool0, id0), (pool1, id1)) = (share("c0"), share("c1"));
+        assert_ne!(pool0, pool1, "one share per device");
+        assert_ne!(id0, id1, "each claim's share has its own ID");
+    }
+}

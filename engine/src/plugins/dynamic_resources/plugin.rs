@@ -553,18 +553,7 @@ impl FilterPlugin for DynamicResources {
             .collect();
         let mut allocations = None;
         if let Some(inputs) = &state.allocator {
-            // The claim for extended resources, with this node's requests.
-            let node_claim = extended.as_ref().map(|e| e.claim.clone());
-            let to_allocate: Vec<&ResourceClaim> = state
-                .claims
-                .iter()
-                .enumerate()
-                .filter(|(_, c)| c.to_allocate && c.pending.is_none())
-                .map(|(i, c)| match &node_claim {
-                    Some(nc) if i == state.user_claims => &**nc,
-                    _ => &*c.claim,
-                })
-                .collect();
+            let to_allocate = claims_to_allocate(state, extended.as_deref());
             // Every claim to allocate shares an earlier member's allocation in flight: kube
             // still runs the allocator, which finds nothing to do and cannot fail with no
             // claims (pools are gathered, never judged). Skipping it saves gathering every
@@ -627,8 +616,10 @@ impl DynamicResources {
             .iter()
             .map(|p| inputs.allocated.pool_version(p.id.0, p.sym()))
             .collect();
+        // A kept answer's shares carry the IDs of the claim it was found for: Reserve derives
+        // them for this pod's claims ([`super::node_memo::for_claims`]), on one node only.
         if let Some(answer) = self.node_memo.get(n, key, &versions) {
-            return Ok(answer.map(|a| super::node_memo::for_claims(&a, to_allocate)));
+            return Ok(answer.map(|a| a.to_vec()));
         }
         let classes = |name: &str| self.dra.class(name);
         let selectors = MemoSelectors {
@@ -653,6 +644,25 @@ impl DynamicResources {
         self.node_memo.put(n, key, versions, answer);
         Ok(found)
     }
+}
+
+/// The claims the allocator allocates for the pod of `state`, in order: those not allocated
+/// and not shared from an earlier member's allocation in flight, with the claim for extended
+/// resources as built for the node (`extended`).
+fn claims_to_allocate<'a>(
+    state: &'a DraState,
+    extended: Option<&'a NodeExtended>,
+) -> Vec<&'a ResourceClaim> {
+    state
+        .claims
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| c.to_allocate && c.pending.is_none())
+        .map(|(i, c)| match extended {
+            Some(e) if i == state.user_claims => &*e.claim,
+            _ => &*c.claim,
+        })
+        .collect()
 }
 
 impl ScorePlugin for DynamicResources {
@@ -774,6 +784,11 @@ impl ReservePlugin for DynamicResources {
                 allocs.allocations.len()
             ));
         }
+        // The new allocations (before those shared from an earlier member), with their
+        // shares' IDs derived for this pod's claims (a node memo answer may carry another's).
+        let to_allocate = claims_to_allocate(&state, allocs.extended.as_deref());
+        let mut allocations = super::node_memo::for_claims(&allocs.allocations, &to_allocate);
+        allocations.extend(allocs.allocations[to_allocate.len()..].iter().cloned());
         let group = group_claims(cs);
         let mut reserved = state.reserved.lock();
         for ((i, c), a) in state
@@ -781,7 +796,7 @@ impl ReservePlugin for DynamicResources {
             .iter()
             .enumerate()
             .filter(|(_, c)| c.to_allocate)
-            .zip(allocs.allocations.iter())
+            .zip(allocations.iter())
         {
             reserved[i] = Some(a.clone());
             self.dra.signal_pending_allocation(&c.claim, a.clone());
