@@ -267,13 +267,29 @@ fn every_template_is_a_node_pod_or_pod_group_with_the_promised_fields() {
             .parse()
             .unwrap_or_else(|_| panic!("test case {name}"));
         group_cases += usize::from(grouped);
+        // The pod-group gates on a test case with groups; the DRA gate (which starts kube's
+        // ResourceClaim controller) on one with devices.
+        let mut gates = tc
+            .get("featureGates")
+            .cloned()
+            .unwrap_or(serde_json::json!({}));
+        let devices = ops(tc).iter().any(|o| s(o, "opcode") == "createAny");
+        assert_eq!(
+            gates
+                .as_object_mut()
+                .unwrap()
+                .remove(scenarios::DRA_GATE)
+                .is_some(),
+            devices,
+            "{name}"
+        );
         if grouped {
             assert_eq!(
-                tc["featureGates"],
+                gates,
                 serde_json::json!({"GenericWorkload": true, "TopologyAwareWorkloadScheduling": true})
             );
         } else {
-            assert!(tc.get("featureGates").is_none(), "{name}");
+            assert_eq!(gates, serde_json::json!({}), "{name}");
         }
         let w = &tc["workloads"][0];
         let count: usize = s(w, "name")

@@ -225,6 +225,10 @@ impl Scenario {
 /// TopologyAwareWorkloadScheduling alpha, both off by default).
 pub const GROUP_GATES: &[&str] = &["GenericWorkload", "TopologyAwareWorkloadScheduling"];
 
+/// The gate a test case with devices sets (GA and on by default in kube v1.37, but
+/// scheduler_perf starts the ResourceClaim controller only when the test case names it).
+pub const DRA_GATE: &str = "DynamicResourceAllocation";
+
 /// The test case of batch `b`'s scenarios with pod groups (those without are
 /// [`test_case_name`]'s), so that a tidegate without pod groups still runs the others.
 pub fn group_test_case_name(seed: u64, batch: usize) -> String {
@@ -718,9 +722,16 @@ fn batch_files(
         (test_case_name(seed, b), plain, &[][..]),
         (group_test_case_name(seed, b), grouped, GROUP_GATES),
     ] {
-        if !scenarios.is_empty() {
-            test_case_files(&name, b, &scenarios, gates, mix, config, files);
+        if scenarios.is_empty() {
+            continue;
         }
+        // scheduler_perf runs the ResourceClaim controller (which makes the claims of the
+        // pods' templates) only for a test case that sets the DRA gate itself.
+        let mut gates = gates.to_vec();
+        if scenarios.iter().any(|s| s.dra.is_some()) {
+            gates.push(DRA_GATE);
+        }
+        test_case_files(&name, b, &scenarios, &gates, mix, config, files);
     }
 }
 
