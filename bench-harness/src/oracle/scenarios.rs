@@ -295,10 +295,16 @@ pub fn scenario(seed: u64, index: usize, mix: &Mix) -> Scenario {
     let mut grng = ChaCha8Rng::seed_from_u64(seed);
     grng.set_stream(index as u64 | 1 << 32);
     let groups = make_groups(&mut grng, mix, &ns, &mut pods);
-    // Devices from a third stream, for the same reason.
+    // Devices from a third stream, for the same reason; only in scenarios without groups
+    // for now (claims of group members in kube's pod-group cycles are not judged right yet:
+    // docs/dra/README.md, next steps).
     let mut drng = ChaCha8Rng::seed_from_u64(seed);
     drng.set_stream(index as u64 | 2 << 32);
-    let dra = make_dra(&mut drng, mix, &ns, &nodes, &mut pods);
+    let dra = if groups.is_empty() {
+        make_dra(&mut drng, mix, &ns, &nodes, &mut pods)
+    } else {
+        None
+    };
     Scenario {
         index,
         nodes,
