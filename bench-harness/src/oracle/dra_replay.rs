@@ -57,6 +57,8 @@ pub(super) struct DraObjects {
     /// The claims (`namespace/name`) judged so far, and kube's in-flight allocations now.
     judged: std::collections::HashSet<String>,
     in_flight: HashMap<String, k::AllocationResult>,
+    /// kube's last recorded in-flight allocations, by claim UID, as handed to tidegate.
+    recorded_pending: Vec<(String, k::AllocationResult)>,
 }
 
 impl DraObjects {
@@ -132,6 +134,7 @@ impl DraObjects {
                 pending.push((uid, p.allocation));
             }
             sched.replace_pending_claim_allocations(&pending)?;
+            self.recorded_pending = pending;
         }
         if let Some(p) = pending_now {
             self.in_flight = p.into_iter().map(|p| (p.claim, p.allocation)).collect();
@@ -154,6 +157,13 @@ impl DraObjects {
             }
         }
         Ok(disagreements)
+    }
+
+    /// Sets tidegate's in-flight allocations back to kube's last recorded ones: kube undid
+    /// a pod-group placement (its `reverted` lines), unreserving the members, whose claims
+    /// the replay's own Reserve of each member had put in flight.
+    pub(super) fn restore_pending(&self, sched: &Scheduler) -> Result<(), String> {
+        sched.replace_pending_claim_allocations(&self.recorded_pending)
     }
 
     /// The stored objects of `kind`, by key.

@@ -95,6 +95,7 @@ mod groups;
 mod judge;
 pub mod outcome;
 
+mod draw;
 pub mod scenarios;
 pub mod scenarios_dra;
 use crate::error::HarnessError;
@@ -454,10 +455,7 @@ impl Replay {
                 Ok(())
             }
             "nominated" => self.nominated(&line),
-            "reverted" => {
-                self.reverted(&line);
-                Ok(())
-            }
+            "reverted" => self.reverted(&line),
             "simulated" => {
                 // PodGroupPostFilter's simulation removed a potential victim from kube's
                 // snapshot for its own attempts (an `assigned` line brings it back after).
@@ -735,12 +733,14 @@ impl Replay {
 
     /// kube undid a group member's placement (another placement tried, or the group
     /// rejected): out of tidegate's state, still pending; neither a deletion nor a victim.
-    fn reverted(&mut self, line: &Line) {
+    fn reverted(&mut self, line: &Line) -> Result<(), String> {
         self.report.reverted += 1;
         let key = format!("{}/{}", line.namespace, line.name);
         if let Some(p) = self.bound.remove(&key) {
             self.sched.on_pod_delete(&p);
         }
+        // kube's undo unreserved the member: what its Reserve put in flight is gone.
+        self.dra.restore_pending(&self.sched)
     }
 
     /// Sets tidegate's nominator to the one kube's Filter saw at this attempt (`view`, node ->

@@ -46,7 +46,8 @@ use rand_chacha::ChaCha8Rng;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use super::scenarios_dra::{DraObjects, make_dra};
+use super::draw::{between, chance, pick, pick_weighted};
+use super::scenarios_dra::{DraMix, DraObjects, make_dra};
 
 /// The node label every pod of a scenario selects.
 pub const SCENARIO_LABEL: &str = "tidegate.dev/scenario";
@@ -124,13 +125,8 @@ pub struct Mix {
     pub gang_pct: u32,
     /// Of the groups, the share with a topology constraint (one of `topology_keys`).
     pub group_topology_pct: u32,
-    /// The share of scenarios with devices ([`super::scenarios_dra`]; drawn from the
-    /// scenario's third stream).
-    pub dra_pct: u32,
-    /// Devices per node in such a scenario, inclusive.
-    pub dra_devices: (u32, u32),
-    /// Of its pods, the share that claim a device.
-    pub dra_claim_pct: u32,
+    /// Devices ([`super::scenarios_dra`]; drawn from the scenario's third stream).
+    pub dra: DraMix,
 }
 
 impl Mix {
@@ -191,9 +187,11 @@ impl Mix {
         group_size: (2, 4),
         gang_pct: 70,
         group_topology_pct: 30,
-        dra_pct: 30,
-        dra_devices: (0, 3),
-        dra_claim_pct: 50,
+        dra: DraMix {
+            pct: 30,
+            devices: (0, 3),
+            claim_pct: 50,
+        },
     };
 }
 
@@ -295,16 +293,10 @@ pub fn scenario(seed: u64, index: usize, mix: &Mix) -> Scenario {
     let mut grng = ChaCha8Rng::seed_from_u64(seed);
     grng.set_stream(index as u64 | 1 << 32);
     let groups = make_groups(&mut grng, mix, &ns, &mut pods);
-    // Devices from a third stream, for the same reason; only in scenarios without groups
-    // for now (claims of group members in kube's pod-group cycles are not judged right yet:
-    // docs/dra/README.md, next steps).
+    // Devices from a third stream, for the same reason.
     let mut drng = ChaCha8Rng::seed_from_u64(seed);
     drng.set_stream(index as u64 | 2 << 32);
-    let dra = if groups.is_empty() {
-        make_dra(&mut drng, mix, &ns, &nodes, &mut pods)
-    } else {
-        None
-    };
+    let dra = make_dra(&mut drng, &mix.dra, &ns, &nodes, &mut pods);
     Scenario {
         index,
         nodes,
@@ -383,30 +375,6 @@ fn make_groups(rng: &mut ChaCha8Rng, mix: &Mix, ns: &str, pods: &mut [core::Pod]
         at += rng.random_range(0..=1) as usize;
     }
     groups
-}
-
-pub(super) fn between(rng: &mut ChaCha8Rng, (lo, hi): (u32, u32)) -> u32 {
-    rng.random_range(lo..=hi)
-}
-
-pub(super) fn chance(rng: &mut ChaCha8Rng, pct: u32) -> bool {
-    rng.random_ratio(pct.min(100), 100)
-}
-
-pub(super) fn pick<T: Copy>(rng: &mut ChaCha8Rng, from: &[T]) -> T {
-    from[rng.random_range(0..from.len() as u32) as usize]
-}
-
-fn pick_weighted<T: Copy>(rng: &mut ChaCha8Rng, from: &[(T, u32)]) -> T {
-    let total: u32 = from.iter().map(|(_, w)| w).sum();
-    let mut at = rng.random_range(0..total.max(1));
-    for &(v, w) in from {
-        if at < w {
-            return v;
-        }
-        at -= w;
-    }
-    from[from.len() - 1].0
 }
 
 fn q(s: &str) -> Quantity {

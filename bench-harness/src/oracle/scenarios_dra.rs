@@ -18,10 +18,21 @@ use k8s_openapi::api::core::v1 as core;
 use rand_chacha::ChaCha8Rng;
 use serde_json::{Value, json};
 
-use super::scenarios::{Mix, between, chance, pick};
+use super::draw::{between, chance, pick};
 
 /// The templates a pod may claim through (module doc).
 pub const TEMPLATES: &[&str] = &["one", "pair", "big", "model-b"];
+
+/// How often scenarios get devices, and how many.
+#[derive(Clone, Debug)]
+pub struct DraMix {
+    /// The share of scenarios with devices.
+    pub pct: u32,
+    /// Devices per node in such a scenario, inclusive.
+    pub devices: (u32, u32),
+    /// Of its pods, the share that claim a device.
+    pub claim_pct: u32,
+}
 
 /// A scenario's DRA objects, as the API objects scheduler_perf's `createAny` creates.
 #[derive(Clone, Debug, Default)]
@@ -42,12 +53,12 @@ fn driver(ns: &str) -> String {
 /// `resourceClaims` entry naming one of [`TEMPLATES`].
 pub fn make_dra(
     rng: &mut ChaCha8Rng,
-    mix: &Mix,
+    mix: &DraMix,
     ns: &str,
     nodes: &[core::Node],
     pods: &mut [core::Pod],
 ) -> Option<DraObjects> {
-    if !chance(rng, mix.dra_pct) {
+    if !chance(rng, mix.pct) {
         return None;
     }
     let d = driver(ns);
@@ -68,7 +79,7 @@ pub fn make_dra(
     let mut slices = Vec::new();
     for n in nodes {
         let node = n.metadata.name.clone().unwrap_or_default();
-        let count = between(rng, mix.dra_devices);
+        let count = between(rng, mix.devices);
         if count == 0 {
             continue;
         }
@@ -126,7 +137,7 @@ pub fn make_dra(
         ),
     ];
     for p in pods.iter_mut() {
-        if !chance(rng, mix.dra_claim_pct) {
+        if !chance(rng, mix.claim_pct) {
             continue;
         }
         let t = pick(rng, TEMPLATES);
