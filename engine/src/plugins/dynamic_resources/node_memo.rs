@@ -31,7 +31,9 @@
 //! (DRAConsumableCapacity: derived from the claim's UID and the result's position), is
 //! derived again for the claim that takes the answer ([`for_claims`]). A hit returns exactly
 //! what the allocator would return on that node for that cycle's snapshot, so decisions do
-//! not change (`engine/tests/dra.rs`: each input of 1-5 changed misses).
+//! not change. `engine/tests/dra.rs` has a test that fails without each of items 2, 3 and 5
+//! (a slice gaining a device, a class coming to select, a device taken); items 1 and 4 are
+//! covered by the unit tests below.
 
 use crate::api::dra::{Allocation, DeviceConstraint, DeviceRequest, ResourceClaim};
 use crate::api::{Node, Sym};
