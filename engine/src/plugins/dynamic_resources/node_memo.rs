@@ -126,13 +126,20 @@ impl NodeMemo {
         &self.shards[self.hasher.hash_one(node) as usize % SHARDS]
     }
 
-    /// The kept answer for `node` under `key` with its pools at `versions`, if any.
-    pub(super) fn get(&self, node: &Arc<Node>, key: MemoKey, versions: &[u64]) -> Option<Answer> {
+    /// The kept answer for `node` under `key` with its pools at `versions`, if any (read
+    /// lazily: a hit allocates nothing).
+    pub(super) fn get<V>(&self, node: &Arc<Node>, key: MemoKey, versions: V) -> Option<Answer>
+    where
+        V: IntoIterator<Item = u64>,
+        V::IntoIter: Clone,
+    {
+        let versions = versions.into_iter();
         let shard = self.shard(node.name).lock();
-        let e = shard
-            .get(&node.name)?
-            .iter()
-            .find(|e| e.key == key && Arc::ptr_eq(&e.node, node) && *e.versions == *versions)?;
+        let e = shard.get(&node.name)?.iter().find(|e| {
+            e.key == key
+                && Arc::ptr_eq(&e.node, node)
+                && e.versions.iter().copied().eq(versions.clone())
+        })?;
         Some(e.answer.clone())
     }
 
@@ -260,23 +267,23 @@ mod tests {
             shape: 0,
         };
         m.put(&n, key, vec![5], answer("dev-0"));
-        assert_eq!(m.get(&n, key, &[5]), Some(answer("dev-0")));
+        assert_eq!(m.get(&n, key, [5]), Some(answer("dev-0")));
         // Item 5: a pool's holdings changed.
-        assert_eq!(m.get(&n, key, &[6]), None);
+        assert_eq!(m.get(&n, key, [6]), None);
         // Items 2-4.
         for other in [
             MemoKey { slices: 4, ..key },
             MemoKey { classes: 2, ..key },
             MemoKey { shape: 1, ..key },
         ] {
-            assert_eq!(m.get(&n, other, &[5]), None);
+            assert_eq!(m.get(&n, other, [5]), None);
         }
         // Item 1: another object of the same node (its labels may differ).
-        assert_eq!(m.get(&node("n1"), key, &[5]), None);
+        assert_eq!(m.get(&node("n1"), key, [5]), None);
         // A newer answer for the same key replaces the old one.
         m.put(&n, key, vec![6], None);
-        assert_eq!(m.get(&n, key, &[5]), None);
-        assert_eq!(m.get(&n, key, &[6]), Some(None));
+        assert_eq!(m.get(&n, key, [5]), None);
+        assert_eq!(m.get(&n, key, [6]), Some(None));
     }
 
     #[test]
@@ -291,8 +298,15 @@ mod tests {
         for s in 0..(PER_NODE as u64 + 1) {
             m.put(&n, key(s), vec![], None);
         }
-        assert_eq!(m.get(&n, key(0), &[]), None, "the oldest went");
-        assert_eq!(m.get(&n, key(PER_NODE as u64), &[]), Some(None));
-        assert_eq!(m.get(&n, key(1), &[]), Some(None));
+        assert_eq!(
+            m.get(&n, key(0), std::iter::empty()),
+            None,
+            "the oldest went"
+        );
+        assert_eq!(
+            m.get(&n, key(PER_NODE as u64), std::iter::empty()),
+            Some(None)
+        );
+        assert_eq!(m.get(&n, key(1), std::iter::empty()), Some(None));
     }
 }

@@ -612,15 +612,15 @@ impl DynamicResources {
             classes: inputs.classes,
             shape: *shape.get_or_init(|| self.node_memo.shape_id(to_allocate)),
         };
-        let versions: Vec<u64> = pools
+        let versions = pools
             .iter()
-            .map(|p| inputs.allocated.pool_version(p.id.0, p.sym()))
-            .collect();
+            .map(|p| inputs.allocated.pool_version(p.id.0, p.sym()));
         // A kept answer's shares carry the IDs of the claim it was found for: Reserve derives
         // them for this pod's claims ([`super::node_memo::for_claims`]), on one node only.
-        if let Some(answer) = self.node_memo.get(n, key, &versions) {
+        if let Some(answer) = self.node_memo.get(n, key, versions.clone()) {
             return Ok(answer.map(|a| a.to_vec()));
         }
+        let versions: Vec<u64> = versions.collect();
         let classes = |name: &str| self.dra.class(name);
         let selectors = MemoSelectors {
             cel: &self.cel,
