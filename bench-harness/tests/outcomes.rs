@@ -165,3 +165,44 @@ fn marks_that_do_not_follow_the_plan_disagree() {
         j.completion
     );
 }
+
+/// kube v1.37.2 failing an op whose message names no op (updateAny's own Fatalf: a v1
+/// DeviceTaintRule updated without a resourceVersion), recorded by kube-reference. The
+/// failure lies after the last op kube marked (op 5's createPods) and before op 7's start:
+/// tidegate failing at op 6, as it does, is the same; at another op, a disagreement.
+#[test]
+fn a_failure_whose_message_names_no_op_is_placed_by_the_marks() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/kube-records");
+    let k = read_kube(&dir.join("v6_DeviceTaintRuleUpdate_2nodes.jsonl")).unwrap();
+    let (n, text) = k.failed.clone().expect("kube's run failed");
+    assert_eq!(n, usize::MAX, "the message names no op: {text}");
+    assert!(text.contains("must be specified for an update"), "{text}");
+    let cfg = workload::load(&dir.join("device-taint-rule-update.yaml")).unwrap();
+    let log = Arc::new(OutcomeLog::default());
+    let opts = RunOptions {
+        workload: Some("RuleUpdate/2nodes".into()),
+        label_filter: Some(String::new()),
+        keep_going: true,
+        outcomes: Some(log.clone()),
+        ..RunOptions::default()
+    };
+    let err = run_config(&cfg, &opts).expect_err("the store refuses the update as kube does");
+    assert!(
+        err.to_string().contains("must be specified for an update"),
+        "{err}"
+    );
+    let t = log.workloads.lock().pop().unwrap();
+    assert_eq!(t.ends.last().map(|e| e.index), Some(6));
+    let j = judge(&t, &k);
+    assert_eq!(j.completion, Verdict::Same, "{:?}", j.completion);
+    assert_eq!(j.kube_failed_at, Some(6));
+    // tidegate failing at op 5 instead: kube's marks show op 5 ended.
+    let mut early = t.clone();
+    early.ends.truncate(6);
+    let j = judge(&early, &k);
+    assert!(
+        matches!(j.completion, Verdict::Disagree(_)),
+        "{:?}",
+        j.completion
+    );
+}

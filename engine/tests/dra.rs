@@ -32,6 +32,8 @@ struct Api {
     sched: Mutex<Weak<Scheduler>>,
     claims: Mutex<BTreeMap<String, Arc<k::ResourceClaim>>>,
     binds: Mutex<BTreeMap<String, String>>,
+    /// Pods whose bind fails (once each).
+    fail_bind: Mutex<std::collections::BTreeSet<String>>,
     failures: Mutex<BTreeMap<String, String>>,
     extended_status:
         Mutex<BTreeMap<String, k8s_openapi::api::core::v1::PodExtendedResourceClaimStatus>>,
@@ -71,6 +73,9 @@ impl Api {
 
 impl ClusterClient for Api {
     fn bind(&self, pod: &Pod, node: Sym) -> Result<(), String> {
+        if self.fail_bind.lock().remove(&*pod.name) {
+            return Err("the API server refused the binding".into());
+        }
         self.binds
             .lock()
             .insert(pod.name.to_string(), node.to_string_lossy());
@@ -113,6 +118,9 @@ impl ClusterClient for Api {
         }
         self.put_claim(c);
         Ok(())
+    }
+    fn unreserve_resource_claim(&self, claim: &ResourceClaim, pod: &Pod) {
+        let _ = self.unreserve_resource_claim_for(claim, &pod.uid);
     }
     fn create_resource_claim(&self, mut c: k::ResourceClaim) -> Result<Arc<ResourceClaim>, String> {
         let name = format!(
@@ -682,8 +690,11 @@ mod extended_resources {
 
 /// Claims shared by a pod group (DRAWorkloadResourceClaims), after kubernetes/kubernetes
 /// pkg/scheduler/framework/plugins/dynamicresources/dynamicresources_test.go (TestPlugin's
-/// pod-group cases: a claim reserved for the PodGroup, a pending allocation shared within
-/// one pod-group cycle, PodGroupPostFilter's deallocations) and
+/// pod-group cases: "podgroup-claim-reference", "podgroup-with-resources" and their
+/// "-feature-disabled-reserves-for-pod" variants, "reserved-okay-podgroup",
+/// "bind-podgroup-failure" (with "bind-failure" beside it), "postfilter-deallocate-
+/// {reserved,unreserved}-podgroup", "postfilter-skip-deallocate-reserved-podgroup-{feature-
+/// disabled,when-pods-active}"; a pending allocation shared within one pod-group cycle) and
 /// staging/src/k8s.io/dynamic-resource-allocation/resourceclaim/resourceclaim.go (`BindTo`,
 /// `IsReservedForPod`), driven through whole pod-group cycles here.
 mod pod_group_claims {
@@ -887,6 +898,121 @@ mod pod_group_claims {
             [("podgroups".to_string(), "g".to_string())]
         );
     }
+
+    /// TestPlugin "reserved-okay-podgroup": a claim reserved for the member's group needs no
+    /// write at PreBind, and the member binds.
+    #[test]
+    fn a_claim_already_reserved_for_the_group_needs_no_write() {
+        let (s, api, clock) = group_setup(&[1], true);
+        let mut c = claim("shared", "gpu");
+        c.status = Some(
+            serde_json::from_value(json!({
+                "allocation": {
+                    "devices": {"results": [{"request": "req-0", "driver": DRIVER,
+                                             "pool": "n0", "device": "dev-0"}]},
+                    "nodeSelector": {"nodeSelectorTerms": [{"matchFields": [
+                        {"key": "metadata.name", "operator": "In", "values": ["n0"]}]}]}},
+                "reservedFor": [{"apiGroup": "scheduling.k8s.io", "resource": "podgroups",
+                                 "name": "g", "uid": "uid-g"}]
+            }))
+            .unwrap(),
+        );
+        api.put_claim(c);
+        let before = api.claim("shared");
+        s.on_pod_group_add(group("shared"));
+        s.on_pod_add(member("p", "shared"));
+        run_until_bound(&s, &api, &clock, 1);
+        assert_eq!(api.binds.lock()["p"], "n0");
+        assert_eq!(api.claim("shared"), before, "PreBind wrote nothing");
+    }
+
+    /// TestPlugin "bind-podgroup-failure": after a failed bind, Unreserve leaves the
+    /// group's reservation (other members may use the claim); the retry binds.
+    #[test]
+    fn a_failed_bind_keeps_the_groups_reservation() {
+        let (s, api, clock) = group_setup(&[1], true);
+        api.put_claim(claim("shared", "gpu"));
+        api.fail_bind.lock().insert("p".into());
+        s.on_pod_group_add(group("shared"));
+        s.on_pod_add(member("p", "shared"));
+        assert!(s.try_schedule_one());
+        assert!(api.binds.lock().is_empty(), "the first bind failed");
+        let group_reservation = [("podgroups".to_string(), "g".to_string())];
+        assert_eq!(reserved_for(&api, "shared"), group_reservation);
+        assert!(allocated_device(&api.claim("shared")).is_some());
+        run_until_bound(&s, &api, &clock, 1);
+        assert_eq!(reserved_for(&api, "shared"), group_reservation);
+    }
+
+    /// The same for a pod's own claim (TestPlugin "bind-failure"): Unreserve takes the pod
+    /// out of `reservedFor`.
+    #[test]
+    fn a_failed_bind_drops_a_pods_own_reservation() {
+        let (s, api, clock) = group_setup(&[1], true);
+        api.put_claim(claim("own", "gpu"));
+        api.fail_bind.lock().insert("p".into());
+        s.on_pod_add(pod("p", named("own")));
+        assert!(s.try_schedule_one());
+        assert!(api.binds.lock().is_empty(), "the bind failed");
+        assert_eq!(reserved_for(&api, "own"), []);
+        run_until_bound(&s, &api, &clock, 1);
+        assert_eq!(api.binds.lock()["p"], "n0", "the retry binds");
+        assert_eq!(
+            reserved_for(&api, "own"),
+            [("pods".to_string(), "p".to_string())]
+        );
+    }
+
+    /// TestPlugin "postfilter-skip-deallocate-reserved-podgroup-when-pods-active": a group
+    /// claim allocated where the member cannot go stays allocated while a pod of the group
+    /// is scheduled (it still uses the claim).
+    #[test]
+    fn a_group_claim_stays_allocated_while_a_member_is_scheduled() {
+        let (s, api, clock) = group_setup(&[1, 1], true);
+        stranded_claim(&api, &s, Some(("podgroups", "g", "uid-g")));
+        s.on_pod_group_add(group("c"));
+        let mut running = (*member("running", "c")).clone();
+        running.node_name = Some(Sym::new("n0"));
+        s.on_pod_add(Arc::new(running));
+        s.on_pod_add(member("p", "c"));
+        for _ in 0..3 {
+            drain(&s);
+            clock.advance(Duration::from_secs(11));
+            s.queue.flush();
+        }
+        assert!(api.binds.lock().is_empty(), "{:?}", api.binds.lock());
+        assert_eq!(
+            allocated_device(&api.claim("c")).as_deref(),
+            Some("n0/dev-0"),
+            "not deallocated"
+        );
+        assert!(
+            api.failures.lock()["p"].contains("resourceclaim not available on the node"),
+            "{:?}",
+            api.failures.lock()
+        );
+    }
+
+    /// TestPlugin "postfilter-skip-deallocate-reserved-podgroup-feature-disabled": without
+    /// the gate a claim reserved for a PodGroup is in use by a consumer that is not a pod,
+    /// so PostFilter leaves it allocated.
+    #[test]
+    fn without_the_gate_a_claim_reserved_for_the_group_is_not_deallocated() {
+        let (s, api, clock) = group_setup(&[1, 1], false);
+        stranded_claim(&api, &s, Some(("podgroups", "g", "uid-g")));
+        s.on_pod_group_add(group("c"));
+        s.on_pod_add(member("p", "c"));
+        for _ in 0..3 {
+            drain(&s);
+            clock.advance(Duration::from_secs(11));
+            s.queue.flush();
+        }
+        assert!(api.binds.lock().is_empty(), "{:?}", api.binds.lock());
+        assert_eq!(
+            allocated_device(&api.claim("c")).as_deref(),
+            Some("n0/dev-0")
+        );
+    }
 }
 
 /// Consumable capacity (DRAConsumableCapacity): a share of a device that allows several
@@ -964,5 +1090,117 @@ mod consumable {
         let ((pool0, id0), (pool1, id1)) = (share("c0"), share("c1"));
         assert_ne!(pool0, pool1, "one share per device");
         assert_ne!(id0, id1, "each claim's share has its own ID");
+    }
+}
+
+/// DeviceTaintRules (DRADeviceTaintRules), applied as kube's ResourceSlice tracker applies
+/// them (staging/src/k8s.io/dynamic-resource-allocation/resourceslice/tracker/tracker.go):
+/// a rule's taint goes on the devices its selector picks, the scheduler hears of it as
+/// updates of those slices, and a rule that stops selecting a device gives it back.
+mod taint_rules {
+    use super::*;
+    use tidegate_engine::features::{FeatureGates, Features};
+
+    fn rule(selector: serde_json::Value) -> ApiObject {
+        let r: k::DeviceTaintRule = serde_json::from_value(json!({
+            "metadata": {"name": "maintenance"},
+            "spec": {"deviceSelector": selector,
+                     "taint": {"key": "example.com/maintenance", "effect": "NoSchedule"}}
+        }))
+        .unwrap();
+        ApiObject(Arc::new(r))
+    }
+
+    fn on_rule(s: &Scheduler, action: ActionType, old: Option<ApiObject>, new: Option<ApiObject>) {
+        s.on_object_event(EventResource::DeviceTaintRule, action, old, new);
+    }
+
+    #[test]
+    fn a_rule_keeps_pods_off_the_devices_it_selects_until_it_stops_selecting_them() {
+        let (s, api) = setup(&[1, 1]);
+        let on_n0 = rule(json!({"driver": DRIVER, "pool": "n0", "device": "dev-0"}));
+        on_rule(&s, ActionType::ADD, None, Some(on_n0.clone()));
+        for i in 0..2 {
+            api.put_claim(claim(&format!("c{i}"), "gpu"));
+            s.on_pod_add(pod(&format!("p{i}"), named(&format!("c{i}"))));
+        }
+        drain(&s);
+        assert_eq!(
+            api.binds.lock().clone(),
+            BTreeMap::from([("p0".to_string(), "n1".to_string())]),
+            "n0's only device is tainted"
+        );
+        // The rule now names a device n0 does not have: the taint goes, and the slice's
+        // update brings the waiting pod back.
+        let elsewhere = rule(json!({"driver": DRIVER, "pool": "n0", "device": "dev-9"}));
+        on_rule(&s, ActionType::UPDATE, Some(on_n0), Some(elsewhere));
+        drain(&s);
+        assert_eq!(api.binds.lock().get("p1").map(String::as_str), Some("n0"));
+    }
+
+    #[test]
+    fn a_deleted_rule_untaints_and_a_rule_without_a_selector_taints_nothing() {
+        let (s, api) = setup(&[1]);
+        let every = rule(json!({}));
+        on_rule(&s, ActionType::ADD, None, Some(every.clone()));
+        on_rule(
+            &s,
+            ActionType::ADD,
+            None,
+            Some(rule(serde_json::Value::Null)),
+        );
+        api.put_claim(claim("c", "gpu"));
+        s.on_pod_add(pod("p", named("c")));
+        drain(&s);
+        assert!(
+            api.binds.lock().is_empty(),
+            "an empty selector taints every device"
+        );
+        on_rule(&s, ActionType::DELETE, Some(every), None);
+        drain(&s);
+        assert_eq!(api.binds.lock().get("p").map(String::as_str), Some("n0"));
+    }
+
+    #[test]
+    fn a_slice_added_after_the_rule_is_tainted_too() {
+        let (s, api) = setup(&[]);
+        on_rule(
+            &s,
+            ActionType::ADD,
+            None,
+            Some(rule(json!({"driver": DRIVER}))),
+        );
+        s.on_node_add(Arc::new(node(0)));
+        s.on_object_event(
+            EventResource::ResourceSlice,
+            ActionType::ADD,
+            None,
+            Some(ApiObject(Arc::new(slice(0, 1, 1)))),
+        );
+        api.put_claim(claim("c", "gpu"));
+        s.on_pod_add(pod("p", named("c")));
+        drain(&s);
+        assert!(
+            api.binds.lock().is_empty(),
+            "the new slice's device is tainted"
+        );
+    }
+
+    #[test]
+    fn with_the_gate_off_the_rules_are_ignored() {
+        let mut set = BTreeMap::new();
+        set.insert("DRADeviceTaintRules".to_string(), false);
+        let cfg = SchedulerConfig {
+            parallelism: 1,
+            deterministic: true,
+            features: Features::from_gates(&FeatureGates::for_workload(&set).unwrap()),
+            ..SchedulerConfig::default()
+        };
+        let (s, api) = setup_with(cfg, &[1], Arc::new(VirtualClock::new()));
+        on_rule(&s, ActionType::ADD, None, Some(rule(json!({}))));
+        api.put_claim(claim("c", "gpu"));
+        s.on_pod_add(pod("p", named("c")));
+        drain(&s);
+        assert_eq!(api.binds.lock().get("p").map(String::as_str), Some("n0"));
     }
 }

@@ -28,8 +28,9 @@ import (
 // getScheduledPods counts them: terminating pods included), pending (no nodeName) and
 // deleted (deletes seen). A wait's "scheduling succeed" is logged right after the poll that
 // succeeded, so its counts are what that poll counted, give or take the events of the
-// microseconds between. "Error running workload" (the benchmark's Fatalf with runWorkload's
-// error) is a "failed" mark. When the workload's test ends, an in-band sync line sent
+// microseconds between. A failure (ktesting's Fatalf: a "FATAL ERROR:" line, then the
+// message, as for the benchmark's "Error running workload" or an op's own "Failed to update
+// object") is a "failed" mark with the message. When the workload's test ends, an in-band sync line sent
 // through the pipe makes sure every earlier line was read, then an "outcome" line says
 // whether the workload completed (no "failed" mark) with the counts then.
 
@@ -117,6 +118,10 @@ func markKind(line string) string {
 		return "createPodSets"
 	case strings.Contains(msg, "Error running workload "):
 		return "failed"
+	case strings.HasPrefix(msg, "FATAL ERROR"):
+		// ktesting's Fatalf: "FATAL ERROR:" then the message on the next line. An op that
+		// fails by itself (updateAny's "Failed to update object") logs only this.
+		return "fatal"
 	}
 	return ""
 }
@@ -160,6 +165,7 @@ func startTap() (stop func(), err error) {
 }
 
 func (t *opTap) copyLines(r *bufio.Reader, real io.Writer) {
+	fatal := false
 	for {
 		line, err := r.ReadString('\n')
 		if key, ok := strings.CutPrefix(line, syncPrefix); ok {
@@ -170,7 +176,14 @@ func (t *opTap) copyLines(r *bufio.Reader, real io.Writer) {
 			t.mu.Unlock()
 		} else if line != "" {
 			_, _ = io.WriteString(real, line)
-			if kind := markKind(strings.TrimSpace(line)); kind != "" {
+			kind := markKind(strings.TrimSpace(line))
+			if fatal {
+				// The message of the "FATAL ERROR:" line before: the failure, marked once.
+				kind, fatal = "failed", false
+			} else if kind == "fatal" {
+				kind, fatal = "", true
+			}
+			if kind != "" {
 				t.mu.Lock()
 				r := t.active
 				t.mu.Unlock()

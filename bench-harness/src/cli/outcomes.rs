@@ -56,8 +56,13 @@ pub(crate) fn outcomes(a: OutcomesArgs) -> Result<ExitCode, HarnessError> {
             outcomes: Some(log.clone()),
             ..RunOptions::default()
         };
-        run::run_config(&configs[config], &opts)?;
+        // A workload that failed at an op (a write the store refused, say) is an outcome to
+        // judge, as kube's failure is; an error before it ran is not.
+        let result = run::run_config(&configs[config], &opts);
         let ran = log.workloads.lock().pop();
+        if ran.is_none() {
+            result?;
+        }
         let record = PathBuf::from(record);
         let (Some(t), true) = (ran, record.exists()) else {
             outln!(
@@ -87,8 +92,8 @@ pub(crate) fn outcomes(a: OutcomesArgs) -> Result<ExitCode, HarnessError> {
 const MAX_LINES: usize = 10;
 
 fn print_judged(j: &outcome::Judged, k: &outcome::KubeOutcome, verbose: bool) {
-    let kube = match (j.kube_completed, &k.failed) {
-        (_, Some((n, _))) => format!("failed at op {n}"),
+    let kube = match (j.kube_completed, j.kube_failed_at) {
+        (_, Some(n)) => format!("failed at op {n}"),
         (Some(true), None) => "completed".to_string(),
         _ => "cut off".to_string(),
     };

@@ -245,7 +245,8 @@ impl DraObjects {
                     .is_none_or(|s| s.matches(n.name, &n.labels))
             })
             .ok_or("its node selector reaches no node of the record")?;
-        let alloc = ClaimAllocator::new(&classes, &slices, &others, sched.features())?;
+        // The recorded slices carry the rules' taints already (kube's tracker's view).
+        let alloc = ClaimAllocator::new(&classes, &slices, &[], &others, sched.features())?;
         alloc.check_allocation(claim, node, allocation)
     }
 

@@ -135,6 +135,8 @@ pub struct OpRow {
 pub struct Judged {
     pub name: String,
     pub kube_completed: Option<bool>,
+    /// The op kube failed at (see `kube_failed_at`).
+    pub kube_failed_at: Option<usize>,
     pub tidegate_error: Option<String>,
     pub completion: Verdict,
     pub rows: Vec<OpRow>,
@@ -218,13 +220,21 @@ fn matches(e: Expect, m: &Mark) -> bool {
 }
 
 /// kube's counts at each op's end (see the module doc), or the first op whose marks do not
-/// follow the plan with what was expected and found.
-fn kube_ends(t: &WorkloadOutcome, k: &KubeOutcome) -> (Vec<KubeEnd>, Option<String>) {
+/// follow the plan with what was expected and found; and the ops kube's failure may have
+/// come at when its message names none (an op's own Fatalf, as updateAny's): after the last
+/// op whose marks kube logged, up to the op whose expected mark the failure took the place
+/// of.
+fn kube_ends(
+    t: &WorkloadOutcome,
+    k: &KubeOutcome,
+) -> (Vec<KubeEnd>, Option<String>, Option<(usize, usize)>) {
     let first = t.ops.iter().position(|o| matches!(o, Op::CreateNodes(_)));
     let mut ends = vec![None; t.ops.len()];
     let Some(first) = first else {
-        return (ends, None);
+        return (ends, None, None);
     };
+    let mut last_marked = first;
+    let mut failed_in = None;
     let waits = |i: usize| t.ends.iter().find(|e| e.index == i).map_or(0, |e| e.waits);
     let mut j = 0;
     // (op, the counts of its last wait, whether it had all its marks)
@@ -239,6 +249,7 @@ fn kube_ends(t: &WorkloadOutcome, k: &KubeOutcome) -> (Vec<KubeEnd>, Option<Stri
                         last_wait = Some(m.counts);
                     }
                     j += 1;
+                    last_marked = i;
                 }
                 Some(m) if m.event != "failed" => {
                     diverged = Some(format!(
@@ -250,13 +261,19 @@ fn kube_ends(t: &WorkloadOutcome, k: &KubeOutcome) -> (Vec<KubeEnd>, Option<Stri
                     per_op.push((i, last_wait, false));
                     break 'ops;
                 }
-                _ => {
+                m => {
+                    if m.is_some() {
+                        failed_in = Some((last_marked + 1, i));
+                    }
                     per_op.push((i, last_wait, false));
                     break 'ops;
                 }
             }
         }
         per_op.push((i, last_wait, true));
+    }
+    if failed_in.is_none() && k.marks.get(j).is_some_and(|m| m.event == "failed") {
+        failed_in = Some((last_marked + 1, t.ops.len().saturating_sub(1)));
     }
     for (n, &(i, wait, complete)) in per_op.iter().enumerate() {
         if !complete {
@@ -285,7 +302,7 @@ fn kube_ends(t: &WorkloadOutcome, k: &KubeOutcome) -> (Vec<KubeEnd>, Option<Stri
             None
         };
     }
-    (ends, diverged)
+    (ends, diverged, failed_in)
 }
 
 /// Whether a time-driven op (churn, a steady state) ran at or before op `i`.
@@ -334,14 +351,15 @@ fn judge_counts(
 }
 
 /// Judges completion (see the module doc).
-fn judge_completion(t: &WorkloadOutcome, k: &KubeOutcome) -> Verdict {
-    let tg_failed_at = t
-        .error
-        .as_ref()
-        .and_then(|_| t.ends.last().map(|e| e.index));
+fn judge_completion(
+    t: &WorkloadOutcome,
+    k: &KubeOutcome,
+    failed: Option<&(usize, String)>,
+) -> Verdict {
+    let tg_failed_at = tidegate_failed_at(t);
     let stale_at = |i: usize| t.ends.iter().any(|e| e.index == i && e.stale);
-    match (&k.end, &k.failed, &t.error) {
-        (None, _, _) if k.failed.is_none() => Verdict::Explained(
+    match (&k.end, failed, &t.error) {
+        (None, _, _) if failed.is_none() => Verdict::Explained(
             "kube's run was cut off before the workload's end (no outcome line)".into(),
         ),
         (_, None, None) => Verdict::Same,
@@ -363,9 +381,31 @@ fn judge_completion(t: &WorkloadOutcome, k: &KubeOutcome) -> Verdict {
     }
 }
 
+/// The op tidegate's run failed at.
+fn tidegate_failed_at(t: &WorkloadOutcome) -> Option<usize> {
+    (t.error.as_ref()).and_then(|_| t.ends.last().map(|e| e.index))
+}
+
+/// The op kube failed at and its message: the one its message names, else (`failed_in`)
+/// tidegate's failing op where it lies in the range the marks leave, else the range's first.
+fn kube_failed_at(
+    t: &WorkloadOutcome,
+    k: &KubeOutcome,
+    failed_in: Option<(usize, usize)>,
+) -> Option<(usize, String)> {
+    let (n, text) = k.failed.clone()?;
+    if n != usize::MAX {
+        return Some((n, text));
+    }
+    let (lo, hi) = failed_in?;
+    let at = tidegate_failed_at(t).filter(|x| (lo..=hi).contains(x));
+    Some((at.unwrap_or(lo), text))
+}
+
 /// Judges one workload.
 pub fn judge(t: &WorkloadOutcome, k: &KubeOutcome) -> Judged {
-    let (kube, diverged) = kube_ends(t, k);
+    let (kube, diverged, failed_in) = kube_ends(t, k);
+    let kube_failed = kube_failed_at(t, k, failed_in);
     let mut rows = vec![];
     for (i, op) in t.ops.iter().enumerate() {
         let end = t.ends.iter().find(|e| e.index == i);
@@ -387,7 +427,7 @@ pub fn judge(t: &WorkloadOutcome, k: &KubeOutcome) -> Judged {
             verdict,
         });
     }
-    let mut completion = judge_completion(t, k);
+    let mut completion = judge_completion(t, k, kube_failed.as_ref());
     if let Some(d) = diverged
         && !matches!(completion, Verdict::Disagree(_))
     {
@@ -396,6 +436,7 @@ pub fn judge(t: &WorkloadOutcome, k: &KubeOutcome) -> Judged {
     Judged {
         name: t.name.clone(),
         kube_completed: k.end.map(|(c, _)| c),
+        kube_failed_at: kube_failed.map(|(n, _)| n),
         tidegate_error: t.error.clone(),
         completion,
         rows,

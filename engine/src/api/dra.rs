@@ -47,6 +47,16 @@ pub struct DeviceTaint {
     pub effect: Arc<str>,
 }
 
+impl DeviceTaint {
+    pub(crate) fn from_api(t: &k::DeviceTaint) -> DeviceTaint {
+        DeviceTaint {
+            key: Arc::from(t.key.as_str()),
+            value: Arc::from(t.value.as_deref().unwrap_or("")),
+            effect: Arc::from(t.effect.as_str()),
+        }
+    }
+}
+
 /// A toleration of device taints (`DeviceToleration`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DeviceToleration {
@@ -535,11 +545,7 @@ fn device(d: &k::Device, driver: &str, path: &str) -> Result<Device, ConvertErro
         .taints
         .iter()
         .flatten()
-        .map(|t| DeviceTaint {
-            key: Arc::from(t.key.as_str()),
-            value: Arc::from(t.value.as_deref().unwrap_or("")),
-            effect: Arc::from(t.effect.as_str()),
-        })
+        .map(DeviceTaint::from_api)
         .collect();
     let mut device = Device {
         name: Arc::from(d.name.as_str()),

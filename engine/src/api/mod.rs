@@ -10,6 +10,7 @@ pub(crate) mod attribute_set;
 pub mod capacity_policy;
 pub mod convert;
 pub mod dra;
+pub mod dra_taint_rule;
 pub(crate) mod extended_requests;
 pub(crate) mod intern;
 pub(crate) mod labels;

@@ -80,8 +80,8 @@ const NOT_READ: &str = "not read by kube-scheduler v1.37.2 (pkg/scheduler); gate
      server and kubelet change what those accept or run, and tidegate's API validation follows \
      kube's defaults";
 const DRA: &str = "Dynamic Resource Allocation: read by the DynamicResources plugin; tidegate \
-     does not model this feature yet and refuses the workloads whose objects use it \
-     (DeviceTaintRules with selectors); without such objects the gate changes nothing";
+     does not model this feature and ignores the fields it reads (a device's \
+     bindingConditions, for one); no workload of kube v1.37.2's scheduler_perf sets them";
 const DRA_ALLOCATOR: &str = "the structured allocator's feature switch (kube's \
      AllocatorFeatures), read by tidegate's DynamicResources plugin as by kube's";
 const VOLUMES: &str = "read only by the volume plugins; tidegate stores PersistentVolumes and \
@@ -107,7 +107,14 @@ const SCHEDULER_GATES: &[(&str, Support)] = &[
         "DRADeviceCompatibilityGroups",
         Support::Modelled(DRA_ALLOCATOR),
     ),
-    ("DRADeviceTaintRules", Support::Identical(DRA)),
+    (
+        "DRADeviceTaintRules",
+        Support::Modelled(
+            "the scheduler's ResourceSlice tracker adds the taints of DeviceTaintRules to the \
+             devices they select (driver, pool, device); with the gate off the rules are \
+             ignored (api::dra_taint_rule)",
+        ),
+    ),
     ("DRADeviceTaints", Support::Modelled(DRA_ALLOCATOR)),
     (
         "DRAExtendedResource",
@@ -497,6 +504,8 @@ pub struct Features {
     pub(crate) dra_prioritized_list: bool,
     pub(crate) dra_partitionable_devices: bool,
     pub(crate) dra_device_taints: bool,
+    /// `DRADeviceTaintRules`: the rules' taints are added to the slices (kube's tracker).
+    pub(crate) dra_device_taint_rules: bool,
     pub(crate) dra_list_type_attributes: bool,
     pub(crate) dra_consumable_capacity: bool,
     pub(crate) dra_fractional_capacity_range: bool,
@@ -524,6 +533,7 @@ impl Features {
             dra_prioritized_list: g.enabled("DRAPrioritizedList"),
             dra_partitionable_devices: g.enabled("DRAPartitionableDevices"),
             dra_device_taints: g.enabled("DRADeviceTaints"),
+            dra_device_taint_rules: g.enabled("DRADeviceTaintRules"),
             dra_list_type_attributes: g.enabled("DRAListTypeAttributes"),
             dra_consumable_capacity: g.enabled("DRAConsumableCapacity"),
             dra_fractional_capacity_range: g.enabled("DRAFractionalCapacityRange"),

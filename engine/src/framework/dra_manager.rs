@@ -22,6 +22,7 @@
 
 use crate::api::convert as dra_convert;
 use crate::api::dra::{Allocation, DeviceClass, DeviceId, ResourceClaim, ResourceSlice};
+use crate::api::dra_taint_rule::{self, DeviceTaintRule};
 use crate::api::quantity::Quantity;
 use crate::api::{Sym, dra};
 use crate::framework::events::{ApiObject, EventResource};
@@ -47,8 +48,12 @@ pub(crate) struct DraManager {
     extended_resources: RwLock<ExtendedResourceCache>,
     /// The claims made for pods' extended resources, by the owning pod's UID.
     extended_claims: RwLock<AHashMap<Arc<str>, ClaimKey>>,
-    /// By name, in name order.
+    /// By name, in name order, as the scheduler reads them: with the taints of the
+    /// DeviceTaintRules that select their devices (kube's ResourceSlice tracker).
     slices: RwLock<BTreeMap<Arc<str>, Arc<ResourceSlice>>>,
+    /// The slices as their drivers wrote them, and the DeviceTaintRules. Locked before
+    /// `slices` when both are.
+    tracker: RwLock<SliceTracker>,
     claims: RwLock<AHashMap<ClaimKey, Arc<ResourceClaim>>>,
     /// The devices the stored claims' allocations hold (admin access holds none), each with
     /// the number of claims holding it, kept from the claim events (module doc).
@@ -134,11 +139,16 @@ impl DraManager {
                     // The generation moves under the slices' lock: an index built from
                     // them carries the generation of exactly what it read.
                     |key, v| {
+                        let mut t = self.tracker.write();
+                        let patched = t.patch(&v);
+                        t.raw.insert(key.clone(), v);
                         let mut w = self.slices.write();
                         self.slices_generation.fetch_add(1, Ordering::Release);
-                        w.insert(key, v)
+                        w.insert(key, patched)
                     },
                     |key| {
+                        let mut t = self.tracker.write();
+                        t.raw.remove(key);
                         let mut w = self.slices.write();
                         self.slices_generation.fetch_add(1, Ordering::Release);
                         w.remove(key)
@@ -174,6 +184,71 @@ impl DraManager {
         if !ok {
             self.rejected.fetch_add(1, Ordering::Relaxed);
         }
+    }
+}
+
+/// kube's ResourceSlice tracker: the slices as written, and the rules whose taints it
+/// adds to them ([`crate::api::dra_taint_rule`]).
+#[derive(Default)]
+struct SliceTracker {
+    raw: AHashMap<Arc<str>, Arc<ResourceSlice>>,
+    rules: BTreeMap<Arc<str>, Arc<DeviceTaintRule>>,
+}
+
+impl SliceTracker {
+    /// The slice with the rules' taints (itself when no rule selects its devices).
+    fn patch(&self, raw: &Arc<ResourceSlice>) -> Arc<ResourceSlice> {
+        if self.rules.is_empty() {
+            return raw.clone();
+        }
+        dra_taint_rule::with_taint_rules(raw, &self.rules).map_or_else(|| raw.clone(), Arc::new)
+    }
+}
+
+impl DraManager {
+    /// Applies one DeviceTaintRule event (`new` `None`: a delete) as kube's tracker does:
+    /// re-taints the slices the old or new rule reaches. Returns how many slices' taints
+    /// changed; the caller sends each a ResourceSlice update event, as the tracker does.
+    pub(crate) fn apply_taint_rule(
+        &self,
+        old: Option<&ApiObject>,
+        new: Option<&ApiObject>,
+    ) -> usize {
+        let rule = |o: Option<&ApiObject>| {
+            o.and_then(|o| o.downcast_ref::<k::DeviceTaintRule>())
+                .map(|r| Arc::new(dra_taint_rule::device_taint_rule(r)))
+        };
+        let (old, new) = (rule(old), rule(new));
+        let mut t = self.tracker.write();
+        match (&old, &new) {
+            (_, Some(r)) => t.rules.insert(r.name.clone(), r.clone()),
+            (Some(r), None) => t.rules.remove(&r.name),
+            (None, None) => return 0,
+        };
+        let reached = |s: &ResourceSlice| [&old, &new].into_iter().flatten().any(|r| r.reaches(s));
+        let mut names: Vec<&Arc<str>> = (t.raw.iter())
+            .filter(|(_, s)| reached(s))
+            .map(|(n, _)| n)
+            .collect();
+        names.sort();
+        let patched: Vec<_> = names.iter().map(|n| (*n, t.patch(&t.raw[*n]))).collect();
+        let mut w = self.slices.write();
+        let mut changed = 0;
+        for (name, p) in patched {
+            let same = w.get(name).is_some_and(|cur| {
+                (cur.devices.iter().zip(&p.devices)).all(|(a, b)| a.taints == b.taints)
+            });
+            if !same {
+                w.insert(name.clone(), p);
+                changed += 1;
+            }
+        }
+        if changed > 0 {
+            self.slices_generation.fetch_add(1, Ordering::Release);
+            drop(w);
+            *self.index.write() = None;
+        }
+        changed
     }
 }
 

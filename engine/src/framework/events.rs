@@ -26,6 +26,10 @@ pub enum EventResource {
     ResourceClaim,
     ResourceSlice,
     DeviceClass,
+    /// tidegate's own, like Namespace: kube's scheduler sees DeviceTaintRules only through
+    /// the ResourceSlice events its slice tracker sends for the slices a rule re-taints
+    /// ([`crate::Scheduler::on_object_event`] does the same).
+    DeviceTaintRule,
     Workload,
     PodGroup,
     CompositePodGroup,
@@ -52,6 +56,7 @@ impl EventResource {
             EventResource::ResourceClaim => "resource.k8s.io/ResourceClaim",
             EventResource::ResourceSlice => "resource.k8s.io/ResourceSlice",
             EventResource::DeviceClass => "resource.k8s.io/DeviceClass",
+            EventResource::DeviceTaintRule => "resource.k8s.io/DeviceTaintRule",
             EventResource::Workload => "scheduling.k8s.io/Workload",
             EventResource::PodGroup => "scheduling.k8s.io/PodGroup",
             EventResource::CompositePodGroup => "scheduling.k8s.io/CompositePodGroup",

@@ -309,6 +309,21 @@ impl Scheduler {
         old: Option<ApiObject>,
         new: Option<ApiObject>,
     ) {
+        if resource == EventResource::DeviceTaintRule {
+            // kube's slice tracker: the rule reaches the queue as the updates of the slices
+            // whose taints it changed (none with DRADeviceTaintRules off: no tracker reads it).
+            if self.features.dra_device_taint_rules {
+                let changed = self
+                    .cache
+                    .dra()
+                    .apply_taint_rule(old.as_ref(), new.as_ref());
+                let update = ClusterEvent::new(EventResource::ResourceSlice, ActionType::UPDATE);
+                for _ in 0..changed {
+                    (self.queue).on_informer_event(update, EventObject::None, EventObject::None);
+                }
+            }
+            return;
+        }
         self.cache.dra().apply(resource, old.as_ref(), new.as_ref());
         let obj = |o: Option<ApiObject>| o.map_or(EventObject::None, EventObject::Object);
         self.queue

@@ -18,7 +18,8 @@
 //!   run under the writer lock: they may read any kind but must not write the kind they watch.
 //! - resourceVersions come from the one counter pods and nodes use (an etcd revision): every
 //!   write bumps it. A write carrying a resourceVersion that is not the stored one fails with
-//!   kube's Conflict; one carrying none is unconditional (kube's `AllowUnconditionalUpdate`).
+//!   kube's Conflict; one carrying none is unconditional where the kind allows it (kube's
+//!   `AllowUnconditionalUpdate`), else invalid.
 //! - A create sets uid, resourceVersion and generation 1, and drops the status of a kind with
 //!   a status subresource. A PUT keeps what the server manages (uid, creation and deletion
 //!   timestamps, generation, unless the object outside metadata and status changed) and, for
@@ -365,12 +366,18 @@ impl Store {
             kind: kind.resource,
             name: name.clone(),
         })?;
-        if let Some(rv) = o
-            .obj
-            .meta()
-            .resource_version
-            .as_deref()
-            .filter(|v| !v.is_empty())
+        let rv = (o.obj.meta().resource_version.as_deref()).filter(|v| !v.is_empty());
+        if rv.is_none() && !kind.unconditional_update {
+            return Err(invalid(
+                kind,
+                &name,
+                &[(
+                    "metadata.resourceVersion".into(),
+                    "Invalid value: 0: must be specified for an update".into(),
+                )],
+            ));
+        }
+        if let Some(rv) = rv
             && Some(rv) != old.meta().resource_version.as_deref()
         {
             return Err(StoreError::Conflict {

@@ -90,6 +90,9 @@ pub struct Kind {
     pub status: bool,
     /// Top-level fields an update may not change (kube's `field is immutable`).
     pub immutable: &'static [&'static str],
+    /// An update need not carry a resourceVersion (kube's `AllowUnconditionalUpdate`; false
+    /// for the kinds whose strategy says so, e.g. PodGroups, CSINodes, v1 DeviceTaintRules).
+    pub unconditional_update: bool,
     /// kube's validation beyond what decoding checks, on the object's JSON: `(field, message)`.
     pub validate: fn(&serde_json::Value) -> Vec<(String, String)>,
     /// What depends on the API server's feature gates, on the object's JSON before

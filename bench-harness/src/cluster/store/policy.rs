@@ -37,6 +37,7 @@ pub static POD_DISRUPTION_BUDGET: Kind = Kind {
     }],
     namespaced: true,
     status: true,
+    unconditional_update: false,
     immutable: &[],
     validate,
     needs_plugin: check::no_plugin,

@@ -1,9 +1,8 @@
 //! The resource.k8s.io/v1 kinds of Dynamic Resource Allocation (kube's
 //! `pkg/registry/resource/{deviceclass,resourceslice,resourceclaim,resourceclaimtemplate,
 //! devicetaintrule}`), stored as plain objects and delivered to the scheduler's
-//! DynamicResources plugin as informer events. The DRA features tidegate's allocator does not
-//! model yet make a workload that uses them unsupported (`needs_plugin`): a DeviceClass that
-//! backs an extended resource, and DeviceTaintRules that select devices. The fields of the
+//! DynamicResources plugin as informer events (DeviceTaintRules to the engine's slice
+//! tracker, which turns them into ResourceSlice updates as kube's does). The fields of the
 //! DRA gates that are off are dropped as kube's API server drops them (`gated`).
 
 use crate::cluster::store::kind::{ApiGates, Index, Kind, Version, check, decode};
@@ -254,14 +253,6 @@ fn claim_template_gated(
     Vec::new()
 }
 
-/// kube's ResourceSlice tracker applies a rule that selects devices to the slices it hands
-/// the scheduler; a rule without a selector selects nothing (`deviceSelector` null).
-fn taint_rule_needs(obj: &Value) -> Option<String> {
-    check::at(obj, "spec.deviceSelector").map(|_| {
-        "DeviceTaintRule spec.deviceSelector (device taints from rules are not modelled yet)".into()
-    })
-}
-
 /// The node a slice's devices are on (`spec.nodeName`).
 fn slice_node(obj: &Value) -> Vec<String> {
     check::at(obj, "spec.nodeName")
@@ -306,6 +297,7 @@ const fn dra_kind(
         namespaced,
         status: false,
         immutable: &[],
+        unconditional_update: true,
         validate: check::nothing,
         needs_plugin: check::no_plugin,
         gated: check::ungated,
@@ -393,11 +385,13 @@ pub static RESOURCE_CLAIM_TEMPLATE: Kind = Kind {
 };
 
 /// Watched by kube's ResourceSlice tracker, which hands the scheduler the slices it taints
-/// (as ResourceSlice events): no event of its own.
+/// (as ResourceSlice events); the engine's tracker does the same with this kind's events.
 pub static DEVICE_TAINT_RULE: Kind = Kind {
+    // v1 refuses an update without a resourceVersion (v1beta2 and v1alpha3 allowed it).
+    unconditional_update: false,
     status: true,
     validate: validate_taint_rule,
-    needs_plugin: taint_rule_needs,
+    event: Some(EventResource::DeviceTaintRule),
     ..dra_kind(
         "DeviceTaintRule",
         "devicetaintrules.resource.k8s.io",

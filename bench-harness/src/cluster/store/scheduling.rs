@@ -451,6 +451,7 @@ const fn scheduling_kind(
         namespaced: true,
         status: false,
         immutable: &[],
+        unconditional_update: true,
         validate: check::nothing,
         needs_plugin: check::no_plugin,
         gated: check::ungated,
@@ -475,6 +476,7 @@ pub static PRIORITY_CLASS: Kind = Kind {
 };
 
 pub static POD_GROUP: Kind = Kind {
+    unconditional_update: false,
     status: true,
     immutable: &["spec"],
     validate: validate_group,
@@ -497,23 +499,27 @@ pub static POD_GROUP: Kind = Kind {
     )
 };
 
-pub static WORKLOAD: Kind = scheduling_kind(
-    "Workload",
-    "workloads.scheduling.k8s.io",
-    &[
-        Version {
-            version: "v1beta1",
-            decode: decode::<v1beta1::Workload>,
-        },
-        Version {
-            version: "v1alpha3",
-            decode: decode::<v1alpha3::Workload>,
-        },
-    ],
-    Some(EventResource::Workload),
-);
+pub static WORKLOAD: Kind = Kind {
+    unconditional_update: false,
+    ..scheduling_kind(
+        "Workload",
+        "workloads.scheduling.k8s.io",
+        &[
+            Version {
+                version: "v1beta1",
+                decode: decode::<v1beta1::Workload>,
+            },
+            Version {
+                version: "v1alpha3",
+                decode: decode::<v1alpha3::Workload>,
+            },
+        ],
+        Some(EventResource::Workload),
+    )
+};
 
 pub static COMPOSITE_POD_GROUP: Kind = Kind {
+    unconditional_update: false,
     status: true,
     immutable: &["spec"],
     validate: validate_composite,

@@ -56,6 +56,7 @@ const fn cluster_kind(
         namespaced: false,
         status: false,
         immutable: &[],
+        unconditional_update: true,
         validate: check::nothing,
         needs_plugin: check::no_plugin,
         gated: check::ungated,
@@ -84,27 +85,34 @@ pub static STORAGE_CLASS: Kind = Kind {
     )
 };
 
-pub static CSI_NODE: Kind = cluster_kind(
-    "CSINode",
-    "csinodes.storage.k8s.io",
-    &[Version {
-        version: "v1",
-        decode: decode::<storage::CSINode>,
-    }],
-    EventResource::CSINode,
-);
+pub static CSI_NODE: Kind = Kind {
+    unconditional_update: false,
+    ..cluster_kind(
+        "CSINode",
+        "csinodes.storage.k8s.io",
+        &[Version {
+            version: "v1",
+            decode: decode::<storage::CSINode>,
+        }],
+        EventResource::CSINode,
+    )
+};
 
-pub static CSI_DRIVER: Kind = cluster_kind(
-    "CSIDriver",
-    "csidrivers.storage.k8s.io",
-    &[Version {
-        version: "v1",
-        decode: decode::<storage::CSIDriver>,
-    }],
-    EventResource::CSIDriver,
-);
+pub static CSI_DRIVER: Kind = Kind {
+    unconditional_update: false,
+    ..cluster_kind(
+        "CSIDriver",
+        "csidrivers.storage.k8s.io",
+        &[Version {
+            version: "v1",
+            decode: decode::<storage::CSIDriver>,
+        }],
+        EventResource::CSIDriver,
+    )
+};
 
 pub static CSI_STORAGE_CAPACITY: Kind = Kind {
+    unconditional_update: false,
     namespaced: true,
     validate: validate_capacity,
     ..cluster_kind(
@@ -119,6 +127,7 @@ pub static CSI_STORAGE_CAPACITY: Kind = Kind {
 };
 
 pub static VOLUME_ATTACHMENT: Kind = Kind {
+    unconditional_update: false,
     status: true,
     immutable: &["spec"],
     validate: validate_attachment,

@@ -41,6 +41,7 @@ impl AllocResourceClaims {
         let mut alloc = ClaimAllocator::new(
             &store.list::<k::DeviceClass>(None),
             &store.list::<k::ResourceSlice>(None),
+            &store.list::<k::DeviceTaintRule>(None),
             &allocated,
             cx.sched.features(),
         )

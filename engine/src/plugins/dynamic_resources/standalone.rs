@@ -11,10 +11,12 @@ use super::cel::CelSelectors;
 use crate::api::Node;
 use crate::api::convert::ConvertError;
 use crate::api::dra::{self, DeviceClass, DeviceId, ResourceSlice};
+use crate::api::dra_taint_rule::{self, DeviceTaintRule};
 use crate::features::Features;
 use crate::framework::dra_manager::AllocatedDevices;
 use ahash::AHashMap;
 use k8s_openapi::api::resource::v1 as k;
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 /// Allocates claims one at a time over a fixed set of classes and slices.
@@ -27,12 +29,14 @@ pub struct ClaimAllocator {
 }
 
 impl ClaimAllocator {
-    /// The classes, the slices (sorted by name, as the scheduler reads them) and the claims
-    /// already allocated, whose devices are taken. An object that does not convert is an
-    /// error naming it.
+    /// The classes, the slices (sorted by name, as the scheduler reads them, with the taints
+    /// of the `taint_rules` when DRADeviceTaintRules is on) and the claims already
+    /// allocated, whose devices are taken. An object that does not convert is an error
+    /// naming it.
     pub fn new(
         classes: &[Arc<k::DeviceClass>],
         slices: &[Arc<k::ResourceSlice>],
+        taint_rules: &[Arc<k::DeviceTaintRule>],
         claims: &[Arc<k::ResourceClaim>],
         features: &Features,
     ) -> Result<ClaimAllocator, String> {
@@ -50,9 +54,17 @@ impl ClaimAllocator {
             let v = dra::device_class(c).map_err(|e| named("DeviceClass", &c.metadata.name, e))?;
             out.classes.insert(v.name.clone(), Arc::new(v));
         }
+        let rules: BTreeMap<Arc<str>, Arc<DeviceTaintRule>> = (taint_rules.iter())
+            .filter(|_| features.dra_device_taint_rules)
+            .map(|r| {
+                let r = dra_taint_rule::device_taint_rule(r);
+                (r.name.clone(), Arc::new(r))
+            })
+            .collect();
         for s in slices {
             let v =
                 dra::resource_slice(s).map_err(|e| named("ResourceSlice", &s.metadata.name, e))?;
+            let v = dra_taint_rule::with_taint_rules(&v, &rules).unwrap_or(v);
             out.slices.push(Arc::new(v));
         }
         out.slices.sort_by(|a, b| a.name.cmp(&b.name));
@@ -297,7 +309,7 @@ mod tests {
                 Arc::new(c)
             })
             .collect();
-        ClaimAllocator::new(&[class], &[slice], &claims, &Features::default()).unwrap()
+        ClaimAllocator::new(&[class], &[slice], &[], &claims, &Features::default()).unwrap()
     }
 
     /// kube's allocation is judged on the devices it names: one the claim's selector takes

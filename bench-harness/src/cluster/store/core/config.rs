@@ -19,6 +19,7 @@ const fn plain(
         namespaced: true,
         status,
         immutable: &[],
+        unconditional_update: true,
         validate: check::nothing,
         needs_plugin: check::no_plugin,
         gated: check::ungated,

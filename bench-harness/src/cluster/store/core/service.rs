@@ -48,6 +48,7 @@ pub static SERVICE: Kind = Kind {
     }],
     namespaced: true,
     status: true,
+    unconditional_update: true,
     immutable: &[],
     validate,
     needs_plugin: check::no_plugin,
