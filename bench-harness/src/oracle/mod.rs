@@ -297,6 +297,33 @@ fn tracker_race(kube: &KubeEval, eval: &tidegate_engine::Evaluation) -> Option<S
     })
 }
 
+/// Why an attempt whose recorded evaluation passes PreFilter, where tidegate's rejects, is
+/// not a disagreement: kube's own cycle failed at that PreFilter with tidegate's message
+/// (the recorded decision), so the state moved between the cycle and the recorder's
+/// evaluation (an allocation in flight written and dropped meanwhile, say); tidegate
+/// replays the state of the cycle. `None` for any other attempt.
+fn evaluated_after_the_cycle(
+    line: &Line,
+    kube: &KubeEval,
+    eval: &tidegate_engine::Evaluation,
+) -> Option<String> {
+    let ours = eval.pre_filter.as_ref()?;
+    let same = kube.pre_filter.is_none()
+        && line.node.is_none()
+        && line.unschedulable_plugins == [ours.plugin()]
+        && line
+            .error
+            .as_deref()
+            .is_some_and(|e| e.contains(ours.message().as_str()));
+    same.then(|| {
+        format!(
+            "kube's cycle failed at PreFilter as tidegate's does ({}: {}); kube's evaluation, recorded after the cycle, passed it: the state moved in between",
+            ours.plugin(),
+            ours.message()
+        )
+    })
+}
+
 /// The replay's scheduler when no configuration is given: kube v1.37.2's defaults with
 /// GenericWorkload and TopologyAwareWorkloadScheduling on, as the random scenarios' group
 /// test case runs (the pod-group plugins they add act on groups only: a record without
@@ -600,7 +627,9 @@ impl Replay {
             let state = (!kube.pods.is_empty())
                 .then(|| judge::judge_state(kube, &self.bound))
                 .flatten();
-            if let Some(why) = tracker_race(kube, &plain) {
+            let explained = tracker_race(kube, &plain)
+                .or_else(|| evaluated_after_the_cycle(&line, kube, &plain));
+            if let Some(why) = explained {
                 self.report.explained.push(format!(
                     "#{} {key} (attempt {}): {why}",
                     line.seq, line.attempts
@@ -1056,3 +1085,6 @@ pub(crate) fn record_lines<'t, T: serde::de::DeserializeOwned>(
             Ok((i + 1, line))
         })
 }
+
+#[cfg(test)]
+mod explain_tests;
