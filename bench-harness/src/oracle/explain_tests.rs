@@ -20,13 +20,12 @@ fn failed_in_flight(node: Option<&str>, plugins: &[&str]) -> Line {
 }
 
 fn rejected(message: &str) -> Evaluation {
-    Evaluation {
-        pre_filter: Some(
-            Status::new(Code::UnschedulableAndUnresolvable, message)
-                .with_plugin("DynamicResources"),
-        ),
-        ..Evaluation::default()
-    }
+    let mut e = Evaluation::default();
+    e.pre_filter = Some(
+        Status::new(Code::UnschedulableAndUnresolvable, message.to_string())
+            .with_plugin("DynamicResources"),
+    );
+    e
 }
 
 #[test]
