@@ -101,6 +101,49 @@ pub enum NodeSelection {
     PerDevice,
 }
 
+/// A value derived from a device once, on first use: empty on a clone (the clone may be
+/// changed), equal to any other slot (it adds nothing to what the device is).
+#[derive(Default)]
+pub struct DerivedSlot(std::sync::OnceLock<Arc<dyn std::any::Any + Send + Sync>>);
+
+impl Clone for DerivedSlot {
+    fn clone(&self) -> DerivedSlot {
+        DerivedSlot::default()
+    }
+}
+
+impl PartialEq for DerivedSlot {
+    fn eq(&self, _: &DerivedSlot) -> bool {
+        true
+    }
+}
+
+impl std::fmt::Debug for DerivedSlot {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.0.get().is_some() {
+            "DerivedSlot(set)"
+        } else {
+            "DerivedSlot"
+        })
+    }
+}
+
+impl DerivedSlot {
+    /// Whether the value was made (tests).
+    #[cfg(test)]
+    pub(crate) fn is_set(&self) -> bool {
+        self.0.get().is_some()
+    }
+
+    /// The value, made by `make` on first use. `None` if the slot holds another type.
+    pub(crate) fn get_or_init<T: std::any::Any + Send + Sync>(
+        &self,
+        make: impl FnOnce() -> T,
+    ) -> Option<&T> {
+        self.0.get_or_init(|| Arc::new(make())).downcast_ref::<T>()
+    }
+}
+
 /// A device of a ResourceSlice (`Device`).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Device {
@@ -124,6 +167,9 @@ pub struct Device {
     pub allow_multiple_allocations: bool,
     /// With [`NodeSelection::PerDevice`]: the device's own.
     pub nodes: Option<NodeSelection>,
+    /// The device's value in the DRA CEL environment, built on first use and shared by
+    /// every selector evaluated on the device (`plugins::dynamic_resources::cel`).
+    pub(crate) cel_value: DerivedSlot,
 }
 
 /// A ResourceSlice (`resource.k8s.io/v1`).
@@ -557,6 +603,7 @@ fn device(d: &k::Device, driver: &str, path: &str) -> Result<Device, ConvertErro
         consumes_counters,
         taints,
         allow_multiple_allocations: shared,
+        cel_value: DerivedSlot::default(),
         nodes: nodes_of(
             d.node_name.as_ref(),
             d.node_selector.as_ref(),

@@ -63,6 +63,7 @@ pub(super) fn device(name: &str, attrs: &[(&str, &str)]) -> Device {
         taints: Vec::new(),
         allow_multiple_allocations: false,
         capacities: Default::default(),
+        cel_value: Default::default(),
         nodes: None,
     }
 }

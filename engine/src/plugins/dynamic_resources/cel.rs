@@ -312,7 +312,7 @@ impl Indexer for DomainMap {
     }
 }
 
-/// The `device` value, built once per device.
+/// The `device` value, built once per device (kept in its `cel_value` slot).
 #[derive(Debug, Clone)]
 struct DeviceVal {
     driver: CelString<'static>,
@@ -487,8 +487,12 @@ impl SelectorEval for CelSelectors {
         let program = self
             .compile(expression)
             .map_err(|e| format!("CEL compile error: {e}"))?;
-        let value = device_val(driver, device)?;
-        let resolver = DeviceResolver(&value);
+        // Built once per device, shared by every expression evaluated on it.
+        let value = (device.cel_value)
+            .get_or_init(|| device_val(driver, device))
+            .expect("the slot holds the CEL value only");
+        let value = value.as_ref().map_err(Clone::clone)?;
+        let resolver = DeviceResolver(value);
         let mut ctx = Context::with_env(Arc::clone(&self.env));
         ctx.set_variable_resolver(&resolver);
         match program.execute(&ctx) {
@@ -547,6 +551,7 @@ mod tests {
             taints: Vec::new(),
             allow_multiple_allocations: false,
             capacities: Default::default(),
+            cel_value: Default::default(),
             nodes: None,
         }
     }
@@ -775,6 +780,44 @@ mod tests {
             .matches("1", Sym::new("d"), &device("d", &[], &[]))
             .unwrap_err();
         assert!(e.contains("must evaluate to a bool"), "{e}");
+    }
+
+    #[test]
+    fn a_devices_value_is_built_once_for_every_expression_and_not_cloned() {
+        let sel = CelSelectors::new();
+        let d = device("d", &[("model", AttributeValue::String("a".into()))], &[]);
+        assert!(!d.cel_value.is_set());
+        let model = "device.attributes[\"d\"].model == \"a\"";
+        assert_eq!(sel.matches(model, Sym::new("d"), &d), Ok(true));
+        assert!(d.cel_value.is_set());
+        let first = d.cel_value.get_or_init(|| -> Result<DeviceVal, String> {
+            unreachable!("built by the first evaluation")
+        });
+        assert!(first.is_some());
+        assert_eq!(
+            sel.matches("device.driver == \"d\"", Sym::new("d"), &d),
+            Ok(true)
+        );
+        // A clone may be changed: it builds its own.
+        let mut changed = d.clone();
+        assert!(!changed.cel_value.is_set());
+        changed
+            .attributes
+            .insert("d/model".into(), AttributeValue::String("b".into()));
+        assert_eq!(sel.matches(model, Sym::new("d"), &changed), Ok(false));
+    }
+
+    #[test]
+    fn a_device_whose_value_cannot_be_built_fails_each_expression() {
+        let sel = CelSelectors::new();
+        let d = device(
+            "d",
+            &[("v", AttributeValue::Version("not-semver".into()))],
+            &[],
+        );
+        let first = sel.matches("true", Sym::new("d"), &d).unwrap_err();
+        let second = sel.matches("false", Sym::new("d"), &d).unwrap_err();
+        assert_eq!(first, second);
     }
 
     #[test]
