@@ -251,8 +251,15 @@ fn listed(store: &Store, c: &Case) -> Vec<(String, String, i64)> {
         .collect()
 }
 
-/// Every kind with a status subresource is created and updated (the object, then its status,
-/// which writes nothing when unchanged) and listed; churn creates and deletes one more of each
+/// Whether `updateAny` (which carries no resourceVersion) updates the kind: it has a status
+/// subresource (upstream's op PUTs the status after the object) and allows unconditional
+/// updates.
+fn updated(c: &Case) -> bool {
+    kind(c).status && kind(c).unconditional_update
+}
+
+/// Every kind with a status subresource that allows unconditional updates is created and
+/// updated (the object, then its status, which writes nothing when unchanged) and listed; churn creates and deletes one more of each
 /// kind. Each change reaches the watch handlers in order.
 #[test]
 fn create_update_list_and_churn_every_kind_through_the_ops() {
@@ -270,7 +277,7 @@ fn create_update_list_and_churn_every_kind_through_the_ops() {
             template(c, &format!("{n}-churn"), ""),
         ));
         churn.push(format!("{n}-churn.yaml"));
-        let update = if kind(c).status {
+        let update = if updated(c) {
             format!(
                 "  - opcode: updateAny\n    templatePath: {n}.yaml\n    count: 2\n{}    templateParams:\n      V: b\n",
                 ns(c)
@@ -288,7 +295,7 @@ fn create_update_list_and_churn_every_kind_through_the_ops() {
     result.unwrap();
     for c in CASES {
         let n = lower(c);
-        let v = if kind(c).status { "b" } else { "a" };
+        let v = if updated(c) { "b" } else { "a" };
         let got: Vec<_> = listed(&store, c)
             .into_iter()
             .filter(|(name, ..)| !name.ends_with("churn"))
@@ -311,7 +318,7 @@ fn create_update_list_and_churn_every_kind_through_the_ops() {
             mine.iter().position(|x| **x == e)
         };
         let added = first("Added", &format!("{n}-0")).expect("added");
-        if kind(c).status {
+        if updated(c) {
             let modified = first("Modified", &format!("{n}-0")).expect("modified");
             assert!(added < modified, "{mine:?}");
             let updates = mine.iter().filter(|e| e.contains(" Modified ")).count();
@@ -333,7 +340,10 @@ fn create_update_list_and_churn_every_kind_through_the_ops() {
 /// as it does against kube.
 #[test]
 fn update_any_of_a_kind_without_status_fails_at_the_status_put() {
-    for c in CASES.iter().filter(|c| !kind(c).status) {
+    for c in CASES
+        .iter()
+        .filter(|c| !kind(c).status && kind(c).unconditional_update)
+    {
         let n = lower(c);
         let files = vec![(
             format!("{n}.yaml"),
@@ -800,4 +810,41 @@ fn pod_groups_reach_the_scheduler_in_its_form() {
         *plugin.seen.lock(),
         vec![("other".to_string(), 2), ("ready".to_string(), 3)]
     );
+}
+
+/// kube v1.37.2 refuses an update without a resourceVersion for the kinds whose strategy
+/// disallows unconditional updates (`AllowUnconditionalUpdate`: CSINode, VolumeAttachment,
+/// v1 DeviceTaintRule, PodGroup, ...): updateAny fails with its message, nothing written.
+#[test]
+fn update_any_of_a_kind_that_needs_a_resource_version_fails() {
+    let strict: Vec<&Case> = CASES
+        .iter()
+        .filter(|c| !kind(c).unconditional_update)
+        .collect();
+    assert!(strict.len() >= 3, "{}", strict.len());
+    for c in strict {
+        let n = lower(c);
+        let files = vec![(
+            format!("{n}.yaml"),
+            template(c, &format!("{n}-{{{{.Index}}}}"), ""),
+        )];
+        let update = format!(
+            "  - opcode: updateAny\n    templatePath: {n}.yaml\n{}    templateParams:\n      V: b\n",
+            ns(c)
+        );
+        let (result, store, _) = run(&ops(c, &update), &files);
+        let e = result.expect_err(c.kind).to_string();
+        assert!(
+            e.contains(
+                "metadata.resourceVersion: Invalid value: 0: must be specified for an update"
+            ),
+            "{e}"
+        );
+        assert_eq!(
+            listed(&store, c)[0],
+            (format!("{n}-0"), "a".into(), 1),
+            "nothing written: {}",
+            c.kind
+        );
+    }
 }
