@@ -335,6 +335,21 @@ fn create_update_list_and_churn_every_kind_through_the_ops() {
     assert!(pvs[0].status.is_none(), "a create drops the status");
 }
 
+/// One object of the kind created (label `v: a`), then one updateAny to `v: b`.
+fn update_once(c: &Case) -> (Result<(), HarnessError>, Arc<Store>) {
+    let n = lower(c);
+    let files = vec![(
+        format!("{n}.yaml"),
+        template(c, &format!("{n}-{{{{.Index}}}}"), ""),
+    )];
+    let update = format!(
+        "  - opcode: updateAny\n    templatePath: {n}.yaml\n{}    templateParams:\n      V: b\n",
+        ns(c)
+    );
+    let (result, store, _) = run(&ops(c, &update), &files);
+    (result, store)
+}
+
 /// upstream's updateAny follows the object's PUT with a PUT of its status: for a kind without
 /// a status subresource the API server has none, so the op fails after the object changed,
 /// as it does against kube.
@@ -345,15 +360,7 @@ fn update_any_of_a_kind_without_status_fails_at_the_status_put() {
         .filter(|c| !kind(c).status && kind(c).unconditional_update)
     {
         let n = lower(c);
-        let files = vec![(
-            format!("{n}.yaml"),
-            template(c, &format!("{n}-{{{{.Index}}}}"), ""),
-        )];
-        let update = format!(
-            "  - opcode: updateAny\n    templatePath: {n}.yaml\n{}    templateParams:\n      V: b\n",
-            ns(c)
-        );
-        let (result, store, _) = run(&ops(c, &update), &files);
+        let (result, store) = update_once(c);
         let e = result.expect_err(c.kind).to_string();
         assert!(
             e.contains(&format!(
@@ -824,15 +831,7 @@ fn update_any_of_a_kind_that_needs_a_resource_version_fails() {
     assert!(strict.len() >= 3, "{}", strict.len());
     for c in strict {
         let n = lower(c);
-        let files = vec![(
-            format!("{n}.yaml"),
-            template(c, &format!("{n}-{{{{.Index}}}}"), ""),
-        )];
-        let update = format!(
-            "  - opcode: updateAny\n    templatePath: {n}.yaml\n{}    templateParams:\n      V: b\n",
-            ns(c)
-        );
-        let (result, store, _) = run(&ops(c, &update), &files);
+        let (result, store) = update_once(c);
         let e = result.expect_err(c.kind).to_string();
         assert!(
             e.contains(

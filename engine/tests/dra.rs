@@ -763,6 +763,15 @@ mod pod_group_claims {
         panic!("only {:?} bound", api.binds.lock());
     }
 
+    /// `rounds` rounds of scheduling attempts, the clock moved past each backoff.
+    fn attempts(s: &Scheduler, clock: &VirtualClock, rounds: usize) {
+        for _ in 0..rounds {
+            drain(s);
+            clock.advance(Duration::from_secs(11));
+            s.queue.flush();
+        }
+    }
+
     fn reserved_for(api: &Api, claim: &str) -> Vec<(String, String)> {
         api.claim(claim)
             .status
@@ -975,11 +984,7 @@ mod pod_group_claims {
         running.node_name = Some(Sym::new("n0"));
         s.on_pod_add(Arc::new(running));
         s.on_pod_add(member("p", "c"));
-        for _ in 0..3 {
-            drain(&s);
-            clock.advance(Duration::from_secs(11));
-            s.queue.flush();
-        }
+        attempts(&s, &clock, 3);
         assert!(api.binds.lock().is_empty(), "{:?}", api.binds.lock());
         assert_eq!(
             allocated_device(&api.claim("c")).as_deref(),
@@ -1002,11 +1007,7 @@ mod pod_group_claims {
         stranded_claim(&api, &s, Some(("podgroups", "g", "uid-g")));
         s.on_pod_group_add(group("c"));
         s.on_pod_add(member("p", "c"));
-        for _ in 0..3 {
-            drain(&s);
-            clock.advance(Duration::from_secs(11));
-            s.queue.flush();
-        }
+        attempts(&s, &clock, 3);
         assert!(api.binds.lock().is_empty(), "{:?}", api.binds.lock());
         assert_eq!(
             allocated_device(&api.claim("c")).as_deref(),
