@@ -935,6 +935,53 @@ mod pod_group_claims {
         assert_eq!(api.claim("shared"), before, "PreBind wrote nothing");
     }
 
+    /// TestPlugin "podgroup-claim-template": the group's entry is a template, the claim the
+    /// controller made from it is owned by the PodGroup (not by the member) and already
+    /// allocated; the member is let in (its group owns the claim), binds where the
+    /// allocation is, and PreBind reserves the claim for the group.
+    #[test]
+    fn a_claim_made_from_the_groups_template_is_reserved_for_the_group() {
+        let (s, api, clock) = group_setup(&[1, 1], true);
+        let mut c = claim("g-gpu-x", "gpu");
+        c.metadata.owner_references = Some(vec![
+            serde_json::from_value(json!({"apiVersion": "scheduling.k8s.io/v1alpha2",
+                "kind": "PodGroup", "name": "g", "uid": "uid-g", "controller": true}))
+            .unwrap(),
+        ]);
+        c.status = Some(
+            serde_json::from_value(json!({"allocation": {
+                "devices": {"results": [{"request": "req-0", "driver": DRIVER,
+                                         "pool": "n1", "device": "dev-0"}]},
+                "nodeSelector": {"nodeSelectorTerms": [{"matchFields": [
+                    {"key": "metadata.name", "operator": "In", "values": ["n1"]}]}]}}}))
+            .unwrap(),
+        );
+        api.put_claim(c);
+        let mut g = (*group("unused")).clone();
+        g.resource_claims[0].source = ClaimSource::Template("t".into());
+        s.on_pod_group_add(Arc::new(g));
+        let mut p = (*pod("p", vec![("gpu", ClaimSource::Template("t".into()))])).clone();
+        let mut spec = (*p.spec).clone();
+        spec.scheduling_group = Some("g".into());
+        p.spec = Arc::new(spec);
+        p.resource_claim_statuses = Some(Arc::from(vec![(
+            Arc::<str>::from("gpu"),
+            Some(Arc::<str>::from("g-gpu-x")),
+        )]));
+        s.on_pod_add(Arc::new(p));
+        run_until_bound(&s, &api, &clock, 1);
+        assert_eq!(api.binds.lock()["p"], "n1", "where the allocation is");
+        assert_eq!(
+            reserved_for(&api, "g-gpu-x"),
+            [("podgroups".to_string(), "g".to_string())]
+        );
+        assert_eq!(
+            allocated_device(&api.claim("g-gpu-x")).as_deref(),
+            Some("n1/dev-0"),
+            "the allocation is kept"
+        );
+    }
+
     /// TestPlugin "bind-podgroup-failure": after a failed bind, Unreserve leaves the
     /// group's reservation (other members may use the claim); the retry binds.
     #[test]
