@@ -11,7 +11,10 @@
 //!    takes: `count`, or for `All` every selectable device of the node's pools (an incomplete
 //!    or invalid pool is then an error).
 //! 3. **Search** (`allocate_one`, depth first, kube's order): for the next device of the next
-//!    request, walk the complete and valid pools, their slices and devices in order; take the
+//!    request, walk the complete and valid pools, their slices and devices in order (within
+//!    one request, from just after the request's previous device on: each set of devices is
+//!    tried once, as kube's incubating and experimental allocators do, with the stable
+//!    allocator's first solution; [`Location`]); take the
 //!    first device that is not in use (allocated before, or taken earlier in this search; with
 //!    admin access, only "taken by this claim" counts; a device allowing several allocations
 //!    is never in use, under DRAConsumableCapacity), whose class and request selectors match
@@ -38,16 +41,19 @@
 //! A share's ID is a UUID derived from the claim's UID and the result's position (kube draws
 //! a random one): unique, and the same on every run.
 
+mod constraints;
 mod row_skip;
+
+use constraints::{Constraint, DistinctAttribute, MatchAttribute};
 
 use super::AllocatorFeatures;
 use super::capacity::Consumed;
 use super::compat_groups::GroupIntersection;
 use super::pools::{AllSlices, Pool, PoolId, gather_pools};
-use crate::api::attribute_set::{Intersection, Overlaps};
+use crate::api::attribute_set::Intersection;
 use crate::api::dra::{
-    AllocatedDevice, Allocation, AllocationMode, AttributeValue, Device, DeviceClass, DeviceId,
-    RequestAlternative, ResourceClaim, ResourceSlice,
+    AllocatedDevice, Allocation, AllocationMode, Device, DeviceClass, DeviceId, RequestAlternative,
+    ResourceClaim, ResourceSlice,
 };
 use crate::api::{Node, Sym};
 use crate::framework::dra_manager::{AllocatedDevices, SharedUse};
@@ -127,182 +133,6 @@ struct Taken {
     key: RequestKey,
     /// A share of a device allowing several allocations: what it consumes.
     share: Option<Consumed>,
-}
-
-/// kube's `matchAttributeConstraint`: devices of the named requests share one value, or
-/// under DRAListTypeAttributes one element of their values' sets (`sets`).
-struct MatchAttribute {
-    requests: Vec<Arc<str>>,
-    attribute: Arc<str>,
-    value: Option<AttributeValue>,
-    devices: usize,
-    /// DRAListTypeAttributes: the running intersection (kube's experimental allocator).
-    sets: Option<Intersection>,
-    /// With `sets`: the first device's slice, its index there, and that slice's overlaps.
-    first: Option<(Arc<ResourceSlice>, usize, Arc<Overlaps>)>,
-}
-
-impl MatchAttribute {
-    fn add(&mut self, request: &str, parent: Option<&str>, c: &Candidate) -> bool {
-        if !applies(&self.requests, request, parent) {
-            return true;
-        }
-        let device = c.device();
-        if let Some(sets) = &mut self.sets {
-            let Some(set) = device.attribute_set(&self.attribute) else {
-                return false;
-            };
-            if !sets.add(set) {
-                return false;
-            }
-            if self.devices == 0 {
-                let devices = &c.slice.devices;
-                let overlaps = c.slice.overlaps.get(&self.attribute, || {
-                    devices
-                        .iter()
-                        .map(|d| d.attribute_set(&self.attribute))
-                        .collect()
-                });
-                self.first = Some((c.slice.clone(), c.index, overlaps));
-            }
-            self.devices += 1;
-            return true;
-        }
-        let Some(v) = device.attributes.get(&self.attribute) else {
-            return false;
-        };
-        if self.devices == 0 {
-            self.value = Some(v.clone());
-        } else if !scalar_equal(self.value.as_ref(), v) {
-            return false;
-        }
-        self.devices += 1;
-        true
-    }
-
-    /// Whether the kept overlap matrix of the first device's slice already refuses `c`: it
-    /// shares no element with the first device, so no intersection can hold it.
-    fn refuses(&self, request: &str, parent: Option<&str>, c: &Candidate) -> bool {
-        self.row(request, parent, &c.slice)
-            .is_some_and(|(first, overlaps)| !overlaps.meet(first, c.index))
-    }
-
-    /// When the constraint covers the request and its first device is in `slice`: that
-    /// device's index and its slice's overlaps (the devices [`Self::refuses`] lets through).
-    fn row(
-        &self,
-        request: &str,
-        parent: Option<&str>,
-        slice: &Arc<ResourceSlice>,
-    ) -> Option<(usize, &Arc<Overlaps>)> {
-        let (first_slice, first, overlaps) = self.first.as_ref()?;
-        (Arc::ptr_eq(first_slice, slice) && applies(&self.requests, request, parent))
-            .then_some((*first, overlaps))
-    }
-
-    fn remove(&mut self, request: &str, parent: Option<&str>) {
-        if applies(&self.requests, request, parent) {
-            self.devices -= 1;
-            if let Some(sets) = &mut self.sets {
-                sets.remove();
-                if self.devices == 0 {
-                    self.first = None;
-                }
-            }
-        }
-    }
-}
-
-/// kube's `distinctAttributeConstraint`: devices of the named requests all differ in the
-/// attribute (under DRAListTypeAttributes: their value sets are pairwise disjoint).
-struct DistinctAttribute {
-    requests: Vec<Arc<str>>,
-    attribute: Arc<str>,
-    /// The values of the devices added, in order.
-    values: Vec<AttributeValue>,
-    list_type_attributes: bool,
-}
-
-impl DistinctAttribute {
-    fn add(&mut self, request: &str, parent: Option<&str>, c: &Candidate) -> bool {
-        if !applies(&self.requests, request, parent) {
-            return true;
-        }
-        let Some(set) = c.device().attribute_set(&self.attribute) else {
-            return false;
-        };
-        let v = set.value();
-        let distinct = if self.list_type_attributes {
-            self.values.iter().all(|p| set.disjoint(p))
-        } else {
-            self.values.iter().all(|p| scalar_distinct(v, p))
-        };
-        if distinct {
-            self.values.push(v.clone());
-        }
-        distinct
-    }
-
-    fn remove(&mut self, request: &str, parent: Option<&str>) {
-        if applies(&self.requests, request, parent) {
-            self.values.pop();
-        }
-    }
-}
-
-/// kube's scalar test: a value differs from a previous one of its type; a list (or a type
-/// kube does not know) is never distinct from anything.
-fn scalar_distinct(new: &AttributeValue, old: &AttributeValue) -> bool {
-    use AttributeValue as V;
-    match (new, old) {
-        (V::String(x), V::String(y)) | (V::Version(x), V::Version(y)) => x != y,
-        (V::Int(x), V::Int(y)) => x != y,
-        (V::Bool(x), V::Bool(y)) => x != y,
-        (V::String(_) | V::Version(_) | V::Int(_) | V::Bool(_), _) => true,
-        _ => false,
-    }
-}
-
-/// A claim's constraint (`DeviceConstraint`).
-enum Constraint {
-    Match(MatchAttribute),
-    Distinct(DistinctAttribute),
-}
-
-impl Constraint {
-    fn add(&mut self, request: &str, parent: Option<&str>, c: &Candidate) -> bool {
-        match self {
-            Constraint::Match(m) => m.add(request, parent, c),
-            Constraint::Distinct(d) => d.add(request, parent, c),
-        }
-    }
-
-    fn remove(&mut self, request: &str, parent: Option<&str>) {
-        match self {
-            Constraint::Match(m) => m.remove(request, parent),
-            Constraint::Distinct(d) => d.remove(request, parent),
-        }
-    }
-}
-
-/// Whether a constraint naming `requests` (none: all) covers `request` (`request/sub` for a
-/// sub-request, which a constraint may name by its parent).
-fn applies(requests: &[Arc<str>], request: &str, parent: Option<&str>) -> bool {
-    requests.is_empty()
-        || requests
-            .iter()
-            .any(|r| &**r == request || parent.is_some_and(|p| &**r == p))
-}
-
-/// kube's stable allocator compares the scalar forms only (a list attribute never matches).
-fn scalar_equal(a: Option<&AttributeValue>, b: &AttributeValue) -> bool {
-    use AttributeValue as V;
-    match (a, b) {
-        (Some(V::String(x)), V::String(y)) | (Some(V::Version(x)), V::Version(y)) => x == y,
-        (Some(V::Int(x)), V::Int(y)) => x == y,
-        (Some(V::Bool(x)), V::Bool(y)) => x == y,
-        _ => false,
-    }
 }
 
 /// The search's state (kube's `allocator`).
@@ -409,7 +239,7 @@ impl Allocator<'_> {
             groups: map(),
         };
         s.prepare().map_err(AllocError::Fatal)?;
-        match s.allocate_one((0, 0, 0, 0), false) {
+        match s.allocate_one((0, 0, 0, 0), false, Location::FIRST) {
             Err(Stop::Error(e)) => Err(AllocError::Fatal(e)),
             Ok(true) => Ok(Some(s.results())),
             Ok(false) | Err(Stop::MaxSize) => {
@@ -698,19 +528,63 @@ pub(super) fn share_id(claim_uid: &str, position: usize) -> Arc<str> {
     ))
 }
 
+/// Where the search for a request's next device starts (kube's `deviceLocation`, in the
+/// incubating and experimental allocators): the pool, the slice among the pool's slices
+/// for the node, and the device in it. The devices of one request are taken in the order of
+/// the pools, so each set of devices is tried once, not once per ordering.
+///
+/// kube's stable allocator starts every device's search at the first pool. Both find the
+/// same first solution: a set of devices that fits one request fits in any order (its
+/// counters, capacities and constraints are sums and equalities over the set), and of
+/// every ordering of a set the ascending one comes first in the depth-first order, so the
+/// first solution the stable allocator reaches is already ascending within each request.
+/// Starting further on only skips orderings that repeat a set, which can be exponentially
+/// many (`PartitionableBacktracking`: 7 of 8 devices, where one device's counters rule it
+/// out only at the seventh).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Location {
+    pool: usize,
+    slice: usize,
+    device: usize,
+}
+
+impl Location {
+    /// Every device is a candidate.
+    const FIRST: Location = Location {
+        pool: 0,
+        slice: 0,
+        device: 0,
+    };
+
+    /// Where the search for the same request's next device starts after the device at
+    /// `(pool, slice, device)`.
+    fn after(pool: usize, slice: usize, device: usize) -> Location {
+        #[cfg(test)]
+        if every_ordering::ON.with(std::cell::Cell::get) {
+            return Location::FIRST;
+        }
+        Location {
+            pool,
+            slice,
+            device: device + 1,
+        }
+    }
+}
+
 impl Search<'_, '_> {
     /// kube's `allocateOne` at `(claim, request, alternative, device)`.
     fn allocate_one(
         &mut self,
         r: (usize, usize, usize, usize),
         in_alternative: bool,
+        start: Location,
     ) -> Result<bool, Stop> {
         let (ci, ri, ai, di) = r;
         if ci >= self.claims.len() {
             return Ok(true);
         }
         if ri >= self.claims[ci].requests.len() {
-            return match self.allocate_one((ci + 1, 0, 0, 0), false) {
+            return match self.allocate_one((ci + 1, 0, 0, 0), false, Location::FIRST) {
                 Err(Stop::MaxSize) => Ok(false),
                 other => other,
             };
@@ -726,7 +600,7 @@ impl Search<'_, '_> {
                         Ok(false)
                     };
                 }
-                match self.allocate_one((ci, ri, alt, di), true) {
+                match self.allocate_one((ci, ri, alt, di), true, Location::FIRST) {
                     Err(Stop::MaxSize) => continue,
                     Err(e) => return Err(e),
                     Ok(true) => {
@@ -745,7 +619,7 @@ impl Search<'_, '_> {
             return Ok(false);
         }
         if di >= num {
-            return self.allocate_one((ci, ri + 1, 0, 0), false);
+            return self.allocate_one((ci, ri + 1, 0, 0), false, Location::FIRST);
         }
         if num - di > ALLOCATION_RESULTS_MAX_SIZE - self.result[ci].len() {
             return Err(Stop::MaxSize);
@@ -755,21 +629,40 @@ impl Search<'_, '_> {
             let Some(undo) = self.allocate_device(key, &c, true)? else {
                 return Ok(false);
             };
-            let done = self.allocate_one((ci, ri, ai, di + 1), in_alternative);
+            let done = self.allocate_one((ci, ri, ai, di + 1), in_alternative, Location::FIRST);
             if !matches!(done, Ok(true)) {
                 self.rollback(key, &c, undo);
             }
             return done;
         }
+        self.try_devices(r, in_alternative, start)
+    }
+
+    /// The device loop of kube's `allocateOne` for the next device of an `ExactCount`
+    /// request, from `start` on (module doc, step 3).
+    fn try_devices(
+        &mut self,
+        r: (usize, usize, usize, usize),
+        in_alternative: bool,
+        start: Location,
+    ) -> Result<bool, Stop> {
+        let (ci, ri, ai, di) = r;
+        let key = (ci, ri, ai);
         let admin = self.requests[&key].alt.admin_access;
-        for pi in 0..self.pools.len() {
+        for pi in start.pool..self.pools.len() {
             if self.pools[pi].incomplete || self.pools[pi].invalid.is_some() {
                 continue;
             }
-            for si in 0..self.pools[pi].targeting.len() {
+            let first_slice = if pi == start.pool { start.slice } else { 0 };
+            for si in first_slice..self.pools[pi].targeting.len() {
                 let slice = self.pools[pi].targeting[si].clone();
                 let row = self.refused_row(key, pi, &slice);
-                for index in 0..slice.devices.len() {
+                let first_device = if (pi, si) == (start.pool, start.slice) {
+                    start.device
+                } else {
+                    0
+                };
+                for index in first_device..slice.devices.len() {
                     if row
                         .as_ref()
                         .is_some_and(|(first, o)| !o.meet(*first, index))
@@ -792,7 +685,8 @@ impl Search<'_, '_> {
                     let Some(undo) = self.allocate_device(key, &c, false)? else {
                         continue;
                     };
-                    match self.allocate_one((ci, ri, ai, di + 1), in_alternative) {
+                    let next = Location::after(pi, si, index);
+                    match self.allocate_one((ci, ri, ai, di + 1), in_alternative, next) {
                         Ok(true) => return Ok(true),
                         Ok(false) => self.rollback(key, &c, undo),
                         Err(e) => {
@@ -1188,4 +1082,13 @@ fn device_id(slice: &ResourceSlice, index: usize) -> DeviceId {
 /// random keys for each map cost more than a search for one small claim.
 fn map<K, V>() -> AHashMap<K, V> {
     AHashMap::with_hasher(ahash::RandomState::with_seeds(1, 2, 3, 4))
+}
+
+/// Tests only: search every ordering of a request's devices, as kube's stable allocator
+/// does, to check that both find the same first solution ([`Location`]).
+#[cfg(test)]
+pub(super) mod every_ordering {
+    thread_local! {
+        pub(in super::super) static ON: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    }
 }

@@ -34,6 +34,8 @@ mod allocator_capacity_tests;
 #[cfg(test)]
 mod allocator_groups_tests;
 #[cfg(test)]
+mod allocator_order_prop;
+#[cfg(test)]
 mod allocator_tests;
 
 /// The allocator's feature switches (kube's `structured.Features`), from the gates.
