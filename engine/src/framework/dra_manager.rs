@@ -557,6 +557,12 @@ impl DraManager {
     /// lets them share a device with its user), and the shares of shared devices; with
     /// DRAConsumableCapacity off (`consumable_capacity`), as kube's `GatherAllocatedState`,
     /// a shared device counts as held whole. The devices of in-flight allocations count too.
+    /// How many snapshots ([`Self::allocated_devices`]) are alive: the holders of the held
+    /// devices' map besides the manager.
+    pub(crate) fn snapshots_held(&self) -> usize {
+        Arc::strong_count(&self.held.read()) - 1
+    }
+
     pub(crate) fn allocated_devices(&self, consumable_capacity: bool) -> AllocatedDevices {
         // Every part under its lock at once (in the mutators' order: held, shared, in
         // flight, versions), so the versions describe exactly this snapshot.

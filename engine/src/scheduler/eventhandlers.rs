@@ -302,6 +302,12 @@ impl Scheduler {
         self.cache.dra().rejected()
     }
 
+    /// How many snapshots of the allocated devices cycles hold now (pods between PreFilter
+    /// and Reserve; a pod past Reserve holds none). For tests and diagnostics.
+    pub fn dra_snapshots_held(&self) -> usize {
+        self.cache.dra().snapshots_held()
+    }
+
     pub fn on_object_event(
         &self,
         resource: EventResource,

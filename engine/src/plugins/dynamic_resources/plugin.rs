@@ -466,7 +466,7 @@ impl DynamicResources {
         Ok(DraState {
             claims: infos,
             user_claims,
-            allocator,
+            allocator: arc_swap::ArcSwapOption::from(allocator.map(Arc::new)),
             reserved: Mutex::new(vec![None; n]),
             prioritized,
             ..DraState::default()
@@ -552,7 +552,8 @@ impl FilterPlugin for DynamicResources {
             .map(|(i, _)| i)
             .collect();
         let mut allocations = None;
-        if let Some(inputs) = &state.allocator {
+        let inputs = state.allocator.load();
+        if let Some(inputs) = inputs.as_deref() {
             let to_allocate = claims_to_allocate(state, extended.as_deref());
             // Every claim to allocate shares an earlier member's allocation in flight: kube
             // still runs the allocator, which finds nothing to do and cannot fail with no
@@ -764,7 +765,7 @@ impl ReservePlugin for DynamicResources {
         let Some(state) = self.state(cs).cloned() else {
             return Status::success();
         };
-        if state.allocator.is_none() {
+        if state.allocator.load().is_none() {
             return Status::success();
         }
         let want = state.claims.iter().filter(|c| c.to_allocate).count();
@@ -808,6 +809,11 @@ impl ReservePlugin for DynamicResources {
                     .insert(pod.uid.clone());
             }
         }
+        drop(reserved);
+        // What the rest of the pod's cycles read is in `reserved` and the chosen node's
+        // entry; the snapshot and the other nodes' answers go now (state.rs).
+        state.allocator.store(None);
+        state.node_allocations.lock().retain(|n, _| *n == node);
         Status::success()
     }
 

@@ -54,8 +54,11 @@ pub(super) struct DraState {
     pub(super) claims: Vec<ClaimInfo>,
     /// How many of `claims` the pod names itself (kube's `numUserOwned`).
     pub(super) user_claims: usize,
-    pub(super) allocator: Option<AllocatorInputs>,
-    /// Filter's result, per node.
+    /// Set in PreFilter when a claim needs devices; dropped when Reserve took the chosen
+    /// node's allocations (a pod waiting to bind must not keep its snapshot of every
+    /// allocated device alive: hundreds of pods in flight would each hold one).
+    pub(super) allocator: arc_swap::ArcSwapOption<AllocatorInputs>,
+    /// Filter's result, per node (after Reserve, the chosen node's only).
     pub(super) node_allocations: Mutex<AHashMap<Sym, Arc<NodeAllocation>>>,
     /// The claim for extended resources PreBind created (Unreserve deletes it).
     pub(super) created_extended: Mutex<Option<Arc<ResourceClaim>>>,
