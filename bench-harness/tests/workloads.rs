@@ -363,7 +363,7 @@ fn dra_workloads_bind_every_pod_at_integration_size() {
         "integration-test",
         None,
     );
-    assert_eq!(results.len(), 18, "{results:?}");
+    assert_eq!(results.len(), 19, "{results:?}");
     let get = |n: &str| results.iter().find(|(x, _)| x == n).unwrap().1;
     for (name, s) in &results {
         assert!(s.adds_up(), "{name}: {s:?}");
@@ -407,6 +407,9 @@ fn dra_workloads_bind_every_pod_at_integration_size() {
         ("ConsumableCapacity/distinct_4nodes", 32),
         // Compatibility groups: three partitions of each GPU (both mig, then the shared).
         ("CompatibilityGroups/4nodes", 12),
+        // Seven of eight partitions, the first ruled out by memory: one pod on each of the
+        // 3 nodes the pre-allocated claims left.
+        ("PartitionableBacktracking/6nodes", 3),
         // Extended resources backed by DRA: 16 pods on 16 devices and a device plugin's 8;
         // with an init container asking for 2, two devices a pod.
         ("ExtendedResource/explicit_5nodes", 16),
