@@ -442,3 +442,35 @@ fn unrepresentable_negative_or_disabled_requests_are_errors() {
     let e = err(&c, vec![claim("claim-0", vec![req])]);
     assert!(e.ends_with("subrequest subReq-0: has capacity requests, but the DRAConsumableCapacity feature is disabled"), "{e}");
 }
+
+/// Not one of kube's table cases: the order of kube's incubating `allocateOne` (staging/src/
+/// k8s.io/dynamic-resource-allocation/structured/internal/incubating/allocator_incubating.go,
+/// `startLocation`), which looks for a request's next device after its previous one. So one
+/// request takes a shared device at most once, though the device has room for two shares
+/// (two requests may each take one).
+#[test]
+fn one_request_takes_a_shared_device_once() {
+    let two_shares = |name: &str| shared(name, &[(CAP0, "2")], None);
+    let two = || vec![ask("req-0", Some(2), Some("1"))];
+    check(
+        "two shares from two devices",
+        &on_node(vec![two_shares("device-1"), two_shares("device-2")]),
+        vec![two()],
+        Some(vec![vec!["req-0:device-1=1", "req-0:device-2=1"]]),
+    );
+    check(
+        "two shares of one device",
+        &on_node(vec![two_shares("device-1")]),
+        vec![two()],
+        None,
+    );
+    check(
+        "one share each for two requests",
+        &on_node(vec![two_shares("device-1")]),
+        vec![vec![
+            ask("req-0", Some(1), Some("1")),
+            ask("req-1", Some(1), Some("1")),
+        ]],
+        Some(vec![vec!["req-0:device-1=1", "req-1:device-1=1"]]),
+    );
+}
