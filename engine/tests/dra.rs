@@ -169,9 +169,18 @@ fn setup_with(
     devices: &[usize],
     clock: Arc<VirtualClock>,
 ) -> (Arc<Scheduler>, Arc<Api>) {
+    setup_in(cfg, &Registry::in_tree(), devices, clock)
+}
+
+/// [`setup_with`] with the plugins of `registry`.
+fn setup_in(
+    cfg: SchedulerConfig,
+    registry: &Registry,
+    devices: &[usize],
+    clock: Arc<VirtualClock>,
+) -> (Arc<Scheduler>, Arc<Api>) {
     let api = Arc::new(Api::default());
-    let s =
-        Scheduler::new(cfg, &Registry::in_tree(), api.clone(), Some(clock)).expect("valid profile");
+    let s = Scheduler::new(cfg, registry, api.clone(), Some(clock)).expect("valid profile");
     *api.sched.lock() = Arc::downgrade(&s);
     add_class(&s, "gpu", None);
     for (i, &n) in devices.iter().enumerate() {
@@ -1296,23 +1305,7 @@ mod snapshots {
             deterministic: true,
             ..SchedulerConfig::default()
         };
-        let api = Arc::new(Api::default());
-        let s = Scheduler::new(
-            cfg,
-            &registry,
-            api.clone(),
-            Some(Arc::new(VirtualClock::new())),
-        )
-        .expect("valid profile");
-        *api.sched.lock() = Arc::downgrade(&s);
-        add_class(&s, "gpu", None);
-        s.on_node_add(Arc::new(node(0)));
-        s.on_object_event(
-            EventResource::ResourceSlice,
-            ActionType::ADD,
-            None,
-            Some(ApiObject(Arc::new(slice(0, 2, 1)))),
-        );
+        let (s, api) = setup_in(cfg, &registry, &[2], Arc::new(VirtualClock::new()));
         for i in 0..2 {
             api.put_claim(claim(&format!("c{i}"), "gpu"));
             s.on_pod_add(pod(&format!("p{i}"), named(&format!("c{i}"))));
