@@ -728,10 +728,107 @@ mod flamegraph_profiler {
     }
 }
 
+mod cel {
+    //! DRA device selectors over one slice of 64 devices shaped like scheduler_perf's test
+    //! driver (a `family` attribute, a `memory` capacity), each selector on every device: by
+    //! the CEL interpreter (each device's CEL value already built, as in a run after its first
+    //! cycle) and over the slice's attribute columns (already laid out). The `cold` cases
+    //! start from a fresh copy of the slice: the interpreter builds every device's value,
+    //! the columns are laid out once.
+    use criterion::{BenchmarkId, Criterion};
+    use tidegate_engine::api::dra::{ResourceSlice, resource_slice};
+    use tidegate_engine::bench_support::SelectorBench;
+
+    const DRIVER: &str = "test-driver.cdi.k8s.io";
+
+    fn slice(devices: usize) -> ResourceSlice {
+        let devices: Vec<serde_json::Value> = (0..devices)
+            .map(|i| {
+                serde_json::json!({
+                    "name": format!("device-{i}"),
+                    "attributes": {
+                        "family": {"string": if i % 2 == 0 { "GPU" } else { "FPGA" }},
+                        "index": {"int": i},
+                        "preallocate": {"bool": i % 3 == 0},
+                    },
+                    "capacity": {
+                        "memory": {"value": if i % 4 == 0 { "2Gi" } else { "1Gi" }},
+                        "counters": {"value": format!("{}", i % 5)},
+                    },
+                })
+            })
+            .collect();
+        let k = serde_json::from_value(serde_json::json!({
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "ResourceSlice",
+            "metadata": {"name": "node-0-slice"},
+            "spec": {
+                "driver": DRIVER,
+                "nodeName": "node-0",
+                "pool": {"name": "node-0", "generation": 1, "resourceSliceCount": 1},
+                "devices": devices,
+            },
+        }))
+        .expect("a well-formed slice");
+        resource_slice(&k).expect("a valid slice")
+    }
+
+    pub fn bench(c: &mut Criterion) {
+        if !crate::selected("cel") {
+            return;
+        }
+        let exprs = [
+            ("driver", format!("device.driver == \"{DRIVER}\"")),
+            (
+                "memory-and-family",
+                format!(
+                    "device.capacity['{DRIVER}'].memory.compareTo(quantity('1Gi')) == 0 && \
+                     device.attributes['{DRIVER}'].family == 'GPU'"
+                ),
+            ),
+            (
+                "counters-and-preallocate",
+                format!(
+                    "device.capacity['{DRIVER}'].counters.compareTo(quantity('2')) >= 0 && \
+                     device.attributes['{DRIVER}'].preallocate"
+                ),
+            ),
+        ];
+        let sel = SelectorBench::default();
+        let warm = slice(64);
+        let mut g = c.benchmark_group("cel");
+        for (name, e) in &exprs {
+            let by_interpreter = sel.interpret(e, &warm);
+            assert_eq!(sel.columns(e, &warm), Some(by_interpreter), "{name}");
+            g.bench_with_input(BenchmarkId::new("interpreter", name), e, |b, e| {
+                b.iter(|| sel.interpret(e, &warm))
+            });
+            g.bench_with_input(BenchmarkId::new("columns", name), e, |b, e| {
+                b.iter(|| sel.columns(e, &warm))
+            });
+            g.bench_with_input(BenchmarkId::new("interpreter-cold", name), e, |b, e| {
+                b.iter_batched(
+                    || warm.clone(),
+                    |s| sel.interpret(e, &s),
+                    criterion::BatchSize::SmallInput,
+                )
+            });
+            g.bench_with_input(BenchmarkId::new("columns-cold", name), e, |b, e| {
+                b.iter_batched(
+                    || warm.clone(),
+                    |s| sel.columns(e, &s),
+                    criterion::BatchSize::SmallInput,
+                )
+            });
+        }
+        g.finish();
+    }
+}
+
 criterion_group!(
     name = benches;
     config = criterion::Criterion::default()
         .with_profiler(flamegraph_profiler::FlamegraphProfiler::default());
-    targets = queue::bench, gated::bench, events::bench, framework::bench
+    targets = queue::bench, gated::bench, events::bench, framework::bench, cel::bench
 );
 criterion_main!(benches);

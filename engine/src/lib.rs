@@ -133,4 +133,35 @@ pub mod bench_support {
     pub use crate::plugins::priority_sort::PrioritySort;
     pub use crate::queue::active::{ActiveQ, LessFn};
     pub use crate::queue::heap::KeyedHeap;
+
+    /// DRA device selectors evaluated over every device of a slice, by the CEL interpreter
+    /// or over the slice's attribute columns (`plugins::dynamic_resources::cel_columns`).
+    pub struct SelectorBench(crate::plugins::dynamic_resources::cel::CelSelectors);
+
+    impl Default for SelectorBench {
+        fn default() -> SelectorBench {
+            SelectorBench(crate::plugins::dynamic_resources::cel::CelSelectors::new())
+        }
+    }
+
+    impl SelectorBench {
+        /// How many of the slice's devices `expression` selects, by the interpreter.
+        pub fn interpret(&self, expression: &str, slice: &crate::api::dra::ResourceSlice) -> usize {
+            (slice.devices.iter())
+                .filter(|d| self.0.interpret(expression, slice.driver, d) == Ok(true))
+                .count()
+        }
+
+        /// The same over the slice's columns; `None` when the expression has no column form
+        /// or a device needs the interpreter.
+        pub fn columns(
+            &self,
+            expression: &str,
+            slice: &crate::api::dra::ResourceSlice,
+        ) -> Option<usize> {
+            let program = self.0.selector(expression).columns?;
+            let rows = program.eval_slice(slice);
+            rows.iter().try_fold(0, |n, r| r.map(|b| n + b as usize))
+        }
+    }
 }

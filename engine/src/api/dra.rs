@@ -187,6 +187,9 @@ pub struct ResourceSlice {
     /// DRAListTypeAttributes: which of `devices` share an attribute's element, per attribute
     /// a constraint named (a cache, built by the allocator).
     pub overlaps: super::attribute_set::OverlapCache,
+    /// The devices' attributes and capacities as columns, built on first use
+    /// (`plugins::dynamic_resources::cel_columns`).
+    pub(crate) columns: DerivedSlot,
     /// Counter set name → counter name → value.
     pub shared_counters: BTreeMap<Arc<str>, BTreeMap<Arc<str>, Quantity>>,
     /// Some device of the slice consumes counters (the allocator's pool check then reads
@@ -682,6 +685,7 @@ pub fn resource_slice(s: &k::ResourceSlice) -> Result<ResourceSlice, ConvertErro
             .any(|c| !c.compatibility_groups.is_empty()),
         devices,
         overlaps: Default::default(),
+        columns: Default::default(),
         shared_counters,
     })
 }

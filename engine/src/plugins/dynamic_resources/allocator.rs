@@ -50,12 +50,12 @@ use super::AllocatorFeatures;
 use super::capacity::Consumed;
 use super::compat_groups::GroupIntersection;
 use super::pools::{AllSlices, Pool, PoolId, gather_pools};
+use crate::api::Node;
 use crate::api::attribute_set::Intersection;
 use crate::api::dra::{
     AllocatedDevice, Allocation, AllocationMode, Device, DeviceClass, DeviceId, RequestAlternative,
     ResourceClaim, ResourceSlice,
 };
-use crate::api::{Node, Sym};
 use crate::framework::dra_manager::{AllocatedDevices, SharedUse};
 use ahash::AHashMap;
 use std::collections::BTreeMap;
@@ -64,11 +64,16 @@ use std::sync::Arc;
 /// kube's `AllocationResultsMaxSize`: devices one claim may hold.
 pub(crate) const ALLOCATION_RESULTS_MAX_SIZE: usize = 32;
 
-/// Evaluates a device selector (a CEL expression) for a device of `driver`.
+/// Evaluates a device selector (a CEL expression) for a device of a slice.
 pub(crate) trait SelectorEval {
-    /// Whether the device meets `expression`; `Err` with kube's message when the expression
-    /// does not compile or fails at run time.
-    fn matches(&self, expression: &str, driver: Sym, device: &Device) -> Result<bool, String>;
+    /// Whether the slice's device at `index` meets `expression`; `Err` with kube's message
+    /// when the expression does not compile or fails at run time.
+    fn matches(
+        &self,
+        expression: &str,
+        slice: &ResourceSlice,
+        index: usize,
+    ) -> Result<bool, String>;
 }
 
 /// What the allocator reads of the cluster.
@@ -441,7 +446,7 @@ impl<'c> Search<'_, 'c> {
                 let ok = self
                     .a
                     .selectors
-                    .matches(e, c.id.driver, device)
+                    .matches(e, &c.slice, c.index)
                     .map_err(|err| {
                         if label == "class" {
                             format!(

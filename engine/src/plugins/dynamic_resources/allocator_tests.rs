@@ -21,7 +21,13 @@ use std::sync::Arc;
 pub(super) struct Sel;
 
 impl SelectorEval for Sel {
-    fn matches(&self, expression: &str, _driver: Sym, device: &Device) -> Result<bool, String> {
+    fn matches(
+        &self,
+        expression: &str,
+        slice: &ResourceSlice,
+        index: usize,
+    ) -> Result<bool, String> {
+        let device = &slice.devices[index];
         match expression.split_whitespace().collect::<Vec<_>>().as_slice() {
             ["true"] => Ok(true),
             ["false"] => Ok(false),
@@ -87,6 +93,7 @@ pub(super) fn slice(
             .any(|c| !c.compatibility_groups.is_empty()),
         devices,
         overlaps: Default::default(),
+        columns: Default::default(),
         shared_counters: BTreeMap::new(),
     })
 }

@@ -31,7 +31,8 @@
 //! `find`, two-variable comprehensions, URL/IP/CIDR).
 
 use super::allocator::SelectorEval;
-use crate::api::dra::{AttributeValue, Device};
+use super::cel_columns::ColumnProgram;
+use crate::api::dra::{AttributeValue, Device, ResourceSlice};
 use crate::api::{Quantity, Sym};
 use ahash::AHashMap;
 use cel::common::traits::{Container, Indexer, Iterable, Sizer};
@@ -451,10 +452,23 @@ fn kube_message(e: &ExecutionError) -> String {
 /// A compiled program, or the compile error.
 type Compiled = Result<Arc<Program>, String>;
 
+/// One expression, compiled: the program, and its column form where it has one
+/// ([`ColumnProgram`]; only for an expression that compiles).
+#[derive(Clone)]
+pub(crate) struct Selector {
+    pub(crate) program: Compiled,
+    pub(crate) columns: Option<Arc<ColumnProgram>>,
+}
+
 /// Compiled selectors, each compiled once (module doc).
 pub(crate) struct CelSelectors {
     env: Arc<Env>,
-    programs: Mutex<AHashMap<Arc<str>, Compiled>>,
+    programs: Mutex<AHashMap<Arc<str>, Selector>>,
+}
+
+/// Whether `s` is a version the CEL value accepts.
+pub(super) fn is_semver(s: &str) -> bool {
+    parse_semver(s).is_ok()
 }
 
 impl CelSelectors {
@@ -465,28 +479,46 @@ impl CelSelectors {
         }
     }
 
-    /// The program of `expression`, compiled on first use; `Err` with the compile error.
-    pub(crate) fn compile(&self, expression: &str) -> Result<Arc<Program>, String> {
+    /// `expression` compiled, on first use.
+    pub(crate) fn selector(&self, expression: &str) -> Selector {
         if let Some(p) = self.programs.lock().get(expression) {
             return p.clone();
         }
-        let compiled = self
+        let program = self
             .env
             .compile(expression)
             .map(Arc::new)
             .map_err(|e| format!("compilation failed: {e}"));
+        let columns = match program {
+            Ok(_) => ColumnProgram::compile(expression).map(Arc::new),
+            Err(_) => None,
+        };
+        let s = Selector { program, columns };
         self.programs
             .lock()
-            .insert(Arc::from(expression), compiled.clone());
-        compiled
+            .insert(Arc::from(expression), s.clone());
+        s
     }
-}
 
-impl SelectorEval for CelSelectors {
-    fn matches(&self, expression: &str, driver: Sym, device: &Device) -> Result<bool, String> {
+    /// The program of `expression`, compiled on first use; `Err` with the compile error.
+    pub(crate) fn compile(&self, expression: &str) -> Result<Arc<Program>, String> {
+        self.selector(expression).program
+    }
+
+    /// `expression` on `device` by the interpreter alone.
+    pub(crate) fn interpret(
+        &self,
+        expression: &str,
+        driver: Sym,
+        device: &Device,
+    ) -> Result<bool, String> {
         let program = self
             .compile(expression)
             .map_err(|e| format!("CEL compile error: {e}"))?;
+        self.run(&program, driver, device)
+    }
+
+    fn run(&self, program: &Program, driver: Sym, device: &Device) -> Result<bool, String> {
         // Built once per device, shared by every expression evaluated on it.
         let value = (device.cel_value)
             .get_or_init(|| device_val(driver, device))
@@ -505,8 +537,26 @@ impl SelectorEval for CelSelectors {
     }
 }
 
+impl SelectorEval for CelSelectors {
+    /// Over the slice's columns where the expression has a column form and the device an
+    /// answer there; by the interpreter otherwise.
+    fn matches(
+        &self,
+        expression: &str,
+        slice: &ResourceSlice,
+        index: usize,
+    ) -> Result<bool, String> {
+        let s = self.selector(expression);
+        let program = s.program.map_err(|e| format!("CEL compile error: {e}"))?;
+        if let Some(b) = s.columns.and_then(|c| c.eval_row(slice, index)) {
+            return Ok(b);
+        }
+        self.run(&program, slice.driver, &slice.devices[index])
+    }
+}
+
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     //! Ported from kubernetes/kubernetes
     //! staging/src/k8s.io/dynamic-resource-allocation/cel/compile_test.go (v1.37.2, the
     //! `testcases` table of `TestCEL`), the cases this environment covers. Left out:
@@ -523,7 +573,26 @@ mod tests {
         MatchError(&'static str),
     }
 
-    fn device(
+    /// A slice of `driver` holding `devices`, on no node.
+    pub(in super::super) fn slice_of(driver: &str, devices: Vec<Device>) -> ResourceSlice {
+        ResourceSlice {
+            name: "s".into(),
+            driver: Sym::new(driver),
+            pool: "p".into(),
+            pool_sym: Sym::new("p"),
+            pool_generation: 1,
+            pool_slice_count: 1,
+            nodes: crate::api::dra::NodeSelection::AllNodes,
+            draws_counters: false,
+            uses_compatibility_groups: false,
+            devices,
+            overlaps: Default::default(),
+            columns: Default::default(),
+            shared_counters: BTreeMap::new(),
+        }
+    }
+
+    pub(in super::super) fn device(
         driver: &str,
         attributes: &[(&str, AttributeValue)],
         capacity: &[(&str, &str)],
@@ -760,9 +829,14 @@ mod tests {
             ),
         ];
         let sel = CelSelectors::new();
+        let mut columnar = 0;
         for (name, expr, driver, attrs, caps, want) in cases {
             let d = device(driver, &attrs, &caps);
-            let got = sel.matches(expr, Sym::new(driver), &d);
+            let got = sel.interpret(expr, Sym::new(driver), &d);
+            // The same through a slice: over columns where the expression has a column form.
+            let slice = slice_of(driver, vec![d.clone()]);
+            assert_eq!(sel.matches(expr, &slice, 0), got, "{name} (columns)");
+            columnar += sel.selector(expr).columns.is_some() as usize;
             match (want, got) {
                 (Want::Match(w), Ok(g)) => assert_eq!(g, w, "{name}"),
                 (Want::CompileError(e), Err(g)) | (Want::MatchError(e), Err(g)) => {
@@ -771,13 +845,16 @@ mod tests {
                 (_, got) => panic!("{name}: unexpected {got:?}"),
             }
         }
+        // true, false, the two domain checks, the two driver names, the three attribute
+        // lookups, int, string, quantity, check-positive, check-negative, allowMultiple.
+        assert_eq!(columnar, 15, "the cases with a column form");
     }
 
     #[test]
     fn a_result_that_is_not_a_bool_is_an_error() {
         let sel = CelSelectors::new();
         let e = sel
-            .matches("1", Sym::new("d"), &device("d", &[], &[]))
+            .interpret("1", Sym::new("d"), &device("d", &[], &[]))
             .unwrap_err();
         assert!(e.contains("must evaluate to a bool"), "{e}");
     }
@@ -788,14 +865,14 @@ mod tests {
         let d = device("d", &[("model", AttributeValue::String("a".into()))], &[]);
         assert!(!d.cel_value.is_set());
         let model = "device.attributes[\"d\"].model == \"a\"";
-        assert_eq!(sel.matches(model, Sym::new("d"), &d), Ok(true));
+        assert_eq!(sel.interpret(model, Sym::new("d"), &d), Ok(true));
         assert!(d.cel_value.is_set());
         let first = d.cel_value.get_or_init(|| -> Result<DeviceVal, String> {
             unreachable!("built by the first evaluation")
         });
         assert!(first.is_some());
         assert_eq!(
-            sel.matches("device.driver == \"d\"", Sym::new("d"), &d),
+            sel.interpret("device.driver == \"d\"", Sym::new("d"), &d),
             Ok(true)
         );
         // A clone may be changed: it builds its own.
@@ -804,7 +881,7 @@ mod tests {
         changed
             .attributes
             .insert("d/model".into(), AttributeValue::String("b".into()));
-        assert_eq!(sel.matches(model, Sym::new("d"), &changed), Ok(false));
+        assert_eq!(sel.interpret(model, Sym::new("d"), &changed), Ok(false));
     }
 
     #[test]
@@ -815,8 +892,8 @@ mod tests {
             &[("v", AttributeValue::Version("not-semver".into()))],
             &[],
         );
-        let first = sel.matches("true", Sym::new("d"), &d).unwrap_err();
-        let second = sel.matches("false", Sym::new("d"), &d).unwrap_err();
+        let first = sel.interpret("true", Sym::new("d"), &d).unwrap_err();
+        let second = sel.interpret("false", Sym::new("d"), &d).unwrap_err();
         assert_eq!(first, second);
     }
 

@@ -17,7 +17,7 @@
 use super::allocator::SelectorEval;
 use super::cel::CelSelectors;
 use super::pools::node_matches;
-use crate::api::dra::{Device, DeviceClass, DeviceId, NodeSelection, ResourceSlice};
+use crate::api::dra::{DeviceClass, DeviceId, NodeSelection, ResourceSlice};
 use crate::api::{Node, Sym};
 use crate::framework::dra_manager::{AllocatedDevices, DraManager, SliceIndex};
 use ahash::AHashMap;
@@ -128,13 +128,13 @@ impl DraScores {
         let mut out = Vec::new();
         for slice in self.slices.for_node(node.name).iter() {
             let whole = node_matches(node, &slice.nodes);
-            for d in &slice.devices {
+            for (index, d) in slice.devices.iter().enumerate() {
                 let here = match (&slice.nodes, &d.nodes) {
                     (NodeSelection::PerDevice, Some(n)) => node_matches(node, n),
                     (NodeSelection::PerDevice, None) => false,
                     _ => whole,
                 };
-                if here && self.class_selects(class, slice, d)? {
+                if here && self.class_selects(class, slice, index)? {
                     out.push(DeviceId {
                         driver: slice.driver,
                         pool: Sym::new(&slice.pool),
@@ -152,10 +152,10 @@ impl DraScores {
         &self,
         class: &DeviceClass,
         slice: &ResourceSlice,
-        d: &Device,
+        index: usize,
     ) -> Option<bool> {
         for expr in &class.selectors {
-            if !self.scoring.cel.matches(expr, slice.driver, d).ok()? {
+            if !self.scoring.cel.matches(expr, slice, index).ok()? {
                 return Some(false);
             }
         }

@@ -10,6 +10,7 @@
 //! - [`capacity`]: consumable capacity's arithmetic (shares of a device);
 //! - [`compat_groups`]: compatibility groups' running intersection;
 //! - [`cel`]: the selectors in CEL (kube's DRA environment; each expression compiled once);
+//! - [`cel_columns`]: the plain selectors evaluated over a slice's attribute columns;
 //! - [`cel_cost`]: the worst-case cost kube's API server limits a stored selector to;
 //! - [`node_memo`]: the allocator's answers kept per node between cycles;
 //! - [`state`]: the plugin's cycle state, and what a pod-group cycle's members share;
@@ -18,6 +19,7 @@
 pub(crate) mod allocator;
 pub(crate) mod capacity;
 pub(crate) mod cel;
+pub(crate) mod cel_columns;
 pub(crate) mod cel_cost;
 pub(crate) mod compat_groups;
 pub(crate) mod extended;
@@ -37,6 +39,8 @@ mod allocator_groups_tests;
 mod allocator_order_prop;
 #[cfg(test)]
 mod allocator_tests;
+#[cfg(test)]
+mod cel_columns_prop;
 
 /// The allocator's feature switches (kube's `structured.Features`), from the gates.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

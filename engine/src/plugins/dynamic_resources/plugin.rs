@@ -45,7 +45,7 @@ use super::state::{
     AllocatorInputs, ClaimInfo, DraState, GroupClaims, NodeAllocation, group_claims,
     group_claims_or_new,
 };
-use crate::api::dra::{Allocation, ClaimConsumer, Device, ResourceClaim};
+use crate::api::dra::{Allocation, ClaimConsumer, ResourceClaim, ResourceSlice};
 use crate::api::{ClaimSource, Pod, Sym};
 use crate::framework::Snapshot;
 use crate::framework::cycle_state::CycleState;
@@ -65,7 +65,7 @@ use crate::framework::status::{Code, Status};
 use ahash::{AHashMap, AHashSet};
 use k8s_openapi::api::resource::v1 as k;
 use parking_lot::{Mutex, RwLock};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 pub(crate) const NAME: &str = "DynamicResources";
 const STATE_KEY: &str = "PreFilterDynamicResources";
@@ -93,16 +93,39 @@ pub(crate) struct DynamicResources {
     pub(super) topology_aware: bool,
 }
 
-/// Expression → device (its address in the slice, stable while the generation holds) →
-/// result.
+/// Expression → slice (its address, stable while the slices' generation holds) → the
+/// expression's results on the slice's devices.
 #[derive(Default)]
 struct SelectorMemo {
     generation: u64,
-    results: AHashMap<Arc<str>, AHashMap<usize, Result<bool, String>>>,
+    results: AHashMap<Arc<str>, AHashMap<usize, Arc<SliceResults>>>,
 }
 
-/// The CEL selectors through the memo: each expression runs once per device per slices'
-/// generation, however many pods and nodes ask.
+/// One expression's result per device of one slice: filled over the slice's attribute
+/// columns when the slice is first asked (`cel_columns`), by the interpreter for the other
+/// devices as each is asked.
+struct SliceResults(Box<[OnceLock<Result<bool, String>>]>);
+
+impl SliceResults {
+    fn new(cel: &CelSelectors, expression: &str, slice: &ResourceSlice) -> SliceResults {
+        let by_columns = cel
+            .selector(expression)
+            .columns
+            .map(|c| c.eval_slice(slice));
+        SliceResults(
+            (0..slice.devices.len())
+                .map(|i| match by_columns.as_ref().and_then(|r| r[i]) {
+                    Some(b) => OnceLock::from(Ok(b)),
+                    None => OnceLock::new(),
+                })
+                .collect(),
+        )
+    }
+}
+
+/// The CEL selectors through the memo: each expression runs once per slice (over its
+/// columns) or once per device (by the interpreter) per slices' generation, however many
+/// pods and nodes ask.
 struct MemoSelectors<'a> {
     cel: &'a CelSelectors,
     memo: &'a RwLock<SelectorMemo>,
@@ -110,27 +133,40 @@ struct MemoSelectors<'a> {
 }
 
 impl SelectorEval for MemoSelectors<'_> {
-    fn matches(&self, expression: &str, driver: Sym, device: &Device) -> Result<bool, String> {
-        let at = device as *const Device as usize;
-        {
+    fn matches(
+        &self,
+        expression: &str,
+        slice: &ResourceSlice,
+        index: usize,
+    ) -> Result<bool, String> {
+        let at = slice as *const ResourceSlice as usize;
+        let kept = {
             let m = self.memo.read();
-            if m.generation == self.generation
-                && let Some(r) = m.results.get(expression).and_then(|d| d.get(&at))
-            {
-                return r.clone();
+            (m.generation == self.generation)
+                .then(|| m.results.get(expression).and_then(|s| s.get(&at)).cloned())
+                .flatten()
+        };
+        let results = match kept {
+            Some(r) => r,
+            None => {
+                let fresh = Arc::new(SliceResults::new(self.cel, expression, slice));
+                let mut m = self.memo.write();
+                if m.generation != self.generation {
+                    m.results.clear();
+                    m.generation = self.generation;
+                }
+                (m.results.entry(Arc::from(expression)).or_default())
+                    .entry(at)
+                    .or_insert(fresh)
+                    .clone()
             }
-        }
-        let r = self.cel.matches(expression, driver, device);
-        let mut m = self.memo.write();
-        if m.generation != self.generation {
-            m.results.clear();
-            m.generation = self.generation;
-        }
-        m.results
-            .entry(Arc::from(expression))
-            .or_default()
-            .insert(at, r.clone());
-        r
+        };
+        results.0[index]
+            .get_or_init(|| {
+                self.cel
+                    .interpret(expression, slice.driver, &slice.devices[index])
+            })
+            .clone()
     }
 }
 
