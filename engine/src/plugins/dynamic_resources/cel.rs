@@ -21,8 +21,10 @@
 //! # Protocol
 //!
 //! [`CelSelectors`] compiles each expression once (kube's `cel.Cache`) and keeps the
-//! program, or the compile error, for every later evaluation. A result that is not a bool is
-//! an error, as in kube.
+//! program, or the compile error, for every later evaluation, with the expression's column
+//! form where it has one ([`super::cel_columns`]: plain selectors read a slice's attribute
+//! columns; the interpreter answers wherever that form does not). A result that is not a
+//! bool is an error, as in kube.
 //!
 //! kube's cost limit (1,000,000) is enforced where kube's API server enforces it first, on the
 //! worst-case estimate of a stored selector ([`super::cel_cost`], `validate_cel_selector`);
