@@ -61,3 +61,64 @@ fn any_other_rejection_stays_a_disagreement() {
         None
     );
 }
+
+/// `dra/workloadresourceclaims` SharedPodGroupResourceClaimTemplate/1podgroup_1000pods
+/// (kube-diff, 2026-12-01, #2602): kube bound a group member to its nominated node, which
+/// kube's evaluation recorded after the cycle rejects (NodeResourcesFit: the node's pods and
+/// nominated pods reach its pod count).
+fn bound_to(node: &str, kube_rejects: Option<&str>) -> Line {
+    let rejected = kube_rejects.map_or(json!({}), |p| json!({ node: p }));
+    serde_json::from_value(json!({
+        "kind": "decision", "seq": 2602, "namespace": "test", "name": "p", "attempts": 2,
+        "node": node, "evaluatedNodes": 1, "feasibleNodes": 1,
+        "kube": {"feasible": 4, "rejected": rejected}
+    }))
+    .unwrap()
+}
+
+fn filter_rejects(node: &str, plugin: &'static str) -> Evaluation {
+    let mut e = Evaluation::default();
+    e.rejected.push((
+        Sym::new(node),
+        Status::new(Code::Unschedulable, "Too many pods".to_string()).with_plugin(plugin),
+    ));
+    e
+}
+
+#[test]
+fn a_node_kubes_own_evaluation_rejects_as_tidegates_does_is_explained() {
+    let line = bound_to("dra-1", Some("NodeResourcesFit"));
+    let kube = line.kube.as_ref().unwrap();
+    let why = bound_where_its_evaluation_rejects(
+        &line,
+        kube,
+        &filter_rejects("dra-1", "NodeResourcesFit"),
+    );
+    assert!(why.is_some_and(|w| w.contains("the state moved") && w.contains("Too many pods")));
+}
+
+#[test]
+fn a_node_only_one_side_rejects_stays_a_disagreement() {
+    // kube's evaluation found the node feasible: tidegate's rejection is a disagreement.
+    let line = bound_to("dra-1", None);
+    let kube = line.kube.as_ref().unwrap();
+    let ours = filter_rejects("dra-1", "NodeResourcesFit");
+    assert_eq!(bound_where_its_evaluation_rejects(&line, kube, &ours), None);
+    // Another plugin rejects it here.
+    let line = bound_to("dra-1", Some("NodeResourcesFit"));
+    let kube = line.kube.as_ref().unwrap();
+    let other = filter_rejects("dra-1", "TaintToleration");
+    assert_eq!(
+        bound_where_its_evaluation_rejects(&line, kube, &other),
+        None
+    );
+    // tidegate finds the node feasible: judged as a binding, not explained here.
+    assert_eq!(
+        bound_where_its_evaluation_rejects(&line, kube, &Evaluation::default()),
+        None
+    );
+    // A node PreFilter's node subset left out is not a Filter rejection.
+    let line = bound_to("dra-1", Some("PreFilterResult"));
+    let kube = line.kube.as_ref().unwrap();
+    assert_eq!(bound_where_its_evaluation_rejects(&line, kube, &ours), None);
+}

@@ -324,6 +324,30 @@ fn evaluated_after_the_cycle(
     })
 }
 
+/// kube bound the pod to a node that its own evaluation, recorded after the cycle, rejects,
+/// and tidegate's evaluation of the recorded state rejects that node by the same plugin: kube's
+/// cycle saw another state (a pod group cycle's nominations and bindings move it fast). The
+/// evaluation itself is judged whole against kube's (`judge::judge_evaluation`).
+fn bound_where_its_evaluation_rejects(
+    line: &Line,
+    kube: &KubeEval,
+    eval: &tidegate_engine::Evaluation,
+) -> Option<String> {
+    let node = line.node.as_deref()?;
+    let plugin = kube
+        .rejected
+        .get(node)
+        .filter(|p| *p != "PreFilterResult")?;
+    let n = Sym::new(node);
+    let (_, ours) = eval.rejected.iter().find(|(m, _)| *m == n)?;
+    (ours.plugin() == plugin.as_str()).then(|| {
+        format!(
+            "kube's cycle bound it to {node}; kube's evaluation, recorded after the cycle, rejects that node ({plugin}) as tidegate's does ({}): the state moved in between",
+            ours.message()
+        )
+    })
+}
+
 /// The replay's scheduler when no configuration is given: kube v1.37.2's defaults with
 /// GenericWorkload and TopologyAwareWorkloadScheduling on, as the random scenarios' group
 /// test case runs (the pod-group plugins they add act on groups only: a record without
@@ -699,6 +723,17 @@ impl Replay {
         in_placement: bool,
         all_nodes: usize,
     ) -> Option<String> {
+        let rejected_by_kube = line
+            .kube
+            .as_ref()
+            .and_then(|k| bound_where_its_evaluation_rejects(line, k, eval));
+        if let Some(why) = rejected_by_kube {
+            self.report.explained.push(format!(
+                "#{} {key} (attempt {}): {why}",
+                line.seq, line.attempts
+            ));
+            return None;
+        }
         match &line.node {
             Some(node) if let Some(why) = self.moved_state(line, in_placement, eval) => {
                 self.report.explained.push(format!(
