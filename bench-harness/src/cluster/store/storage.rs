@@ -41,6 +41,34 @@ fn attachment_node(obj: &Value) -> Vec<String> {
         .unwrap_or_default()
 }
 
+/// kube's `validateCSINodeDriver` (the parts a workload file can get wrong): each driver named
+/// once, its allocatable count not negative.
+fn validate_csi_node(obj: &Value) -> Vec<(String, String)> {
+    let mut errs = Vec::new();
+    let drivers = check::at(obj, "spec.drivers").and_then(Value::as_array);
+    let mut seen = std::collections::HashSet::new();
+    for (i, d) in drivers.into_iter().flatten().enumerate() {
+        let path = format!("spec.drivers[{i}]");
+        match d.get("name").and_then(Value::as_str) {
+            None | Some("") => errs.push((format!("{path}.name"), "Required value".into())),
+            Some(n) if !seen.insert(n) => errs.push((
+                format!("{path}.name"),
+                format!("Duplicate value: {}", Value::from(n)),
+            )),
+            Some(_) => {}
+        }
+        if let Some(c) = check::at(d, "allocatable.count").and_then(Value::as_i64)
+            && c < 0
+        {
+            errs.push((
+                format!("{path}.allocatable.count"),
+                format!("Invalid value: {c}: must be greater than or equal to 0"),
+            ));
+        }
+    }
+    errs
+}
+
 /// A cluster-scoped storage.k8s.io kind without a status subresource.
 const fn cluster_kind(
     kind: &'static str,
@@ -87,6 +115,7 @@ pub static STORAGE_CLASS: Kind = Kind {
 
 pub static CSI_NODE: Kind = Kind {
     unconditional_update: false,
+    validate: validate_csi_node,
     ..cluster_kind(
         "CSINode",
         "csinodes.storage.k8s.io",
@@ -145,3 +174,34 @@ pub static VOLUME_ATTACHMENT: Kind = Kind {
         EventResource::VolumeAttachment,
     )
 };
+
+#[cfg(test)]
+mod csi_node_tests {
+    //! kube's `validateCSINodeDriver` (pkg/apis/storage/validation/validation.go, v1.37.2):
+    //! the rules this store checks.
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_driver_named_twice_or_a_negative_count_is_refused() {
+        let node = |drivers: Value| validate_csi_node(&json!({"spec": {"drivers": drivers}}));
+        assert_eq!(
+            node(json!([{"name": "d", "nodeID": "n", "allocatable": {"count": 0}}])),
+            vec![]
+        );
+        assert_eq!(
+            node(json!([{"name": "d", "nodeID": "n"}, {"name": "d", "nodeID": "n"}])),
+            vec![(
+                "spec.drivers[1].name".to_string(),
+                "Duplicate value: \"d\"".to_string()
+            )]
+        );
+        assert_eq!(
+            node(json!([{"name": "d", "nodeID": "n", "allocatable": {"count": -3}}])),
+            vec![(
+                "spec.drivers[0].allocatable.count".to_string(),
+                "Invalid value: -3: must be greater than or equal to 0".to_string()
+            )]
+        );
+    }
+}
