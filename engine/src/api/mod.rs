@@ -24,6 +24,7 @@ pub(crate) mod quote;
 pub(crate) mod resource;
 pub mod resource_names;
 pub mod validation;
+pub mod volume;
 
 pub use affinity::{
     NodeInclusionPolicy, PodAffinity, PodAffinityTerm, TopologySpreadConstraint,

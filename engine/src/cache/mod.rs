@@ -44,6 +44,9 @@ pub struct Cache {
     pod_groups: Arc<PodGroupStates>,
     /// DeviceClasses, ResourceSlices and ResourceClaims (`framework/dra_manager.rs`).
     dra: Arc<crate::framework::dra_manager::DraManager>,
+    /// PersistentVolumes, claims, StorageClasses, CSINodes and CSIDrivers
+    /// (`framework/volume_listers.rs`).
+    volumes: Arc<crate::framework::volume_listers::VolumeListers>,
 }
 
 impl Default for Cache {
@@ -68,6 +71,7 @@ impl Cache {
             }),
             pod_groups: Arc::default(),
             dra: Arc::default(),
+            volumes: Arc::default(),
         }
     }
 
@@ -87,6 +91,11 @@ impl Cache {
 
     pub fn pod_groups(&self) -> &Arc<PodGroupStates> {
         &self.pod_groups
+    }
+
+    /// What the scheduler knows of volume objects.
+    pub(crate) fn volumes(&self) -> &Arc<crate::framework::volume_listers::VolumeListers> {
+        &self.volumes
     }
 
     /// What the scheduler knows of DRA objects.

@@ -19,6 +19,7 @@ pub(crate) mod signature;
 pub(crate) mod snapshot;
 pub(crate) mod status;
 pub(crate) mod types;
+pub(crate) mod volume_listers;
 pub(crate) mod waiting_pods;
 pub(crate) mod warm_pool;
 

@@ -302,6 +302,12 @@ impl Scheduler {
         self.cache.dra().rejected()
     }
 
+    /// Volume objects the scheduler dropped because they did not convert (the embedder's
+    /// store validated them, so any count here is a mismatch between the two).
+    pub fn volume_objects_rejected(&self) -> u64 {
+        self.cache.volumes().rejected()
+    }
+
     /// How many snapshots of the allocated devices cycles hold now (pods between PreFilter
     /// and Reserve; a pod past Reserve holds none). For tests and diagnostics.
     pub fn dra_snapshots_held(&self) -> usize {
@@ -331,6 +337,9 @@ impl Scheduler {
             return;
         }
         self.cache.dra().apply(resource, old.as_ref(), new.as_ref());
+        self.cache
+            .volumes()
+            .apply(resource, old.as_ref(), new.as_ref());
         let obj = |o: Option<ApiObject>| o.map_or(EventObject::None, EventObject::Object);
         self.queue
             .on_informer_event(ClusterEvent::new(resource, action), obj(old), obj(new));
