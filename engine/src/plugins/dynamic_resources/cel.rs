@@ -468,11 +468,6 @@ pub(crate) struct CelSelectors {
     programs: Mutex<AHashMap<Arc<str>, Selector>>,
 }
 
-/// Whether `s` is a version the CEL value accepts.
-pub(super) fn is_semver(s: &str) -> bool {
-    parse_semver(s).is_ok()
-}
-
 impl CelSelectors {
     pub(crate) fn new() -> CelSelectors {
         CelSelectors {
@@ -558,7 +553,7 @@ impl SelectorEval for CelSelectors {
 }
 
 #[cfg(test)]
-pub(super) mod tests {
+mod tests {
     //! Ported from kubernetes/kubernetes
     //! staging/src/k8s.io/dynamic-resource-allocation/cel/compile_test.go (v1.37.2, the
     //! `testcases` table of `TestCEL`), the cases this environment covers. Left out:
@@ -566,65 +561,13 @@ pub(super) mod tests {
     //! `a_result_that_is_not_a_bool_is_an_error`), `bind` (`cel.bind`), `version_v` (relaxed
     //! semver parsing), the `includes` and list-typed cases, `expensive` (the cost limit),
     //! and the derived-attribute cases.
+    use super::super::test_devices::{device, slice_of};
     use super::*;
-    use std::collections::BTreeMap;
 
     enum Want {
         Match(bool),
         CompileError(&'static str),
         MatchError(&'static str),
-    }
-
-    /// A slice of `driver` holding `devices`, on no node.
-    pub(in super::super) fn slice_of(driver: &str, devices: Vec<Device>) -> ResourceSlice {
-        ResourceSlice {
-            name: "s".into(),
-            driver: Sym::new(driver),
-            pool: "p".into(),
-            pool_sym: Sym::new("p"),
-            pool_generation: 1,
-            pool_slice_count: 1,
-            nodes: crate::api::dra::NodeSelection::AllNodes,
-            draws_counters: false,
-            uses_compatibility_groups: false,
-            devices,
-            overlaps: Default::default(),
-            columns: Default::default(),
-            shared_counters: BTreeMap::new(),
-        }
-    }
-
-    pub(in super::super) fn device(
-        driver: &str,
-        attributes: &[(&str, AttributeValue)],
-        capacity: &[(&str, &str)],
-    ) -> Device {
-        let qualify = |n: &str| -> Arc<str> {
-            if n.contains('/') {
-                n.into()
-            } else {
-                format!("{driver}/{n}").into()
-            }
-        };
-        Device {
-            name: "d".into(),
-            name_sym: Sym::new("d"),
-            attributes: attributes
-                .iter()
-                .map(|(n, v)| (qualify(n), v.clone()))
-                .collect(),
-            list_index: BTreeMap::new(),
-            capacity: capacity
-                .iter()
-                .map(|(n, q)| (qualify(n), Quantity::parse(q).unwrap()))
-                .collect::<BTreeMap<_, _>>(),
-            consumes_counters: Vec::new(),
-            taints: Vec::new(),
-            allow_multiple_allocations: false,
-            capacities: Default::default(),
-            cel_value: Default::default(),
-            nodes: None,
-        }
     }
 
     /// (name, expression, driver, attributes, capacities, want)

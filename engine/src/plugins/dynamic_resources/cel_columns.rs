@@ -75,6 +75,12 @@ pub(crate) struct SliceColumns {
     driver: Arc<str>,
 }
 
+/// Whether `s` is a version the CEL value accepts (`cel.rs` parses versions with the same
+/// crate and rules; a device with one it refuses fails every expression).
+fn is_semver(s: &str) -> bool {
+    semver::Version::parse(s).is_ok()
+}
+
 /// A qualified name split as the CEL value splits it: `domain/name`, or `""` and the name.
 fn split(name: &str) -> (&str, &str) {
     name.split_once('/').unwrap_or(("", name))
@@ -124,11 +130,11 @@ impl SliceColumns {
                     AttributeValue::Bool(b) => Cell::Bool(*b),
                     AttributeValue::String(s) => Cell::Str(s.clone()),
                     AttributeValue::Version(v) => {
-                        c.broken[row] |= !super::cel::is_semver(v);
+                        c.broken[row] |= !is_semver(v);
                         Cell::Other
                     }
                     AttributeValue::Versions(vs) => {
-                        c.broken[row] |= !vs.iter().all(|v| super::cel::is_semver(v));
+                        c.broken[row] |= !vs.iter().all(|v| is_semver(v));
                         Cell::Other
                     }
                     AttributeValue::Ints(_)
@@ -750,7 +756,7 @@ fn ty(n: &Node, refs: &[(Kind, Arc<str>, Arc<str>)]) -> Ty {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plugins::dynamic_resources::cel::tests::{device, slice_of};
+    use crate::plugins::dynamic_resources::test_devices::{device, slice_of};
     use AttributeValue as A;
 
     fn gpus() -> ResourceSlice {

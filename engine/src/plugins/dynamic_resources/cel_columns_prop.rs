@@ -6,8 +6,8 @@
 
 use super::allocator::SelectorEval;
 use super::cel::CelSelectors;
-use super::cel::tests::{device, slice_of};
 use super::cel_columns::ColumnProgram;
+use super::test_devices::{device, slice_of};
 use crate::api::Sym;
 use crate::api::dra::{AttributeValue, Device};
 use proptest::prelude::*;

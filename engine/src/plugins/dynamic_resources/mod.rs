@@ -41,6 +41,8 @@ mod allocator_order_prop;
 mod allocator_tests;
 #[cfg(test)]
 mod cel_columns_prop;
+#[cfg(test)]
+mod test_devices;
 
 /// The allocator's feature switches (kube's `structured.Features`), from the gates.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
