@@ -506,6 +506,7 @@ mod tests {
             pool: None,
             features: Default::default(),
             dra: Default::default(),
+            volumes: Default::default(),
         };
         Framework::new(0, p, &Registry::in_tree(), &ctx, Arc::new(Metrics::new())).unwrap()
     }
@@ -537,6 +538,7 @@ mod tests {
                         pool: None,
                         features: Default::default(),
                         dra: Default::default(),
+                        volumes: Default::default(),
                     };
                     fac(&ctx, None).unwrap().into_score().is_some()
                 })
@@ -698,6 +700,7 @@ mod tests {
             pool: None,
             features: Default::default(),
             dra: Default::default(),
+            volumes: Default::default(),
         };
         let err = Framework::new(
             0,
@@ -795,6 +798,7 @@ mod tests {
             pool: None,
             features: Default::default(),
             dra: Default::default(),
+            volumes: Default::default(),
         };
         let err = Framework::new(
             0,

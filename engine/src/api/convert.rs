@@ -669,6 +669,9 @@ pub fn pod_spec_info(spec: &core::PodSpec) -> Result<PodSpecInfo, ConvertError> 
             .collect();
     }
     info.volume_sources = volume_sources(spec);
+    info.volumes = (spec.volumes.iter().flatten())
+        .map(super::volume::pod_volume)
+        .collect();
     let all_containers = spec
         .containers
         .iter()

@@ -175,6 +175,8 @@ pub struct PodSpecInfo {
     /// The volume sources other than ConfigMap and Secret, each as canonical JSON without the
     /// volume's name, sorted (kube's `VolumesSigner`; only pod signatures read it).
     pub volume_sources: Vec<Arc<str>>,
+    /// `spec.volumes` as the volume plugins read them (`api::volume`).
+    pub volumes: Vec<super::volume::PodVolume>,
     pub host_ports: Vec<HostPort>,
     /// `spec.affinity.podAffinity` / `podAntiAffinity`.
     pub pod_affinity: PodAffinity,

@@ -84,6 +84,16 @@ impl Cache {
 
     /// The cache keeping its DRA objects in `dra` (the scheduler's, shared with the
     /// DynamicResources plugin).
+    /// The cache keeping its volume objects in `volumes` (the scheduler's, shared with the
+    /// volume plugins).
+    pub(crate) fn with_volumes(
+        mut self,
+        volumes: Arc<crate::framework::volume_listers::VolumeListers>,
+    ) -> Cache {
+        self.volumes = volumes;
+        self
+    }
+
     pub(crate) fn with_dra(mut self, dra: Arc<crate::framework::dra_manager::DraManager>) -> Cache {
         self.dra = dra;
         self

@@ -18,6 +18,8 @@ pub struct PluginContext {
     pub features: crate::features::Features,
     /// The DRA objects the scheduler knows (DynamicResources reads them).
     pub(crate) dra: Arc<crate::framework::dra_manager::DraManager>,
+    /// The volume objects the scheduler knows (the volume plugins read them).
+    pub(crate) volumes: Arc<crate::framework::volume_listers::VolumeListers>,
 }
 
 impl PluginContext {
@@ -35,6 +37,7 @@ impl PluginContext {
             pool,
             features,
             dra: Arc::default(),
+            volumes: Arc::default(),
         }
     }
 }

@@ -202,12 +202,14 @@ impl Scheduler {
             .clone()
             .map(|p| WarmPool::new(p, WarmPool::DEFAULT_LINGER));
         let dra = Arc::<crate::framework::dra_manager::DraManager>::default();
+        let volumes = Arc::<crate::framework::volume_listers::VolumeListers>::default();
         let ctx = PluginContext {
             client: client.clone(),
             waiting_pods: waiting_pods.clone(),
             pool: pool.clone(),
             features: cfg.features,
             dra: dra.clone(),
+            volumes: volumes.clone(),
         };
         let frameworks = cfg
             .profiles
@@ -241,7 +243,8 @@ impl Scheduler {
         let batches = frameworks.iter().map(|_| Mutex::default()).collect();
         let cache = Cache::new()
             .with_pod_groups(waiting_pods.pod_groups().clone())
-            .with_dra(dra);
+            .with_dra(dra)
+            .with_volumes(volumes);
         Ok(Arc::new_cyclic(|me| Scheduler {
             me: me.clone(),
             frameworks,

@@ -12,6 +12,7 @@ fn args_defaults_and_validation() {
         pool: None,
         features: Default::default(),
         dra: Default::default(),
+        volumes: Default::default(),
     };
     let build = |v: serde_json::Value| factory(&ctx, Some(&v)).map(|_| ());
     assert!(factory(&ctx, None).is_ok());

@@ -127,6 +127,7 @@ fn registered_with_kube_default_position_and_weight() {
         pool: None,
         features: Default::default(),
         dra: Default::default(),
+        volumes: Default::default(),
     };
     let bad = serde_json::json!({"defaultingType": "Magic"});
     let err = (reg.get(NAME).unwrap())(&ctx, Some(&bad)).err().unwrap();
