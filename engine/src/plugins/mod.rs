@@ -27,6 +27,7 @@ pub(crate) mod scheduling_gates;
 pub(crate) mod taint_toleration;
 pub(crate) mod topology_placement;
 pub(crate) mod volume_restrictions;
+pub(crate) mod volume_zone;
 
 use crate::framework::interface::Plugin;
 use crate::framework::registry::{Registry, decode_args};
@@ -122,12 +123,15 @@ impl Registry {
                 ctx.waiting_pods.pod_groups().clone(),
             ))
         });
-        // Not in the default profile yet: it joins with the other three volume plugins
-        // (issue 35); a profile may name it.
+        // Not in the default profile yet: they join with the other two volume plugins
+        // (issue 35); a profile may name them.
         r.register(volume_restrictions::NAME, |ctx| {
             Arc::new(volume_restrictions::VolumeRestrictions::new(
                 ctx.volumes.clone(),
             ))
+        });
+        r.register(volume_zone::NAME, |ctx| {
+            Arc::new(volume_zone::VolumeZone::new(ctx.volumes.clone()))
         });
         r.register(default_binder::NAME, |ctx| {
             Arc::new(default_binder::DefaultBinder::new(ctx.client.clone()))
