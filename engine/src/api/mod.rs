@@ -25,6 +25,7 @@ pub(crate) mod resource;
 pub mod resource_names;
 pub mod validation;
 pub mod volume;
+pub mod volume_convert;
 
 pub use affinity::{
     NodeInclusionPolicy, PodAffinity, PodAffinityTerm, TopologySpreadConstraint,

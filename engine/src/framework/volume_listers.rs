@@ -10,8 +10,9 @@
 
 use crate::api::Sym;
 use crate::api::volume::{
-    self, CsiDriver, CsiNode, PersistentVolume, PersistentVolumeClaim, StorageClass,
+    CsiDriver, CsiNode, PersistentVolume, PersistentVolumeClaim, StorageClass,
 };
+use crate::api::volume_convert as volume;
 use crate::framework::events::{ApiObject, EventResource};
 use ahash::AHashMap;
 use k8s_openapi::api::core::v1 as core;
