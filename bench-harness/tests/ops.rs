@@ -954,7 +954,8 @@ profiles:
 }
 
 /// createNodes' `nodeAllocatableStrategy`: `nodeAllocatable` sets those allocatable entries
-/// on every node (the rest stays at capacity); `csiNodeAllocatable` is accepted. And the
+/// on every node (the rest stays at capacity); `csiNodeAllocatable` makes each node's CSINode
+/// (its shape: `create_nodes.rs`'s tests), which the store accepts. And the
 /// strategies' precedence is upstream's (getNodePreparer): allocatable, then label, then
 /// unique.
 #[test]
