@@ -530,21 +530,41 @@ impl Parser<'_> {
         }
     }
 
+    /// A run of one prefix operator and its operand, as CEL's grammar has it
+    /// (`'!'+ member | '-'+ member`): CEL's parser drops an even run and keeps one operator
+    /// of an odd one, so a long run nests nothing (and recurses nowhere here either). A run
+    /// mixing `!` and `-` is not CEL.
     fn unary(&mut self) -> Option<Syn> {
-        if self.eat("!") {
-            return Some(Syn::Unary("!", Box::new(self.unary()?)));
-        }
-        if self.eat("-") {
-            // `-` before a literal is part of it, so that i64::MIN can be written.
-            if let Some(Tok::Int(u)) = self.peek() {
-                let v = i64::try_from(-i128::from(*u)).ok()?;
-                self.at += 1;
-                return self.member(Syn::Int(v));
+        let op = match self.peek() {
+            Some(Tok::P(p @ ("!" | "-"))) => *p,
+            _ => {
+                let p = self.primary()?;
+                return self.member(p);
             }
-            return Some(Syn::Unary("-", Box::new(self.unary()?)));
+        };
+        let mut run = 0usize;
+        while self.eat(op) {
+            run += 1;
+        }
+        if matches!(self.peek(), Some(Tok::P("!" | "-"))) {
+            return None;
+        }
+        if op == "-"
+            && let Some(Tok::Int(u)) = self.peek()
+        {
+            // `-` before a literal is part of it (so that i64::MIN can be written).
+            let u = i128::from(*u);
+            let v = i64::try_from(if run % 2 == 1 { -u } else { u }).ok()?;
+            self.at += 1;
+            return self.member(Syn::Int(v));
         }
         let p = self.primary()?;
-        self.member(p)
+        let operand = self.member(p)?;
+        Some(if run % 2 == 1 {
+            Syn::Unary(op, Box::new(operand))
+        } else {
+            operand
+        })
     }
 
     fn member(&mut self, mut x: Syn) -> Option<Syn> {
@@ -636,8 +656,20 @@ fn reference(refs: &mut Vec<(Kind, Arc<str>, Arc<str>)>, kind: Kind, d: &str, n:
     refs.len() - 1
 }
 
-/// The typed tree of `x`, or `None` outside the grammar (module doc).
+/// The deepest tree the column form takes: evaluation recurses once per level, so a longer
+/// chain (`a && b && ...`, left-deep here where CEL balances it) is the interpreter's.
+const MAX_DEPTH: usize = 64;
+
+/// The typed tree of `x`, or `None` outside the grammar (module doc) or past [`MAX_DEPTH`].
 fn lower(x: &Syn, refs: &mut Vec<(Kind, Arc<str>, Arc<str>)>) -> Option<Node> {
+    lower_at(x, refs, 0)
+}
+
+fn lower_at(x: &Syn, refs: &mut Vec<(Kind, Arc<str>, Arc<str>)>, depth: usize) -> Option<Node> {
+    if depth > MAX_DEPTH {
+        return None;
+    }
+    let lower = |x: &Syn, refs: &mut Vec<_>| lower_at(x, refs, depth + 1);
     let bin = |l: &Syn, r: &Syn, refs: &mut Vec<_>| -> Option<(Box<Node>, Box<Node>)> {
         Some((Box::new(lower(l, refs)?), Box::new(lower(r, refs)?)))
     };
@@ -841,6 +873,26 @@ mod tests {
         for (e, want) in cases {
             assert_eq!(rows(&e), want, "{e}");
         }
+    }
+
+    #[test]
+    fn long_runs_and_chains_neither_nest_nor_overflow_the_stack() {
+        // On a scheduler thread's stack (2 MiB): CEL's parser folds a run of `!` or `-`
+        // (even: dropped, odd: one operator); a chain too deep is left to the interpreter.
+        let t = std::thread::Builder::new().stack_size(2 << 20).spawn(|| {
+            let s = gpus();
+            let row = |e: &str| ColumnProgram::compile(e).and_then(|p| p.eval_row(&s, 0));
+            assert_eq!(row(&format!("{}true", "!".repeat(10_000))), Some(true));
+            assert_eq!(row(&format!("{}true", "!".repeat(10_001))), Some(false));
+            assert_eq!(row(&format!("{}1 == 1", "-".repeat(9_998))), Some(true));
+            assert_eq!(row(&format!("{}1 == -1", "-".repeat(9_999))), Some(true));
+            assert!(ColumnProgram::compile("!-1 == 1").is_none(), "not CEL");
+            let chain = vec!["true"; 2_000].join(" && ");
+            assert!(ColumnProgram::compile(&chain).is_none(), "too deep");
+            let short = vec!["true"; 32].join(" && ");
+            assert_eq!(row(&short), Some(true));
+        });
+        t.unwrap().join().unwrap();
     }
 
     #[test]
