@@ -15,7 +15,7 @@ use tidegate_engine::api::{Pod, PodKey, PodSpecInfo, Sym};
 use tidegate_engine::clock::VirtualClock;
 use tidegate_engine::metrics::Metrics;
 use tidegate_engine::{ActionType, ClusterEvent, EventResource};
-use tidegate_engine::{QueueConfig, SchedulingQueue};
+use tidegate_engine::{QueueConfig, QueueError, SchedulingQueue};
 
 const WORKERS: usize = 4;
 const PODS_PER_WORKER: usize = 2_000;
@@ -72,7 +72,13 @@ fn a_million_random_operations_keep_every_pod_in_exactly_one_place() {
                             p.unschedulable_plugins = vec!["NodeResourcesFit"];
                         }
                         let cycle = q.scheduling_cycle();
-                        q.add_unschedulable_if_not_present(p, cycle).unwrap();
+                        // While the pod was out, its owner may have deleted it and added it
+                        // again: the new copy is queued, and this one is refused, as kube's
+                        // AddUnschedulableIfNotPresent refuses it (its scheduler logs that).
+                        match q.add_unschedulable_if_not_present(p, cycle) {
+                            Ok(()) | Err(QueueError::AlreadyPresent(_)) => {}
+                            Err(e) => panic!("{e:?}"),
+                        }
                     }
                     None => std::thread::yield_now(),
                 }
