@@ -413,8 +413,9 @@ fn as_v1_class(o: Option<&ApiObject>) -> Option<ApiObject> {
 }
 
 /// One event of kind `T`: the new object converted and stored under its key, or the old
-/// one's key removed; false when the new object does not convert.
-fn apply_kind<T: 'static, K, V, R>(
+/// one's key removed; false when the new object does not convert (the volume listers'
+/// too).
+pub(crate) fn apply_kind<T: 'static, K, V, R>(
     old: Option<&ApiObject>,
     new: Option<&ApiObject>,
     key: impl Fn(&T) -> K,

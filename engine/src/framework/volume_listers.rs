@@ -13,6 +13,7 @@ use crate::api::volume::{
     CsiDriver, CsiNode, PersistentVolume, PersistentVolumeClaim, StorageClass,
 };
 use crate::api::volume_convert as volume;
+use crate::framework::dra_manager::apply_kind;
 use crate::framework::events::{ApiObject, EventResource};
 use ahash::AHashMap;
 use k8s_openapi::api::core::v1 as core;
@@ -36,28 +37,22 @@ pub(crate) struct VolumeListers {
     rejected: AtomicU64,
 }
 
-/// The new object converted and stored under its key, or the old one's key removed. `false`
-/// when the new object does not convert.
-fn apply_kind<T: 'static, K: Eq + Hash, V>(
+/// One event of a kind kept in `map` ([`apply_kind`] over the map).
+fn apply_map<T: 'static, K: Eq + Hash, V>(
     map: &RwLock<AHashMap<K, Arc<V>>>,
     old: Option<&ApiObject>,
     new: Option<&ApiObject>,
     key: impl Fn(&T) -> K,
     convert: impl Fn(&T) -> Result<V, crate::api::convert::ConvertError>,
 ) -> bool {
-    if let Some(obj) = new.and_then(|o| o.downcast_ref::<T>()) {
-        return match convert(obj) {
-            Ok(v) => {
-                map.write().insert(key(obj), Arc::new(v));
-                true
-            }
-            Err(_) => false,
-        };
-    }
-    if let Some(obj) = old.and_then(|o| o.downcast_ref::<T>()) {
-        map.write().remove(&key(obj));
-    }
-    true
+    apply_kind(
+        old,
+        new,
+        key,
+        convert,
+        |k, v| map.write().insert(k, v),
+        |k| map.write().remove(k),
+    )
 }
 
 fn name_of(m: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta) -> &str {
@@ -73,7 +68,7 @@ impl VolumeListers {
         new: Option<&ApiObject>,
     ) {
         let ok = match resource {
-            EventResource::PersistentVolume => apply_kind(
+            EventResource::PersistentVolume => apply_map(
                 &self.pvs,
                 old,
                 new,
@@ -81,21 +76,21 @@ impl VolumeListers {
                 volume::persistent_volume,
             ),
             EventResource::PersistentVolumeClaim => self.apply_claim(old, new),
-            EventResource::StorageClass => apply_kind(
+            EventResource::StorageClass => apply_map(
                 &self.classes,
                 old,
                 new,
                 |s: &storage::StorageClass| Arc::from(name_of(&s.metadata)),
                 volume::storage_class,
             ),
-            EventResource::CSINode => apply_kind(
+            EventResource::CSINode => apply_map(
                 &self.csi_nodes,
                 old,
                 new,
                 |n: &storage::CSINode| Sym::new(name_of(&n.metadata)),
                 |n| Ok(volume::csi_node(n)),
             ),
-            EventResource::CSIDriver => apply_kind(
+            EventResource::CSIDriver => apply_map(
                 &self.csi_drivers,
                 old,
                 new,

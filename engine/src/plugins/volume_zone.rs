@@ -13,7 +13,7 @@
 //!   key, not the reverse) with a value in the volume's set.
 
 use crate::api::volume::{PersistentVolume, PodVolumeSource, VolumeBindingMode};
-use crate::api::{Labels, Pod, Sym};
+use crate::api::{Pod, Sym};
 use crate::framework::Snapshot;
 use crate::framework::cycle_state::CycleState;
 use crate::framework::events::{
@@ -51,20 +51,27 @@ fn to_ga(key: &str) -> &str {
     }
 }
 
-/// One topology label of a volume (kube's `pvTopology`).
+/// One topology label of a volume (kube's `pvTopology`): interned, so that Filter compares
+/// symbols on each node.
 #[derive(Clone, Debug, PartialEq, Eq)]
 struct PvTopology {
-    key: &'static str,
-    values: BTreeSet<String>,
+    key: Sym,
+    /// `key` translated to its GA label (kube's `translateToGALabel`).
+    ga_key: Sym,
+    values: BTreeSet<Sym>,
 }
 
+/// [`TOPOLOGY_LABELS`] interned.
+static TOPOLOGY_SYMS: std::sync::LazyLock<[Sym; 4]> =
+    std::sync::LazyLock::new(|| TOPOLOGY_LABELS.map(Sym::new));
+
 /// kube's `LabelZonesToSet`: `__`-separated, trimmed; an empty piece refuses the value.
-fn zones(value: &str) -> Option<BTreeSet<String>> {
+fn zones(value: &str) -> Option<BTreeSet<Sym>> {
     value
         .split("__")
         .map(|z| {
             let z = z.trim();
-            (!z.is_empty()).then(|| z.to_string())
+            (!z.is_empty()).then(|| Sym::new(z))
         })
         .collect()
 }
@@ -75,7 +82,11 @@ fn topologies(label: impl Fn(&str) -> Option<String>) -> Vec<PvTopology> {
         .iter()
         .filter_map(|&key| {
             let values = zones(&label(key)?)?;
-            Some(PvTopology { key, values })
+            Some(PvTopology {
+                key: Sym::new(key),
+                ga_key: Sym::new(to_ga(key)),
+                values,
+            })
         })
         .collect()
 }
@@ -86,10 +97,6 @@ fn pv_topologies(pv: &PersistentVolume) -> Vec<PvTopology> {
 
 fn api_pv_topologies(pv: &core::PersistentVolume) -> Vec<PvTopology> {
     topologies(|k| pv.metadata.labels.as_ref().and_then(|l| l.get(k)).cloned())
-}
-
-fn label(labels: &Labels, key: &str) -> Option<Sym> {
-    Sym::lookup(key).and_then(|k| labels.get(k))
 }
 
 #[derive(Clone, Debug, Default)]
@@ -213,12 +220,12 @@ impl FilterPlugin for VolumeZone {
             },
         };
         let labels = &node.node.labels;
-        if !TOPOLOGY_LABELS.iter().any(|k| label(labels, k).is_some()) {
+        if !TOPOLOGY_SYMS.iter().any(|k| labels.has(*k)) {
             return Status::success();
         }
         for t in topologies {
-            let v = label(labels, t.key).or_else(|| label(labels, to_ga(t.key)));
-            if !v.is_some_and(|v| t.values.contains(&*v.as_arc())) {
+            let v = labels.get(t.key).or_else(|| labels.get(t.ga_key));
+            if !v.is_some_and(|v| t.values.contains(&v)) {
                 return Self::unresolvable(ERR_REASON_CONFLICT);
             }
         }

@@ -8,7 +8,7 @@
 
 use super::*;
 use crate::api::volume::pod_volume;
-use crate::api::{Node, PodSpecInfo};
+use crate::api::{Labels, Node, PodSpecInfo};
 use crate::framework::events::ApiObject;
 use serde_json::{Value, json};
 
