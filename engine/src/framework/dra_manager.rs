@@ -716,7 +716,7 @@ mod tests {
     fn obj<T: serde::de::DeserializeOwned + Send + Sync + 'static>(
         v: serde_json::Value,
     ) -> ApiObject {
-        ApiObject(Arc::new(serde_json::from_value::<T>(v).unwrap()))
+        ApiObject::from_json::<T>(v)
     }
 
     #[test]

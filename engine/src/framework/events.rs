@@ -230,6 +230,14 @@ pub enum EventObject {
 pub struct ApiObject(pub std::sync::Arc<dyn std::any::Any + Send + Sync>);
 
 impl ApiObject {
+    /// A `T` decoded from JSON (tests).
+    #[cfg(test)]
+    pub(crate) fn from_json<T: serde::de::DeserializeOwned + Send + Sync + 'static>(
+        v: serde_json::Value,
+    ) -> ApiObject {
+        ApiObject(std::sync::Arc::new(serde_json::from_value::<T>(v).unwrap()))
+    }
+
     /// The object as `T`, if it is one.
     pub fn downcast_ref<T: 'static>(&self) -> Option<&T> {
         self.0.downcast_ref()

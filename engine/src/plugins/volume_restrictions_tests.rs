@@ -41,13 +41,10 @@ fn snapshot(nodes: &[Arc<NodeInfo>]) -> Snapshot {
 }
 
 fn claim(name: &str, mode: &str) -> ApiObject {
-    ApiObject(Arc::new(
-        serde_json::from_value::<core::PersistentVolumeClaim>(json!({
-            "metadata": {"name": name, "namespace": "default"},
-            "spec": {"accessModes": [mode], "resources": {"requests": {"storage": "1Gi"}}}
-        }))
-        .unwrap(),
-    ))
+    ApiObject::from_json::<core::PersistentVolumeClaim>(json!({
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": {"accessModes": [mode], "resources": {"requests": {"storage": "1Gi"}}}
+    }))
 }
 
 fn plugin(claims: &[ApiObject]) -> VolumeRestrictions {

@@ -18,7 +18,7 @@ const ZONE: &str = "topology.kubernetes.io/zone";
 const REGION: &str = "topology.kubernetes.io/region";
 
 fn obj<T: serde::de::DeserializeOwned + Send + Sync + 'static>(v: Value) -> ApiObject {
-    ApiObject(Arc::new(serde_json::from_value::<T>(v).unwrap()))
+    ApiObject::from_json::<T>(v)
 }
 
 fn pv(name: &str, labels: Value) -> ApiObject {
