@@ -85,6 +85,9 @@ type Decision struct {
 	// DRA: on a "dra" line, the DRA objects new, changed or gone since the last one, and
 	// the in-flight allocations (dra.go).
 	DRA *DRAState `json:"dra,omitempty"`
+	// Volumes: on a "volumes" line, the volume objects new, changed or gone since the last
+	// one (volumes.go).
+	Volumes *VolumeState `json:"volumes,omitempty"`
 	// Group: on a "podGroup" line (the end of a pod group scheduling cycle), its result.
 	Group *GroupResult `json:"group,omitempty"`
 	// Simulation: a "decision" made in PodGroupPostFilter's simulation (group preemption),
@@ -166,6 +169,9 @@ type recorder struct {
 	cycleOpen, simulating bool
 	// dra: what of the DRA objects was last written (dra.go).
 	dra draVersions
+	// volumes: the resourceVersion last written of each volume object, by
+	// "kind/namespace/name" (volumes.go).
+	volumes map[string]string
 }
 
 // changedNodes writes a "nodes" line with the nodes that are new or changed since the last.
@@ -327,6 +333,7 @@ func (r *recorder) snapshotChanges(fw framework.Framework, midCycle bool) {
 	}
 	r.changedNodes(objs)
 	r.draChanges(fw)
+	r.volumeChanges(fw)
 	r.mu.Lock()
 	var gone []string
 	for name := range r.nodeVersions {

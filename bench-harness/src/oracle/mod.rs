@@ -94,6 +94,7 @@ mod group_replay;
 mod groups;
 mod judge;
 pub mod outcome;
+mod volume_replay;
 
 mod draw;
 pub mod scenarios;
@@ -145,6 +146,8 @@ struct Line {
     simulation: bool,
     /// A `dra` line's DRA objects and in-flight allocations.
     dra: Option<dra_replay::DraLine>,
+    /// A `volumes` line's volume objects.
+    volumes: Option<volume_replay::VolumeLine>,
     /// The `gates` line: the feature gates the workload set to other than their defaults.
     gates: BTreeMap<String, bool>,
 }
@@ -407,6 +410,7 @@ pub fn replay(path: &Path, config: Option<SchedulerConfig>) -> Result<ReplayRepo
         group_cycles: HashMap::new(),
         report: ReplayReport::default(),
         dra: dra_replay::DraObjects::default(),
+        volumes: volume_replay::VolumeObjects::default(),
         saw_fit_error: false,
         full_record: false,
     };
@@ -470,6 +474,8 @@ struct Replay {
     report: ReplayReport,
     /// The DRA objects replayed so far.
     dra: dra_replay::DraObjects,
+    /// The volume objects replayed so far.
+    volumes: volume_replay::VolumeObjects,
     saw_fit_error: bool,
     /// The record carries kube's evaluations and deletions (a newer kube-reference).
     full_record: bool,
@@ -490,6 +496,11 @@ impl Replay {
                 Ok(())
             }
             "decision" => self.decision(line),
+            "volumes" => {
+                let v = line.volumes.unwrap_or_default();
+                self.volumes.apply(&self.sched, v);
+                Ok(())
+            }
             "dra" => {
                 let d = line.dra.unwrap_or_default();
                 let disagreements = self.dra.apply(&self.sched, &self.nodes, d)?;

@@ -706,15 +706,6 @@ pub fn pod_spec_info(spec: &core::PodSpec) -> Result<PodSpecInfo, ConvertError> 
         .chain(&spec.containers)
         .map(|c| Sym::new(&normalized_image_name(c.image.as_deref().unwrap_or(""))))
         .collect();
-    if spec
-        .volumes
-        .iter()
-        .flatten()
-        .any(|v| v.persistent_volume_claim.is_some() || v.ephemeral.is_some())
-    {
-        info.unsupported
-            .push("volume plugins (persistentVolumeClaim/ephemeral volumes are out of scope)");
-    }
     info.resource_claims = spec
         .resource_claims
         .iter()

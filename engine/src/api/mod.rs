@@ -9,6 +9,7 @@ pub(crate) mod affinity;
 pub(crate) mod attribute_set;
 pub mod capacity_policy;
 pub mod convert;
+pub mod csi_translation;
 pub mod dra;
 pub mod dra_taint_rule;
 pub(crate) mod extended_requests;

@@ -71,6 +71,10 @@ pub enum InTreeDisk {
     },
     AzureDisk {
         disk_name: Arc<str>,
+        /// `diskURI`: the CSI volume handle after translation.
+        disk_uri: Arc<str>,
+        /// `kind` is unset or `Managed` (the only kind CSI migration translates).
+        managed: bool,
     },
     Cinder {
         volume_id: Arc<str>,
@@ -122,6 +126,14 @@ pub(super) fn ebs(v: &core::AWSElasticBlockStoreVolumeSource) -> InTreeDisk {
     }
 }
 
+pub(super) fn azure_disk(name: &str, uri: &str, kind: Option<&str>) -> InTreeDisk {
+    InTreeDisk::AzureDisk {
+        disk_name: Arc::from(name),
+        disk_uri: Arc::from(uri),
+        managed: kind.is_none_or(|k| k.eq_ignore_ascii_case("Managed")),
+    }
+}
+
 pub(super) fn rbd(
     monitors: &[String],
     pool: &Option<String>,
@@ -158,9 +170,7 @@ pub fn pod_volume(v: &core::Volume) -> PodVolume {
             read_only: i.read_only.unwrap_or(false),
         })
     } else if let Some(a) = &v.azure_disk {
-        PodVolumeSource::Disk(InTreeDisk::AzureDisk {
-            disk_name: Arc::from(a.disk_name.as_str()),
-        })
+        PodVolumeSource::Disk(azure_disk(&a.disk_name, &a.disk_uri, a.kind.as_deref()))
     } else if let Some(c) = &v.cinder {
         PodVolumeSource::Disk(InTreeDisk::Cinder {
             volume_id: Arc::from(c.volume_id.as_str()),
@@ -205,6 +215,8 @@ pub struct ClaimRef {
 #[derive(Clone, Debug, PartialEq)]
 pub struct PersistentVolume {
     pub name: Sym,
+    /// `metadata.resourceVersion` (VolumeBinding's assume cache compares it).
+    pub resource_version: Arc<str>,
     pub labels: Labels,
     pub capacity: Quantity,
     pub access_modes: AccessModes,
@@ -217,12 +229,20 @@ pub struct PersistentVolume {
     pub block: bool,
     /// `status.phase`.
     pub phase: Arc<str>,
+    /// `spec.volumeAttributesClassName` ("" when unset).
+    pub volume_attributes_class: Arc<str>,
+    pub deleting: bool,
+    /// An in-tree source kube can translate, as its CSI driver sees it (the error text when
+    /// the translation fails); `None` for CSI and untranslatable sources.
+    pub csi: Option<Result<Arc<super::csi_translation::CsiTranslation>, Arc<str>>>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct PersistentVolumeClaim {
     pub namespace: Sym,
     pub name: Arc<str>,
+    /// `metadata.resourceVersion` (VolumeBinding's assume cache compares it).
+    pub resource_version: Arc<str>,
     pub uid: Arc<str>,
     pub access_modes: AccessModes,
     /// kube's `GetPersistentVolumeClaimClass`: the beta annotation, else `storageClassName`
@@ -230,11 +250,22 @@ pub struct PersistentVolumeClaim {
     pub storage_class: Arc<str>,
     /// `spec.volumeName` ("" when unbound).
     pub volume_name: Arc<str>,
+    /// `spec.resources.requests[storage]` (zero when unset; see `has_request`).
     pub request: Quantity,
+    pub has_request: bool,
+    /// `spec.selector` over volumes' labels.
+    pub selector: Option<super::LabelSelector>,
+    /// `spec.volumeAttributesClassName` ("" when unset).
+    pub volume_attributes_class: Arc<str>,
+    /// `status.phase` is `Lost`.
+    pub lost: bool,
     /// The annotation `volume.kubernetes.io/selected-node`.
     pub selected_node: Option<Sym>,
     /// The annotation `pv.kubernetes.io/bind-completed` is present.
     pub bind_completed: bool,
+    /// The UID of the controlling owner (`metadata.ownerReferences[controller=true]`): a
+    /// generic ephemeral volume's claim must be the pod's.
+    pub controller_uid: Option<Arc<str>>,
     pub block: bool,
     pub deleting: bool,
 }
@@ -282,6 +313,40 @@ pub const MIGRATED_PLUGINS: &str = "storage.alpha.kubernetes.io/migrated-plugins
 pub struct CsiDriver {
     pub name: Sym,
     pub attach_required: bool,
+    /// `spec.storageCapacity`: VolumeBinding checks CSIStorageCapacity objects for it.
+    pub storage_capacity: bool,
+    /// `spec.preventPodSchedulingIfMissing` (VolumeLimitScaling): a pod using the driver
+    /// fits only nodes whose CSINode lists it.
+    pub prevent_pod_scheduling_if_missing: bool,
+}
+
+/// A VolumeAttachment, as NodeVolumeLimits counts it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct VolumeAttachment {
+    pub name: Arc<str>,
+    pub attacher: Sym,
+    pub node_name: Sym,
+    /// `spec.source.persistentVolumeName`.
+    pub persistent_volume: Option<Sym>,
+}
+
+/// A CSIStorageCapacity, as VolumeBinding's capacity check reads it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CsiStorageCapacity {
+    pub namespace: Sym,
+    pub name: Arc<str>,
+    pub storage_class: Arc<str>,
+    pub capacity: Option<Quantity>,
+    pub maximum_volume_size: Option<Quantity>,
+    /// `nodeTopology` (`None`: matches no node).
+    pub node_topology: Option<super::LabelSelector>,
+}
+
+impl CsiStorageCapacity {
+    /// kube's limit: `maximumVolumeSize` when set, else `capacity`.
+    pub fn limit(&self) -> Option<Quantity> {
+        self.maximum_volume_size.or(self.capacity)
+    }
 }
 
 #[cfg(test)]

@@ -4,7 +4,8 @@
 use super::Labels;
 use super::Quantity;
 use super::Sym;
-use super::convert::{ConvertError, invalid, node_selector};
+use super::convert::{ConvertError, invalid, label_selector, node_selector};
+use super::csi_translation;
 use super::volume::*;
 use k8s_openapi::api::core::v1 as core;
 use k8s_openapi::api::storage::v1 as storage;
@@ -60,9 +61,7 @@ pub fn persistent_volume(pv: &core::PersistentVolume) -> Result<PersistentVolume
             read_only: i.read_only.unwrap_or(false),
         })
     } else if let Some(a) = &spec.azure_disk {
-        PvSource::Disk(InTreeDisk::AzureDisk {
-            disk_name: Arc::from(a.disk_name.as_str()),
-        })
+        PvSource::Disk(azure_disk(&a.disk_name, &a.disk_uri, a.kind.as_deref()))
     } else if let Some(c) = &spec.cinder {
         PvSource::Disk(InTreeDisk::Cinder {
             volume_id: Arc::from(c.volume_id.as_str()),
@@ -80,8 +79,17 @@ pub fn persistent_volume(pv: &core::PersistentVolume) -> Result<PersistentVolume
         .and_then(|a| a.required.as_ref())
         .map(|r| node_selector(r, "spec.nodeAffinity.required"))
         .transpose()?;
+    let csi = match &source {
+        PvSource::Disk(d) => csi_translation::plugin_of(d).map(|plugin| {
+            translate(pv, &spec, d, plugin)
+                .map(Arc::new)
+                .map_err(Arc::from)
+        }),
+        _ => None,
+    };
     Ok(PersistentVolume {
         name: Sym::new(pv.metadata.name.as_deref().unwrap_or("")),
+        resource_version: text(&pv.metadata.resource_version),
         labels: labels_of(&pv.metadata),
         capacity: storage_of(
             spec.capacity.as_ref().and_then(|c| c.get("storage")),
@@ -101,7 +109,110 @@ pub fn persistent_volume(pv: &core::PersistentVolume) -> Result<PersistentVolume
             .status
             .as_ref()
             .map_or_else(|| Arc::from(""), |s| text(&s.phase)),
+        volume_attributes_class: text(&spec.volume_attributes_class_name),
+        deleting: pv.metadata.deletion_timestamp.is_some(),
+        csi,
     })
+}
+
+/// kube's `TranslateInTreePVToCSI` for what the scheduler reads: the driver, the handle, and
+/// the node affinity with the volume's zones moved to the driver's topology key
+/// (`translateTopologyFromInTreeToCSI`, `csi-translation-lib` v0.37.2 `plugins/in_tree_volume.go`).
+fn translate(
+    pv: &core::PersistentVolume,
+    spec: &core::PersistentVolumeSpec,
+    disk: &InTreeDisk,
+    plugin: &str,
+) -> Result<csi_translation::CsiTranslation, String> {
+    let labels = labels_of(&pv.metadata);
+    let volume_handle = csi_translation::volume_handle(disk, Some(&labels))?;
+    let driver = Sym::new(csi_translation::csi_driver_of(plugin).unwrap_or_default());
+    let mut required = spec.node_affinity.as_ref().and_then(|a| a.required.clone());
+    if let Some(key) = csi_translation::csi_topology_key(plugin) {
+        move_zones(&mut required, pv.metadata.labels.as_ref(), key);
+    }
+    let node_affinity = required
+        .as_ref()
+        .map(|r| node_selector(r, "spec.nodeAffinity.required"))
+        .transpose()
+        .map_err(|e| e.to_string())?;
+    Ok(csi_translation::CsiTranslation {
+        driver,
+        volume_handle,
+        node_affinity,
+    })
+}
+
+/// `translateTopologyFromInTreeToCSI` over a required node selector.
+fn move_zones(
+    required: &mut Option<core::NodeSelector>,
+    labels: Option<&std::collections::BTreeMap<String, String>>,
+    csi_key: &str,
+) {
+    const ZONE: &str = "topology.kubernetes.io/zone";
+    const BETA_ZONE: &str = "failure-domain.beta.kubernetes.io/zone";
+    const BETA_REGION: &str = "failure-domain.beta.kubernetes.io/region";
+    let has_key = |r: &Option<core::NodeSelector>, key: &str| {
+        r.iter()
+            .flat_map(|s| &s.node_selector_terms)
+            .flat_map(|t| t.match_expressions.iter().flatten())
+            .any(|e| e.key == key)
+    };
+    // `getTopologyValues`: a requirement on the key with values.
+    let has_values = |r: &Option<core::NodeSelector>, key: &str| {
+        r.iter()
+            .flat_map(|s| &s.node_selector_terms)
+            .flat_map(|t| t.match_expressions.iter().flatten())
+            .any(|e| e.key == key && e.values.as_ref().is_some_and(|v| !v.is_empty()))
+    };
+    let label = |k: &str| labels.and_then(|l| l.get(k));
+    let zone_key = if has_key(required, ZONE) {
+        ZONE
+    } else if has_key(required, BETA_ZONE) {
+        BETA_ZONE
+    } else if label(ZONE).is_some() {
+        ZONE
+    } else if label(BETA_ZONE).is_some() {
+        BETA_ZONE
+    } else {
+        ZONE
+    };
+    let rename = |r: &mut Option<core::NodeSelector>, from: &str, to: &str| {
+        for t in r.iter_mut().flat_map(|s| s.node_selector_terms.iter_mut()) {
+            for e in t.match_expressions.iter_mut().flatten() {
+                if e.key == from {
+                    e.key = to.to_string();
+                }
+            }
+        }
+    };
+    if has_values(required, zone_key) {
+        rename(required, zone_key, csi_key);
+    } else if let Some(v) = label(zone_key) {
+        let zones: std::collections::BTreeSet<&str> = v
+            .split("__")
+            .map(str::trim)
+            .filter(|z| !z.is_empty())
+            .collect();
+        if !zones.is_empty() {
+            let r = required.get_or_insert_with(Default::default);
+            if r.node_selector_terms.is_empty() {
+                r.node_selector_terms.push(Default::default());
+            }
+            for t in &mut r.node_selector_terms {
+                t.match_expressions.get_or_insert_with(Vec::new).push(
+                    core::NodeSelectorRequirement {
+                        key: csi_key.to_string(),
+                        operator: "In".into(),
+                        values: Some(zones.iter().map(|z| z.to_string()).collect()),
+                    },
+                );
+            }
+        }
+    }
+    if zone_key == BETA_ZONE && has_values(required, BETA_REGION) {
+        rename(required, BETA_REGION, "topology.kubernetes.io/region");
+    }
 }
 
 /// A PersistentVolumeClaim in the scheduler's form.
@@ -113,6 +224,7 @@ pub fn persistent_volume_claim(
     Ok(PersistentVolumeClaim {
         namespace: Sym::new(c.metadata.namespace.as_deref().unwrap_or("")),
         name: text(&c.metadata.name),
+        resource_version: text(&c.metadata.resource_version),
         uid: text(&c.metadata.uid),
         access_modes: AccessModes::parse(spec.access_modes.iter().flatten().map(String::as_str)),
         storage_class: class_of(&c.metadata, spec.storage_class_name.as_deref()),
@@ -126,6 +238,21 @@ pub fn persistent_volume_claim(
         )?,
         selected_node: annotation("volume.kubernetes.io/selected-node").map(|n| Sym::new(n)),
         bind_completed: annotation("pv.kubernetes.io/bind-completed").is_some(),
+        has_request: spec
+            .resources
+            .as_ref()
+            .and_then(|r| r.requests.as_ref())
+            .is_some_and(|r| r.contains_key("storage")),
+        selector: spec
+            .selector
+            .as_ref()
+            .map(|s| label_selector(s, "spec.selector"))
+            .transpose()?,
+        volume_attributes_class: text(&spec.volume_attributes_class_name),
+        lost: c.status.as_ref().and_then(|s| s.phase.as_deref()) == Some("Lost"),
+        controller_uid: (c.metadata.owner_references.iter().flatten())
+            .find(|r| r.controller == Some(true))
+            .map(|r| Arc::from(r.uid.as_str())),
         block: spec.volume_mode.as_deref() == Some("Block"),
         deleting: c.metadata.deletion_timestamp.is_some(),
     })
@@ -214,7 +341,45 @@ pub fn csi_driver(d: &storage::CSIDriver) -> CsiDriver {
         name: Sym::new(d.metadata.name.as_deref().unwrap_or("")),
         // kube defaults attachRequired to true.
         attach_required: d.spec.attach_required.unwrap_or(true),
+        storage_capacity: d.spec.storage_capacity == Some(true),
+        prevent_pod_scheduling_if_missing: d.spec.prevent_pod_scheduling_if_missing == Some(true),
     }
+}
+
+/// A VolumeAttachment in the scheduler's form.
+pub fn volume_attachment(v: &storage::VolumeAttachment) -> VolumeAttachment {
+    VolumeAttachment {
+        name: text(&v.metadata.name),
+        attacher: Sym::new(&v.spec.attacher),
+        node_name: Sym::new(&v.spec.node_name),
+        persistent_volume: v
+            .spec
+            .source
+            .persistent_volume_name
+            .as_deref()
+            .map(Sym::new),
+    }
+}
+
+/// A CSIStorageCapacity in the scheduler's form.
+pub fn csi_storage_capacity(
+    c: &storage::CSIStorageCapacity,
+) -> Result<CsiStorageCapacity, ConvertError> {
+    let quantity = |q: Option<&k8s_openapi::apimachinery::pkg::api::resource::Quantity>, path| {
+        q.map(|q| storage_of(Some(q), path)).transpose()
+    };
+    Ok(CsiStorageCapacity {
+        namespace: Sym::new(c.metadata.namespace.as_deref().unwrap_or("")),
+        name: text(&c.metadata.name),
+        storage_class: Arc::from(c.storage_class_name.as_str()),
+        capacity: quantity(c.capacity.as_ref(), "capacity")?,
+        maximum_volume_size: quantity(c.maximum_volume_size.as_ref(), "maximumVolumeSize")?,
+        node_topology: c
+            .node_topology
+            .as_ref()
+            .map(|s| label_selector(s, "nodeTopology"))
+            .transpose()?,
+    })
 }
 
 #[cfg(test)]

@@ -546,6 +546,35 @@ pub trait ClusterClient: Send + Sync {
     fn pod_disruption_budgets(&self) -> Vec<Arc<crate::api::PodDisruptionBudget>> {
         Vec::new()
     }
+    /// VolumeBinding's PreBind (kube's `bindAPIUpdate` with `GetBindVolumeToClaim`): the
+    /// volume's update that sets `spec.claimRef` to `claim` (with its UID), and the annotation
+    /// `pv.kubernetes.io/bound-by-controller: "yes"` unless the volume was pre-bound to the
+    /// claim. `pv` is the scheduler's copy: its `resourceVersion` must still be the stored
+    /// one. Errors are messages. Default: not supported.
+    fn bind_volume_to_claim(
+        &self,
+        pv: &crate::api::volume::PersistentVolume,
+        claim: &crate::api::volume::PersistentVolumeClaim,
+    ) -> Result<(), String> {
+        let _ = claim;
+        Err(format!(
+            "this client cannot update persistentvolume {:?}",
+            pv.name.as_arc()
+        ))
+    }
+    /// VolumeBinding's PreBind for a claim to provision: the claim's update that sets the
+    /// annotation `volume.kubernetes.io/selected-node: <node>`. Default: not supported.
+    fn set_claim_selected_node(
+        &self,
+        claim: &crate::api::volume::PersistentVolumeClaim,
+        node: Sym,
+    ) -> Result<(), String> {
+        let _ = node;
+        Err(format!(
+            "this client cannot update persistentvolumeclaim {:?}",
+            claim.name
+        ))
+    }
     /// DynamicResources' PreBind (kube's `bindClaim`): the claim's `/status` update that
     /// sets `allocation` (when given; the claim must have none yet, and gets kube's
     /// `resource.kubernetes.io/delete-protection` finalizer) and appends `consumer` (the pod,

@@ -10,7 +10,8 @@
 
 use crate::api::Sym;
 use crate::api::volume::{
-    CsiDriver, CsiNode, PersistentVolume, PersistentVolumeClaim, StorageClass,
+    CsiDriver, CsiNode, CsiStorageCapacity, PersistentVolume, PersistentVolumeClaim, StorageClass,
+    VolumeAttachment,
 };
 use crate::api::volume_convert as volume;
 use crate::framework::dra_manager::apply_kind;
@@ -23,8 +24,40 @@ use std::hash::Hash;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+/// CSIStorageCapacities by `(namespace, name)`.
+type Capacities = std::collections::BTreeMap<(Sym, Arc<str>), Arc<CsiStorageCapacity>>;
+
 /// Claims by `namespace` → `name`.
 type Claims = AHashMap<Sym, AHashMap<Arc<str>, Arc<PersistentVolumeClaim>>>;
+
+#[derive(Default)]
+struct Attachments {
+    by_name: AHashMap<Arc<str>, Arc<VolumeAttachment>>,
+    by_node: AHashMap<Sym, Vec<Arc<VolumeAttachment>>>,
+}
+
+impl Attachments {
+    fn insert(&mut self, name: Arc<str>, va: Arc<VolumeAttachment>) {
+        self.remove(&name);
+        self.by_node
+            .entry(va.node_name)
+            .or_default()
+            .push(va.clone());
+        self.by_name.insert(name, va);
+    }
+
+    fn remove(&mut self, name: &Arc<str>) {
+        let Some(old) = self.by_name.remove(name) else {
+            return;
+        };
+        if let Some(list) = self.by_node.get_mut(&old.node_name) {
+            list.retain(|v| !Arc::ptr_eq(v, &old));
+            if list.is_empty() {
+                self.by_node.remove(&old.node_name);
+            }
+        }
+    }
+}
 
 /// The volume objects, by kube's lister keys.
 #[derive(Default)]
@@ -34,6 +67,11 @@ pub(crate) struct VolumeListers {
     classes: RwLock<AHashMap<Arc<str>, Arc<StorageClass>>>,
     csi_nodes: RwLock<AHashMap<Sym, Arc<CsiNode>>>,
     csi_drivers: RwLock<AHashMap<Sym, Arc<CsiDriver>>>,
+    /// VolumeAttachments by name, and their names by `spec.nodeName` (kube's index).
+    attachments: RwLock<Attachments>,
+    /// CSIStorageCapacities by `namespace/name`, kept in name order (kube lists them in the
+    /// informer's order, which Go leaves unspecified).
+    capacities: RwLock<Capacities>,
     rejected: AtomicU64,
 }
 
@@ -96,6 +134,30 @@ impl VolumeListers {
                 new,
                 |d: &storage::CSIDriver| Sym::new(name_of(&d.metadata)),
                 |d| Ok(volume::csi_driver(d)),
+            ),
+            EventResource::VolumeAttachment => apply_kind(
+                old,
+                new,
+                |v: &storage::VolumeAttachment| Arc::<str>::from(name_of(&v.metadata)),
+                |v| Ok(volume::volume_attachment(v)),
+                |k, v| self.attachments.write().insert(k, v),
+                |k| {
+                    self.attachments.write().remove(k);
+                    None
+                },
+            ),
+            EventResource::CSIStorageCapacity => apply_kind(
+                old,
+                new,
+                |c: &storage::CSIStorageCapacity| {
+                    (
+                        Sym::new(c.metadata.namespace.as_deref().unwrap_or("")),
+                        Arc::<str>::from(name_of(&c.metadata)),
+                    )
+                },
+                volume::csi_storage_capacity,
+                |k, v| self.capacities.write().insert(k, v),
+                |k| self.capacities.write().remove(k),
             ),
             _ => true,
         };
@@ -161,6 +223,36 @@ impl VolumeListers {
 
     pub(crate) fn csi_node(&self, node: Sym) -> Option<Arc<CsiNode>> {
         self.csi_nodes.read().get(&node).cloned()
+    }
+
+    /// The volumes of a storage class (kube's PV cache index), in name order (kube's order
+    /// is its informer's).
+    pub(crate) fn pvs_of_class(&self, class: &str) -> Vec<Arc<PersistentVolume>> {
+        let mut v: Vec<Arc<PersistentVolume>> = (self.pvs.read().values())
+            .filter(|p| &*p.storage_class == class)
+            .cloned()
+            .collect();
+        v.sort_by_cached_key(|p| p.name.as_arc());
+        v
+    }
+
+    pub(crate) fn csi_driver(&self, name: Sym) -> Option<Arc<CsiDriver>> {
+        self.csi_drivers.read().get(&name).cloned()
+    }
+
+    /// The VolumeAttachments whose `spec.nodeName` is `node`, to `f`.
+    pub(crate) fn with_attachments<R>(
+        &self,
+        node: Sym,
+        f: impl FnOnce(&[Arc<VolumeAttachment>]) -> R,
+    ) -> R {
+        let a = self.attachments.read();
+        f(a.by_node.get(&node).map_or(&[], Vec::as_slice))
+    }
+
+    /// Every CSIStorageCapacity, in `namespace/name` order.
+    pub(crate) fn storage_capacities(&self) -> Vec<Arc<CsiStorageCapacity>> {
+        self.capacities.read().values().cloned().collect()
     }
 }
 

@@ -18,6 +18,7 @@ pub(crate) mod node_name;
 pub(crate) mod node_ports;
 pub(crate) mod node_resources_fit;
 pub(crate) mod node_unschedulable;
+pub(crate) mod node_volume_limits;
 pub(crate) mod pod_group_preemption;
 pub(crate) mod pod_topology_spread;
 pub(crate) mod podgroup_pods_count;
@@ -26,6 +27,7 @@ pub(crate) mod resource_allocation;
 pub(crate) mod scheduling_gates;
 pub(crate) mod taint_toleration;
 pub(crate) mod topology_placement;
+pub(crate) mod volume_binding;
 pub(crate) mod volume_restrictions;
 pub(crate) mod volume_zone;
 
@@ -123,11 +125,20 @@ impl Registry {
                 ctx.waiting_pods.pod_groups().clone(),
             ))
         });
-        // Not in the default profile yet: they join with the other two volume plugins
-        // (issue 35); a profile may name them.
         r.register(volume_restrictions::NAME, |ctx| {
             Arc::new(volume_restrictions::VolumeRestrictions::new(
                 ctx.volumes.clone(),
+            ))
+        });
+        r.register(node_volume_limits::NAME, |ctx| {
+            Arc::new(node_volume_limits::NodeVolumeLimits::new(
+                ctx.volumes.clone(),
+            ))
+        });
+        r.register(volume_binding::NAME, |ctx| {
+            Arc::new(volume_binding::VolumeBinding::new(
+                ctx.volumes.clone(),
+                ctx.client.clone(),
             ))
         });
         r.register(volume_zone::NAME, |ctx| {
@@ -141,9 +152,7 @@ impl Registry {
 }
 
 /// kube's default plugins in MultiPoint order, with score weights, restricted to the plugins
-/// this build has (`pkg/scheduler/apis/config/v1/default_plugins.go`). Volume plugins
-/// (VolumeRestrictions, NodeVolumeLimits, VolumeBinding, VolumeZone) are out of scope; the rest
-/// keep kube's order. DynamicResources sits just before DefaultPreemption, where kube's
+/// this build has (`pkg/scheduler/apis/config/v1/default_plugins.go`), in kube's order. DynamicResources sits just before DefaultPreemption, where kube's
 /// `applyDynamicResources` puts it (DRA is GA and locked on), so that its PostFilter frees an
 /// idle claim before DefaultPreemption evicts pods.
 pub(crate) const DEFAULT_PLUGINS: &[(&str, i64)] = &[
@@ -155,6 +164,10 @@ pub(crate) const DEFAULT_PLUGINS: &[(&str, i64)] = &[
     (node_affinity::NAME, 2),
     (node_ports::NAME, 0),
     (node_resources_fit::NAME, 1),
+    (volume_restrictions::NAME, 0),
+    (node_volume_limits::NAME, 0),
+    (volume_binding::NAME, 1),
+    (volume_zone::NAME, 0),
     (pod_topology_spread::NAME, 2),
     (inter_pod_affinity::NAME, 2),
     (dynamic_resources::plugin::NAME, 2),

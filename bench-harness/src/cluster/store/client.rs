@@ -290,6 +290,22 @@ impl ClusterClient for Store {
         self.pdbs.read().clone()
     }
 
+    fn bind_volume_to_claim(
+        &self,
+        pv: &tidegate_engine::api::volume::PersistentVolume,
+        claim: &tidegate_engine::api::volume::PersistentVolumeClaim,
+    ) -> Result<(), String> {
+        self.bind_volume(pv, claim)
+    }
+
+    fn set_claim_selected_node(
+        &self,
+        claim: &tidegate_engine::api::volume::PersistentVolumeClaim,
+        node: Sym,
+    ) -> Result<(), String> {
+        self.select_node_for_claim(claim, node)
+    }
+
     fn reserve_resource_claim(
         &self,
         claim: &tidegate_engine::api::dra::ResourceClaim,

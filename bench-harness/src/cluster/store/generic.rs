@@ -333,6 +333,7 @@ impl Store {
         for w in self.watchers() {
             w.object_added(self, &obj);
         }
+        self.after_volume_write(kind, ns, &name);
         Ok(name)
     }
 
@@ -440,7 +441,19 @@ impl Store {
             return Ok(());
         }
         self.commit_update(ks, &key, &old, (old_json, new_json), new);
+        drop(_w);
+        self.after_volume_write(kind, namespace, &name);
         Ok(())
+    }
+
+    /// scheduler_perf's fake PV controller sees every volume added or updated.
+    fn after_volume_write(&self, kind: &'static Kind, namespace: &str, name: &str) {
+        if kind.resource == "persistentvolumes"
+            && let Some(pv) =
+                self.get::<k8s_openapi::api::core::v1::PersistentVolume>(namespace, name)
+        {
+            self.sync_fake_pv_controller(&pv);
+        }
     }
 
     /// The end of [`Self::update_object`]: `new` (with `jsons`: the stored object's JSON and

@@ -25,6 +25,8 @@ pub(crate) struct Prepared {
     pub(crate) templates: BTreeMap<usize, crate::workload::manifest::ObjectTemplate>,
     /// The objects a churn op creates, one per template.
     pub(crate) churn: BTreeMap<usize, Vec<AnyObject>>,
+    /// The claim and volume templates of createPods ops that have them.
+    pub(crate) volumes: BTreeMap<usize, super::pod_volumes::LoadedVolumes>,
     /// The workload's gates as the API server reads them (what planning validates with).
     pub(crate) api_gates: crate::cluster::store::ApiGates,
 }

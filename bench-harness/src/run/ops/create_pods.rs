@@ -2,6 +2,7 @@
 //! pod template), waited for until scheduled unless `skipWaitToCompletion`; optionally
 //! measured (`collectMetrics`) or kept at `count` pending for a while (`steadyState`).
 
+use super::pod_volumes::{LoadedVolumes, VolumeTemplates, with_claim};
 use super::{Op, Prepared, Resolve, RunCx};
 use crate::cluster::store::Store;
 use crate::error::{HarnessError, InputError};
@@ -34,6 +35,9 @@ pub struct CreatePods {
     /// `signatureBatchSize[Param]`: pod `i` gets the label
     /// `signature=signature-label-<i / batch>` (pods of one batch share a signature).
     pub signature_batch: Option<usize>,
+    /// `persistentVolumeClaimTemplatePath` (with `persistentVolumeTemplatePath`): each pod
+    /// gets a claim and a volume of its own ([`super::pod_volumes`]).
+    pub volumes: Option<VolumeTemplates>,
 }
 
 impl CreatePods {
@@ -73,17 +77,7 @@ impl CreatePods {
         }
         let template_params = r.template_params()?;
         let steady = resolve_steady(r, skip_wait)?;
-        for unsupported in [
-            "persistentVolumeTemplatePath",
-            "persistentVolumeClaimTemplatePath",
-        ] {
-            if let Some((_, v)) = r.get(unsupported) {
-                r.mark_params(v);
-                let reason = format!("createPods.{unsupported} (volumes are out of scope)");
-                r.mark_all_params();
-                return Ok(r.unsupported(reason));
-            }
-        }
+        let volumes = resolve_volumes(r)?;
         r.mark_all_params();
         let template = r.path("podTemplatePath")?.or_else(|| {
             r.tc.default_pod_template_path
@@ -100,6 +94,7 @@ impl CreatePods {
             steady,
             nominated_node_name: r.string("nominatedNodeName")?.filter(|n| !n.is_empty()),
             signature_batch,
+            volumes,
         }))
     }
 
@@ -145,7 +140,30 @@ impl CreatePods {
             unsupported.get_or_insert_with(|| format!("{u}, used by {file}"));
         }
         prepared.pods.insert(i, src);
+        if let Some(v) = &self.volumes {
+            prepared.volumes.insert(i, LoadedVolumes::load(v)?);
+        }
         Ok(())
+    }
+
+    /// Pod `j` of `count` (with its claim and volume, created first, when the op has them).
+    fn make_pod(
+        &self,
+        store: &Store,
+        src: &PodSource,
+        volumes: Option<&LoadedVolumes>,
+        j: usize,
+        count: usize,
+    ) -> Result<MadePod, HarnessError> {
+        let (pod, spec, _) = src.make(j, count, &self.template_params)?;
+        let pod = with_signature(pod, j, self.signature_batch);
+        let (Some(v), Some(paths)) = (volumes, &self.volumes) else {
+            return Ok((pod, spec));
+        };
+        let claim = v
+            .create(store, &self.namespace, j)
+            .map_err(|e| e.into_input(&paths.claim, ""))?;
+        Ok(with_claim(&pod, &claim)?)
     }
 
     pub(crate) fn run(&self, cx: &mut RunCx) -> Result<(), HarnessError> {
@@ -160,15 +178,15 @@ impl CreatePods {
         if self.collect_metrics {
             cx.open_window(namespace, std::slice::from_ref(namespace), &BTreeMap::new())?;
         }
+        let volumes = prepared.volumes.get(&cx.index);
         for j in 0..count {
-            let (pod, spec, _) = src.make(j, count, &self.template_params)?;
-            let pod = with_signature(pod, j, self.signature_batch);
+            let (pod, spec) = self.make_pod(store, src, volumes, j, count)?;
             store
                 .create_pod(&pod, namespace, spec)
                 .map_err(|e| e.into_input(src.path().unwrap_or(Path::new("<default pod>")), ""))?;
         }
         if let (Some(d), Some(rx)) = (self.steady, watch) {
-            self.steady_state(store, cx.pace, src, d, &rx)?;
+            self.steady_state(store, cx.pace, (src, volumes), d, &rx)?;
             // Time passed: the executor's view has caught up (see `wait`).
             cx.view.catch_up(store, None);
         } else if self.skip_wait {
@@ -198,19 +216,18 @@ impl CreatePods {
         &self,
         store: &Store,
         pace: &mut Pace,
-        src: &PodSource,
+        (src, volumes): (&PodSource, Option<&LoadedVolumes>),
         duration: Duration,
         scheduled: &crossbeam::channel::Receiver<tidegate_engine::api::PodKey>,
     ) -> Result<(), HarnessError> {
-        let (namespace, params) = (&self.namespace, &self.template_params);
+        let namespace = &self.namespace;
         let mut seen = 0usize;
         let mut replace = |key: tidegate_engine::api::PodKey| -> Result<(), HarnessError> {
             seen += 1;
             // scheduler_perf deletes each scheduled pod with gracePeriodSeconds 0 (executor.go,
             // the steady state of runCreatePodsOp): gone at once, though bound.
             store.delete_pod_with_grace(&key, Some(0));
-            let (pod, spec, _) = src.make(0, 1, params)?;
-            let pod = with_signature(pod, 0, self.signature_batch);
+            let (pod, spec) = self.make_pod(store, src, volumes, 0, 1)?;
             store
                 .create_pod(&pod, namespace, spec)
                 .map_err(|e| e.into_input(src.path().unwrap_or(Path::new("<default pod>")), ""))?;
@@ -249,6 +266,28 @@ impl CreatePods {
             )));
         }
         Ok(())
+    }
+}
+
+type MadePod = (
+    Arc<k8s_openapi::api::core::v1::Pod>,
+    Arc<tidegate_engine::api::PodSpecInfo>,
+);
+
+/// `persistentVolumeClaimTemplatePath` turns the volume strategy on (upstream's
+/// `getPodStrategy`); it then needs `persistentVolumeTemplatePath` too (upstream would
+/// dereference a nil path).
+fn resolve_volumes(r: &Resolve) -> Result<Option<VolumeTemplates>, InputError> {
+    let claim = r.path("persistentVolumeClaimTemplatePath")?;
+    let volume = r.path("persistentVolumeTemplatePath")?;
+    match (claim, volume) {
+        (None, _) => Ok(None),
+        (Some(claim), Some(volume)) => Ok(Some(VolumeTemplates { volume, claim })),
+        (Some(_), None) => Err(r.err(
+            r.raw.pos,
+            &r.f("persistentVolumeTemplatePath"),
+            "persistentVolumeTemplatePath is required with persistentVolumeClaimTemplatePath",
+        )),
     }
 }
 

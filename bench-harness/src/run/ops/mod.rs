@@ -21,6 +21,7 @@ pub mod create_pod_groups;
 pub mod create_pod_sets;
 pub mod create_pods;
 pub mod delete_pods;
+pub(crate) mod pod_volumes;
 pub mod sleep;
 pub mod start_collecting_metrics;
 pub mod stop_collecting_metrics;

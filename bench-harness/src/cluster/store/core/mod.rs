@@ -6,5 +6,6 @@ pub mod config;
 mod namespace;
 mod node;
 mod pod;
+mod pv_binding;
 pub mod service;
 pub mod volume;

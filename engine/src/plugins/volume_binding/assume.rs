@@ -1,0 +1,129 @@
+//! VolumeBinding's assume caches (kube's `passiveAssumeCache` over the PV and PVC informers,
+//! `pkg/scheduler/framework/plugins/volumebinding/passive_assume_cache.go`).
+//!
+//! Protocol: Reserve assumes a changed copy of a volume (its `claimRef`) or a claim (its
+//! selected node) before the API knows of it, so that the next pod's cycle sees it taken.
+//! An assumed copy is read in place of the informer's object while the informer's
+//! `resourceVersion` is the one the copy was made from; any newer informer object wins (kube
+//! drops the copy on that event; here the comparison is made on each read, which answers the
+//! same). Assuming a copy of an older version than the informer's is refused ("out of sync");
+//! restoring drops the copy if it is still of the same version.
+
+use crate::api::Sym;
+use crate::api::volume::{PersistentVolume, PersistentVolumeClaim};
+use crate::framework::volume_listers::VolumeListers;
+use ahash::AHashMap;
+use parking_lot::Mutex;
+use std::sync::Arc;
+
+/// Claims by `(namespace, name)`.
+type ClaimKey = (Sym, Arc<str>);
+
+#[derive(Default)]
+pub(super) struct AssumeCache {
+    pvs: Mutex<AHashMap<Sym, Arc<PersistentVolume>>>,
+    pvcs: Mutex<AHashMap<ClaimKey, Arc<PersistentVolumeClaim>>>,
+}
+
+fn claim_key(c: &PersistentVolumeClaim) -> ClaimKey {
+    (c.namespace, c.name.clone())
+}
+
+impl AssumeCache {
+    /// The volume as the scheduler sees it: the assumed copy while it is current.
+    pub(super) fn pv(
+        &self,
+        listers: &VolumeListers,
+        name: Sym,
+    ) -> Result<Arc<PersistentVolume>, String> {
+        let stored = listers
+            .pv(name)
+            .ok_or_else(|| format!("persistentvolumes {:?} not found", name.as_arc()))?;
+        Ok(self.current_pv(stored))
+    }
+
+    /// `stored` (an informer object), or its assumed copy while that is current.
+    pub(super) fn current_pv(&self, stored: Arc<PersistentVolume>) -> Arc<PersistentVolume> {
+        match self.pvs.lock().get(&stored.name) {
+            Some(a) if a.resource_version == stored.resource_version => a.clone(),
+            _ => stored,
+        }
+    }
+
+    pub(super) fn pvc(
+        &self,
+        listers: &VolumeListers,
+        namespace: Sym,
+        name: &str,
+    ) -> Result<Arc<PersistentVolumeClaim>, String> {
+        let stored = listers
+            .pvc(namespace, name)
+            .ok_or_else(|| format!("persistentvolumeclaims \"{namespace}/{name}\" not found"))?;
+        Ok(match self.pvcs.lock().get(&claim_key(&stored)) {
+            Some(a) if a.resource_version == stored.resource_version => a.clone(),
+            _ => stored,
+        })
+    }
+
+    pub(super) fn assume_pv(
+        &self,
+        listers: &VolumeListers,
+        pv: Arc<PersistentVolume>,
+    ) -> Result<(), String> {
+        let stored = listers
+            .pv(pv.name)
+            .ok_or_else(|| format!("persistentvolumes {:?} not found", pv.name.as_arc()))?;
+        if stored.resource_version != pv.resource_version {
+            return Err(out_of_sync(
+                &pv.name.as_arc(),
+                &stored.resource_version,
+                &pv.resource_version,
+            ));
+        }
+        self.pvs.lock().insert(pv.name, pv);
+        Ok(())
+    }
+
+    pub(super) fn assume_pvc(
+        &self,
+        listers: &VolumeListers,
+        pvc: Arc<PersistentVolumeClaim>,
+    ) -> Result<(), String> {
+        let key = format!("{}/{}", pvc.namespace, pvc.name);
+        let stored = listers
+            .pvc(pvc.namespace, &pvc.name)
+            .ok_or_else(|| format!("persistentvolumeclaims {key:?} not found"))?;
+        if stored.resource_version != pvc.resource_version {
+            return Err(out_of_sync(
+                &key,
+                &stored.resource_version,
+                &pvc.resource_version,
+            ));
+        }
+        self.pvcs.lock().insert(claim_key(&pvc), pvc);
+        Ok(())
+    }
+
+    pub(super) fn restore_pv(&self, pv: &PersistentVolume) {
+        let mut m = self.pvs.lock();
+        if m.get(&pv.name)
+            .is_some_and(|a| a.resource_version == pv.resource_version)
+        {
+            m.remove(&pv.name);
+        }
+    }
+
+    pub(super) fn restore_pvc(&self, pvc: &PersistentVolumeClaim) {
+        let mut m = self.pvcs.lock();
+        let key = claim_key(pvc);
+        if m.get(&key)
+            .is_some_and(|a| a.resource_version == pvc.resource_version)
+        {
+            m.remove(&key);
+        }
+    }
+}
+
+fn out_of_sync(key: &str, stored: &str, assumed: &str) -> String {
+    format!("{key:?} is out of sync (stored: {stored}, assume: {assumed})")
+}
