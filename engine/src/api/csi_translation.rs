@@ -69,15 +69,6 @@ pub fn csi_topology_key(plugin: &str) -> Option<&'static str> {
     })
 }
 
-/// A PersistentVolume's in-tree source as its CSI driver sees it (`TranslateInTreePVToCSI`).
-#[derive(Clone, Debug, PartialEq)]
-pub struct CsiTranslation {
-    pub driver: Sym,
-    pub volume_handle: Arc<str>,
-    /// The volume's required node affinity with its zones under the driver's key.
-    pub node_affinity: Option<crate::api::NodeSelector>,
-}
-
 /// kube's `KubernetesVolumeIDToEBSVolumeID`: `aws://<zone>/<id>`, `aws:///<id>` or a bare id.
 fn ebs_volume_id(id: &str) -> Result<Arc<str>, String> {
     let Some(rest) = id.strip_prefix("aws://") else {

@@ -203,6 +203,16 @@ pub enum PvSource {
     Other,
 }
 
+/// A PersistentVolume's in-tree source as its CSI driver sees it (`TranslateInTreePVToCSI`;
+/// made by [`super::csi_translation`] at conversion).
+#[derive(Clone, Debug, PartialEq)]
+pub struct CsiTranslation {
+    pub driver: Sym,
+    pub volume_handle: Arc<str>,
+    /// The volume's required node affinity with its zones under the driver's key.
+    pub node_affinity: Option<NodeSelector>,
+}
+
 /// `spec.claimRef`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ClaimRef {
@@ -234,7 +244,7 @@ pub struct PersistentVolume {
     pub deleting: bool,
     /// An in-tree source kube can translate, as its CSI driver sees it (the error text when
     /// the translation fails); `None` for CSI and untranslatable sources.
-    pub csi: Option<Result<Arc<super::csi_translation::CsiTranslation>, Arc<str>>>,
+    pub csi: Option<Result<Arc<CsiTranslation>, Arc<str>>>,
 }
 
 #[derive(Clone, Debug, PartialEq)]

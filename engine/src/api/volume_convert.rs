@@ -123,7 +123,7 @@ fn translate(
     spec: &core::PersistentVolumeSpec,
     disk: &InTreeDisk,
     plugin: &str,
-) -> Result<csi_translation::CsiTranslation, String> {
+) -> Result<CsiTranslation, String> {
     let labels = labels_of(&pv.metadata);
     let volume_handle = csi_translation::volume_handle(disk, Some(&labels))?;
     let driver = Sym::new(csi_translation::csi_driver_of(plugin).unwrap_or_default());
@@ -136,7 +136,7 @@ fn translate(
         .map(|r| node_selector(r, "spec.nodeAffinity.required"))
         .transpose()
         .map_err(|e| e.to_string())?;
-    Ok(csi_translation::CsiTranslation {
+    Ok(CsiTranslation {
         driver,
         volume_handle,
         node_affinity,

@@ -539,10 +539,9 @@ impl Framework {
     }
 
     /// kube's `frameworkImpl.SignPod`: the pod's signature, or `None` when the profile does
-    /// not sign pods or a plugin refuses this one (`framework/signature.rs`). The volume
-    /// sources are signed as kube's default profile's volume plugins sign them.
+    /// not sign pods or a plugin refuses this one (`framework/signature.rs`).
     pub fn sign_pod(&self, pod: &Pod) -> Option<crate::framework::signature::PodSignature> {
-        use crate::framework::signature::{self as sig, SignFragments, signer};
+        use crate::framework::signature::{SignFragments, signer};
         let signers = self.signers.as_ref()?;
         let mut probe = SignFragments::probe();
         for p in signers {
@@ -552,7 +551,6 @@ impl Framework {
         f.put(signer::SCHEDULER_NAME, || {
             pod.spec.scheduler_name.to_string_lossy()
         });
-        f.put(signer::VOLUMES, || sig::volumes(pod));
         for p in signers {
             p.sign_pod(pod, &mut f).ok()?;
         }

@@ -268,6 +268,19 @@ fn counted_kind(v: &PodVolumeSource) -> bool {
 }
 
 impl Plugin for NodeVolumeLimits {
+    /// kube's `SignPod`: the pod's volume sources other than ConfigMap and Secret.
+    fn signs_pods(&self) -> bool {
+        true
+    }
+    fn sign_pod(
+        &self,
+        pod: &Pod,
+        sig: &mut crate::framework::signature::SignFragments,
+    ) -> Result<(), &'static str> {
+        use crate::framework::signature::{self, signer};
+        sig.put(signer::VOLUMES, || signature::volumes(pod));
+        Ok(())
+    }
     fn name(&self) -> &'static str {
         NAME
     }

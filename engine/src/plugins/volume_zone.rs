@@ -168,6 +168,19 @@ impl VolumeZone {
 }
 
 impl Plugin for VolumeZone {
+    /// kube's `SignPod`: the pod's volume sources other than ConfigMap and Secret.
+    fn signs_pods(&self) -> bool {
+        true
+    }
+    fn sign_pod(
+        &self,
+        pod: &Pod,
+        sig: &mut crate::framework::signature::SignFragments,
+    ) -> Result<(), &'static str> {
+        use crate::framework::signature::{self, signer};
+        sig.put(signer::VOLUMES, || signature::volumes(pod));
+        Ok(())
+    }
     fn name(&self) -> &'static str {
         NAME
     }

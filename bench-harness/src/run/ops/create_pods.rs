@@ -278,11 +278,23 @@ type MadePod = (
 /// `getPodStrategy`); it then needs `persistentVolumeTemplatePath` too (upstream would
 /// dereference a nil path).
 fn resolve_volumes(r: &Resolve) -> Result<Option<VolumeTemplates>, InputError> {
-    let claim = r.path("persistentVolumeClaimTemplatePath")?;
-    let volume = r.path("persistentVolumeTemplatePath")?;
+    let mut missing = None;
+    let mut path = |name: &str| match r.path(name) {
+        Err(e) if e.message.starts_with("no such file") => {
+            missing.get_or_insert(e);
+            Ok(r.string(name)?.map(PathBuf::from))
+        }
+        other => other,
+    };
+    let claim = path("persistentVolumeClaimTemplatePath")?;
+    let volume = path("persistentVolumeTemplatePath")?;
     match (claim, volume) {
         (None, _) => Ok(None),
-        (Some(claim), Some(volume)) => Ok(Some(VolumeTemplates { volume, claim })),
+        (Some(claim), Some(volume)) => Ok(Some(VolumeTemplates {
+            volume,
+            claim,
+            missing,
+        })),
         (Some(_), None) => Err(r.err(
             r.raw.pos,
             &r.f("persistentVolumeTemplatePath"),

@@ -26,6 +26,9 @@ use tidegate_engine::api::PodSpecInfo;
 pub struct VolumeTemplates {
     pub volume: PathBuf,
     pub claim: PathBuf,
+    /// A template file that does not exist, reported when the workload is planned (as
+    /// upstream fails only the test case that reads it), not when the config is read.
+    pub missing: Option<InputError>,
 }
 
 /// The templates read and parsed once, at planning.
@@ -45,6 +48,9 @@ fn load<T: serde::de::DeserializeOwned>(path: &Path, kind: &str) -> Result<T, In
 
 impl LoadedVolumes {
     pub(crate) fn load(t: &VolumeTemplates) -> Result<LoadedVolumes, InputError> {
+        if let Some(e) = &t.missing {
+            return Err(e.clone());
+        }
         Ok(LoadedVolumes {
             volume: load(&t.volume, "PersistentVolume")?,
             claim: load(&t.claim, "PersistentVolumeClaim")?,
@@ -144,6 +150,7 @@ mod tests {
         LoadedVolumes::load(&VolumeTemplates {
             volume: pv,
             claim: pvc,
+            missing: None,
         })
         .unwrap()
     }

@@ -167,6 +167,19 @@ fn timeout(_: &Pod) -> String {
 }
 
 impl Plugin for VolumeBinding {
+    /// kube's `SignPod`: the pod's volume sources other than ConfigMap and Secret.
+    fn signs_pods(&self) -> bool {
+        true
+    }
+    fn sign_pod(
+        &self,
+        pod: &Pod,
+        sig: &mut crate::framework::signature::SignFragments,
+    ) -> Result<(), &'static str> {
+        use crate::framework::signature::{self, signer};
+        sig.put(signer::VOLUMES, || signature::volumes(pod));
+        Ok(())
+    }
     fn name(&self) -> &'static str {
         NAME
     }
@@ -450,9 +463,11 @@ impl EnqueueExtensions for VolumeBinding {
                 ) else {
                     return Err(unexpected());
                 };
+                // A missing annotation reads as "", as Go's map index does.
                 let ann = |x: &storage::CSINode| {
                     (x.metadata.annotations.as_ref())
                         .and_then(|a| a.get(crate::api::volume::MIGRATED_PLUGINS).cloned())
+                        .unwrap_or_default()
                 };
                 Ok(QueueingHint::queue_if(ann(o) != ann(n)))
             }
