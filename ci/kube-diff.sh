@@ -7,7 +7,8 @@
 #     topology-constrained, in their own test case with GenericWorkload and
 #     TopologyAwareWorkloadScheduling on) as scheduler_perf files, 100 scenarios per batch;
 #   - our own workloads written for it (perf-data/workloads/nomination-lost.yaml,
-#     batching.yaml, and stress.yaml: our copy of upstream master's stress/ shapes);
+#     batching.yaml, stress.yaml: our copy of upstream master's stress/ shapes, and
+#     volumes.yaml; KUBE_DIFF_OWN='NAME ...' picks among them);
 #   - every supported upstream workload labelled integration-test (--quick: the `short`
 #     ones of default_preemption) of SCHEDULER_PERF_DIR, when that folder exists;
 # and records each scheduling attempt in its order with kube's own Filter and Score over
@@ -107,7 +108,8 @@ fi
 # Our own workloads written for the differential (each a case the random scenarios met only
 # by chance): every run, quick or full, unless --no-own.
 if [[ $own == 1 ]]; then
-  for config in "$root"/perf-data/workloads/{nomination-lost,batching,stress}.yaml; do
+  for own_name in ${KUBE_DIFF_OWN:-nomination-lost batching stress volumes}; do
+    config="$root/perf-data/workloads/$own_name.yaml"
     while IFS= read -r name; do
       kube_run "$(dirname "$config")" "$(basename "$config")" own "$name"
     done < <(runnable_workloads "$tidegate" "$config" integration-test)

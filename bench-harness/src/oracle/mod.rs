@@ -711,7 +711,10 @@ impl Replay {
                 });
         }
         if let Some(node) = &line.node {
-            // Follow kube: the pod is bound where kube put it (and nominated no more).
+            // Follow kube: the pod is bound where kube put it (and nominated no more), its
+            // volumes assumed there as kube's Reserve assumed them (until the API shows
+            // the bindings, in a later `volumes` line).
+            let _ = self.sched.reserve_volumes(&pod, Sym::new(node));
             self.sched.hold_nomination(&pod, Sym::EMPTY);
             let mut bound = (*pod).clone();
             bound.node_name = Some(Sym::new(node));

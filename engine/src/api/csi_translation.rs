@@ -47,6 +47,24 @@ pub fn plugin_of(disk: &InTreeDisk) -> Option<&'static str> {
     })
 }
 
+/// The in-tree plugin's name interned (interned once: no lookup on the Filter path).
+pub fn plugin_sym(plugin: &'static str) -> Sym {
+    static SYMS: std::sync::OnceLock<[(&'static str, Sym); 5]> = std::sync::OnceLock::new();
+    let syms = SYMS.get_or_init(|| {
+        [
+            AWS_EBS_PLUGIN,
+            GCE_PD_PLUGIN,
+            AZURE_DISK_PLUGIN,
+            CINDER_PLUGIN,
+            PORTWORX_PLUGIN,
+        ]
+        .map(|p| (p, Sym::new(p)))
+    });
+    syms.iter()
+        .find(|(p, _)| *p == plugin)
+        .map_or_else(|| Sym::new(plugin), |(_, s)| *s)
+}
+
 /// NodeVolumeLimits' `isCSIMigrationOn`: the node has a CSINode and the plugin is one of the
 /// five kube v1.37 migrates unconditionally (the annotation is not read).
 pub fn migration_on(csi_node: Option<&CsiNode>, plugin: &str) -> bool {

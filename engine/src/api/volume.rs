@@ -260,6 +260,8 @@ pub struct PersistentVolumeClaim {
     pub storage_class: Arc<str>,
     /// `spec.volumeName` ("" when unbound).
     pub volume_name: Arc<str>,
+    /// The same, interned (the PV lister's key; empty when unbound).
+    pub volume: Sym,
     /// `spec.resources.requests[storage]` (zero when unset; see `has_request`).
     pub request: Quantity,
     pub has_request: bool,

@@ -229,6 +229,7 @@ pub fn persistent_volume_claim(
         access_modes: AccessModes::parse(spec.access_modes.iter().flatten().map(String::as_str)),
         storage_class: class_of(&c.metadata, spec.storage_class_name.as_deref()),
         volume_name: text(&spec.volume_name),
+        volume: Sym::new(spec.volume_name.as_deref().unwrap_or("")),
         request: storage_of(
             spec.resources
                 .as_ref()

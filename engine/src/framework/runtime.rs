@@ -1004,6 +1004,38 @@ impl Framework {
         status
     }
 
+    /// One plugin's PreFilter, Filter on `node` and Reserve, on `state` (the oracle follows
+    /// what kube's Reserve of that plugin left behind for a pod kube bound). A plugin this
+    /// profile does not run at one of the points is skipped there.
+    pub(crate) fn run_reserve_of(
+        &self,
+        name: &str,
+        state: &mut CycleState,
+        pod: &Pod,
+        snapshot: &Snapshot,
+        node: Sym,
+    ) -> Status {
+        if let Some(p) = self.pre_filter.iter().find(|p| p.name() == name) {
+            let (_, s) = p.pre_filter(state, pod, snapshot);
+            if !s.is_success() {
+                return s;
+            }
+        }
+        let Some(ni) = snapshot.get(node) else {
+            return Status::error(format!("node {node} not in the snapshot"));
+        };
+        if let Some(p) = self.filter.iter().find(|p| p.name() == name) {
+            let s = p.filter(state, pod, ni);
+            if !s.is_success() {
+                return s;
+            }
+        }
+        match self.reserve.iter().find(|p| p.name() == name) {
+            Some(p) => p.reserve(state, pod, node),
+            None => Status::success(),
+        }
+    }
+
     /// Unreserve runs in reverse order.
     pub(crate) fn run_unreserve(&self, state: &mut CycleState, pod: &Pod, node: Sym) {
         let start = Instant::now();

@@ -69,6 +69,8 @@ pub(crate) struct VolumeListers {
     csi_drivers: RwLock<AHashMap<Sym, Arc<CsiDriver>>>,
     /// VolumeAttachments by name, and their names by `spec.nodeName` (kube's index).
     attachments: RwLock<Attachments>,
+    /// The number of VolumeAttachments (so that a cluster without any takes no lock).
+    attachment_total: std::sync::atomic::AtomicUsize,
     /// CSIStorageCapacities by `namespace/name`, kept in name order (kube lists them in the
     /// informer's order, which Go leaves unspecified).
     capacities: RwLock<Capacities>,
@@ -140,9 +142,17 @@ impl VolumeListers {
                 new,
                 |v: &storage::VolumeAttachment| Arc::<str>::from(name_of(&v.metadata)),
                 |v| Ok(volume::volume_attachment(v)),
-                |k, v| self.attachments.write().insert(k, v),
+                |k, v| {
+                    let mut a = self.attachments.write();
+                    a.insert(k, v);
+                    self.attachment_total
+                        .store(a.by_name.len(), Ordering::Relaxed);
+                },
                 |k| {
-                    self.attachments.write().remove(k);
+                    let mut a = self.attachments.write();
+                    a.remove(k);
+                    self.attachment_total
+                        .store(a.by_name.len(), Ordering::Relaxed);
                     None
                 },
             ),
@@ -248,6 +258,18 @@ impl VolumeListers {
     ) -> R {
         let a = self.attachments.read();
         f(a.by_node.get(&node).map_or(&[], Vec::as_slice))
+    }
+
+    /// How many VolumeAttachments name `node`.
+    pub(crate) fn attachment_count(&self, node: Sym) -> usize {
+        if self.attachment_total.load(Ordering::Relaxed) == 0 {
+            return 0;
+        }
+        self.attachments
+            .read()
+            .by_node
+            .get(&node)
+            .map_or(0, Vec::len)
     }
 
     /// Every CSIStorageCapacity, in `namespace/name` order.

@@ -166,8 +166,8 @@ impl NodeVolumeLimits {
         csi_node: Option<&CsiNode>,
         claim: &PersistentVolumeClaim,
     ) -> Option<Unique> {
-        let pv = (!claim.volume_name.is_empty())
-            .then(|| self.volumes.pv(Sym::new(&claim.volume_name)))
+        let pv = (!claim.volume.is_empty())
+            .then(|| self.volumes.pv(claim.volume))
             .flatten();
         let Some(pv) = pv else {
             return self.driver_info_from_class(csi_node, claim);
@@ -218,6 +218,25 @@ impl NodeVolumeLimits {
     ) -> Result<Vec<Unique>, VolumeError> {
         let mut v = Vec::new();
         self.attachable(pod, csi_node, true, &mut v).map(|()| v)
+    }
+
+    /// An upper bound of the volumes the node's pods and VolumeAttachments hold (each claim
+    /// volume and attachment counts at most once), when reading them cannot fail: `None`
+    /// when some pod's volume could give an error (an ephemeral volume's claim, an inline
+    /// in-tree disk, a claim without a name).
+    fn attached_bound(&self, node: &NodeInfo) -> Option<usize> {
+        let mut n = 0;
+        for p in node.pods.iter() {
+            for v in &p.spec.volumes {
+                match &v.source {
+                    PodVolumeSource::Claim { claim_name, .. } if !claim_name.is_empty() => n += 1,
+                    PodVolumeSource::Claim { .. } | PodVolumeSource::Ephemeral => return None,
+                    PodVolumeSource::Disk(d) if csi::plugin_of(d).is_some() => return None,
+                    _ => {}
+                }
+            }
+        }
+        Some(n + self.volumes.attachment_count(node.name()))
     }
 
     /// VolumeLimitScaling: a driver that asks for it must be installed on the node.
@@ -353,6 +372,19 @@ impl FilterPlugin for NodeVolumeLimits {
         else {
             return Status::success();
         };
+        // Most nodes are far from their limits: when the node's pods and attachments cannot
+        // hold more volumes than the limits leave room for, counting them exactly (lister
+        // reads per volume) answers the same.
+        if let Some(bound) = self.attached_bound(node) {
+            let fits = csi_node.drivers.iter().all(|d| {
+                let Some(limit) = d.count else { return true };
+                let new = new.iter().filter(|u| u.0 == d.name).count();
+                new + bound <= limit.max(0) as usize
+            });
+            if fits {
+                return Status::success();
+            }
+        }
         SCRATCH.with_borrow_mut(|(attached, extra)| {
             attached.clear();
             extra.clear();

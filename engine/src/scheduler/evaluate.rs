@@ -111,6 +111,20 @@ impl Scheduler {
         Some(out)
     }
 
+    /// The oracle follows kube's binding of `pod` to `node` in the volumes: VolumeBinding's
+    /// Reserve there (its matches assumed as kube's assume cache holds them until the API
+    /// shows the bindings), on a fresh cycle state. Non-success when tidegate's VolumeBinding
+    /// does not fit the pod there.
+    pub fn reserve_volumes(&self, pod: &Pod, node: Sym) -> Status {
+        let Some(i) = self.framework_for(pod) else {
+            return Status::error("no profile for the pod's scheduler");
+        };
+        let mut snap = self.snapshot.lock();
+        self.cache.update_snapshot(&mut snap);
+        let name = crate::plugins::volume_binding::NAME;
+        self.frameworks[i].run_reserve_of(name, &mut CycleState::new(), pod, &snap, node)
+    }
+
     fn evaluate_with(&self, pod: &Pod, state: &mut CycleState) -> Option<Evaluation> {
         let fwk = &self.frameworks[self.framework_for(pod)?];
         let mut snap = self.snapshot.lock();

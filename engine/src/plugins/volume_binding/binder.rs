@@ -28,6 +28,9 @@ pub(crate) const ERR_REASON_PV_NOT_EXIST: &str =
 #[derive(Debug, Default)]
 pub(super) struct PodVolumeClaims {
     pub(super) bound: Vec<Arc<PersistentVolumeClaim>>,
+    /// Each bound claim's volume, read once per cycle through the assume cache (kube reads
+    /// it per node; nothing in between changes it); `None` when it does not exist.
+    pub(super) bound_pvs: Vec<Option<Arc<PersistentVolume>>>,
     pub(super) unbound_delay: Vec<Arc<PersistentVolumeClaim>>,
     pub(super) unbound_immediate: Vec<Arc<PersistentVolumeClaim>>,
     /// The volumes of each class an unbound delay-binding claim names.
@@ -183,6 +186,9 @@ impl Binder {
                 c.unbound_immediate.push(pvc);
             }
         }
+        c.bound_pvs = (c.bound.iter())
+            .map(|pvc| self.cache.pv(&self.listers, pvc.volume).ok())
+            .collect();
         for pvc in &c.unbound_delay {
             let class = &pvc.storage_class;
             if !c.pvs_by_class.contains_key(class) {
@@ -210,7 +216,7 @@ impl Binder {
         let mut out = PodVolumes::default();
         let mut c = Conflicts::default();
         if !claims.bound.is_empty() {
-            (c.node, c.pv_missing) = self.check_bound_claims(&claims.bound, node)?;
+            (c.node, c.pv_missing) = self.check_bound_claims(&claims.bound_pvs, node)?;
         }
         if claims.unbound_delay.is_empty() {
             return Ok((out, c));
@@ -244,15 +250,21 @@ impl Binder {
     /// `checkBoundClaims`: (affinity conflict, volume missing).
     fn check_bound_claims(
         &self,
-        claims: &[Arc<PersistentVolumeClaim>],
+        pvs: &[Option<Arc<PersistentVolume>>],
         node: &NodeInfo,
     ) -> Result<(bool, bool), String> {
-        let csi_node = self.listers.csi_node(node.name());
-        for pvc in claims {
-            let Ok(pv) = self.cache.pv(&self.listers, Sym::new(&pvc.volume_name)) else {
+        // The node's CSINode matters only to in-tree volumes (their translation).
+        let mut csi_node: Option<Option<Arc<CsiNode>>> = None;
+        for pv in pvs {
+            let Some(pv) = pv else {
                 return Ok((false, true));
             };
-            let affinity = translated_affinity(&pv, csi_node.as_deref())?;
+            let affinity = if pv.csi.is_some() {
+                let n = csi_node.get_or_insert_with(|| self.listers.csi_node(node.name()));
+                translated_affinity(pv, n.as_deref())?
+            } else {
+                pv.node_affinity.as_ref()
+            };
             if !affinity_ok(affinity, node) {
                 return Ok((true, false));
             }
@@ -447,7 +459,7 @@ pub(super) fn translated_affinity<'v>(
 ) -> Result<Option<&'v NodeSelector>, String> {
     let migrated = match (&pv.source, csi_node) {
         (crate::api::volume::PvSource::Disk(d), Some(n)) => csi::plugin_of(d).is_some_and(|p| {
-            csi::migration_on(Some(n), p) && n.migrated_plugins.contains(&Sym::new(p))
+            csi::migration_on(Some(n), p) && n.migrated_plugins.contains(&csi::plugin_sym(p))
         }),
         _ => false,
     };
