@@ -87,6 +87,23 @@ pub fn csi_topology_key(plugin: &str) -> Option<&'static str> {
     })
 }
 
+/// How many volumes a pod's `volumes` can hold attached at most (one per named claim), when
+/// reading them cannot fail; `None` when some volume's reading may fail (an ephemeral
+/// volume's claim, a claim without a name, an inline in-tree disk kube translates).
+pub fn attach_bound(volumes: &[crate::api::volume::PodVolume]) -> Option<u32> {
+    use crate::api::volume::PodVolumeSource as S;
+    let mut n = 0;
+    for v in volumes {
+        match &v.source {
+            S::Claim { claim_name, .. } if !claim_name.is_empty() => n += 1,
+            S::Claim { .. } | S::Ephemeral => return None,
+            S::Disk(d) if plugin_of(d).is_some() => return None,
+            _ => {}
+        }
+    }
+    Some(n)
+}
+
 /// kube's `KubernetesVolumeIDToEBSVolumeID`: `aws://<zone>/<id>`, `aws:///<id>` or a bare id.
 fn ebs_volume_id(id: &str) -> Result<Arc<str>, String> {
     let Some(rest) = id.strip_prefix("aws://") else {

@@ -44,6 +44,11 @@ pub struct NodeInfo {
     pub pods_with_affinity: PodList,
     /// Those with required anti-affinity.
     pub pods_with_required_anti_affinity: PodList,
+    /// NodeVolumeLimits' bound on the volumes the pods hold: their named
+    /// `persistentVolumeClaim` volumes, and how many pods have a volume whose reading may
+    /// fail (`api::csi_translation::attach_bound`).
+    pub volume_claims: u32,
+    pub pods_with_unbounded_volumes: u32,
 }
 
 /// A set of node properties. A Filter plugin that can only reject nodes having one of them
@@ -292,6 +297,8 @@ impl NodeInfo {
             pods: PodList::default(),
             pods_with_affinity: PodList::default(),
             pods_with_required_anti_affinity: PodList::default(),
+            volume_claims: 0,
+            pods_with_unbounded_volumes: 0,
         }
     }
 
@@ -344,6 +351,10 @@ impl NodeInfo {
         self.requested.add(pod.requests());
         self.non_zero_requested.add(pod.non_zero_requests());
         self.pod_count += 1;
+        match crate::api::csi_translation::attach_bound(&pod.spec.volumes) {
+            Some(n) => self.volume_claims += n,
+            None => self.pods_with_unbounded_volumes += 1,
+        }
         for hp in &pod.spec.host_ports {
             match self.used_ports.iter_mut().find(|(p, _)| p == hp) {
                 Some((_, n)) => *n += 1,
@@ -363,6 +374,10 @@ impl NodeInfo {
         self.requested.sub(pod.requests());
         self.non_zero_requested.sub(pod.non_zero_requests());
         self.pod_count -= 1;
+        match crate::api::csi_translation::attach_bound(&pod.spec.volumes) {
+            Some(n) => self.volume_claims -= n,
+            None => self.pods_with_unbounded_volumes -= 1,
+        }
         for hp in &pod.spec.host_ports {
             if let Some(i) = self.used_ports.iter().position(|(p, _)| p == hp) {
                 self.used_ports[i].1 -= 1;

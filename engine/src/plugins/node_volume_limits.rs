@@ -222,21 +222,10 @@ impl NodeVolumeLimits {
 
     /// An upper bound of the volumes the node's pods and VolumeAttachments hold (each claim
     /// volume and attachment counts at most once), when reading them cannot fail: `None`
-    /// when some pod's volume could give an error (an ephemeral volume's claim, an inline
-    /// in-tree disk, a claim without a name).
+    /// when some pod's volume could give an error (kept per node by [`NodeInfo`]).
     fn attached_bound(&self, node: &NodeInfo) -> Option<usize> {
-        let mut n = 0;
-        for p in node.pods.iter() {
-            for v in &p.spec.volumes {
-                match &v.source {
-                    PodVolumeSource::Claim { claim_name, .. } if !claim_name.is_empty() => n += 1,
-                    PodVolumeSource::Claim { .. } | PodVolumeSource::Ephemeral => return None,
-                    PodVolumeSource::Disk(d) if csi::plugin_of(d).is_some() => return None,
-                    _ => {}
-                }
-            }
-        }
-        Some(n + self.volumes.attachment_count(node.name()))
+        (node.pods_with_unbounded_volumes == 0)
+            .then(|| node.volume_claims as usize + self.volumes.attachment_count(node.name()))
     }
 
     /// VolumeLimitScaling: a driver that asks for it must be installed on the node.
