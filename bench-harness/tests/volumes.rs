@@ -39,7 +39,6 @@ fn volume_workloads_bind_what_fits_and_keep_the_rest_pending() {
             .find(|(x, _)| x == n)
             .unwrap_or_else(|| panic!("{n} not run: {got:?}"))
             .1
-            .clone()
     };
     for (name, s) in &got {
         assert!(s.adds_up(), "{name}: {s:?}");

@@ -1,16 +1,59 @@
 //! The storage.k8s.io/v1 kinds the scheduler's volume plugins watch (kube's
 //! `pkg/registry/storage/{storageclass,csinode,csidriver,csistoragecapacity,volumeattachment}`),
-//! stored as plain objects: no plugin reads them in tidegate yet.
+//! read by the volume plugins through the scheduler's informer events.
 
 use crate::cluster::store::kind::{Index, Kind, Version, check, decode};
 use k8s_openapi::api::storage::v1 as storage;
 use serde_json::Value;
 use tidegate_engine::EventResource;
 
+/// kube's `ValidateStorageClass`: a provisioner, and the reclaim policy and binding mode
+/// among kube's values (after defaulting).
 fn validate_storage_class(obj: &Value) -> Vec<(String, String)> {
     let mut errs = Vec::new();
     check::required(obj, "provisioner", &mut errs);
+    let one_of = |field: &str, values: &[&str], errs: &mut Vec<(String, String)>| {
+        if let Some(v) = check::at(obj, field).and_then(Value::as_str)
+            && !values.contains(&v)
+        {
+            let supported: Vec<String> = values.iter().map(|v| format!("{v:?}")).collect();
+            errs.push((
+                field.into(),
+                format!(
+                    "Unsupported value: {}: supported values: {}",
+                    Value::from(v),
+                    supported.join(", ")
+                ),
+            ));
+        }
+    };
+    one_of("reclaimPolicy", &["Delete", "Retain"], &mut errs);
+    one_of(
+        "volumeBindingMode",
+        &["Immediate", "WaitForFirstConsumer"],
+        &mut errs,
+    );
     errs
+}
+
+/// kube's `SetDefaults_StorageClass`: `reclaimPolicy: Delete` and `volumeBindingMode:
+/// Immediate` when unset (so the scheduler never sees a class without a binding mode).
+fn default_storage_class(
+    obj: &mut Value,
+    _: Option<&Value>,
+    _: &crate::cluster::store::ApiGates,
+) -> Vec<(String, String)> {
+    if let Some(m) = obj.as_object_mut() {
+        for (field, value) in [
+            ("reclaimPolicy", "Delete"),
+            ("volumeBindingMode", "Immediate"),
+        ] {
+            if m.get(field).is_none_or(Value::is_null) {
+                m.insert(field.into(), value.into());
+            }
+        }
+    }
+    Vec::new()
 }
 
 fn validate_capacity(obj: &Value) -> Vec<(String, String)> {
@@ -102,6 +145,7 @@ pub static STORAGE_CLASS: Kind = Kind {
         "volumeBindingMode",
     ],
     validate: validate_storage_class,
+    gated: default_storage_class,
     ..cluster_kind(
         "StorageClass",
         "storageclasses.storage.k8s.io",
@@ -201,6 +245,28 @@ mod csi_node_tests {
             vec![(
                 "spec.drivers[0].allocatable.count".to_string(),
                 "Invalid value: -3: must be greater than or equal to 0".to_string()
+            )]
+        );
+    }
+
+    #[test]
+    fn a_storage_class_gets_kubes_defaults_and_is_checked_after_them() {
+        let mut sc = serde_json::json!({"metadata": {"name": "c"}, "provisioner": "p"});
+        let gates = crate::cluster::store::ApiGates::default();
+        assert!(default_storage_class(&mut sc, None, &gates).is_empty());
+        assert_eq!(sc["volumeBindingMode"], "Immediate");
+        assert_eq!(sc["reclaimPolicy"], "Delete");
+        assert!(validate_storage_class(&sc).is_empty());
+        let mut wffc = serde_json::json!({"provisioner": "p",
+            "volumeBindingMode": "WaitForFirstConsumer", "reclaimPolicy": "Recycle"});
+        default_storage_class(&mut wffc, None, &gates);
+        assert_eq!(wffc["volumeBindingMode"], "WaitForFirstConsumer");
+        assert_eq!(
+            validate_storage_class(&wffc),
+            vec![(
+                "reclaimPolicy".to_string(),
+                "Unsupported value: \"Recycle\": supported values: \"Delete\", \"Retain\""
+                    .to_string()
             )]
         );
     }
