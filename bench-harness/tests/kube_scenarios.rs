@@ -220,6 +220,11 @@ fn scenarios_with_devices_create_them_first_and_pods_claim_only_their_own() {
                             assert_eq!(o["metadata"]["namespace"], ns.as_str());
                             templates.insert((ns, name));
                         }
+                        // Volumes (oracle/scenarios_volumes.rs, checked by its tests).
+                        "StorageClass"
+                        | "CSINode"
+                        | "PersistentVolume"
+                        | "PersistentVolumeClaim" => {}
                         k => panic!("createAny of {k}"),
                     }
                 }
@@ -273,7 +278,14 @@ fn every_template_is_a_node_pod_or_pod_group_with_the_promised_fields() {
             .get("featureGates")
             .cloned()
             .unwrap_or(serde_json::json!({}));
-        let devices = ops(tc).iter().any(|o| s(o, "opcode") == "createAny");
+        let devices = ops(tc).iter().any(|o| {
+            s(o, "opcode") == "createAny" && {
+                let text = std::fs::read_to_string(dir.path().join(s(o, "templatePath"))).unwrap();
+                ["DeviceClass", "ResourceSlice", "ResourceClaimTemplate"]
+                    .iter()
+                    .any(|k| text.contains(&format!("kind: {k}\n")))
+            }
+        });
         assert_eq!(
             gates
                 .as_object_mut()
@@ -309,12 +321,14 @@ fn every_template_is_a_node_pod_or_pod_group_with_the_promised_fields() {
             .unwrap();
         let first_pod = kinds.iter().position(|k| *k == "createPods").unwrap();
         assert!(kinds[..window_at].iter().all(|k| *k == "createNodes"));
-        // Devices (createAny: classes, slices, claim templates) and groups before any pod.
+        // Devices and volumes (createAny: classes, slices, claim templates, storage classes,
+        // CSINodes, claims and volumes, the last two given their phase by updateAny) and
+        // groups before any pod.
         let before_pods = &kinds[window_at + 1..first_pod];
         assert!(
             before_pods
                 .iter()
-                .all(|k| *k == "createPodGroups" || *k == "createAny")
+                .all(|k| ["createPodGroups", "createAny", "updateAny"].contains(k))
         );
         assert_eq!(
             before_pods.contains(&"createPodGroups"),
@@ -390,7 +404,14 @@ fn every_template_is_a_node_pod_or_pod_group_with_the_promised_fields() {
                     }
                 }
                 "updateAny" => {
-                    let p: core::Pod = typed(&dir.path().join(s(op, "templatePath")), "Pod");
+                    let path = dir.path().join(s(op, "templatePath"));
+                    if !std::fs::read_to_string(&path)
+                        .unwrap()
+                        .contains("kind: Pod\n")
+                    {
+                        continue; // a volume or claim given its phase
+                    }
+                    let p: core::Pod = typed(&path, "Pod");
                     assert!(!scenarios::is_gated(&p));
                     let p = serde_json::to_string(&p).unwrap();
                     updated.insert((s(op, "namespace").to_string(), p));

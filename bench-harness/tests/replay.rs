@@ -391,6 +391,29 @@ fn a_member_is_judged_beside_the_members_placed_before_it() {
     assert_eq!(r.group_placements_checked, 4);
 }
 
+/// One scenario of kube's run of `tidegate kube-scenarios --seed 1 --scenarios 200` with
+/// volumes (Random1GroupBatch0, scenario-51; other namespaces' lines cut, managedFields
+/// dropped): a gang whose members claim local volumes. kube's cycle evaluated the placement
+/// {node-0, node-3} (pod-0 reserved node-0's one ReadWriteOnce volume, so pod-1 found none
+/// there) and undid it (`reverted`): VolumeBinding's Unreserve gave the volume back, and
+/// pod-1's later attempts found it again (47 disagreements when the replay kept the
+/// assumption). Later kube chose that placement and committed it by running Reserve again on
+/// the state the evaluation left, where VolumeBinding's bindings carry their claimRef
+/// already, so nothing was assumed anew: pod-1's next attempt took the same volume on
+/// node-0 (kube double-books it, and pod-1's binding fails and it is deleted). The replay
+/// follows both (4 disagreements when the commit assumed afresh).
+const GROUP_VOLUMES_UNDONE: &str = "v7_GroupVolumesUndone_Scenario51.jsonl";
+
+#[test]
+fn a_group_placement_undone_gives_its_volumes_back_and_its_commit_assumes_none_anew() {
+    let r = replay(&fixture(GROUP_VOLUMES_UNDONE), None).unwrap();
+    assert!(r.disagreements.is_empty(), "{:?}", r.disagreements);
+    assert_eq!((r.group_cycles, r.groups_scheduled), (2, 2));
+    assert_eq!(r.reverted, 5);
+    assert_eq!(r.group_placements_checked, 4);
+    assert_eq!(r.deletions, 1, "pod-1, whose binding failed");
+}
+
 /// A rejected cycle that sent a member to binding breaks all-or-nothing, and a quorum kube
 /// reports met where tidegate's verdicts do not meet it is a disagreement.
 #[test]

@@ -237,9 +237,10 @@ impl Replay {
                 .get(&key)
                 .cloned()
                 .unwrap_or_else(|| bound.clone());
-            let fits = self
-                .sched
-                .fits_member(&pending, Sym::new(node), cycle.clone());
+            let mut kept = self.volumes.undone_on(&key, Sym::new(node));
+            let fits =
+                self.sched
+                    .fits_member(&pending, Sym::new(node), cycle.clone(), kept.as_mut());
             self.sched.on_pod_add(bound);
             if fits != Some(true) {
                 self.report.disagreements.push(format!(

@@ -99,6 +99,7 @@ mod volume_replay;
 mod draw;
 pub mod scenarios;
 pub mod scenarios_dra;
+pub mod scenarios_volumes;
 use crate::error::HarnessError;
 use k8s_openapi::api::core::v1 as core;
 use serde::Deserialize;
@@ -110,7 +111,11 @@ use tidegate_engine::Registry;
 use tidegate_engine::api::LabelSelector;
 use tidegate_engine::api::Labels;
 use tidegate_engine::api::{Pod, Sym, convert};
-use tidegate_engine::{Scheduler, SchedulerConfig};
+use tidegate_engine::{CycleState, Evaluation, Scheduler, SchedulerConfig};
+
+/// An attempt's evaluations ([`Replay::evaluations`]): as kube's recorder evaluated it, as
+/// the pod's cycle saw it, and a pod-group member's cycle state after its Reserve.
+type Evaluations = (Evaluation, Evaluation, Option<CycleState>);
 
 /// One line of kube's record (`kube-reference/perf/record.go`, `Decision`).
 #[derive(Debug, Default, Deserialize)]
@@ -584,12 +589,7 @@ impl Replay {
     /// compared with kube's evaluation), and as the pod's cycle saw it (for a member of a
     /// pod-group cycle, with the data the members before it left; judged for its binding,
     /// its fit error and the group).
-    fn evaluations(
-        &mut self,
-        line: &Line,
-        key: &str,
-        pod: &Pod,
-    ) -> Result<(tidegate_engine::Evaluation, tidegate_engine::Evaluation), String> {
+    fn evaluations(&mut self, line: &Line, key: &str, pod: &Pod) -> Result<Evaluations, String> {
         // A member of a pod-group cycle shares the cycle's data with the members before it
         // (DynamicResources: the claims they reserved, whose allocation in flight it may
         // reuse), and is reserved where kube placed it for the members after it.
@@ -609,14 +609,14 @@ impl Replay {
         // evaluations compare that way; the member's own verdict (its binding, its fit
         // error, the group's judge) is the one inside the cycle.
         let plain = self.sched.evaluate(pod).ok_or_else(no_profile)?;
-        let eval = match member {
+        let (eval, reserved) = match member {
             Some(data) => self
                 .sched
                 .evaluate_member(pod, data, line.node.as_deref().map(Sym::new))
                 .ok_or_else(no_profile)?,
-            None => plain.clone(),
+            None => (plain.clone(), None),
         };
-        Ok((plain, eval))
+        Ok((plain, eval, reserved))
     }
 
     fn decision(&mut self, line: Line) -> Result<(), String> {
@@ -656,7 +656,7 @@ impl Replay {
         if let Some(view) = line.kube.as_ref().and_then(|k| k.nominated.as_ref()) {
             self.follow_nominator(&line, &key, view);
         }
-        let (plain, eval) = self.evaluations(&line, &key, &pod)?;
+        let (plain, eval, reserved) = self.evaluations(&line, &key, &pod)?;
         if let Some(kube) = &line.kube {
             self.report.evaluations += 1;
             let state = (!kube.pods.is_empty())
@@ -714,7 +714,9 @@ impl Replay {
             // Follow kube: the pod is bound where kube put it (and nominated no more), its
             // volumes assumed there as kube's Reserve assumed them (until the API shows
             // the bindings, in a later `volumes` line).
-            let _ = self.sched.reserve_volumes(&pod, Sym::new(node));
+            let member = line.pod_group.is_some();
+            self.volumes
+                .reserve(&self.sched, &key, &pod, Sym::new(node), member, reserved);
             self.sched.hold_nomination(&pod, Sym::EMPTY);
             let mut bound = (*pod).clone();
             bound.node_name = Some(Sym::new(node));
@@ -816,6 +818,9 @@ impl Replay {
         let key = format!("{}/{}", line.namespace, line.name);
         if let Some(p) = self.bound.remove(&key) {
             self.sched.on_pod_delete(&p);
+        }
+        if let Some(p) = self.pods.get(&key) {
+            self.volumes.unreserve(&self.sched, &key, p);
         }
         // kube's undo unreserved the member: what its Reserve put in flight is gone.
         self.dra.restore_pending(&self.sched)
@@ -946,6 +951,7 @@ impl Replay {
             pod.node_name = Some(Sym::new(n));
         }
         let pod = Arc::new(pod);
+        self.volumes.settled(&key);
         match self.bound.insert(key, pod.clone()) {
             Some(old) => {
                 if pod.deletion_timestamp && !old.deletion_timestamp {
@@ -964,6 +970,7 @@ impl Replay {
         self.report.deletions += 1;
         let key = format!("{}/{}", line.namespace, line.name);
         let victim = self.bound.remove(&key);
+        self.volumes.forget(&key);
         if let Some(p) = &victim {
             self.sched.on_pod_delete(p);
         } else if let Some(p) = self.pods.get(&key) {

@@ -9,16 +9,20 @@
 //! each other: no pod fits another scenario's nodes, zones are per scenario, and inter-pod
 //! affinity and spreading count pods of the pod's own namespace (or on its own nodes). What
 //! varies (resources, priorities, ports, taints and tolerations, node and inter-pod affinity,
-//! topology spreading, scheduling gates) and how often is [`Mix`].
+//! topology spreading, scheduling gates, pod groups, devices, volumes) and how often is
+//! [`Mix`].
 //!
 //! Each scenario draws from its own ChaCha8 stream (`seed`, stream `i`), so a scenario is the
 //! same whatever the batch size. A batch of scenarios is one test case, `Random<seed>Batch<b>`
 //! with one workload `Scenarios<count>`; its ops, in order: every scenario's nodes
 //! (`createNodes`), `startCollectingMetrics` over the batch's namespaces (scheduler_perf
-//! rejects a test case that collects no metrics), every scenario's pods (`createPods`,
-//! `skipWaitToCompletion`), an `updateAny` per gated pod that removes its gate, a `sleep` (so
-//! preemptors retry after their backoff) and `stopCollectingMetrics`. No barrier: preemption
-//! victims vanish, so a count would never be reached.
+//! rejects a test case that collects no metrics), every scenario's devices and volumes
+//! (`createAny`; each PersistentVolume, and each pre-bound claim, followed by an `updateAny`
+//! that gives it its phase: [`super::scenarios_volumes`]), the pod groups
+//! (`createPodGroups`), every scenario's pods (`createPods`, `skipWaitToCompletion`), an
+//! `updateAny` per gated pod that removes its gate, a `sleep` (so preemptors retry after their
+//! backoff) and `stopCollectingMetrics`. No barrier: preemption victims vanish, so a count
+//! would never be reached.
 //!
 //! Every template is one fixed object (no template actions), at `templates/b<b>/...` relative
 //! to the config, which is where scheduler_perf looks when run from the config's folder:
@@ -48,6 +52,7 @@ use std::fmt::Write as _;
 
 use super::draw::{between, chance, pick, pick_weighted};
 use super::scenarios_dra::{DraMix, DraObjects, make_dra};
+use super::scenarios_volumes::{VolumeMix, VolumeObjects, make_volumes, volume_ops};
 
 /// The node label every pod of a scenario selects.
 pub const SCENARIO_LABEL: &str = "tidegate.dev/scenario";
@@ -127,6 +132,9 @@ pub struct Mix {
     pub group_topology_pct: u32,
     /// Devices ([`super::scenarios_dra`]; drawn from the scenario's third stream).
     pub dra: DraMix,
+    /// Storage classes, volumes, claims and CSINodes ([`super::scenarios_volumes`]; drawn
+    /// from the scenario's fourth stream).
+    pub volumes: VolumeMix,
 }
 
 impl Mix {
@@ -192,6 +200,7 @@ impl Mix {
             devices: (0, 3),
             claim_pct: 50,
         },
+        volumes: VolumeMix::DEFAULT,
     };
 }
 
@@ -211,6 +220,8 @@ pub struct Scenario {
     pub pods: Vec<core::Pod>,
     /// Its devices, classes and claim templates, if it has any.
     pub dra: Option<DraObjects>,
+    /// Its storage classes, volumes, claims and CSINodes, if it has any.
+    pub volumes: Option<VolumeObjects>,
 }
 
 impl Scenario {
@@ -297,12 +308,17 @@ pub fn scenario(seed: u64, index: usize, mix: &Mix) -> Scenario {
     let mut drng = ChaCha8Rng::seed_from_u64(seed);
     drng.set_stream(index as u64 | 2 << 32);
     let dra = make_dra(&mut drng, &mix.dra, &ns, &nodes, &mut pods);
+    // Volumes from a fourth.
+    let mut vrng = ChaCha8Rng::seed_from_u64(seed);
+    vrng.set_stream(index as u64 | 3 << 32);
+    let volumes = make_volumes(&mut vrng, &mix.volumes, &ns, &nodes, &mut pods);
     Scenario {
         index,
         nodes,
         groups,
         pods,
         dra,
+        volumes,
     }
 }
 
@@ -755,6 +771,9 @@ fn test_case_files(
                     let _ = writeln!(devices, "    namespace: {ns}");
                 }
             }
+        }
+        if let Some(v) = &s.volumes {
+            volume_ops(v, &ns, &dir, &mut add, &mut devices);
         }
         for g in &s.groups {
             let gname = g.metadata.name.as_deref().unwrap_or_default();

@@ -4,13 +4,19 @@
 //! last, and those that left. The replay hands them to tidegate's scheduler as its informers
 //! would (add, update, delete events), so the attempt after the line reads the volume state
 //! kube's attempt read.
+//!
+//! Between those lines the replay follows kube's VolumeBinding Reserve of each pod kube
+//! placed (the assume cache holds the matches until the API shows the bindings), and, for a
+//! pod-group member kube placed and later undid (`reverted`), its Unreserve with the cycle
+//! state that Reserve left, as kube's undo runs it.
 
 use k8s_openapi::api::core::v1 as core;
 use k8s_openapi::api::storage::v1 as storage;
 use serde::Deserialize;
 use std::collections::HashMap;
 use std::sync::Arc;
-use tidegate_engine::{ActionType, ApiObject, EventResource, Scheduler};
+use tidegate_engine::api::{Pod, Sym};
+use tidegate_engine::{ActionType, ApiObject, CycleState, EventResource, Scheduler};
 
 /// A `volumes` line's `volumes` field (`VolumeState` in `volumes.go`).
 #[derive(Debug, Default, Deserialize)]
@@ -35,6 +41,14 @@ pub(super) struct VolumeLine {
 #[derive(Default)]
 pub(super) struct VolumeObjects {
     objects: HashMap<String, (EventResource, ApiObject)>,
+    /// Pod-group members kube placed, by namespace/name: the node and the cycle state of
+    /// their VolumeBinding Reserve, until kube binds them (`assigned`) or undoes the
+    /// placement (`reverted`).
+    reserved: HashMap<String, (Sym, CycleState)>,
+    /// The same for placements kube undid, until the pod's next decision or its group's
+    /// `podGroup` line: kube commits the chosen placement by running Reserve again on the
+    /// state its evaluation left.
+    undone: HashMap<String, (Sym, CycleState)>,
 }
 
 fn key(kind: &str, m: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta) -> String {
@@ -109,5 +123,60 @@ impl VolumeObjects {
             }
             None => sched.on_object_event(resource, ActionType::ADD, None, Some(new)),
         }
+    }
+
+    /// kube placed `pod` (`key`) on `node`: VolumeBinding's Reserve there, as kube's; `state`
+    /// is the cycle state a pod-group member's own Reserve left (that Reserve ran
+    /// VolumeBinding's already). A member's state is kept for its undo.
+    pub(super) fn reserve(
+        &mut self,
+        sched: &Scheduler,
+        key: &str,
+        pod: &Pod,
+        node: Sym,
+        member: bool,
+        state: Option<CycleState>,
+    ) {
+        let state = match state {
+            Some(s) => s,
+            // A non-success leaves nothing assumed: the judge has said where tidegate's
+            // Filter rejects kube's node.
+            None => sched.reserve_volumes(pod, node).1,
+        };
+        self.undone.remove(key);
+        if member {
+            self.reserved.insert(key.to_string(), (node, state));
+        }
+    }
+
+    /// kube undid `pod`'s placement (a `reverted` line): VolumeBinding's Unreserve with what
+    /// its Reserve kept, so the volumes it assumed are the API's again.
+    pub(super) fn unreserve(&mut self, sched: &Scheduler, key: &str, pod: &Pod) {
+        if let Some((node, mut state)) = self.reserved.remove(key) {
+            sched.unreserve_volumes(pod, node, &mut state);
+            self.undone.insert(key.to_string(), (node, state));
+        }
+    }
+
+    /// The cycle state of kube's undone placement of `key` on `node`, for its commit
+    /// ([`Scheduler::fits_member`]).
+    pub(super) fn undone_on(&mut self, key: &str, node: Sym) -> Option<CycleState> {
+        match self.undone.remove(key) {
+            Some((n, state)) if n == node => Some(state),
+            _ => None,
+        }
+    }
+
+    /// kube bound or deleted the pod `key`: nothing of its Reserve is undone any more.
+    /// (A group's members are bound before its `podGroup` line: what was undone stays
+    /// for that line.)
+    pub(super) fn settled(&mut self, key: &str) {
+        self.reserved.remove(key);
+    }
+
+    /// The pod `key` is gone: nothing of it is kept.
+    pub(super) fn forget(&mut self, key: &str) {
+        self.reserved.remove(key);
+        self.undone.remove(key);
     }
 }

@@ -290,12 +290,12 @@ pub struct Framework {
     pub percentage_of_nodes_to_score: Option<u32>,
     pub(crate) queue_sort: Arc<dyn QueueSortPlugin>,
     pub pre_enqueue: Vec<Arc<dyn PreEnqueuePlugin>>,
-    pre_filter: Vec<Arc<dyn PreFilterPlugin>>,
-    filter: Vec<Arc<dyn FilterPlugin>>,
+    pub(super) pre_filter: Vec<Arc<dyn PreFilterPlugin>>,
+    pub(super) filter: Vec<Arc<dyn FilterPlugin>>,
     post_filter: Vec<Arc<dyn PostFilterPlugin>>,
     pre_score: Vec<Arc<dyn PreScorePlugin>>,
     score: Vec<(Arc<dyn ScorePlugin>, i64)>,
-    reserve: Vec<Arc<dyn ReservePlugin>>,
+    pub(super) reserve: Vec<Arc<dyn ReservePlugin>>,
     permit: Vec<Arc<dyn PermitPlugin>>,
     pre_bind: Vec<Arc<dyn PreBindPlugin>>,
     bind: Vec<Arc<dyn BindPlugin>>,
@@ -1002,38 +1002,6 @@ impl Framework {
             nanos(start),
         );
         status
-    }
-
-    /// One plugin's PreFilter, Filter on `node` and Reserve, on `state` (the oracle follows
-    /// what kube's Reserve of that plugin left behind for a pod kube bound). A plugin this
-    /// profile does not run at one of the points is skipped there.
-    pub(crate) fn run_reserve_of(
-        &self,
-        name: &str,
-        state: &mut CycleState,
-        pod: &Pod,
-        snapshot: &Snapshot,
-        node: Sym,
-    ) -> Status {
-        if let Some(p) = self.pre_filter.iter().find(|p| p.name() == name) {
-            let (_, s) = p.pre_filter(state, pod, snapshot);
-            if !s.is_success() {
-                return s;
-            }
-        }
-        let Some(ni) = snapshot.get(node) else {
-            return Status::error(format!("node {node} not in the snapshot"));
-        };
-        if let Some(p) = self.filter.iter().find(|p| p.name() == name) {
-            let s = p.filter(state, pod, ni);
-            if !s.is_success() {
-                return s;
-            }
-        }
-        match self.reserve.iter().find(|p| p.name() == name) {
-            Some(p) => p.reserve(state, pod, node),
-            None => Status::success(),
-        }
     }
 
     /// Unreserve runs in reverse order.

@@ -89,40 +89,58 @@ impl Scheduler {
     /// [`Scheduler::evaluate`] for a member of a pod-group cycle: with the cycle's shared
     /// data (what the earlier members' Reserve left there, as kube's members see it), then
     /// Reserve on `reserve_on` (the node kube placed it on) when it is feasible here, as
-    /// kube's cycle reserves each member it places before the next one is tried.
+    /// kube's cycle reserves each member it places before the next one is tried. The
+    /// member's cycle state comes back when Reserve succeeded: kube may undo the placement
+    /// later, and [`Scheduler::unreserve_volumes`] needs what VolumeBinding's Reserve kept.
     pub fn evaluate_member(
         &self,
         pod: &Pod,
         group: Arc<PodGroupCycleData>,
         reserve_on: Option<Sym>,
-    ) -> Option<Evaluation> {
+    ) -> Option<(Evaluation, Option<CycleState>)> {
         let mut state = CycleState::new();
         state.pod_group_cycle = true;
         state.pod_group_data = Some(group);
         let out = self.evaluate_with(pod, &mut state)?;
+        let mut reserved = None;
         if let Some(node) = reserve_on
             && out.feasible.iter().any(|(n, _)| *n == node)
         {
             let fwk = &self.frameworks[self.framework_for(pod)?];
             // A failed Reserve leaves nothing behind for the next member; the judge
             // compares evaluations, not this.
-            let _ = fwk.run_reserve(&mut state, pod, node);
+            if fwk.run_reserve(&mut state, pod, node).is_success() {
+                reserved = Some(state);
+            }
         }
-        Some(out)
+        Some((out, reserved))
     }
 
     /// The oracle follows kube's binding of `pod` to `node` in the volumes: VolumeBinding's
     /// Reserve there (its matches assumed as kube's assume cache holds them until the API
-    /// shows the bindings), on a fresh cycle state. Non-success when tidegate's VolumeBinding
-    /// does not fit the pod there.
-    pub fn reserve_volumes(&self, pod: &Pod, node: Sym) -> Status {
+    /// shows the bindings), on a fresh cycle state, which comes back for a later
+    /// [`Scheduler::unreserve_volumes`]. Non-success when tidegate's VolumeBinding does
+    /// not fit the pod there.
+    pub fn reserve_volumes(&self, pod: &Pod, node: Sym) -> (Status, CycleState) {
+        let mut state = CycleState::new();
         let Some(i) = self.framework_for(pod) else {
-            return Status::error("no profile for the pod's scheduler");
+            return (Status::error("no profile for the pod's scheduler"), state);
         };
         let mut snap = self.snapshot.lock();
         self.cache.update_snapshot(&mut snap);
         let name = crate::plugins::volume_binding::NAME;
-        self.frameworks[i].run_reserve_of(name, &mut CycleState::new(), pod, &snap, node)
+        let st = self.frameworks[i].run_reserve_of(name, &mut state, pod, &snap, node);
+        (st, state)
+    }
+
+    /// The oracle follows kube's undo of `pod`'s placement on `node` (a pod-group member
+    /// reverted): VolumeBinding's Unreserve with the `state` its Reserve left, so the
+    /// volumes it assumed are the API's again.
+    pub fn unreserve_volumes(&self, pod: &Pod, node: Sym, state: &mut CycleState) {
+        if let Some(i) = self.framework_for(pod) {
+            let name = crate::plugins::volume_binding::NAME;
+            self.frameworks[i].run_unreserve_of(name, state, pod, node);
+        }
     }
 
     fn evaluate_with(&self, pod: &Pod, state: &mut CycleState) -> Option<Evaluation> {
@@ -316,14 +334,31 @@ impl Scheduler {
     /// [`Scheduler::fits_with`] (no extra pods) for a member of a pod-group cycle, with the
     /// cycle's shared data; a member that fits is reserved there, as kube's cycle reserves
     /// each member before the next (the oracle replays a group's placement member by member).
-    pub fn fits_member(&self, pod: &Pod, node: Sym, group: Arc<PodGroupCycleData>) -> Option<bool> {
+    /// `volumes`: the cycle state VolumeBinding's Reserve left when this placement was
+    /// evaluated (and undone): kube's commit of the chosen placement runs Reserve again on
+    /// that state, where VolumeBinding finds its bindings made already and assumes nothing
+    /// anew; VolumeBinding's Reserve runs on it instead of the member's fresh state.
+    pub fn fits_member(
+        &self,
+        pod: &Pod,
+        node: Sym,
+        group: Arc<PodGroupCycleData>,
+        volumes: Option<&mut CycleState>,
+    ) -> Option<bool> {
         let mut state = CycleState::new();
         state.pod_group_cycle = true;
         state.pod_group_data = Some(group);
         let fits = self.fits_in(&mut state, pod, node, &[])?;
         if fits {
             let fwk = &self.frameworks[self.framework_for(pod)?];
-            let _ = fwk.run_reserve(&mut state, pod, node);
+            let _ = match volumes {
+                Some(kept) => {
+                    let name = crate::plugins::volume_binding::NAME;
+                    let _ = fwk.run_reserve_except(name, &mut state, pod, node);
+                    fwk.run_reserve_only(name, kept, pod, node)
+                }
+                None => fwk.run_reserve(&mut state, pod, node),
+            };
         }
         Some(fits)
     }
