@@ -87,9 +87,10 @@ pub fn csi_topology_key(plugin: &str) -> Option<&'static str> {
     })
 }
 
-/// How many volumes a pod's `volumes` can hold attached at most (one per named claim), when
-/// reading them cannot fail; `None` when some volume's reading may fail (an ephemeral
-/// volume's claim, a claim without a name, an inline in-tree disk kube translates).
+/// How many volumes a pod's `volumes` can hold attached at most (one per named claim, one
+/// per inline in-tree disk kube translates), when reading them cannot fail; `None` when some
+/// volume's reading may fail (an ephemeral volume's claim, a claim without a name, an inline
+/// disk whose translation fails: it depends on nothing but the disk, so it is tried here).
 pub fn attach_bound(volumes: &[crate::api::volume::PodVolume]) -> Option<u32> {
     use crate::api::volume::PodVolumeSource as S;
     let mut n = 0;
@@ -97,7 +98,10 @@ pub fn attach_bound(volumes: &[crate::api::volume::PodVolume]) -> Option<u32> {
         match &v.source {
             S::Claim { claim_name, .. } if !claim_name.is_empty() => n += 1,
             S::Claim { .. } | S::Ephemeral => return None,
-            S::Disk(d) if plugin_of(d).is_some() => return None,
+            S::Disk(d) if plugin_of(d).is_some() => {
+                volume_handle(d, None).ok()?;
+                n += 1;
+            }
             _ => {}
         }
     }
