@@ -13,12 +13,13 @@ kube_bench_regex() {
   printf '%s' "$out"
 }
 
-# runnable_workloads TIDEGATE CONFIG FILTER: the workloads of CONFIG matching the label
-# FILTER that tidegate runs, one per line (from `tidegate list`).
+# runnable_workloads TIDEGATE CONFIG FILTER [SHARD]: the workloads of CONFIG matching the
+# label FILTER that tidegate runs, one per line (from `tidegate list`); with SHARD (I/N),
+# only that shard's share of the selection, as `tidegate run --shard I/N` runs it.
 runnable_workloads() {
   local name rest
   while read -r name rest; do
     [[ "$name" == workload || -z "$name" ]] && continue
     [[ "$rest" == *" yes" || "$rest" == "yes" ]] && printf '%s\n' "$name"
-  done < <("$1" list "$2" --label-filter "$3")
+  done < <("$1" list "$2" --label-filter "$3" ${4:+--shard "$4"})
 }

@@ -32,6 +32,7 @@ mod cli;
 
 use cli::compare::CompareArgs;
 use cli::list::ListArgs;
+use cli::merge::MergeArgs;
 use cli::outcomes::OutcomesArgs;
 use cli::replay::ReplayArgs;
 use cli::report::ReportArgs;
@@ -71,6 +72,13 @@ enum Cmd {
     ///
     /// Example: tidegate compare perf-data/baselines/basic/ out/ --max-regression 5%
     Compare(CompareArgs),
+    /// Join the data-items files of the N shards of one sweep (`tidegate run --shard I/N`)
+    /// into one, as one unsharded run would have written it; `report` and `compare` read it.
+    /// Refuses (exit 2) a missing or doubled shard, shards of another sweep (N, selection,
+    /// commit, seed, clock), and a data item outside its shard's share.
+    ///
+    /// Example: tidegate merge shards/*.json --out sweep.json
+    Merge(MergeArgs),
     /// `run`, serving the running workload's metrics at `http://LISTEN/metrics` (Prometheus
     /// text format) until the run ends. Binds to loopback unless told otherwise.
     ///
@@ -131,6 +139,7 @@ fn main() -> ExitCode {
         Cmd::Run(a) => cli::run::run(a),
         Cmd::List(a) => cli::list::list(a),
         Cmd::Compare(a) => cli::compare::compare(a),
+        Cmd::Merge(a) => cli::merge::merge(a),
         Cmd::Serve(a) => cli::serve::serve(a),
         Cmd::Report(a) => cli::report::report(a),
         Cmd::Replay(a) => cli::replay::replay(a),

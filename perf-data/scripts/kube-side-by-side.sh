@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
-# Usage: bash perf-data/scripts/kube-side-by-side.sh CONFIG [--workload P]... [--rounds N] [--label-filter F] [--out DIR]
+# Usage: bash perf-data/scripts/kube-side-by-side.sh CONFIG [--workload P]... [--rounds N] [--label-filter F] [--shard I/N] [--out DIR]
 #
 # Runs each selected workload of the scheduler_perf file CONFIG alternately in the real
 # kube-scheduler (kube's own scheduler_perf, kube-reference/) and in tidegate, N rounds (3 by
 # default), and prints and records one table: kube and tidegate SchedulingThroughput Average
 # (median and spread), their ratio, and the p90 of PreEnqueue and of the scheduling attempt
 # where both report them. Workloads: every --workload P (TestCase/Workload), else those CONFIG
-# labels with F (default `performance`) that tidegate runs.
+# labels with F (default `performance`) that tidegate runs. --shard I/N keeps shard I's share of
+# those (positions k with k mod N = I - 1, as `tidegate run --shard` splits a selection), so N
+# machines split a sweep; docs/sharding.md.
 #
 # Builds the kube side once (kube-reference/build.sh, cached) and tidegate's release binary.
 # Writes DIR (default perf-data/results/kube-side-by-side/<topic>-<commit>): the data items
@@ -14,15 +16,16 @@
 # and end), and table.md. KUBE_RUN_TIMEOUT (seconds, default 1800) caps one kube run.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
-config="" rounds=3 filter="performance" out=""
+config="" rounds=3 filter="performance" out="" shard=""
 workloads=()
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --workload) workloads+=("$2"); shift 2 ;;
     --rounds) rounds="$2"; shift 2 ;;
     --label-filter) filter="$2"; shift 2 ;;
+    --shard) shard="$2"; shift 2 ;;
     --out) out="$2"; shift 2 ;;
-    -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
     -*) echo "kube-side-by-side.sh: unknown flag $1" >&2; exit 2 ;;
     *) [[ -z "$config" ]] || { echo "kube-side-by-side.sh: one CONFIG only" >&2; exit 2; }; config="$1"; shift ;;
   esac
@@ -42,7 +45,15 @@ kube_dir="$(bash "$root/kube-reference/build.sh")"
 tidegate="${CARGO_TARGET_DIR:-$root/target}/release/tidegate"
 
 if [[ ${#workloads[@]} -eq 0 ]]; then
-  mapfile -t workloads < <(runnable_workloads "$tidegate" "$config" "$filter")
+  mapfile -t workloads < <(runnable_workloads "$tidegate" "$config" "$filter" "$shard")
+elif [[ -n "$shard" ]]; then
+  [[ "$shard" =~ ^([0-9]+)/([0-9]+)$ ]] && (( BASH_REMATCH[1] >= 1 && BASH_REMATCH[1] <= BASH_REMATCH[2] )) ||
+    { echo "kube-side-by-side.sh: --shard $shard: a shard is I/N with 1 <= I <= N" >&2; exit 2; }
+  mine=()
+  for k in "${!workloads[@]}"; do
+    (( k % BASH_REMATCH[2] == BASH_REMATCH[1] - 1 )) && mine+=("${workloads[$k]}")
+  done
+  workloads=("${mine[@]}")
 fi
 [[ ${#workloads[@]} -gt 0 ]] || { echo "kube-side-by-side.sh: no workload selected" >&2; exit 2; }
 

@@ -15,12 +15,18 @@ pub(crate) struct ListArgs {
     /// Default: every workload.
     #[arg(long)]
     pub label_filter: Option<String>,
+    /// Only shard I of N of the selection, as `tidegate run --shard I/N` runs it.
+    ///
+    /// Example: --shard 2/4
+    #[arg(long, value_parser = super::run::parse_shard)]
+    pub shard: Option<workload::shard::Shard>,
 }
 
 pub(crate) fn list(args: ListArgs) -> Result<ExitCode, HarnessError> {
     let cfg = workload::load(&args.config)?;
     let opts = RunOptions {
         label_filter: Some(args.label_filter.clone().unwrap_or_default()),
+        shard: args.shard,
         ..RunOptions::default()
     };
     // Every op of the file is checked as upstream decodes it, whatever the filter (a bad

@@ -5,6 +5,7 @@
 
 pub(crate) mod compare;
 pub(crate) mod list;
+pub(crate) mod merge;
 pub(crate) mod outcomes;
 pub(crate) mod queue_dump;
 pub(crate) mod replay;

@@ -29,6 +29,13 @@ pub(crate) struct RunArgs {
     /// Example: --label-filter integration-test,-performance
     #[arg(long)]
     pub label_filter: Option<String>,
+    /// Run only shard I of N (1-based) of the selected workloads: those at positions k of
+    /// the selection (config order) with k mod N = I - 1. `tidegate merge` joins the shards'
+    /// data-items files. On a Kubernetes Indexed Job: I = JOB_COMPLETION_INDEX + 1.
+    ///
+    /// Example: --shard 2/4
+    #[arg(long, value_parser = parse_shard)]
+    pub shard: Option<workload::shard::Shard>,
     /// Write the data-items JSON (perf-dash format,
     /// `BenchmarkPerfScheduling_benchmark_<topic>_<UTC time>.json`) into this folder.
     ///
@@ -142,6 +149,10 @@ fn parse_duration(s: &str) -> Result<Duration, String> {
         .ok_or_else(|| format!("{s:?} is not a positive duration such as 100us, 1ms or 2s"))
 }
 
+pub(crate) fn parse_shard(s: &str) -> Result<workload::shard::Shard, String> {
+    workload::shard::Shard::parse(s)
+}
+
 pub(crate) fn run(args: RunArgs) -> Result<ExitCode, HarnessError> {
     run_with(args, None)
 }
@@ -174,8 +185,13 @@ pub(crate) fn run_with(
     }
     let cfg = workload::load(&args.config)?;
     let opts = options(&args, Some(live));
-    if run::select(&cfg, &opts).is_empty() {
+    if run::plan::select_all(&cfg, &opts).is_empty() {
         return Err(no_workload_matches(&args, &opts));
+    }
+    if let Some(shard) = opts.shard
+        && run::select(&cfg, &opts).is_empty()
+    {
+        eprintln!("tidegate: shard {shard}: no workload of the selection is this shard's");
     }
     let mut sink = Sink::stdio(OutputOptions {
         print: true,
@@ -197,6 +213,7 @@ fn options(args: &RunArgs, live: Option<std::sync::Arc<run::LiveScheduler>>) -> 
         live,
         workload: args.workload.clone(),
         label_filter: args.label_filter.clone(),
+        shard: args.shard,
         seed: args.seed,
         threads: args.threads,
         pin_threads: !args.no_pin,

@@ -11,6 +11,7 @@ pub mod compare;
 pub mod files;
 pub mod flame;
 pub mod html;
+pub mod merge;
 pub mod prom;
 pub mod report;
 pub mod resolution;

@@ -81,6 +81,14 @@ pub struct RunInfo {
     pub seed: u64,
     /// `real` or `virtual`.
     pub clock: String,
+    /// `--shard`: the file holds one shard's share of the selection
+    /// ([`crate::workload::shard`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<crate::workload::shard::ShardRecord>,
+    /// `tidegate merge`: the file joins this many shards' files (their machines in
+    /// `cpu_model` when they differ).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub merged_shards: Option<usize>,
 }
 
 impl RunInfo {
@@ -103,6 +111,8 @@ impl RunInfo {
             threads,
             seed,
             clock: clock.into(),
+            shard: None,
+            merged_shards: None,
         }
     }
 

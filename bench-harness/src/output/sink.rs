@@ -130,6 +130,12 @@ impl<'w> Sink<'w> {
     pub fn finish(&mut self, reports: &mut [WorkloadReport]) -> Result<(), HarnessError> {
         let info = self.info();
         let placements = files::placements(reports);
+        // A shard whose share is empty still leaves its file: `tidegate merge` counts it.
+        if reports.is_empty()
+            && let Some(dir) = &self.opts.data_items_dir
+        {
+            files::write_data_items(dir, &self.topic, reports, self.started, &info)?;
+        }
         if self.opts.print {
             table::write_digest(&mut self.out, reports, &placements);
             table::write_peak_rss(&mut self.out, reports);

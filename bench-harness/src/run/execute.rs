@@ -55,7 +55,15 @@ pub fn run_config_to(
             .iter()
             .map(|(tc, wl)| tc.name.chars().count() + 1 + wl.name.chars().count()),
     );
-    let info = report::RunInfo::here(opts.threads, opts.seed, opts.clock.name());
+    let mut info = report::RunInfo::here(opts.threads, opts.seed, opts.clock.name());
+    info.shard = opts.shard.map(|s| crate::workload::shard::ShardRecord {
+        index: s.index,
+        count: s.count,
+        selected: super::plan::select_all(cfg, &opts)
+            .iter()
+            .map(|(tc, wl)| format!("{}/{}", tc.name, wl.name))
+            .collect(),
+    });
     sink.begin(&cfg.topic, width, info);
     let mut reports = run_config_with(cfg, &opts, &mut |rs: &[WorkloadReport]| sink.report(rs))?;
     sink.finish(&mut reports)?;

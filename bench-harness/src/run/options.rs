@@ -14,6 +14,8 @@ pub struct RunOptions {
     pub workload: Option<String>,
     /// scheduler_perf label filter; `None` = `performance`, unless `workload` is given.
     pub label_filter: Option<String>,
+    /// Run only this shard's share of the selection (`--shard I/N`, [`crate::workload::shard`]).
+    pub shard: Option<crate::workload::shard::Shard>,
     pub seed: u64,
     /// Filter/Score threads (the rayon pool size). `None`: the scheduler config's
     /// `parallelism` when it sets one, else the number of CPUs.
@@ -101,6 +103,7 @@ impl Default for RunOptions {
         RunOptions {
             workload: None,
             label_filter: None,
+            shard: None,
             seed: 0,
             threads: None,
             pin_threads: true,

@@ -50,8 +50,18 @@ pub(crate) fn api_gates_of(tc: &TestCase, wl: &Workload) -> ApiGates {
     }
 }
 
-/// The workloads selected by `--workload` and `--label-filter`.
+/// The workloads selected by `--workload` and `--label-filter`, and of those the share of
+/// `--shard` ([`crate::workload::shard`]).
 pub fn select<'c>(cfg: &'c Config, opts: &RunOptions) -> Vec<(&'c TestCase, &'c Workload)> {
+    let all = select_all(cfg, opts);
+    match opts.shard {
+        Some(shard) => shard.share(&all),
+        None => all,
+    }
+}
+
+/// The workloads selected by `--workload` and `--label-filter`, every shard's.
+pub fn select_all<'c>(cfg: &'c Config, opts: &RunOptions) -> Vec<(&'c TestCase, &'c Workload)> {
     let filter = opts.label_filter.clone().unwrap_or_else(|| {
         if opts.workload.is_some() {
             String::new()

@@ -14,6 +14,7 @@ pub mod manifest;
 pub mod params;
 pub mod parse;
 pub mod scheduler_config;
+pub mod shard;
 pub mod yaml;
 
 pub use params::ParamValue;
