@@ -551,6 +551,45 @@ fn group_preemption_victims_other_than_tidegates_are_a_disagreement() {
     );
 }
 
+/// A group preemption evicts only on its members' nominated nodes: a pod the record shows
+/// deleted in the same window from another node (here another scenario's pod, which the
+/// simulation had taken out with every lower-priority pod of the placements) is explained as
+/// another preemption's victim, not counted as this group's (kube-diff seed 2's #1739).
+#[test]
+fn a_deletion_elsewhere_in_a_group_preemptions_window_is_not_its_victim() {
+    let mut ls = lines(PREEMPTION_AND_PLACEMENTS);
+    let preempting = ls
+        .iter()
+        .position(|l| l["kind"] == "podGroup" && l["seq"] == 1561)
+        .unwrap();
+    let other = ls
+        .iter()
+        .position(|l| {
+            l["kind"] == "simulated" && l["namespace"] == "scenario-148" && l["seq"] == 1529
+        })
+        .unwrap();
+    let mut deleted = ls[other].clone();
+    deleted["kind"] = "deleted".into();
+    deleted["seq"] = 1562.into();
+    ls.insert(preempting + 1, deleted);
+    let dir = tempfile::tempdir().unwrap();
+    let r = replay(&write(dir.path(), &ls), None).unwrap();
+    assert!(
+        !r.disagreements
+            .iter()
+            .any(|d| d.contains("kube's group preemption evicted")),
+        "{:?}",
+        r.disagreements
+    );
+    assert!(
+        r.explained
+            .iter()
+            .any(|e| e.contains("scenario-148/pod-0") && e.contains("not its victims")),
+        "{:?}",
+        r.explained
+    );
+}
+
 /// kube's group preemption counts its victims in the cycle's message ("preempting 1
 /// victims"): the same record with the message counting 0 is a disagreement, although the
 /// deletions it shows are tidegate's victims.

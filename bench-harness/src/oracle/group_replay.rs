@@ -349,9 +349,30 @@ impl Replay {
                     .map(|p| (p.clone(), Sym::new(node)))
             })
             .collect();
-        let Some(kube) = after.victims(simulated_out.iter().map(|p| p.key.as_str())) else {
+        let Some(mut kube) = after.victims(simulated_out.iter().map(|p| p.key.as_str())) else {
             return;
         };
+        // A group preemption evicts only on the nodes its members are nominated to: a pod the
+        // record shows deleted from another node in the same window (its simulation took
+        // every lower-priority pod of every placement out) is another preemption's victim.
+        let nominated_nodes: BTreeSet<&str> = nominated.iter().map(|(_, n)| n.as_str()).collect();
+        let elsewhere: BTreeSet<String> = kube
+            .iter()
+            .filter(|k| {
+                simulated_out
+                    .iter()
+                    .find(|p| p.key.as_str() == k.as_str())
+                    .and_then(|p| p.node_name)
+                    .is_some_and(|n| !nominated_nodes.contains(&*n.as_arc()))
+            })
+            .cloned()
+            .collect();
+        if !elsewhere.is_empty() {
+            kube.retain(|k| !elsewhere.contains(k));
+            self.report.explained.push(format!(
+                "{at}: {elsewhere:?} left in the group preemption's window from nodes no member is nominated to: not its victims"
+            ));
+        }
         // The state kube's PostFilter started from: the simulated pods back, for the
         // evaluation only (those that return come back through their `assigned` lines).
         for p in simulated_out {

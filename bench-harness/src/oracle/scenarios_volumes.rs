@@ -436,12 +436,15 @@ mod tests {
     }
     use std::collections::BTreeMap;
 
+    /// The default mix with volumes in `pct` of the scenarios, and no pod groups (a
+    /// scenario with groups draws no volumes: `scenarios::scenario`).
     fn with_volumes(pct: u32) -> Mix {
         Mix {
             volumes: VolumeMix {
                 pct,
                 ..VolumeMix::DEFAULT
             },
+            group_pct: 0,
             ..Mix::DEFAULT
         }
     }
@@ -546,7 +549,13 @@ mod tests {
 
     #[test]
     fn a_scenario_drawn_twice_is_the_same_and_volumes_change_nothing_else() {
-        let without = with_volumes(0);
+        let without = Mix {
+            volumes: VolumeMix {
+                pct: 0,
+                ..VolumeMix::DEFAULT
+            },
+            ..Mix::DEFAULT
+        };
         for i in 0..60 {
             let a = scenarios::scenario(7, i, &Mix::DEFAULT);
             let b = scenarios::scenario(7, i, &Mix::DEFAULT);
@@ -570,9 +579,17 @@ mod tests {
         let n = 400;
         let (mut scen, mut csi_nodes, mut bound, mut shared, mut unbound, mut rwop, mut zoned) =
             (0, 0, 0, 0, 0, 0, 0);
-        let (mut immediate, mut two) = (0, 0);
+        let (mut immediate, mut two, mut without_groups) = (0, 0, 0);
         for i in 0..n {
             let sc = scenarios::scenario(1, i, &Mix::DEFAULT);
+            if !sc.groups.is_empty() {
+                assert!(
+                    sc.volumes.is_none(),
+                    "scenario {i}: volumes beside pod groups"
+                );
+                continue;
+            }
+            without_groups += 1;
             let Some(v) = &sc.volumes else {
                 assert!(
                     sc.pods
@@ -618,10 +635,10 @@ mod tests {
             }
             shared += users.values().filter(|n| **n == 2).count();
         }
-        let share = scen as f64 / n as f64;
+        let share = scen as f64 / without_groups as f64;
         assert!(
             (share - 0.25).abs() < 0.06,
-            "{scen} of {n} scenarios with volumes"
+            "{scen} of {without_groups} scenarios without groups have volumes"
         );
         for (what, count) in [
             ("immediate classes", immediate),
