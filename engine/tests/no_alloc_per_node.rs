@@ -50,25 +50,48 @@ static GLOBAL: Counting = Counting;
 /// node evaluated (`percentageOfNodesToScore: 100`). With `rejecting`, the pod asks for an
 /// extended resource only the last node has (SchedulingWithExtendedResource's shape), so
 /// NodeResourcesFit rejects every other node.
-fn allocations_per_cycle(nodes: usize, rejecting: bool) -> u64 {
+/// A scheduler that evaluates every node (`percentageOfNodesToScore: 100`) on one thread.
+fn scheduler() -> Arc<Scheduler> {
     let cfg = SchedulerConfig {
         parallelism: 1,
         percentage_of_nodes_to_score: Some(100),
         ..SchedulerConfig::default()
     };
-    let s = Scheduler::new(cfg, &Registry::in_tree(), Arc::new(NoopClient), None).unwrap();
+    Scheduler::new(cfg, &Registry::in_tree(), Arc::new(NoopClient), None).unwrap()
+}
+
+/// `node-<i>`: 4 CPUs, 32 GiB, 110 pods; its hostname and a zone (a, b, c in turn).
+fn node(i: usize) -> Node {
+    let name = format!("node-{i}");
+    let mut n = Node::named(&name);
+    n.labels = Arc::new(Labels::from_pairs([
+        ("kubernetes.io/hostname", name.as_str()),
+        ("topology.kubernetes.io/zone", ["a", "b", "c"][i % 3]),
+    ]));
+    n.allocatable = Resource {
+        milli_cpu: 4000,
+        memory: 32 << 30,
+        allowed_pod_number: 110,
+        ..Resource::default()
+    };
+    n
+}
+
+/// Adds `pod`, pops it and schedules it; the allocations of that cycle when `count`.
+fn cycle(s: &Scheduler, pod: Arc<Pod>, count: bool) -> u64 {
+    s.on_pod_add(pod);
+    let q = s.queue.try_pop().unwrap();
+    ALLOCS.store(0, Ordering::Relaxed);
+    COUNTING.with(|c| c.set(count));
+    s.schedule_popped(q);
+    COUNTING.with(|c| c.set(false));
+    ALLOCS.load(Ordering::Relaxed)
+}
+
+fn allocations_per_cycle(nodes: usize, rejecting: bool) -> u64 {
+    let s = scheduler();
     for i in 0..nodes {
-        let mut n = Node::named(&format!("node-{i}"));
-        n.labels = Arc::new(Labels::from_pairs([
-            ("kubernetes.io/hostname", format!("node-{i}").as_str()),
-            ("topology.kubernetes.io/zone", ["a", "b", "c"][i % 3]),
-        ]));
-        n.allocatable = Resource {
-            milli_cpu: 4000,
-            memory: 32 << 30,
-            allowed_pod_number: 110,
-            ..Resource::default()
-        };
+        let mut n = node(i);
         if i == nodes - 1 {
             n.allocatable.scalar = vec![(Sym::new("example.com/widget"), 10)];
         }
@@ -90,17 +113,9 @@ fn allocations_per_cycle(nodes: usize, rejecting: bool) -> u64 {
         images: vec![Sym::new("registry.k8s.io/pause:3.10")],
         ..PodSpecInfo::default()
     });
-    let cycle = |name: &str, count: bool| {
-        s.on_pod_add(Arc::new(Pod::new("ns", name, spec.clone())));
-        let q = s.queue.try_pop().unwrap();
-        ALLOCS.store(0, Ordering::Relaxed);
-        COUNTING.with(|c| c.set(count));
-        s.schedule_popped(q);
-        COUNTING.with(|c| c.set(false));
-        ALLOCS.load(Ordering::Relaxed)
-    };
-    cycle("warm-up", false);
-    let n = cycle("measured", true);
+    let pod = |name: &str| Arc::new(Pod::new("ns", name, spec.clone()));
+    cycle(&s, pod("warm-up"), false);
+    let n = cycle(&s, pod("measured"), true);
     assert_eq!(s.stats.scheduled.load(Ordering::Relaxed), 2);
     n
 }
@@ -280,26 +295,10 @@ mod volumes {
     }
 
     pub(super) fn allocations_per_cycle(nodes: usize, shape: Shape) -> u64 {
-        let cfg = SchedulerConfig {
-            parallelism: 1,
-            percentage_of_nodes_to_score: Some(100),
-            ..SchedulerConfig::default()
-        };
-        let s = Scheduler::new(cfg, &Registry::in_tree(), Arc::new(NoopClient), None).unwrap();
+        let s = scheduler();
         for i in 0..nodes {
             let name = format!("node-{i}");
-            let mut n = Node::named(&name);
-            n.labels = Arc::new(Labels::from_pairs([(
-                "kubernetes.io/hostname",
-                name.as_str(),
-            )]));
-            n.allocatable = Resource {
-                milli_cpu: 4000,
-                memory: 32 << 30,
-                allowed_pod_number: 110,
-                ..Resource::default()
-            };
-            s.on_node_add(Arc::new(n));
+            s.on_node_add(Arc::new(node(i)));
             let csi_node = storage::CSINode {
                 metadata: meta(&name, None),
                 spec: storage::CSINodeSpec {
@@ -316,18 +315,12 @@ mod volumes {
             bound_claim(&s, i, shape);
             s.on_pod_add(pod(&format!("init-{i}"), i, shape, Some(name)));
         }
-        let cycle = |name: &str, i: usize, count: bool| {
+        let measure = |name: &str, i: usize, count: bool| {
             bound_claim(&s, i, shape);
-            s.on_pod_add(pod(name, i, shape, None));
-            let q = s.queue.try_pop().unwrap();
-            ALLOCS.store(0, Ordering::Relaxed);
-            COUNTING.with(|c| c.set(count));
-            s.schedule_popped(q);
-            COUNTING.with(|c| c.set(false));
-            ALLOCS.load(Ordering::Relaxed)
+            cycle(&s, pod(name, i, shape, None), count)
         };
-        cycle("warm-up", nodes, false);
-        let n = cycle("measured", nodes + 1, true);
+        measure("warm-up", nodes, false);
+        let n = measure("measured", nodes + 1, true);
         assert_eq!(s.stats.scheduled.load(Ordering::Relaxed), 2);
         n
     }

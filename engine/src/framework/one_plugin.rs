@@ -35,10 +35,7 @@ impl Framework {
                 return s;
             }
         }
-        match self.reserve.iter().find(|p| p.name() == name) {
-            Some(p) => p.reserve(state, pod, node),
-            None => Status::success(),
-        }
+        self.run_reserve_only(name, state, pod, node)
     }
 
     /// Reserve of every plugin but `name` (see [`Scheduler::fits_member`]).

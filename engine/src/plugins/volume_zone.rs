@@ -113,8 +113,9 @@ impl VolumeZone {
         VolumeZone { volumes }
     }
 
-    fn unresolvable(msg: impl Into<String>) -> Status {
-        Status::new(Code::UnschedulableAndUnresolvable, msg.into())
+    /// A constant reason is borrowed, not copied: Filter rejects many nodes with one.
+    fn unresolvable(msg: impl Into<std::borrow::Cow<'static, str>>) -> Status {
+        Status::new(Code::UnschedulableAndUnresolvable, msg)
     }
 
     /// kube's `getPVbyPod`.
