@@ -414,6 +414,51 @@ fn a_group_placement_undone_gives_its_volumes_back_and_its_commit_assumes_none_a
     assert_eq!(r.deletions, 1, "pod-1, whose binding failed");
 }
 
+/// One scenario of kube's run of `kube-diff --seed 3 --scenarios 300` (Random3GroupBatch1,
+/// scenario-101; cut by `perf-data/scripts/cut-record.py`): pod-5, a member of pg-1 (one
+/// placement per zone), was tried in the placement {node-0, node-3}. kube's Filter, Score and
+/// NormalizeScore saw only those two nodes, so InterPodAffinity's normalization made node-0
+/// 200 and node-3 0, and kube bound pod-5 on node-0. Judged over the whole cluster and cut
+/// to the placement afterwards, node-3 kept the 184 that node-2's lower raw score gave it
+/// and outscored node-0 (1 disagreement).
+const PLACEMENT_SCORES_ITS_OWN_NODES: &str = "v8_PlacementScoresItsOwnNodes_Scenario101.jsonl";
+
+#[test]
+fn a_member_in_a_placement_is_scored_among_the_placements_nodes_only() {
+    let r = replay(&fixture(PLACEMENT_SCORES_ITS_OWN_NODES), None).unwrap();
+    assert!(r.disagreements.is_empty(), "{:?}", r.disagreements);
+    assert_eq!((r.group_cycles, r.groups_scheduled), (8, 5));
+    assert_eq!(r.group_placements_checked, 6);
+}
+
+/// Three scenarios of kube's run of `kube-diff --seed 4 --scenarios 300` (Random4GroupBatch0;
+/// cut by `perf-data/scripts/cut-record.py`), each a kube behaviour the replay or tidegate
+/// missed:
+/// - scenario-8: a basic group's cycle placed pod-1 on node-0's last free 2Gi volume. kube
+///   undoes every placement at a cycle's end and commits by running Reserve again, which
+///   assumes no volume anew: the volume was free again for pod-0's next attempt, which
+///   passed VolumeBinding there and failed at DynamicResources (2 disagreements when the
+///   replay held the volume until the API bound it).
+/// - scenario-80: a gang's second cycle with one member whose VolumeBinding PreFilter
+///   failed (an unbound Immediate claim): DynamicResources' PreFilter never ran, so its
+///   PodGroupPostFilter found no state and failed the cycle with `not found`, and every
+///   member carries that error (2 disagreements before; tidegate's own PodGroupPostFilter
+///   skipped it).
+/// - scenario-37: a basic group with one placement per node; kube kept a placement of 2
+///   members over one of 3, because NodeResourcesFit scores placements too (MostAllocated
+///   over the placement's nodes), beside PodGroupPodsCount (1 disagreement before).
+const GROUP_COMMIT_DRA_FIT: &str =
+    "v8_GroupCommitVolumesDraPostFilterFitPlacement_Scenarios3.jsonl";
+
+#[test]
+fn group_cycles_undo_volumes_fail_on_dra_post_filter_state_and_score_placements_by_fit() {
+    let r = replay(&fixture(GROUP_COMMIT_DRA_FIT), None).unwrap();
+    assert!(r.disagreements.is_empty(), "{:?}", r.disagreements);
+    assert_eq!((r.group_cycles, r.groups_scheduled), (9, 3));
+    assert_eq!(r.placements_scored, 1);
+    assert_eq!(r.reverted, 11);
+}
+
 /// A rejected cycle that sent a member to binding breaks all-or-nothing, and a quorum kube
 /// reports met where tidegate's verdicts do not meet it is a disagreement.
 #[test]

@@ -885,6 +885,40 @@ mod pod_group_claims {
         s.on_node_update(&node(0), Arc::new(n0));
     }
 
+    /// kube's `DynamicResources.PodGroupPostFilter` reads its state from the group's cycle,
+    /// where only its own PreFilter writes it. A member rejected by an earlier PreFilter
+    /// (VolumeBinding: the claim its volume names does not exist) leaves none, so the
+    /// plugin fails with `not found`: an error, which every member of the failed cycle
+    /// carries (seen in kube v1.37.2 by `ci/kube-diff.sh --seed 4`, scenario-80).
+    #[test]
+    fn pod_group_post_filter_without_a_members_dra_state_is_an_error() {
+        use tidegate_engine::api::volume::{PodVolume, PodVolumeSource};
+        use tidegate_engine::api::{PodGroup, PodGroupKey, PodGroupPolicy};
+        let (s, api, clock) = group_setup(&[1], true);
+        s.on_pod_group_add(Arc::new(PodGroup {
+            uid: "uid-g".into(),
+            ..PodGroup::new(PodGroupKey::new("ns", "g"), PodGroupPolicy::Basic)
+        }));
+        let mut p = (*pod("p", vec![])).clone();
+        let mut spec = (*p.spec).clone();
+        spec.scheduling_group = Some("g".into());
+        spec.volumes = vec![PodVolume {
+            name: "data".into(),
+            source: PodVolumeSource::Claim {
+                claim_name: "missing".into(),
+                read_only: false,
+            },
+        }];
+        p.spec = Arc::new(spec);
+        s.on_pod_add(Arc::new(p));
+        attempts(&s, &clock, 1);
+        assert!(api.binds.lock().is_empty());
+        assert_eq!(
+            api.failures.lock()["p"],
+            "error in \"DynamicResources\" PodGroupPostFilter plugins: not found"
+        );
+    }
+
     #[test]
     fn pod_group_post_filter_frees_an_idle_claim_of_a_member() {
         let (s, api, clock) = group_setup(&[1, 1], true);

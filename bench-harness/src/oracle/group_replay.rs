@@ -191,9 +191,6 @@ impl Replay {
             self.report.disagreements.push(format!("{at}: {d}"));
         }
         let simulated_out = std::mem::take(&mut self.simulated_out);
-        if let Some(choice) = groups::placement_choice(g, &attempts, before) {
-            self.judge_placement(&at, line, g, &choice);
-        }
         if v.preempting {
             self.judge_group_victims(&at, line, g, &attempts, &simulated_out);
         }
@@ -215,6 +212,8 @@ impl Replay {
             .collect();
         placed.sort_by_key(|(name, _)| order(name));
         let mut held = Vec::new();
+        // Out of tidegate's state first: kube scores the placements after undoing every
+        // member (check E), and the members fit one by one after that (C).
         for (name, node) in &placed {
             let key = format!("{}/{name}", line.namespace);
             match self.bound.get(&key).cloned() {
@@ -225,6 +224,22 @@ impl Replay {
                 None => self.report.disagreements.push(format!(
                     "{at}: kube sent {name} to binding on {node}; the record never placed it there"
                 )),
+            }
+        }
+        if let Some(choice) = groups::placement_choice(g, &attempts, before) {
+            self.judge_placement(&at, line, g, &choice);
+        }
+        // kube's cycle ends by undoing every placement it made (`runRootSchedulingAlgorithm`
+        // reverts all, last first), then commits each member it sends to binding by running
+        // Reserve again on the state its evaluation left (`prepareForBindingCycle`). So a
+        // member's volumes are undone even where the recorder saw no `reverted` line (the
+        // member was back in kube's cache before the next snapshot): VolumeBinding's second
+        // Reserve assumes no static binding anew (the volume it carries already names the
+        // claim), and the volume is free in kube's assume cache until the API shows the
+        // binding.
+        for (_, _, key, _) in held.iter().rev() {
+            if let Some(p) = self.pods.get(key).cloned() {
+                self.volumes.unreserve(&self.sched, key, &p);
             }
         }
         // The members share one cycle's data, as in kube's cycle (DynamicResources: a
@@ -271,16 +286,20 @@ impl Replay {
         let Some(placements) = choice
             .feasible
             .iter()
-            .map(|p| {
-                p.iter()
+            .zip(&choice.nodes)
+            .map(|(p, nodes)| {
+                let members = p
+                    .iter()
                     .map(|(name, node)| pod(name).map(|p| (p, Sym::new(node))))
-                    .collect::<Option<Vec<_>>>()
+                    .collect::<Option<Vec<_>>>()?;
+                Some((nodes.iter().map(|n| Sym::new(n)).collect(), members))
             })
-            .collect::<Option<Vec<_>>>()
+            .collect::<Option<Vec<(Vec<Sym>, Vec<_>)>>>()
         else {
             return;
         };
-        let Some(profile) = placements.iter().flatten().next().map(|(p, _)| p.clone()) else {
+        let first = placements.iter().flat_map(|(_, m)| m).next();
+        let Some(profile) = first.map(|(p, _)| p.clone()) else {
             return;
         };
         match self.sched.score_placements(group, &profile, &placements) {

@@ -81,6 +81,11 @@ pub(super) struct Attempt {
     /// tidegate found a feasible node, and the plugins that rejected it where it did not.
     pub feasible: bool,
     pub plugins: Vec<&'static str>,
+    /// The nodes of the placement kube's cycle assumed for the attempt (empty: every node).
+    pub placement: Vec<String>,
+    /// The PreFilter plugin that rejected the pod in tidegate's evaluation, if one did (the
+    /// PreFilter plugins after it did not run).
+    pub pre_filter: Option<&'static str>,
     /// Made in PodGroupPostFilter's simulation (victims removed): not one of the cycle's
     /// own passes.
     pub simulation: bool,
@@ -205,6 +210,15 @@ pub(super) fn judge_group(line: &GroupLine, all: &[Attempt], before: usize) -> G
     // carries the group's status, which names no plugin or the PlacementFeasible one.
     if !scheduled {
         for (pod, p) in &line.pods {
+            // A PodGroupPostFilter plugin's error is every member's status (kube's
+            // `applyPodGroupPostFilterResult`), not one of its attempts'.
+            if let Some(plugin) = post_filter_error(&p.message) {
+                if let Some(d) = judge_post_filter_error(plugin, &p.message, attempts) {
+                    out.disagreements
+                        .push(format!("kube sent {pod} back with {d}"));
+                }
+                continue;
+            }
             let kube: BTreeSet<&str> = p
                 .plugins
                 .iter()
@@ -229,12 +243,42 @@ pub(super) fn judge_group(line: &GroupLine, all: &[Attempt], before: usize) -> G
     out
 }
 
+/// The plugin whose PodGroupPostFilter error a member's message is (the framework's
+/// `error in "<plugin>" PodGroupPostFilter plugins: <error>`).
+fn post_filter_error(message: &str) -> Option<&str> {
+    let rest = message.strip_prefix("error in \"")?;
+    let (plugin, tail) = rest.split_once('"')?;
+    tail.starts_with(" PodGroupPostFilter plugins: ")
+        .then_some(plugin)
+}
+
+/// A PodGroupPostFilter error kube's cycle ended with, against tidegate's attempts.
+/// DynamicResources' `not found` is the plugin finding no state of its own in the group's
+/// cycle: no member's PreFilter reached it (an earlier PreFilter plugin rejected each).
+fn judge_post_filter_error(plugin: &str, message: &str, attempts: &[Attempt]) -> Option<String> {
+    const DRA: &str = "DynamicResources";
+    if plugin != DRA || !message.ends_with(": not found") {
+        return Some(format!(
+            "the PodGroupPostFilter error {message:?}, which tidegate's judge does not model"
+        ));
+    }
+    let reached = attempts
+        .iter()
+        .find(|a| a.pre_filter.is_none_or(|p| p == DRA))?;
+    Some(format!(
+        "{message:?} (no member's PreFilter reached {DRA}), yet tidegate's PreFilter of {} reached it",
+        reached.pod
+    ))
+}
+
 /// Check E's input: the cycle's passes as tidegate judges them.
 #[derive(Debug, PartialEq, Eq)]
 pub(super) struct PlacementChoice {
     /// Per feasible pass (one meeting the policy by tidegate's verdicts): the members tidegate
     /// finds feasible there, with kube's node.
     pub feasible: Vec<Vec<(String, String)>>,
+    /// Per feasible pass, its placement's nodes (empty: every node).
+    pub nodes: Vec<Vec<String>>,
     /// Which of those kube's bindings come from (`feasible`'s indexes).
     pub chosen: Vec<usize>,
 }
@@ -283,6 +327,10 @@ pub(super) fn placement_choice(
                     .collect()
             })
             .collect(),
+        nodes: feasible
+            .iter()
+            .map(|p| p.first().map(|a| a.placement.clone()).unwrap_or_default())
+            .collect(),
         chosen,
     })
 }
@@ -323,6 +371,8 @@ mod tests {
             kube_node: kube_node.into(),
             feasible,
             plugins: plugins.to_vec(),
+            placement: Vec::new(),
+            pre_filter: None,
             simulation: false,
         }
     }
@@ -340,6 +390,34 @@ mod tests {
             }
         });
         serde_json::from_value(json).unwrap()
+    }
+
+    /// kube v1.37.2 (`DynamicResources.PodGroupPostFilter` in
+    /// pkg/scheduler/framework/plugins/dynamicresources/dynamicresources.go) errors with
+    /// `not found` when no member's PreFilter reached it; every member carries that error.
+    #[test]
+    fn a_dynamic_resources_post_filter_error_is_judged_by_where_prefilter_stopped() {
+        let mut l = line(
+            "Unschedulable",
+            Some(2),
+            &[("a", None, &["DynamicResources"])],
+        );
+        l.pods.get_mut("a").unwrap().message =
+            "error in \"DynamicResources\" PodGroupPostFilter plugins: not found".into();
+        let stopped = |plugin| Attempt {
+            pre_filter: Some(plugin),
+            ..at("a", "", false, &["VolumeBinding"])
+        };
+        // VolumeBinding's PreFilter rejected the only attempt: DynamicResources' never ran.
+        let v = judge_group(&l, &[stopped("VolumeBinding")], 1);
+        assert!(v.disagreements.is_empty(), "{:?}", v.disagreements);
+        // Its own PreFilter ran (and rejected): its state exists, so no such error.
+        let v = judge_group(&l, &[stopped("DynamicResources")], 1);
+        assert_eq!(v.disagreements.len(), 1, "{:?}", v.disagreements);
+        assert!(v.disagreements[0].contains("reached it"));
+        // A member whose PreFilter passed reached it too.
+        let v = judge_group(&l, &[at("a", "", false, &["NodeResourcesFit"])], 1);
+        assert_eq!(v.disagreements.len(), 1, "{:?}", v.disagreements);
     }
 
     #[test]

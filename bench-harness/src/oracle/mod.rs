@@ -609,10 +609,19 @@ impl Replay {
         // evaluations compare that way; the member's own verdict (its binding, its fit
         // error, the group's judge) is the one inside the cycle.
         let plain = self.sched.evaluate(pod).ok_or_else(no_profile)?;
+        // In a placement (a topology domain kube's cycle assumed), kube's Filter, Score and
+        // normalization saw only its nodes.
+        let placement: Option<Vec<Sym>> = (!line.placement_nodes.is_empty())
+            .then(|| line.placement_nodes.iter().map(|n| Sym::new(n)).collect());
         let (eval, reserved) = match member {
             Some(data) => self
                 .sched
-                .evaluate_member(pod, data, line.node.as_deref().map(Sym::new))
+                .evaluate_member(
+                    pod,
+                    data,
+                    line.node.as_deref().map(Sym::new),
+                    placement.as_deref(),
+                )
                 .ok_or_else(no_profile)?,
             None => (plain.clone(), None),
         };
@@ -707,6 +716,8 @@ impl Replay {
                     kube_node: line.node.clone().unwrap_or_default(),
                     feasible: judged.pre_filter.is_none() && !judged.feasible.is_empty(),
                     plugins: judged.rejecting_plugins(),
+                    placement: line.placement_nodes.clone(),
+                    pre_filter: judged.pre_filter.as_ref().map(|st| st.plugin()),
                     simulation: line.simulation,
                 });
         }

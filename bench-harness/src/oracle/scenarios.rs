@@ -313,11 +313,7 @@ pub fn scenario(seed: u64, index: usize, mix: &Mix) -> Scenario {
     // that kube bound on a volume the replay still held; docs/volumes/README.md).
     let mut vrng = ChaCha8Rng::seed_from_u64(seed);
     vrng.set_stream(index as u64 | 3 << 32);
-    let volumes = if groups.is_empty() {
-        make_volumes(&mut vrng, &mix.volumes, &ns, &nodes, &mut pods)
-    } else {
-        None
-    };
+    let volumes = make_volumes(&mut vrng, &mix.volumes, &ns, &nodes, &mut pods);
     Scenario {
         index,
         nodes,

@@ -295,6 +295,41 @@ impl ResourceAllocationScorer {
         self.score_with(node, pod_requests, None)
     }
 
+    /// kube's `resourceAllocationScorer.scorePlacement`: the strategy over a whole
+    /// placement, as if its nodes were one: the proposed members' requests plus every node's
+    /// allocation, against the nodes' summed allocatable. A resource a node lacks adds
+    /// nothing there; an extended resource no member asks for (and no node before allocates)
+    /// is not scored. No DRA-backed counts (kube passes no PreScore state).
+    pub(crate) fn score_placement<'a>(
+        &self,
+        pods: impl Iterator<Item = &'a Pod>,
+        nodes: &[std::sync::Arc<NodeInfo>],
+    ) -> i64 {
+        let n = self.resources.len();
+        let mut requested = vec![0i64; n];
+        for pod in pods {
+            for (r, q) in requested.iter_mut().zip(self.pod_requests(pod)) {
+                *r += q;
+            }
+        }
+        let members = requested.clone();
+        let mut allocatable = vec![0i64; n];
+        for node in nodes {
+            for (i, &(kind, _)) in self.resources.iter().enumerate() {
+                // kube hands the running total as the "pod's" requests: only its zeroness
+                // matters (an extended resource nobody asked for is skipped).
+                let (a, with) = self.allocatable_requested(node, kind, requested[i], None);
+                if a == 0 {
+                    continue;
+                }
+                allocatable[i] += a;
+                requested[i] = with;
+            }
+        }
+        let weights = self.resources.iter().map(|&(_, w)| w);
+        self.combine(&requested, &allocatable, &members, weights)
+    }
+
     /// The extended resources among the scored ones (kube's scalar resources).
     pub(crate) fn scalar_resources(&self) -> impl Iterator<Item = Sym> + '_ {
         self.resources.iter().filter_map(|&(k, _)| match k {

@@ -83,7 +83,7 @@ impl Scheduler {
     /// second pass), then PreScore and Score on every feasible node. Returns `None` when no
     /// profile of this scheduler is responsible for the pod.
     pub fn evaluate(&self, pod: &Pod) -> Option<Evaluation> {
-        self.evaluate_with(pod, &mut CycleState::new())
+        self.evaluate_with(pod, &mut CycleState::new(), None)
     }
 
     /// [`Scheduler::evaluate`] for a member of a pod-group cycle: with the cycle's shared
@@ -92,16 +92,25 @@ impl Scheduler {
     /// kube's cycle reserves each member it places before the next one is tried. The
     /// member's cycle state comes back when Reserve succeeded: kube may undo the placement
     /// later, and [`Scheduler::unreserve_volumes`] needs what VolumeBinding's Reserve kept.
+    ///
+    /// `placement`: the nodes of the placement kube's cycle assumed (kube's
+    /// `Snapshot.AssumePlacement`), when it assumed one. PreFilter still sees the whole
+    /// cluster, as kube's plugins list every node; Filter walks only the placement's nodes,
+    /// and PreScore, Score and NormalizeScore see only its feasible ones, so a normalized
+    /// score (InterPodAffinity, PodTopologySpread, TaintToleration) is the placement's.
     pub fn evaluate_member(
         &self,
         pod: &Pod,
         group: Arc<PodGroupCycleData>,
         reserve_on: Option<Sym>,
+        placement: Option<&[Sym]>,
     ) -> Option<(Evaluation, Option<CycleState>)> {
         let mut state = CycleState::new();
         state.pod_group_cycle = true;
         state.pod_group_data = Some(group);
-        let out = self.evaluate_with(pod, &mut state)?;
+        let placement: Option<ahash::AHashSet<Sym>> =
+            placement.map(|p| p.iter().copied().collect());
+        let out = self.evaluate_with(pod, &mut state, placement.as_ref())?;
         let mut reserved = None;
         if let Some(node) = reserve_on
             && out.feasible.iter().any(|(n, _)| *n == node)
@@ -143,7 +152,12 @@ impl Scheduler {
         }
     }
 
-    fn evaluate_with(&self, pod: &Pod, state: &mut CycleState) -> Option<Evaluation> {
+    fn evaluate_with(
+        &self,
+        pod: &Pod,
+        state: &mut CycleState,
+        placement: Option<&ahash::AHashSet<Sym>>,
+    ) -> Option<Evaluation> {
         let fwk = &self.frameworks[self.framework_for(pod)?];
         let mut snap = self.snapshot.lock();
         self.cache.update_snapshot(&mut snap);
@@ -160,6 +174,13 @@ impl Scheduler {
                 .filter_map(|n| snap.index.get(n).copied())
                 .collect(),
             None => (0..snap.nodes.len()).collect(),
+        };
+        let indices: Vec<usize> = match placement {
+            Some(set) => indices
+                .into_iter()
+                .filter(|&i| set.contains(&snap.nodes[i].name()))
+                .collect(),
+            None => indices,
         };
         let filters = fwk.active_filter_plugins(state, pod);
         let nominated = self.queue.nominator.nominated_at_least(pod);

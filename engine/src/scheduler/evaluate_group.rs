@@ -15,7 +15,9 @@
 use crate::api::{Pod, PodGroup, PodKey, Sym};
 use crate::framework::CycleState;
 use crate::framework::interface::{Handle, PodGroupHandle};
-use crate::framework::pod_group::{PodGroupAssignments, PodGroupInfo, ProposedAssignment};
+use crate::framework::pod_group::{
+    Placement, PodGroupAssignments, PodGroupInfo, ProposedAssignment,
+};
 use crate::plugins::default_preemption::GroupHost;
 use crate::plugins::pod_group_preemption::{self as group_preemption, victims};
 use std::cmp::Ordering;
@@ -24,23 +26,45 @@ use std::sync::Arc;
 use super::Scheduler;
 use super::pod_group_handle::GroupHandle;
 
+/// A placement as [`Scheduler::score_placements`] reads it: its nodes (empty: every node)
+/// and its proposed assignments (member, node).
+pub(super) type ProposedPlacement = (Vec<Sym>, Vec<(Arc<Pod>, Sym)>);
+
 impl Scheduler {
-    /// The total PlacementScore of each placement of `group` whose proposed assignments are
-    /// `placements[i]` (member, node), normalised and weighted as the group cycle scores
-    /// them. `None` when no profile is responsible for the members (`profile_pod`'s
+    /// The total PlacementScore of each placement of `group`: `placements[i]` is its nodes
+    /// (empty: every node) and its proposed assignments (member, node), normalised and
+    /// weighted as the group cycle scores them. The nodes are read as the current state
+    /// holds them, which should be without the cycle's members (kube scores placements after
+    /// undoing them). `None` when no profile is responsible for the members (`profile_pod`'s
     /// scheduler name); `Err` with the framework's message when scoring fails.
     pub fn score_placements(
         &self,
         group: Arc<PodGroup>,
         profile_pod: &Pod,
-        placements: &[Vec<(Arc<Pod>, Sym)>],
+        placements: &[ProposedPlacement],
     ) -> Option<Result<Vec<i64>, String>> {
         let fwk = &self.frameworks[self.framework_for(profile_pod)?];
         let info = PodGroupInfo::new(group.key.clone(), Some(group));
+        let mut snap = self.snapshot.lock();
+        self.cache.update_snapshot(&mut snap);
+        let placement = |nodes: &[Sym]| {
+            let nodes = if nodes.is_empty() {
+                snap.nodes.clone()
+            } else {
+                nodes
+                    .iter()
+                    .filter_map(|n| snap.index.get(n).map(|&i| snap.nodes[i].clone()))
+                    .collect()
+            };
+            Arc::new(Placement {
+                name: String::new(),
+                nodes,
+            })
+        };
         let assignments: Vec<PodGroupAssignments> = placements
             .iter()
-            .map(|members| PodGroupAssignments {
-                placement: None,
+            .map(|(nodes, members)| PodGroupAssignments {
+                placement: Some(placement(nodes)),
                 proposed_assignments: members
                     .iter()
                     .map(|(pod, node)| ProposedAssignment {
@@ -51,6 +75,7 @@ impl Scheduler {
                     .collect(),
             })
             .collect();
+        drop(snap);
         let states = vec![CycleState::new(); assignments.len()];
         let mut group_state = CycleState::new();
         let (scores, st) = fwk.run_placement_score(&mut group_state, &info, &assignments, &states);

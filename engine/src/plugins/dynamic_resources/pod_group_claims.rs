@@ -30,7 +30,7 @@
 //!   Unschedulable, with kube's messages.
 
 use super::plugin::{DynamicResources, NAME};
-use super::state::{DraState, GroupClaims, group_claims};
+use super::state::{DraState, GroupClaims, group_claims_of_cycle};
 use crate::api::dra::{ClaimConsumer, ResourceClaim};
 use crate::api::{Pod, PodGroup};
 use crate::framework::interface::{PodGroupHandle, PodGroupPostFilterPlugin};
@@ -193,7 +193,11 @@ impl PodGroupPostFilterPlugin for DynamicResources {
         {
             return (None, Status::code_only(Code::Unschedulable));
         }
-        let group = group_claims(state);
+        let group = match group_claims_of_cycle(state) {
+            Ok(g) => g,
+            // kube's statusError of `fwk.ErrNotFound`: the runner names the plugin.
+            Err(()) => return (None, Status::error("not found")),
+        };
         let mut unreserve_group = false;
         if let Some(g) = &group {
             let pods = g.pods.lock().clone();

@@ -90,6 +90,17 @@ pub(super) fn group_claims(cs: &CycleState) -> Option<Arc<GroupClaims>> {
     cs.pod_group_data.as_ref()?.get(GROUP_STATE_KEY)
 }
 
+/// The group cycle's [`GroupClaims`] as PodGroupPostFilter reads them (kube's
+/// `getPodGroupStateDataFromPodGroupCycleState`): `Ok(None)` outside a group's cycle, and
+/// `Err` when the cycle holds none because no member's PreFilter reached this plugin (an
+/// earlier PreFilter rejected every one: kube's `fwk.ErrNotFound`, an error status).
+pub(super) fn group_claims_of_cycle(cs: &CycleState) -> Result<Option<Arc<GroupClaims>>, ()> {
+    match cs.pod_group_data.as_ref() {
+        None => Ok(None),
+        Some(d) => d.get(GROUP_STATE_KEY).map(Some).ok_or(()),
+    }
+}
+
 /// kube's `getOrCreatePodGroupStateData`.
 pub(super) fn group_claims_or_new(cs: &CycleState) -> Option<Arc<GroupClaims>> {
     Some(
