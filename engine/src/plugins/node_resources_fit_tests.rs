@@ -474,8 +474,6 @@ fn ignored_extended_resources_in_filter() {
 // extended resource counts only when a member asks for it.
 #[test]
 fn score_placement_resources_table() {
-    use crate::api::PodGroupKey;
-    use crate::framework::pod_group::{Placement, ProposedAssignment};
     let cm = |c: &'static str, m: &'static str| vec![("cpu", c), ("memory", m)];
     let cmg = |c: &'static str, m: &'static str, g: &'static str| {
         vec![("cpu", c), ("memory", m), ("nvidia.com/gpu", g)]
@@ -571,45 +569,57 @@ fn score_placement_resources_table() {
         },
     ];
     for c in cases {
-        // The Score strategy is LeastAllocated: placements are scored MostAllocated anyway.
-        let f = fit(serde_json::json!({"scoringStrategy": {
-            "type": "LeastAllocated", "resources": c.resources}}))
-        .unwrap();
-        let nodes: Vec<_> = (1..=c.nodes)
-            .map(|i| node(&format!("node{i}"), &c.capacity))
-            .collect();
-        let existing: Vec<Arc<Pod>> = c
-            .existing
-            .iter()
-            .enumerate()
-            .map(|(i, (r, n))| pod(&format!("baz{i}"), Some(n), &[&r[..]]))
-            .collect();
-        // The placement holds node1 and node2 only.
-        let placement = Arc::new(Placement {
-            name: "p".into(),
-            nodes: node_infos(&nodes[..2], &existing)
-                .into_iter()
-                .map(Arc::new)
-                .collect(),
-        });
-        let proposed = c
-            .members
-            .iter()
-            .enumerate()
-            .map(|(i, (r, n))| ProposedAssignment {
-                pod: pod(&format!("m{i}"), None, &[&r[..]]),
-                node_name: Sym::new(n),
-                cycle_state: Arc::new(CycleState::new()),
-            })
-            .collect();
-        let assignments = PodGroupAssignments {
-            placement: Some(placement),
-            proposed_assignments: proposed,
-        };
-        let info = PodGroupInfo::new(PodGroupKey::new("default", "pg"), None);
-        let (score, st) =
-            f.score_placement(&CycleState::new(), &CycleState::new(), &info, &assignments);
-        assert!(st.is_success(), "{}", c.name);
+        let score = placement_score(c.resources, &c.capacity, c.nodes, &c.members, &c.existing);
         assert_eq!(score, c.want, "{}", c.name);
     }
+}
+
+/// Fit's ScorePlacement (its Score strategy LeastAllocated: placements are scored
+/// MostAllocated anyway) for `members` (requests, node) on a placement of node1 and node2 of
+/// `nodes` nodes of `capacity`, `existing` pods (requests, node) already there.
+fn placement_score(
+    resources: serde_json::Value,
+    capacity: &[(&str, &str)],
+    nodes: usize,
+    members: &[(Vec<(&str, &str)>, &str)],
+    existing: &[(Vec<(&str, &str)>, &str)],
+) -> i64 {
+    use crate::api::PodGroupKey;
+    use crate::framework::pod_group::{Placement, ProposedAssignment};
+    let f = fit(serde_json::json!({"scoringStrategy": {
+        "type": "LeastAllocated", "resources": resources}}))
+    .unwrap();
+    let nodes: Vec<_> = (1..=nodes)
+        .map(|i| node(&format!("node{i}"), capacity))
+        .collect();
+    let existing: Vec<Arc<Pod>> = existing
+        .iter()
+        .enumerate()
+        .map(|(i, (r, n))| pod(&format!("baz{i}"), Some(n), &[&r[..]]))
+        .collect();
+    let placement = Arc::new(Placement {
+        name: "p".into(),
+        nodes: node_infos(&nodes[..2], &existing)
+            .into_iter()
+            .map(Arc::new)
+            .collect(),
+    });
+    let proposed = members
+        .iter()
+        .enumerate()
+        .map(|(i, (r, n))| ProposedAssignment {
+            pod: pod(&format!("m{i}"), None, &[&r[..]]),
+            node_name: Sym::new(n),
+            cycle_state: Arc::new(CycleState::new()),
+        })
+        .collect();
+    let assignments = PodGroupAssignments {
+        placement: Some(placement),
+        proposed_assignments: proposed,
+    };
+    let info = PodGroupInfo::new(PodGroupKey::new("default", "pg"), None);
+    let (score, st) =
+        f.score_placement(&CycleState::new(), &CycleState::new(), &info, &assignments);
+    assert!(st.is_success());
+    score
 }
