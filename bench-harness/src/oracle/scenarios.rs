@@ -308,9 +308,7 @@ pub fn scenario(seed: u64, index: usize, mix: &Mix) -> Scenario {
     let mut drng = ChaCha8Rng::seed_from_u64(seed);
     drng.set_stream(index as u64 | 2 << 32);
     let dra = make_dra(&mut drng, &mix.dra, &ns, &nodes, &mut pods);
-    // Volumes from a fourth. Not beside pod groups yet: the replay does not follow kube's
-    // gang cycles' volume assumptions in every timing (a CI run of seed 1 found a member
-    // that kube bound on a volume the replay still held; docs/volumes/README.md).
+    // Volumes from a fourth, beside pod groups too.
     let mut vrng = ChaCha8Rng::seed_from_u64(seed);
     vrng.set_stream(index as u64 | 3 << 32);
     let volumes = make_volumes(&mut vrng, &mix.volumes, &ns, &nodes, &mut pods);
