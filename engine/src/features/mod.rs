@@ -296,7 +296,8 @@ const SCHEDULER_GATES: &[(&str, Support)] = &[
         Support::Modelled(
             "on: the pod-group cycle tries placements, TopologyPlacementGenerator (one per \
              domain of the group's topology key) and PodGroupPodsCount (weight 1) in the \
-             default profile; off: one placement of every node",
+             default profile, NodeResourcesFit scoring placements too (MostAllocated over the \
+             placement's nodes); off: one placement of every node",
         ),
     ),
     ("VolumeAttributesClass", Support::Identical(VOLUMES)),
