@@ -682,28 +682,18 @@ impl Replay {
                 self.disagree(&line, &key, what);
             }
         }
-        // An attempt in a placement (a pod group cycle's topology domain) chose among the
-        // placement's nodes: its binding or fit error is judged there; the whole-cluster
-        // evaluation above is compared whole all the same.
-        let in_placement = (!line.placement_nodes.is_empty()).then(|| {
-            let nodes: BTreeSet<Sym> = line.placement_nodes.iter().map(|n| Sym::new(n)).collect();
-            let mut e = eval.clone();
-            e.feasible.retain(|(n, _)| nodes.contains(n));
-            e.rejected.retain(|(n, _)| nodes.contains(n));
-            e
-        });
-        let (judged, all_nodes) = match &in_placement {
-            Some(e) => (e, line.placement_nodes.len()),
-            None => (&eval, self.nodes.len()),
+        // An attempt in a placement (a pod group cycle's topology domain; only members have
+        // one) chose among the placement's nodes: `eval` is already the placement's
+        // (`evaluations`), and its binding or fit error is judged there; the whole-cluster
+        // evaluation `plain` was compared whole above.
+        let in_placement = !line.placement_nodes.is_empty();
+        let all_nodes = if in_placement {
+            line.placement_nodes.len()
+        } else {
+            self.nodes.len()
         };
-        let verdict = self.verdict(
-            &line,
-            &key,
-            &eval,
-            judged,
-            in_placement.is_some(),
-            all_nodes,
-        );
+        let judged = &eval;
+        let verdict = self.verdict(&line, &key, &eval, judged, in_placement, all_nodes);
         if let Some(what) = verdict {
             self.disagree(&line, &key, what);
         }
