@@ -67,6 +67,13 @@ pub(crate) struct RunArgs {
     /// Example: --no-pin
     #[arg(long)]
     pub no_pin: bool,
+    /// Judge every node afresh each cycle: no node memo (node-local plugins' Filter passes and
+    /// raw scores kept per node between cycles; the same decisions either way). For measuring
+    /// what the memo saves, and for checking that it changes nothing.
+    ///
+    /// Example: --no-node-memo
+    #[arg(long)]
+    pub no_node_memo: bool,
     /// Write one JSON line {"namespace","name","node"} per bound pod to this file.
     ///
     /// Example: --placements placements.jsonl
@@ -217,6 +224,7 @@ fn options(args: &RunArgs, live: Option<std::sync::Arc<run::LiveScheduler>>) -> 
         seed: args.seed,
         threads: args.threads,
         pin_threads: !args.no_pin,
+        node_memo: !args.no_node_memo,
         scheduler_config: args.scheduler_config.clone(),
         timeout: Duration::from_secs(args.timeout),
         wait_poll: args.wait_poll,

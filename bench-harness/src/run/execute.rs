@@ -264,6 +264,7 @@ fn scheduler_config(p: &Plan, opts: &RunOptions) -> Result<SchedulerConfig, Harn
         seed: opts.seed,
         deterministic: opts.clock.is_virtual(),
         pin_threads: opts.pin_threads,
+        node_memo: opts.node_memo,
         features,
         profiles: vec![SchedProfile::default_profile_for(&features)],
         ..SchedulerConfig::default()

@@ -22,6 +22,8 @@ pub struct RunOptions {
     pub threads: Option<usize>,
     /// Pin each Filter/Score worker to a CPU (see `SchedulerConfig::pin_threads`).
     pub pin_threads: bool,
+    /// Keep node-local plugins' answers per node between cycles (`SchedulerConfig::node_memo`).
+    pub node_memo: bool,
     /// A KubeSchedulerConfiguration for test cases without `schedulerConfigPath`.
     pub scheduler_config: Option<PathBuf>,
     /// How long one wait (createPods, barrier) may take.
@@ -107,6 +109,7 @@ impl Default for RunOptions {
             seed: 0,
             threads: None,
             pin_threads: true,
+            node_memo: true,
             scheduler_config: None,
             timeout: Duration::from_secs(600),
             wait_poll: None,

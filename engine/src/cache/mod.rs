@@ -304,6 +304,8 @@ impl Cache {
         let mut inner = self.inner.lock();
         if !Arc::ptr_eq(&snap.image_states, &inner.image_nodes) {
             snap.image_states = inner.image_nodes.clone();
+            // ImageLocality's scores read every node's images.
+            snap.memo.reset(snap.nodes.len());
         }
         let affinity = std::mem::take(&mut inner.affinity_dirty) || inner.structural;
         self.refresh_nodes(&mut inner, snap);
@@ -338,6 +340,7 @@ impl Cache {
                     snap.rows.push(NodeRow::of(ni));
                 }
             }
+            snap.memo.reset(snap.nodes.len());
             return;
         }
         let dirty = std::mem::take(&mut inner.dirty);
@@ -347,6 +350,7 @@ impl Cache {
             {
                 snap.nodes[i] = ni.clone();
                 snap.rows[i] = NodeRow::of(ni);
+                snap.memo.forget(i);
             }
         }
     }

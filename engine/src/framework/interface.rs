@@ -88,6 +88,17 @@ pub trait Plugin: Send + Sync + 'static {
         false
     }
 
+    /// Whether this plugin's PreFilter, Filter, PreScore and Score results for `pod` on a node
+    /// depend only on the profile's configuration, the pod's
+    /// [`NodeLocalInputs`](crate::framework::node_memo::NodeLocalInputs), that node's
+    /// `NodeInfo`, and the snapshot's node count and image states: then the node memo
+    /// (`framework/node_memo.rs`) may answer for it on nodes that did not change. Say true
+    /// only when that holds; the default, false, keeps every cycle that runs the plugin off
+    /// the memo.
+    fn node_local(&self, _pod: &Pod) -> bool {
+        false
+    }
+
     /// kube's `SignPod`: writes what of `pod` this plugin's PreFilter, Filter, PreScore and
     /// Score depend on into `sig`, or refuses the pod (`Err(reason)`: kube's Unschedulable
     /// status, the pod has no signature). Called only when [`Plugin::signs_pods`].

@@ -8,6 +8,7 @@ pub(crate) mod extended_resource_cache;
 pub(crate) mod interface;
 pub mod metrics;
 pub(crate) mod node_info;
+pub(crate) mod node_memo;
 pub(crate) mod one_plugin;
 pub(crate) mod parallelize;
 pub(crate) mod pod_group;

@@ -779,6 +779,35 @@ impl Framework {
             .collect()
     }
 
+    /// The node memo's plugin set for a Filter pass (`framework/node_memo.rs`): bit `k` for
+    /// the profile's `k`-th Filter plugin among `filters`; None when one of them is not
+    /// node-local for `pod` (or the profile has more than 64).
+    pub(crate) fn filter_memo_plugins(
+        &self,
+        filters: &[(&dyn FilterPlugin, NodeTraits)],
+        pod: &Pod,
+    ) -> Option<u64> {
+        filters.iter().try_fold(0u64, |mask, &(p, _)| {
+            let k = self
+                .filter
+                .iter()
+                .position(|q| std::ptr::addr_eq(Arc::as_ptr(q), p as *const dyn FilterPlugin))?;
+            (p.node_local(pod) && k < 64).then_some(mask | 1 << k)
+        })
+    }
+
+    /// [`Framework::filter_memo_plugins`] for the Score plugins that run.
+    pub(crate) fn score_memo_plugins(
+        &self,
+        plugins: &[(Arc<dyn ScorePlugin>, i64)],
+        pod: &Pod,
+    ) -> Option<u64> {
+        plugins.iter().try_fold(0u64, |mask, (p, _)| {
+            let k = self.score.iter().position(|(q, _)| Arc::ptr_eq(q, p))?;
+            (p.node_local(pod) && k < 64).then_some(mask | 1 << k)
+        })
+    }
+
     /// Runs the given Filter plugins on one node, each only if the node has a trait it needs;
     /// the first non-success wins.
     #[inline]

@@ -29,6 +29,9 @@ pub struct Snapshot {
     /// Bumped whenever `nodes` is rebuilt (a node added or removed): an index into `nodes`
     /// taken at one value holds the same node while the value is unchanged.
     pub layout: u64,
+    /// Node-local plugins' Filter passes and raw scores per node, kept between cycles
+    /// (`framework/node_memo.rs`); kept up to date only by `Cache::update_snapshot`.
+    pub(crate) memo: super::node_memo::NodeMemo,
 }
 
 /// kube's `ImageStateSummary`: the size of an image (as the first node that reported the name

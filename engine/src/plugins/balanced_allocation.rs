@@ -108,6 +108,9 @@ impl Plugin for BalancedAllocation {
     fn signs_pods(&self) -> bool {
         true
     }
+    fn node_local(&self, _pod: &crate::api::Pod) -> bool {
+        true
+    }
     fn sign_pod(&self, pod: &crate::api::Pod, sig: &mut SignFragments) -> Result<(), &'static str> {
         sig.put(signer::RESOURCES, || {
             signature::resources(&pod.spec.requests)

@@ -79,6 +79,9 @@ impl Plugin for NodeAffinity {
     fn signs_pods(&self) -> bool {
         true
     }
+    fn node_local(&self, _pod: &crate::api::Pod) -> bool {
+        true
+    }
     fn sign_pod(&self, pod: &crate::api::Pod, sig: &mut SignFragments) -> Result<(), &'static str> {
         sig.put(signer::NODE_AFFINITY, || signature::node_affinity(pod));
         sig.put(signer::NODE_SELECTOR, || signature::node_selector(pod));

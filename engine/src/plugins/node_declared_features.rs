@@ -48,6 +48,9 @@ impl Plugin for NodeDeclaredFeatures {
     fn signs_pods(&self) -> bool {
         true
     }
+    fn node_local(&self, _pod: &crate::api::Pod) -> bool {
+        true
+    }
     fn sign_pod(&self, pod: &crate::api::Pod, sig: &mut SignFragments) -> Result<(), &'static str> {
         sig.put(signer::FEATURES, || {
             format!("{:?}", pod.spec.required_node_features)

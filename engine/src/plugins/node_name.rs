@@ -22,6 +22,9 @@ impl Plugin for NodeName {
     fn signs_pods(&self) -> bool {
         true
     }
+    fn node_local(&self, _pod: &crate::api::Pod) -> bool {
+        true
+    }
     fn sign_pod(&self, pod: &crate::api::Pod, sig: &mut SignFragments) -> Result<(), &'static str> {
         sig.put(signer::NODE_NAME, || pod.spec.node_name.to_string_lossy());
         Ok(())

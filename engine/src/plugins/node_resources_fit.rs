@@ -281,6 +281,11 @@ impl Plugin for NodeResourcesFit {
     fn signs_pods(&self) -> bool {
         true
     }
+    /// Node-local unless DRA may back an extended resource the pod asks for (then Filter
+    /// and Score read the DRA objects).
+    fn node_local(&self, pod: &crate::api::Pod) -> bool {
+        self.dra.is_none() || pod.requests().scalar.iter().all(|&(_, v)| v == 0)
+    }
     fn sign_pod(&self, pod: &crate::api::Pod, sig: &mut SignFragments) -> Result<(), &'static str> {
         if pod
             .spec

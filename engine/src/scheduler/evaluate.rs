@@ -212,6 +212,7 @@ impl Scheduler {
             &nodes,
             (&feasible, &snap.rows),
             &mut scratch,
+            None,
         );
         match scored {
             Ok(_) => {

@@ -22,6 +22,7 @@ use crate::framework::Snapshot;
 use crate::framework::WaitingPods;
 use crate::framework::interface::ClusterClient;
 use crate::framework::metrics::Metrics;
+use crate::framework::node_memo::{MemoKeys, MemoPoint};
 use crate::framework::runtime::{Framework, FrameworkError, Profile};
 use crate::framework::warm_pool::WarmPool;
 use crate::framework::{PluginContext, Registry};
@@ -96,6 +97,10 @@ pub struct SchedulerConfig {
     /// binding cycle writes the pod's node as its `status.nominatedNodeName` before PreBind
     /// when a PreBind plugin has work (PreBindPreFlight) or the pod waits at Permit.
     pub nominated_node_name_for_expectation: bool,
+    /// Keep node-local plugins' Filter passes and raw scores per node between cycles
+    /// (`framework/node_memo.rs`): the same decisions, found without judging unchanged nodes
+    /// again for a pod like an earlier one. Off only to measure or to check it.
+    pub node_memo: bool,
 }
 
 impl Default for SchedulerConfig {
@@ -113,6 +118,7 @@ impl Default for SchedulerConfig {
             resize_preemption: false,
             opportunistic_batching: true,
             nominated_node_name_for_expectation: true,
+            node_memo: true,
         }
     }
 }
@@ -124,6 +130,26 @@ pub struct SchedulerStats {
     pub scheduled: AtomicU64,
     pub unschedulable: AtomicU64,
     pub errors: AtomicU64,
+    /// Nodes the node memo answered at Filter (`framework/node_memo.rs`), and nodes of
+    /// cycles that used it which it could not answer (judged, then recorded).
+    pub memo_filter_hits: AtomicU64,
+    pub memo_filter_misses: AtomicU64,
+    /// The same at Score.
+    pub memo_score_hits: AtomicU64,
+    pub memo_score_misses: AtomicU64,
+}
+
+impl SchedulerStats {
+    /// Counts a block of `len` nodes of which the memo answered `known`.
+    pub(crate) fn note_memo(&self, point: MemoPoint, known: u32, len: usize) {
+        use std::sync::atomic::Ordering::Relaxed;
+        let (hits, misses) = match point {
+            MemoPoint::Filter => (&self.memo_filter_hits, &self.memo_filter_misses),
+            MemoPoint::Score => (&self.memo_score_hits, &self.memo_score_misses),
+        };
+        hits.fetch_add(u64::from(known), Relaxed);
+        misses.fetch_add(len as u64 - u64::from(known), Relaxed);
+    }
 }
 
 pub struct Scheduler {
@@ -166,6 +192,8 @@ pub struct Scheduler {
     pub stats: SchedulerStats,
     /// Score's buffers between cycles (only the scheduling thread scores).
     score_scratch: Mutex<ScoreScratch>,
+    /// The node memo's keys (`None`: [`SchedulerConfig::node_memo`] is off).
+    memo_keys: Option<Mutex<MemoKeys>>,
 }
 
 impl Scheduler {
@@ -270,6 +298,7 @@ impl Scheduler {
             nominated_node_name_for_expectation: cfg.nominated_node_name_for_expectation,
             stats: SchedulerStats::default(),
             score_scratch: Mutex::new(ScoreScratch::default()),
+            memo_keys: cfg.node_memo.then(|| Mutex::new(MemoKeys::default())),
         }))
     }
 

@@ -15,8 +15,10 @@
 
 use crate::api::{Pod, Sym};
 use crate::framework::metrics::{ExtensionPoint, Series};
+use crate::framework::node_memo::{self, MemoPoint};
 use crate::framework::parallelize::{
-    FilterOutcome, find_feasible_blocks_in_mode, find_feasible_in_mode, num_feasible_nodes_to_find,
+    BlockVerdicts, FilterOutcome, find_feasible_blocks_in_mode, find_feasible_in_mode,
+    num_feasible_nodes_to_find,
 };
 use crate::framework::runtime::CycleHandle;
 use crate::framework::runtime::Framework;
@@ -265,6 +267,14 @@ impl Scheduler {
     pub(super) fn schedule_pod(&self, cx: &mut CycleContext) -> Result<Sym, Failure> {
         let mut snap = self.snapshot.lock();
         self.cache.update_snapshot(&mut snap);
+        if let Some(keys) = &self.memo_keys {
+            let mut keys = keys.lock();
+            if keys.exhausted() {
+                let n = snap.nodes.len();
+                snap.memo.reset(n);
+                keys.restart();
+            }
+        }
         self.keep_helpers_warm(cx.fwk, snap.nodes.len());
         if snap.nodes.is_empty() {
             return Err(no_nodes_available());
@@ -432,6 +442,14 @@ impl Scheduler {
             Some(cx.nominator.nominated_at_least(pod)).filter(|m| !m.is_empty())
         };
         let ordered = self.deterministic;
+        let snap = candidates.snap;
+        let memo = (candidates.whole_list() && nominated.is_none() && snap.memo.covers(n))
+            .then(|| {
+                let plugins = fwk.filter_memo_plugins(&filters, pod);
+                self.memo_id(fwk, &cx.pod, MemoPoint::Filter, plugins)
+            })
+            .flatten()
+            .map(|id| (&snap.memo, id));
         let outcome = if let Some(nominated) = &nominated {
             find_feasible_in_mode(ordered, pool, n, start_index, num_to_find, |i| {
                 let noms = nominated.get(&nodes[i].name()).map_or(&[][..], |v| &v[..]);
@@ -447,9 +465,18 @@ impl Scheduler {
                 |first, len, verdicts| {
                     let (block, block_rows) =
                         (&nodes[first..first + len], &rows[first..first + len]);
-                    Framework::run_filter_plugins_block(
-                        &filters, state, pod, block, block_rows, verdicts,
-                    )
+                    let judge = |a: usize, b: usize, v: &mut BlockVerdicts| {
+                        let (nodes, rows) = (&block[a..b], &block_rows[a..b]);
+                        Framework::run_filter_plugins_block(&filters, state, pod, nodes, rows, v)
+                    };
+                    match memo {
+                        None => judge(0, len, verdicts),
+                        Some((m, id)) => {
+                            let known =
+                                node_memo::filter_block(m, id, (first, len), verdicts, judge);
+                            self.stats.note_memo(MemoPoint::Filter, known, len);
+                        }
+                    }
                 },
             )
         };
@@ -499,6 +526,10 @@ impl Scheduler {
         let t = Instant::now();
         let mut scratch = self.score_scratch.lock();
         scratch.keep_raw = keep;
+        // The node memo reads the feasible nodes' snapshot indices: only on the whole list.
+        let snap = fit.candidates.snap;
+        let memo = (fit.candidates.whole_list() && snap.memo.covers(snap.nodes.len()))
+            .then_some((&snap.memo, &cx.pod));
         let scored = self.score_nodes(
             fwk,
             state,
@@ -506,6 +537,7 @@ impl Scheduler {
             &feasible,
             (&fit.feasible, rows),
             &mut scratch,
+            memo,
         );
         scratch.keep_raw = false;
         match scored {

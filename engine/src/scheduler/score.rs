@@ -5,6 +5,7 @@
 use crate::api::Pod;
 use crate::framework::interface::MAX_NODE_SCORE;
 use crate::framework::interface::ScorePlugin;
+use crate::framework::node_memo::{MEMO_SCORES, MemoPoint, NodeMemo};
 use crate::framework::runtime::Framework;
 use crate::framework::{CycleState, NodeInfo, NodeRow, Status};
 use rand::Rng;
@@ -35,6 +36,11 @@ impl Scheduler {
     ///    `totals` are kube's totals less that per-cycle constant.
     ///
     /// The choice then needs only the blocks' bests ([`Scheduler::select_host_by_blocks`]).
+    ///
+    /// With `memo` (the snapshot's node memo, when `feasible_index` indexes the snapshot's
+    /// own node list, and the pod), a block whose raw scores the memo holds for this key is
+    /// not scored again, and a block scored is recorded (`framework/node_memo.rs`).
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn score_nodes(
         &self,
         fwk: &Framework,
@@ -43,8 +49,15 @@ impl Scheduler {
         feasible: &[&NodeInfo],
         (feasible_index, all_rows): (&[usize], &[NodeRow]),
         scratch: &mut ScoreScratch,
+        memo: Option<(&NodeMemo, &Arc<Pod>)>,
     ) -> Result<usize, Status> {
         let plugins = fwk.active_score_plugins(state);
+        let memo = memo
+            .filter(|_| plugins.len() <= MEMO_SCORES)
+            .and_then(|(m, pod)| {
+                let key = fwk.score_memo_plugins(&plugins, pod);
+                Some((m, self.memo_id(fwk, pod, MemoPoint::Score, key)?))
+            });
         let f = feasible.len();
         let ScoreScratch {
             scores,
@@ -95,6 +108,8 @@ impl Scheduler {
             prefetch: plugins.iter().any(|(pl, _)| !pl.scores_from_rows(state)),
             normalizes,
             defaults,
+            memo,
+            stats: &self.stats,
         };
         let pool = self.pool.as_deref().filter(|_| f >= PARALLEL_MIN_NODES);
         let scores = &mut scores[..f * p];
@@ -153,6 +168,22 @@ impl Scheduler {
         0
     }
 
+    /// The node memo's id for this cycle's key at `point` (`framework/node_memo.rs`); None
+    /// when the memo is off or a plugin that runs there is not node-local (`plugins` None).
+    pub(super) fn memo_id(
+        &self,
+        fwk: &Framework,
+        pod: &Arc<Pod>,
+        point: MemoPoint,
+        plugins: Option<u64>,
+    ) -> Option<u32> {
+        let plugins = plugins?;
+        self.memo_keys
+            .as_ref()?
+            .lock()
+            .id(point, fwk.scheduler_name, plugins, pod)
+    }
+
     /// Uniform random choice among the nodes with the highest total (kube's `selectHost`
     /// draws per tie while it scans; one draw after counting the ties is the same uniform
     /// choice for one random number instead of one per tied node).
@@ -189,6 +220,10 @@ struct ScoreCtx<'a> {
     normalizes: &'a [bool],
     /// Per plugin: `Some(reverse)` when it normalizes the default way.
     defaults: &'a [Option<bool>],
+    /// The snapshot's node memo and this cycle's Score key, when in use.
+    memo: Option<(&'a NodeMemo, u32)>,
+    /// The memo's hit and miss counts go here.
+    stats: &'a super::SchedulerStats,
 }
 
 /// One Score block's slices: its scores (plugin-major), per-plugin maxima, totals, best total
@@ -252,11 +287,96 @@ impl ScoreCtx<'_> {
         (b, ((((out, maxes), tot), best), rows)): Block<'_>,
     ) -> Result<(), Status> {
         let len = tot.len();
+        let index = &self.feasible_index[b * SCORE_BLOCK..b * SCORE_BLOCK + len];
+        let p = self.plugins.len();
+        let out = &mut out[..p * len];
+        match self.memo {
+            None => self.score_block_raw(b, index, out, rows)?,
+            Some((m, id)) => {
+                let known = m.scored_mask(index, id);
+                let all = u64::MAX >> (64 - len);
+                if known == 0 {
+                    self.score_block_raw(b, index, out, rows)?;
+                } else if known == all {
+                    m.scores_of(index, all, p, out);
+                } else {
+                    m.scores_of(index, known, p, out);
+                    self.score_unknown(b, index, known, out)?;
+                }
+                m.note_scores(index, all & !known, (id, p), out);
+                self.stats
+                    .note_memo(MemoPoint::Score, known.count_ones(), len);
+            }
+        }
+        tot.fill(0);
+        for (j, ((_, w), column)) in self.plugins.iter().zip(out.chunks(len)).enumerate() {
+            if self.defaults[j].is_some() {
+                // kube's DefaultNormalizeScore takes the maximum from 0.
+                maxes[j] = column.iter().copied().fold(0, i64::max);
+            }
+            if !self.normalizes[j] {
+                for (t, &s) in tot.iter_mut().zip(column.iter()) {
+                    *t += s * w;
+                }
+            }
+        }
+        *best = Best::of(tot);
+        Ok(())
+    }
+
+    /// The raw scores of the nodes of block `b` whose bit in `known` is clear, gathered
+    /// into a block of their own, scored, and put in place in `out` (plugin-major).
+    #[inline(never)]
+    fn score_unknown(
+        &self,
+        b: usize,
+        index: &[usize],
+        known: u64,
+        out: &mut [i64],
+    ) -> Result<(), Status> {
+        let len = index.len();
+        let block = &self.feasible[b * SCORE_BLOCK..b * SCORE_BLOCK + len];
+        // On the stack: no allocation per block.
+        let mut unknown = [0usize; SCORE_BLOCK];
+        let mut nodes = [block[0]; SCORE_BLOCK];
+        let mut rows = [NodeRow::default(); SCORE_BLOCK];
+        let mut u = 0;
+        for o in (0..len).filter(|o| known >> o & 1 == 0) {
+            (unknown[u], nodes[u], rows[u]) = (o, block[o], self.all_rows[index[o]]);
+            u += 1;
+        }
+        let mut column = [0i64; SCORE_BLOCK];
+        for ((pl, _), out) in self.plugins.iter().zip(out.chunks_mut(len)) {
+            pl.score_nodes(
+                self.state,
+                self.pod,
+                &nodes[..u],
+                &rows[..u],
+                &mut column[..u],
+            )
+            .map_err(|s| s.with_plugin(pl.name()))?;
+            for (&o, &s) in unknown[..u].iter().zip(&column[..u]) {
+                out[o] = s;
+            }
+        }
+        Ok(())
+    }
+
+    /// Every plugin's raw scores of block `b` (its nodes at `index` of the candidates), into
+    /// `out` plugin-major.
+    #[inline]
+    fn score_block_raw(
+        &self,
+        b: usize,
+        index: &[usize],
+        out: &mut [i64],
+        rows: &mut [NodeRow],
+    ) -> Result<(), Status> {
+        let len = index.len();
         let nodes = &self.feasible[b * SCORE_BLOCK..b * SCORE_BLOCK + len];
         // The block's rows: the snapshot's own when the block's nodes are consecutive
         // (Filter passed every node of a run, the usual case), else copied next to each
         // other where this worker reads them.
-        let index = &self.feasible_index[b * SCORE_BLOCK..b * SCORE_BLOCK + len];
         // (The parallel Filter lists its finds in no particular order: check each step.)
         let first = index[0];
         let rows: &[NodeRow] = if index.windows(2).all(|w| w[1] == w[0] + 1) {
@@ -274,21 +394,10 @@ impl ScoreCtx<'_> {
                 n.prefetch();
             }
         }
-        tot.fill(0);
-        for (j, ((pl, w), column)) in self.plugins.iter().zip(out.chunks_mut(len)).enumerate() {
+        for ((pl, _), column) in self.plugins.iter().zip(out.chunks_mut(len)) {
             pl.score_nodes(self.state, self.pod, nodes, rows, column)
                 .map_err(|s| s.with_plugin(pl.name()))?;
-            if self.defaults[j].is_some() {
-                // kube's DefaultNormalizeScore takes the maximum from 0.
-                maxes[j] = column.iter().copied().fold(0, i64::max);
-            }
-            if !self.normalizes[j] {
-                for (t, &s) in tot.iter_mut().zip(column.iter()) {
-                    *t += s * w;
-                }
-            }
         }
-        *best = Best::of(tot);
         Ok(())
     }
 

@@ -1,0 +1,342 @@
+//! The node memo: Filter verdicts and raw Score results of node-local plugins, kept per node
+//! from one cycle to the next, so that a pod like an earlier one is not judged again on the
+//! nodes that did not change since.
+//!
+//! kube filters and scores every pod from scratch. With the adaptive
+//! `percentageOfNodesToScore`, consecutive pods walk consecutive windows of the node list
+//! (the rotating start index), and a cluster of `N` nodes is walked again every
+//! `N / numFeasibleNodesToFind` pods. Between two walks of a window only the nodes that took a
+//! pod (or changed otherwise) differ. Replicas of one template ask the same question of the
+//! same unchanged nodes each time: the memo keeps the answer. It changes no decision, only
+//! how the answer is found (tidegate's own; kube has no such cache).
+//!
+//! # What may be memoized
+//!
+//! A plugin is *node-local for a pod* ([`Plugin::node_local`](super::Plugin::node_local))
+//! when its PreFilter, Filter, PreScore and Score results on a node are a function of:
+//! the profile's configuration; the pod's [`NodeLocalInputs`] (requests, tolerations, node
+//! selector and affinity, host ports, images, required node features, `spec.nodeName`); that
+//! node's `NodeInfo`; and the snapshot's node count and image states. NodeUnschedulable,
+//! NodeName, TaintToleration, NodeAffinity, NodePorts, NodeResourcesFit (unless DRA may back
+//! an extended resource the pod asks for), NodeResourcesBalancedAllocation, ImageLocality and
+//! NodeDeclaredFeatures are. Plugins that count pods across nodes (PodTopologySpread,
+//! InterPodAffinity), read other objects (the volume plugins, DynamicResources) or come from
+//! outside the engine are not: a cycle that runs one of them at Filter does not use the Filter
+//! memo, and one that runs one at Score does not use the Score memo.
+//!
+//! # Protocol
+//!
+//! * **Keys** ([`MemoKeys`]): per cycle, the scheduling thread interns `(extension point,
+//!   profile, the set of plugins that run there, the pod's node-local inputs)` into a small
+//!   id (never 0). Equal keys get the same id while the key stays in the table (the
+//!   most recent [`MemoKeys::CAPACITY`]); an evicted key's id is never handed out again (ids
+//!   only grow; when they would run out, the table and every memo entry are cleared first).
+//! * **Entries** ([`NodeMemo`], one per snapshot node, by the node's index): `passed[i] = id`
+//!   records that every Filter plugin of that key passed node `i` as it is now; `scored[i] =
+//!   id` that `raw[j * N + i]` holds the raw (not normalized) score of that key's `j`-th
+//!   Score plugin (in the profile's order) on node `i` of `N`. A verdict that is not a pass is never kept (its status is needed
+//!   for the diagnosis), nor are scores outside `i32`.
+//! * **Invalidation** (`Cache::update_snapshot`, the only writer of the snapshot's nodes): a
+//!   node whose NodeInfo is replaced loses its entries ([`NodeMemo::forget`]); a change of the
+//!   node list (layout) or of the image states clears all ([`NodeMemo::reset`]). A snapshot
+//!   built or cloned any other way has an empty memo, which [`NodeMemo::covers`] no node
+//!   list, so it is never read.
+//! * **Use**: a Filter block whose every node has `passed == id` passes without running a
+//!   plugin; otherwise the plugins judge the block and the passes are recorded. A Score block
+//!   whose every node has `scored == id` takes its raw scores from the memo; otherwise the
+//!   plugins score it and the scores are recorded. NormalizeScore, the weights and the host
+//!   choice run as always. The memo is used only on the snapshot's whole node list (not a
+//!   PreFilter subset or a placement) and, for Filter, only when no nominated pod is to be
+//!   added to any node.
+//!
+//! # Invariants
+//!
+//! 1. An entry with id `k` on node `i` was written from a judgement of node `i` in its
+//!    present state by the plugins of key `k`: every replacement of the node's NodeInfo
+//!    since clears it. So a hit returns exactly what running the plugins would.
+//! 2. Workers of one pass write disjoint nodes (each node is judged once per pass), and a
+//!    pass ends before the next cycle's invalidation: the entries are atomics written with
+//!    `Relaxed` ordering, ordered by the pool's join and the snapshot's lock.
+
+use super::parallelize::BlockVerdicts;
+use crate::api::{Pod, Sym};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicI32, AtomicU32, Ordering::Relaxed};
+
+/// Raw scores kept per node: a cycle with more active Score plugins does not use the memo.
+pub(crate) const MEMO_SCORES: usize = 8;
+
+/// Per snapshot node, the last Filter pass and raw scores of a memo key (see the module
+/// doc). Cloning gives an empty memo: a copy of a snapshot is not kept up to date by the
+/// cache, so it must not read entries.
+#[derive(Default)]
+pub(crate) struct NodeMemo {
+    passed: Vec<AtomicU32>,
+    scored: Vec<AtomicU32>,
+    raw: Vec<AtomicI32>,
+}
+
+impl Clone for NodeMemo {
+    fn clone(&self) -> NodeMemo {
+        NodeMemo::default()
+    }
+}
+
+impl std::fmt::Debug for NodeMemo {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "NodeMemo({} nodes)", self.passed.len())
+    }
+}
+
+impl NodeMemo {
+    /// Empty entries for `n` nodes (a new node list, or everything forgotten).
+    pub(crate) fn reset(&mut self, n: usize) {
+        let zero_u32 = |v: &mut Vec<AtomicU32>, len: usize| {
+            v.clear();
+            v.resize_with(len, || AtomicU32::new(0));
+        };
+        zero_u32(&mut self.passed, n);
+        zero_u32(&mut self.scored, n);
+        self.raw.clear();
+        self.raw.resize_with(n * MEMO_SCORES, || AtomicI32::new(0));
+    }
+
+    /// Node `i` changed: its entries no longer hold.
+    pub(crate) fn forget(&mut self, i: usize) {
+        if let (Some(p), Some(s)) = (self.passed.get_mut(i), self.scored.get_mut(i)) {
+            *p.get_mut() = 0;
+            *s.get_mut() = 0;
+        }
+    }
+
+    /// Whether the memo is kept for a node list of `n` nodes (the snapshot's own, kept up
+    /// to date by the cache). An empty list has nothing to keep.
+    pub(crate) fn covers(&self, n: usize) -> bool {
+        n > 0 && self.passed.len() == n
+    }
+
+    /// Bit `o` set: key `id` passed node `first + o` as it is now (`len` ≤ 64).
+    #[inline]
+    pub(crate) fn passed_mask(&self, first: usize, len: usize, id: u32) -> u64 {
+        debug_assert!(len <= 64);
+        let mut mask = 0;
+        for (o, p) in self.passed[first..first + len].iter().enumerate() {
+            mask |= u64::from(p.load(Relaxed) == id) << o;
+        }
+        mask
+    }
+
+    /// Records that key `id` passed node `i`.
+    #[inline]
+    pub(crate) fn note_passed(&self, i: usize, id: u32) {
+        self.passed[i].store(id, Relaxed);
+    }
+
+    /// Bit `o` set: the memo holds key `id`'s raw scores of node `index[o]` (snapshot
+    /// indices, at most 64).
+    #[inline]
+    pub(crate) fn scored_mask(&self, index: &[usize], id: u32) -> u64 {
+        debug_assert!(index.len() <= 64);
+        let mut mask = 0;
+        for (o, &i) in index.iter().enumerate() {
+            mask |= u64::from(self.scored[i].load(Relaxed) == id) << o;
+        }
+        mask
+    }
+
+    /// Writes the raw scores of the nodes of `index` whose bit is set in `mask` into `out`,
+    /// plugin-major (`out[j * len + o]`, `len = index.len()`, `p` plugins).
+    #[inline]
+    pub(crate) fn scores_of(&self, index: &[usize], mask: u64, p: usize, out: &mut [i64]) {
+        let (len, n) = (index.len(), self.scored.len());
+        let all = mask == u64::MAX >> (64 - len);
+        for (j, out) in out[..p * len].chunks_mut(len).enumerate() {
+            let raw = &self.raw[j * n..(j + 1) * n];
+            for (o, (s, &i)) in out.iter_mut().zip(index).enumerate() {
+                if all || mask >> o & 1 == 1 {
+                    *s = i64::from(raw[i].load(Relaxed));
+                }
+            }
+        }
+    }
+
+    /// Records key `id`'s raw scores of the nodes of `index` whose bit is set in `mask`, from
+    /// `scores` laid out as [`NodeMemo::scores_of`] writes them. A node with a score outside
+    /// `i32` is not recorded.
+    #[inline]
+    pub(crate) fn note_scores(
+        &self,
+        index: &[usize],
+        mask: u64,
+        (id, p): (u32, usize),
+        scores: &[i64],
+    ) {
+        let (len, n) = (index.len(), self.scored.len());
+        'node: for (o, &i) in index.iter().enumerate() {
+            if mask >> o & 1 == 0 {
+                continue;
+            }
+            for j in 0..p {
+                let Ok(s) = i32::try_from(scores[j * len + o]) else {
+                    self.scored[i].store(0, Relaxed);
+                    continue 'node;
+                };
+                self.raw[j * n + i].store(s, Relaxed);
+            }
+            self.scored[i].store(id, Relaxed);
+        }
+    }
+}
+
+thread_local! {
+    /// A run of nodes the memo could not answer, judged apart from its block.
+    static RUN: std::cell::RefCell<BlockVerdicts> = std::cell::RefCell::new(BlockVerdicts::default());
+}
+
+/// One Filter block of `len` nodes from `first` through the memo, for key `id`: the nodes the
+/// memo knows passed pass; each run of the others is judged by `judge(a, b, run)` (block
+/// offsets `a..b`, verdicts relative to `a`), its verdicts put in place in `verdicts` and its
+/// passes recorded. `verdicts` comes in with every node passing (`BlockVerdicts::reset`).
+/// Returns how many nodes the memo answered.
+pub(crate) fn filter_block(
+    memo: &NodeMemo,
+    id: u32,
+    (first, len): (usize, usize),
+    verdicts: &mut BlockVerdicts,
+    judge: impl Fn(usize, usize, &mut BlockVerdicts),
+) -> u32 {
+    let known = memo.passed_mask(first, len, id);
+    if known.count_ones() as usize == len {
+        return known.count_ones();
+    }
+    let mut record = |a: usize, run: &mut BlockVerdicts| {
+        for (k, &pass) in run.pass.iter().enumerate() {
+            verdicts.pass[a + k] = pass;
+            if pass {
+                memo.note_passed(first + a + k, id);
+            }
+        }
+        let moved = run.rejected.drain(..).map(|(k, st)| (a + k, st));
+        verdicts.rejected.extend(moved);
+    };
+    RUN.with(|run| {
+        let run = &mut *run.borrow_mut();
+        let mut o = 0;
+        while o < len {
+            if known >> o & 1 == 1 {
+                o += 1;
+                continue;
+            }
+            let a = o;
+            while o < len && known >> o & 1 == 0 {
+                o += 1;
+            }
+            run.reset(o - a);
+            judge(a, o, run);
+            record(a, run);
+        }
+    });
+    known.count_ones()
+}
+
+/// The extension point a memo key is for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum MemoPoint {
+    Filter,
+    Score,
+}
+
+/// What a key is made of: the point, the profile, which of the profile's plugins run there
+/// (bit `k`: its `k`-th plugin of that point) and the pod whose node-local inputs it holds.
+struct MemoKey {
+    point: MemoPoint,
+    profile: Sym,
+    plugins: u64,
+    pod: Arc<Pod>,
+}
+
+/// The memo keys in use, most recent first, with their ids (see the module doc).
+#[derive(Default)]
+pub(crate) struct MemoKeys {
+    keys: Vec<(MemoKey, u32)>,
+    last: u32,
+}
+
+impl MemoKeys {
+    /// Keys kept: more distinct pod shapes in flight than this share nothing anyway.
+    pub(crate) const CAPACITY: usize = 32;
+
+    /// Whether ids have run out: the caller clears every memo entry, then [`MemoKeys::restart`].
+    pub(crate) fn exhausted(&self) -> bool {
+        self.last == u32::MAX
+    }
+
+    /// Forgets every key; ids start again from 1.
+    pub(crate) fn restart(&mut self) {
+        self.keys.clear();
+        self.last = 0;
+    }
+
+    /// The id of the key; a new id when no kept key is equal. None when ids have run out.
+    pub(crate) fn id(
+        &mut self,
+        point: MemoPoint,
+        profile: Sym,
+        plugins: u64,
+        pod: &Arc<Pod>,
+    ) -> Option<u32> {
+        let found = self.keys.iter().position(|(k, _)| {
+            k.point == point
+                && k.profile == profile
+                && k.plugins == plugins
+                && NodeLocalInputs(&k.pod) == NodeLocalInputs(pod)
+        });
+        if let Some(at) = found {
+            // Most recent first: a run of one shape finds its key at once.
+            self.keys[..=at].rotate_right(1);
+            return Some(self.keys[0].1);
+        }
+        if self.exhausted() {
+            return None;
+        }
+        self.last += 1;
+        if self.keys.len() == Self::CAPACITY {
+            self.keys.pop();
+        }
+        let key = MemoKey {
+            point,
+            profile,
+            plugins,
+            pod: pod.clone(),
+        };
+        self.keys.insert(0, (key, self.last));
+        Some(self.last)
+    }
+}
+
+/// The parts of a pod that node-local plugins read (see the module doc). Two pods with
+/// equal inputs get the same verdict and raw scores from them on the same node.
+pub(crate) struct NodeLocalInputs<'a>(pub(crate) &'a Pod);
+
+impl PartialEq for NodeLocalInputs<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        let (a, b) = (self.0, other.0);
+        if a.requests() != b.requests() || a.non_zero_requests() != b.non_zero_requests() {
+            return false;
+        }
+        if Arc::ptr_eq(&a.spec, &b.spec) {
+            return true;
+        }
+        let (a, b) = (&*a.spec, &*b.spec);
+        a.node_name == b.node_name
+            && a.tolerations == b.tolerations
+            && a.node_selector == b.node_selector
+            && a.required_node_affinity == b.required_node_affinity
+            && a.preferred_node_affinity == b.preferred_node_affinity
+            && a.host_ports == b.host_ports
+            && a.images == b.images
+            && a.required_node_features == b.required_node_features
+            && a.extended_resource_containers == b.extended_resource_containers
+            && a.resource_claims == b.resource_claims
+    }
+}
