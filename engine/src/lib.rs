@@ -94,6 +94,7 @@ pub use framework::interface::{
 };
 pub use framework::metrics;
 pub use framework::node_info::{NodeInfo, NodeRow, NodeTraits, PodList};
+pub use framework::node_memo::MemoCounts;
 pub use framework::pod_group::{
     GeneratePlacementsResult, Placement, PlacementCycleState, PlacementPluginScore,
     PlacementPluginScores, PlacementProgress, PlacementScore, PodGroupAssignments,

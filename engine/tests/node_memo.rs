@@ -285,14 +285,7 @@ fn the_memo_answers_repeated_questions_only() {
     apply(&Op::AddNodes(shapes), &mut world, &both);
     // (Score's counts: Filter's follow the same course, and PodTopologySpread with
     // ScheduleAnyway does not filter.)
-    let counts = |s: &Scheduler| {
-        use std::sync::atomic::Ordering::Relaxed;
-        let st = &s.stats;
-        (
-            st.memo_score_hits.load(Relaxed),
-            st.memo_score_misses.load(Relaxed),
-        )
-    };
+    let counts = |s: &Scheduler| s.stats.memo.score();
     let mut last = (0, 0);
     // Shape 0 twice, with shape 7 (shape 0 that tolerates the taint: another question of
     // the same nodes) between; then shape 6, which spreads.

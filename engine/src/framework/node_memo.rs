@@ -61,7 +61,7 @@
 use super::parallelize::BlockVerdicts;
 use crate::api::{Pod, Sym};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicI32, AtomicU32, Ordering::Relaxed};
+use std::sync::atomic::{AtomicI32, AtomicU32, AtomicU64, Ordering::Relaxed};
 
 /// Raw scores kept per node: a cycle with more active Score plugins does not use the memo.
 pub(crate) const MEMO_SCORES: usize = 8;
@@ -137,7 +137,14 @@ impl NodeMemo {
     #[inline]
     pub(crate) fn scored_mask(&self, index: &[usize], id: u32) -> u64 {
         debug_assert!(index.len() <= 64);
+        let (first, len) = (index[0], index.len());
         let mut mask = 0;
+        if index[len - 1] == first + len - 1 && index.is_sorted() {
+            for (o, s) in self.scored[first..first + len].iter().enumerate() {
+                mask |= u64::from(s.load(Relaxed) == id) << o;
+            }
+            return mask;
+        }
         for (o, &i) in index.iter().enumerate() {
             mask |= u64::from(self.scored[i].load(Relaxed) == id) << o;
         }
@@ -150,8 +157,18 @@ impl NodeMemo {
     pub(crate) fn scores_of(&self, index: &[usize], mask: u64, p: usize, out: &mut [i64]) {
         let (len, n) = (index.len(), self.scored.len());
         let all = mask == u64::MAX >> (64 - len);
+        let first = index[0];
+        // The usual block: every node known, consecutive in the snapshot (Filter passed a
+        // whole run). A straight copy of each plugin's slice, no lookups.
+        let run = all && index[len - 1] == first + len - 1 && index.is_sorted();
         for (j, out) in out[..p * len].chunks_mut(len).enumerate() {
             let raw = &self.raw[j * n..(j + 1) * n];
+            if run {
+                for (s, r) in out.iter_mut().zip(&raw[first..first + len]) {
+                    *s = i64::from(r.load(Relaxed));
+                }
+                continue;
+            }
             for (o, (s, &i)) in out.iter_mut().zip(index).enumerate() {
                 if all || mask >> o & 1 == 1 {
                     *s = i64::from(raw[i].load(Relaxed));
@@ -237,6 +254,58 @@ pub(crate) fn filter_block(
         }
     });
     known.count_ones()
+}
+
+/// Slots of [`MemoCounts`]: one per pool thread (by rayon's index, plus one for threads
+/// outside a pool), taken modulo.
+const COUNT_SLOTS: usize = 17;
+
+/// Nodes the memo answered and nodes it could not answer in the cycles that used it, at
+/// Filter and at Score. Each thread counts in its own cache line (one shared counter, bumped
+/// per block by every worker, cost more than the memo saved at 100,000 nodes).
+#[derive(Default)]
+pub struct MemoCounts {
+    slots: [crossbeam::utils::CachePadded<[AtomicU64; 4]>; COUNT_SLOTS],
+}
+
+impl std::fmt::Debug for MemoCounts {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MemoCounts")
+            .field("filter", &self.filter())
+            .field("score", &self.score())
+            .finish()
+    }
+}
+
+impl MemoCounts {
+    /// Counts a block of `len` nodes of which the memo answered `known`.
+    #[inline]
+    pub(crate) fn note(&self, point: MemoPoint, known: u32, len: usize) {
+        let slot = rayon::current_thread_index().map_or(0, |i| i + 1) % COUNT_SLOTS;
+        let at = match point {
+            MemoPoint::Filter => 0,
+            MemoPoint::Score => 2,
+        };
+        let c = &self.slots[slot];
+        c[at].fetch_add(u64::from(known), Relaxed);
+        c[at + 1].fetch_add(len as u64 - u64::from(known), Relaxed);
+    }
+
+    fn sum(&self, at: usize) -> (u64, u64) {
+        self.slots.iter().fold((0, 0), |(h, m), c| {
+            (h + c[at].load(Relaxed), m + c[at + 1].load(Relaxed))
+        })
+    }
+
+    /// Filter: (nodes answered, nodes judged) in the cycles that used the memo.
+    pub fn filter(&self) -> (u64, u64) {
+        self.sum(0)
+    }
+
+    /// Score: (nodes answered, nodes scored) in the cycles that used the memo.
+    pub fn score(&self) -> (u64, u64) {
+        self.sum(2)
+    }
 }
 
 /// The extension point a memo key is for.

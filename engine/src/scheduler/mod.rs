@@ -22,6 +22,7 @@ use crate::framework::Snapshot;
 use crate::framework::WaitingPods;
 use crate::framework::interface::ClusterClient;
 use crate::framework::metrics::Metrics;
+use crate::framework::node_memo::MemoCounts;
 use crate::framework::node_memo::{MemoKeys, MemoPoint};
 use crate::framework::runtime::{Framework, FrameworkError, Profile};
 use crate::framework::warm_pool::WarmPool;
@@ -130,25 +131,15 @@ pub struct SchedulerStats {
     pub scheduled: AtomicU64,
     pub unschedulable: AtomicU64,
     pub errors: AtomicU64,
-    /// Nodes the node memo answered at Filter (`framework/node_memo.rs`), and nodes of
-    /// cycles that used it which it could not answer (judged, then recorded).
-    pub memo_filter_hits: AtomicU64,
-    pub memo_filter_misses: AtomicU64,
-    /// The same at Score.
-    pub memo_score_hits: AtomicU64,
-    pub memo_score_misses: AtomicU64,
+    /// What the node memo answered (`framework/node_memo.rs`).
+    pub memo: MemoCounts,
 }
 
 impl SchedulerStats {
     /// Counts a block of `len` nodes of which the memo answered `known`.
+    #[inline]
     pub(crate) fn note_memo(&self, point: MemoPoint, known: u32, len: usize) {
-        use std::sync::atomic::Ordering::Relaxed;
-        let (hits, misses) = match point {
-            MemoPoint::Filter => (&self.memo_filter_hits, &self.memo_filter_misses),
-            MemoPoint::Score => (&self.memo_score_hits, &self.memo_score_misses),
-        };
-        hits.fetch_add(u64::from(known), Relaxed);
-        misses.fetch_add(len as u64 - u64::from(known), Relaxed);
+        self.memo.note(point, known, len);
     }
 }
 
