@@ -37,7 +37,6 @@ use crate::framework::interface::{
 use crate::framework::node_info::NodeInfo;
 use crate::framework::status::{Code, Reason, Status};
 use crate::framework::volume_listers::VolumeListers;
-use ahash::AHashMap;
 use binder::{Binder, PodVolumeClaims, PodVolumes, claim_of, owned_by};
 use k8s_openapi::api::core::v1 as core;
 use k8s_openapi::api::storage::v1 as storage;
@@ -53,12 +52,17 @@ pub(crate) const ERR_UNBOUND_IMMEDIATE: &str = "pod has unbound immediate Persis
 #[derive(Clone, Default)]
 struct State(Arc<StateData>);
 
+/// Node → its binding work. Fixed hash keys: an `AHashMap` draws random ones, and every
+/// cycle of a pod without claims makes an empty state (kube writes one for PreFilter's Skip).
+type ByNode =
+    std::collections::HashMap<Sym, PodVolumes, std::hash::BuildHasherDefault<ahash::AHasher>>;
+
 #[derive(Default)]
 struct StateData {
     /// `None`: the pod has no claim (PreFilter skipped).
     claims: Option<PodVolumeClaims>,
     /// What binding takes on each node that passed Filter (pods with unbound claims only).
-    by_node: Mutex<AHashMap<Sym, PodVolumes>>,
+    by_node: Mutex<ByNode>,
     has_static_bindings: AtomicBool,
     all_bound: AtomicBool,
 }

@@ -736,7 +736,7 @@ fn deferred_resize_is_skipped() {
 fn pre_bind_pre_flight() {
     let pl = plugin(&[], &[], &[]);
     let with = |all_bound: bool, nodes: &[&str]| {
-        let by_node: AHashMap<Sym, PodVolumes> = (nodes.iter())
+        let by_node: ByNode = (nodes.iter())
             .map(|n| (Sym::new(n), PodVolumes::default()))
             .collect();
         let mut cs = CycleState::default();
