@@ -409,3 +409,155 @@ impl PartialEq for NodeLocalInputs<'_> {
             && a.resource_claims == b.resource_claims
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::api::{PodSpecInfo, Resource, Toleration};
+    use crate::framework::{Code, Status};
+
+    fn pod(name: &str, cpu: i64, tolerate: bool) -> Arc<Pod> {
+        let requests = Resource {
+            milli_cpu: cpu,
+            ..Resource::default()
+        };
+        let tolerations = if tolerate {
+            vec![Toleration {
+                key: Sym::new("k"),
+                exists: true,
+                value: Sym::new(""),
+                effect: None,
+            }]
+        } else {
+            vec![]
+        };
+        let spec = PodSpecInfo {
+            requests: requests.clone(),
+            non_zero_requests: requests,
+            tolerations,
+            ..PodSpecInfo::default()
+        };
+        Arc::new(Pod::new("ns", name, Arc::new(spec)))
+    }
+
+    #[test]
+    fn equal_inputs_share_an_id_and_different_ones_do_not() {
+        let mut keys = MemoKeys::default();
+        let profile = Sym::new("default-scheduler");
+        let (a, b) = (pod("a", 100, false), pod("b", 100, false));
+        let id = |k: &mut MemoKeys, point, plugins, p: &Arc<Pod>| {
+            k.id(point, profile, plugins, p).unwrap()
+        };
+        let first = id(&mut keys, MemoPoint::Filter, 0b11, &a);
+        assert_ne!(first, 0, "0 means no entry");
+        // Another pod, the same inputs (its own spec object): the same id.
+        assert_eq!(id(&mut keys, MemoPoint::Filter, 0b11, &b), first);
+        // Each part of the key tells keys apart.
+        let others = [
+            id(&mut keys, MemoPoint::Score, 0b11, &a),
+            id(&mut keys, MemoPoint::Filter, 0b01, &a),
+            id(&mut keys, MemoPoint::Filter, 0b11, &pod("c", 200, false)),
+            id(&mut keys, MemoPoint::Filter, 0b11, &pod("d", 100, true)),
+        ];
+        let mut all = vec![first];
+        all.extend(others);
+        let distinct: std::collections::BTreeSet<u32> = all.iter().copied().collect();
+        assert_eq!(distinct.len(), all.len(), "{all:?}");
+        assert_eq!(
+            keys.id(MemoPoint::Filter, Sym::new("other"), 0b11, &a),
+            Some(6)
+        );
+    }
+
+    #[test]
+    fn an_evicted_key_gets_a_new_id_and_exhaustion_stops_new_ids() {
+        let mut keys = MemoKeys::default();
+        let profile = Sym::new("p");
+        let first = keys.id(MemoPoint::Filter, profile, 1, &pod("a", 1, false));
+        for cpu in 2..=MemoKeys::CAPACITY as i64 + 1 {
+            keys.id(MemoPoint::Filter, profile, 1, &pod("x", cpu, false));
+        }
+        let again = keys.id(MemoPoint::Filter, profile, 1, &pod("a", 1, false));
+        assert_ne!(
+            again, first,
+            "an evicted key's id is never handed out again"
+        );
+        keys.last = u32::MAX;
+        assert!(keys.exhausted());
+        assert_eq!(
+            keys.id(MemoPoint::Filter, profile, 1, &pod("n", 999, false)),
+            None
+        );
+        keys.restart();
+        assert_eq!(
+            keys.id(MemoPoint::Filter, profile, 1, &pod("n", 999, false)),
+            Some(1)
+        );
+    }
+
+    #[test]
+    fn entries_hold_until_their_node_changes() {
+        let mut memo = NodeMemo::default();
+        assert!(!memo.covers(4), "an empty memo covers no node list");
+        memo.reset(4);
+        assert!(memo.covers(4) && !memo.covers(5));
+        memo.note_passed(1, 7);
+        memo.note_passed(2, 7);
+        assert_eq!(memo.passed_mask(0, 4, 7), 0b0110);
+        assert_eq!(
+            memo.passed_mask(0, 4, 8),
+            0,
+            "another key's passes are not this one's"
+        );
+        // Scores of nodes 3 and 1, two plugins; node 1's second score does not fit an i32.
+        let index = [3, 1];
+        let scores = [10, 20, 30, i64::from(i32::MAX) + 1];
+        memo.note_scores(&index, 0b11, (7, 2), &scores);
+        assert_eq!(memo.scored_mask(&index, 7), 0b01, "node 1 is not recorded");
+        let mut out = [0; 4];
+        memo.scores_of(&index, 0b01, 2, &mut out);
+        assert_eq!(out, [10, 0, 30, 0]);
+        memo.forget(3);
+        assert_eq!(memo.scored_mask(&index, 7), 0);
+        assert_eq!(
+            memo.passed_mask(0, 4, 7),
+            0b0110,
+            "forgetting 3 leaves 1 and 2"
+        );
+        memo.forget(2);
+        assert_eq!(memo.passed_mask(0, 4, 7), 0b0010);
+        memo.reset(4);
+        assert_eq!(memo.passed_mask(0, 4, 7), 0);
+        assert!(!memo.clone().covers(4), "a clone starts empty");
+    }
+
+    #[test]
+    fn a_filter_block_judges_only_what_the_memo_does_not_know() {
+        let mut memo = NodeMemo::default();
+        memo.reset(10);
+        for i in [2, 3, 6] {
+            memo.note_passed(i, 1);
+        }
+        // Block of nodes 1..9; the judge rejects node 5 and passes the rest.
+        let judged = std::sync::Mutex::new(vec![]);
+        let mut v = BlockVerdicts::default();
+        v.reset(8);
+        let known = filter_block(&memo, 1, (1, 8), &mut v, |a, b, run| {
+            judged.lock().unwrap().push((a, b));
+            for o in 0..b - a {
+                if 1 + a + o == 5 {
+                    run.pass[o] = false;
+                    run.rejected
+                        .push((o, Status::new(Code::Unschedulable, "no")));
+                }
+            }
+        });
+        assert_eq!(known, 3);
+        assert_eq!(*judged.lock().unwrap(), vec![(0, 1), (3, 5), (6, 8)]);
+        let passed: Vec<bool> = v.pass.clone();
+        assert_eq!(passed, [true, true, true, true, false, true, true, true]);
+        assert_eq!(v.rejected.iter().map(|(o, _)| *o).collect::<Vec<_>>(), [4]);
+        // The passes judged now are kept; the rejection is not.
+        assert_eq!(memo.passed_mask(1, 8, 1), 0b1110_1111);
+    }
+}
