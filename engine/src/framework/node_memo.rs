@@ -223,8 +223,18 @@ pub(crate) fn filter_block(
     judge: impl Fn(usize, usize, &mut BlockVerdicts),
 ) -> u32 {
     let known = memo.passed_mask(first, len, id);
-    if known.count_ones() as usize == len {
-        return known.count_ones();
+    let count = known.count_ones();
+    if count as usize == len {
+        return count;
+    }
+    // Mostly unknown: judging the whole block in one pass costs less than judging its runs
+    // apart (a known node's verdict comes out the same either way).
+    if (count as usize) * 2 < len {
+        judge(0, len, verdicts);
+        for (o, _) in verdicts.pass.iter().enumerate().filter(|(_, p)| **p) {
+            memo.note_passed(first + o, id);
+        }
+        return count;
     }
     let mut record = |a: usize, run: &mut BlockVerdicts| {
         for (k, &pass) in run.pass.iter().enumerate() {
@@ -253,7 +263,7 @@ pub(crate) fn filter_block(
             record(a, run);
         }
     });
-    known.count_ones()
+    count
 }
 
 /// Slots of [`MemoCounts`]: one per pool thread (by rayon's index, plus one for threads
@@ -533,31 +543,35 @@ mod tests {
 
     #[test]
     fn a_filter_block_judges_only_what_the_memo_does_not_know() {
-        let mut memo = NodeMemo::default();
-        memo.reset(10);
-        for i in [2, 3, 6] {
-            memo.note_passed(i, 1);
-        }
         // Block of nodes 1..9; the judge rejects node 5 and passes the rest.
-        let judged = std::sync::Mutex::new(vec![]);
-        let mut v = BlockVerdicts::default();
-        v.reset(8);
-        let known = filter_block(&memo, 1, (1, 8), &mut v, |a, b, run| {
-            judged.lock().unwrap().push((a, b));
-            for o in 0..b - a {
-                if 1 + a + o == 5 {
-                    run.pass[o] = false;
-                    run.rejected
-                        .push((o, Status::new(Code::Unschedulable, "no")));
-                }
+        let run = |known: &[usize]| {
+            let mut memo = NodeMemo::default();
+            memo.reset(10);
+            for &i in known {
+                memo.note_passed(i, 1);
             }
-        });
-        assert_eq!(known, 3);
-        assert_eq!(*judged.lock().unwrap(), vec![(0, 1), (3, 5), (6, 8)]);
-        let passed: Vec<bool> = v.pass.clone();
-        assert_eq!(passed, [true, true, true, true, false, true, true, true]);
-        assert_eq!(v.rejected.iter().map(|(o, _)| *o).collect::<Vec<_>>(), [4]);
-        // The passes judged now are kept; the rejection is not.
-        assert_eq!(memo.passed_mask(1, 8, 1), 0b1110_1111);
+            let judged = std::sync::Mutex::new(vec![]);
+            let mut v = BlockVerdicts::default();
+            v.reset(8);
+            let count = filter_block(&memo, 1, (1, 8), &mut v, |a, b, run| {
+                judged.lock().unwrap().push((a, b));
+                for o in 0..b - a {
+                    if 1 + a + o == 5 {
+                        run.pass[o] = false;
+                        run.rejected
+                            .push((o, Status::new(Code::Unschedulable, "no")));
+                    }
+                }
+            });
+            assert_eq!(v.pass, [true, true, true, true, false, true, true, true]);
+            assert_eq!(v.rejected.iter().map(|(o, _)| *o).collect::<Vec<_>>(), [4]);
+            // The passes judged now are kept; the rejection is not.
+            assert_eq!(memo.passed_mask(1, 8, 1), 0b1110_1111);
+            (count, judged.into_inner().unwrap())
+        };
+        // Mostly known: only the runs of unknown nodes are judged.
+        assert_eq!(run(&[2, 3, 6, 7, 8]), (5, vec![(0, 1), (3, 5)]));
+        // Mostly unknown: the whole block in one pass, the same verdicts.
+        assert_eq!(run(&[2, 3, 6]), (3, vec![(0, 8)]));
     }
 }
