@@ -34,17 +34,18 @@
 //! * **Entries** ([`NodeMemo`], one per snapshot node, by the node's index): `passed[i] = id`
 //!   records that every Filter plugin of that key passed node `i` as it is now; `scored[i] =
 //!   id` that `raw[j * N + i]` holds the raw (not normalized) score of that key's `j`-th
-//!   Score plugin (in the profile's order) on node `i` of `N`. A verdict that is not a pass is never kept (its status is needed
-//!   for the diagnosis), nor are scores outside `i32`.
+//!   Score plugin (in the profile's order) on node `i` of `N`. A verdict that is not a pass
+//!   is never kept (its status is needed for the diagnosis), nor are scores outside `i32`.
 //! * **Invalidation** (`Cache::update_snapshot`, the only writer of the snapshot's nodes): a
 //!   node whose NodeInfo is replaced loses its entries ([`NodeMemo::forget`]); a change of the
 //!   node list (layout) or of the image states clears all ([`NodeMemo::reset`]). A snapshot
 //!   built or cloned any other way has an empty memo, which [`NodeMemo::covers`] no node
 //!   list, so it is never read.
-//! * **Use**: a Filter block whose every node has `passed == id` passes without running a
-//!   plugin; otherwise the plugins judge the block and the passes are recorded. A Score block
-//!   whose every node has `scored == id` takes its raw scores from the memo; otherwise the
-//!   plugins score it and the scores are recorded. NormalizeScore, the weights and the host
+//! * **Use**, node by node within a block of 64: a node with `passed == id` passes without
+//!   running a plugin; the runs of the others are judged by the plugins ([`filter_block`];
+//!   a block mostly unknown is judged whole, with the same verdicts) and their passes
+//!   recorded. A node with `scored == id` takes its raw scores from the memo; the others are
+//!   gathered, scored by the plugins and recorded. NormalizeScore, the weights and the host
 //!   choice run as always. The memo is used only on the snapshot's whole node list (not a
 //!   PreFilter subset or a placement) and, for Filter, only when no nominated pod is to be
 //!   added to any node.

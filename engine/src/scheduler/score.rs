@@ -38,8 +38,8 @@ impl Scheduler {
     /// The choice then needs only the blocks' bests ([`Scheduler::select_host_by_blocks`]).
     ///
     /// With `memo` (the snapshot's node memo, when `feasible_index` indexes the snapshot's
-    /// own node list, and the pod), a block whose raw scores the memo holds for this key is
-    /// not scored again, and a block scored is recorded (`framework/node_memo.rs`).
+    /// own node list, and the pod), a node whose raw scores the memo holds for this key is
+    /// not scored again, and the nodes scored are recorded (`framework/node_memo.rs`).
     #[allow(clippy::too_many_arguments)]
     pub(super) fn score_nodes(
         &self,
