@@ -190,6 +190,9 @@ impl Replay {
         for d in v.disagreements {
             self.report.disagreements.push(format!("{at}: {d}"));
         }
+        if let Some(why) = v.error {
+            self.report.explained.push(format!("{at}: {why}"));
+        }
         let simulated_out = std::mem::take(&mut self.simulated_out);
         if v.preempting {
             self.judge_group_victims(&at, line, g, &attempts, &simulated_out);

@@ -19,7 +19,11 @@
 //! - A. all or nothing: a rejected cycle (any code but Success) binds no member;
 //! - B. the group's verdict: tidegate's per-pod verdicts (feasible or not, on the same state
 //!   as kube's attempt) meet the policy's quorum in some pass exactly when kube's cycle
-//!   succeeded. A cycle where kube's group preemption nominated nodes is judged on A alone
+//!   succeeded. A cycle that ended `Error` gave no verdict (a member's plugin failed, e.g.
+//!   VolumeBinding's Reserve finding its volume `out of sync` because the informer delivered
+//!   an earlier binding's write mid-cycle: a matter of kube's goroutines' timing), so B and D
+//!   are not judged there and the cycle is reported as explained, as the replay does for a
+//!   single pod's error other than a fit error. A cycle where kube's group preemption nominated nodes is judged on A alone
 //!   (its simulation's passes run with victims removed; group preemption has no tidegate
 //!   dry run to compare with yet, see `docs/feature-gates.md`);
 //! - C. kube's placement: each member kube sent to binding went to a node one of its attempts
@@ -147,6 +151,8 @@ pub(super) struct GroupVerdict {
     pub scheduled: bool,
     /// kube's group preemption nominated nodes (checks B and D not made).
     pub preempting: bool,
+    /// kube's cycle ended `Error` (checks B and D not made): why, as a sentence.
+    pub error: Option<String>,
     /// The disagreements (A to D), each a sentence.
     pub disagreements: Vec<String>,
 }
@@ -185,6 +191,13 @@ pub(super) fn judge_group(line: &GroupLine, all: &[Attempt], before: usize) -> G
         }
     }
     if preempting {
+        return out;
+    }
+    if line.code == "Error" {
+        out.error = Some(format!(
+            "kube's cycle ended Error ({}): an error, not a verdict; the quorum and the plugins are not judged",
+            line.message
+        ));
         return out;
     }
     // B. The quorum, from tidegate's per-pod verdicts.
@@ -418,6 +431,35 @@ mod tests {
         // A member whose PreFilter passed reached it too.
         let v = judge_group(&l, &[at("a", "", false, &["NodeResourcesFit"])], 1);
         assert_eq!(v.disagreements.len(), 1, "{:?}", v.disagreements);
+    }
+
+    /// kube v1.37.2 (`podGroupSchedulingDefaultAlgorithm` in
+    /// pkg/scheduler/schedule_one_podgroup.go) ends the cycle `Error` when a member's
+    /// algorithm errors (here VolumeBinding's Reserve, `passive_assume_cache.go`'s
+    /// `out of sync`): no verdict to judge B or D against, yet A still holds.
+    #[test]
+    fn a_cycle_that_ended_error_is_explained_not_judged() {
+        let mut l = line("Error", None, &[("a", None, &[]), ("b", None, &[])]);
+        l.message = "failed to schedule other pod from a pod group: running Reserve plugin \"VolumeBinding\": \"pv-0\" is out of sync (stored: 1710, assume: 506)".into();
+        let attempts = [at("a", "n1", true, &[]), at("b", "n1", true, &[])];
+        let v = judge_group(&l, &attempts, 3);
+        assert!(v.disagreements.is_empty(), "{:?}", v.disagreements);
+        assert!(
+            v.error
+                .as_deref()
+                .is_some_and(|e| e.contains("out of sync"))
+        );
+        // The same cycle ended Unschedulable is a verdict, and tidegate's disagrees with it.
+        l.code = "Unschedulable".into();
+        let v = judge_group(&l, &attempts, 3);
+        assert!(v.error.is_none());
+        assert_eq!(v.disagreements.len(), 1, "{:?}", v.disagreements);
+        // An Error cycle still binds nothing (A).
+        l.code = "Error".into();
+        l.pods.get_mut("a").unwrap().node = Some("n1".into());
+        let v = judge_group(&l, &attempts, 3);
+        assert_eq!(v.disagreements.len(), 1, "{:?}", v.disagreements);
+        assert!(v.disagreements[0].contains("sent a on n1 to binding"));
     }
 
     #[test]

@@ -74,7 +74,8 @@
 //!   deletion, no victim); `simulated`: the simulation took a pod out of kube's snapshot (out
 //!   of the state until its `assigned` line; no deletion, no victim); `podGroup`: the cycle's
 //!   end, judged by `groups::judge_group`, then each member kube sent to binding must fit on
-//!   its node in tidegate beside the others, the placement kube kept must be top-scored by
+//!   its node in tidegate beside the others (a cycle that ended `Error` gave no verdict: its
+//!   quorum and plugins are reported as explained, not judged), the placement kube kept must be top-scored by
 //!   tidegate's PlacementScore plugins when there was a choice, and a group preemption's
 //!   victims must be tidegate's (`group_replay.rs`; the record is read whole first, to see
 //!   which simulated pods were deleted after); a `nominated` line with `podGroup` (group
