@@ -65,10 +65,11 @@ mod queue {
     use std::hint::black_box;
     use std::sync::Arc;
     use std::time::{Duration, Instant};
+    use tidegate_engine::QueueSortPlugin;
     use tidegate_engine::QueuedPodInfo;
     use tidegate_engine::api::{Pod, PodKey, PodSpecInfo};
     use tidegate_engine::bench_support::KeyedHeap;
-    use tidegate_engine::bench_support::{ActiveQ, LessFn};
+    use tidegate_engine::bench_support::{ActiveQ, LessFn, PrioritySort};
 
     fn pods(n: usize, tag: &str) -> Vec<QueuedPodInfo> {
         let spec = Arc::new(PodSpecInfo::default());
@@ -138,11 +139,13 @@ mod queue {
     fn make(kind: &str) -> Box<dyn Q> {
         match kind {
             "sharded" => Box::new(ActiveQ::new(2, less())),
+            // PrioritySort's integer key inline in the heaps (the scheduler's default).
+            "sharded-keyed" => Box::new(ActiveQ::with_sort_key(2, less(), PrioritySort.sort_key())),
             _ => Box::new(Baseline::new()),
         }
     }
 
-    const KINDS: [&str; 2] = ["single-lock", "sharded"];
+    const KINDS: [&str; 3] = ["single-lock", "sharded", "sharded-keyed"];
 
     pub fn bench(c: &mut Criterion) {
         if !crate::selected("activeq") {

@@ -132,7 +132,7 @@ pub mod bench_support {
     pub use crate::framework::parallelize::BlockVerdicts;
     pub use crate::framework::signature::PodSignature;
     pub use crate::plugins::priority_sort::PrioritySort;
-    pub use crate::queue::active::{ActiveQ, LessFn};
+    pub use crate::queue::active::{ActiveQ, LessFn, SortKeyFn};
     pub use crate::queue::heap::KeyedHeap;
 
     /// DRA device selectors evaluated over every device of a slice, by the CEL interpreter

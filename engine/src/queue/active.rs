@@ -17,6 +17,15 @@
 //!   checks that the same entry is still its top. If so it pops it and claims it by removing the
 //!   index entry *only if it still points at this entry*; a stale or changed top means retry.
 //!
+//! ## Sort keys
+//!
+//! When the QueueSort plugin gives an integer sort key ([`SortKeyFn`], PrioritySort does),
+//! each entry carries its key, computed once at push, and each heap slot carries the key and
+//! the sequence number beside the entry's pointer: sifting compares `(key, seq)` pairs held
+//! in the heap's own array and never follows a pointer to a pod. The key's contract is
+//! `less(a, b) == (key(a) < key(b))` for every pair, so both orders are the same; without a
+//! key the heap calls `less` as before.
+//!
 //! ## Ordering guarantee
 //!
 //! When no push, update or delete runs concurrently with a pop, the pop returns a pod that no
@@ -50,6 +59,10 @@ use std::sync::Arc;
 /// The queue-sort order.
 pub type LessFn = Arc<dyn Fn(&QueuedPodInfo, &QueuedPodInfo) -> bool + Send + Sync>;
 
+/// An integer key in the queue-sort order: `less(a, b) == (key(a) < key(b))`
+/// ([`crate::framework::interface::QueueSortPlugin::sort_key`]).
+pub type SortKeyFn = fn(&QueuedPodInfo) -> u128;
+
 /// An entry in a shard heap.
 pub(crate) struct Entry {
     pub q: QueuedPodInfo,
@@ -59,10 +72,29 @@ pub(crate) struct Entry {
     seq: u64,
     /// The shard whose heap holds this entry.
     shard: usize,
+    /// The QueueSort key, when the queue has a [`SortKeyFn`] (else 0).
+    key: u128,
+}
+
+/// A heap slot: the entry with its order inline, so that sifting reads only the heap's array.
+struct Slot {
+    key: u128,
+    seq: u64,
+    e: Arc<Entry>,
+}
+
+impl Slot {
+    fn of(e: Arc<Entry>) -> Slot {
+        Slot {
+            key: e.key,
+            seq: e.seq,
+            e,
+        }
+    }
 }
 
 struct Shard {
-    heap: Mutex<Vec<Arc<Entry>>>,
+    heap: Mutex<Vec<Slot>>,
     top: ArcCell<Entry>,
     /// Entries in `heap` that the index no longer points at (deleted or replaced pods).
     /// Raised under the index stripe lock that unlinks the entry, lowered when a stale entry
@@ -78,6 +110,7 @@ pub struct ActiveQ {
     index: Index,
     len: AtomicUsize,
     less: LessFn,
+    sort_key: Option<SortKeyFn>,
     next_seq: AtomicU64,
     /// Compactions run so far (the tests read it).
     #[cfg(test)]
@@ -147,6 +180,12 @@ pub(crate) fn default_shards() -> usize {
 
 impl ActiveQ {
     pub fn new(shards: usize, less: LessFn) -> ActiveQ {
+        ActiveQ::with_sort_key(shards, less, None)
+    }
+
+    /// A queue ordered by `less`, whose heaps compare `sort_key`s instead when one is given
+    /// (its contract: `less(a, b) == (sort_key(a) < sort_key(b))`).
+    pub fn with_sort_key(shards: usize, less: LessFn, sort_key: Option<SortKeyFn>) -> ActiveQ {
         let n = shards.max(1);
         ActiveQ {
             shards: (0..n)
@@ -160,6 +199,7 @@ impl ActiveQ {
             index: Index::new(),
             len: AtomicUsize::new(0),
             less,
+            sort_key,
             next_seq: AtomicU64::new(0),
             #[cfg(test)]
             compactions: AtomicUsize::new(0),
@@ -168,9 +208,22 @@ impl ActiveQ {
         }
     }
 
-    /// The heap order: QueueSort's `less`, then push order among equals.
+    /// The heap order: QueueSort's `less` (or its key), then push order among equals.
     fn before(&self, a: &Entry, b: &Entry) -> bool {
+        if self.sort_key.is_some() {
+            return (a.key, a.seq) < (b.key, b.seq);
+        }
         (self.less)(&a.q, &b.q) || (a.seq < b.seq && !(self.less)(&b.q, &a.q))
+    }
+
+    /// [`Self::before`] on heap slots: with a key, from the slots alone.
+    #[inline]
+    fn slot_before(&self, a: &Slot, b: &Slot) -> bool {
+        if self.sort_key.is_some() {
+            (a.key, a.seq) < (b.key, b.seq)
+        } else {
+            self.before(&a.e, &b.e)
+        }
     }
 
     pub fn len(&self) -> usize {
@@ -218,10 +271,12 @@ impl ActiveQ {
                     self.next_seq.fetch_add(1, Ordering::Relaxed)
                 }
             };
+            let order = self.sort_key.map_or(0, |f| f(&q));
             let e = Arc::new(Entry {
                 q,
                 seq,
                 shard: home,
+                key: order,
             });
             let replaced = stripe.insert(key, e.clone()).map(|old| {
                 self.shards[old.shard].stale.fetch_add(1, Ordering::AcqRel);
@@ -232,11 +287,11 @@ impl ActiveQ {
         let shard = &self.shards[home];
         {
             let mut heap = shard.heap.lock();
-            heap.push(e);
+            heap.push(Slot::of(e));
             let i = heap.len() - 1;
-            if sift_up(&mut heap, i, &|a, b| self.before(a, b)) == 0 {
+            if sift_up(&mut heap, i, |a, b| self.slot_before(a, b)) == 0 {
                 // The new entry is the shard's top now.
-                shard.top.store(Some(heap[0].clone()));
+                shard.top.store(Some(heap[0].e.clone()));
             }
             shard.held.store(heap.len(), Ordering::Relaxed);
         }
@@ -263,7 +318,7 @@ impl ActiveQ {
         let mut heap = shard.heap.lock();
         if too_many(shard.stale.load(Ordering::Acquire), heap.len()) {
             self.compact(i, &mut heap);
-            shard.top.store(heap.first().cloned());
+            shard.top.store(heap.first().map(|s| s.e.clone()));
             shard.held.store(heap.len(), Ordering::Relaxed);
         }
     }
@@ -280,9 +335,9 @@ impl ActiveQ {
 
     /// Removes stale entries from shard `i`'s heap (locked by the caller) and restores the
     /// heap order.
-    fn compact(&self, i: usize, heap: &mut Vec<Arc<Entry>>) {
+    fn compact(&self, i: usize, heap: &mut Vec<Slot>) {
         let before = heap.len();
-        heap.retain(|e| {
+        heap.retain(|Slot { e, .. }| {
             let key = &e.q.pod.key;
             self.index
                 .stripe(key)
@@ -298,7 +353,7 @@ impl ActiveQ {
         #[cfg(test)]
         self.compactions.fetch_add(1, Ordering::Relaxed);
         for j in (0..heap.len() / 2).rev() {
-            sift_down(heap, j, &|a, b| self.before(a, b));
+            sift_down(heap, j, |a, b| self.slot_before(a, b));
         }
     }
 
@@ -341,13 +396,13 @@ impl ActiveQ {
             // 2. Lock its shard and verify.
             let shard = &self.shards[i];
             let mut heap = shard.heap.lock();
-            let same = heap.first().is_some_and(|t| Arc::ptr_eq(t, &cand));
+            let same = heap.first().is_some_and(|t| Arc::ptr_eq(&t.e, &cand));
             if !same {
                 drop(heap);
                 continue;
             }
-            let e = pop_heap(&mut heap, &|a, b| self.before(a, b));
-            shard.top.store(heap.first().cloned());
+            let e = pop_heap(&mut heap, |a, b| self.slot_before(a, b)).e;
+            shard.top.store(heap.first().map(|s| s.e.clone()));
             shard.held.store(heap.len(), Ordering::Relaxed);
             drop(heap);
             // 3. Claim it: only if the index still points at this entry.
@@ -388,16 +443,20 @@ impl ActiveQ {
             let top = s.top.load_full();
             match (heap.first(), top) {
                 (None, None) => {}
-                (Some(a), Some(b)) if Arc::ptr_eq(a, &b) => {}
+                (Some(a), Some(b)) if Arc::ptr_eq(&a.e, &b) => {}
                 _ => return Err(format!("shard {i}: cached top is not the heap top")),
             }
             for c in 1..heap.len() {
-                if self.before(&heap[c], &heap[(c - 1) / 2]) {
+                if self.slot_before(&heap[c], &heap[(c - 1) / 2]) {
                     return Err(format!("shard {i}: heap order broken at {c}"));
                 }
             }
+            if heap.iter().any(|s| s.key != s.e.key || s.seq != s.e.seq) {
+                return Err(format!("shard {i}: a slot's order is not its entry's"));
+            }
             let stale = heap
                 .iter()
+                .map(|s| &s.e)
                 .filter(|e| {
                     let key = &e.q.pod.key;
                     !(self.index.stripe(key).lock().get(key)).is_some_and(|v| Arc::ptr_eq(v, e))
@@ -412,7 +471,7 @@ impl ActiveQ {
             if s.held.load(Ordering::Relaxed) != heap.len() {
                 return Err(format!("shard {i}: held is not the heap's length"));
             }
-            if heap.iter().any(|e| e.shard != i) {
+            if heap.iter().any(|s| s.e.shard != i) {
                 return Err(format!("shard {i}: holds an entry of another shard"));
             }
         }
@@ -421,7 +480,7 @@ impl ActiveQ {
 }
 
 /// Moves `h[i]` up to its place; returns where it ended.
-fn sift_up(h: &mut [Arc<Entry>], mut i: usize, less: &dyn Fn(&Entry, &Entry) -> bool) -> usize {
+fn sift_up(h: &mut [Slot], mut i: usize, less: impl Fn(&Slot, &Slot) -> bool) -> usize {
     while i > 0 {
         let p = (i - 1) / 2;
         if !less(&h[i], &h[p]) {
@@ -433,7 +492,7 @@ fn sift_up(h: &mut [Arc<Entry>], mut i: usize, less: &dyn Fn(&Entry, &Entry) -> 
     i
 }
 
-fn sift_down(h: &mut [Arc<Entry>], mut i: usize, less: &dyn Fn(&Entry, &Entry) -> bool) {
+fn sift_down(h: &mut [Slot], mut i: usize, less: impl Fn(&Slot, &Slot) -> bool) {
     let n = h.len();
     loop {
         let l = 2 * i + 1;
@@ -452,7 +511,7 @@ fn sift_down(h: &mut [Arc<Entry>], mut i: usize, less: &dyn Fn(&Entry, &Entry) -
     }
 }
 
-fn pop_heap(h: &mut Vec<Arc<Entry>>, less: &dyn Fn(&Entry, &Entry) -> bool) -> Arc<Entry> {
+fn pop_heap(h: &mut Vec<Slot>, less: impl Fn(&Slot, &Slot) -> bool) -> Slot {
     let last = h.len() - 1;
     h.swap(0, last);
     let e = h.pop().expect("non-empty");
@@ -466,6 +525,7 @@ fn pop_heap(h: &mut Vec<Arc<Entry>>, less: &dyn Fn(&Entry, &Entry) -> bool) -> A
 mod tests {
     use super::*;
     use crate::api::{Pod, PodSpecInfo};
+    use crate::framework::interface::QueueSortPlugin;
     use proptest::prelude::*;
     use std::time::Duration;
 
@@ -495,8 +555,17 @@ mod tests {
         })]
         /// Single-threaded, the sharded queue behaves exactly like an ordered map (the model).
         #[test]
-        fn matches_a_sorted_model(ops in proptest::collection::vec((0u8..4, 0u32..40, -3i32..3), 1..300), shards in 1usize..5) {
-            let aq = ActiveQ::new(shards, prio_less());
+        fn matches_a_sorted_model(ops in proptest::collection::vec((0u8..4, 0u32..40, -3i32..3), 1..300), shards in 1usize..5, keyed: bool) {
+            // Keyed: PrioritySort's own order and key (the timestamps here are unique, so
+            // the model's name tie-break never decides).
+            let aq = if keyed {
+                let p = Arc::new(crate::plugins::priority_sort::PrioritySort);
+                let key = p.sort_key();
+                prop_assert!(key.is_some());
+                ActiveQ::with_sort_key(shards, Arc::new(move |a: &QueuedPodInfo, b: &QueuedPodInfo| p.less(a, b)), key)
+            } else {
+                ActiveQ::new(shards, prio_less())
+            };
             // model: key -> (priority, ts)
             let mut model: std::collections::BTreeMap<u32, (i32, u64)> = Default::default();
             let mut ts = 0u64;

@@ -210,9 +210,10 @@ impl SchedulingQueue {
                 as backoff::TieBreak
         });
         SchedulingQueue {
-            active: ActiveQ::new(
+            active: ActiveQ::with_sort_key(
                 shards,
                 Arc::new(move |a: &QueuedPodInfo, b: &QueuedPodInfo| qs.less(a, b)),
+                queue_sort.sort_key(),
             ),
             waiting: AtomicBool::new(false),
             gated: GatedPods::default(),
