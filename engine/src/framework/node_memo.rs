@@ -134,13 +134,14 @@ impl NodeMemo {
     }
 
     /// Bit `o` set: the memo holds key `id`'s raw scores of node `index[o]` (snapshot
-    /// indices, at most 64).
+    /// indices, at most 64; `run`: [`run_start`] of `index`).
     #[inline]
-    pub(crate) fn scored_mask(&self, index: &[usize], id: u32) -> u64 {
+    pub(crate) fn scored_mask(&self, index: &[usize], run: Option<usize>, id: u32) -> u64 {
         debug_assert!(index.len() <= 64);
-        let (first, len) = (index[0], index.len());
+        debug_assert_eq!(run, run_start(index));
+        let len = index.len();
         let mut mask = 0;
-        if index[len - 1] == first + len - 1 && index.is_sorted() {
+        if let Some(first) = run {
             for (o, s) in self.scored[first..first + len].iter().enumerate() {
                 mask |= u64::from(s.load(Relaxed) == id) << o;
             }
@@ -153,18 +154,25 @@ impl NodeMemo {
     }
 
     /// Writes the raw scores of the nodes of `index` whose bit is set in `mask` into `out`,
-    /// plugin-major (`out[j * len + o]`, `len = index.len()`, `p` plugins).
+    /// plugin-major (`out[j * len + o]`, `len = index.len()`, `p` plugins; `run`:
+    /// [`run_start`] of `index`).
     #[inline]
-    pub(crate) fn scores_of(&self, index: &[usize], mask: u64, p: usize, out: &mut [i64]) {
+    pub(crate) fn scores_of(
+        &self,
+        (index, run): (&[usize], Option<usize>),
+        mask: u64,
+        p: usize,
+        out: &mut [i64],
+    ) {
+        debug_assert_eq!(run, run_start(index));
         let (len, n) = (index.len(), self.scored.len());
         let all = mask == u64::MAX >> (64 - len);
-        let first = index[0];
         // The usual block: every node known, consecutive in the snapshot (Filter passed a
         // whole run). A straight copy of each plugin's slice, no lookups.
-        let run = all && index[len - 1] == first + len - 1 && index.is_sorted();
+        let first = run.filter(|_| all);
         for (j, out) in out[..p * len].chunks_mut(len).enumerate() {
             let raw = &self.raw[j * n..(j + 1) * n];
-            if run {
+            if let Some(first) = first {
                 for (s, r) in out.iter_mut().zip(&raw[first..first + len]) {
                     *s = i64::from(r.load(Relaxed));
                 }
@@ -209,6 +217,15 @@ impl NodeMemo {
 thread_local! {
     /// A run of nodes the memo could not answer, judged apart from its block.
     static RUN: std::cell::RefCell<BlockVerdicts> = std::cell::RefCell::new(BlockVerdicts::default());
+}
+
+/// The first snapshot index of `index` when its indices are consecutive and rising (a
+/// block Filter passed whole, the usual case): the block's rows and memo slots are then one
+/// slice each.
+#[inline]
+pub(crate) fn run_start(index: &[usize]) -> Option<usize> {
+    let first = *index.first()?;
+    index.windows(2).all(|w| w[1] == w[0] + 1).then_some(first)
 }
 
 /// One Filter block of `len` nodes from `first` through the memo, for key `id`: the nodes the
@@ -452,6 +469,16 @@ mod tests {
     }
 
     #[test]
+    fn a_run_is_consecutive_rising_indices() {
+        assert_eq!(run_start(&[3, 4, 5]), Some(3));
+        assert_eq!(run_start(&[7]), Some(7));
+        assert_eq!(run_start(&[]), None);
+        assert_eq!(run_start(&[3, 5, 6]), None);
+        assert_eq!(run_start(&[4, 3]), None);
+        assert_eq!(run_start(&[3, 4, 4]), None);
+    }
+
+    #[test]
     fn equal_inputs_share_an_id_and_different_ones_do_not() {
         let mut keys = MemoKeys::default();
         let profile = Sym::new("default-scheduler");
@@ -524,12 +551,17 @@ mod tests {
         let index = [3, 1];
         let scores = [10, 20, 30, i64::from(i32::MAX) + 1];
         memo.note_scores(&index, 0b11, (7, 2), &scores);
-        assert_eq!(memo.scored_mask(&index, 7), 0b01, "node 1 is not recorded");
+        let run = run_start(&index);
+        assert_eq!(
+            memo.scored_mask(&index, run, 7),
+            0b01,
+            "node 1 is not recorded"
+        );
         let mut out = [0; 4];
-        memo.scores_of(&index, 0b01, 2, &mut out);
+        memo.scores_of((&index, run), 0b01, 2, &mut out);
         assert_eq!(out, [10, 0, 30, 0]);
         memo.forget(3);
-        assert_eq!(memo.scored_mask(&index, 7), 0);
+        assert_eq!(memo.scored_mask(&index, run, 7), 0);
         assert_eq!(
             memo.passed_mask(0, 4, 7),
             0b0110,

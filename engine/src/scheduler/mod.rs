@@ -23,7 +23,7 @@ use crate::framework::WaitingPods;
 use crate::framework::interface::ClusterClient;
 use crate::framework::metrics::Metrics;
 use crate::framework::node_memo::MemoCounts;
-use crate::framework::node_memo::{MemoKeys, MemoPoint};
+use crate::framework::node_memo::MemoKeys;
 use crate::framework::runtime::{Framework, FrameworkError, Profile};
 use crate::framework::warm_pool::WarmPool;
 use crate::framework::{PluginContext, Registry};
@@ -133,14 +133,6 @@ pub struct SchedulerStats {
     pub errors: AtomicU64,
     /// What the node memo answered (`framework/node_memo.rs`).
     pub memo: MemoCounts,
-}
-
-impl SchedulerStats {
-    /// Counts a block of `len` nodes of which the memo answered `known`.
-    #[inline]
-    pub(crate) fn note_memo(&self, point: MemoPoint, known: u32, len: usize) {
-        self.memo.note(point, known, len);
-    }
 }
 
 pub struct Scheduler {

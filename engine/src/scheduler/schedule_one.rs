@@ -474,7 +474,7 @@ impl Scheduler {
                         Some((m, id)) => {
                             let known =
                                 node_memo::filter_block(m, id, (first, len), verdicts, judge);
-                            self.stats.note_memo(MemoPoint::Filter, known, len);
+                            self.stats.memo.note(MemoPoint::Filter, known, len);
                         }
                     }
                 },

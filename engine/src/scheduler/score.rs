@@ -5,7 +5,7 @@
 use crate::api::Pod;
 use crate::framework::interface::MAX_NODE_SCORE;
 use crate::framework::interface::ScorePlugin;
-use crate::framework::node_memo::{MEMO_SCORES, MemoPoint, NodeMemo};
+use crate::framework::node_memo::{MEMO_SCORES, MemoPoint, NodeMemo, run_start};
 use crate::framework::runtime::Framework;
 use crate::framework::{CycleState, NodeInfo, NodeRow, Status};
 use rand::Rng;
@@ -290,22 +290,25 @@ impl ScoreCtx<'_> {
         let index = &self.feasible_index[b * SCORE_BLOCK..b * SCORE_BLOCK + len];
         let p = self.plugins.len();
         let out = &mut out[..p * len];
+        // Whether the block's nodes are consecutive in the snapshot: found once per block.
+        let run = run_start(index);
         match self.memo {
-            None => self.score_block_raw(b, index, out, rows)?,
+            None => self.score_block_raw(b, (index, run), out, rows)?,
             Some((m, id)) => {
-                let known = m.scored_mask(index, id);
+                let known = m.scored_mask(index, run, id);
                 let all = u64::MAX >> (64 - len);
                 if known == 0 {
-                    self.score_block_raw(b, index, out, rows)?;
-                } else if known == all {
-                    m.scores_of(index, all, p, out);
+                    self.score_block_raw(b, (index, run), out, rows)?;
                 } else {
-                    m.scores_of(index, known, p, out);
-                    self.score_unknown(b, index, known, out)?;
+                    m.scores_of((index, run), known, p, out);
+                    if known != all {
+                        self.score_unknown(b, index, known, out)?;
+                    }
                 }
                 m.note_scores(index, all & !known, (id, p), out);
                 self.stats
-                    .note_memo(MemoPoint::Score, known.count_ones(), len);
+                    .memo
+                    .note(MemoPoint::Score, known.count_ones(), len);
             }
         }
         tot.fill(0);
@@ -362,13 +365,13 @@ impl ScoreCtx<'_> {
         Ok(())
     }
 
-    /// Every plugin's raw scores of block `b` (its nodes at `index` of the candidates), into
-    /// `out` plugin-major.
+    /// Every plugin's raw scores of block `b` (its nodes at `index` of the candidates, `run`
+    /// its [`run_start`]), into `out` plugin-major.
     #[inline]
     fn score_block_raw(
         &self,
         b: usize,
-        index: &[usize],
+        (index, run): (&[usize], Option<usize>),
         out: &mut [i64],
         rows: &mut [NodeRow],
     ) -> Result<(), Status> {
@@ -377,9 +380,9 @@ impl ScoreCtx<'_> {
         // The block's rows: the snapshot's own when the block's nodes are consecutive
         // (Filter passed every node of a run, the usual case), else copied next to each
         // other where this worker reads them.
-        // (The parallel Filter lists its finds in no particular order: check each step.)
-        let first = index[0];
-        let rows: &[NodeRow] = if index.windows(2).all(|w| w[1] == w[0] + 1) {
+        // (The parallel Filter lists its finds in no particular order: `run` checked each
+        // step.)
+        let rows: &[NodeRow] = if let Some(first) = run {
             &self.all_rows[first..first + len]
         } else {
             for (r, &i) in rows.iter_mut().zip(index) {
