@@ -79,6 +79,11 @@ impl StateData {
 pub(crate) struct VolumeBinding {
     binder: Binder,
     client: Arc<dyn ClusterClient>,
+    /// The state of every pod without claims, shared (no allocation per cycle): such a
+    /// pod's Filter is skipped, so nothing fills `by_node`, and its Reserve finds no binding
+    /// work and sets `all_bound`, set here from the start, so every pod's Reserve leaves it
+    /// as it found it.
+    no_claims: State,
 }
 
 impl VolumeBinding {
@@ -89,6 +94,10 @@ impl VolumeBinding {
                 cache: assume::AssumeCache::default(),
             },
             client,
+            no_claims: State(Arc::new(StateData {
+                all_bound: AtomicBool::new(true),
+                ..StateData::default()
+            })),
         }
     }
 
@@ -223,7 +232,7 @@ impl PreFilterPlugin for VolumeBinding {
         match self.pod_has_claims(pod) {
             Err(e) => return (None, Status::new(Code::UnschedulableAndUnresolvable, e)),
             Ok(false) => {
-                state.write(STATE_KEY, State::default());
+                state.write(STATE_KEY, self.no_claims.clone());
                 return (None, Status::skip());
             }
             Ok(true) => {}

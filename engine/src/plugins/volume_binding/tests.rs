@@ -730,6 +730,32 @@ fn deferred_resize_is_skipped() {
     assert_eq!(pre.code(), Code::UnschedulableAndUnresolvable);
 }
 
+/// A pod without claims: PreFilter skips and writes the plugin's one shared state (no
+/// allocation per cycle); Reserve and PreBind find no binding work, for every such pod alike.
+#[test]
+fn pods_without_claims_share_one_state_and_bind_nothing() {
+    let pl = plugin(&[], &[], &[]);
+    let mut seen = Vec::new();
+    for name in ["a", "b"] {
+        let mut p = pod(&[]);
+        p.name = name.into();
+        let mut cs = CycleState::default();
+        let (res, pre) = pl.pre_filter(&mut cs, &p, &Snapshot::default());
+        assert!(res.is_none());
+        assert_eq!(pre.code(), Code::Skip);
+        let node = Sym::new("node1");
+        assert!(pl.reserve(&mut cs, &p, node).is_success());
+        assert_eq!(pl.pre_bind_pre_flight(&cs, &p, node).code(), Code::Skip);
+        assert!(pl.pre_bind(&mut cs, &p, node).is_success());
+        pl.unreserve(&mut cs, &p, node);
+        let s = pl.state(&cs).expect("PreFilter wrote the state").clone();
+        assert!(s.0.claims.is_none() && s.0.by_node.lock().is_empty());
+        assert!(!s.0.binds());
+        seen.push(s);
+    }
+    assert!(Arc::ptr_eq(&seen[0].0, &seen[1].0), "one shared state");
+}
+
 // ---- Test_PreBindPreFlight ----
 
 #[test]
