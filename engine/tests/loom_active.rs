@@ -56,6 +56,37 @@ fn pushes_race_a_pop() {
     });
 }
 
+/// The same race with PrioritySort's sort key in the heap slots (the scheduler's queue):
+/// the keys change only what sifting reads, not the protocol; every pod comes out once, the
+/// higher priority first when both were pushed before the pops.
+#[test]
+fn pushes_race_a_pop_with_sort_keys() {
+    use tidegate_engine::QueueSortPlugin;
+    use tidegate_engine::bench_support::PrioritySort;
+    let (a, b) = (q("a", 0, 1), q("b", 1, 2));
+    loom::model(move || {
+        let aq = Arc::new(ActiveQ::with_sort_key(2, less(), PrioritySort.sort_key()));
+        let (q1, q2) = (aq.clone(), aq.clone());
+        let (a, b) = (a.clone(), b.clone());
+        let t1 = thread::spawn(move || q1.push(a));
+        let t2 = thread::spawn(move || q2.push(b));
+        let early: Vec<String> = aq.try_pop().into_iter().map(name).collect();
+        t1.join().unwrap();
+        t2.join().unwrap();
+        let mut got = early.clone();
+        while let Some(x) = aq.try_pop() {
+            got.push(name(x));
+        }
+        if early.is_empty() {
+            assert_eq!(got, vec!["b", "a"], "both queued: priority first");
+        }
+        got.sort();
+        assert_eq!(got, vec!["a", "b"]);
+        assert_eq!(aq.len(), 0);
+        aq.check().unwrap();
+    });
+}
+
 /// A delete races a pop of the same pod: exactly one of them gets it.
 #[test]
 fn a_delete_races_a_pop() {
