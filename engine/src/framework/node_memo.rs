@@ -159,7 +159,8 @@ impl NodeMemo {
     #[inline]
     pub(crate) fn scores_of(
         &self,
-        (index, run): (&[usize], Option<usize>),
+        index: &[usize],
+        run: Option<usize>,
         mask: u64,
         p: usize,
         out: &mut [i64],
@@ -558,7 +559,7 @@ mod tests {
             "node 1 is not recorded"
         );
         let mut out = [0; 4];
-        memo.scores_of((&index, run), 0b01, 2, &mut out);
+        memo.scores_of(&index, run, 0b01, 2, &mut out);
         assert_eq!(out, [10, 0, 30, 0]);
         memo.forget(3);
         assert_eq!(memo.scored_mask(&index, run, 7), 0);

@@ -293,14 +293,14 @@ impl ScoreCtx<'_> {
         // Whether the block's nodes are consecutive in the snapshot: found once per block.
         let run = run_start(index);
         match self.memo {
-            None => self.score_block_raw(b, (index, run), out, rows)?,
+            None => self.score_block_raw(b, index, run, out, rows)?,
             Some((m, id)) => {
                 let known = m.scored_mask(index, run, id);
                 let all = u64::MAX >> (64 - len);
                 if known == 0 {
-                    self.score_block_raw(b, (index, run), out, rows)?;
+                    self.score_block_raw(b, index, run, out, rows)?;
                 } else {
-                    m.scores_of((index, run), known, p, out);
+                    m.scores_of(index, run, known, p, out);
                     if known != all {
                         self.score_unknown(b, index, known, out)?;
                     }
@@ -371,7 +371,8 @@ impl ScoreCtx<'_> {
     fn score_block_raw(
         &self,
         b: usize,
-        (index, run): (&[usize], Option<usize>),
+        index: &[usize],
+        run: Option<usize>,
         out: &mut [i64],
         rows: &mut [NodeRow],
     ) -> Result<(), Status> {
