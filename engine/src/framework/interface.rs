@@ -116,13 +116,16 @@ pub trait PreEnqueuePlugin: Plugin {
     fn pre_enqueue(&self, pod: &Pod) -> Status;
 }
 
+/// An integer key in a QueueSort plugin's order ([`QueueSortPlugin::sort_key`]).
+pub type SortKeyFn = fn(&QueuedPodInfo) -> u128;
+
 /// Orders activeQ.
 pub trait QueueSortPlugin: Plugin {
     fn less(&self, a: &QueuedPodInfo, b: &QueuedPodInfo) -> bool;
     /// An integer key in `less`'s order, if the plugin has one: for every pair,
     /// `less(a, b) == (key(a) < key(b))`. activeQ's heaps then compare keys held inline
     /// instead of calling `less` on the pods (`queue/active.rs`). `None`: they call `less`.
-    fn sort_key(&self) -> Option<fn(&QueuedPodInfo) -> u128> {
+    fn sort_key(&self) -> Option<SortKeyFn> {
         None
     }
 }

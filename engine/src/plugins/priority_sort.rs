@@ -2,7 +2,7 @@
 //! Source of behaviour: `pkg/scheduler/framework/plugins/queuesort/priority_sort.go`.
 
 use crate::framework::QueuedPodInfo;
-use crate::framework::interface::{Plugin, QueueSortPlugin};
+use crate::framework::interface::{Plugin, QueueSortPlugin, SortKeyFn};
 use std::sync::Arc;
 
 pub(crate) const NAME: &str = "PrioritySort";
@@ -24,7 +24,7 @@ impl QueueSortPlugin for PrioritySort {
         let (pa, pb) = (a.pod.priority(), b.pod.priority());
         pa > pb || (pa == pb && a.timestamp < b.timestamp)
     }
-    fn sort_key(&self) -> Option<fn(&QueuedPodInfo) -> u128> {
+    fn sort_key(&self) -> Option<SortKeyFn> {
         Some(sort_key)
     }
 }

@@ -59,9 +59,7 @@ use std::sync::Arc;
 /// The queue-sort order.
 pub type LessFn = Arc<dyn Fn(&QueuedPodInfo, &QueuedPodInfo) -> bool + Send + Sync>;
 
-/// An integer key in the queue-sort order: `less(a, b) == (key(a) < key(b))`
-/// ([`crate::framework::interface::QueueSortPlugin::sort_key`]).
-pub type SortKeyFn = fn(&QueuedPodInfo) -> u128;
+pub use crate::framework::interface::SortKeyFn;
 
 /// An entry in a shard heap.
 pub(crate) struct Entry {
