@@ -1,6 +1,7 @@
-//! The node memo (`framework/node_memo.rs`) changes no decision: two schedulers fed the same
-//! random cluster changes and pod streams, one with the memo and one without, bind the same
-//! pods to the same nodes in the same order and report the same failures.
+//! The node memo (`framework/node_memo.rs`) and its window path (`scheduler/window.rs`)
+//! change no decision: three schedulers fed the same random cluster changes and pod streams,
+//! one with the memo and its window path, one with the memo alone and one without, bind the
+//! same pods to the same nodes in the same order and report the same failures.
 //!
 //! The cluster changes touch everything a node-local plugin reads (cpu, pod slots, labels,
 //! taints, cordons, images, nodes added and removed, pods deleted); the pod shapes run every
@@ -149,13 +150,22 @@ fn pod(name: &str, shape: u8) -> Arc<Pod> {
     Arc::new(convert::pod(&p).unwrap())
 }
 
-fn scheduler(memo: bool, threads: usize) -> (Arc<Scheduler>, Arc<Client>) {
+/// How a scheduler finds its answers.
+#[derive(Clone, Copy)]
+enum Memo {
+    Off,
+    On,
+    Window,
+}
+
+fn scheduler(memo: Memo, threads: usize) -> (Arc<Scheduler>, Arc<Client>) {
     let client = Arc::new(Client::default());
     let cfg = SchedulerConfig {
         parallelism: threads,
         deterministic: true,
         seed: 7,
-        node_memo: memo,
+        node_memo: !matches!(memo, Memo::Off),
+        memo_window: matches!(memo, Memo::Window),
         ..SchedulerConfig::default()
     };
     let s = Scheduler::new(
@@ -250,18 +260,30 @@ proptest! {
     fn the_memo_changes_no_decision(
         ops in prop::collection::vec(op(), 1..40),
         threads in prop_oneof![Just(1usize), Just(2usize)],
+        start_nodes in prop_oneof![Just(130usize), Just(300usize)],
     ) {
-        let both = [scheduler(true, threads), scheduler(false, threads)];
+        let all = [
+            scheduler(Memo::Window, threads),
+            scheduler(Memo::On, threads),
+            scheduler(Memo::Off, threads),
+        ];
         let mut world = World::default();
-        // Enough nodes from the start for the adaptive percentage to walk windows.
-        let start: Vec<NodeShape> = (0..130u8)
-            .map(|i| NodeShape(i % 3, 2, i % 2, u8::from(i % 7 == 0), i % 3, false))
+        // Enough nodes from the start for the adaptive percentage to walk windows of two
+        // and more chunks.
+        let start: Vec<NodeShape> = (0..start_nodes)
+            .map(|i| {
+                let i = i as u8;
+                NodeShape(i % 3, 2, i % 2, u8::from(i.is_multiple_of(7)), i % 3, false)
+            })
             .collect();
-        apply(&Op::AddNodes(start), &mut world, &both);
+        apply(&Op::AddNodes(start), &mut world, &all);
         for op in ops.iter().chain([&Op::Schedule]) {
-            apply(op, &mut world, &both);
-            let (with, without) = (both[0].1.log.lock().clone(), both[1].1.log.lock().clone());
-            prop_assert_eq!(&with, &without, "after {:?}", op);
+            apply(op, &mut world, &all);
+            let window = all[0].1.log.lock().clone();
+            for (_, client) in &all[1..] {
+                let other = client.log.lock().clone();
+                prop_assert_eq!(&window, &other, "after {:?}", op);
+            }
         }
     }
 }
@@ -272,7 +294,7 @@ proptest! {
 /// read it. The decisions are the memo-less scheduler's throughout.
 #[test]
 fn the_memo_answers_repeated_questions_only() {
-    let both = [scheduler(true, 1), scheduler(false, 1)];
+    let both = [scheduler(Memo::On, 1), scheduler(Memo::Off, 1)];
     let mut world = World::default();
     // 1,000 nodes: each pod walks 420 of them (the adaptive 42 %), seven blocks, and comes
     // back to a window after two or three pods changed a node or two in it.
@@ -321,4 +343,61 @@ fn the_memo_answers_repeated_questions_only() {
     let (with, without) = (both[0].1.log.lock().clone(), both[1].1.log.lock().clone());
     assert_eq!(with.len(), 120);
     assert_eq!(with, without);
+}
+
+/// The window path answers a run of one shape from the chunk summaries, with the decisions of
+/// the scheduler that visits every node and of the one without a memo; a pod that spreads
+/// (its PreScore reads the feasible nodes) is scored the usual way.
+#[test]
+fn the_window_path_answers_whole_chunks() {
+    let all = [
+        scheduler(Memo::Window, 1),
+        scheduler(Memo::On, 1),
+        scheduler(Memo::Off, 1),
+    ];
+    let mut world = World::default();
+    // 2,000 nodes: each pod walks 760 of them (the adaptive 34 %), about twelve chunks.
+    let shapes: Vec<NodeShape> = (0..2000u32)
+        .map(|i| {
+            NodeShape(
+                (i % 3) as u8,
+                2,
+                (i % 2) as u8,
+                u8::from(i.is_multiple_of(97)),
+                0,
+                false,
+            )
+        })
+        .collect();
+    apply(&Op::AddNodes(shapes), &mut world, &all);
+    let window_cycles = |s: &Scheduler| {
+        s.stats
+            .window_cycles
+            .load(std::sync::atomic::Ordering::Relaxed)
+    };
+    apply(&Op::AddPods(0, 120), &mut world, &all);
+    apply(&Op::Schedule, &mut world, &all);
+    let plain = window_cycles(&all[0].0);
+    // The first walk of each window judges and scores its nodes (and summarizes the chunks);
+    // from the second round on the window path answers.
+    assert!(plain >= 60, "{plain} of 120 cycles through the window path");
+    let (answered, judged) = all[0].0.stats.memo.filter();
+    assert!(
+        answered > 20 * judged,
+        "filter: {answered} answered, {judged} judged"
+    );
+    apply(&Op::AddPods(6, 20), &mut world, &all);
+    apply(&Op::Schedule, &mut world, &all);
+    assert_eq!(
+        window_cycles(&all[0].0),
+        plain,
+        "PodTopologySpread's cycles must not use the window path"
+    );
+    for (s, _) in &all[1..] {
+        assert_eq!(window_cycles(s), 0, "the path is off there");
+    }
+    let logs: Vec<Vec<String>> = all.iter().map(|(_, c)| c.log.lock().clone()).collect();
+    assert_eq!(logs[0].len(), 140);
+    assert_eq!(logs[0], logs[1]);
+    assert_eq!(logs[0], logs[2]);
 }

@@ -74,6 +74,14 @@ pub(crate) struct RunArgs {
     /// Example: --no-node-memo
     #[arg(long)]
     pub no_node_memo: bool,
+    /// Keep the node memo but visit every node of each cycle's window: no window path (the
+    /// memo's chunk summaries answer whole chunks of nodes at once; the same decisions either
+    /// way). For measuring what the window path saves, and for checking that it changes
+    /// nothing.
+    ///
+    /// Example: --no-memo-window
+    #[arg(long)]
+    pub no_memo_window: bool,
     /// Write one JSON line {"namespace","name","node"} per bound pod to this file.
     ///
     /// Example: --placements placements.jsonl
@@ -225,6 +233,7 @@ fn options(args: &RunArgs, live: Option<std::sync::Arc<run::LiveScheduler>>) -> 
         threads: args.threads,
         pin_threads: !args.no_pin,
         node_memo: !args.no_node_memo,
+        memo_window: !args.no_memo_window,
         scheduler_config: args.scheduler_config.clone(),
         timeout: Duration::from_secs(args.timeout),
         wait_poll: args.wait_poll,

@@ -265,6 +265,7 @@ fn scheduler_config(p: &Plan, opts: &RunOptions) -> Result<SchedulerConfig, Harn
         deterministic: opts.clock.is_virtual(),
         pin_threads: opts.pin_threads,
         node_memo: opts.node_memo,
+        memo_window: opts.memo_window,
         features,
         profiles: vec![SchedProfile::default_profile_for(&features)],
         ..SchedulerConfig::default()

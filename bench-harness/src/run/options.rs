@@ -24,6 +24,8 @@ pub struct RunOptions {
     pub pin_threads: bool,
     /// Keep node-local plugins' answers per node between cycles (`SchedulerConfig::node_memo`).
     pub node_memo: bool,
+    /// With the memo, its window path (`SchedulerConfig::memo_window`).
+    pub memo_window: bool,
     /// A KubeSchedulerConfiguration for test cases without `schedulerConfigPath`.
     pub scheduler_config: Option<PathBuf>,
     /// How long one wait (createPods, barrier) may take.
@@ -110,6 +112,7 @@ impl Default for RunOptions {
             threads: None,
             pin_threads: true,
             node_memo: true,
+            memo_window: true,
             scheduler_config: None,
             timeout: Duration::from_secs(600),
             wait_poll: None,

@@ -405,6 +405,13 @@ pub trait PreScorePlugin: Plugin {
         nodes: &[&NodeInfo],
         snapshot: &Snapshot,
     ) -> Status;
+    /// Whether this pod's PreScore may depend on which nodes are feasible, beyond there
+    /// being at least one. When no plugin's does, the window path (`scheduler/window.rs`)
+    /// hands PreScore the first feasible node alone instead of listing every one. The
+    /// default: it may.
+    fn pre_score_reads_nodes(&self, _pod: &Pod, _snapshot: &Snapshot) -> bool {
+        true
+    }
 }
 
 pub trait ScorePlugin: Plugin {

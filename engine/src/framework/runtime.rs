@@ -950,6 +950,14 @@ impl Framework {
         out
     }
 
+    /// Whether some PreScore plugin may read which nodes are feasible for this pod
+    /// ([`PreScorePlugin::pre_score_reads_nodes`]).
+    pub(crate) fn pre_score_reads_nodes(&self, pod: &Pod, snapshot: &Snapshot) -> bool {
+        self.pre_score
+            .iter()
+            .any(|p| p.pre_score_reads_nodes(pod, snapshot))
+    }
+
     pub(crate) fn run_pre_score(
         &self,
         state: &mut CycleState,

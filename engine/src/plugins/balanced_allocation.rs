@@ -136,6 +136,10 @@ impl Plugin for BalancedAllocation {
 struct PreScoreState(Vec<i64>);
 
 impl PreScorePlugin for BalancedAllocation {
+    /// Reads the pod and the snapshot, never the feasible nodes.
+    fn pre_score_reads_nodes(&self, _: &Pod, _: &Snapshot) -> bool {
+        false
+    }
     fn pre_score(
         &self,
         state: &mut CycleState,

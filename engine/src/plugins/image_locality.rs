@@ -74,6 +74,10 @@ struct PreScoreState {
 }
 
 impl PreScorePlugin for ImageLocality {
+    /// Reads the pod and the snapshot, never the feasible nodes.
+    fn pre_score_reads_nodes(&self, _: &Pod, _: &Snapshot) -> bool {
+        false
+    }
     fn pre_score(
         &self,
         state: &mut CycleState,

@@ -195,6 +195,10 @@ impl FilterPlugin for NodeAffinity {
 }
 
 impl PreScorePlugin for NodeAffinity {
+    /// Reads the pod and the snapshot, never the feasible nodes.
+    fn pre_score_reads_nodes(&self, _: &Pod, _: &Snapshot) -> bool {
+        false
+    }
     fn pre_score(&self, _: &mut CycleState, pod: &Pod, _: &[&NodeInfo], _: &Snapshot) -> Status {
         if pod.spec.preferred_node_affinity.is_empty() && self.added_preferred.is_empty() {
             return Status::skip();

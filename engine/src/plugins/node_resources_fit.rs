@@ -541,6 +541,10 @@ struct PreScoreState(Vec<i64>, Option<Arc<DraScores>>);
 const PRE_SCORE_KEY: &str = "PreScoreNodeResourcesFit";
 
 impl PreScorePlugin for NodeResourcesFit {
+    /// Reads the pod and the snapshot, never the feasible nodes.
+    fn pre_score_reads_nodes(&self, _: &Pod, _: &Snapshot) -> bool {
+        false
+    }
     fn pre_score(
         &self,
         state: &mut CycleState,

@@ -109,6 +109,10 @@ impl FilterPlugin for TaintToleration {
 }
 
 impl PreScorePlugin for TaintToleration {
+    /// Reads the pod and the snapshot, never the feasible nodes.
+    fn pre_score_reads_nodes(&self, _: &Pod, _: &Snapshot) -> bool {
+        false
+    }
     fn pre_score(&self, _: &mut CycleState, _: &Pod, _: &[&NodeInfo], _: &Snapshot) -> Status {
         Status::success()
     }

@@ -50,6 +50,7 @@ mod schedule_one;
 mod schedule_one_composite;
 mod schedule_one_podgroup;
 mod score;
+mod window;
 
 use binding::BindQueue;
 pub use evaluate::{Evaluation, PreemptionEvaluation};
@@ -102,6 +103,10 @@ pub struct SchedulerConfig {
     /// (`framework/node_memo.rs`): the same decisions, found without judging unchanged nodes
     /// again for a pod like an earlier one. Off only to measure or to check it.
     pub node_memo: bool,
+    /// With the node memo: the window path (`scheduler/window.rs`), which answers a cycle
+    /// from the memo's chunk summaries where they hold instead of visiting each node of the
+    /// window. The same decisions; off only to measure or to check it.
+    pub memo_window: bool,
 }
 
 impl Default for SchedulerConfig {
@@ -120,6 +125,7 @@ impl Default for SchedulerConfig {
             opportunistic_batching: true,
             nominated_node_name_for_expectation: true,
             node_memo: true,
+            memo_window: true,
         }
     }
 }
@@ -133,6 +139,8 @@ pub struct SchedulerStats {
     pub errors: AtomicU64,
     /// What the node memo answered (`framework/node_memo.rs`).
     pub memo: MemoCounts,
+    /// Cycles whose Filter and Score the window path answered (`scheduler/window.rs`).
+    pub window_cycles: AtomicU64,
 }
 
 pub struct Scheduler {
@@ -177,6 +185,8 @@ pub struct Scheduler {
     score_scratch: Mutex<ScoreScratch>,
     /// The node memo's keys (`None`: [`SchedulerConfig::node_memo`] is off).
     memo_keys: Option<Mutex<MemoKeys>>,
+    /// [`SchedulerConfig::memo_window`], with the memo on.
+    memo_window: bool,
 }
 
 impl Scheduler {
@@ -282,6 +292,7 @@ impl Scheduler {
             stats: SchedulerStats::default(),
             score_scratch: Mutex::new(ScoreScratch::default()),
             memo_keys: cfg.node_memo.then(|| Mutex::new(MemoKeys::default())),
+            memo_window: cfg.node_memo && cfg.memo_window,
         }))
     }
 

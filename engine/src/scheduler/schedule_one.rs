@@ -31,6 +31,7 @@ use super::batch::{NodeHint, SortedScoredNodes};
 use super::binding::BindingTask;
 use super::cycle::CycleContext;
 use super::failure::{Failure, fit_error, no_nodes_available, pre_filter_failure, rejection};
+use super::window::Window;
 use super::{PARALLEL_MIN_NODES, Scheduler};
 
 /// A pod through the scheduling cycle: assumed on `host`, reserved, and permitted or
@@ -98,6 +99,8 @@ struct Fit<'s> {
     candidates: CandidateNodes<'s>,
     alone: Option<Sym>,
     feasible: Vec<usize>,
+    /// The window path's feasible nodes (`window.rs`), instead of `feasible`.
+    window: Option<Window>,
 }
 
 impl Scheduler {
@@ -280,14 +283,18 @@ impl Scheduler {
             return Err(no_nodes_available());
         }
         let fit = self.find_nodes_that_fit_pod(cx, &snap)?;
-        let (host, others) = match (fit.alone, &fit.feasible[..]) {
-            (Some(host), _) => (host, None),
-            (None, &[i]) => (fit.candidates.nodes().0[i].name(), None),
-            _ => self.prioritize(cx, &fit)?,
+        let (host, others) = match (fit.alone, &fit.window, &fit.feasible[..]) {
+            (Some(host), _, _) => (host, None),
+            (None, Some(w), _) => self.prioritize_window(cx, &fit, w)?,
+            (None, None, &[i]) => (fit.candidates.nodes().0[i].name(), None),
+            _ => self.prioritize(cx, &fit, &fit.feasible, false)?,
         };
         if self.opportunistic_batching {
-            let count = fit.feasible.len().saturating_sub(1);
-            self.store_schedule_results(cx, fit.hint, host, others, count);
+            let found = fit
+                .window
+                .as_ref()
+                .map_or(fit.feasible.len(), Window::count);
+            self.store_schedule_results(cx, fit.hint, host, others, found.saturating_sub(1));
         }
         Ok(host)
     }
@@ -343,11 +350,23 @@ impl Scheduler {
                         candidates,
                         alone,
                         feasible,
+                        window: None,
                     });
                 }
                 Some(st) if st.is_rejected() => alone = Some((first, st)),
                 _ => {}
             }
+        }
+        if alone.is_none()
+            && let Some(window) = self.try_filter_window(cx, &candidates)
+        {
+            return Ok(Fit {
+                hint,
+                candidates,
+                alone: None,
+                feasible: Vec::new(),
+                window: Some(window),
+            });
         }
         let outcome =
             self.find_nodes_that_pass_filters(cx, &candidates, alone.as_ref().map(|(n, _)| *n));
@@ -367,6 +386,7 @@ impl Scheduler {
             candidates,
             alone: None,
             feasible,
+            window: None,
         })
     }
 
@@ -415,19 +435,9 @@ impl Scheduler {
     ) -> FilterOutcome {
         let (fwk, state, pod) = (cx.fwk, &cx.state, &*cx.pod);
         let (nodes, rows) = candidates.nodes();
-        let pct = fwk.percentage_of_nodes_to_score.or(self.global_pct);
-        let num_to_find = if fwk.has_score_plugins() {
-            num_feasible_nodes_to_find(pct, nodes.len())
-        } else {
-            1
-        };
         let t = Instant::now();
         let n = nodes.len();
-        let start_index = if n == 0 {
-            0
-        } else {
-            self.next_start_node_index.load(Ordering::Relaxed) % n
-        };
+        let (num_to_find, start_index) = self.filter_plan(fwk, n);
         let filters = fwk.active_filter_plugins(state, pod);
         // Fanning out costs a few microseconds of wake-ups; it pays only for big evaluations:
         // many feasible nodes wanted, or (most nodes rejected) many walked last time.
@@ -504,23 +514,116 @@ impl Scheduler {
         outcome
     }
 
-    /// kube's `prioritizeNodes` and `selectHost` over the feasible nodes: PreScore, then
-    /// Score and the host choice (`score.rs`); with batching and a signed pod, the other
-    /// scored nodes kept for the next pod.
+    /// `numFeasibleNodesToFind` and the start index of a Filter pass over `n` candidates.
+    fn filter_plan(&self, fwk: &Framework, n: usize) -> (usize, usize) {
+        let pct = fwk.percentage_of_nodes_to_score.or(self.global_pct);
+        let num_to_find = if fwk.has_score_plugins() {
+            num_feasible_nodes_to_find(pct, n)
+        } else {
+            1
+        };
+        let start_index = if n == 0 {
+            0
+        } else {
+            self.next_start_node_index.load(Ordering::Relaxed) % n
+        };
+        (num_to_find, start_index)
+    }
+
+    /// The window path's Filter (`window.rs`), where it applies: the snapshot's whole list,
+    /// the memo kept and keyed for this pod's filters, no nominated pod to add. Moves the
+    /// start index on as `find_nodes_that_pass_filters` does. None: the usual pass runs.
+    fn try_filter_window(&self, cx: &CycleContext, candidates: &CandidateNodes) -> Option<Window> {
+        let snap = candidates.snap;
+        let n = snap.nodes.len();
+        let usable = self.memo_window && candidates.whole_list() && snap.memo.covers(n);
+        if !usable
+            || !(cx.nominator.is_empty() || cx.nominator.nominated_at_least(&cx.pod).is_empty())
+        {
+            return None;
+        }
+        let (fwk, state, pod) = (cx.fwk, &cx.state, &*cx.pod);
+        let filters = fwk.active_filter_plugins(state, pod);
+        let plugins = fwk.filter_memo_plugins(&filters, pod);
+        let id = self.memo_id(fwk, &cx.pod, MemoPoint::Filter, plugins)?;
+        let t = Instant::now();
+        let (num_to_find, start_index) = self.filter_plan(fwk, n);
+        let (window, processed) =
+            self.filter_window(&filters, state, pod, snap, id, start_index, num_to_find)?;
+        fwk.observe_phase(ExtensionPoint::Filter, Code::Success, t.elapsed());
+        self.last_filter_scan.store(processed, Ordering::Relaxed);
+        self.next_start_node_index
+            .store((start_index + processed) % n, Ordering::Relaxed);
+        Some(window)
+    }
+
+    /// kube's `prioritizeNodes` and `selectHost` over the window path's feasible nodes:
+    /// PreScore with the first of them (when no PreScore plugin reads them) and Score from
+    /// the memo (`window.rs`); otherwise the window listed and the usual path.
+    fn prioritize_window(
+        &self,
+        cx: &mut CycleContext,
+        fit: &Fit,
+        w: &Window,
+    ) -> Result<(Sym, Option<SortedScoredNodes>), Failure> {
+        let snap = fit.candidates.snap;
+        let first = w.first(&snap.memo).unwrap_or(0);
+        if w.count() == 1 {
+            return Ok((snap.nodes[first].name(), None));
+        }
+        let keep = self.opportunistic_batching && fit.hint.signature.is_some();
+        if keep || cx.fwk.pre_score_reads_nodes(&cx.pod, snap) {
+            let listed: Vec<usize> = w.indices(&snap.memo).collect();
+            return self.prioritize(cx, fit, &listed, false);
+        }
+        let st = cx
+            .fwk
+            .run_pre_score(&mut cx.state, &cx.pod, &[&*snap.nodes[first]], snap);
+        if !st.is_success() {
+            return Err(rejection(st));
+        }
+        let t = Instant::now();
+        match self.score_window(cx.fwk, &cx.state, &cx.pod, snap, w) {
+            Some(Ok(i)) => {
+                cx.fwk
+                    .observe_phase(ExtensionPoint::Score, Code::Success, t.elapsed());
+                self.stats.window_cycles.fetch_add(1, Ordering::Relaxed);
+                Ok((snap.nodes[i].name(), None))
+            }
+            Some(Err(st)) => {
+                cx.fwk
+                    .observe_phase(ExtensionPoint::Score, Code::Error, t.elapsed());
+                Err(rejection(st))
+            }
+            None => {
+                let listed: Vec<usize> = w.indices(&snap.memo).collect();
+                self.prioritize(cx, fit, &listed, true)
+            }
+        }
+    }
+
+    /// kube's `prioritizeNodes` and `selectHost` over the feasible nodes (`idx`, into the
+    /// candidates): PreScore unless `pre_scored`, then Score and the host choice
+    /// (`score.rs`); with batching and a signed pod, the other scored nodes kept for the
+    /// next pod.
     #[inline]
     fn prioritize(
         &self,
         cx: &mut CycleContext,
         fit: &Fit,
+        idx: &[usize],
+        pre_scored: bool,
     ) -> Result<(Sym, Option<SortedScoredNodes>), Failure> {
         let keep = self.opportunistic_batching && fit.hint.signature.is_some();
         let (nodes, rows) = fit.candidates.nodes();
-        let feasible: Vec<&NodeInfo> = fit.feasible.iter().map(|&i| &*nodes[i]).collect();
-        let st = cx
-            .fwk
-            .run_pre_score(&mut cx.state, &cx.pod, &feasible, fit.candidates.snap);
-        if !st.is_success() {
-            return Err(rejection(st));
+        let feasible: Vec<&NodeInfo> = idx.iter().map(|&i| &*nodes[i]).collect();
+        if !pre_scored {
+            let st = cx
+                .fwk
+                .run_pre_score(&mut cx.state, &cx.pod, &feasible, fit.candidates.snap);
+            if !st.is_success() {
+                return Err(rejection(st));
+            }
         }
         let (fwk, state, pod) = (cx.fwk, &cx.state, &*cx.pod);
         let t = Instant::now();
@@ -530,15 +633,7 @@ impl Scheduler {
         let snap = fit.candidates.snap;
         let memo = (fit.candidates.whole_list() && snap.memo.covers(snap.nodes.len()))
             .then_some((&snap.memo, &cx.pod));
-        let scored = self.score_nodes(
-            fwk,
-            state,
-            pod,
-            &feasible,
-            (&fit.feasible, rows),
-            &mut scratch,
-            memo,
-        );
+        let scored = self.score_nodes(fwk, state, pod, &feasible, (idx, rows), &mut scratch, memo);
         scratch.keep_raw = false;
         match scored {
             Ok(chosen) => {

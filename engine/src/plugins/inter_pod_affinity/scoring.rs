@@ -289,6 +289,10 @@ impl InterPodAffinity {
 }
 
 impl PreScorePlugin for InterPodAffinity {
+    /// Only whether there are feasible nodes: the rest comes from the snapshot.
+    fn pre_score_reads_nodes(&self, _: &Pod, _: &Snapshot) -> bool {
+        false
+    }
     fn pre_score(
         &self,
         state: &mut CycleState,

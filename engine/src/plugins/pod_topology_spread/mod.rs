@@ -553,6 +553,13 @@ impl FilterPlugin for PodTopologySpread {
 }
 
 impl PreScorePlugin for PodTopologySpread {
+    /// The feasible nodes give the domains and the normalizing weights of the soft
+    /// constraints: read only when the pod has some (none: PreScore skips).
+    fn pre_score_reads_nodes(&self, pod: &Pod, _: &Snapshot) -> bool {
+        !self
+            .get_constraints(pod, UnsatisfiableConstraintAction::ScheduleAnyway)
+            .is_empty()
+    }
     fn pre_score(
         &self,
         state: &mut CycleState,

@@ -288,6 +288,10 @@ impl FilterPlugin for VolumeBinding {
 }
 
 impl PreScorePlugin for VolumeBinding {
+    /// Reads the pod and the snapshot, never the feasible nodes.
+    fn pre_score_reads_nodes(&self, _: &Pod, _: &Snapshot) -> bool {
+        false
+    }
     /// With StorageCapacityScoring on (kube v1.37's default), always Success.
     fn pre_score(&self, state: &mut CycleState, _: &Pod, _: &[&NodeInfo], _: &Snapshot) -> Status {
         match self.state(state) {
