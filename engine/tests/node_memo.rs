@@ -159,8 +159,14 @@ enum Memo {
 }
 
 fn scheduler(memo: Memo, threads: usize) -> (Arc<Scheduler>, Arc<Client>) {
+    scheduler_with(memo, threads, None)
+}
+
+/// With `pct`: the scheduler's `percentageOfNodesToScore`.
+fn scheduler_with(memo: Memo, threads: usize, pct: Option<u32>) -> (Arc<Scheduler>, Arc<Client>) {
     let client = Arc::new(Client::default());
     let cfg = SchedulerConfig {
+        percentage_of_nodes_to_score: pct,
         parallelism: threads,
         deterministic: true,
         seed: 7,
@@ -261,11 +267,13 @@ proptest! {
         ops in prop::collection::vec(op(), 1..40),
         threads in prop_oneof![Just(1usize), Just(2usize)],
         start_nodes in prop_oneof![Just(130usize), Just(300usize)],
+        // 100 %: every cycle walks the whole list, one super chunk when short of 1,024.
+        pct in prop_oneof![Just(None), Just(Some(100u32))],
     ) {
         let all = [
-            scheduler(Memo::Window, threads),
-            scheduler(Memo::On, threads),
-            scheduler(Memo::Off, threads),
+            scheduler_with(Memo::Window, threads, pct),
+            scheduler_with(Memo::On, threads, pct),
+            scheduler_with(Memo::Off, threads, pct),
         ];
         let mut world = World::default();
         // Enough nodes from the start for the adaptive percentage to walk windows of two
@@ -398,6 +406,57 @@ fn the_window_path_answers_whole_chunks() {
     }
     let logs: Vec<Vec<String>> = all.iter().map(|(_, c)| c.log.lock().clone()).collect();
     assert_eq!(logs[0].len(), 140);
+    assert_eq!(logs[0], logs[1]);
+    assert_eq!(logs[0], logs[2]);
+}
+
+/// Windows of many super chunks (1,024 nodes each) that start anywhere: nodes that change
+/// between the rounds (a pod bound, a pod deleted, a node updated, a PreferNoSchedule taint
+/// that makes TaintToleration's normalized score differ within a chunk) leave the other
+/// summaries answering, with the decisions of the two other schedulers.
+#[test]
+fn the_window_path_skips_whole_super_chunks() {
+    let pct = Some(60);
+    let all = [
+        scheduler_with(Memo::Window, 1, pct),
+        scheduler_with(Memo::On, 1, pct),
+        scheduler_with(Memo::Off, 1, pct),
+    ];
+    let mut world = World::default();
+    // 3,000 nodes: each pod walks 1,800 of them (60 %), one super chunk or two.
+    let shapes: Vec<NodeShape> = (0..3000u32)
+        .map(|i| {
+            let taint = if i.is_multiple_of(211) { 2 } else { 0 };
+            NodeShape((i % 3) as u8, 2, (i % 2) as u8, taint, 0, false)
+        })
+        .collect();
+    apply(&Op::AddNodes(shapes), &mut world, &all);
+    let window_cycles = |s: &Scheduler| {
+        s.stats
+            .window_cycles
+            .load(std::sync::atomic::Ordering::Relaxed)
+    };
+    let rounds = [
+        Op::AddPods(0, 60),
+        Op::Schedule,
+        Op::UpdateNode(17, NodeShape(0, 2, 1, 2, 1, false)),
+        Op::DeletePod(3),
+        Op::DeletePod(40),
+        Op::AddPods(0, 60),
+        Op::Schedule,
+        Op::AddPods(4, 20),
+        Op::Schedule,
+        Op::RemoveNode(5),
+        Op::AddPods(0, 30),
+        Op::Schedule,
+    ];
+    for op in &rounds {
+        apply(op, &mut world, &all);
+    }
+    let used = window_cycles(&all[0].0);
+    assert!(used >= 100, "{used} of 170 cycles through the window path");
+    let logs: Vec<Vec<String>> = all.iter().map(|(_, c)| c.log.lock().clone()).collect();
+    assert_eq!(logs[0].len(), 170);
     assert_eq!(logs[0], logs[1]);
     assert_eq!(logs[0], logs[2]);
 }

@@ -50,15 +50,17 @@
 //!   PreFilter subset or a placement) and, for Filter, only when no nominated pod is to be
 //!   added to any node.
 //!
-//! * **Chunk summaries** (the window path, `scheduler/window.rs`): the nodes are also taken
-//!   in aligned chunks of [`CHUNK`] snapshot indices. `chunk_passed[c] = id` records that
-//!   every node of chunk `c` has `passed == id`; `chunk_scored[c] = id` that every node has
-//!   `scored == id`, with the chunk's [`ChunkScores`] (per plugin the highest and lowest raw
-//!   score, and the best weighted sum of the plugins that do not normalize, with how many
-//!   nodes reach it). Only the scheduling thread sets a summary, between the pool's passes,
-//!   after reading every entry of the chunk. Every write that can break a summary clears it:
-//!   `forget` and `reset`, and a `note_passed` or `note_scores` of another id (or of a score
-//!   not kept) on one of the chunk's nodes.
+//! * **Summaries** (`summaries.rs`, for the window path, `scheduler/window.rs`): the nodes
+//!   are also taken in aligned chunks of [`CHUNK`] snapshot indices, and the chunks in super
+//!   chunks of [`SUPER`]. A chunk's summary for key `id` records that every node of it has
+//!   `passed == id` (Filter), or `scored == id` with the chunk's [`SpanScores`] (per plugin
+//!   the highest and lowest raw score, and the best weighted sum of the plugins that do not
+//!   normalize, with how many nodes reach it). A super chunk's summary holds the same of
+//!   all its chunks, set from their summaries. Only the scheduling thread sets a summary,
+//!   between the pool's passes, after reading every entry (or chunk summary) it covers.
+//!   Every write that can break a summary clears it and its super chunk's: `forget` and
+//!   `reset`, and a `note_passed` or `note_scores` of another id (or of a score not kept)
+//!   on one of its nodes.
 //!
 //! # Invariants
 //!
@@ -68,60 +70,33 @@
 //! 2. Workers of one pass write disjoint nodes (each node is judged once per pass), and a
 //!    pass ends before the next cycle's invalidation: the entries are atomics written with
 //!    `Relaxed` ordering, ordered by the pool's join and the snapshot's lock.
-//! 3. A chunk summary with id `k` implies that entry `k` is on every node of the chunk, and
-//!    its scores were computed from those entries: a write that changes one of them clears
-//!    the summary (concurrent writers of one pass all write the same id, and the summaries
-//!    are read and set only by the scheduling thread outside the passes).
+//! 3. A summary with id `k` implies that entry `k` is on every node it covers, and its
+//!    scores were computed from those entries: a write that changes one of them clears the
+//!    summary, and a super chunk's summary with its chunk's (concurrent writers of one pass
+//!    all write the same id, and the summaries are read and set only by the scheduling
+//!    thread outside the passes).
 
 use super::parallelize::BlockVerdicts;
 use crate::api::{Pod, Sym};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicI32, AtomicI64, AtomicU32, AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicI32, AtomicU32, AtomicU64, Ordering::Relaxed};
+
+mod summaries;
+pub(crate) use summaries::{CHUNK, SUPER, SpanScores, Summaries};
 
 /// Raw scores kept per node: a cycle with more active Score plugins does not use the memo.
 pub(crate) const MEMO_SCORES: usize = 8;
 
-/// Nodes per chunk summary: chunk `c` holds snapshot indices `c * CHUNK..(c + 1) * CHUNK`
-/// (the last one may be shorter).
-pub(crate) const CHUNK: usize = 64;
-
-/// Values kept per chunk: per plugin its highest and lowest raw score, then the best sum
-/// and its count.
-const CHUNK_STATS: usize = 2 * MEMO_SCORES + 2;
-
-/// Per snapshot node, the last Filter pass and raw scores of a memo key, and per chunk of
-/// [`CHUNK`] nodes their summaries (see the module doc). Cloning gives an empty memo: a copy
-/// of a snapshot is not kept up to date by the cache, so it must not read entries.
+/// Per snapshot node, the last Filter pass and raw scores of a memo key, and their
+/// [`Summaries`] per chunk and super chunk (see the module doc). Cloning gives an empty memo:
+/// a copy of a snapshot is not kept up to date by the cache, so it must not read entries.
 #[derive(Default)]
 pub(crate) struct NodeMemo {
     passed: Vec<AtomicU32>,
     scored: Vec<AtomicU32>,
     raw: Vec<AtomicI32>,
-    chunk_passed: Vec<AtomicU32>,
-    chunk_scored: Vec<AtomicU32>,
-    chunk_stats: Vec<AtomicI64>,
-}
-
-/// A chunk's Score summary for one key: per plugin `j` the highest (`max[j]`) and lowest
-/// (`min[j]`) raw score of its nodes, and the best sum of `w_j * raw_j` over the plugins that
-/// do not normalize (`best`), reached by `count` of its nodes.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub(crate) struct ChunkScores {
-    pub max: [i64; MEMO_SCORES],
-    pub min: [i64; MEMO_SCORES],
-    pub best: i64,
-    pub count: i64,
-}
-
-/// Clears chunk `i / CHUNK`'s summary in `chunks` unless it is `id`'s: node `i` is about to
-/// hold another key's entry (or none, `id` 0).
-#[inline]
-fn touch(chunks: &[AtomicU32], i: usize, id: u32) {
-    if let Some(c) = chunks.get(i / CHUNK)
-        && c.load(Relaxed) != id
-    {
-        c.store(0, Relaxed);
-    }
+    /// The chunks' and super chunks' summaries.
+    pub(crate) sums: Summaries,
 }
 
 impl Clone for NodeMemo {
@@ -147,12 +122,7 @@ impl NodeMemo {
         zero_u32(&mut self.scored, n);
         self.raw.clear();
         self.raw.resize_with(n * MEMO_SCORES, || AtomicI32::new(0));
-        let chunks = n.div_ceil(CHUNK);
-        zero_u32(&mut self.chunk_passed, chunks);
-        zero_u32(&mut self.chunk_scored, chunks);
-        self.chunk_stats.clear();
-        self.chunk_stats
-            .resize_with(chunks * CHUNK_STATS, || AtomicI64::new(0));
+        self.sums.reset(n);
     }
 
     /// Node `i` changed: its entries, and its chunk's summaries, no longer hold.
@@ -160,21 +130,14 @@ impl NodeMemo {
         if let (Some(p), Some(s)) = (self.passed.get_mut(i), self.scored.get_mut(i)) {
             *p.get_mut() = 0;
             *s.get_mut() = 0;
-            *self.chunk_passed[i / CHUNK].get_mut() = 0;
-            *self.chunk_scored[i / CHUNK].get_mut() = 0;
+            self.sums.forget(i);
         }
     }
 
     /// Snapshot indices of chunk `c`.
     #[inline]
     pub(crate) fn chunk_range(&self, c: usize) -> std::ops::Range<usize> {
-        c * CHUNK..((c + 1) * CHUNK).min(self.passed.len())
-    }
-
-    /// Whether every node of chunk `c` passed key `id` (its summary says so).
-    #[inline]
-    pub(crate) fn chunk_passed(&self, c: usize, id: u32) -> bool {
-        self.chunk_passed[c].load(Relaxed) == id
+        self.sums.chunk_range(c)
     }
 
     /// Sets chunk `c`'s Filter summary when every one of its nodes passed key `id`; returns
@@ -183,26 +146,9 @@ impl NodeMemo {
         let r = self.chunk_range(c);
         let all = self.passed_mask(r.start, r.len(), id) == u64::MAX >> (64 - r.len());
         if all {
-            self.chunk_passed[c].store(id, Relaxed);
+            self.sums.set_chunk_passed(c, id);
         }
         all
-    }
-
-    /// Chunk `c`'s Score summary for key `id`, when it has one.
-    #[inline]
-    pub(crate) fn chunk_scores(&self, c: usize, id: u32, p: usize) -> Option<ChunkScores> {
-        if self.chunk_scored[c].load(Relaxed) != id {
-            return None;
-        }
-        let v = &self.chunk_stats[c * CHUNK_STATS..(c + 1) * CHUNK_STATS];
-        let mut s = ChunkScores::default();
-        for j in 0..p {
-            s.max[j] = v[2 * j].load(Relaxed);
-            s.min[j] = v[2 * j + 1].load(Relaxed);
-        }
-        s.best = v[2 * MEMO_SCORES].load(Relaxed);
-        s.count = v[2 * MEMO_SCORES + 1].load(Relaxed);
-        Some(s)
     }
 
     /// Sets chunk `c`'s Score summary for key `id` when every one of its nodes holds that
@@ -214,41 +160,26 @@ impl NodeMemo {
         c: usize,
         id: u32,
         plugins: &[(i64, bool)],
-    ) -> Option<ChunkScores> {
+    ) -> Option<SpanScores> {
         let r = self.chunk_range(c);
         if self.scored[r.clone()].iter().any(|s| s.load(Relaxed) != id) {
             return None;
         }
-        let mut s = ChunkScores {
-            max: [i64::MIN; MEMO_SCORES],
-            min: [i64::MAX; MEMO_SCORES],
-            best: i64::MIN,
-            count: 0,
-        };
+        let p = plugins.len();
+        let mut sums = SpanScores::default();
+        let mut raw = [0i64; MEMO_SCORES];
         for i in r {
             let mut sum = 0;
             for (j, &(w, normalizes)) in plugins.iter().enumerate() {
-                let raw = self.raw(j, i);
-                s.max[j] = s.max[j].max(raw);
-                s.min[j] = s.min[j].min(raw);
+                raw[j] = self.raw(j, i);
                 if !normalizes {
-                    sum += w * raw;
+                    sum += w * raw[j];
                 }
             }
-            if sum > s.best {
-                (s.best, s.count) = (sum, 0);
-            }
-            s.count += i64::from(sum == s.best);
+            sums.add_node(&raw[..p], sum);
         }
-        let v = &self.chunk_stats[c * CHUNK_STATS..(c + 1) * CHUNK_STATS];
-        for j in 0..plugins.len() {
-            v[2 * j].store(s.max[j], Relaxed);
-            v[2 * j + 1].store(s.min[j], Relaxed);
-        }
-        v[2 * MEMO_SCORES].store(s.best, Relaxed);
-        v[2 * MEMO_SCORES + 1].store(s.count, Relaxed);
-        self.chunk_scored[c].store(id, Relaxed);
-        Some(s)
+        self.sums.set_chunk_scores(c, id, p, &sums);
+        Some(sums)
     }
 
     /// Whether the memo holds key `id`'s raw scores of node `i`.
@@ -284,7 +215,7 @@ impl NodeMemo {
     #[inline]
     pub(crate) fn note_passed(&self, i: usize, id: u32) {
         self.passed[i].store(id, Relaxed);
-        touch(&self.chunk_passed, i, id);
+        self.sums.touch_passed(i, id);
     }
 
     /// Bit `o` set: the memo holds key `id`'s raw scores of node `index[o]` (snapshot
@@ -357,11 +288,11 @@ impl NodeMemo {
             if mask >> o & 1 == 0 {
                 continue;
             }
-            touch(&self.chunk_scored, i, id);
+            self.sums.touch_scored(i, id);
             for j in 0..p {
                 let Ok(s) = i32::try_from(scores[j * len + o]) else {
                     self.scored[i].store(0, Relaxed);
-                    touch(&self.chunk_scored, i, 0);
+                    self.sums.touch_scored(i, 0);
                     continue 'node;
                 };
                 self.raw[j * n + i].store(s, Relaxed);

@@ -6,17 +6,19 @@
 //! nodes from the rotating start index: 50,000 of 1,000,000 nodes. When the pod is like the
 //! last ones, the memo (`framework/node_memo.rs`) already knows almost every answer, and the
 //! cost is the walk itself: reading a pass and the raw scores of every node, listing the
-//! feasible nodes, adding their totals. The memo's chunk summaries say the same for a whole
-//! aligned chunk at once: every node passed; each plugin's highest and lowest raw score; the
-//! best total and how many nodes reach it. This path reads those and visits nodes only where
-//! no summary holds: the window's two ends, and the chunks a node changed in since.
+//! feasible nodes, adding their totals. The memo's summaries say the same for a whole
+//! aligned chunk (64 nodes) or super chunk (1,024) at once: every node passed; each plugin's
+//! highest and lowest raw score; the best total and how many nodes reach it. This path reads
+//! those and visits nodes only where no summary holds: the window's two ends, and the chunks
+//! a node changed in since. A window of 50,000 nodes is about 50 super chunks.
 //!
 //! # Protocol
 //!
 //! * **Filter** ([`Scheduler::filter_window`]), when the cycle would use the Filter memo on
 //!   the snapshot's whole list with no nominated pod and no node judged alone first: from the
-//!   start index, a whole chunk whose summary holds for this key counts all its nodes
-//!   feasible (unless that would pass `numFeasibleNodesToFind`); any other stretch goes
+//!   start index, a whole super chunk or chunk whose summary holds for this key counts all
+//!   its nodes feasible (unless that would pass `numFeasibleNodesToFind`; a super chunk's
+//!   summary is set there from its chunks' when each holds); any other stretch goes
 //!   through `node_memo::filter_block` (the memo, then the plugins for the nodes it does not
 //!   know), node by node up to the last feasible node needed, and its chunk is summarized
 //!   when every node of it now passes. The walk gives up, with nothing decided, on a Filter
@@ -29,13 +31,14 @@
 //!   or when batching keeps the scored nodes, the window is listed and the usual path runs.
 //! * **Score** ([`Scheduler::score_window`]), when every active Score plugin is node-local
 //!   (a Score memo key), at most `MEMO_SCORES`, and each either does not normalize or
-//!   normalizes kube's default way. Pass 1: each whole chunk's summary (nodes the memo does
-//!   not know are scored and recorded first, then the chunk summarized), each other stretch's
-//!   raw scores; the window's maximum of each default-normalized plugin. Pass 2: a chunk whose
-//!   default-normalized plugins are constant in it (or whose window maximum is 0) has best
-//!   total `best + Σ w·normalized(constant)` reached by `count` nodes; other chunks and
-//!   stretches are totalled node by node. The host is the `k`-th node with the highest total
-//!   in walk order, `k` drawn as `select_host` draws it.
+//!   normalizes kube's default way. Pass 1: each whole span's summary (nodes the memo does
+//!   not know are scored and recorded first, then the chunks summarized, then the super
+//!   chunk from them), each other stretch's raw scores; the window's maximum of each
+//!   default-normalized plugin. Pass 2: a span whose default-normalized plugins are constant
+//!   in it (or whose window maximum is 0) has best total `best + Σ w·normalized(constant)`
+//!   reached by `count` nodes; other spans and stretches are totalled node by node. The host
+//!   is the `k`-th node with the highest total in walk order, `k` drawn as `select_host`
+//!   draws it; within a super chunk the chunks' summaries skip to the chunk that holds it.
 //!
 //! # Invariants
 //!
@@ -43,7 +46,7 @@
 //!    Filter pass (`find_feasible_blocks` inline): a summary holds only what the memo's
 //!    entries hold, and those only what the plugins would say (node memo invariants 1, 3).
 //! 2. Each node's total equals the usual Score path's total: the same raw scores, the same
-//!    window maxima, the same integer normalization; a summarized chunk's nodes differ from
+//!    window maxima, the same integer normalization; a summarized span's nodes differ from
 //!    its best sum by the same constant.
 //! 3. One random draw per cycle when more than one node ties, over the same count, picking
 //!    the same position in the same order: the host is the one the usual path would choose.
@@ -53,7 +56,9 @@
 use crate::api::Pod;
 use crate::framework::interface::{FilterPlugin, MAX_NODE_SCORE, ScorePlugin};
 use crate::framework::node_info::NodeTraits;
-use crate::framework::node_memo::{self, CHUNK, ChunkScores, MEMO_SCORES, MemoPoint, NodeMemo};
+use crate::framework::node_memo::{
+    self, CHUNK, MEMO_SCORES, MemoPoint, NodeMemo, SUPER, SpanScores,
+};
 use crate::framework::parallelize::BlockVerdicts;
 use crate::framework::runtime::Framework;
 use crate::framework::{Code, CycleState, NodeInfo, NodeRow, Snapshot, Status};
@@ -69,13 +74,16 @@ pub(super) const MAX_JUDGED: usize = 4 * CHUNK;
 /// One stretch of the walk, in walk order.
 #[derive(Clone, Debug, PartialEq, Eq)]
 enum Piece {
+    /// Super chunk `s`, every node of it feasible (its summary).
+    Super(usize),
     /// Chunk `c`, every node of it feasible (its summary).
     Chunk(usize),
     /// Feasible nodes `Window::nodes[range]`, found node by node.
     Nodes(Range<usize>),
 }
 
-/// The feasible nodes of a window walk: chunks whole, and the nodes found one by one.
+/// The feasible nodes of a window walk: chunks and super chunks whole, and the nodes found
+/// one by one.
 #[derive(Debug, Default)]
 pub(super) struct Window {
     pieces: Vec<Piece>,
@@ -101,7 +109,7 @@ impl Window {
         self.indices(memo).next()
     }
 
-    /// Appends `i..i + len`, judged by `verdicts`, up to `need` feasible nodes; returns how
+    /// Appends the nodes from `i` that `verdicts` passed, up to `need` of them; returns how
     /// many nodes it took (feasible and rejected).
     fn take_judged(&mut self, i: usize, verdicts: &BlockVerdicts, need: usize) -> usize {
         let a = self.nodes.len();
@@ -122,6 +130,12 @@ impl Window {
         self.count += found;
         taken
     }
+
+    /// Appends a summarized span of `len` feasible nodes.
+    fn take_whole(&mut self, piece: Piece, len: usize) {
+        self.pieces.push(piece);
+        self.count += len;
+    }
 }
 
 /// Per active Score plugin: its weight, whether it normalizes, and `Some(reverse)` when that
@@ -131,6 +145,13 @@ struct PluginSpec {
     weight: i64,
     normalizes: bool,
     default: Option<bool>,
+}
+
+/// Why Score left the window path: the usual path scores the listed window, or a plugin
+/// failed.
+enum Stop {
+    Usual,
+    Failed(Status),
 }
 
 impl Scheduler {
@@ -149,24 +170,35 @@ impl Scheduler {
         num_to_find: usize,
     ) -> Option<(Window, usize)> {
         let (nodes, rows, memo) = (&snap.nodes, &snap.rows, &snap.memo);
+        let sums = &memo.sums;
         let n = nodes.len();
         let mut w = Window::default();
         let mut v = BlockVerdicts::default();
         let (mut visited, mut judged, mut i) = (0, 0, start % n.max(1));
+        let next = |end: usize| if end == n { 0 } else { end };
         while visited < n && w.count < num_to_find {
-            let c = i / CHUNK;
-            let chunk = memo.chunk_range(c);
-            let len = (chunk.end - i).min(n - visited);
             let need = num_to_find - w.count;
-            if i == chunk.start && len == chunk.len() && len <= need && memo.chunk_passed(c, id) {
-                w.pieces.push(Piece::Chunk(c));
-                self.stats.memo.note(MemoPoint::Filter, len as u32, len);
-                w.count += len;
-                visited += len;
-                i = if chunk.end == n { 0 } else { chunk.end };
+            let (s, c) = (i / (CHUNK * SUPER), i / CHUNK);
+            let (sup, chunk) = (sums.super_range(s), sums.chunk_range(c));
+            let whole =
+                |r: &Range<usize>| i == r.start && r.len() <= need && r.len() <= n - visited;
+            if whole(&sup) && sums.super_passed(s, id) {
+                w.take_whole(Piece::Super(s), sup.len());
+                self.stats
+                    .memo
+                    .note(MemoPoint::Filter, sup.len() as u32, sup.len());
+                (visited, i) = (visited + sup.len(), next(sup.end));
                 continue;
             }
-            let len = len.min(need);
+            if whole(&chunk) && sums.chunk_passed(c, id) {
+                w.take_whole(Piece::Chunk(c), chunk.len());
+                self.stats
+                    .memo
+                    .note(MemoPoint::Filter, chunk.len() as u32, chunk.len());
+                (visited, i) = (visited + chunk.len(), next(chunk.end));
+                continue;
+            }
+            let len = (chunk.end - i).min(n - visited).min(need);
             v.reset(len);
             let judge = |a: usize, b: usize, run: &mut BlockVerdicts| {
                 let (nodes, rows) = (&nodes[i + a..i + b], &rows[i + a..i + b]);
@@ -179,11 +211,10 @@ impl Scheduler {
                 return None;
             }
             let taken = w.take_judged(i, &v, need);
-            visited += taken;
-            if !memo.chunk_passed(c, id) {
+            if !sums.chunk_passed(c, id) {
                 memo.summarize_passed(c, id);
             }
-            i = if i + taken == n { 0 } else { i + taken };
+            (visited, i) = (visited + taken, next(i + taken));
         }
         (w.count > 0).then_some((w, visited))
     }
@@ -220,10 +251,6 @@ impl Scheduler {
         let key = fwk.score_memo_plugins(&plugins, cx_pod);
         let id = self.memo_id(fwk, cx_pod, MemoPoint::Score, key)?;
         let memo = &snap.memo;
-        let weights: Vec<(i64, bool)> = spec.iter().map(|s| (s.weight, s.normalizes)).collect();
-        // Pass 1: every piece's raw scores known, the chunks summarized, the window maxima.
-        let mut sums: Vec<Option<ChunkScores>> = Vec::with_capacity(w.pieces.len());
-        let mut max = [0i64; MEMO_SCORES];
         let scorer = Scorer {
             plugins: &plugins,
             state,
@@ -231,41 +258,24 @@ impl Scheduler {
             snap,
             id,
         };
+        // Pass 1: every piece's raw scores known, its summary when it has one, the window's
+        // maxima.
+        let mut sums: Vec<Option<SpanScores>> = Vec::with_capacity(w.pieces.len());
+        let mut max = [0i64; MEMO_SCORES];
         for piece in &w.pieces {
-            let sum = match piece {
-                Piece::Chunk(c) => match memo.chunk_scores(*c, id, p) {
-                    Some(s) => {
-                        let len = memo.chunk_range(*c).len();
-                        self.stats.memo.note(MemoPoint::Score, len as u32, len);
-                        Some(s)
-                    }
-                    None => {
-                        let r = memo.chunk_range(*c);
-                        if let Err(st) = scorer.ensure(r.clone(), &self.stats) {
-                            return Some(Err(st));
-                        }
-                        memo.summarize_scores(*c, id, &weights)
-                    }
-                },
-                Piece::Nodes(r) => {
-                    if let Err(st) = scorer.ensure_at(&w.nodes[r.clone()], &self.stats) {
-                        return Some(Err(st));
-                    }
-                    None
-                }
+            let sum = match self.piece_scores(&scorer, piece, w, spec) {
+                Ok(sum) => sum,
+                Err(Stop::Usual) => return None,
+                Err(Stop::Failed(st)) => return Some(Err(st)),
             };
-            match (&sum, piece) {
-                (Some(s), _) => {
+            match &sum {
+                Some(s) => {
                     for (m, &x) in max.iter_mut().zip(&s.max).take(p) {
                         *m = (*m).max(x);
                     }
                 }
-                (None, piece) => {
+                None => {
                     for i in piece_nodes(piece, w, memo) {
-                        if !memo.is_scored(i, id) {
-                            // A score outside i32 is not kept: the usual path scores it.
-                            return None;
-                        }
                         for (j, m) in max.iter_mut().enumerate().take(p) {
                             *m = (*m).max(memo.raw(j, i));
                         }
@@ -281,7 +291,7 @@ impl Scheduler {
             .iter()
             .zip(&sums)
             .map(
-                |(piece, sum)| match sum.and_then(|s| totals.chunk_best(&s)) {
+                |(piece, sum)| match sum.and_then(|s| totals.span_best(&s)) {
                     Some(b) => b,
                     None => best_of(piece_nodes(piece, w, memo).map(|i| totals.of(i))),
                 },
@@ -299,14 +309,60 @@ impl Scheduler {
                 continue;
             }
             if k < count {
-                let found = piece_nodes(piece, w, memo)
-                    .filter(|&i| totals.of(i) == top)
-                    .nth(k);
-                return found.map(Ok);
+                return totals.pick(piece, w, id, top, &mut k).map(Ok);
             }
             k -= count;
         }
         None
+    }
+
+    /// Pass 1 of [`Scheduler::score_window`] on one piece: its nodes' raw scores known to
+    /// the memo (scored and recorded when not), and its summary when it is a chunk or a super
+    /// chunk (set when missing).
+    fn piece_scores(
+        &self,
+        scorer: &Scorer,
+        piece: &Piece,
+        w: &Window,
+        spec: &[PluginSpec],
+    ) -> Result<Option<SpanScores>, Stop> {
+        let (memo, id, p) = (&scorer.snap.memo, scorer.id, spec.len());
+        let sums = &memo.sums;
+        let weights: [(i64, bool); MEMO_SCORES] =
+            std::array::from_fn(|j| spec.get(j).map_or((0, false), |s| (s.weight, s.normalizes)));
+        let chunk = |c: usize| -> Result<SpanScores, Stop> {
+            if let Some(s) = sums.chunk_scores(c, id, p) {
+                let len = sums.chunk_range(c).len();
+                self.stats.memo.note(MemoPoint::Score, len as u32, len);
+                return Ok(s);
+            }
+            scorer.ensure(sums.chunk_range(c), &self.stats)?;
+            // None: a score outside i32 was not kept.
+            memo.summarize_scores(c, id, &weights[..p])
+                .ok_or(Stop::Usual)
+        };
+        match piece {
+            Piece::Super(s) => {
+                if let Some(x) = sums.super_scores(*s, id, p) {
+                    let len = sums.super_range(*s).len();
+                    self.stats.memo.note(MemoPoint::Score, len as u32, len);
+                    return Ok(Some(x));
+                }
+                for c in sums.chunks_of(*s) {
+                    chunk(c)?;
+                }
+                sums.summarize_super(*s, id, p).map(Some).ok_or(Stop::Usual)
+            }
+            Piece::Chunk(c) => chunk(*c).map(Some),
+            Piece::Nodes(r) => {
+                let nodes = &w.nodes[r.clone()];
+                scorer.ensure_at(nodes, &self.stats)?;
+                if nodes.iter().any(|&i| !memo.is_scored(i, id)) {
+                    return Err(Stop::Usual);
+                }
+                Ok(None)
+            }
+        }
     }
 }
 
@@ -317,7 +373,8 @@ fn piece_nodes<'a>(
     memo: &'a NodeMemo,
 ) -> Box<dyn Iterator<Item = usize> + 'a> {
     match piece {
-        Piece::Chunk(c) => Box::new(memo.chunk_range(*c)),
+        Piece::Super(s) => Box::new(memo.sums.super_range(*s)),
+        Piece::Chunk(c) => Box::new(memo.sums.chunk_range(*c)),
         Piece::Nodes(r) => Box::new(w.nodes[r.clone()].iter().copied()),
     }
 }
@@ -362,9 +419,9 @@ impl Totals<'_> {
             .sum()
     }
 
-    /// A summarized chunk's best total and count, when its normalized plugins add the same
+    /// A summarized span's best total and count, when its normalized plugins add the same
     /// to each of its nodes.
-    fn chunk_best(&self, s: &ChunkScores) -> Option<(i64, usize)> {
+    fn span_best(&self, s: &SpanScores) -> Option<(i64, usize)> {
         let mut best = s.best;
         for (j, sp) in self.spec.iter().enumerate() {
             if sp.normalizes {
@@ -375,6 +432,50 @@ impl Totals<'_> {
             }
         }
         Some((best, s.count as usize))
+    }
+
+    /// The `k`-th node (from 0, in walk order) of `nodes` whose total is `top`; when there
+    /// are fewer, `k` less their count.
+    fn nth_top(
+        &self,
+        nodes: impl Iterator<Item = usize>,
+        top: i64,
+        k: &mut usize,
+    ) -> Option<usize> {
+        for i in nodes {
+            if self.of(i) == top {
+                if *k == 0 {
+                    return Some(i);
+                }
+                *k -= 1;
+            }
+        }
+        None
+    }
+
+    /// The `k`-th node of `piece` whose total is `top`: a super chunk's chunks are skipped
+    /// by their summaries, and only the chunk that holds it is visited node by node.
+    fn pick(&self, piece: &Piece, w: &Window, id: u32, top: i64, k: &mut usize) -> Option<usize> {
+        let sums = &self.memo.sums;
+        let chunks = match piece {
+            Piece::Super(s) => sums.chunks_of(*s),
+            Piece::Chunk(c) => *c..*c + 1,
+            Piece::Nodes(_) => return self.nth_top(piece_nodes(piece, w, self.memo), top, k),
+        };
+        let p = self.spec.len();
+        for c in chunks {
+            let best = sums.chunk_scores(c, id, p).and_then(|s| self.span_best(&s));
+            match best {
+                Some((b, _)) if b != top => continue,
+                Some((_, count)) if *k >= count => *k -= count,
+                _ => {
+                    if let Some(i) = self.nth_top(sums.chunk_range(c), top, k) {
+                        return Some(i);
+                    }
+                }
+            }
+        }
+        None
     }
 }
 
@@ -389,7 +490,7 @@ struct Scorer<'a> {
 
 impl Scorer<'_> {
     /// The nodes of `range` (at most [`CHUNK`]) known to the memo, scored when not.
-    fn ensure(&self, range: Range<usize>, stats: &super::SchedulerStats) -> Result<(), Status> {
+    fn ensure(&self, range: Range<usize>, stats: &super::SchedulerStats) -> Result<(), Stop> {
         let mut index = [0usize; CHUNK];
         let len = range.len();
         for (slot, i) in index.iter_mut().zip(range) {
@@ -399,7 +500,7 @@ impl Scorer<'_> {
     }
 
     /// The nodes at `index` known to the memo, scored a block of [`CHUNK`] at a time when not.
-    fn ensure_at(&self, index: &[usize], stats: &super::SchedulerStats) -> Result<(), Status> {
+    fn ensure_at(&self, index: &[usize], stats: &super::SchedulerStats) -> Result<(), Stop> {
         let memo = &self.snap.memo;
         let p = self.plugins.len();
         for block in index.chunks(CHUNK) {
@@ -425,7 +526,7 @@ impl Scorer<'_> {
             let mut scores = [0i64; CHUNK * MEMO_SCORES];
             for ((pl, _), out) in self.plugins.iter().zip(scores.chunks_mut(u)) {
                 pl.score_nodes(self.state, self.pod, &nodes[..u], &rows[..u], out)
-                    .map_err(|s| s.with_plugin(pl.name()))?;
+                    .map_err(|s| Stop::Failed(s.with_plugin(pl.name())))?;
             }
             memo.note_scores(
                 unknown,
