@@ -32,7 +32,7 @@ use ahash::AHashMap;
 use parking_lot::Mutex;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
-use std::sync::atomic::{AtomicU64, AtomicUsize};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize};
 use std::sync::{Arc, Weak};
 use std::thread::JoinHandle;
 
@@ -163,6 +163,9 @@ pub struct Scheduler {
     /// are rejected, a pass that wants few feasible nodes still walks most of the cluster, and
     /// is worth fanning out like one that wants many.
     last_filter_scan: AtomicUsize,
+    /// The last cycle's Filter and Score went the window path (`window.rs`), without the
+    /// pool: the next one likely does too, and its helpers need not be kept spinning.
+    last_cycle_windowed: AtomicBool,
     pool: Option<Arc<rayon::ThreadPool>>,
     /// The same pool, its helpers kept awake while cycles keep coming (see
     /// [`crate::framework::warm_pool`]).
@@ -280,6 +283,7 @@ impl Scheduler {
             rng: Mutex::new(ChaCha8Rng::seed_from_u64(cfg.seed)),
             next_start_node_index: AtomicUsize::new(0),
             last_filter_scan: AtomicUsize::new(0),
+            last_cycle_windowed: AtomicBool::new(false),
             pool,
             warm,
             global_pct: cfg.percentage_of_nodes_to_score,

@@ -412,7 +412,9 @@ impl Scheduler {
     /// Has the pool's helpers awake when this cycle's Filter and Score will fan out.
     #[inline]
     fn keep_helpers_warm(&self, fwk: &Framework, all: usize) {
-        if let Some(w) = &self.warm {
+        if let Some(w) = &self.warm
+            && !self.last_cycle_windowed.load(Ordering::Relaxed)
+        {
             let pct = fwk.percentage_of_nodes_to_score.or(self.global_pct);
             if num_feasible_nodes_to_find(pct, all) >= PARALLEL_MIN_NODES
                 || self.last_filter_scan.load(Ordering::Relaxed) >= PARALLEL_MIN_NODES
@@ -437,6 +439,7 @@ impl Scheduler {
         let (nodes, rows) = candidates.nodes();
         let t = Instant::now();
         let n = nodes.len();
+        self.last_cycle_windowed.store(false, Ordering::Relaxed);
         let (num_to_find, start_index) = self.filter_plan(fwk, n);
         let filters = fwk.active_filter_plugins(state, pod);
         // Fanning out costs a few microseconds of wake-ups; it pays only for big evaluations:
@@ -588,6 +591,7 @@ impl Scheduler {
                 cx.fwk
                     .observe_phase(ExtensionPoint::Score, Code::Success, t.elapsed());
                 self.stats.window_cycles.fetch_add(1, Ordering::Relaxed);
+                self.last_cycle_windowed.store(true, Ordering::Relaxed);
                 Ok((snap.nodes[i].name(), None))
             }
             Some(Err(st)) => {
@@ -616,6 +620,7 @@ impl Scheduler {
     ) -> Result<(Sym, Option<SortedScoredNodes>), Failure> {
         let keep = self.opportunistic_batching && fit.hint.signature.is_some();
         let (nodes, rows) = fit.candidates.nodes();
+        self.last_cycle_windowed.store(false, Ordering::Relaxed);
         let feasible: Vec<&NodeInfo> = idx.iter().map(|&i| &*nodes[i]).collect();
         if !pre_scored {
             let st = cx
