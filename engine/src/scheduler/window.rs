@@ -367,15 +367,28 @@ impl Scheduler {
 }
 
 /// The feasible nodes of one piece, in walk order.
-fn piece_nodes<'a>(
-    piece: &'a Piece,
-    w: &'a Window,
-    memo: &'a NodeMemo,
-) -> Box<dyn Iterator<Item = usize> + 'a> {
+fn piece_nodes<'a>(piece: &'a Piece, w: &'a Window, memo: &'a NodeMemo) -> PieceNodes<'a> {
     match piece {
-        Piece::Super(s) => Box::new(memo.sums.super_range(*s)),
-        Piece::Chunk(c) => Box::new(memo.sums.chunk_range(*c)),
-        Piece::Nodes(r) => Box::new(w.nodes[r.clone()].iter().copied()),
+        Piece::Super(s) => PieceNodes::Span(memo.sums.super_range(*s)),
+        Piece::Chunk(c) => PieceNodes::Span(memo.sums.chunk_range(*c)),
+        Piece::Nodes(r) => PieceNodes::Listed(w.nodes[r.clone()].iter()),
+    }
+}
+
+/// [`piece_nodes`]' iterator (no allocation per piece).
+enum PieceNodes<'a> {
+    Span(Range<usize>),
+    Listed(std::slice::Iter<'a, usize>),
+}
+
+impl Iterator for PieceNodes<'_> {
+    type Item = usize;
+    #[inline]
+    fn next(&mut self) -> Option<usize> {
+        match self {
+            PieceNodes::Span(r) => r.next(),
+            PieceNodes::Listed(it) => it.next().copied(),
+        }
     }
 }
 
