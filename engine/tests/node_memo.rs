@@ -7,7 +7,8 @@
 //! taints, cordons, images, nodes added and removed, pods deleted); the pod shapes run every
 //! node-local plugin (NodeResourcesFit, BalancedAllocation, TaintToleration, NodeAffinity,
 //! NodePorts, ImageLocality, NodeUnschedulable) alone or together, and one shape runs
-//! PodTopologySpread, which keeps its cycles off the memo.
+//! PodTopologySpread, which keeps its cycles off the memo; another InterPodAffinity, whose Score
+//! keeps them off the window path after its Filter.
 
 use parking_lot::Mutex;
 use proptest::prelude::*;
@@ -69,7 +70,7 @@ fn op() -> impl Strategy<Value = Op> {
         2 => prop::collection::vec(node_shape(), 1..40).prop_map(Op::AddNodes),
         3 => (any::<u8>(), node_shape()).prop_map(|(i, s)| Op::UpdateNode(i, s)),
         1 => any::<u8>().prop_map(Op::RemoveNode),
-        6 => (0u8..12, 1u8..30).prop_map(|(s, n)| Op::AddPods(s, n)),
+        6 => (0u8..13, 1u8..30).prop_map(|(s, n)| Op::AddPods(s, n)),
         2 => any::<u8>().prop_map(Op::DeletePod),
         4 => Just(Op::Schedule),
     ]
@@ -129,6 +130,12 @@ fn pod(name: &str, shape: u8) -> Arc<Pod> {
         10 => json!({"containers": [container("100m", "pause")],
                     "nodeSelector": {"zone": "a"}}),
         11 => json!({"containers": [container("100m", "img-b:1")]}),
+        // InterPodAffinity scores (its PreScore reads no node list, its Score is not
+        // node-local): the window path filters, then hands Score to the usual path.
+        12 => json!({"containers": [container("100m", "pause")],
+                    "affinity": {"podAntiAffinity": {"preferredDuringSchedulingIgnoredDuringExecution":
+                        [{"weight": 50, "podAffinityTerm": {"topologyKey": "zone",
+                            "labelSelector": {"matchLabels": {"app": "spread"}}}}]}}}),
         // PodTopologySpread runs: these cycles do not use the memo, the others still do.
         _ => json!({"containers": [container("250m", "pause")],
                     "topologySpreadConstraints": [{"maxSkew": 1, "topologyKey": "zone",
@@ -266,9 +273,9 @@ proptest! {
     fn the_memo_changes_no_decision(
         ops in prop::collection::vec(op(), 1..40),
         threads in prop_oneof![Just(1usize), Just(2usize)],
-        start_nodes in prop_oneof![Just(130usize), Just(300usize)],
+        start_nodes in prop_oneof![Just(130usize), Just(300usize), Just(1100usize)],
         // 100 %: every cycle walks the whole list, one super chunk when short of 1,024.
-        pct in prop_oneof![Just(None), Just(Some(100u32))],
+        pct in prop_oneof![Just(None), Just(Some(33u32)), Just(Some(100u32))],
     ) {
         let all = [
             scheduler_with(Memo::Window, threads, pct),

@@ -75,9 +75,9 @@ pub(crate) struct RunArgs {
     #[arg(long)]
     pub no_node_memo: bool,
     /// Keep the node memo but visit every node of each cycle's window: no window path (the
-    /// memo's chunk summaries answer whole chunks of nodes at once; the same decisions either
-    /// way). For measuring what the window path saves, and for checking that it changes
-    /// nothing.
+    /// memo's chunk summaries answer whole chunks of nodes at once, as the sequential Filter
+    /// pass would: the same decisions either way under `--clock virtual`). For measuring what
+    /// the window path saves, and for checking that it changes nothing.
     ///
     /// Example: --no-memo-window
     #[arg(long)]

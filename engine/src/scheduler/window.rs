@@ -43,15 +43,20 @@
 //! # Invariants
 //!
 //! 1. The feasible nodes, in order, and the processed count equal those of the sequential
-//!    Filter pass (`find_feasible_blocks` inline): a summary holds only what the memo's
-//!    entries hold, and those only what the plugins would say (node memo invariants 1, 3).
+//!    Filter pass (`find_feasible_blocks` inline, as in deterministic mode or on one
+//!    thread): a summary holds only what the memo's entries hold, and those only what the
+//!    plugins would say (node memo invariants 1, 3). The pool's pass (kube's parallel one,
+//!    when not deterministic) may find another valid set; the window path's is the
+//!    sequential one, a set kube's pass may also find.
 //! 2. Each node's total equals the usual Score path's total: the same raw scores, the same
 //!    window maxima, the same integer normalization; a summarized span's nodes differ from
 //!    its best sum by the same constant.
 //! 3. One random draw per cycle when more than one node ties, over the same count, picking
 //!    the same position in the same order: the host is the one the usual path would choose.
 //! 4. The path writes only memo entries and summaries (true facts) until it commits; giving
-//!    up leaves the cycle to the usual path as if the window path had not run.
+//!    up leaves the cycle to the usual path as if the window path had not run. When two
+//!    Score plugins fail on different nodes, the error reported may be another one than the
+//!    usual path's (it scores unknown nodes grouped by chunk); the cycle fails either way.
 
 use crate::api::Pod;
 use crate::framework::interface::{FilterPlugin, MAX_NODE_SCORE, ScorePlugin};
@@ -68,7 +73,9 @@ use std::sync::Arc;
 
 use super::Scheduler;
 
-/// Nodes the plugins may judge in one window walk before it gives up to the usual pass.
+/// Nodes the plugins may judge in one window walk before it gives up to the usual pass
+/// (checked after each stretch, so up to a stretch more; a stretch mostly unknown to the
+/// memo is judged whole, its known nodes with it).
 pub(super) const MAX_JUDGED: usize = 4 * CHUNK;
 
 /// One stretch of the walk, in walk order.
@@ -237,7 +244,9 @@ impl Scheduler {
         }
         let mut spec = [PluginSpec::default(); MEMO_SCORES];
         for (s, (pl, weight)) in spec.iter_mut().zip(&plugins) {
-            let (normalizes, default) = (pl.has_normalize(), pl.default_normalize());
+            // As `score.rs`: the default way counts only for a plugin that normalizes.
+            let normalizes = pl.has_normalize();
+            let default = normalizes.then(|| pl.default_normalize()).flatten();
             if normalizes && default.is_none() {
                 return None;
             }
@@ -304,16 +313,20 @@ impl Scheduler {
         } else {
             0
         };
+        // The draw is made: no way back to the usual path (it would draw again). The
+        // summaries' counts make the tie found (invariant 3); an error if they did not.
+        let lost = || Status::error("window path: the drawn tie was not found");
         for (piece, &(best, count)) in w.pieces.iter().zip(&bests) {
             if best != top {
                 continue;
             }
-            if k < count {
-                return totals.pick(piece, w, id, top, &mut k).map(Ok);
+            if k >= count {
+                k -= count;
+                continue;
             }
-            k -= count;
+            return Some(totals.pick(piece, w, id, top, &mut k).ok_or_else(lost));
         }
-        None
+        Some(Err(lost()))
     }
 
     /// Pass 1 of [`Scheduler::score_window`] on one piece: its nodes' raw scores known to
