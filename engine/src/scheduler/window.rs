@@ -22,8 +22,11 @@
 //!   through `node_memo::filter_block` (the memo, then the plugins for the nodes it does not
 //!   know), node by node up to the last feasible node needed, and its chunk is summarized
 //!   when every node of it now passes. The walk gives up, with nothing decided, on a Filter
-//!   error, on no feasible node (the usual pass then builds the diagnosis) or after judging
-//!   [`MAX_JUDGED`] nodes (the pool judges big unknown stretches faster). Otherwise the
+//!   error, on no feasible node (the usual pass then builds the diagnosis) or before judging
+//!   more than [`MAX_JUDGED`] nodes (the pool judges big unknown stretches faster). A first
+//!   walk over the summaries and entries alone, judging nothing, gives up at once when more
+//!   nodes than that are unknown (a rejection is never memoized: judged here, it would be
+//!   judged again by the usual pass). Otherwise the
 //!   feasible set, its order and the processed count (the next start index) are the
 //!   sequential pass's.
 //! * **PreScore** gets the first feasible node alone, and only when no PreScore plugin reads
@@ -73,9 +76,8 @@ use std::sync::Arc;
 
 use super::Scheduler;
 
-/// Nodes the plugins may judge in one window walk before it gives up to the usual pass
-/// (checked after each stretch, so up to a stretch more; a stretch mostly unknown to the
-/// memo is judged whole, its known nodes with it).
+/// Nodes the plugins may judge in one window walk: it gives up to the usual pass before a
+/// stretch would take it past this.
 pub(super) const MAX_JUDGED: usize = 4 * CHUNK;
 
 /// One stretch of the walk, in walk order.
@@ -179,6 +181,9 @@ impl Scheduler {
         let (nodes, rows, memo) = (&snap.nodes, &snap.rows, &snap.memo);
         let sums = &memo.sums;
         let n = nodes.len();
+        if !mostly_known(memo, id, start, num_to_find, n) {
+            return None;
+        }
         let mut w = Window::default();
         let mut v = BlockVerdicts::default();
         let (mut visited, mut judged, mut i) = (0, 0, start % n.max(1));
@@ -206,6 +211,12 @@ impl Scheduler {
                 continue;
             }
             let len = (chunk.end - i).min(n - visited).min(need);
+            // Give up before judging past the limit (a rejection is never memoized: judging
+            // it here would be lost work when the usual pass follows).
+            let unknown = len - memo.passed_mask(i, len, id).count_ones() as usize;
+            if judged + unknown > MAX_JUDGED {
+                return None;
+            }
             v.reset(len);
             let judge = |a: usize, b: usize, run: &mut BlockVerdicts| {
                 let (nodes, rows) = (&nodes[i + a..i + b], &rows[i + a..i + b]);
@@ -214,7 +225,7 @@ impl Scheduler {
             let known = node_memo::filter_block(memo, id, (i, len), &mut v, judge) as usize;
             self.stats.memo.note(MemoPoint::Filter, known as u32, len);
             judged += len - known;
-            if judged > MAX_JUDGED || v.rejected.iter().any(|(_, st)| st.code() == Code::Error) {
+            if v.rejected.iter().any(|(_, st)| st.code() == Code::Error) {
                 return None;
             }
             let taken = w.take_judged(i, &v, need);
@@ -377,6 +388,38 @@ impl Scheduler {
             }
         }
     }
+}
+
+/// Whether the walk from `start` for `num_to_find` feasible nodes would judge at most
+/// [`MAX_JUDGED`] nodes, counting each node the memo does not know as one that passes: read
+/// from the summaries and the memo's entries alone, nothing judged. A rejection is never
+/// memoized, so without this a pod that many nodes reject would have some judged here, and
+/// again by the usual pass, every cycle.
+fn mostly_known(memo: &NodeMemo, id: u32, start: usize, num_to_find: usize, n: usize) -> bool {
+    let sums = &memo.sums;
+    let (mut visited, mut found, mut unknown, mut i) = (0, 0, 0, start % n.max(1));
+    while visited < n && found < num_to_find {
+        let need = num_to_find - found;
+        let (s, c) = (i / (CHUNK * SUPER), i / CHUNK);
+        let (sup, chunk) = (sums.super_range(s), sums.chunk_range(c));
+        let whole = |r: &Range<usize>| i == r.start && r.len() <= need && r.len() <= n - visited;
+        let len = if whole(&sup) && sums.super_passed(s, id) {
+            sup.len()
+        } else if whole(&chunk) && sums.chunk_passed(c, id) {
+            chunk.len()
+        } else {
+            let len = (chunk.end - i).min(n - visited).min(need);
+            unknown += len - memo.passed_mask(i, len, id).count_ones() as usize;
+            if unknown > MAX_JUDGED {
+                return false;
+            }
+            len
+        };
+        found += len;
+        visited += len;
+        i = if i + len == n { 0 } else { i + len };
+    }
+    true
 }
 
 /// The feasible nodes of one piece, in walk order.
