@@ -360,6 +360,13 @@ fn the_memo_answers_repeated_questions_only() {
     assert_eq!(with, without);
 }
 
+/// Cycles the window path answered.
+fn window_cycles(s: &Scheduler) -> u64 {
+    s.stats
+        .window_cycles
+        .load(std::sync::atomic::Ordering::Relaxed)
+}
+
 /// The window path answers a run of one shape from the chunk summaries, with the decisions of
 /// the scheduler that visits every node and of the one without a memo; a pod that spreads
 /// (its PreScore reads the feasible nodes) is scored the usual way.
@@ -385,11 +392,6 @@ fn the_window_path_answers_whole_chunks() {
         })
         .collect();
     apply(&Op::AddNodes(shapes), &mut world, &all);
-    let window_cycles = |s: &Scheduler| {
-        s.stats
-            .window_cycles
-            .load(std::sync::atomic::Ordering::Relaxed)
-    };
     apply(&Op::AddPods(0, 120), &mut world, &all);
     apply(&Op::Schedule, &mut world, &all);
     let plain = window_cycles(&all[0].0);
@@ -438,11 +440,6 @@ fn the_window_path_skips_whole_super_chunks() {
         })
         .collect();
     apply(&Op::AddNodes(shapes), &mut world, &all);
-    let window_cycles = |s: &Scheduler| {
-        s.stats
-            .window_cycles
-            .load(std::sync::atomic::Ordering::Relaxed)
-    };
     let rounds = [
         Op::AddPods(0, 60),
         Op::Schedule,

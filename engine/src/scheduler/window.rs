@@ -190,26 +190,15 @@ impl Scheduler {
         let next = |end: usize| if end == n { 0 } else { end };
         while visited < n && w.count < num_to_find {
             let need = num_to_find - w.count;
-            let (s, c) = (i / (CHUNK * SUPER), i / CHUNK);
-            let (sup, chunk) = (sums.super_range(s), sums.chunk_range(c));
-            let whole =
-                |r: &Range<usize>| i == r.start && r.len() <= need && r.len() <= n - visited;
-            if whole(&sup) && sums.super_passed(s, id) {
-                w.take_whole(Piece::Super(s), sup.len());
-                self.stats
-                    .memo
-                    .note(MemoPoint::Filter, sup.len() as u32, sup.len());
-                (visited, i) = (visited + sup.len(), next(sup.end));
+            if let Some((piece, span)) = whole_span(memo, id, i, need, n - visited) {
+                w.take_whole(piece, span.len());
+                let len = span.len();
+                self.stats.memo.note(MemoPoint::Filter, len as u32, len);
+                (visited, i) = (visited + len, next(span.end));
                 continue;
             }
-            if whole(&chunk) && sums.chunk_passed(c, id) {
-                w.take_whole(Piece::Chunk(c), chunk.len());
-                self.stats
-                    .memo
-                    .note(MemoPoint::Filter, chunk.len() as u32, chunk.len());
-                (visited, i) = (visited + chunk.len(), next(chunk.end));
-                continue;
-            }
+            let chunk = sums.chunk_range(i / CHUNK);
+            let c = i / CHUNK;
             let len = (chunk.end - i).min(n - visited).min(need);
             // Give up before judging past the limit (a rejection is never memoized: judging
             // it here would be lost work when the usual pass follows).
@@ -390,6 +379,28 @@ impl Scheduler {
     }
 }
 
+/// The super chunk, else the chunk, that starts at node `i`, fits in the `need` feasible
+/// nodes still wanted and the `left` nodes not yet walked, and whose summary says every node
+/// passed key `id`; with its snapshot indices.
+fn whole_span(
+    memo: &NodeMemo,
+    id: u32,
+    i: usize,
+    need: usize,
+    left: usize,
+) -> Option<(Piece, Range<usize>)> {
+    let sums = &memo.sums;
+    let fits = |r: &Range<usize>| i == r.start && r.len() <= need && r.len() <= left;
+    let s = i / (CHUNK * SUPER);
+    let sup = sums.super_range(s);
+    if fits(&sup) && sums.super_passed(s, id) {
+        return Some((Piece::Super(s), sup));
+    }
+    let c = i / CHUNK;
+    let chunk = sums.chunk_range(c);
+    (fits(&chunk) && sums.chunk_passed(c, id)).then_some((Piece::Chunk(c), chunk))
+}
+
 /// Whether the walk from `start` for `num_to_find` feasible nodes would judge at most
 /// [`MAX_JUDGED`] nodes, counting each node the memo does not know as one that passes: read
 /// from the summaries and the memo's entries alone, nothing judged. A rejection is never
@@ -400,14 +411,10 @@ fn mostly_known(memo: &NodeMemo, id: u32, start: usize, num_to_find: usize, n: u
     let (mut visited, mut found, mut unknown, mut i) = (0, 0, 0, start % n.max(1));
     while visited < n && found < num_to_find {
         let need = num_to_find - found;
-        let (s, c) = (i / (CHUNK * SUPER), i / CHUNK);
-        let (sup, chunk) = (sums.super_range(s), sums.chunk_range(c));
-        let whole = |r: &Range<usize>| i == r.start && r.len() <= need && r.len() <= n - visited;
-        let len = if whole(&sup) && sums.super_passed(s, id) {
-            sup.len()
-        } else if whole(&chunk) && sums.chunk_passed(c, id) {
-            chunk.len()
+        let len = if let Some((_, span)) = whole_span(memo, id, i, need, n - visited) {
+            span.len()
         } else {
+            let chunk = sums.chunk_range(i / CHUNK);
             let len = (chunk.end - i).min(n - visited).min(need);
             unknown += len - memo.passed_mask(i, len, id).count_ones() as usize;
             if unknown > MAX_JUDGED {
