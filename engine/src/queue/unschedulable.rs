@@ -29,7 +29,16 @@
 use crate::api::labels::{Labels, Operator};
 use crate::api::{Pod, PodKey, Sym};
 use crate::framework::QueuedPodInfo;
-use ahash::{AHashMap, AHashSet};
+use ahash::AHashSet;
+
+/// Fixed-key hashing for the pool's maps and indexes. Their iteration order is the order an
+/// event moves its pods in (and a flush's), and so the order they enter activeQ when their
+/// sort keys tie. With fixed keys that order is a function of the pool's history: two
+/// schedulers fed the same events move the same pods in the same order, as `--seed` promises.
+/// (A [`PodKey`]'s hash is already fixed, so random keys would add no flood resistance.)
+type Fixed = std::hash::BuildHasherDefault<ahash::AHasher>;
+type FixedMap<K, V> = std::collections::HashMap<K, V, Fixed>;
+type KeySet = std::collections::HashSet<PodKey, Fixed>;
 
 /// The PodTopologySpread plugin's name (kube's pre-filter looks for it among the rejectors).
 const POD_TOPOLOGY_SPREAD: &str = "PodTopologySpread";
@@ -79,19 +88,19 @@ fn anchors_of(pod: &Pod, terms: &[crate::api::PodAffinityTerm]) -> Vec<Anchor> {
 
 #[derive(Default)]
 pub(crate) struct UnschedulablePods {
-    pods: AHashMap<PodKey, QueuedPodInfo>,
-    by_plugin: AHashMap<&'static str, AHashSet<PodKey>>,
-    no_rejector: AHashSet<PodKey>,
-    spread_by_ns: AHashMap<Sym, AHashSet<PodKey>>,
-    by_anchor: AHashMap<Anchor, AHashSet<PodKey>>,
+    pods: FixedMap<PodKey, QueuedPodInfo>,
+    by_plugin: FixedMap<&'static str, KeySet>,
+    no_rejector: KeySet,
+    spread_by_ns: FixedMap<Sym, KeySet>,
+    by_anchor: FixedMap<Anchor, KeySet>,
     /// The same for required anti-affinity terms.
-    anti_by_anchor: AHashMap<Anchor, AHashSet<PodKey>>,
+    anti_by_anchor: FixedMap<Anchor, KeySet>,
 }
 
 /// The keys filed in `index` under an anchor a pod with `labels` carries (a superset of the
 /// pods with a term that selects it).
 fn anchor_hits<'s>(
-    index: &'s AHashMap<Anchor, AHashSet<PodKey>>,
+    index: &'s FixedMap<Anchor, KeySet>,
     labels: &Labels,
 ) -> impl Iterator<Item = &'s PodKey> {
     labels
@@ -110,15 +119,11 @@ fn anchor_hits<'s>(
 /// match; see [`UnschedulablePods::pod_event_candidates`]).
 const INTER_POD_AFFINITY: &str = "InterPodAffinity";
 
-fn file_in<K: std::hash::Hash + Eq>(map: &mut AHashMap<K, AHashSet<PodKey>>, k: K, key: &PodKey) {
+fn file_in<K: std::hash::Hash + Eq>(map: &mut FixedMap<K, KeySet>, k: K, key: &PodKey) {
     map.entry(k).or_default().insert(key.clone());
 }
 
-fn unfile_from<K: std::hash::Hash + Eq>(
-    map: &mut AHashMap<K, AHashSet<PodKey>>,
-    k: &K,
-    key: &PodKey,
-) {
+fn unfile_from<K: std::hash::Hash + Eq>(map: &mut FixedMap<K, KeySet>, k: &K, key: &PodKey) {
     if let Some(set) = map.get_mut(k) {
         set.remove(key);
         if set.is_empty() {
@@ -285,7 +290,7 @@ impl UnschedulablePods {
                 }
             }
         }
-        let mut sets: Vec<&AHashSet<PodKey>> = Vec::new();
+        let mut sets: Vec<&KeySet> = Vec::new();
         for (k, v) in pod.labels.iter() {
             sets.extend(self.by_anchor.get(&Anchor::Label(k, v)));
             sets.extend(self.by_anchor.get(&Anchor::Key(k)));
@@ -493,6 +498,37 @@ mod tests {
             .collect();
         v.sort();
         v
+    }
+
+    /// Two pools fed the same inserts and removes list their pods in the same order: an
+    /// event's moves (and a flush's) are a function of the queue's history, not of a map's
+    /// random keys. (With per-map random keys, 300 pods came out in different orders.)
+    #[test]
+    fn two_pools_with_one_history_list_their_pods_in_one_order() {
+        let fill = || {
+            let mut u = UnschedulablePods::default();
+            for i in 0..300 {
+                u.insert(qpi(&format!("p{i}"), &[PLUGINS[i % 3]]));
+                if i % 7 == 0 {
+                    u.insert(qpi(&format!("none{i}"), &[]));
+                }
+            }
+            for i in (0..300).step_by(5) {
+                u.remove(&PodKey::new("ns", &format!("p{i}")));
+            }
+            u
+        };
+        let (a, b) = (fill(), fill());
+        let listed = |u: &UnschedulablePods| {
+            (
+                u.candidates(["A", "C"].into_iter()),
+                u.keys(),
+                u.values().map(|q| q.pod.key.clone()).collect::<Vec<_>>(),
+            )
+        };
+        let (ca, ka, va) = listed(&a);
+        assert_eq!(ca.len(), 160 + 43);
+        assert_eq!((ca, ka, va), listed(&b));
     }
 
     #[test]
