@@ -167,16 +167,23 @@ impl NodeMemo {
         }
         let p = plugins.len();
         let mut sums = SpanScores::default();
-        let mut raw = [0i64; MEMO_SCORES];
-        for i in r {
-            let mut sum = 0;
-            for (j, &(w, normalizes)) in plugins.iter().enumerate() {
-                raw[j] = self.raw(j, i);
+        // A plugin at a time: its raw scores are one row of `raw`. Maxima, minima and the
+        // integer sums come out as node by node; the best sum is then taken in node order.
+        let mut best = [0i64; CHUNK];
+        let best = &mut best[..r.len()];
+        for (j, &(w, normalizes)) in plugins.iter().enumerate() {
+            let (mut max, mut min) = (sums.max[j], sums.min[j]);
+            for (b, i) in best.iter_mut().zip(r.clone()) {
+                let x = self.raw(j, i);
+                (max, min) = (max.max(x), min.min(x));
                 if !normalizes {
-                    sum += w * raw[j];
+                    *b += w * x;
                 }
             }
-            sums.add_node(&raw[..p], sum);
+            (sums.max[j], sums.min[j]) = (max, min);
+        }
+        for &b in best.iter() {
+            sums.add_best(b, 1);
         }
         self.sums.set_chunk_scores(c, id, p, &sums);
         Some(sums)
@@ -317,7 +324,8 @@ pub(crate) fn run_start(index: &[usize]) -> Option<usize> {
 }
 
 /// One Filter block of `len` nodes from `first` through the memo, for key `id`: the nodes the
-/// memo knows passed pass; each run of the others is judged by `judge(a, b, run)` (block
+/// memo knows passed (`known`: [`NodeMemo::passed_mask`] of the block, read by the caller)
+/// pass; each run of the others is judged by `judge(a, b, run)` (block
 /// offsets `a..b`, verdicts relative to `a`), its verdicts put in place in `verdicts` and its
 /// passes recorded. `verdicts` comes in with every node passing (`BlockVerdicts::reset`).
 /// Returns how many nodes the memo answered.
@@ -325,10 +333,11 @@ pub(crate) fn filter_block(
     memo: &NodeMemo,
     id: u32,
     (first, len): (usize, usize),
+    known: u64,
     verdicts: &mut BlockVerdicts,
     judge: impl Fn(usize, usize, &mut BlockVerdicts),
 ) -> u32 {
-    let known = memo.passed_mask(first, len, id);
+    debug_assert_eq!(known, memo.passed_mask(first, len, id));
     let count = known.count_ones();
     if count as usize == len {
         return count;
@@ -674,7 +683,8 @@ mod tests {
             let judged = std::sync::Mutex::new(vec![]);
             let mut v = BlockVerdicts::default();
             v.reset(8);
-            let count = filter_block(&memo, 1, (1, 8), &mut v, |a, b, run| {
+            let known = memo.passed_mask(1, 8, 1);
+            let count = filter_block(&memo, 1, (1, 8), known, &mut v, |a, b, run| {
                 judged.lock().unwrap().push((a, b));
                 for o in 0..b - a {
                     if 1 + a + o == 5 {

@@ -485,8 +485,9 @@ impl Scheduler {
                     match memo {
                         None => judge(0, len, verdicts),
                         Some((m, id)) => {
+                            let mask = m.passed_mask(first, len, id);
                             let known =
-                                node_memo::filter_block(m, id, (first, len), verdicts, judge);
+                                node_memo::filter_block(m, id, (first, len), mask, verdicts, judge);
                             self.stats.memo.note(MemoPoint::Filter, known, len);
                         }
                     }

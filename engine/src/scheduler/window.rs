@@ -202,7 +202,8 @@ impl Scheduler {
             let len = (chunk.end - i).min(n - visited).min(need);
             // Give up before judging past the limit (a rejection is never memoized: judging
             // it here would be lost work when the usual pass follows).
-            let unknown = len - memo.passed_mask(i, len, id).count_ones() as usize;
+            let mask = memo.passed_mask(i, len, id);
+            let unknown = len - mask.count_ones() as usize;
             if judged + unknown > MAX_JUDGED {
                 return None;
             }
@@ -211,7 +212,7 @@ impl Scheduler {
                 let (nodes, rows) = (&nodes[i + a..i + b], &rows[i + a..i + b]);
                 Framework::run_filter_plugins_block(filters, state, pod, nodes, rows, run);
             };
-            let known = node_memo::filter_block(memo, id, (i, len), &mut v, judge) as usize;
+            let known = node_memo::filter_block(memo, id, (i, len), mask, &mut v, judge) as usize;
             self.stats.memo.note(MemoPoint::Filter, known as u32, len);
             judged += len - known;
             if v.rejected.iter().any(|(_, st)| st.code() == Code::Error) {
@@ -219,7 +220,13 @@ impl Scheduler {
             }
             let taken = w.take_judged(i, &v, need);
             if !sums.chunk_passed(c, id) {
-                memo.summarize_passed(c, id);
+                // A whole chunk judged without a rejection: every node of it now holds a
+                // pass of `id` (known, or just recorded), so no second read of the entries.
+                if chunk == (i..i + len) && v.rejected.is_empty() {
+                    sums.set_chunk_passed(c, id);
+                } else {
+                    memo.summarize_passed(c, id);
+                }
             }
             (visited, i) = (visited + taken, next(i + taken));
         }
@@ -302,7 +309,7 @@ impl Scheduler {
             .map(
                 |(piece, sum)| match sum.and_then(|s| totals.span_best(&s)) {
                     Some(b) => b,
-                    None => best_of(piece_nodes(piece, w, memo).map(|i| totals.of(i))),
+                    None => totals.piece_best(piece, w),
                 },
             )
             .collect();
@@ -510,6 +517,66 @@ impl Totals<'_> {
         Some((best, s.count as usize))
     }
 
+    /// The totals of `nodes` (at most [`CHUNK`]) into `out`, a plugin at a time: each
+    /// plugin's way of weighing is chosen once, and its raw scores are read in a row.
+    /// Integer sums, so the same as [`Self::of`] per node in any order.
+    fn block_totals(&self, nodes: &[usize], out: &mut [i64]) {
+        let out = &mut out[..nodes.len()];
+        out.fill(0);
+        for (j, sp) in self.spec.iter().enumerate() {
+            match sp.default {
+                None => {
+                    for (t, &i) in out.iter_mut().zip(nodes) {
+                        *t += self.memo.raw(j, i) * sp.weight;
+                    }
+                }
+                Some(_) if self.max[j] == 0 => {}
+                Some(_) => {
+                    for (t, &i) in out.iter_mut().zip(nodes) {
+                        *t += self.weighed(j, self.memo.raw(j, i));
+                    }
+                }
+            }
+        }
+    }
+
+    /// The best total of a piece without a usable summary, and how many of its nodes reach
+    /// it.
+    fn piece_best(&self, piece: &Piece, w: &Window) -> (i64, usize) {
+        let Piece::Nodes(r) = piece else {
+            return best_of(piece_nodes(piece, w, self.memo).map(|i| self.of(i)));
+        };
+        let mut out = [0i64; CHUNK];
+        let (mut best, mut count) = (i64::MIN, 0);
+        for block in w.nodes[r.clone()].chunks(CHUNK) {
+            self.block_totals(block, &mut out);
+            let (b, c) = best_of(out[..block.len()].iter().copied());
+            match b.cmp(&best) {
+                std::cmp::Ordering::Greater => (best, count) = (b, c),
+                std::cmp::Ordering::Equal => count += c,
+                std::cmp::Ordering::Less => {}
+            }
+        }
+        (best, count)
+    }
+
+    /// [`Self::nth_top`] over a listed piece's nodes, a block at a time.
+    fn nth_top_listed(&self, nodes: &[usize], top: i64, k: &mut usize) -> Option<usize> {
+        let mut out = [0i64; CHUNK];
+        for block in nodes.chunks(CHUNK) {
+            self.block_totals(block, &mut out);
+            for (&i, &t) in block.iter().zip(&out) {
+                if t == top {
+                    if *k == 0 {
+                        return Some(i);
+                    }
+                    *k -= 1;
+                }
+            }
+        }
+        None
+    }
+
     /// The `k`-th node (from 0, in walk order) of `nodes` whose total is `top`; when there
     /// are fewer, `k` less their count.
     fn nth_top(
@@ -536,7 +603,7 @@ impl Totals<'_> {
         let chunks = match piece {
             Piece::Super(s) => sums.chunks_of(*s),
             Piece::Chunk(c) => *c..*c + 1,
-            Piece::Nodes(_) => return self.nth_top(piece_nodes(piece, w, self.memo), top, k),
+            Piece::Nodes(r) => return self.nth_top_listed(&w.nodes[r.clone()], top, k),
         };
         let p = self.spec.len();
         for c in chunks {
@@ -556,6 +623,9 @@ impl Totals<'_> {
 }
 
 /// Scores nodes the memo does not know for the window path's key, and records them.
+/// [`Scorer::ensure_at`]'s small scratch: up to this many unknown nodes of a block.
+const FEW: usize = 8;
+
 struct Scorer<'a> {
     plugins: &'a [(Arc<dyn ScorePlugin>, i64)],
     state: &'a CycleState,
@@ -578,7 +648,6 @@ impl Scorer<'_> {
     /// The nodes at `index` known to the memo, scored a block of [`CHUNK`] at a time when not.
     fn ensure_at(&self, index: &[usize], stats: &super::SchedulerStats) -> Result<(), Stop> {
         let memo = &self.snap.memo;
-        let p = self.plugins.len();
         for block in index.chunks(CHUNK) {
             let mut unknown = [0usize; CHUNK];
             let mut u = 0;
@@ -593,24 +662,41 @@ impl Scorer<'_> {
                 continue;
             }
             let unknown = &unknown[..u];
-            let first: &NodeInfo = &self.snap.nodes[unknown[0]];
-            let mut nodes = [first; CHUNK];
-            let mut rows = [NodeRow::default(); CHUNK];
-            for (o, &i) in unknown.iter().enumerate() {
-                (nodes[o], rows[o]) = (&self.snap.nodes[i], self.snap.rows[i]);
+            // Usually one node changed since the last cycle: scratch sized for a few nodes
+            // (zeroing a whole block's rows and scores cost more than scoring the node).
+            if u <= FEW {
+                self.score_unknown::<FEW>(unknown, &mut [0; FEW * MEMO_SCORES])?;
+            } else {
+                self.score_unknown::<CHUNK>(unknown, &mut [0; CHUNK * MEMO_SCORES])?;
             }
-            let mut scores = [0i64; CHUNK * MEMO_SCORES];
-            for ((pl, _), out) in self.plugins.iter().zip(scores.chunks_mut(u)) {
-                pl.score_nodes(self.state, self.pod, &nodes[..u], &rows[..u], out)
-                    .map_err(|s| Stop::Failed(s.with_plugin(pl.name())))?;
-            }
-            memo.note_scores(
-                unknown,
-                u64::MAX >> (64 - u),
-                (self.id, p),
-                &scores[..p * u],
-            );
         }
+        Ok(())
+    }
+
+    /// Scores `unknown` (at most `N` nodes) by every plugin, into `scores` (plugin-major,
+    /// at least `p × N` long), and records them in the memo.
+    fn score_unknown<const N: usize>(
+        &self,
+        unknown: &[usize],
+        scores: &mut [i64],
+    ) -> Result<(), Stop> {
+        let (u, p) = (unknown.len(), self.plugins.len());
+        let first: &NodeInfo = &self.snap.nodes[unknown[0]];
+        let mut nodes = [first; N];
+        let mut rows = [NodeRow::default(); N];
+        for (o, &i) in unknown.iter().enumerate() {
+            (nodes[o], rows[o]) = (&self.snap.nodes[i], self.snap.rows[i]);
+        }
+        for ((pl, _), out) in self.plugins.iter().zip(scores.chunks_mut(u)) {
+            pl.score_nodes(self.state, self.pod, &nodes[..u], &rows[..u], out)
+                .map_err(|s| Stop::Failed(s.with_plugin(pl.name())))?;
+        }
+        self.snap.memo.note_scores(
+            unknown,
+            u64::MAX >> (64 - u),
+            (self.id, p),
+            &scores[..p * u],
+        );
         Ok(())
     }
 }

@@ -46,6 +46,7 @@ impl Default for SpanScores {
 impl SpanScores {
     /// Adds a node's raw scores (`raw[j]`, `p` plugins) and its best sum.
     #[inline]
+    #[cfg(test)]
     pub(crate) fn add_node(&mut self, raw: &[i64], sum: i64) {
         for (j, &r) in raw.iter().enumerate() {
             self.max[j] = self.max[j].max(r);
@@ -63,7 +64,9 @@ impl SpanScores {
         self.add_best(other.best, other.count);
     }
 
-    fn add_best(&mut self, best: i64, count: i64) {
+    /// Counts `count` nodes whose best sum is `best`.
+    #[inline]
+    pub(crate) fn add_best(&mut self, best: i64, count: i64) {
         match best.cmp(&self.best) {
             std::cmp::Ordering::Greater => (self.best, self.count) = (best, count),
             std::cmp::Ordering::Equal => self.count += count,
