@@ -218,16 +218,20 @@ impl Scheduler {
             if v.rejected.iter().any(|(_, st)| st.code() == Code::Error) {
                 return None;
             }
-            let taken = w.take_judged(i, &v, need);
-            if !sums.chunk_passed(c, id) {
-                // A whole chunk judged without a rejection: every node of it now holds a
-                // pass of `id` (known, or just recorded), so no second read of the entries.
-                if chunk == (i..i + len) && v.rejected.is_empty() {
-                    sums.set_chunk_passed(c, id);
-                } else {
+            // A whole chunk judged without a rejection: every node of it now holds a pass of
+            // `id` (known, or just recorded). Its summary is set without a second read of
+            // the entries, and Score takes it as a chunk (its summary, not node by node).
+            let whole = chunk == (i..i + len) && v.rejected.is_empty();
+            let taken = if whole {
+                sums.set_chunk_passed(c, id);
+                w.take_whole(Piece::Chunk(c), len);
+                len
+            } else {
+                if !sums.chunk_passed(c, id) {
                     memo.summarize_passed(c, id);
                 }
-            }
+                w.take_judged(i, &v, need)
+            };
             (visited, i) = (visited + taken, next(i + taken));
         }
         (w.count > 0).then_some((w, visited))
