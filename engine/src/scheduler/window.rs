@@ -564,8 +564,9 @@ impl Totals<'_> {
         (best, count)
     }
 
-    /// [`Self::nth_top`] over a listed piece's nodes, a block at a time.
-    fn nth_top_listed(&self, nodes: &[usize], top: i64, k: &mut usize) -> Option<usize> {
+    /// The `k`-th node (from 0, in walk order) of `nodes` whose total is `top`, a block at
+    /// a time; when there are fewer, `k` less their count.
+    fn nth_top(&self, nodes: &[usize], top: i64, k: &mut usize) -> Option<usize> {
         let mut out = [0i64; CHUNK];
         for block in nodes.chunks(CHUNK) {
             self.block_totals(block, &mut out);
@@ -581,25 +582,6 @@ impl Totals<'_> {
         None
     }
 
-    /// The `k`-th node (from 0, in walk order) of `nodes` whose total is `top`; when there
-    /// are fewer, `k` less their count.
-    fn nth_top(
-        &self,
-        nodes: impl Iterator<Item = usize>,
-        top: i64,
-        k: &mut usize,
-    ) -> Option<usize> {
-        for i in nodes {
-            if self.of(i) == top {
-                if *k == 0 {
-                    return Some(i);
-                }
-                *k -= 1;
-            }
-        }
-        None
-    }
-
     /// The `k`-th node of `piece` whose total is `top`: a super chunk's chunks are skipped
     /// by their summaries, and only the chunk that holds it is visited node by node.
     fn pick(&self, piece: &Piece, w: &Window, id: u32, top: i64, k: &mut usize) -> Option<usize> {
@@ -607,7 +589,7 @@ impl Totals<'_> {
         let chunks = match piece {
             Piece::Super(s) => sums.chunks_of(*s),
             Piece::Chunk(c) => *c..*c + 1,
-            Piece::Nodes(r) => return self.nth_top_listed(&w.nodes[r.clone()], top, k),
+            Piece::Nodes(r) => return self.nth_top(&w.nodes[r.clone()], top, k),
         };
         let p = self.spec.len();
         for c in chunks {
@@ -616,7 +598,12 @@ impl Totals<'_> {
                 Some((b, _)) if b != top => continue,
                 Some((_, count)) if *k >= count => *k -= count,
                 _ => {
-                    if let Some(i) = self.nth_top(sums.chunk_range(c), top, k) {
+                    let r = sums.chunk_range(c);
+                    let mut index = [0usize; CHUNK];
+                    for (slot, i) in index.iter_mut().zip(r.clone()) {
+                        *slot = i;
+                    }
+                    if let Some(i) = self.nth_top(&index[..r.len()], top, k) {
                         return Some(i);
                     }
                 }
