@@ -184,7 +184,13 @@ impl Scheduler {
         if !mostly_known(memo, id, start, num_to_find, n) {
             return None;
         }
-        let mut w = Window::default();
+        // Sized for the usual walk (a few pieces, the two ends' nodes): growing from empty
+        // reallocated about eight times a cycle.
+        let mut w = Window {
+            pieces: Vec::with_capacity(16),
+            nodes: Vec::with_capacity(2 * CHUNK),
+            count: 0,
+        };
         let mut v = BlockVerdicts::default();
         let (mut visited, mut judged, mut i) = (0, 0, start % n.max(1));
         let next = |end: usize| if end == n { 0 } else { end };
