@@ -21,7 +21,8 @@
 //!   summary is set there from its chunks' when each holds); any other stretch goes
 //!   through `node_memo::filter_block` (the memo, then the plugins for the nodes it does not
 //!   know), node by node up to the last feasible node needed, and its chunk is summarized
-//!   when every node of it now passes. The walk gives up, with nothing decided, on a Filter
+//!   when every node of it now passes. A whole chunk judged so (every node passed, all of
+//!   them needed) is taken as a chunk piece, so Score reads its summary too. The walk gives up, with nothing decided, on a Filter
 //!   error, on no feasible node (the usual pass then builds the diagnosis) or before judging
 //!   more than [`MAX_JUDGED`] nodes (the pool judges big unknown stretches faster). A first
 //!   walk over the summaries and entries alone, judging nothing, gives up at once when more
@@ -85,7 +86,7 @@ pub(super) const MAX_JUDGED: usize = 4 * CHUNK;
 enum Piece {
     /// Super chunk `s`, every node of it feasible (its summary).
     Super(usize),
-    /// Chunk `c`, every node of it feasible (its summary).
+    /// Chunk `c`, every node of it feasible (its summary, or judged so in this walk).
     Chunk(usize),
     /// Feasible nodes `Window::nodes[range]`, found node by node.
     Nodes(Range<usize>),
