@@ -23,8 +23,9 @@ pub struct PodKey {
     text: Arc<str>,
 }
 
-/// Fixed seeds: the hash is a property of the key, the same in every map and every run. The
-/// maps still mix it with their own random state.
+/// Fixed seeds: the hash is a property of the key, the same in every map and every run. Most
+/// maps still mix it with their own random state (the unschedulable pool's use fixed keys:
+/// `queue/unschedulable.rs`).
 const KEY_HASHER: ahash::RandomState = ahash::RandomState::with_seeds(
     0x243f_6a88_85a3_08d3,
     0x1319_8a2e_0370_7344,

@@ -57,7 +57,9 @@
 //!   the highest and lowest raw score, and the best weighted sum of the plugins that do not
 //!   normalize, with how many nodes reach it). A super chunk's summary holds the same of
 //!   all its chunks, set from their summaries. Only the scheduling thread sets a summary,
-//!   between the pool's passes, after reading every entry (or chunk summary) it covers.
+//!   between the pool's passes, after reading every entry (or chunk summary) it covers, or
+//!   (the window path's Filter walk) after reading a whole chunk's entries and recording a
+//!   pass for each node of it that they did not hold.
 //!   Every write that can break a summary clears it and its super chunk's: `forget` and
 //!   `reset`, and a `note_passed` or `note_scores` of another id (or of a score not kept)
 //!   on one of its nodes.

@@ -34,9 +34,27 @@ use ahash::AHashSet;
 /// Fixed-key hashing for the pool's maps and indexes. Their iteration order is the order an
 /// event moves its pods in (and a flush's), and so the order they enter activeQ when their
 /// sort keys tie. With fixed keys that order is a function of the pool's history: two
-/// schedulers fed the same events move the same pods in the same order, as `--seed` promises.
-/// (A [`PodKey`]'s hash is already fixed, so random keys would add no flood resistance.)
-type Fixed = std::hash::BuildHasherDefault<ahash::AHasher>;
+/// schedulers fed the same events, in one process or in two runs, move the same pods in the
+/// same order, as `--seed` promises. (A [`PodKey`]'s hash is already fixed, so random keys
+/// would add no flood resistance.) Not `BuildHasherDefault<AHasher>`: ahash draws those
+/// "fixed" keys at random once per process.
+#[derive(Clone, Copy, Default)]
+struct Fixed;
+
+impl std::hash::BuildHasher for Fixed {
+    type Hasher = ahash::AHasher;
+    #[inline]
+    fn build_hasher(&self) -> ahash::AHasher {
+        const KEYS: ahash::RandomState = ahash::RandomState::with_seeds(
+            0x5be0_cd19_137e_2179,
+            0x1f83_d9ab_fb41_bd6b,
+            0x9b05_688c_2b3e_6c1f,
+            0x510e_527f_ade6_82d1,
+        );
+        KEYS.build_hasher()
+    }
+}
+
 type FixedMap<K, V> = std::collections::HashMap<K, V, Fixed>;
 type KeySet = std::collections::HashSet<PodKey, Fixed>;
 
@@ -529,6 +547,39 @@ mod tests {
         let (ca, ka, va) = listed(&a);
         assert_eq!(ca.len(), 160 + 43);
         assert_eq!((ca, ka, va), listed(&b));
+    }
+
+    /// The same in two processes: the order comes from no key drawn at run time. (With
+    /// ahash's per-process keys the two children listed 300 pods in different orders.)
+    #[test]
+    fn two_processes_with_one_history_list_their_pods_in_one_order() {
+        const CHILD: &str = "TIDEGATE_POOL_ORDER_CHILD";
+        const NAME: &str = "queue::unschedulable::tests::two_processes_with_one_history_list_their_pods_in_one_order";
+        if std::env::var_os(CHILD).is_some() {
+            let mut u = UnschedulablePods::default();
+            for i in 0..300 {
+                u.insert(qpi(&format!("p{i}"), &[PLUGINS[i % 3]]));
+            }
+            let keys: Vec<String> = u.keys().iter().map(|k| k.as_str().to_owned()).collect();
+            println!("ORDER {}", keys.join(","));
+            return;
+        }
+        let run = || {
+            let out = std::process::Command::new(std::env::current_exe().unwrap())
+                .args(["--exact", NAME, "--nocapture", "--test-threads=1"])
+                .env(CHILD, "1")
+                .output()
+                .unwrap();
+            let text = String::from_utf8_lossy(&out.stdout).into_owned();
+            // The harness prints the test's name first, on the same line.
+            let order = text
+                .lines()
+                .find_map(|l| l.split_once("ORDER ").map(|(_, o)| o.to_owned()));
+            order.unwrap_or_else(|| panic!("the child printed no order: {text}"))
+        };
+        let (a, b) = (run(), run());
+        assert_eq!(a.matches(',').count(), 299);
+        assert_eq!(a, b);
     }
 
     #[test]

@@ -22,14 +22,14 @@
 //!   through `node_memo::filter_block` (the memo, then the plugins for the nodes it does not
 //!   know), node by node up to the last feasible node needed, and its chunk is summarized
 //!   when every node of it now passes. A whole chunk judged so (every node passed, all of
-//!   them needed) is taken as a chunk piece, so Score reads its summary too. The walk gives up, with nothing decided, on a Filter
-//!   error, on no feasible node (the usual pass then builds the diagnosis) or before judging
-//!   more than [`MAX_JUDGED`] nodes (the pool judges big unknown stretches faster). A first
-//!   walk over the summaries and entries alone, judging nothing, gives up at once when more
-//!   nodes than that are unknown (a rejection is never memoized: judged here, it would be
-//!   judged again by the usual pass). Otherwise the
-//!   feasible set, its order and the processed count (the next start index) are the
-//!   sequential pass's.
+//!   them needed) is taken as a chunk piece, so Score reads its summary too. The walk gives
+//!   up, with nothing decided, on a Filter error, on no feasible node (the usual pass then
+//!   builds the diagnosis) or before judging more than [`MAX_JUDGED`] nodes (the pool
+//!   judges big unknown stretches faster). A first walk over the summaries and entries
+//!   alone, judging nothing, gives up at once when more nodes than that are unknown (a
+//!   rejection is never memoized: judged here, it would be judged again by the usual pass).
+//!   Otherwise the feasible set, its order and the processed count (the next start index)
+//!   are the sequential pass's.
 //! * **PreScore** gets the first feasible node alone, and only when no PreScore plugin reads
 //!   the feasible nodes for this pod ([`PreScorePlugin::pre_score_reads_nodes`]); otherwise,
 //!   or when batching keeps the scored nodes, the window is listed and the usual path runs.
@@ -225,10 +225,10 @@ impl Scheduler {
             if v.rejected.iter().any(|(_, st)| st.code() == Code::Error) {
                 return None;
             }
-            // A whole chunk judged without a rejection: every node of it now holds a pass of
-            // `id` (known, or just recorded). Its summary is set without a second read of
+            // A whole chunk whose every node passed: each now holds a pass of `id` (known,
+            // or just recorded by `filter_block`). Its summary is set without a second read of
             // the entries, and Score takes it as a chunk (its summary, not node by node).
-            let whole = chunk == (i..i + len) && v.rejected.is_empty();
+            let whole = chunk == (i..i + len) && v.pass.iter().all(|&p| p);
             let taken = if whole {
                 sums.set_chunk_passed(c, id);
                 w.take_whole(Piece::Chunk(c), len);
@@ -620,10 +620,10 @@ impl Totals<'_> {
     }
 }
 
-/// Scores nodes the memo does not know for the window path's key, and records them.
 /// [`Scorer::ensure_at`]'s small scratch: up to this many unknown nodes of a block.
 const FEW: usize = 8;
 
+/// Scores nodes the memo does not know for the window path's key, and records them.
 struct Scorer<'a> {
     plugins: &'a [(Arc<dyn ScorePlugin>, i64)],
     state: &'a CycleState,
