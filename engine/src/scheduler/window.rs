@@ -475,11 +475,26 @@ impl Iterator for PieceNodes<'_> {
 
 /// The highest of `totals` and how many reach it.
 fn best_of(totals: impl Iterator<Item = i64>) -> (i64, usize) {
-    totals.fold((i64::MIN, 0), |(best, count), t| match t.cmp(&best) {
-        std::cmp::Ordering::Greater => (t, 1),
-        std::cmp::Ordering::Equal => (best, count + 1),
+    totals.fold((i64::MIN, 0), |acc, t| join_best(acc, (t, 1)))
+}
+
+/// Two `(best, count)` pairs as one: the higher best, counts added on a tie.
+fn join_best((best, count): (i64, usize), (b, c): (i64, usize)) -> (i64, usize) {
+    match b.cmp(&best) {
+        std::cmp::Ordering::Greater => (b, c),
+        std::cmp::Ordering::Equal => (best, count + c),
         std::cmp::Ordering::Less => (best, count),
-    })
+    }
+}
+
+/// The snapshot indices of `r` (at most [`CHUNK`]) as a list, and its length.
+fn listed(r: Range<usize>) -> ([usize; CHUNK], usize) {
+    let mut index = [0usize; CHUNK];
+    let len = r.len();
+    for (slot, i) in index.iter_mut().zip(r) {
+        *slot = i;
+    }
+    (index, len)
 }
 
 /// kube's totals from the memo's raw scores and the window's maxima.
@@ -558,17 +573,12 @@ impl Totals<'_> {
             return best_of(piece_nodes(piece, w, self.memo).map(|i| self.of(i)));
         };
         let mut out = [0i64; CHUNK];
-        let (mut best, mut count) = (i64::MIN, 0);
-        for block in w.nodes[r.clone()].chunks(CHUNK) {
-            self.block_totals(block, &mut out);
-            let (b, c) = best_of(out[..block.len()].iter().copied());
-            match b.cmp(&best) {
-                std::cmp::Ordering::Greater => (best, count) = (b, c),
-                std::cmp::Ordering::Equal => count += c,
-                std::cmp::Ordering::Less => {}
-            }
-        }
-        (best, count)
+        w.nodes[r.clone()]
+            .chunks(CHUNK)
+            .fold((i64::MIN, 0), |acc, block| {
+                self.block_totals(block, &mut out);
+                join_best(acc, best_of(out[..block.len()].iter().copied()))
+            })
     }
 
     /// The `k`-th node (from 0, in walk order) of `nodes` whose total is `top`, a block at
@@ -605,12 +615,8 @@ impl Totals<'_> {
                 Some((b, _)) if b != top => continue,
                 Some((_, count)) if *k >= count => *k -= count,
                 _ => {
-                    let r = sums.chunk_range(c);
-                    let mut index = [0usize; CHUNK];
-                    for (slot, i) in index.iter_mut().zip(r.clone()) {
-                        *slot = i;
-                    }
-                    if let Some(i) = self.nth_top(&index[..r.len()], top, k) {
+                    let (index, len) = listed(sums.chunk_range(c));
+                    if let Some(i) = self.nth_top(&index[..len], top, k) {
                         return Some(i);
                     }
                 }
@@ -635,11 +641,7 @@ struct Scorer<'a> {
 impl Scorer<'_> {
     /// The nodes of `range` (at most [`CHUNK`]) known to the memo, scored when not.
     fn ensure(&self, range: Range<usize>, stats: &super::SchedulerStats) -> Result<(), Stop> {
-        let mut index = [0usize; CHUNK];
-        let len = range.len();
-        for (slot, i) in index.iter_mut().zip(range) {
-            *slot = i;
-        }
+        let (index, len) = listed(range);
         self.ensure_at(&index[..len], stats)
     }
 
