@@ -36,7 +36,11 @@ const KEY_HASHER: ahash::RandomState = ahash::RandomState::with_seeds(
 impl PodKey {
     pub fn new(namespace: &str, name: &str) -> PodKey {
         // Not `format!`: its machinery cost more than the rest of a key (three keys a pod).
-        let text: Arc<str> = Arc::from([namespace, "/", name].concat());
+        let mut s = String::with_capacity(namespace.len() + 1 + name.len());
+        s.push_str(namespace);
+        s.push('/');
+        s.push_str(name);
+        let text: Arc<str> = Arc::from(s);
         PodKey {
             hash: KEY_HASHER.hash_one(&*text),
             text,
