@@ -122,3 +122,30 @@ fn a_node_only_one_side_rejects_stays_a_disagreement() {
     let kube = line.kube.as_ref().unwrap();
     assert_eq!(bound_where_its_evaluation_rejects(&line, kube, &ours), None);
 }
+
+/// Random scenario 91 of kube-diff's seed 1 (2026-12-02, #1668): a group member's cycle
+/// found one feasible node (a volume still free in kube's cache); the API bound that volume
+/// to another claim before the record, where kube's own Filter finds no node, as tidegate's.
+fn bound_after_a_moved_state(kube_feasible: usize) -> Line {
+    serde_json::from_value(json!({
+        "kind": "decision", "seq": 1668, "namespace": "scenario-91", "name": "pod-3",
+        "attempts": 2, "node": "node-0", "evaluatedNodes": 3, "feasibleNodes": 1,
+        "kube": {"feasible": kube_feasible}
+    }))
+    .unwrap()
+}
+
+#[test]
+fn a_node_kubes_recorded_filter_rejects_with_every_other_is_no_disagreement() {
+    let ours = filter_rejects("node-0", "VolumeBinding");
+    let line = bound_after_a_moved_state(0);
+    assert_eq!(moved_state_rejects(&line, "node-0", &ours), None);
+    // kube's recorded Filter kept some node: tidegate's rejecting kube's stays one.
+    let line = bound_after_a_moved_state(1);
+    let d = moved_state_rejects(&line, "node-0", &ours);
+    assert!(d.is_some_and(|d| d.contains("rejects that node")));
+    // tidegate keeping kube's node is no disagreement either way.
+    let mut feasible = Evaluation::default();
+    feasible.feasible.push((Sym::new("node-0"), 0));
+    assert_eq!(moved_state_rejects(&line, "node-0", &feasible), None);
+}

@@ -357,6 +357,21 @@ fn bound_where_its_evaluation_rejects(
     })
 }
 
+/// On a state that moved between kube's cycle and its record ([`Replay::moved_state`]):
+/// the disagreement when tidegate's Filter rejects kube's `node`. None when kube's own
+/// Filter on the recorded state rejected every node, its own too (a volume the API bound
+/// between kube's Filter and the record, say): the two sides agree on that state.
+fn moved_state_rejects(
+    line: &Line,
+    node: &str,
+    eval: &tidegate_engine::Evaluation,
+) -> Option<String> {
+    let n = Sym::new(node);
+    let kube_rejects_all = line.kube.as_ref().is_some_and(|k| k.feasible == 0);
+    (!kube_rejects_all && !eval.feasible.iter().any(|&(m, _)| m == n))
+        .then(|| format!("kube bound it to {node}; tidegate's Filter rejects that node"))
+}
+
 /// The replay's scheduler when no configuration is given: kube v1.37.2's defaults with
 /// GenericWorkload and TopologyAwareWorkloadScheduling on, as the random scenarios' group
 /// test case runs (the pod-group plugins they add act on groups only: a record without
@@ -504,7 +519,9 @@ impl Replay {
             "decision" => self.decision(line),
             "volumes" => {
                 let v = line.volumes.unwrap_or_default();
-                self.volumes.apply(&self.sched, v);
+                for f in self.volumes.apply(&self.sched, v) {
+                    self.report.explained.push(format!("#{} {f}", line.seq));
+                }
                 Ok(())
             }
             "dra" => {
@@ -759,10 +776,7 @@ impl Replay {
                     line.seq, line.attempts
                 ));
                 self.report.feasibility_only += 1;
-                let n = Sym::new(node);
-                (!eval.feasible.iter().any(|&(m, _)| m == n)).then(|| {
-                    format!("kube bound it to {node}; tidegate's Filter rejects that node")
-                })
+                moved_state_rejects(line, node, eval)
             }
             Some(node) => {
                 let (v, top) = judge::judge_binding(line, node, judged, eval, all_nodes);

@@ -60,7 +60,26 @@ fn key(kind: &str, m: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMet
 }
 
 impl VolumeObjects {
-    pub(super) fn apply(&mut self, sched: &Scheduler, line: VolumeLine) {
+    /// Hands the line's objects to the scheduler. Returns, for each volume the API now shows
+    /// bound where tidegate's Reserve had assumed another one for that claim, what was
+    /// followed ([`Scheduler::follow_volume_binding`]: kube picks among equally small
+    /// volumes at random).
+    pub(super) fn apply(&mut self, sched: &Scheduler, line: VolumeLine) -> Vec<String> {
+        let bound: Vec<(String, String)> = line
+            .persistent_volumes
+            .iter()
+            .filter_map(|pv| {
+                let c = pv.spec.as_ref()?.claim_ref.as_ref()?;
+                Some((
+                    pv.metadata.name.clone()?,
+                    format!(
+                        "{}/{}",
+                        c.namespace.as_deref().unwrap_or(""),
+                        c.name.as_deref().unwrap_or("")
+                    ),
+                ))
+            })
+            .collect();
         for o in line.storage_classes {
             self.put(
                 sched,
@@ -106,6 +125,15 @@ impl VolumeObjects {
                 sched.on_object_event(resource, ActionType::DELETE, Some(old), None);
             }
         }
+        let mut followed = Vec::new();
+        for (pv, claim) in bound {
+            for other in sched.follow_volume_binding(&pv) {
+                followed.push(format!(
+                    "kube's Reserve bound {pv} to {claim}; tidegate's had assumed {other} for it, as small (kube's pick among equals is random): followed kube's"
+                ));
+            }
+        }
+        followed
     }
 
     fn put<T: Send + Sync + 'static>(

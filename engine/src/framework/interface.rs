@@ -81,6 +81,13 @@ pub trait Plugin: Send + Sync + 'static {
         None
     }
 
+    /// The plugin as `Any`, for the oracle hooks that reach one plugin's own state
+    /// ([`Framework::reserve_plugin`](super::Framework::reserve_plugin)); `None` (the
+    /// default): not reachable so.
+    fn as_any(&self) -> Option<&dyn std::any::Any> {
+        None
+    }
+
     /// Whether the plugin signs pods (kube: implements `SignPlugin`). A profile running a
     /// plugin that does not at PreFilter, Filter, PreScore or Score signs no pod, and so never
     /// batches (`framework/signature.rs`).

@@ -152,6 +152,19 @@ impl Scheduler {
         }
     }
 
+    /// The oracle saw kube's API bind volume `pv` to a claim (a record's `volumes` line):
+    /// kube's Reserve picked that volume, among as small ones in an order of its own, so
+    /// each profile's VolumeBinding drops (or swaps) what it assumed otherwise for that claim
+    /// (`AssumeCache::follow_binding`). Returns the volumes whose assumed copies changed.
+    pub fn follow_volume_binding(&self, pv: &str) -> Vec<Sym> {
+        use crate::plugins::volume_binding::{NAME, VolumeBinding};
+        let pv = Sym::new(pv);
+        self.frameworks
+            .iter()
+            .filter_map(|f| f.reserve_plugin::<VolumeBinding>(NAME)?.follow_binding(pv))
+            .collect()
+    }
+
     fn evaluate_with(
         &self,
         pod: &Pod,

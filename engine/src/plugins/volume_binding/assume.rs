@@ -10,7 +10,7 @@
 //! restoring drops the copy if it is still of the same version.
 
 use crate::api::Sym;
-use crate::api::volume::{PersistentVolume, PersistentVolumeClaim};
+use crate::api::volume::{ClaimRef, PersistentVolume, PersistentVolumeClaim};
 use crate::framework::volume_listers::VolumeListers;
 use ahash::AHashMap;
 use parking_lot::Mutex;
@@ -111,6 +111,49 @@ impl AssumeCache {
         {
             m.remove(&pv.name);
         }
+    }
+
+    /// Oracle only ([`crate::Scheduler::follow_volume_binding`]): the API shows volume `name`
+    /// bound to a claim, as kube's Reserve picked it. Where this cache assumed another volume
+    /// for that claim (one as small: kube lists the candidates from a map, so its pick among
+    /// equals is random), that copy goes, and that volume is free again, as in kube's cache;
+    /// if this cache had assumed `name` itself for a second claim, the other volume takes that
+    /// claim instead (the two picks swapped, as kube's were). Returns the volume dropped or
+    /// swapped.
+    pub(super) fn follow_binding(&self, listers: &VolumeListers, name: Sym) -> Option<Sym> {
+        let api = listers.pv(name)?;
+        let claim = api.claim_ref.as_ref()?;
+        let same = |c: &ClaimRef| c.namespace == claim.namespace && c.name == claim.name;
+        let mut pvs = self.pvs.lock();
+        let other = pvs
+            .iter()
+            .filter(|(n, a)| {
+                **n != name
+                    && a.claim_ref.as_ref().is_some_and(same)
+                    && listers
+                        .pv(**n)
+                        .is_some_and(|s| s.resource_version == a.resource_version)
+            })
+            .map(|(n, _)| *n)
+            .min_by_key(|n| n.as_arc())?;
+        // This cache's copy of `name`, made from the version before the API's: the claim it
+        // gave that volume.
+        let second = pvs
+            .get(&name)
+            .filter(|a| a.resource_version != api.resource_version)
+            .and_then(|a| a.claim_ref.clone())
+            .filter(|c| !same(c));
+        match second {
+            Some(c) => {
+                let mut swapped = (*pvs[&other]).clone();
+                swapped.claim_ref = Some(c);
+                pvs.insert(other, Arc::new(swapped));
+            }
+            None => {
+                pvs.remove(&other);
+            }
+        }
+        Some(other)
     }
 
     pub(super) fn restore_pvc(&self, pvc: &PersistentVolumeClaim) {

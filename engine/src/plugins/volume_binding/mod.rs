@@ -101,6 +101,12 @@ impl VolumeBinding {
         }
     }
 
+    /// Oracle only: the API shows volume `pv` bound, as kube's Reserve picked it; this
+    /// plugin's assume cache follows that pick ([`assume::AssumeCache::follow_binding`]).
+    pub(crate) fn follow_binding(&self, pv: Sym) -> Option<Sym> {
+        self.binder.cache.follow_binding(&self.binder.listers, pv)
+    }
+
     fn state<'s>(&self, cs: &'s CycleState) -> Option<&'s State> {
         cs.read::<State>(STATE_KEY)
     }
@@ -195,6 +201,9 @@ impl Plugin for VolumeBinding {
     }
     fn name(&self) -> &'static str {
         NAME
+    }
+    fn as_any(&self) -> Option<&dyn std::any::Any> {
+        Some(self)
     }
     fn into_pre_filter(self: Arc<Self>) -> Option<Arc<dyn PreFilterPlugin>> {
         Some(self)

@@ -1352,3 +1352,114 @@ fn a_provisioned_claim_is_assumed_on_its_node_and_pre_bind_times_out() {
     pl.unreserve(&mut state, &p, node_a.name());
     assert_eq!(cached(&pl), None);
 }
+
+// ---- the oracle's hook: following kube's pick among equal volumes ----
+
+/// Two equal volumes on node-a and three claims that fit either: kube's pick among them is
+/// random (it lists them from a map), so the replay follows what the API shows.
+fn twin_volumes() -> (Arc<VolumeListers>, VolumeBinding, NodeInfo) {
+    let claims: Vec<Value> = ["pvc-a", "pvc-b", "pvc-c"]
+        .iter()
+        .map(|c| request(make_pvc(c, WAIT_SC), "1Gi"))
+        .collect();
+    let pvs = vec![
+        local_pv("pv-0", WAIT_SC, "1Gi", "node-a"),
+        local_pv("pv-1", WAIT_SC, "1Gi", "node-a"),
+    ];
+    let l = Arc::new(listers(&claims, &pvs, &[]));
+    let pl = VolumeBinding::new(l.clone(), Arc::new(FakeClient::default()));
+    (l, pl, node("node-a", &[]))
+}
+
+/// The API's write of `pv` bound to `claim` (a new `resourceVersion`), as an informer
+/// delivers it.
+fn api_binds(l: &VolumeListers, pv: &str, claim: &str) {
+    let old = local_pv(pv, WAIT_SC, "1Gi", "node-a");
+    let mut new = old.clone();
+    new["metadata"]["resourceVersion"] = json!("2");
+    new["spec"]["claimRef"] =
+        json!({"namespace": NS, "name": claim, "uid": format!("uid-{claim}")});
+    l.apply(
+        EventResource::PersistentVolume,
+        Some(&obj::<core::PersistentVolume>(old)),
+        Some(&obj::<core::PersistentVolume>(new)),
+    );
+}
+
+fn reserve_on(pl: &VolumeBinding, pod: &Pod, node: &NodeInfo) -> Verdict {
+    let (mut state, v) = filter_in_new_cycle(pl, pod, node);
+    if v.is_none() {
+        assert!(pl.reserve(&mut state, pod, node.name()).is_success());
+    }
+    v
+}
+
+fn claim_of_assumed(pl: &VolumeBinding, pv: &str) -> Option<String> {
+    let v = pl
+        .binder
+        .cache
+        .pv(&pl.binder.listers, Sym::new(pv))
+        .unwrap();
+    v.claim_ref.as_ref().map(|c| c.name.to_string())
+}
+
+#[test]
+fn follow_binding_frees_the_volume_tidegate_picked_where_kube_picked_its_twin() {
+    let (l, pl, node_a) = twin_volumes();
+    let (pod_a, pod_b) = (
+        single_claim_pod("pod-a", "pvc-a"),
+        single_claim_pod("pod-b", "pvc-b"),
+    );
+    assert_eq!(reserve_on(&pl, &pod_a, &node_a), None);
+    let ours = ["pv-0", "pv-1"]
+        .into_iter()
+        .find(|pv| claim_of_assumed(&pl, pv).is_some())
+        .expect("pod-a's Reserve assumed a volume");
+    let kubes = if ours == "pv-0" { "pv-1" } else { "pv-0" };
+    api_binds(&l, kubes, "pvc-a");
+    // Without the hook both volumes read as taken, and pod-b finds none (the replay's
+    // disagreement this hook removes).
+    assert_eq!(
+        verdict(&pl.filter(
+            &filter_in_new_cycle(&pl, &pod_b, &node_a).0,
+            &pod_b,
+            &node_a
+        )),
+        rejected(&[BIND_CONFLICT])
+    );
+    assert_eq!(pl.follow_binding(Sym::new(kubes)), Some(Sym::new(ours)));
+    assert_eq!(claim_of_assumed(&pl, ours), None);
+    assert_eq!(reserve_on(&pl, &pod_b, &node_a), None);
+    assert_eq!(claim_of_assumed(&pl, ours).as_deref(), Some("pvc-b"));
+    // Followed already: nothing more to do.
+    assert_eq!(pl.follow_binding(Sym::new(kubes)), None);
+}
+
+#[test]
+fn follow_binding_swaps_two_picks_that_kube_made_the_other_way_round() {
+    let (l, pl, node_a) = twin_volumes();
+    let pods = [
+        single_claim_pod("pod-a", "pvc-a"),
+        single_claim_pod("pod-b", "pvc-b"),
+        single_claim_pod("pod-c", "pvc-c"),
+    ];
+    assert_eq!(reserve_on(&pl, &pods[0], &node_a), None);
+    assert_eq!(reserve_on(&pl, &pods[1], &node_a), None);
+    let for_a = ["pv-0", "pv-1"]
+        .into_iter()
+        .find(|pv| claim_of_assumed(&pl, pv).as_deref() == Some("pvc-a"))
+        .unwrap();
+    let for_b = if for_a == "pv-0" { "pv-1" } else { "pv-0" };
+    assert_eq!(claim_of_assumed(&pl, for_b).as_deref(), Some("pvc-b"));
+    // kube gave pvc-a the volume tidegate gave pvc-b: so it gave pvc-b the other one.
+    api_binds(&l, for_b, "pvc-a");
+    assert_eq!(pl.follow_binding(Sym::new(for_b)), Some(Sym::new(for_a)));
+    assert_eq!(claim_of_assumed(&pl, for_a).as_deref(), Some("pvc-b"));
+    assert_eq!(claim_of_assumed(&pl, for_b).as_deref(), Some("pvc-a"));
+    // Both volumes stay taken: a third claim finds none.
+    let (state, _) = filter_in_new_cycle(&pl, &pods[2], &node_a);
+    assert_eq!(
+        verdict(&pl.filter(&state, &pods[2], &node_a)),
+        rejected(&[BIND_CONFLICT])
+    );
+}
