@@ -9,7 +9,8 @@ A record (`kube-reference/perf/record.go`) holds every scenario of a batch. The 
   cluster, and a scenario's pods are kept off other scenarios' nodes by their node selector
   and taints, which do not depend on the pods left out);
 - of the `dra` and `volumes` lines, the objects of those namespaces, the cluster-scoped ones
-  named after them (`<namespace>-...`) and every CSINode (one per node); a line left empty
+  named after them (`<namespace>-...`), every CSINode (one per node) and the in-flight
+  allocations of those namespaces' claims (with the line's `pendingSet`); a line left empty
   is dropped;
 - `gates` lines; not `op` lines (their counts are the whole batch's: the outcome check
   needs the batch).
@@ -49,6 +50,8 @@ def cut_objects(section, namespaces):
     for kind, items in section.items():
         if kind == "deleted":
             kept = [k for k in items if any(f"/{n}/" in k or f"/{n}-" in k for n in namespaces)]
+        elif kind == "pending":
+            kept = [p for p in items if p.get("claim", "").split("/")[0] in namespaces]
         elif isinstance(items, list):
             kept = [o for o in items if ours(o, namespaces, kind)]
         else:

@@ -17,7 +17,7 @@ use k8s_openapi::api::resource::v1 as k;
 use serde::Deserialize;
 use std::collections::HashMap;
 use std::sync::Arc;
-use tidegate_engine::api::Node;
+use tidegate_engine::api::{ClaimSource, Node, Pod};
 use tidegate_engine::{ActionType, ApiObject, ClaimAllocator, EventResource, Scheduler};
 
 /// The pending entry of the devices in flight for claims kube's tracker does not list (the
@@ -166,6 +166,48 @@ impl DraObjects {
         sched.replace_pending_claim_allocations(&self.recorded_pending)
     }
 
+    /// kube's pod-group cycle ended (its `podGroup` line): kube undid every placement it
+    /// tried and committed the chosen one by running Reserve again on the state that
+    /// placement's evaluation left. The recorder writes the in-flight allocations only
+    /// before an attempt, so the last recorded set may predate that undo: it still holds
+    /// what the last tried placement reserved. Each member's claim in flight with an
+    /// allocation its node (where kube sent it to binding; `None`: not sent) cannot use is
+    /// such a trial's, undone: it goes from the set. Returns the claims dropped.
+    pub(super) fn drop_undone_trials(
+        &mut self,
+        sched: &Scheduler,
+        nodes: &HashMap<String, Arc<Node>>,
+        members: &[(&Pod, Option<&str>)],
+    ) -> Result<Vec<String>, String> {
+        let mut dropped = Vec::new();
+        for (pod, node) in members {
+            let node = node.and_then(|n| nodes.get(n));
+            for nn in claim_names(pod) {
+                let Some(uid) = self.claim_uids.get(&nn) else {
+                    continue;
+                };
+                let Some(i) = self.recorded_pending.iter().position(|(u, _)| u == uid) else {
+                    continue;
+                };
+                let a = tidegate_engine::api::dra::allocation(&self.recorded_pending[i].1)
+                    .map_err(|e| format!("in-flight allocation of claim {nn}: {e}"))?;
+                let usable = node.is_some_and(|n| {
+                    a.node_selector
+                        .as_ref()
+                        .is_none_or(|s| s.matches(n.name, &n.labels))
+                });
+                if !usable {
+                    self.recorded_pending.remove(i);
+                    dropped.push(nn);
+                }
+            }
+        }
+        if !dropped.is_empty() {
+            sched.replace_pending_claim_allocations(&self.recorded_pending)?;
+        }
+        Ok(dropped)
+    }
+
     /// The stored objects of `kind`, by key.
     fn typed<T: Send + Sync + 'static>(&self, kind: &str) -> Vec<Arc<T>> {
         let mut v: Vec<(&String, &ApiObject)> = self
@@ -266,6 +308,25 @@ impl DraObjects {
             }
         }
     }
+}
+
+/// The claims `pod` names (`namespace/name`): its own, and those made from templates for it.
+fn claim_names(pod: &Pod) -> Vec<String> {
+    pod.spec
+        .resource_claims
+        .iter()
+        .filter_map(|pc| match &pc.source {
+            ClaimSource::Claim(n) => Some(n.clone()),
+            ClaimSource::Template(_) => pod
+                .resource_claim_statuses
+                .iter()
+                .flat_map(|s| s.iter())
+                .find(|(n, _)| *n == pc.name)
+                .and_then(|(_, made)| made.clone()),
+            ClaimSource::Unsupported => None,
+        })
+        .map(|n| format!("{}/{n}", pod.namespace))
+        .collect()
 }
 
 fn has_allocation(c: &k::ResourceClaim) -> bool {

@@ -214,6 +214,24 @@ impl Replay {
             .filter_map(|(name, p)| p.node.as_ref().map(|n| (name, n)))
             .collect();
         placed.sort_by_key(|(name, _)| order(name));
+        // The in-flight allocations of the placements kube tried and undid go first.
+        let members: Vec<(Arc<Pod>, Option<&str>)> = g
+            .pods
+            .iter()
+            .filter_map(|(name, p)| {
+                let pod = self.pods.get(&format!("{}/{name}", line.namespace))?;
+                Some((pod.clone(), p.node.as_deref()))
+            })
+            .collect();
+        let members: Vec<(&Pod, Option<&str>)> = members.iter().map(|(p, n)| (&**p, *n)).collect();
+        let dropped = self
+            .dra
+            .drop_undone_trials(&self.sched, &self.nodes, &members)?;
+        if !dropped.is_empty() {
+            self.report.explained.push(format!(
+                "{at}: {dropped:?} in flight for a placement kube tried and undid (recorded before the cycle's end): dropped"
+            ));
+        }
         let mut held = Vec::new();
         // Out of tidegate's state first: kube scores the placements after undoing every
         // member (check E), and the members fit one by one after that (C).
