@@ -12,6 +12,11 @@
 //! allocation of the claim made of exactly kube's devices, on the first node (by name) its
 //! allocation's node selector reaches
 //! ([`tidegate_engine::ClaimAllocator::check_allocation`]). A failure is a disagreement.
+//!
+//! The in-flight set is recorded before each attempt only. A pod-group cycle ends with no
+//! attempt after kube undid its tried placements, so the set recorded last may hold the last
+//! trial's allocations: at the cycle's end the replay drops those its members' nodes cannot
+//! use ([`DraObjects::drop_undone_trials`]).
 
 use k8s_openapi::api::resource::v1 as k;
 use serde::Deserialize;

@@ -9,6 +9,12 @@
 //! placed (the assume cache holds the matches until the API shows the bindings), and, for a
 //! pod-group member kube placed and later undid (`reverted`), its Unreserve with the cycle
 //! state that Reserve left, as kube's undo runs it.
+//!
+//! kube's Reserve picks the smallest volume that fits a claim, and among equally small ones
+//! whichever its map lists first: a pick tidegate cannot predict. When a line shows the API
+//! bound a volume to a claim for which tidegate's Reserve assumed another, the replay follows
+//! kube's pick ([`Scheduler::follow_volume_binding`]), so the next attempt sees the volumes
+//! kube's cache held.
 
 use k8s_openapi::api::core::v1 as core;
 use k8s_openapi::api::storage::v1 as storage;
