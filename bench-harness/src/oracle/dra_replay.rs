@@ -175,40 +175,51 @@ impl DraObjects {
     /// tried and committed the chosen one by running Reserve again on the state that
     /// placement's evaluation left. The recorder writes the in-flight allocations only
     /// before an attempt, so the last recorded set may predate that undo: it still holds
-    /// what the last tried placement reserved. Each member's claim in flight with an
-    /// allocation its node (where kube sent it to binding; `None`: not sent) cannot use is
-    /// such a trial's, undone: it goes from the set. Returns the claims dropped.
+    /// what the last tried placement reserved. A claim named by `members` (each with the
+    /// node kube sent it to binding; `None`: not sent) whose allocation in flight no
+    /// member naming it can use there is such a trial's, undone: it goes, from the
+    /// recorded set and from tidegate's. Kept: claims any of `others` (pods bound outside
+    /// this cycle) names, which an earlier commit may still hold. Not covered: a trial's
+    /// allocation a member's node can use (kept, though kube may have committed other
+    /// devices; its API write replaces it), and the in-flight devices of extended resources
+    /// (no claim names them). Returns the claims dropped.
     pub(super) fn drop_undone_trials(
         &mut self,
         sched: &Scheduler,
         nodes: &HashMap<String, Arc<Node>>,
         members: &[(&Pod, Option<&str>)],
+        others: &[&Pod],
     ) -> Result<Vec<String>, String> {
-        let mut dropped = Vec::new();
+        let held: std::collections::HashSet<String> =
+            others.iter().flat_map(|p| claim_names(p)).collect();
+        // Each claim the members name, with the nodes they were sent to.
+        let mut named: std::collections::BTreeMap<String, Vec<&Node>> = Default::default();
         for (pod, node) in members {
-            let node = node.and_then(|n| nodes.get(n));
+            let node = node.and_then(|n| nodes.get(n)).map(|n| &**n);
             for nn in claim_names(pod) {
-                let Some(uid) = self.claim_uids.get(&nn) else {
-                    continue;
-                };
-                let Some(i) = self.recorded_pending.iter().position(|(u, _)| u == uid) else {
-                    continue;
-                };
-                let a = tidegate_engine::api::dra::allocation(&self.recorded_pending[i].1)
-                    .map_err(|e| format!("in-flight allocation of claim {nn}: {e}"))?;
-                let usable = node.is_some_and(|n| {
-                    a.node_selector
-                        .as_ref()
-                        .is_none_or(|s| s.matches(n.name, &n.labels))
-                });
-                if !usable {
-                    self.recorded_pending.remove(i);
-                    dropped.push(nn);
-                }
+                named.entry(nn).or_default().extend(node);
             }
         }
-        if !dropped.is_empty() {
-            sched.replace_pending_claim_allocations(&self.recorded_pending)?;
+        let mut dropped = Vec::new();
+        for (nn, sent_to) in named {
+            let Some(uid) = self.claim_uids.get(&nn).filter(|_| !held.contains(&nn)) else {
+                continue;
+            };
+            let Some(i) = self.recorded_pending.iter().position(|(u, _)| u == uid) else {
+                continue;
+            };
+            let a = tidegate_engine::api::dra::allocation(&self.recorded_pending[i].1)
+                .map_err(|e| format!("in-flight allocation of claim {nn}: {e}"))?;
+            let usable = sent_to.iter().any(|n| {
+                a.node_selector
+                    .as_ref()
+                    .is_none_or(|s| s.matches(n.name, &n.labels))
+            });
+            if !usable {
+                self.recorded_pending.remove(i);
+                sched.drop_pending_claim_allocation(uid);
+                dropped.push(nn);
+            }
         }
         Ok(dropped)
     }

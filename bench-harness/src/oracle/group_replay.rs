@@ -214,24 +214,7 @@ impl Replay {
             .filter_map(|(name, p)| p.node.as_ref().map(|n| (name, n)))
             .collect();
         placed.sort_by_key(|(name, _)| order(name));
-        // The in-flight allocations of the placements kube tried and undid go first.
-        let members: Vec<(Arc<Pod>, Option<&str>)> = g
-            .pods
-            .iter()
-            .filter_map(|(name, p)| {
-                let pod = self.pods.get(&format!("{}/{name}", line.namespace))?;
-                Some((pod.clone(), p.node.as_deref()))
-            })
-            .collect();
-        let members: Vec<(&Pod, Option<&str>)> = members.iter().map(|(p, n)| (&**p, *n)).collect();
-        let dropped = self
-            .dra
-            .drop_undone_trials(&self.sched, &self.nodes, &members)?;
-        if !dropped.is_empty() {
-            self.report.explained.push(format!(
-                "{at}: {dropped:?} in flight for a placement kube tried and undid (recorded before the cycle's end): dropped"
-            ));
-        }
+        self.drop_undone_trials(&at, line, g)?;
         let mut held = Vec::new();
         // Out of tidegate's state first: kube scores the placements after undoing every
         // member (check E), and the members fit one by one after that (C).
@@ -283,6 +266,37 @@ impl Replay {
                     "{at}: kube placed {name} on {node}; tidegate finds it does not fit there beside the group's members placed before it ({fits:?})"
                 ));
             }
+        }
+        Ok(())
+    }
+
+    /// The in-flight allocations of the placements kube tried and undid, recorded before
+    /// the cycle's end, go ([`super::dra_replay::DraObjects::drop_undone_trials`]).
+    fn drop_undone_trials(
+        &mut self,
+        at: &str,
+        line: &Line,
+        g: &groups::GroupLine,
+    ) -> Result<(), String> {
+        let ns = &line.namespace;
+        let pod = |name: &str| self.pods.get(&format!("{ns}/{name}"));
+        let sent: Vec<(&Pod, Option<&str>)> = (g.pods.iter())
+            .filter_map(|(name, p)| Some((&**pod(name)?, p.node.as_deref())))
+            .collect();
+        let others: Vec<&Pod> = (self.bound.iter())
+            .filter(|(k, _)| {
+                k.split_once('/')
+                    .is_some_and(|(n, name)| n == ns && !g.pods.contains_key(name))
+            })
+            .map(|(_, p)| &**p)
+            .collect();
+        let dropped = self
+            .dra
+            .drop_undone_trials(&self.sched, &self.nodes, &sent, &others)?;
+        if !dropped.is_empty() {
+            self.report.explained.push(format!(
+                "{at}: {dropped:?} in flight for a placement kube tried and undid (recorded before the cycle's end): dropped"
+            ));
         }
         Ok(())
     }

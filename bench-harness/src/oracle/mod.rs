@@ -775,8 +775,10 @@ impl Replay {
                     "#{} {key} (attempt {}): {why}",
                     line.seq, line.attempts
                 ));
-                self.report.feasibility_only += 1;
-                moved_state_rejects(line, node, eval)
+                let v = moved_state_rejects(line, node, eval);
+                let judged = line.kube.as_ref().is_some_and(|k| k.feasible > 0);
+                self.report.feasibility_only += usize::from(judged && v.is_none());
+                v
             }
             Some(node) => {
                 let (v, top) = judge::judge_binding(line, node, judged, eval, all_nodes);
@@ -819,9 +821,14 @@ impl Replay {
             && line.evaluated_nodes == self.nodes.len()
             && line.feasible_nodes != kube.feasible
             && kube.feasible == eval.feasible.len();
+        let node = if kube.feasible == 0 {
+            "neither side keeps kube's node on it: not judged"
+        } else {
+            "kube's node judged feasible only"
+        };
         moved.then(|| {
             format!(
-                "kube's cycle found {} feasible nodes, its own Filter on the recorded state {} (as tidegate does): the state moved between them; kube's node judged feasible only",
+                "kube's cycle found {} feasible nodes, its own Filter on the recorded state {} (as tidegate does): the state moved between them; {node}",
                 line.feasible_nodes, kube.feasible
             )
         })

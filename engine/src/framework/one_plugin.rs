@@ -9,6 +9,16 @@ use super::status::Status;
 use crate::api::{Pod, Sym};
 
 impl Framework {
+    /// The Reserve plugin `name` as a `T`, where it offers itself ([`Plugin::as_any`](super::interface::Plugin::as_any)):
+    /// for the oracle hooks that reach one plugin's own state.
+    pub(crate) fn reserve_plugin<T: 'static>(&self, name: &str) -> Option<&T> {
+        self.reserve
+            .iter()
+            .find(|p| p.name() == name)?
+            .as_any()?
+            .downcast_ref()
+    }
+
     /// One plugin's PreFilter, Filter on `node` and Reserve, on `state` (the oracle follows
     /// what kube's Reserve of that plugin left behind for a pod kube bound). A plugin this
     /// profile does not run at one of the points is skipped there.

@@ -409,16 +409,6 @@ pub(super) fn plugin_timer(state: &CycleState) -> Option<Instant> {
 }
 
 impl Framework {
-    /// The Reserve plugin `name` as a `T`, where it offers itself ([`Plugin::as_any`]):
-    /// for the oracle hooks that reach one plugin's own state.
-    pub(crate) fn reserve_plugin<T: 'static>(&self, name: &str) -> Option<&T> {
-        self.reserve
-            .iter()
-            .find(|p| p.name() == name)?
-            .as_any()?
-            .downcast_ref()
-    }
-
     /// Builds profile number `index` (kube's `NewFramework`): one instance per plugin, the
     /// extension points expanded from `multiPoint`, score weights from `score` first, then
     /// `multiPoint` (0 means 1).

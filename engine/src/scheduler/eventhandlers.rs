@@ -296,6 +296,12 @@ impl Scheduler {
         Ok(())
     }
 
+    /// Drops the in-flight DRA allocation of the claim `uid`, whoever shares it (a replay
+    /// that learned kube undid it); whether one was in flight.
+    pub fn drop_pending_claim_allocation(&self, uid: &str) -> bool {
+        self.cache.dra().maybe_remove_pending_allocation(uid, true)
+    }
+
     /// DRA objects the scheduler dropped because they did not convert (the embedder's store
     /// validated them, so any count here is a mismatch between the two).
     pub fn dra_objects_rejected(&self) -> u64 {

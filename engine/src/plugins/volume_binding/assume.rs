@@ -23,6 +23,9 @@ type ClaimKey = (Sym, Arc<str>);
 pub(super) struct AssumeCache {
     pvs: Mutex<AHashMap<Sym, Arc<PersistentVolume>>>,
     pvcs: Mutex<AHashMap<ClaimKey, Arc<PersistentVolumeClaim>>>,
+    /// Oracle only: volume → the twin [`AssumeCache::follow_binding`] assumed in its place
+    /// for the claim this cache had given it (restored with that claim's binding).
+    swapped: Mutex<AHashMap<Sym, Sym>>,
 }
 
 fn claim_key(c: &PersistentVolumeClaim) -> ClaimKey {
@@ -111,49 +114,55 @@ impl AssumeCache {
         {
             m.remove(&pv.name);
         }
+        // A copy [`AssumeCache::follow_binding`] swapped in for this binding goes with it.
+        if let Some(twin) = self.swapped.lock().remove(&pv.name)
+            && m.get(&twin).is_some_and(|a| a.claim_ref == pv.claim_ref)
+        {
+            m.remove(&twin);
+        }
     }
 
     /// Oracle only ([`crate::Scheduler::follow_volume_binding`]): the API shows volume `name`
-    /// bound to a claim, as kube's Reserve picked it. Where this cache assumed another volume
-    /// for that claim (one as small: kube lists the candidates from a map, so its pick among
-    /// equals is random), that copy goes, and that volume is free again, as in kube's cache;
-    /// if this cache had assumed `name` itself for a second claim, the other volume takes that
-    /// claim instead (the two picks swapped, as kube's were). Returns the volume dropped or
-    /// swapped.
+    /// bound to a claim, as kube's Reserve picked it. Where this cache assumed for that claim
+    /// a twin of it (as large, of its class, access modes, mode, labels and node affinity:
+    /// kube lists the candidates from a map, so its pick among equals is random), that copy
+    /// goes, and the twin is free again, as in kube's cache; if this cache had assumed
+    /// `name` itself for a second claim, the twin takes that claim instead (the two picks
+    /// swapped, as kube's were), until that claim's binding is restored. A volume that is no
+    /// twin is left as it is: tidegate picked a volume kube could not have, which the judge
+    /// reports. Returns the twin dropped or swapped.
     pub(super) fn follow_binding(&self, listers: &VolumeListers, name: Sym) -> Option<Sym> {
         let api = listers.pv(name)?;
         let claim = api.claim_ref.as_ref()?;
-        let same = |c: &ClaimRef| c.namespace == claim.namespace && c.name == claim.name;
         let mut pvs = self.pvs.lock();
-        let other = pvs
-            .iter()
-            .filter(|(n, a)| {
-                **n != name
-                    && a.claim_ref.as_ref().is_some_and(same)
-                    && listers
-                        .pv(**n)
-                        .is_some_and(|s| s.resource_version == a.resource_version)
-            })
-            .map(|(n, _)| *n)
-            .min_by_key(|n| n.as_arc())?;
+        let mut found = pvs.iter().filter(|(n, a)| {
+            **n != name
+                && a.claim_ref.as_ref().is_some_and(|c| same_claim(c, claim))
+                && listers
+                    .pv(**n)
+                    .is_some_and(|s| s.resource_version == a.resource_version && twins(&s, &api))
+        });
+        let twin = *found.next()?.0;
+        debug_assert!(found.next().is_none(), "two volumes assumed for one claim");
         // This cache's copy of `name`, made from the version before the API's: the claim it
         // gave that volume.
         let second = pvs
             .get(&name)
             .filter(|a| a.resource_version != api.resource_version)
             .and_then(|a| a.claim_ref.clone())
-            .filter(|c| !same(c));
+            .filter(|c| !same_claim(c, claim));
         match second {
             Some(c) => {
-                let mut swapped = (*pvs[&other]).clone();
+                let mut swapped = (*pvs[&twin]).clone();
                 swapped.claim_ref = Some(c);
-                pvs.insert(other, Arc::new(swapped));
+                pvs.insert(twin, Arc::new(swapped));
+                self.swapped.lock().insert(name, twin);
             }
             None => {
-                pvs.remove(&other);
+                pvs.remove(&twin);
             }
         }
-        Some(other)
+        Some(twin)
     }
 
     pub(super) fn restore_pvc(&self, pvc: &PersistentVolumeClaim) {
@@ -165,6 +174,25 @@ impl AssumeCache {
             m.remove(&key);
         }
     }
+}
+
+/// The same claim: namespace and name, and the UID where both references carry one.
+fn same_claim(a: &ClaimRef, b: &ClaimRef) -> bool {
+    a.namespace == b.namespace
+        && a.name == b.name
+        && (a.uid.is_empty() || b.uid.is_empty() || a.uid == b.uid)
+}
+
+/// Volumes kube's matcher cannot tell apart for any claim on any node (its pick among them
+/// is random).
+fn twins(a: &PersistentVolume, b: &PersistentVolume) -> bool {
+    a.capacity == b.capacity
+        && a.storage_class == b.storage_class
+        && a.access_modes == b.access_modes
+        && a.block == b.block
+        && a.volume_attributes_class == b.volume_attributes_class
+        && a.node_affinity == b.node_affinity
+        && a.labels == b.labels
 }
 
 fn out_of_sync(key: &str, stored: &str, assumed: &str) -> String {

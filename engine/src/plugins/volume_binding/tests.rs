@@ -1387,11 +1387,16 @@ fn api_binds(l: &VolumeListers, pv: &str, claim: &str) {
 }
 
 fn reserve_on(pl: &VolumeBinding, pod: &Pod, node: &NodeInfo) -> Verdict {
+    reserve_keeping(pl, pod, node).1
+}
+
+/// Filter and Reserve in a fresh cycle; the cycle state for Unreserve.
+fn reserve_keeping(pl: &VolumeBinding, pod: &Pod, node: &NodeInfo) -> (CycleState, Verdict) {
     let (mut state, v) = filter_in_new_cycle(pl, pod, node);
     if v.is_none() {
         assert!(pl.reserve(&mut state, pod, node.name()).is_success());
     }
-    v
+    (state, v)
 }
 
 fn claim_of_assumed(pl: &VolumeBinding, pv: &str) -> Option<String> {
@@ -1444,7 +1449,8 @@ fn follow_binding_swaps_two_picks_that_kube_made_the_other_way_round() {
         single_claim_pod("pod-c", "pvc-c"),
     ];
     assert_eq!(reserve_on(&pl, &pods[0], &node_a), None);
-    assert_eq!(reserve_on(&pl, &pods[1], &node_a), None);
+    let (mut state_b, v) = reserve_keeping(&pl, &pods[1], &node_a);
+    assert_eq!(v, None);
     let for_a = ["pv-0", "pv-1"]
         .into_iter()
         .find(|pv| claim_of_assumed(&pl, pv).as_deref() == Some("pvc-a"))
@@ -1462,4 +1468,40 @@ fn follow_binding_swaps_two_picks_that_kube_made_the_other_way_round() {
         verdict(&pl.filter(&state, &pods[2], &node_a)),
         rejected(&[BIND_CONFLICT])
     );
+    // pod-b's placement undone: the twin that took pvc-b is free again, and pod-c finds it.
+    pl.unreserve(&mut state_b, &pods[1], node_a.name());
+    assert_eq!(claim_of_assumed(&pl, for_a), None);
+    assert_eq!(reserve_on(&pl, &pods[2], &node_a), None);
+    assert_eq!(claim_of_assumed(&pl, for_a).as_deref(), Some("pvc-c"));
+}
+
+#[test]
+fn follow_binding_leaves_a_volume_kube_could_not_have_picked() {
+    // pv-1 is larger than pv-0: kube's matcher takes pv-0 for a 1Gi claim, never pv-1, so
+    // tidegate's pick of pv-0 is not followed when the API shows pv-1 bound (the judge
+    // reports what follows).
+    let claims = vec![request(make_pvc("pvc-a", WAIT_SC), "1Gi")];
+    let pvs = vec![
+        local_pv("pv-0", WAIT_SC, "1Gi", "node-a"),
+        local_pv("pv-1", WAIT_SC, "2Gi", "node-a"),
+    ];
+    let l = Arc::new(listers(&claims, &pvs, &[]));
+    let pl = VolumeBinding::new(l.clone(), Arc::new(FakeClient::default()));
+    let node_a = node("node-a", &[]);
+    assert_eq!(
+        reserve_on(&pl, &single_claim_pod("pod-a", "pvc-a"), &node_a),
+        None
+    );
+    assert_eq!(claim_of_assumed(&pl, "pv-0").as_deref(), Some("pvc-a"));
+    let old = local_pv("pv-1", WAIT_SC, "2Gi", "node-a");
+    let mut new = old.clone();
+    new["metadata"]["resourceVersion"] = json!("2");
+    new["spec"]["claimRef"] = json!({"namespace": NS, "name": "pvc-a", "uid": "uid-pvc-a"});
+    l.apply(
+        EventResource::PersistentVolume,
+        Some(&obj::<core::PersistentVolume>(old)),
+        Some(&obj::<core::PersistentVolume>(new)),
+    );
+    assert_eq!(pl.follow_binding(Sym::new("pv-1")), None);
+    assert_eq!(claim_of_assumed(&pl, "pv-0").as_deref(), Some("pvc-a"));
 }
