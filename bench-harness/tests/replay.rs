@@ -795,13 +795,19 @@ const VOLUME_BOUND_BEFORE_RECORD: &str = "v9_GroupMemberVolumeBoundBeforeRecord_
 ///   errors) removed, which gives CI's two disagreements before the fix.
 const TRIAL_IN_FLIGHT_AT_CYCLE_END: &str = "v9_GroupTrialInFlightAtCycleEnd_Scenario281.jsonl";
 
+/// The replay's explanations that contain `needle`.
+fn explained_with<'r>(
+    r: &'r tidegate_bench::oracle::ReplayReport,
+    needle: &str,
+) -> Vec<&'r String> {
+    r.explained.iter().filter(|e| e.contains(needle)).collect()
+}
+
 #[test]
 fn kubes_random_pick_among_equal_volumes_is_followed() {
     let r = replay(&fixture(TWIN_VOLUMES), None).unwrap();
     assert!(r.disagreements.is_empty(), "{:?}", r.disagreements);
-    let followed: Vec<&String> = (r.explained.iter())
-        .filter(|e| e.contains("followed kube's"))
-        .collect();
+    let followed = explained_with(&r, "followed kube's");
     assert_eq!(followed.len(), 1, "{followed:?}");
     assert!(followed[0].contains("bound scenario-101-pv-1 to scenario-101/data-0"));
 }
@@ -823,9 +829,7 @@ fn a_member_kube_bound_on_a_state_its_own_record_rejects_everywhere_is_explained
 fn a_tried_placements_allocation_in_flight_at_the_cycles_end_is_dropped() {
     let r = replay(&fixture(TRIAL_IN_FLIGHT_AT_CYCLE_END), None).unwrap();
     assert!(r.disagreements.is_empty(), "{:?}", r.disagreements);
-    let dropped: Vec<&String> = (r.explained.iter())
-        .filter(|e| e.contains("kube tried and undid"))
-        .collect();
+    let dropped = explained_with(&r, "kube tried and undid");
     assert_eq!(dropped.len(), 1, "{dropped:?}");
     assert!(dropped[0].contains("scenario-281/pod-2-dev-"));
     assert_eq!(r.groups_scheduled, 1);

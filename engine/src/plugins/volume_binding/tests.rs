@@ -1371,10 +1371,14 @@ fn twin_volumes() -> (Arc<VolumeListers>, VolumeBinding, NodeInfo) {
     (l, pl, node("node-a", &[]))
 }
 
-/// The API's write of `pv` bound to `claim` (a new `resourceVersion`), as an informer
-/// delivers it.
+/// The API's write of `pv` (a 1Gi volume on node-a) bound to `claim` (a new
+/// `resourceVersion`), as an informer delivers it.
 fn api_binds(l: &VolumeListers, pv: &str, claim: &str) {
-    let old = local_pv(pv, WAIT_SC, "1Gi", "node-a");
+    api_binds_sized(l, pv, "1Gi", claim)
+}
+
+fn api_binds_sized(l: &VolumeListers, pv: &str, size: &str, claim: &str) {
+    let old = local_pv(pv, WAIT_SC, size, "node-a");
     let mut new = old.clone();
     new["metadata"]["resourceVersion"] = json!("2");
     new["spec"]["claimRef"] =
@@ -1493,15 +1497,7 @@ fn follow_binding_leaves_a_volume_kube_could_not_have_picked() {
         None
     );
     assert_eq!(claim_of_assumed(&pl, "pv-0").as_deref(), Some("pvc-a"));
-    let old = local_pv("pv-1", WAIT_SC, "2Gi", "node-a");
-    let mut new = old.clone();
-    new["metadata"]["resourceVersion"] = json!("2");
-    new["spec"]["claimRef"] = json!({"namespace": NS, "name": "pvc-a", "uid": "uid-pvc-a"});
-    l.apply(
-        EventResource::PersistentVolume,
-        Some(&obj::<core::PersistentVolume>(old)),
-        Some(&obj::<core::PersistentVolume>(new)),
-    );
+    api_binds_sized(&l, "pv-1", "2Gi", "pvc-a");
     assert_eq!(pl.follow_binding(Sym::new("pv-1")), None);
     assert_eq!(claim_of_assumed(&pl, "pv-0").as_deref(), Some("pvc-a"));
 }
