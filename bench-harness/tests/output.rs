@@ -197,7 +197,7 @@ fn the_library_prints_and_writes_what_the_cli_does() {
     let opts = RunOptions {
         seed: 7,
         threads: Some(1),
-        pin_threads: false,
+        pin_threads: tidegate_engine::PinThreads::Never,
         keep_going: true,
         clock: ClockMode::Virtual {
             attempt_cost: Duration::from_micros(100),

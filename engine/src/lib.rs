@@ -118,7 +118,7 @@ pub use plugins::dynamic_resources::standalone::ClaimAllocator;
 pub use plugins::dynamic_resources::standalone::{SelectorError, validate_cel_selector};
 pub use queue::nominator::Nominator;
 pub use queue::{PendingCounts, QueueConfig, QueueDump, QueueError, QueuedEntity, SchedulingQueue};
-pub use scheduler::{Scheduler, SchedulerConfig, SchedulerStats};
+pub use scheduler::{PinThreads, Scheduler, SchedulerConfig, SchedulerStats};
 
 // Judging it.
 pub use plugins::default_preemption::Candidate;

@@ -10,6 +10,7 @@ use tidegate_bench::output::sink::{OutputOptions, Sink};
 use tidegate_bench::run::pace::ClockMode;
 use tidegate_bench::run::{self, RunOptions};
 use tidegate_bench::workload;
+use tidegate_engine::PinThreads;
 
 #[derive(clap::Args)]
 pub(crate) struct RunArgs {
@@ -60,12 +61,19 @@ pub(crate) struct RunArgs {
     /// Example: --threads 1
     #[arg(long)]
     pub threads: Option<usize>,
-    /// Leave the Filter/Score workers unpinned. By default worker i runs on CPU i mod CPUs,
-    /// so that two busy workers never share a CPU and each keeps its nodes in its own cache;
-    /// unpin when the machine runs other busy work beside tidegate.
+    /// Pin the Filter/Score workers, worker i to CPU i mod CPUs: `auto` (the default) pins
+    /// only when --threads leaves a CPU free for the binder and the API's side, `always`,
+    /// `never`. Pinned, two busy workers never share a CPU and each keeps its nodes in its
+    /// own cache; but the scheduling loop is worker 0, and a loop pinned to a CPU the rest
+    /// of the run also needs waits there.
+    ///
+    /// Example: --pin never
+    #[arg(long, value_enum, default_value = "auto")]
+    pub pin: PinArg,
+    /// The same as `--pin never`.
     ///
     /// Example: --no-pin
-    #[arg(long)]
+    #[arg(long, conflicts_with = "pin")]
     pub no_pin: bool,
     /// Judge every node afresh each cycle: no node memo (node-local plugins' Filter passes and
     /// raw scores kept per node between cycles; the same decisions either way). For measuring
@@ -153,6 +161,13 @@ pub(crate) struct RunArgs {
 }
 
 #[derive(Clone, Copy, clap::ValueEnum)]
+pub(crate) enum PinArg {
+    Auto,
+    Always,
+    Never,
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
 pub(crate) enum ClockArg {
     Real,
     Virtual,
@@ -231,7 +246,11 @@ fn options(args: &RunArgs, live: Option<std::sync::Arc<run::LiveScheduler>>) -> 
         shard: args.shard,
         seed: args.seed,
         threads: args.threads,
-        pin_threads: !args.no_pin,
+        pin_threads: match (args.no_pin, args.pin) {
+            (true, _) | (false, PinArg::Never) => PinThreads::Never,
+            (false, PinArg::Auto) => PinThreads::Auto,
+            (false, PinArg::Always) => PinThreads::Always,
+        },
         node_memo: !args.no_node_memo,
         memo_window: !args.no_memo_window,
         scheduler_config: args.scheduler_config.clone(),

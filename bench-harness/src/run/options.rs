@@ -20,8 +20,8 @@ pub struct RunOptions {
     /// Filter/Score threads (the rayon pool size). `None`: the scheduler config's
     /// `parallelism` when it sets one, else the number of CPUs.
     pub threads: Option<usize>,
-    /// Pin each Filter/Score worker to a CPU (see `SchedulerConfig::pin_threads`).
-    pub pin_threads: bool,
+    /// Whether the Filter/Score workers are pinned (`SchedulerConfig::pin_threads`).
+    pub pin_threads: tidegate_engine::PinThreads,
     /// Keep node-local plugins' answers per node between cycles (`SchedulerConfig::node_memo`).
     pub node_memo: bool,
     /// With the memo, its window path (`SchedulerConfig::memo_window`).
@@ -110,7 +110,7 @@ impl Default for RunOptions {
             shard: None,
             seed: 0,
             threads: None,
-            pin_threads: true,
+            pin_threads: tidegate_engine::PinThreads::Auto,
             node_memo: true,
             memo_window: true,
             scheduler_config: None,

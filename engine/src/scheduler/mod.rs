@@ -82,10 +82,9 @@ pub struct SchedulerConfig {
     /// what the sequential pass would, and Permit timeouts wait for [`Scheduler::next_timer`]
     /// instead of a timer thread.
     pub deterministic: bool,
-    /// Pin the Filter/Score pool's worker `i` to CPU `i mod CPUs`. Unpinned, the kernel may
-    /// put two busy workers on one CPU for milliseconds after a wake-up; pinned, the node
-    /// data each worker judges stays in its own core's cache from one cycle to the next.
-    pub pin_threads: bool,
+    /// Whether the Filter/Score pool's worker `i` runs pinned to CPU `i mod CPUs`
+    /// ([`PinThreads`]; by default only when the pool leaves a CPU free).
+    pub pin_threads: PinThreads,
     /// kube's `InPlacePodVerticalScalingSchedulerPreemption` (alpha in v1.37, off by
     /// default): assigned pods whose resize is Deferred re-enter the queue and may preempt
     /// lower-priority pods on their own node (`scheduler/resize.rs`).
@@ -109,6 +108,43 @@ pub struct SchedulerConfig {
     pub memo_window: bool,
 }
 
+/// Whether the Filter/Score pool's workers are pinned, worker `i` to CPU `i mod CPUs`.
+///
+/// Pinned, the kernel cannot put two busy workers on one CPU for milliseconds after a
+/// wake-up, and the node data each worker judges stays in its own core's cache from one
+/// cycle to the next. But the scheduling loop itself runs on worker 0: when the pool takes
+/// every CPU, a pinned loop cannot move off a CPU that the binder, the API's side (the
+/// harness's pod creator) or the kernel wants, and it waits there. On the 2-vCPU VM at
+/// `--threads 2`, pinning cost SchedulingBasic/5000Nodes_50000Pods a quarter of its
+/// throughput and no Filter-heavy workload gained from it
+/// (`perf-data/results/pinning/README.md`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum PinThreads {
+    /// Pin only when the pool leaves at least one CPU free (`parallelism < CPUs`).
+    #[default]
+    Auto,
+    /// Always pin.
+    Always,
+    /// Never pin.
+    Never,
+}
+
+impl PinThreads {
+    /// Whether a pool of `parallelism` workers on a machine of `cpus` CPUs is pinned.
+    pub fn pins(self, parallelism: usize, cpus: usize) -> bool {
+        match self {
+            PinThreads::Always => true,
+            PinThreads::Never => false,
+            PinThreads::Auto => parallelism < cpus,
+        }
+    }
+}
+
+/// The CPUs this process may run on (0 when the platform does not say).
+fn core_affinity_count() -> usize {
+    core_affinity::get_core_ids().map_or(0, |ids| ids.len())
+}
+
 impl Default for SchedulerConfig {
     fn default() -> Self {
         SchedulerConfig {
@@ -120,7 +156,7 @@ impl Default for SchedulerConfig {
             features: crate::features::Features::default(),
             binding_workers: 1,
             deterministic: false,
-            pin_threads: true,
+            pin_threads: PinThreads::Auto,
             resize_preemption: false,
             opportunistic_batching: true,
             nominated_node_name_for_expectation: true,
@@ -206,7 +242,7 @@ impl Scheduler {
         } else {
             WaitingPods::new()
         };
-        let pin = cfg.pin_threads;
+        let pin = cfg.pin_threads.pins(cfg.parallelism, core_affinity_count());
         let pool = (cfg.parallelism > 1).then(|| {
             rayon::ThreadPoolBuilder::new()
                 .num_threads(cfg.parallelism)
@@ -489,5 +525,23 @@ impl SchedulingQueue {
         hints.insert(gates.name(), gates);
         SchedulingQueue::new(Arc::new(PrioritySort), pre, events, clock, metrics, cfg)
             .with_queueing_hints(hints)
+    }
+}
+
+#[cfg(test)]
+mod pin_tests {
+    use super::PinThreads;
+
+    #[test]
+    fn auto_pins_only_when_the_pool_leaves_a_cpu_free() {
+        assert!(PinThreads::Auto.pins(1, 2));
+        assert!(PinThreads::Auto.pins(8, 16));
+        assert!(!PinThreads::Auto.pins(2, 2));
+        assert!(!PinThreads::Auto.pins(16, 16));
+        assert!(!PinThreads::Auto.pins(4, 2));
+        // The platform names no CPUs: nothing to pin to.
+        assert!(!PinThreads::Auto.pins(1, 0));
+        assert!(PinThreads::Always.pins(2, 2));
+        assert!(!PinThreads::Never.pins(1, 16));
     }
 }
