@@ -409,7 +409,7 @@ impl Scheduler {
                         let mut batch = std::collections::VecDeque::new();
                         while s.binder.take_batch(&mut batch) {
                             for task in batch.drain(..) {
-                                s.binding_cycle(task);
+                                s.binding_cycle(*task);
                             }
                         }
                     })

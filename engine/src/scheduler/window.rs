@@ -93,7 +93,8 @@ enum Piece {
 }
 
 /// The feasible nodes of a window walk: chunks and super chunks whole, and the nodes found
-/// one by one.
+/// one by one. Its buffers come from the thread's spares and go back there when it drops
+/// ([`Spares`]).
 #[derive(Debug, Default)]
 pub(super) struct Window {
     pieces: Vec<Piece>,
@@ -101,7 +102,53 @@ pub(super) struct Window {
     count: usize,
 }
 
+/// The buffers a window-path cycle fills, kept per thread from one cycle to the next: a cycle
+/// allocated four of them (the walk's pieces and nodes, Score's summaries and bests), and,
+/// with binding cycles holding the scheduling thread's other allocations for a while, fresh
+/// ones often landed on fresh pages that the kernel zeroes first.
+#[derive(Default)]
+struct Spares {
+    pieces: Vec<Piece>,
+    nodes: Vec<usize>,
+    sums: Vec<Option<SpanScores>>,
+    bests: Vec<(i64, usize)>,
+}
+
+thread_local! {
+    static SPARES: std::cell::RefCell<Spares> = std::cell::RefCell::new(Spares::default());
+}
+
+/// A spare is kept only up to this many entries (a walk that listed a huge window once
+/// should not pin its buffer).
+const SPARE_MAX: usize = 1 << 16;
+
+/// Puts `v` back as the thread's spare in `slot`, emptied, unless it is too big or the slot
+/// already holds one at least as big.
+fn give_back<T>(slot: &mut Vec<T>, mut v: Vec<T>) {
+    v.clear();
+    if v.capacity() <= SPARE_MAX && v.capacity() > slot.capacity() {
+        *slot = v;
+    }
+}
+
 impl Window {
+    /// An empty window on the thread's spare buffers (sized for a usual walk when there are
+    /// none: a few pieces, the two ends' nodes; growing from empty reallocated about eight
+    /// times a cycle).
+    fn new() -> Window {
+        let (mut pieces, mut nodes) = SPARES.with(|s| {
+            let mut s = s.borrow_mut();
+            (std::mem::take(&mut s.pieces), std::mem::take(&mut s.nodes))
+        });
+        pieces.reserve(16);
+        nodes.reserve(2 * CHUNK);
+        Window {
+            pieces,
+            nodes,
+            count: 0,
+        }
+    }
+
     /// How many nodes are feasible.
     pub(super) fn count(&self) -> usize {
         self.count
@@ -185,13 +232,7 @@ impl Scheduler {
         if !mostly_known(memo, id, start, num_to_find, n) {
             return None;
         }
-        // Sized for the usual walk (a few pieces, the two ends' nodes): growing from empty
-        // reallocated about eight times a cycle.
-        let mut w = Window {
-            pieces: Vec::with_capacity(16),
-            nodes: Vec::with_capacity(2 * CHUNK),
-            count: 0,
-        };
+        let mut w = Window::new();
         let mut v = BlockVerdicts::default();
         let (mut visited, mut judged, mut i) = (0, 0, start % n.max(1));
         let next = |end: usize| if end == n { 0 } else { end };
@@ -287,7 +328,8 @@ impl Scheduler {
         };
         // Pass 1: every piece's raw scores known, its summary when it has one, the window's
         // maxima.
-        let mut sums: Vec<Option<SpanScores>> = Vec::with_capacity(w.pieces.len());
+        let mut bufs = ScoreBuffers::new();
+        let (sums, bests) = (&mut bufs.sums, &mut bufs.bests);
         let mut max = [0i64; MEMO_SCORES];
         for piece in &w.pieces {
             let sum = match self.piece_scores(&scorer, piece, w, spec) {
@@ -313,17 +355,12 @@ impl Scheduler {
         }
         // Pass 2: each piece's best total and its count, then one draw among the ties.
         let totals = Totals { spec, max, memo };
-        let bests: Vec<(i64, usize)> = w
-            .pieces
-            .iter()
-            .zip(&sums)
-            .map(
-                |(piece, sum)| match sum.and_then(|s| totals.span_best(&s)) {
-                    Some(b) => b,
-                    None => totals.piece_best(piece, w),
-                },
-            )
-            .collect();
+        bests.extend(w.pieces.iter().zip(sums.iter()).map(|(piece, sum)| {
+            match sum.and_then(|s| totals.span_best(&s)) {
+                Some(b) => b,
+                None => totals.piece_best(piece, w),
+            }
+        }));
         let top = bests.iter().map(|b| b.0).max()?;
         let ties: usize = bests.iter().filter(|b| b.0 == top).map(|b| b.1).sum();
         let mut k = if ties > 1 {
@@ -334,7 +371,7 @@ impl Scheduler {
         // The draw is made: no way back to the usual path (it would draw again). The
         // summaries' counts make the tie found (invariant 3); an error if they did not.
         let lost = || Status::error("window path: the drawn tie was not found");
-        for (piece, &(best, count)) in w.pieces.iter().zip(&bests) {
+        for (piece, &(best, count)) in w.pieces.iter().zip(bests.iter()) {
             if best != top {
                 continue;
             }
@@ -394,6 +431,54 @@ impl Scheduler {
                 Ok(None)
             }
         }
+    }
+}
+
+impl Drop for Window {
+    fn drop(&mut self) {
+        let (pieces, nodes) = (
+            std::mem::take(&mut self.pieces),
+            std::mem::take(&mut self.nodes),
+        );
+        // (`try_with`: a window dropped while the thread's locals are torn down is freed.)
+        let _ = SPARES.try_with(|s| {
+            let mut s = s.borrow_mut();
+            give_back(&mut s.pieces, pieces);
+            give_back(&mut s.nodes, nodes);
+        });
+    }
+}
+
+/// Score's per-piece summaries and bests on the thread's spare buffers, given back when the
+/// cycle's Score ends (on every return path).
+struct ScoreBuffers {
+    sums: Vec<Option<SpanScores>>,
+    bests: Vec<(i64, usize)>,
+}
+
+impl ScoreBuffers {
+    fn new() -> ScoreBuffers {
+        SPARES.with(|s| {
+            let mut s = s.borrow_mut();
+            ScoreBuffers {
+                sums: std::mem::take(&mut s.sums),
+                bests: std::mem::take(&mut s.bests),
+            }
+        })
+    }
+}
+
+impl Drop for ScoreBuffers {
+    fn drop(&mut self) {
+        let (sums, bests) = (
+            std::mem::take(&mut self.sums),
+            std::mem::take(&mut self.bests),
+        );
+        let _ = SPARES.try_with(|s| {
+            let mut s = s.borrow_mut();
+            give_back(&mut s.sums, sums);
+            give_back(&mut s.bests, bests);
+        });
     }
 }
 
