@@ -115,8 +115,8 @@ pub struct SchedulerConfig {
 /// cycle to the next. But the scheduling loop itself runs on worker 0: when the pool takes
 /// every CPU, a pinned loop cannot move off a CPU that the binder, the API's side (the
 /// harness's pod creator) or the kernel wants, and it waits there. On the 2-vCPU VM at
-/// `--threads 2`, pinning cost SchedulingBasic/5000Nodes_50000Pods a quarter of its
-/// throughput and no Filter-heavy workload gained from it
+/// `--threads 2`, unpinned runs were a fifth to a quarter faster on three of six workloads
+/// and within the noise on the rest; pinning was never ahead beyond the noise
 /// (`perf-data/results/pinning/README.md`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum PinThreads {

@@ -785,3 +785,36 @@ impl Scorer<'_> {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod spare_tests {
+    use super::{Piece, ScoreBuffers, Window};
+
+    // Capacities, not addresses: a freed buffer of the same size class may come back at the
+    // same address from the allocator, but a fresh window starts at the usual walk's size.
+    #[test]
+    fn a_dropped_window_hands_its_buffers_to_the_next_one() {
+        let mut w = Window::new();
+        w.nodes.extend(0..500);
+        w.pieces.extend((0..100).map(Piece::Chunk));
+        drop(w);
+        let w = Window::new();
+        assert!(w.nodes.capacity() >= 500, "the spare node list is reused");
+        assert!(w.pieces.capacity() >= 100, "the spare piece list is reused");
+        assert!(w.nodes.is_empty() && w.pieces.is_empty() && w.count() == 0);
+        // A second window while the first lives starts at the usual size.
+        let other = Window::new();
+        assert!(other.nodes.capacity() < 500 && other.pieces.capacity() < 100);
+    }
+
+    #[test]
+    fn score_buffers_come_back_empty_on_every_path() {
+        {
+            let mut b = ScoreBuffers::new();
+            b.bests.extend((0..1000).map(|i| (i, 1)));
+        }
+        let b = ScoreBuffers::new();
+        assert!(b.bests.capacity() >= 1000, "the spare bests are reused");
+        assert!(b.bests.is_empty() && b.sums.is_empty());
+    }
+}
