@@ -71,7 +71,7 @@ fn bound_to(node: &str, kube_rejects: Option<&str>) -> Line {
     serde_json::from_value(json!({
         "kind": "decision", "seq": 2602, "namespace": "test", "name": "p", "attempts": 2,
         "node": node, "evaluatedNodes": 1, "feasibleNodes": 1,
-        "kube": {"feasible": 4, "rejected": rejected}
+        "kube": {"feasible": 4, "rejected": rejected, "pods": {node: []}}
     }))
     .unwrap()
 }
@@ -121,6 +121,46 @@ fn a_node_only_one_side_rejects_stays_a_disagreement() {
     let line = bound_to("dra-1", Some("PreFilterResult"));
     let kube = line.kube.as_ref().unwrap();
     assert_eq!(bound_where_its_evaluation_rejects(&line, kube, &ours), None);
+}
+
+/// Random scenario 51 of kube-diff's seed 1 in CI (2026-12-02, #6423): a group member's
+/// second cycle bound it on scenario-51-node-0, whose one volume for its claim was free in
+/// VolumeBinding's assume cache; the binding of that volume to another member's claim
+/// reached the informer before the record, and kube's own evaluation of the recorded state
+/// (167 nodes: too many to name the rejecting plugin) found only scenario-51-node-2, as
+/// tidegate's.
+fn bound_in_a_large_cluster(kube_scores: serde_json::Value) -> Line {
+    serde_json::from_value(json!({
+        "kind": "decision", "seq": 6423, "namespace": "scenario-51", "name": "pod-1",
+        "attempts": 2, "node": "scenario-51-node-0", "evaluatedNodes": 2, "feasibleNodes": 1,
+        "placementNodes": ["scenario-51-node-0", "scenario-51-node-3"],
+        "kube": {"feasible": 1, "top": ["scenario-51-node-2"], "topScore": 454,
+                 "scores": kube_scores}
+    }))
+    .unwrap()
+}
+
+#[test]
+fn a_node_a_large_clusters_evaluation_keeps_no_scores_for_is_explained() {
+    let ours = filter_rejects("scenario-51-node-0", "VolumeBinding");
+    let line = bound_in_a_large_cluster(json!({"scenario-51-node-2": {"total": 454}}));
+    let why = bound_where_its_evaluation_rejects(&line, line.kube.as_ref().unwrap(), &ours);
+    assert!(why.is_some_and(|w| w.contains("keeps no scores") && w.contains("VolumeBinding")));
+    // kube's evaluation scored its node (found it feasible): tidegate's rejection stays a
+    // disagreement.
+    let line = bound_in_a_large_cluster(json!({
+        "scenario-51-node-2": {"total": 454}, "scenario-51-node-0": {"total": 400}
+    }));
+    let kube = line.kube.as_ref().unwrap();
+    assert_eq!(bound_where_its_evaluation_rejects(&line, kube, &ours), None);
+    // tidegate finds the node feasible: judged as a binding, not explained here.
+    let line = bound_in_a_large_cluster(json!({"scenario-51-node-2": {"total": 454}}));
+    let kube = line.kube.as_ref().unwrap();
+    let feasible = Evaluation::default();
+    assert_eq!(
+        bound_where_its_evaluation_rejects(&line, kube, &feasible),
+        None
+    );
 }
 
 /// Random scenario 91 of kube-diff's seed 1 (2026-12-02, #1668): a group member's cycle

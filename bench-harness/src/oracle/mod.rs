@@ -334,27 +334,52 @@ fn evaluated_after_the_cycle(
 }
 
 /// kube bound the pod to a node that its own evaluation, recorded after the cycle, rejects,
-/// and tidegate's evaluation of the recorded state rejects that node by the same plugin: kube's
-/// cycle saw another state (a pod group cycle's nominations and bindings move it fast). The
-/// evaluation itself is judged whole against kube's (`judge::judge_evaluation`).
+/// and tidegate's evaluation of the recorded state rejects that node too: kube's cycle saw
+/// another state (a pod group cycle's nominations and bindings move it fast; a volume the
+/// API bound to another claim after the cycle found it free in VolumeBinding's assume
+/// cache). The evaluation itself is judged whole against kube's (`judge::judge_evaluation`).
+///
+/// A small cluster's record names the plugin that rejected each node: it must be tidegate's.
+/// A larger one (`kube-reference/perf/evaluate.go`, over 64 nodes) names none, but keeps the
+/// scores of kube's chosen node whenever its evaluation found that node feasible: no scores
+/// for it (with no PreFilter rejection or Score error) is a rejection by a plugin the record
+/// does not name.
 fn bound_where_its_evaluation_rejects(
     line: &Line,
     kube: &KubeEval,
     eval: &tidegate_engine::Evaluation,
 ) -> Option<String> {
     let node = line.node.as_deref()?;
-    let plugin = kube
-        .rejected
-        .get(node)
-        .filter(|p| *p != "PreFilterResult")?;
+    let small = !kube.pods.is_empty() || !kube.rejected.is_empty();
+    let plugin = if small {
+        kube.rejected
+            .get(node)
+            .filter(|p| *p != "PreFilterResult")?
+            .as_str()
+    } else {
+        let rejected = kube.pre_filter.is_none()
+            && kube.score_error.is_none()
+            && !kube.scores.contains_key(node);
+        rejected.then_some("")?
+    };
     let n = Sym::new(node);
     let (_, ours) = eval.rejected.iter().find(|(m, _)| *m == n)?;
-    (ours.plugin() == plugin.as_str()).then(|| {
+    if small && ours.plugin() != plugin {
+        return None;
+    }
+    let kube_side = if small {
+        format!("rejects that node ({plugin})")
+    } else {
         format!(
-            "kube's cycle bound it to {node}; kube's evaluation, recorded after the cycle, rejects that node ({plugin}) as tidegate's does ({}): the state moved in between",
-            ours.message()
+            "keeps no scores for that node ({} feasible of a cluster too large for it to name the rejecting plugin)",
+            kube.feasible
         )
-    })
+    };
+    Some(format!(
+        "kube's cycle bound it to {node}; kube's evaluation, recorded after the cycle, {kube_side} and tidegate's rejects it ({}: {}): the state moved in between",
+        ours.plugin(),
+        ours.message()
+    ))
 }
 
 /// On a state that moved between kube's cycle and its record ([`Replay::moved_state`]):
